@@ -1,0 +1,1 @@
+"""Objectives: db_bench discovery, workloads, the runner, output parsing, metrics and scores."""

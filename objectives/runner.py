@@ -1,0 +1,206 @@
+"""Running a workload with one configuration's flags: real db_bench processes, one per phase.
+
+Each run gets a fresh temporary directory under the work dir (with a marker file; the DB lives
+inside), a deadline for all its phases, and leaves behind only its logs. db_bench runs in its own
+process group, never through a shell; its stdout/stderr go to files in the run's log directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from objectives.dbbench import DbBench
+from objectives.parser import Output, ParseError, parse, require
+from objectives.workloads import Flag, Workload
+
+MARKER = ".rocksdb-tuner-owned"
+_KILL_GRACE = 3.0
+
+
+class RunFailed(RuntimeError):
+    """db_bench failed, timed out or printed output that does not parse; ``reason`` says which."""
+
+    def __init__(self, reason: str, phases: list[PhaseRun] | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.phases = phases or []
+
+
+@dataclass
+class PhaseRun:
+    """One db_bench invocation: its command, resources used and parsed output."""
+
+    name: str
+    scored: bool
+    command: list[str]
+    returncode: int
+    wall_seconds: float
+    cpu_seconds: float
+    peak_rss_bytes: int
+    output: Output = field(default_factory=Output)
+
+
+@dataclass
+class RunResult:
+    phases: list[PhaseRun]
+    db_size_bytes: int
+    options_text: str
+    seed: int
+
+    @property
+    def commands(self) -> list[list[str]]:
+        return [p.command for p in self.phases]
+
+
+def format_flag(name: str, value: Flag) -> str:
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    return f"--{name}={value}"
+
+
+class Runner:
+    """Runs workloads on one db_bench binary under one work directory."""
+
+    def __init__(self, db_bench: DbBench, work_dir: str | os.PathLike[str] | None = None, timeout: float = 600.0):
+        self.db_bench = db_bench
+        self.work_dir = Path(work_dir or tempfile.gettempdir())
+        self.timeout = timeout
+
+    def command(self, workload: Workload, index: int, flags: dict[str, Flag], db: Path, seed: int) -> list[str]:
+        phase = workload.phases[index]
+        merged: dict[str, Flag] = {**workload.phase_flags(index), **flags}
+        fixed: dict[str, Flag] = {
+            "db": str(db),
+            "benchmarks": ",".join(phase.benchmarks),
+            "use_existing_db": index > 0,
+            "statistics": True,
+            "histogram": True,
+            "progress_reports": False,
+            "seed": seed,
+        }
+        return [self.db_bench.path, *(format_flag(k, v) for k, v in {**fixed, **merged}.items())]
+
+    def run(self, workload: Workload, flags: dict[str, Flag], log_dir: Path, seed: int = 1) -> RunResult:
+        """Run every phase; raise RunFailed with a reason on any failure. The DB is always removed."""
+        log_dir.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="rocksdb-tuner-", dir=self.work_dir))
+        (tmp / MARKER).write_text(f"created by rocksdb-tuner pid {os.getpid()}\n")
+        db = tmp / "db"
+        deadline = time.monotonic() + self.timeout
+        phases: list[PhaseRun] = []
+        try:
+            for index, phase in enumerate(workload.phases):
+                cmd = self.command(workload, index, flags, db, seed)
+                run = self._execute(phase.name, cmd, log_dir, deadline, phases)
+                run.scored = phase.scored
+                phases.append(run)
+                stdout = (log_dir / f"{phase.name}.stdout").read_text(errors="replace")
+                stderr = (log_dir / f"{phase.name}.stderr").read_text(errors="replace")
+                if run.returncode != 0:
+                    raise RunFailed(_exit_reason(phase.name, run.returncode, stderr or stdout), phases)
+                try:
+                    run.output = parse(stdout)
+                    require(run.output, phase.measured())
+                except ParseError as exc:
+                    raise RunFailed(f"phase {phase.name}: {exc}", phases) from None
+            return RunResult(phases, _tree_size(db), _latest_options(db), seed)
+        except OSError as exc:
+            raise RunFailed(f"{exc.strerror or exc}: {exc.filename or ''}".strip(), phases) from None
+        finally:
+            remove_owned(tmp)
+
+    def _execute(self, name: str, cmd: list[str], log_dir: Path, deadline: float, done: list[PhaseRun]) -> PhaseRun:
+        (log_dir / f"{name}.command").write_text(" ".join(cmd) + "\n")
+        started = time.monotonic()
+        with open(log_dir / f"{name}.stdout", "wb") as out, open(log_dir / f"{name}.stderr", "wb") as err:
+            pid = os.posix_spawn(
+                cmd[0], cmd, os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+                                                       (os.POSIX_SPAWN_DUP2, err.fileno(), 2)],
+                setsid=True,
+            )
+        status, usage, killed = None, None, False
+        try:
+            while status is None:
+                waited, st, ru = os.wait4(pid, os.WNOHANG)
+                if waited:
+                    status, usage = st, ru
+                elif time.monotonic() > deadline:
+                    killed = True
+                    _, status, usage = _kill(pid)
+                else:
+                    time.sleep(0.05)
+        finally:
+            if status is None:  # interrupted (Ctrl-C) or an error in this loop: never leave db_bench running
+                _kill(pid)
+        wall = time.monotonic() - started
+        if killed:
+            raise RunFailed(f"phase {name}: timeout, killed after the trial's {self.timeout:g} s limit", done)
+        return PhaseRun(
+            name=name,
+            scored=False,
+            command=cmd,
+            returncode=os.waitstatus_to_exitcode(status),
+            wall_seconds=wall,
+            cpu_seconds=usage.ru_utime + usage.ru_stime,
+            peak_rss_bytes=usage.ru_maxrss * 1024,
+        )
+
+
+def _kill(pid: int) -> tuple[int, int, object]:
+    """SIGTERM the process group, SIGKILL it after a grace period, reap and return wait4's answer."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    end = time.monotonic() + _KILL_GRACE
+    while time.monotonic() < end:
+        waited = os.wait4(pid, os.WNOHANG)
+        if waited[0]:
+            return waited
+        time.sleep(0.05)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return os.wait4(pid, 0)
+
+
+def _exit_reason(phase: str, code: int, text: str) -> str:
+    if code < 0:
+        try:
+            what = f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            what = f"killed by signal {-code}"
+    else:
+        what = f"exit code {code}"
+    lines = [ln.strip() for ln in text.replace("\r", "\n").splitlines() if ln.strip()]
+    last = lines[-1][:300] if lines else "no output"
+    return f"phase {phase}: db_bench {what}: {last}"
+
+
+def _tree_size(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_size
+            except FileNotFoundError:
+                pass
+    return total
+
+
+def _latest_options(db: Path) -> str:
+    files = sorted(db.glob("OPTIONS-*"), key=lambda p: int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else -1)
+    return files[-1].read_text() if files else ""
+
+
+def remove_owned(path: Path) -> None:
+    """Remove a directory only if it carries our marker file (so never a path we did not create)."""
+    if (path / MARKER).is_file():
+        shutil.rmtree(path, ignore_errors=True)

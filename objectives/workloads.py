@@ -1,0 +1,221 @@
+"""Workloads: db_bench phases with fixed flags, which phases are scored, and hand-found baselines.
+
+Each phase is one db_bench invocation on the same DB directory (later phases reopen it with
+``--use_existing_db=1``), so every phase has its own statistics, peak RSS and CPU time.
+A flag value written as ``{expr = "1_000_000 * scale"}`` is evaluated against the host context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from search_spaces.context import Context, ExpressionError
+from search_spaces.space import load_data_file
+
+PRESET_DIR = Path(__file__).with_name("presets")
+# Flags the runner owns: a workload may not set them.
+RESERVED_FLAGS = frozenset(
+    {"db", "benchmarks", "use_existing_db", "statistics", "histogram", "progress_reports", "seed", "options_file"}
+)
+# Benchmarks that print no "name : X micros/op" result line.
+UNMEASURED = frozenset(
+    {"waitforcompaction", "stats", "levelstats", "sstables", "flush", "resetstats", "memstats", "count",
+     "compactall", "compact0", "compact1"}
+)
+FRESH_DB = ("fill", "bulkload")  # db_bench skips these with --use_existing_db
+_DB_BENCH_DEFAULTS = {"num": 1_000_000, "key_size": 16, "value_size": 100}
+Flag = bool | int | float | str
+
+
+class WorkloadError(ValueError):
+    """A workload file or preset is invalid; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One db_bench invocation: its benchmarks, extra flags, and whether its throughput is scored."""
+
+    name: str
+    benchmarks: tuple[str, ...]
+    flags: dict[str, Any] = field(default_factory=dict)
+    scored: bool = False
+
+    def measured(self) -> tuple[str, ...]:
+        """Benchmarks expected to print a result line."""
+        return tuple(b for b in self.benchmarks if b not in UNMEASURED)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A reference configuration measured beside the tuned ones: db_bench flags on top of the workload's."""
+
+    name: str
+    flags: dict[str, Any]
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    phases: tuple[Phase, ...]
+    flags: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    source: str = ""
+    baselines: tuple[Baseline, ...] = ()
+    scale: float = 1.0
+
+    @property
+    def scored_phases(self) -> tuple[Phase, ...]:
+        return tuple(p for p in self.phases if p.scored)
+
+    def data_bytes(self) -> int:
+        """Raw bytes the load writes: num x (key_size + value_size), db_bench defaults filling gaps."""
+        merged = {**_DB_BENCH_DEFAULTS, **self.flags}
+        return int(merged["num"]) * (int(merged["key_size"]) + int(merged["value_size"]))
+
+    def phase_flags(self, index: int) -> dict[str, Flag]:
+        """Workload flags overridden by the phase's own."""
+        return {**self.flags, **self.phases[index].flags}
+
+    def all_flags(self) -> set[str]:
+        names = set(self.flags)
+        for phase in self.phases:
+            names |= set(phase.flags)
+        for baseline in self.baselines:
+            names |= set(baseline.flags)
+        return names
+
+    def resolve(self, scale: float, ctx: Context) -> Workload:
+        """Evaluate ``{expr = ...}`` values for a scale and host (``data`` is known only after)."""
+        if not scale > 0:
+            raise WorkloadError(f"--scale must be > 0, got {scale}")
+        base = replace(ctx, scale=scale)
+        flags = _evaluate_flags(self.flags, base, "flags")
+        phases = tuple(
+            replace(p, flags=_evaluate_flags(p.flags, base, f"phases.{p.name}.flags")) for p in self.phases
+        )
+        resolved = replace(self, flags=flags, phases=phases, scale=scale)
+        with_data = replace(base, data=resolved.data_bytes())
+        baselines = tuple(
+            replace(b, flags=_evaluate_flags(b.flags, with_data, f"baselines.{b.name}.flags")) for b in self.baselines
+        )
+        return replace(resolved, baselines=baselines)
+
+    @classmethod
+    def from_dict(cls, data: Any, name: str = "workload") -> Workload:
+        if not isinstance(data, dict):
+            raise WorkloadError("workload: expected a table with 'phases'")
+        unknown = sorted(set(data) - {"name", "description", "source", "flags", "phases", "baselines"})
+        if unknown:
+            raise WorkloadError(f"unknown top-level field(s) {', '.join(unknown)}")
+        flags = _check_flags(data.get("flags", {}), "flags")
+        raw_phases = data.get("phases")
+        if not isinstance(raw_phases, list) or not raw_phases:
+            raise WorkloadError("phases: expected a non-empty list of [[phases]] tables")
+        phases = tuple(_phase(i, spec) for i, spec in enumerate(raw_phases))
+        names = [p.name for p in phases]
+        if len(set(names)) != len(names):
+            raise WorkloadError(f"phases: duplicate phase names in {names}")
+        for index, phase in enumerate(phases[1:], start=1):
+            fresh = [b for b in phase.benchmarks if b.startswith(FRESH_DB)]
+            if fresh:
+                raise WorkloadError(
+                    f"phases[{index}].benchmarks: {fresh[0]} needs a fresh DB; only the first phase may load"
+                )
+        if not any(p.scored for p in phases):
+            raise WorkloadError("phases: no phase has 'scored = true'")
+        for phase in phases:
+            if phase.scored and not phase.measured():
+                raise WorkloadError(f"phases.{phase.name}: a scored phase needs a benchmark that reports ops/sec")
+        raw_baselines = data.get("baselines", {})
+        if not isinstance(raw_baselines, dict):
+            raise WorkloadError("baselines: expected a table of name -> {flags, doc}")
+        baselines = []
+        for bname, spec in raw_baselines.items():
+            if not isinstance(spec, dict) or set(spec) - {"flags", "doc"}:
+                raise WorkloadError(f"baselines.{bname}: expected a table with 'flags' and optional 'doc'")
+            baselines.append(
+                Baseline(bname, _check_flags(spec.get("flags", {}), f"baselines.{bname}.flags"), str(spec.get("doc", "")))
+            )
+        return cls(
+            name=str(data.get("name", name)),
+            description=str(data.get("description", "")),
+            source=str(data.get("source", "")),
+            flags=flags,
+            phases=phases,
+            baselines=tuple(baselines),
+        )
+
+
+def _phase(index: int, spec: Any) -> Phase:
+    where = f"phases[{index}]"
+    if not isinstance(spec, dict):
+        raise WorkloadError(f"{where}: expected a table")
+    unknown = sorted(set(spec) - {"name", "benchmarks", "flags", "scored"})
+    if unknown:
+        raise WorkloadError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    benchmarks = spec.get("benchmarks")
+    if not isinstance(benchmarks, list) or not benchmarks or not all(
+        isinstance(b, str) and b.replace("_", "").isalnum() for b in benchmarks
+    ):
+        raise WorkloadError(f"{where}.benchmarks: expected a non-empty list of db_bench benchmark names")
+    scored = spec.get("scored", False)
+    if not isinstance(scored, bool):
+        raise WorkloadError(f"{where}.scored: expected true or false")
+    name = spec.get("name", f"phase{index}")
+    if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
+        raise WorkloadError(f"{where}.name: expected letters, digits, '-' or '_'")
+    return Phase(name, tuple(benchmarks), _check_flags(spec.get("flags", {}), f"{where}.flags"), scored)
+
+
+def _check_flags(flags: Any, where: str) -> dict[str, Any]:
+    if not isinstance(flags, dict):
+        raise WorkloadError(f"{where}: expected a table of db_bench flag = value")
+    for key, value in flags.items():
+        if not key.replace("_", "").isalnum():
+            raise WorkloadError(f"{where}.{key}: not a db_bench flag name")
+        if key in RESERVED_FLAGS:
+            raise WorkloadError(f"{where}.{key}: set by the tuner itself, a workload may not set it")
+        if isinstance(value, dict):
+            if set(value) != {"expr"} or not isinstance(value["expr"], str):
+                raise WorkloadError(f"{where}.{key}: a table value must be {{expr = \"...\"}}")
+        elif not isinstance(value, (bool, int, float, str)):
+            raise WorkloadError(f"{where}.{key}: expected a number, bool, string or {{expr = ...}}")
+        elif isinstance(value, str) and any(ch in value for ch in "\n\0"):
+            raise WorkloadError(f"{where}.{key}: value has a newline or NUL")
+    return dict(flags)
+
+
+def _evaluate_flags(flags: dict[str, Any], ctx: Context, where: str) -> dict[str, Flag]:
+    out: dict[str, Flag] = {}
+    for key, value in flags.items():
+        if isinstance(value, dict):
+            try:
+                number = ctx.evaluate(value["expr"])
+            except ExpressionError as exc:
+                raise WorkloadError(f"{where}.{key}: {exc}") from None
+            value = int(round(number)) if abs(number - round(number)) < 1e-9 or abs(number) >= 1000 else number
+        out[key] = value
+    return out
+
+
+def preset_names() -> list[str]:
+    return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
+
+
+def load_workload(name_or_path: str | Path) -> Workload:
+    """A preset by name (see :func:`preset_names`) or a TOML/YAML file."""
+    path = Path(name_or_path)
+    if not path.suffix and str(name_or_path) in preset_names():
+        path = PRESET_DIR / f"{name_or_path}.toml"
+    elif not path.exists():
+        raise WorkloadError(
+            f"unknown workload {str(name_or_path)!r}: not a preset ({', '.join(preset_names())}) nor a file"
+        )
+    data = load_data_file(path, "workload", WorkloadError)
+    try:
+        return Workload.from_dict(data, name=path.stem)
+    except WorkloadError as exc:
+        raise WorkloadError(f"workload file {path}: {exc}") from None

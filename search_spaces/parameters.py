@@ -1,0 +1,225 @@
+"""Tunable parameters: integer, float and categorical, each mapped to a db_bench flag and an OPTIONS key.
+
+A parameter read from a file may carry expressions as bounds (see :mod:`search_spaces.context`);
+:meth:`Parameter.resolve` turns them into numbers for one host and workload.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import optuna
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
+
+from search_spaces.context import Context, ExpressionError
+from search_spaces.errors import SpaceError
+
+Value = int | float | str
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """Fields shared by every parameter kind."""
+
+    name: str
+    flag: str
+    options_key: str
+    doc: str = ""
+    when: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    grid_values: tuple[Value, ...] | None = None
+
+    def active(self, params: dict[str, Value]) -> bool:
+        """Whether this parameter applies given the values chosen so far (its ``when`` condition)."""
+        return all(params.get(name) in values for name, values in self.when.items())
+
+    def resolve(self, ctx: Context) -> Parameter:
+        return self
+
+    def distribution(self) -> BaseDistribution:
+        raise NotImplementedError
+
+    def contains(self, value: Value) -> bool:
+        return self.distribution()._contains(self.distribution().to_internal_repr(value))
+
+    def suggest(self, trial: optuna.Trial) -> Value:
+        raise NotImplementedError
+
+    def grid(self) -> tuple[Value, ...]:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class _Numeric(Parameter):
+    low: Any = 0
+    high: Any = 0
+    log: bool = False
+
+    def resolve(self, ctx: Context) -> _Numeric:
+        try:
+            low, high = ctx.evaluate(self.low), ctx.evaluate(self.high)
+        except ExpressionError as exc:
+            raise SpaceError(f"parameters.{self.name}: {exc}") from None
+        low, high = self._cast(low), self._cast(high)
+        if low > high:
+            raise SpaceError(
+                f"parameters.{self.name}: empty range, low {low} > high {high} on this host"
+            )
+        if self.log and low <= 0:
+            raise SpaceError(f"parameters.{self.name}: a log range needs low > 0, got {low}")
+        return replace(self, low=low, high=high)
+
+    def _cast(self, value: Any) -> int | float:
+        raise NotImplementedError
+
+    def _spaced(self, count: int) -> list[float]:
+        if self.low == self.high:
+            return [self.low]
+        if self.log:
+            lo, hi = math.log(self.low), math.log(self.high)
+            return [math.exp(lo + (hi - lo) * i / (count - 1)) for i in range(count)]
+        return [self.low + (self.high - self.low) * i / (count - 1) for i in range(count)]
+
+    def describe(self) -> str:
+        scale = " log" if self.log else ""
+        return f"[{self.low}, {self.high}]{scale}"
+
+
+@dataclass(frozen=True)
+class IntParam(_Numeric):
+    """An integer in [low, high], optionally log-scaled."""
+
+    def _cast(self, value: Any) -> int:
+        return int(round(value))
+
+    def distribution(self) -> IntDistribution:
+        return IntDistribution(self.low, self.high, log=self.log)
+
+    def suggest(self, trial: optuna.Trial) -> int:
+        return trial.suggest_int(self.name, self.low, self.high, log=self.log)
+
+    def grid(self) -> tuple[int, ...]:
+        if self.grid_values is not None:
+            return tuple(int(v) for v in self.grid_values)
+        if self.high - self.low < 5 and not self.log:
+            return tuple(range(self.low, self.high + 1))
+        return tuple(sorted({int(round(v)) for v in self._spaced(4)}))
+
+
+@dataclass(frozen=True)
+class FloatParam(_Numeric):
+    """A float in [low, high], optionally log-scaled."""
+
+    def _cast(self, value: Any) -> float:
+        return float(value)
+
+    def distribution(self) -> FloatDistribution:
+        return FloatDistribution(self.low, self.high, log=self.log)
+
+    def suggest(self, trial: optuna.Trial) -> float:
+        return trial.suggest_float(self.name, self.low, self.high, log=self.log)
+
+    def grid(self) -> tuple[float, ...]:
+        if self.grid_values is not None:
+            return tuple(float(v) for v in self.grid_values)
+        return tuple(self._spaced(4))
+
+
+@dataclass(frozen=True)
+class CategoricalParam(Parameter):
+    """One of a fixed list of choices."""
+
+    choices: tuple[Value, ...] = ()
+
+    def distribution(self) -> CategoricalDistribution:
+        return CategoricalDistribution(self.choices)
+
+    def contains(self, value: Value) -> bool:
+        return value in self.choices
+
+    def suggest(self, trial: optuna.Trial) -> Value:
+        return trial.suggest_categorical(self.name, self.choices)
+
+    def grid(self) -> tuple[Value, ...]:
+        return tuple(self.grid_values) if self.grid_values is not None else self.choices
+
+    def describe(self) -> str:
+        return "{" + ", ".join(str(c) for c in self.choices) + "}"
+
+
+_KINDS: dict[str, type[Parameter]] = {"int": IntParam, "float": FloatParam, "categorical": CategoricalParam}
+_COMMON = {"type", "flag", "options_key", "doc", "when", "grid"}
+_NUMERIC = _COMMON | {"low", "high", "log"}
+_ALLOWED = {"int": _NUMERIC, "float": _NUMERIC, "categorical": _COMMON | {"choices"}}
+
+
+def _bound(where: str, value: Any) -> int | float | str:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise SpaceError(f"{where}: expected a number or an expression string, got {value!r}")
+    return value
+
+
+def parameter_from_dict(name: str, spec: Any) -> Parameter:
+    """Build one parameter from its file entry, naming the field on any error."""
+    where = f"parameters.{name}"
+    if not isinstance(spec, dict):
+        raise SpaceError(f"{where}: expected a table of fields, got {type(spec).__name__}")
+    kind = spec.get("type")
+    if kind not in _KINDS:
+        raise SpaceError(f"{where}.type: expected one of {', '.join(_KINDS)}, got {kind!r}")
+    unknown = sorted(set(spec) - _ALLOWED[kind])
+    if unknown:
+        raise SpaceError(f"{where}: unknown field(s) {', '.join(unknown)} for type {kind}")
+    if "options_key" not in spec:
+        raise SpaceError(f"{where}.options_key: missing (e.g. 'CFOptions.write_buffer_size')")
+    for text_field in ("flag", "options_key", "doc"):
+        if text_field in spec and not isinstance(spec[text_field], str):
+            raise SpaceError(f"{where}.{text_field}: expected a string")
+    flag = spec.get("flag", name)
+    if not flag.replace("_", "").isalnum():
+        raise SpaceError(f"{where}.flag: {flag!r} is not a db_bench flag name")
+    when: dict[str, tuple[str, ...]] = {}
+    raw_when = spec.get("when", {})
+    if not isinstance(raw_when, dict):
+        raise SpaceError(f"{where}.when: expected a table such as {{compression_type = 'zstd'}}")
+    for other, values in raw_when.items():
+        when[other] = tuple(values) if isinstance(values, list) else (values,)
+    grid = spec.get("grid")
+    if grid is not None and (not isinstance(grid, list) or not grid):
+        raise SpaceError(f"{where}.grid: expected a non-empty list of values")
+    common = dict(
+        name=name,
+        flag=flag,
+        options_key=spec["options_key"],
+        doc=spec.get("doc", ""),
+        when=when,
+        grid_values=tuple(grid) if grid is not None else None,
+    )
+    if kind == "categorical":
+        choices = spec.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise SpaceError(f"{where}.choices: expected a non-empty list")
+        if len(set(choices)) != len(choices):
+            raise SpaceError(f"{where}.choices: duplicate values")
+        return CategoricalParam(choices=tuple(choices), **common)
+    for bound in ("low", "high"):
+        if bound not in spec:
+            raise SpaceError(f"{where}.{bound}: missing")
+    log = spec.get("log", False)
+    if not isinstance(log, bool):
+        raise SpaceError(f"{where}.log: expected true or false")
+    return _KINDS[kind](
+        low=_bound(f"{where}.low", spec["low"]),
+        high=_bound(f"{where}.high", spec["high"]),
+        log=log,
+        **common,
+    )

@@ -1,0 +1,194 @@
+"""A search space: ordered parameters plus constraints, loaded from TOML/YAML and validated once."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import optuna
+
+from search_spaces.constraints import Constraint, constraint_from_dict
+from search_spaces.context import Context
+from search_spaces.errors import SpaceError
+from search_spaces.parameters import CategoricalParam, Parameter, Value, parameter_from_dict
+
+PRESET_DIR = Path(__file__).with_name("presets")
+_TOP_LEVEL = {"name", "description", "parameters", "constraints"}
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """Parameters in suggestion order (a conditional one after the one it depends on) and constraints."""
+
+    name: str
+    parameters: tuple[Parameter, ...]
+    constraints: tuple[Constraint, ...] = ()
+    description: str = ""
+    context: Context | None = None
+
+    # -- building ---------------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Any, name: str = "space") -> SearchSpace:
+        if not isinstance(data, dict):
+            raise SpaceError("space: expected a table with 'parameters' and optional 'constraints'")
+        unknown = sorted(set(data) - _TOP_LEVEL)
+        if unknown:
+            raise SpaceError(f"unknown top-level field(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_TOP_LEVEL))})")
+        raw_params = data.get("parameters")
+        if not isinstance(raw_params, dict) or not raw_params:
+            raise SpaceError("parameters: expected a non-empty table of parameters")
+        params: list[Parameter] = []
+        for pname, spec in raw_params.items():
+            param = parameter_from_dict(pname, spec)
+            earlier = {p.name: p for p in params}
+            for other, values in param.when.items():
+                parent = earlier.get(other)
+                if not isinstance(parent, CategoricalParam):
+                    raise SpaceError(
+                        f"parameters.{pname}.when: {other!r} must be a categorical parameter declared before it"
+                    )
+                bad = [v for v in values if v not in parent.choices]
+                if bad:
+                    raise SpaceError(f"parameters.{pname}.when: {bad} not among {other}'s choices {list(parent.choices)}")
+            params.append(param)
+        flags = [p.flag for p in params]
+        duplicate = {f for f in flags if flags.count(f) > 1}
+        if duplicate:
+            raise SpaceError(f"parameters: several parameters map to db_bench flag(s) {', '.join(sorted(duplicate))}")
+        raw_constraints = data.get("constraints", [])
+        if not isinstance(raw_constraints, list):
+            raise SpaceError("constraints: expected a list of {name, expr} tables")
+        unconditional = [p.name for p in params if not p.when]
+        ctx_names = set(Context(cores=1, ram=1).names())
+        constraints = tuple(
+            constraint_from_dict(i, spec, unconditional, ctx_names) for i, spec in enumerate(raw_constraints)
+        )
+        return cls(
+            name=str(data.get("name", name)),
+            parameters=tuple(params),
+            constraints=constraints,
+            description=str(data.get("description", "")),
+        )
+
+    def resolve(self, ctx: Context) -> SearchSpace:
+        """Bind bounds to a host/workload context and check that something is feasible."""
+        resolved = replace(self, parameters=tuple(p.resolve(ctx) for p in self.parameters), context=ctx)
+        resolved._check_feasible()
+        return resolved
+
+    def _check_feasible(self, samples: int = 2000) -> None:
+        rng = random.Random(0)
+        for _ in range(samples):
+            params: dict[str, Value] = {}
+            for p in self.parameters:
+                if p.active(params):
+                    params[p.name] = rng.choice(p.grid()) if rng.random() < 0.5 else _random_value(p, rng)
+            if not self.violations(params):
+                return
+        raise SpaceError(
+            f"space {self.name!r}: no configuration satisfies the constraints on this host "
+            f"(tried {samples}); e.g. {self.violations(params)[0]}"
+        )
+
+    # -- using ------------------------------------------------------------------------------------
+    def _ctx(self) -> Context:
+        if self.context is None:
+            raise RuntimeError("SearchSpace.resolve(context) must be called before use")
+        return self.context
+
+    def suggest(self, trial: optuna.Trial) -> dict[str, Value]:
+        """Ask the trial for each active parameter, in order (define-by-run)."""
+        params: dict[str, Value] = {}
+        for p in self.parameters:
+            if p.active(params):
+                params[p.name] = p.suggest(trial)
+        return params
+
+    def violations(self, params: dict[str, Value]) -> list[str]:
+        """Explanations of the constraints that ``params`` break (empty when feasible)."""
+        ctx = self._ctx()
+        return [c.explain(params, ctx) for c in self.constraints if not c.holds(params, ctx)]
+
+    def validate(self, params: dict[str, Value], where: str = "config") -> dict[str, Value]:
+        """Check a full configuration (e.g. a hand-found one) against names, ranges and constraints."""
+        by_name = {p.name: p for p in self.parameters}
+        for key in params:
+            if key not in by_name:
+                raise SpaceError(f"{where}: unknown parameter {key!r} (space has: {', '.join(by_name)})")
+        for p in self.parameters:
+            if p.name in params and not p.contains(params[p.name]):
+                raise SpaceError(f"{where}.{p.name}: {params[p.name]!r} outside {p.describe()}")
+        return params
+
+    def flags(self, params: dict[str, Value]) -> dict[str, str]:
+        """db_bench flags for a configuration."""
+        by_name = {p.name: p for p in self.parameters}
+        return {by_name[k].flag: _flag_text(v) for k, v in params.items() if k in by_name}
+
+    def distributions(self) -> dict[str, optuna.distributions.BaseDistribution]:
+        return {p.name: p.distribution() for p in self.parameters}
+
+    def grid(self) -> dict[str, list[Value]]:
+        return {p.name: list(p.grid()) for p in self.parameters}
+
+    def parameter(self, name: str) -> Parameter:
+        for p in self.parameters:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+
+def _random_value(p: Parameter, rng: random.Random) -> Value:
+    if isinstance(p, CategoricalParam):
+        return rng.choice(p.choices)
+    values = p.grid()
+    return rng.randint(int(min(values)), int(max(values))) if all(isinstance(v, int) for v in values) else rng.uniform(p.low, p.high)
+
+
+def _flag_text(value: Value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def load_data_file(path: Path, what: str, error: type[ValueError] = SpaceError) -> Any:
+    """Read a TOML or YAML file into plain data, raising ``error`` with one clear line for a bad file."""
+    suffix = path.suffix.lower()
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise error(f"{what} file {path}: {exc.strerror}") from None
+    try:
+        if suffix == ".toml":
+            import tomllib
+
+            return tomllib.loads(text)
+        if suffix in (".yaml", ".yml"):
+            import yaml
+
+            return yaml.safe_load(text)
+    except Exception as exc:  # tomllib.TOMLDecodeError, yaml.YAMLError
+        raise error(f"{what} file {path}: not valid {suffix[1:].upper()}: {exc}") from None
+    raise error(f"{what} file {path}: expected a .toml, .yaml or .yml file")
+
+
+def preset_names() -> list[str]:
+    return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
+
+
+def load_space(name_or_path: str | Path) -> SearchSpace:
+    """A preset by name (see :func:`preset_names`) or a TOML/YAML file."""
+    path = Path(name_or_path)
+    if not path.suffix and str(name_or_path) in preset_names():
+        path = PRESET_DIR / f"{name_or_path}.toml"
+    elif not path.exists():
+        raise SpaceError(f"unknown space {str(name_or_path)!r}: not a preset ({', '.join(preset_names())}) nor a file")
+    data = load_data_file(path, "space")
+    try:
+        return SearchSpace.from_dict(data, name=path.stem)
+    except SpaceError as exc:
+        raise SpaceError(f"space file {path}: {exc}") from None

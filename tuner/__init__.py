@@ -1,0 +1,10 @@
+"""rocksdb-tuner: Bayesian tuning of RocksDB options measured by real db_bench runs.
+
+    from tuner import tune
+    result = tune(workload="fillrandom", space="default", trials=20, sampler="tpe", seed=1)
+    print(result.best_params, result.best_metrics["ops_per_sec"])
+"""
+
+from tuner.study import Study, TuneConfig, TuneResult, UsageError, tune
+
+__all__ = ["Study", "TuneConfig", "TuneResult", "UsageError", "tune"]

@@ -1,0 +1,183 @@
+"""The ``rocksdb-tuner`` command: tune, doctor, workloads, spaces."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from objectives.dbbench import DbBenchError, probe
+from objectives.scores import OBJECTIVES
+from objectives.workloads import WorkloadError, load_workload
+from objectives.workloads import preset_names as workload_presets
+from search_spaces import Context, GiB, SpaceError, load_space
+from search_spaces import preset_names as space_presets
+from tuner.progress import ConsoleProgress
+from tuner.report import closing_table
+from tuner.samplers import SAMPLERS, SamplerError
+from tuner.study import Study, TuneConfig, UsageError
+
+EXIT_USAGE = 2
+INPUT_ERRORS = (UsageError, SpaceError, WorkloadError, DbBenchError, SamplerError)
+_SIZE_RE = re.compile(r"^\s*([\d.]+)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but bad flags end with one line and exit code 2 (not the whole usage text)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def parse_size(text: str) -> int:
+    """Bytes from '6GiB', '512M', '1073741824' (K/M/G/T are powers of 1024)."""
+    match = _SIZE_RE.match(text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 6GiB, 512M, 1073741824)")
+    return int(float(match[1]) * 1024 ** " KMGT".index(match[2].upper() or " "))
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def _trials(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="rocksdb-tuner", description="Bayesian tuning of RocksDB options on real db_bench runs.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    t = sub.add_parser("tune", help="run (or resume) a tuning study")
+    t.add_argument("--workload", default="fillrandom", help="preset name or TOML/YAML file (default fillrandom)")
+    t.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
+    t.add_argument("--trials", type=_trials, default=20, help="measured trials in the study, resumed ones included")
+    t.add_argument("--sampler", default="tpe", help=f"one of {', '.join(SAMPLERS)} (default tpe)")
+    t.add_argument("--objective", default="throughput", choices=OBJECTIVES,
+                   help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp")
+    t.add_argument("--study", help="study name; an existing one is resumed (default <workload>-<time>)")
+    t.add_argument("--storage", help="Optuna storage URL (default sqlite:///OUT/study.db)")
+    t.add_argument("--out", type=Path, help="output directory (default runs/<study>)")
+    t.add_argument("--db-bench", help="db_bench binary (default $ROCKSDB_TUNER_DB_BENCH, else db_bench on PATH)")
+    t.add_argument("--seed", type=int, help="sampler seed (also db_bench's --seed); makes a study reproducible")
+    t.add_argument("--trial-timeout", type=_positive_float, default=600.0, help="seconds before a trial is killed")
+    t.add_argument("--work-dir", type=Path, help="where trial DBs are created (default the system temp dir)")
+    t.add_argument("--max-p99-us", type=_positive_float, help="budget: P99 latency of scored phases, microseconds")
+    t.add_argument("--max-write-amp", type=_positive_float, help="budget: write amplification")
+    t.add_argument("--scale", type=_positive_float, default=1.0, help="workload size factor (default 1)")
+    t.add_argument("--memory-budget", type=parse_size, help="memtables + block cache limit (default RAM / 4)")
+    t.add_argument("--no-baselines", action="store_true", help="skip hand-found baselines (defaults still run)")
+    t.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
+
+    d = sub.add_parser("doctor", help="show db_bench, its build, and this host")
+    d.add_argument("--db-bench")
+    d.add_argument("--work-dir", type=Path, help="where trial DBs would be created")
+
+    sub.add_parser("workloads", help="list workload presets")
+    s = sub.add_parser("spaces", help="list space presets, or show one")
+    s.add_argument("action", nargs="?", choices=("list", "show"), default="list")
+    s.add_argument("name", nargs="?", default="default")
+    s.add_argument("--scale", type=_positive_float, default=1.0)
+    s.add_argument("--workload", default="fillrandom", help="workload whose data size scales the ranges")
+    return parser
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    config = TuneConfig(
+        workload=args.workload, space=args.space, trials=args.trials, sampler=args.sampler,
+        objective=args.objective, study=args.study, storage=args.storage, out=args.out, db_bench=args.db_bench,
+        seed=args.seed, trial_timeout=args.trial_timeout, work_dir=args.work_dir, max_p99_us=args.max_p99_us,
+        max_write_amp=args.max_write_amp, scale=args.scale, memory_budget=args.memory_budget,
+        baselines=not args.no_baselines,
+    )
+    study = Study(config, ConsoleProgress())
+    try:
+        result = study.run()
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: finished trials are saved. Resume with: rocksdb-tuner tune --study {study.name} "
+              f"--out {study.out} --workload {args.workload} --space {args.space} --trials {args.trials}",
+              file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(result.summary, indent=2, default=str))
+    else:
+        print(closing_table(result.summary))
+    return 0 if result.summary["best"] else 1
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    host = Context.of_host()
+    where = args.work_dir or Path(tempfile.gettempdir())
+    print(f"cores:        {host.cores}")
+    print(f"memory:       {host.ram / GiB:.1f} GiB")
+    try:
+        print(f"free disk:    {shutil.disk_usage(where).free / GiB:.1f} GiB in {where} (trial DBs go there)")
+    except OSError as exc:
+        print(f"free disk:    unknown for {where}: {exc.strerror}")
+    db = probe(args.db_bench)
+    print(f"db_bench:     {db.path}")
+    print(f"version:      {db.version}")
+    print(f"build:        {db.build}")
+    print(f"flags:        {len(db.flags)} known to --help")
+    if db.assertions:
+        print("WARNING: assertion build: slower and skews CPU vs I/O; prefer a release build for tuning.")
+    return 0
+
+
+def cmd_workloads(_: argparse.Namespace) -> int:
+    host = Context.of_host()
+    for name in workload_presets():
+        w = load_workload(name).resolve(1.0, host)
+        phases = " -> ".join(f"{p.name}[{','.join(p.benchmarks)}]{'*' if p.scored else ''}" for p in w.phases)
+        print(f"{name:<18} {w.data_bytes() / 1e6:7.0f} MB  {phases}")
+        print(f"{'':<18} {w.description}")
+    print("\n* = scored phase. Sizes at --scale 1.")
+    return 0
+
+
+def cmd_spaces(args: argparse.Namespace) -> int:
+    if args.action == "list":
+        for name in space_presets():
+            print(f"{name:<12} {load_space(name).description}")
+        return 0
+    host = Context.of_host()
+    workload = load_workload(args.workload).resolve(args.scale, host)
+    ctx = Context(cores=host.cores, ram=host.ram, data=workload.data_bytes(), scale=args.scale, budget=host.ram // 4)
+    space = load_space(args.name).resolve(ctx)
+    print(f"space {space.name} on this host ({host.cores} cores, {host.ram / GiB:.1f} GiB, "
+          f"data {ctx.data / 1e6:.0f} MB of workload {workload.name}, budget {ctx.budget / GiB:.1f} GiB):")
+    for p in space.parameters:
+        cond = f" when {p.when}" if p.when else ""
+        print(f"  {p.name:<34} {p.describe():<34} --{p.flag} | {p.options_key}{cond}")
+    for c in space.constraints:
+        print(f"  constraint {c.name}: {c.expr}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers = {"tune": cmd_tune, "doctor": cmd_doctor, "workloads": cmd_workloads, "spaces": cmd_spaces}
+    try:
+        return handlers[args.command](args)
+    except INPUT_ERRORS as exc:
+        print(f"rocksdb-tuner: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

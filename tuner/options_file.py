@@ -1,0 +1,95 @@
+"""RocksDB OPTIONS files: reading values by key, checking tuned values, writing the best configuration.
+
+A key is ``SECTION.name`` or ``SECTION.struct.field`` where SECTION is ``DBOptions``, ``CFOptions``
+(the default column family) or ``TableOptions/BlockBasedTable``; e.g. ``CFOptions.write_buffer_size``
+or ``CFOptions.compression_opts.level``. The OPTIONS file a trial's DB wrote is the source of
+truth: ``OPTIONS.ini`` is that file, plus ``block_cache`` (which RocksDB 7.x does not serialize).
+"""
+
+from __future__ import annotations
+
+import re
+
+_SECTION_RE = re.compile(r'^\[(\w+(?:/\w+)?)(?: "([^"]*)")?\]\s*$')
+COMPRESSION_NAMES = {
+    "none": "kNoCompression",
+    "snappy": "kSnappyCompression",
+    "zlib": "kZlibCompression",
+    "bzip2": "kBZip2Compression",
+    "lz4": "kLZ4Compression",
+    "lz4hc": "kLZ4HCCompression",
+    "xpress": "kXpressCompression",
+    "zstd": "kZSTD",
+}
+BLOCK_CACHE_KEY = "TableOptions/BlockBasedTable.block_cache"
+# Keys whose value RocksDB does not write into its OPTIONS file.
+NOT_SERIALIZED = {BLOCK_CACHE_KEY}
+
+
+def parse_options(text: str) -> dict[str, dict[str, str]]:
+    """Sections (``DBOptions``, ``CFOptions``, ``TableOptions/BlockBasedTable``; default CF only)."""
+    sections: dict[str, dict[str, str]] = {}
+    current: dict[str, str] | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if match := _SECTION_RE.match(stripped):
+            kind, cf = match[1], match[2]
+            current = sections.setdefault(kind, {}) if cf in (None, "default") else None
+        elif current is not None and "=" in stripped:
+            key, value = stripped.split("=", 1)
+            current[key.strip()] = value.strip()
+    return sections
+
+
+def lookup(sections: dict[str, dict[str, str]], key: str) -> str | None:
+    """The text value of ``key`` (see module doc), or None if absent."""
+    if key.startswith("TableOptions/BlockBasedTable."):
+        section, rest = "TableOptions/BlockBasedTable", key.split(".", 1)[1]
+    else:
+        section, rest = key.split(".", 1)
+    name, _, field = rest.partition(".")
+    value = sections.get(section, {}).get(name)
+    if value is None or not field:
+        return value
+    inner = dict(part.split("=", 1) for part in value.strip("{}").split(";") if "=" in part)
+    return inner.get(field)
+
+
+def encode(key: str, value: object) -> str:
+    """How RocksDB writes a tuned value under ``key`` in its OPTIONS file."""
+    name = key.rsplit(".", 1)[-1]
+    if name == "compression":
+        return COMPRESSION_NAMES.get(str(value), str(value))
+    if name == "filter_policy":
+        return f"bloomfilter:{value}:false" if int(value) > 0 else "nullptr"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def mismatches(options_text: str, expected: dict[str, tuple[str, object]]) -> list[str]:
+    """Compare ``{param: (options_key, value)}`` with the OPTIONS file; describe each difference."""
+    sections = parse_options(options_text)
+    problems = []
+    for param, (key, value) in expected.items():
+        if key in NOT_SERIALIZED:
+            continue
+        found = lookup(sections, key)
+        want = encode(key, value)
+        if found != want:
+            problems.append(f"{param}: asked {want}, the DB's OPTIONS file has {key}={found}")
+    return problems
+
+
+def with_block_cache(options_text: str, capacity: int | None) -> str:
+    """Add ``block_cache=<capacity>`` to the block-based table section (RocksDB parses it as an LRU cache)."""
+    if capacity is None:
+        return options_text
+    lines = options_text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() == '[TableOptions/BlockBasedTable "default"]':
+            lines.insert(i + 1, f"  block_cache={int(capacity)}")
+            break
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,114 @@
+"""Progress of a study on stderr: a bar with the best so far and an ETA, one line per trial."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Any, TextIO
+
+from optuna.trial import FrozenTrial
+
+if TYPE_CHECKING:
+    from tuner.study import Study, TuneResult
+
+
+def fmt_ops(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def fmt_duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+class SilentProgress:
+    """Reports nothing; the base of every progress reporter."""
+
+    def study_started(self, study: Study) -> None: ...
+    def baseline_started(self, name: str) -> None: ...
+    def baseline_done(self, record: dict[str, Any]) -> None: ...
+    def trial_started(self, number: int, index: int, total: int, params: dict[str, Any]) -> None: ...
+    def trial_done(self, trial: FrozenTrial, seconds: float, best: FrozenTrial | None, total: int) -> None: ...
+    def study_done(self, result: TuneResult) -> None: ...
+
+
+Progress = SilentProgress
+
+
+class ConsoleProgress(SilentProgress):
+    """Lines on stderr; on a terminal also a tqdm bar whose postfix shows the best so far."""
+
+    def __init__(self, stream: TextIO | None = None):
+        self.stream = stream or sys.stderr
+        self.bar: Any = None
+        self.durations: list[float] = []
+        self.started = time.monotonic()
+
+    def _line(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.write(text, file=self.stream)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def study_started(self, study: Study) -> None:
+        db = study.db_bench
+        self._line(f"study {study.name}: workload {study.workload.name} (scale {study.config.scale:g}), "
+                   f"space {study.space.name}, sampler {study.config.sampler}, {study.score.describe()}")
+        self._line(f"db_bench {db.version} at {db.path} ({db.build}); storage {study.storage}")
+        if db.assertions:
+            self._line("WARNING: this db_bench was built with assertions: it runs slower and shifts the CPU/IO "
+                       "balance; a release build measures closer to production (see README).")
+        done = study.counted_trials()
+        if done:
+            self._line(f"resuming: {done} of {study.trials_wanted} trials already measured")
+        if self.stream.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=study.trials_wanted, initial=done, file=self.stream, unit="trial",
+                            dynamic_ncols=True, leave=True)
+
+    def baseline_started(self, name: str) -> None:
+        self._line(f"baseline {name}: running")
+
+    def baseline_done(self, record: dict[str, Any]) -> None:
+        if record["state"] == "COMPLETE":
+            m = record["metrics"]
+            self._line(f"baseline {record['name']}: {fmt_ops(m['ops_per_sec'])} ops/s, P99 {_num(m['p99_us'])} us, "
+                       f"write amp {_num(m['write_amp'])} ({record['seconds']:.0f}s)")
+        else:
+            self._line(f"baseline {record['name']}: FAILED: {record['reason']}")
+
+    def trial_done(self, trial: FrozenTrial, seconds: float, best: FrozenTrial | None, total: int) -> None:
+        self.durations.append(seconds)
+        done = len(self.durations)
+        remaining = total - (self.bar.n + 1 if self.bar is not None else done)
+        eta = fmt_duration(remaining * sum(self.durations) / done) if remaining > 0 else "0s"
+        best_text = (
+            f"best {fmt_ops(best.user_attrs['metrics']['ops_per_sec'])} ops/s (trial {best.number})" if best else "best -"
+        )
+        if trial.user_attrs.get("outcome") == "complete":
+            m = trial.user_attrs["metrics"]
+            what = f"{fmt_ops(m['ops_per_sec'])} ops/s, P99 {_num(m['p99_us'])} us, write amp {_num(m['write_amp'])}"
+        else:
+            what = f"FAILED: {trial.user_attrs.get('fail_reason', '?')}"
+        self._line(f"trial {trial.number}: {what} ({seconds:.0f}s) | {best_text} | ETA {eta}")
+        if self.bar is not None:
+            self.bar.set_postfix_str(best_text, refresh=False)
+            self.bar.update(1)
+
+    def study_done(self, result: TuneResult) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+        self._line(f"done in {fmt_duration(time.monotonic() - self.started)}; wrote {result.out / 'summary.json'}"
+                   f" and {result.out / 'OPTIONS.ini'}")
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"

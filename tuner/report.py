@@ -1,0 +1,130 @@
+"""A finished study's outputs: ``summary.json``, ``OPTIONS.ini`` and the closing comparison table."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from optuna.trial import FrozenTrial
+
+from tuner import options_file
+from tuner.progress import fmt_ops
+
+if TYPE_CHECKING:
+    from tuner.study import Study, TuneResult
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _trial_row(t: FrozenTrial) -> dict[str, Any]:
+    row: dict[str, Any] = {"number": t.number, "outcome": t.user_attrs.get("outcome", t.state.name.lower()),
+                           "params": t.params}
+    if "metrics" in t.user_attrs:
+        row["metrics"] = t.user_attrs["metrics"]
+    if "fail_reason" in t.user_attrs:
+        row["reason"] = t.user_attrs["fail_reason"]
+    return row
+
+
+def comparison(baselines: list[dict[str, Any]], best: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Rows for default vs hand-found vs best, with ops/s relative to the RocksDB-default baseline."""
+    rows = [{"name": b["name"], **{k: b.get("metrics", {}).get(k) for k in ("ops_per_sec", "p99_us", "write_amp")}}
+            for b in baselines]
+    if best is not None:
+        rows.append({"name": f"best (trial {best['trial']})",
+                     **{k: best["metrics"].get(k) for k in ("ops_per_sec", "p99_us", "write_amp")}})
+    default = next((r["ops_per_sec"] for r in rows if r["name"] == "rocksdb-default"), None)
+    for row in rows:
+        row["vs_default"] = row["ops_per_sec"] / default if default and row["ops_per_sec"] else None
+    return rows
+
+
+def closing_table(summary: dict[str, Any]) -> str:
+    header = f"{'configuration':<28} {'ops/s':>12} {'P99 us':>10} {'write amp':>10} {'vs default':>11}"
+    lines = [header, "-" * len(header)]
+    for row in summary["comparison"]:
+        p99 = "-" if row["p99_us"] is None else f"{row['p99_us']:.2f}"
+        wa = "-" if row["write_amp"] is None else f"{row['write_amp']:.3f}"
+        ratio = "-" if row["vs_default"] is None else f"{row['vs_default']:.2f}x"
+        lines.append(f"{row['name']:<28} {fmt_ops(row['ops_per_sec']):>12} {p99:>10} {wa:>10} {ratio:>11}")
+    best = summary.get("best")
+    if best:
+        lines.append("")
+        lines.append("best configuration (db_bench flags): " + " ".join(f"--{k}={v}" for k, v in best["flags"].items()))
+        if not best["feasible"]:
+            lines.append("NOTE: no trial met the budgets; this is the least-violating one.")
+    else:
+        lines.append("")
+        lines.append("no trial completed: see the failures in summary.json")
+    return "\n".join(lines)
+
+
+def write_outputs(study: Study) -> TuneResult:
+    """Write ``summary.json`` and ``OPTIONS.ini`` under the study's --out and return the result."""
+    from tuner.study import TuneResult
+
+    groups = study.trials_by_outcome()
+    best_trial = study.best_trial()
+    best: dict[str, Any] | None = None
+    if best_trial is not None:
+        best = {
+            "trial": best_trial.number,
+            "params": best_trial.params,
+            "flags": study.space.flags(best_trial.params),
+            "metrics": best_trial.user_attrs["metrics"],
+            "feasible": study.feasible(best_trial),
+            "log_dir": best_trial.user_attrs.get("log_dir"),
+        }
+        if "options_mismatch" in best_trial.user_attrs:
+            best["options_mismatch"] = best_trial.user_attrs["options_mismatch"]
+    baselines = [
+        {"name": b["name"], "params": b["flags"], "doc": b.get("doc", ""), "state": b["state"],
+         "metrics": b.get("metrics", {}), **({"reason": b["reason"]} if "reason" in b else {})}
+        for b in study.baselines()
+    ]
+    host = study.space.context
+    summary: dict[str, Any] = {
+        "study": study.name,
+        "workload": study.workload.name,
+        "space": study.space.name,
+        "sampler": study.config.sampler,
+        "objective": study.score.objective,
+        "objective_description": study.score.describe(),
+        "seed": study.config.seed,
+        "db_bench_seed": study.db_bench_seed,
+        "scale": study.config.scale,
+        "data_bytes": study.workload.data_bytes(),
+        "db_bench": study.db_bench.to_dict(),
+        "host": {"cores": host.cores, "ram_bytes": host.ram, "memory_budget_bytes": host.budget},
+        "storage": study.storage,
+        "trials": {k: len(v) for k, v in groups.items()},
+        "best": best,
+        "baselines": baselines,
+        "comparison": comparison(baselines, best),
+        "failures": [{"trial": t.number, "reason": t.user_attrs.get("fail_reason", "")} for t in groups["failed"]][:50],
+    }
+    if len(study.score.directions) > 1:
+        summary["pareto"] = [_trial_row(t) for t in study.pareto_front()]
+    _write_atomic(study.out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
+    if best is not None:
+        text = (Path(best["log_dir"]) / "OPTIONS").read_text()
+        cache = next((best["params"][p.name] for p in study.space.parameters
+                      if p.options_key == options_file.BLOCK_CACHE_KEY and p.name in best["params"]), None)
+        _write_atomic(study.out / "OPTIONS.ini", options_file.with_block_cache(text, cache))
+    trials = [_trial_row(t) for t in study.optuna_study.get_trials(deepcopy=False)
+              if t.user_attrs.get("outcome") != "rejected"]
+    return TuneResult(
+        study_name=study.name,
+        out=study.out,
+        best_params=best["params"] if best else {},
+        best_metrics=best["metrics"] if best else {},
+        baselines=baselines,
+        trials=trials,
+        summary=summary,
+    )

@@ -1,0 +1,59 @@
+"""Sampler construction by name: Optuna's samplers plus the scikit-optimize adapter."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import optuna
+from optuna.trial import FrozenTrial
+
+from tuner.samplers.skopt_sampler import SkoptSampler
+
+SAMPLERS = ("tpe", "gp", "cmaes", "random", "grid", "nsga2", "skopt")
+SINGLE_OBJECTIVE_ONLY = ("cmaes", "skopt")
+
+
+class SamplerError(ValueError):
+    """Unknown sampler, or one that cannot serve this study."""
+
+
+def make_sampler(
+    name: str,
+    *,
+    seed: int | None,
+    directions: Sequence[str],
+    grid: dict[str, list] | None = None,
+    constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+    trials: int = 50,
+) -> optuna.samplers.BaseSampler:
+    """The sampler called ``name``; ``constraints_func`` is passed to those that support it."""
+    if name not in SAMPLERS:
+        raise SamplerError(f"--sampler: unknown {name!r} (choose from {', '.join(SAMPLERS)})")
+    if len(directions) > 1 and name in SINGLE_OBJECTIVE_ONLY:
+        raise SamplerError(f"--sampler {name} supports single-objective studies only; use tpe, nsga2, gp or random")
+    startup = max(3, min(10, trials // 4))
+    if name == "tpe":
+        return optuna.samplers.TPESampler(
+            seed=seed, n_startup_trials=startup, multivariate=True, group=True,
+            constant_liar=True, constraints_func=constraints_func,
+        )
+    if name == "gp":
+        try:
+            import torch  # noqa: F401  (Optuna's GPSampler needs it)
+        except ImportError:
+            raise SamplerError(
+                "--sampler gp needs PyTorch: pip install 'rocksdb-tuner[gp]' (make installs it by default)"
+            ) from None
+        return optuna.samplers.GPSampler(
+            seed=seed, n_startup_trials=startup, constraints_func=constraints_func, warn_independent_sampling=False
+        )
+    if name == "cmaes":
+        return optuna.samplers.CmaEsSampler(seed=seed, n_startup_trials=startup, warn_independent_sampling=False)
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if name == "grid":
+        return optuna.samplers.GridSampler(grid or {}, seed=seed)
+    if name == "nsga2":
+        population = max(4, min(20, trials // 4))
+        return optuna.samplers.NSGAIISampler(seed=seed, population_size=population, constraints_func=constraints_func)
+    return SkoptSampler(seed=seed, n_initial_points=startup)

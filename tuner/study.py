@@ -1,0 +1,345 @@
+"""A tuning study: Optuna ask/tell over a search space, each trial measured by the runner.
+
+The optimizer never knows how a trial runs and the runner never knows which sampler chose it.
+Everything a study learns lives in its Optuna storage: trials (params, values, metrics as user
+attributes) and baselines (study user attributes), so a study resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial, TrialState
+
+from objectives.dbbench import DbBench, probe
+from objectives.metrics import phase_details, summarize
+from objectives.runner import Runner, RunFailed, RunResult
+from objectives.scores import Score, ScoreError
+from objectives.workloads import Workload, load_workload
+from search_spaces import Context, SearchSpace, load_space
+from tuner import options_file
+from tuner.progress import Progress, SilentProgress
+from tuner.samplers import make_sampler
+
+DEFAULT_BASELINE = "rocksdb-default"
+MAX_REJECTIONS = 1000
+# Trial outcomes (user attribute "outcome"). Only "complete" and "failed" count toward --trials.
+COUNTED = ("complete", "failed")
+
+
+class UsageError(ValueError):
+    """A tuning request that cannot start; the message names the flag or field."""
+
+
+@dataclass
+class TuneConfig:
+    """Everything a study needs; the CLI flags map one to one onto these fields."""
+
+    workload: str | Path = "fillrandom"
+    space: str | Path = "default"
+    trials: int = 20
+    sampler: str = "tpe"
+    objective: str = "throughput"
+    study: str | None = None
+    storage: str | None = None
+    out: Path | None = None
+    db_bench: str | None = None
+    seed: int | None = None
+    trial_timeout: float = 600.0
+    work_dir: Path | None = None
+    max_p99_us: float | None = None
+    max_write_amp: float | None = None
+    scale: float = 1.0
+    memory_budget: int | None = None
+    baselines: bool = True
+
+
+@dataclass
+class Measurement:
+    metrics: dict[str, float | None]
+    details: list[dict[str, object]]
+    options_text: str
+    commands: list[list[str]]
+
+
+@dataclass
+class TuneResult:
+    """What a study found: best configuration, baselines, every trial, and the written summary."""
+
+    study_name: str
+    out: Path
+    best_params: dict[str, Any]
+    best_metrics: dict[str, float | None]
+    baselines: list[dict[str, Any]]
+    trials: list[dict[str, Any]]
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+class Study:
+    """A prepared study: inputs validated, db_bench probed, storage opened. ``run()`` measures."""
+
+    def __init__(self, config: TuneConfig, progress: Progress | None = None):
+        self.config = config
+        self.progress = progress or SilentProgress()
+        if not isinstance(config.trials, int) or config.trials < 1:
+            raise UsageError(f"--trials: must be a whole number >= 1, got {config.trials}")
+        if not config.trial_timeout > 0:
+            raise UsageError(f"--trial-timeout: must be > 0 seconds, got {config.trial_timeout}")
+        if not config.scale > 0:
+            raise UsageError(f"--scale: must be > 0, got {config.scale}")
+        self.score = _score(config)
+        self.db_bench: DbBench = probe(config.db_bench)
+        host = Context.of_host()
+        budget = config.memory_budget if config.memory_budget is not None else host.ram // 4
+        if budget <= 0:
+            raise UsageError(f"--memory-budget: must be > 0 bytes, got {budget}")
+        self.workload: Workload = load_workload(config.workload).resolve(config.scale, host)
+        ctx = Context(cores=host.cores, ram=host.ram, data=self.workload.data_bytes(), scale=config.scale, budget=budget)
+        self.space: SearchSpace = load_space(config.space).resolve(ctx)
+        self._check_flags()
+        self.sampler = make_sampler(
+            config.sampler,
+            seed=config.seed,
+            directions=self.score.directions,
+            grid=self.space.grid(),
+            constraints_func=_constraints_of if self.score.constrained else None,
+            trials=config.trials,
+        )
+        self.trials_wanted = config.trials
+        if config.sampler == "grid":
+            size = math.prod(len(v) for v in self.space.grid().values())
+            self.trials_wanted = min(config.trials, size)
+        self.name = config.study or f"{self.workload.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        self.runner = Runner(self.db_bench, work_dir=_work_dir(config.work_dir), timeout=config.trial_timeout)
+        self.out = Path(config.out) if config.out else Path("runs") / self.name
+        _prepare_out(self.out)
+        self.storage = config.storage or f"sqlite:///{(self.out / 'study.db').resolve()}"
+        self.db_bench_seed = config.seed if config.seed else 1
+        self.optuna_study = self._open()
+
+    # -- set-up -----------------------------------------------------------------------------------
+    def _check_flags(self) -> None:
+        flags = set(self.workload.all_flags()) | {p.flag for p in self.space.parameters}
+        flags |= {"db", "benchmarks", "use_existing_db", "statistics", "histogram", "progress_reports", "seed"}
+        self.db_bench.check_flags(sorted(flags), where=f"workload {self.workload.name} / space {self.space.name}")
+
+    def _open(self) -> optuna.Study:
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        try:
+            study = optuna.create_study(
+                study_name=self.name,
+                storage=self.storage,
+                sampler=self.sampler,
+                directions=self.score.directions,
+                load_if_exists=True,
+            )
+        except ValueError as exc:  # e.g. resuming with other directions
+            raise UsageError(f"--study {self.name}: {exc}") from None
+        identity = {
+            "workload": self.workload.name,
+            "space": self.space.name,
+            "objective": self.score.objective,
+            "scale": self.config.scale,
+        }
+        if not study.user_attrs.get("identity"):
+            study.set_user_attr("identity", identity)
+            study.set_user_attr("space", {p.name: p.describe() for p in self.space.parameters})
+            study.set_user_attr("db_bench", self.db_bench.to_dict())
+        elif study.user_attrs["identity"] != identity:
+            raise UsageError(
+                f"--study {self.name}: exists with {study.user_attrs['identity']}, not {identity}; "
+                "use another --study name to tune something else"
+            )
+        for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            study._storage.set_trial_user_attr(trial._trial_id, "outcome", "interrupted")
+            study._storage.set_trial_user_attr(trial._trial_id, "fail_reason", "abandoned: the tuner stopped mid-trial")
+            study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+        return study
+
+    # -- measuring --------------------------------------------------------------------------------
+    def measure(self, flags: dict[str, Any], log_dir: Path) -> Measurement:
+        run: RunResult = self.runner.run(self.workload, flags, log_dir, seed=self.db_bench_seed)
+        (log_dir / "OPTIONS").write_text(run.options_text)
+        return Measurement(summarize(run), phase_details(run), run.options_text, run.commands)
+
+    def _baselines(self) -> list[tuple[str, dict[str, Any], str]]:
+        items = [(DEFAULT_BASELINE, {}, "db_bench with none of the tuned flags (its own defaults)")]
+        if self.config.baselines:
+            items += [(b.name, b.flags, b.doc) for b in self.workload.baselines]
+        return items
+
+    def run_baselines(self) -> None:
+        """Measure each baseline once per study (kept in the study, so a resume skips them)."""
+        for name, flags, doc in self._baselines():
+            key = f"baseline:{name}"
+            if key in self.optuna_study.user_attrs:
+                continue
+            self.progress.baseline_started(name)
+            log_dir = self.out / "baselines" / name.replace(":", "-")
+            record: dict[str, Any] = {"name": name, "flags": flags, "doc": doc, "log_dir": str(log_dir)}
+            started = time.monotonic()
+            try:
+                m = self.measure(flags, log_dir)
+                record.update(state="COMPLETE", metrics=m.metrics, commands=m.commands)
+            except RunFailed as exc:
+                record.update(state="FAIL", reason=exc.reason, metrics={})
+            record["seconds"] = round(time.monotonic() - started, 2)
+            self.optuna_study.set_user_attr(key, record)
+            self.progress.baseline_done(record)
+
+    def run_trials(self) -> None:
+        rejections = 0
+        while (done := self.counted_trials()) < self.trials_wanted:
+            trial = self.optuna_study.ask()
+            params = self.space.suggest(trial)
+            violations = self.space.violations(params)
+            if violations:
+                rejections += 1
+                if rejections >= MAX_REJECTIONS:
+                    raise UsageError(
+                        f"space {self.space.name}: the sampler proposed {MAX_REJECTIONS} infeasible configurations "
+                        f"in a row (last: {violations[0]}); widen the ranges or the --memory-budget"
+                    )
+                trial.set_user_attr("outcome", "rejected")
+                trial.set_user_attr("fail_reason", "; ".join(violations))
+                self.optuna_study.tell(trial, state=TrialState.FAIL)
+                continue
+            rejections = 0
+            self.progress.trial_started(trial.number, done + 1, self.trials_wanted, params)
+            started = time.monotonic()
+            try:
+                self._measure_trial(trial, params)
+            except KeyboardInterrupt:
+                trial.set_user_attr("outcome", "interrupted")
+                trial.set_user_attr("fail_reason", "interrupted by the user (Ctrl-C)")
+                self.optuna_study.tell(trial, state=TrialState.FAIL)
+                raise
+            frozen = self.optuna_study.trials[trial.number]
+            self.progress.trial_done(frozen, time.monotonic() - started, self.best_trial(), self.trials_wanted)
+
+    def _measure_trial(self, trial: optuna.Trial, params: dict[str, Any]) -> None:
+        log_dir = self.out / "trials" / f"{trial.number:04d}"
+        trial.set_user_attr("log_dir", str(log_dir))
+        try:
+            m = self.measure(self.space.flags(params), log_dir)
+            values = self.score.values(m.metrics)
+            constraints = self.score.constraints(m.metrics)
+        except (RunFailed, ScoreError) as exc:
+            trial.set_user_attr("outcome", "failed")
+            trial.set_user_attr("fail_reason", getattr(exc, "reason", str(exc)))
+            self.optuna_study.tell(trial, state=TrialState.FAIL)
+            return
+        expected = {p: (self.space.parameter(p).options_key, v) for p, v in params.items()}
+        mismatch = options_file.mismatches(m.options_text, expected)
+        trial.set_user_attr("metrics", m.metrics)
+        trial.set_user_attr("phases", m.details)
+        trial.set_user_attr("commands", m.commands)
+        if mismatch:
+            trial.set_user_attr("options_mismatch", mismatch)
+        if constraints:
+            trial.set_user_attr("constraints", constraints)
+        trial.set_user_attr("outcome", "complete")
+        self.optuna_study.tell(trial, values)
+
+    # -- results ----------------------------------------------------------------------------------
+    def trials_by_outcome(self) -> dict[str, list[FrozenTrial]]:
+        groups: dict[str, list[FrozenTrial]] = {k: [] for k in ("complete", "failed", "pruned", "rejected", "interrupted")}
+        for t in self.optuna_study.get_trials(deepcopy=False):
+            if t.state == TrialState.PRUNED:
+                groups["pruned"].append(t)
+            elif t.state in (TrialState.COMPLETE, TrialState.FAIL):
+                groups.setdefault(t.user_attrs.get("outcome", "failed"), []).append(t)
+        return groups
+
+    def counted_trials(self) -> int:
+        groups = self.trials_by_outcome()
+        return sum(len(groups[k]) for k in (*COUNTED, "pruned"))
+
+    def feasible(self, trial: FrozenTrial) -> bool:
+        return all(c <= 0 for c in trial.user_attrs.get("constraints", []))
+
+    def pareto_front(self) -> list[FrozenTrial]:
+        complete = self.trials_by_outcome()["complete"]
+        pool = [t for t in complete if self.feasible(t)] or complete
+        signs = [1 if d == "maximize" else -1 for d in self.score.directions]
+
+        def dominates(a: FrozenTrial, b: FrozenTrial) -> bool:
+            pairs = [(s * x, s * y) for s, x, y in zip(signs, a.values, b.values)]
+            return all(x >= y for x, y in pairs) and any(x > y for x, y in pairs)
+
+        return [t for t in pool if not any(dominates(o, t) for o in pool if o is not t)]
+
+    def best_trial(self) -> FrozenTrial | None:
+        """Highest ops/s among trials meeting the budgets (else the least-violating one)."""
+        complete = self.trials_by_outcome()["complete"]
+        if not complete:
+            return None
+        feasible = [t for t in complete if self.feasible(t)]
+        if not feasible:
+            return min(complete, key=lambda t: sum(max(0.0, c) for c in t.user_attrs.get("constraints", [])))
+        pool = self.pareto_front() if len(self.score.directions) > 1 else feasible
+        return max(pool, key=lambda t: t.user_attrs["metrics"]["ops_per_sec"] or 0.0)
+
+    def baselines(self) -> list[dict[str, Any]]:
+        attrs = self.optuna_study.user_attrs
+        return [attrs[f"baseline:{n}"] for n, _, _ in self._baselines() if f"baseline:{n}" in attrs]
+
+    def run(self) -> TuneResult:
+        """Baselines first, then trials up to --trials counted ones; then write the outputs."""
+        from tuner.report import write_outputs
+
+        self.progress.study_started(self)
+        self.run_baselines()
+        self.run_trials()
+        result = write_outputs(self)
+        self.progress.study_done(result)
+        return result
+
+
+def _score(config: TuneConfig) -> Score:
+    try:
+        return Score(config.objective, config.max_p99_us, config.max_write_amp)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _constraints_of(trial: FrozenTrial) -> list[float]:
+    return trial.user_attrs.get("constraints", [])
+
+
+def _prepare_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out: {out} exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe_file = out / ".write-test"
+        probe_file.write_text("")
+        probe_file.unlink()
+    except OSError as exc:
+        raise UsageError(f"--out: cannot write to {out}: {exc.strerror}") from None
+
+
+def _work_dir(work_dir: Path | None) -> Path | None:
+    if work_dir is None:
+        return None
+    path = Path(work_dir)
+    if not path.is_dir():
+        raise UsageError(f"--work-dir: {path} is not an existing directory")
+    return path
+
+
+def tune(**kwargs: Any) -> TuneResult:
+    """Run a study from a tuning script: ``tune(workload="fillrandom", trials=20, sampler="tpe")``.
+
+    Keyword arguments are the fields of :class:`TuneConfig`; progress goes to stderr.
+    """
+    from tuner.progress import ConsoleProgress
+
+    progress = kwargs.pop("progress", None) or ConsoleProgress()
+    return Study(TuneConfig(**kwargs), progress).run()
+
