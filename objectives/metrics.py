@@ -9,7 +9,8 @@ Definitions (also in docs/metrics.md):
   operation types merged, interpolated as RocksDB does.
 - ``write_amp``: (``rocksdb.flush.write.bytes`` + ``rocksdb.compact.write.bytes``) /
   ``rocksdb.bytes.written``, summed over all phases: bytes RocksDB wrote to SST files per byte the
-  application wrote. WAL bytes are not counted; with compression it can be below 1.
+  application wrote (``bytes.written`` includes WriteBatch framing, ~15 B per key). WAL bytes are
+  not counted; with compression it can be below 1.
 - ``stall_micros``, ``compaction_micros``: ``rocksdb.stall.micros`` and the SUM of
   ``rocksdb.compaction.times.micros``, summed over all phases.
 - ``db_size_bytes`` after the last phase; ``peak_rss_bytes`` the largest phase's; ``wall_seconds``

@@ -7,6 +7,7 @@ A parameter read from a file may carry expressions as bounds (see :mod:`search_s
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -54,6 +55,14 @@ class Parameter:
     def grid(self) -> tuple[Value, ...]:
         raise NotImplementedError
 
+    def sample(self, rng: random.Random) -> Value:
+        """A random value (log-uniform on log ranges)."""
+        raise NotImplementedError
+
+    def gap(self, a: Value, b: Value) -> float:
+        """Distance between two values in [0, 1]: along the (log) range, or 0/1 for choices."""
+        raise NotImplementedError
+
     def describe(self) -> str:
         raise NotImplementedError
 
@@ -80,6 +89,23 @@ class _Numeric(Parameter):
 
     def _cast(self, value: Any) -> int | float:
         raise NotImplementedError
+
+    def _unit(self, value: float) -> float:
+        if self.low == self.high:
+            return 0.0
+        if self.log:
+            return (math.log(value) - math.log(self.low)) / (math.log(self.high) - math.log(self.low))
+        return (value - self.low) / (self.high - self.low)
+
+    def gap(self, a: Value, b: Value) -> float:
+        return abs(self._unit(float(a)) - self._unit(float(b)))
+
+    def sample(self, rng: random.Random) -> int | float:
+        if self.log:
+            value = math.exp(rng.uniform(math.log(self.low), math.log(self.high)))
+        else:
+            value = rng.uniform(self.low, self.high)
+        return min(max(self._cast(value), self.low), self.high)
 
     def _spaced(self, count: int) -> list[float]:
         if self.low == self.high:
@@ -151,6 +177,12 @@ class CategoricalParam(Parameter):
 
     def grid(self) -> tuple[Value, ...]:
         return tuple(self.grid_values) if self.grid_values is not None else self.choices
+
+    def sample(self, rng: random.Random) -> Value:
+        return rng.choice(self.choices)
+
+    def gap(self, a: Value, b: Value) -> float:
+        return 0.0 if a == b else 1.0
 
     def describe(self) -> str:
         return "{" + ", ".join(str(c) for c in self.choices) + "}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import random
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -81,16 +83,44 @@ class SearchSpace:
     def _check_feasible(self, samples: int = 2000) -> None:
         rng = random.Random(0)
         for _ in range(samples):
-            params: dict[str, Value] = {}
-            for p in self.parameters:
-                if p.active(params):
-                    params[p.name] = rng.choice(p.grid()) if rng.random() < 0.5 else _random_value(p, rng)
+            params = self.sample(rng)
             if not self.violations(params):
                 return
         raise SpaceError(
             f"space {self.name!r}: no configuration satisfies the constraints on this host "
             f"(tried {samples}); e.g. {self.violations(params)[0]}"
         )
+
+    def sample(self, rng: random.Random, fixed: dict[str, Value] | None = None) -> dict[str, Value]:
+        """A random configuration (half grid points, half random values), keeping ``fixed`` values."""
+        fixed = fixed or {}
+        params: dict[str, Value] = {}
+        for p in self.parameters:
+            if p.active(params):
+                if p.name in fixed:
+                    params[p.name] = fixed[p.name]
+                else:
+                    params[p.name] = rng.choice(p.grid()) if rng.random() < 0.5 else p.sample(rng)
+        return params
+
+    def repair(self, params: dict[str, Value], seed: int = 0, tries: int = 2000) -> dict[str, Value]:
+        """The nearest feasible configuration found by re-drawing only the parameters named by the
+        violated constraints (nearest: smallest summed distance along each parameter's range)."""
+        ctx = self._ctx()
+        involved = {n for c in self.constraints if not c.holds(params, ctx) for n in c.names()}
+        keep = {k: v for k, v in params.items() if k not in involved}
+        rng = random.Random(seed)
+        best, best_gap = None, math.inf
+        for _ in range(tries):
+            candidate = self.sample(rng, keep)
+            if self.violations(candidate):
+                continue
+            gap = sum(self.parameter(n).gap(candidate[n], params[n]) for n in involved if n in params)
+            if gap < best_gap:
+                best, best_gap = candidate, gap
+        if best is None:
+            raise SpaceError(f"space {self.name!r}: found no feasible configuration near {params}")
+        return best
 
     # -- using ------------------------------------------------------------------------------------
     def _ctx(self) -> Context:
@@ -133,18 +163,20 @@ class SearchSpace:
     def grid(self) -> dict[str, list[Value]]:
         return {p.name: list(p.grid()) for p in self.parameters}
 
+    def feasible_grid_size(self, limit: int = 200_000) -> int:
+        """How many grid points satisfy the constraints (the whole grid's size past ``limit``)."""
+        grid = self.grid()
+        size = math.prod(len(v) for v in grid.values())
+        if size > limit:
+            return size
+        names = list(grid)
+        return sum(1 for combo in itertools.product(*grid.values()) if not self.violations(dict(zip(names, combo))))
+
     def parameter(self, name: str) -> Parameter:
         for p in self.parameters:
             if p.name == name:
                 return p
         raise KeyError(name)
-
-
-def _random_value(p: Parameter, rng: random.Random) -> Value:
-    if isinstance(p, CategoricalParam):
-        return rng.choice(p.choices)
-    values = p.grid()
-    return rng.randint(int(min(values)), int(max(values))) if all(isinstance(v, int) for v in values) else rng.uniform(p.low, p.high)
 
 
 def _flag_text(value: Value) -> str:

@@ -7,7 +7,6 @@ attributes) and baselines (study user attributes), so a study resumes where it s
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,6 @@ from tuner.progress import Progress, SilentProgress
 from tuner.samplers import make_sampler
 
 DEFAULT_BASELINE = "rocksdb-default"
-MAX_REJECTIONS = 1000
 # Trial outcomes (user attribute "outcome"). Only "complete" and "failed" count toward --trials.
 COUNTED = ("complete", "failed")
 
@@ -111,9 +109,10 @@ class Study:
             trials=config.trials,
         )
         self.trials_wanted = config.trials
+        # A grid visits every feasible point by itself: no repairs, and no more trials than points.
+        self.repair_rejected = config.sampler != "grid"
         if config.sampler == "grid":
-            size = math.prod(len(v) for v in self.space.grid().values())
-            self.trials_wanted = min(config.trials, size)
+            self.trials_wanted = min(config.trials, self.space.feasible_grid_size())
         self.name = config.study or f"{self.workload.name}-{time.strftime('%Y%m%d-%H%M%S')}"
         self.runner = Runner(self.db_bench, work_dir=_work_dir(config.work_dir), timeout=config.trial_timeout)
         self.out = Path(config.out) if config.out else Path("runs") / self.name
@@ -193,23 +192,25 @@ class Study:
             self.progress.baseline_done(record)
 
     def run_trials(self) -> None:
-        rejections = 0
+        """Ask, check constraints, measure, tell, until --trials trials are measured.
+
+        A proposal that breaks a constraint is never run: it is told as a FAIL with outcome
+        "rejected", and the nearest feasible configuration (see SearchSpace.repair) is enqueued as
+        the next trial. Samplers that ignore failed trials (GP) would otherwise propose it forever.
+        """
         while (done := self.counted_trials()) < self.trials_wanted:
             trial = self.optuna_study.ask()
             params = self.space.suggest(trial)
             violations = self.space.violations(params)
             if violations:
-                rejections += 1
-                if rejections >= MAX_REJECTIONS:
-                    raise UsageError(
-                        f"space {self.space.name}: the sampler proposed {MAX_REJECTIONS} infeasible configurations "
-                        f"in a row (last: {violations[0]}); widen the ranges or the --memory-budget"
-                    )
                 trial.set_user_attr("outcome", "rejected")
                 trial.set_user_attr("fail_reason", "; ".join(violations))
                 self.optuna_study.tell(trial, state=TrialState.FAIL)
+                self.progress.trial_rejected(trial.number, violations[0])
+                if self.repair_rejected:
+                    repaired = self.space.repair(params, seed=trial.number)
+                    self.optuna_study.enqueue_trial(repaired, user_attrs={"repaired_from": trial.number})
                 continue
-            rejections = 0
             self.progress.trial_started(trial.number, done + 1, self.trials_wanted, params)
             started = time.monotonic()
             try:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable, Sequence
 
 import optuna
+from optuna.exceptions import ExperimentalWarning
 from optuna.trial import FrozenTrial
 
 from tuner.samplers.skopt_sampler import SkoptSampler
@@ -17,6 +19,14 @@ class SamplerError(ValueError):
     """Unknown sampler, or one that cannot serve this study."""
 
 
+class AskTellGridSampler(optuna.samplers.GridSampler):
+    """Optuna's grid without its ``study.stop()`` at exhaustion (allowed only inside ``optimize()``);
+    an ask/tell loop stops at the grid's size itself."""
+
+    def after_trial(self, study, trial, state, values) -> None:  # type: ignore[no-untyped-def]
+        pass
+
+
 def make_sampler(
     name: str,
     *,
@@ -27,6 +37,19 @@ def make_sampler(
     trials: int = 50,
 ) -> optuna.samplers.BaseSampler:
     """The sampler called ``name``; ``constraints_func`` is passed to those that support it."""
+    with warnings.catch_warnings():  # TPE's multivariate/group and constraints are "experimental" in Optuna
+        warnings.simplefilter("ignore", ExperimentalWarning)
+        return _make(name, seed, directions, grid, constraints_func, trials)
+
+
+def _make(
+    name: str,
+    seed: int | None,
+    directions: Sequence[str],
+    grid: dict[str, list] | None,
+    constraints_func: Callable[[FrozenTrial], Sequence[float]] | None,
+    trials: int,
+) -> optuna.samplers.BaseSampler:
     if name not in SAMPLERS:
         raise SamplerError(f"--sampler: unknown {name!r} (choose from {', '.join(SAMPLERS)})")
     if len(directions) > 1 and name in SINGLE_OBJECTIVE_ONLY:
@@ -52,7 +75,7 @@ def make_sampler(
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     if name == "grid":
-        return optuna.samplers.GridSampler(grid or {}, seed=seed)
+        return AskTellGridSampler(grid or {}, seed=seed)
     if name == "nsga2":
         population = max(4, min(20, trials // 4))
         return optuna.samplers.NSGAIISampler(seed=seed, population_size=population, constraints_func=constraints_func)

@@ -1,0 +1,57 @@
+# Two commands do all set-up on a fresh Debian machine:
+#   make tune   installs what is missing, then runs the default tuning study (~15 min here)
+#   make test   installs what is missing, then runs the test suite
+# Both are idempotent: a second run installs nothing and resumes/re-reports the default study.
+
+PYTHON   ?= python3
+VENV     ?= .venv
+EXTRAS   ?= gp,test
+# The default study: resumable by name, so re-running `make tune` continues or re-reports it.
+TUNE_ARGS ?= --workload fillrandom --space default --sampler tpe --trials 60 --seed 1 \
+             --study default-fillrandom --out runs/default-fillrandom
+PYTEST_ARGS ?=
+
+comma := ,
+SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+BIN   := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
+
+.PHONY: tune test setup system-deps doctor clean
+
+tune: setup
+	$(BIN)/rocksdb-tuner doctor
+	$(BIN)/rocksdb-tuner tune $(TUNE_ARGS)
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+doctor: setup
+	$(BIN)/rocksdb-tuner doctor
+
+setup: system-deps $(STAMP)
+
+# Debian packages, installed only when what they provide is missing.
+system-deps:
+	@missing=""; \
+	command -v db_bench >/dev/null 2>&1 || [ -n "$$ROCKSDB_TUNER_DB_BENCH" ] || missing="$$missing rocksdb-tools"; \
+	command -v $(PYTHON) >/dev/null 2>&1 || missing="$$missing python3"; \
+	$(PYTHON) -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is needed, found " + sys.version.split()[0])'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# (Re)install the package when its metadata changes. The gp extra (PyTorch, ~5 GB with its CUDA
+# wheels from PyPI) backs `--sampler gp`; set EXTRAS=test to skip it.
+$(STAMP): $(BIN)/python setup.cfg pyproject.toml
+	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,36 @@
+"""Shared fixtures. Tests run the real db_bench (installed by `make test`) on tiny workloads."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from objectives.dbbench import DbBench, probe
+from search_spaces import Context
+
+DATA = Path(__file__).with_name("data")
+TINY = 0.02  # --scale for test studies: 20k keys, well under a second per fillrandom trial
+
+
+@pytest.fixture(scope="session")
+def db_bench() -> DbBench:
+    return probe()
+
+
+@pytest.fixture(scope="session")
+def host() -> Context:
+    return Context.of_host()
+
+
+@pytest.fixture
+def work_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+def leftovers(work_dir: Path) -> list[str]:
+    """Trial directories the runner left behind in a work dir."""
+    return [p for p in os.listdir(work_dir) if p.startswith("rocksdb-tuner-")]

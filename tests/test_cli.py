@@ -1,0 +1,273 @@
+"""`rocksdb-tuner` end to end on the real db_bench, and every bad input of issue 3."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+
+from tests.conftest import TINY, leftovers
+
+pytestmark = pytest.mark.dbbench
+TUNER = [sys.executable, "-m", "tuner.cli"]
+
+
+def tuner(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([*TUNER, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
+
+
+def test_issue_example_fillrandom_random_six_trials(tmp_path, db_bench):
+    """The issue's own command, at full default scale: real measurements and a valid OPTIONS.ini."""
+    out = tmp_path / "out"
+    work = tmp_path / "work"
+    work.mkdir()
+    r = tuner("tune", "--workload", "fillrandom", "--trials", "6", "--sampler", "random", "--out", str(out),
+              "--work-dir", str(work), "--seed", "11")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["trials"]["complete"] == 6 and summary["trials"]["failed"] == 0
+    assert summary["db_bench"] == {"path": db_bench.path, "version": db_bench.version, "assertions": db_bench.assertions}
+    assert summary["sampler"] == "random" and summary["workload"] == "fillrandom"
+    best, (default,) = summary["best"], summary["baselines"]
+    assert default["name"] == "rocksdb-default" and default["params"] == {} and default["metrics"]["ops_per_sec"] > 0
+    for key in ("ops_per_sec", "p99_us", "write_amp", "p50_us", "p95_us", "p99_9_us", "peak_rss_bytes", "db_size_bytes"):
+        assert best["metrics"][key] is not None, key
+    trials = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
+    ops = [t.values[0] for t in trials if t.state == optuna.trial.TrialState.COMPLETE]
+    assert best["metrics"]["ops_per_sec"] == max(ops) and len(set(ops)) > 1
+    assert "rocksdb-default" in r.stdout and f"best (trial {best['trial']})" in r.stdout
+    assert leftovers(work) == []
+    # OPTIONS.ini holds the best configuration and db_bench accepts it.
+    options = (out / "OPTIONS.ini").read_text()
+    assert f"write_buffer_size={best['params']['write_buffer_size']}" in options
+    assert f"block_cache={best['params']['cache_size']}" in options
+    check = subprocess.run([db_bench.path, f"--options_file={out / 'OPTIONS.ini'}", "--benchmarks=fillrandom",
+                            "--num=1000", f"--db={work}/check", "--progress_reports=false"],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    assert "fillrandom" in check.stdout
+
+
+def test_resume_continues_the_same_study(tmp_path):
+    out = tmp_path / "out"
+    args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--sampler", "tpe", "--seed", "2",
+            "--study", "resumable", "--out", str(out)]
+    first = tuner(*args, "--trials", "3")
+    assert first.returncode == 0, first.stderr
+    second = tuner(*args, "--trials", "5")
+    assert second.returncode == 0, second.stderr
+    assert "resuming: 3 of 5 trials already measured" in second.stderr
+    assert "baseline rocksdb-default" not in second.stderr  # measured once, kept in the study
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["trials"]["complete"] == 5
+    other = tuner(*args[:2], "readrandom", *args[3:], "--trials", "5")
+    assert other.returncode == 2 and "--study resumable: exists with" in other.stderr
+
+
+@pytest.mark.parametrize("sampler", ["tpe", "gp", "cmaes", "nsga2", "skopt", "grid"])
+def test_every_sampler_runs_a_real_study(tmp_path, sampler):
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "5", "--sampler", sampler,
+              "--seed", "1", "--out", str(tmp_path / sampler), "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["sampler"] == sampler and summary["trials"]["complete"] == 5
+    assert summary["best"]["metrics"]["ops_per_sec"] > 0
+
+
+def test_multi_objective_pareto_study(tmp_path):
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "5", "--objective", "multi",
+              "--sampler", "nsga2", "--seed", "4", "--out", str(tmp_path / "o"), "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["objective"] == "multi" and summary["pareto"]
+    for row in summary["pareto"]:
+        assert {"ops_per_sec", "p99_us", "write_amp"} <= set(row["metrics"])
+
+
+def test_budgets_are_constraints_not_penalties(tmp_path):
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "3", "--seed", "1",
+              "--max-p99-us", "0.001", "--out", str(tmp_path / "o"), "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["best"]["feasible"] is False
+    storage = summary["storage"]
+    trials = optuna.load_study(study_name=summary["study"], storage=storage).trials
+    for t in (t for t in trials if t.state == optuna.trial.TrialState.COMPLETE):  # the score is the raw throughput; the budget lives in the constraint values
+        assert t.values[0] == t.user_attrs["metrics"]["ops_per_sec"]
+        assert t.user_attrs["constraints"][0] == pytest.approx(t.user_attrs["metrics"]["p99_us"] - 0.001)
+
+
+def test_hand_found_baseline_is_measured_and_compared(tmp_path):
+    r = tuner("tune", "--workload", "S2", "--scale", "0.05", "--trials", "1", "--seed", "1",
+              "--out", str(tmp_path / "o"), "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    names = [b["name"] for b in summary["baselines"]]
+    assert names == ["rocksdb-default", "hand-found:S2"]
+    hand = summary["baselines"][1]
+    assert hand["params"]["max_write_buffer_number"] == 4 and hand["metrics"]["ops_per_sec"] > 0
+    assert [row["name"] for row in summary["comparison"]][:2] == names
+
+
+def test_python_api(tmp_path):
+    from tuner import tune
+    from tuner.progress import SilentProgress
+
+    result = tune(workload="fillrandom", scale=TINY, trials=3, sampler="random", seed=9, out=tmp_path / "api",
+                  progress=SilentProgress())
+    assert result.best_metrics["ops_per_sec"] > 0 and set(result.best_params) >= {"subcompactions", "cache_size"}
+    assert len([t for t in result.trials if t["outcome"] == "complete"]) == 3
+    assert (tmp_path / "api" / "summary.json").exists()
+
+
+def test_ctrl_c_keeps_finished_trials_and_resume_completes(tmp_path):
+    out, work = tmp_path / "out", tmp_path / "work"
+    work.mkdir()
+    args = ["tune", "--workload", "fillrandom", "--scale", "0.1", "--trials", "4", "--seed", "1",
+            "--study", "interrupted", "--out", str(out), "--work-dir", str(work)]
+    proc = subprocess.Popen([*TUNER, *args], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    lines = []
+    for line in proc.stderr:  # wait for one finished trial, then interrupt the next one
+        lines.append(line)
+        if line.startswith("trial 0:"):
+            time.sleep(0.3)
+            proc.send_signal(signal.SIGINT)
+            break
+    _, rest = proc.communicate(timeout=60)
+    assert proc.returncode == 130, "".join(lines) + rest
+    assert "Resume with: rocksdb-tuner tune --study interrupted" in rest
+    assert leftovers(work) == []
+    resumed = tuner(*args)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["trials"]["complete"] == 4
+    assert summary["trials"]["interrupted"] <= 1
+    assert leftovers(work) == []
+
+
+# -- bad input: one line, exit code 2, nothing created --------------------------------------------------------
+
+def _bad(tmp_path: Path, *args: str) -> str:
+    out = tmp_path / "never"
+    r = tuner("tune", "--out", str(out), *args)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert not out.exists()
+    return r.stderr
+
+
+def test_bad_sampler(tmp_path):
+    assert "--sampler: unknown 'bayes'" in _bad(tmp_path, "--sampler", "bayes")
+
+
+def test_bad_workload(tmp_path):
+    assert "unknown workload 'nosuch'" in _bad(tmp_path, "--workload", "nosuch")
+
+
+def test_unknown_parameter_field(tmp_path):
+    space = tmp_path / "s.toml"
+    space.write_text('[parameters.subcompactions]\ntype = "int"\nlow = 1\nhigh = 4\noptions_key = "k"\nstep_size = 2\n')
+    assert "parameters.subcompactions: unknown field(s) step_size" in _bad(tmp_path, "--space", str(space))
+
+
+def test_parameter_db_bench_does_not_know(tmp_path):
+    space = tmp_path / "s.toml"
+    space.write_text('[parameters.turbo]\ntype = "int"\nlow = 1\nhigh = 4\noptions_key = "DBOptions.turbo"\n')
+    assert "does not support --turbo" in _bad(tmp_path, "--space", str(space))
+
+
+def test_range_low_above_high(tmp_path):
+    space = tmp_path / "s.yaml"
+    space.write_text("parameters:\n  bloom_bits: {type: int, low: 12, high: 2, options_key: k}\n")
+    assert "parameters.bloom_bits: empty range, low 12 > high 2" in _bad(tmp_path, "--space", str(space))
+
+
+def test_infeasible_constraints(tmp_path):
+    assert "no configuration satisfies" in _bad(tmp_path, "--memory-budget", "1MiB")
+
+
+def test_db_bench_missing(tmp_path):
+    assert "--db-bench: /nonexistent/db_bench is not an executable file" in _bad(
+        tmp_path, "--db-bench", "/nonexistent/db_bench")
+    env = {**os.environ, "PATH": "/nonexistent"}
+    env.pop("ROCKSDB_TUNER_DB_BENCH", None)
+    r = subprocess.run([*TUNER, "tune", "--out", str(tmp_path / "x")], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "db_bench not found" in r.stderr and not (tmp_path / "x").exists()
+
+
+def test_not_a_db_bench(tmp_path):
+    assert "does not behave like db_bench" in _bad(tmp_path, "--db-bench", "/bin/true")
+
+
+def test_zero_trials(tmp_path):
+    assert "--trials: must be a whole number >= 1, got '0'" in _bad(tmp_path, "--trials", "0")
+
+
+@pytest.mark.parametrize("flag, value", [("--trial-timeout", "-1"), ("--scale", "0"), ("--max-p99-us", "abc"),
+                                         ("--memory-budget", "lots")])
+def test_flags_out_of_range(tmp_path, flag, value):
+    assert flag in _bad(tmp_path, flag, value)
+
+
+def test_unwritable_out(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    r = tuner("tune", "--out", str(blocker / "sub"))
+    assert r.returncode == 2 and r.stderr.startswith("rocksdb-tuner: error: --out: cannot write to")
+    r = tuner("tune", "--out", str(blocker))
+    assert r.returncode == 2 and "--out: " in r.stderr and "is not a directory" in r.stderr
+
+
+def test_doctor_workloads_spaces():
+    doctor = tuner("doctor")
+    assert doctor.returncode == 0
+    for word in ("db_bench:", "version:", "build:", "cores:", "memory:", "free disk:"):
+        assert word in doctor.stdout
+    workloads = tuner("workloads")
+    assert workloads.returncode == 0 and "ycsb-a" in workloads.stdout and "S4" in workloads.stdout
+    spaces = tuner("spaces", "show", "default", "--workload", "S1")
+    assert spaces.returncode == 0 and "CFOptions.compression_opts.level" in spaces.stdout
+
+
+def _trio_space(tmp_path: Path) -> Path:
+    space = tmp_path / "trio.toml"
+    space.write_text(
+        '[parameters.max_write_buffer_number]\ntype = "int"\nlow = 2\nhigh = 3\noptions_key = "CFOptions.max_write_buffer_number"\n'
+        '[parameters.min_write_buffer_number_to_merge]\ntype = "int"\nlow = 1\nhigh = 3\n'
+        'options_key = "CFOptions.min_write_buffer_number_to_merge"\n'
+        '[[constraints]]\nname = "merge_below_max"\nexpr = "min_write_buffer_number_to_merge < max_write_buffer_number"\n'
+    )
+    return space
+
+
+def test_grid_runs_each_feasible_point_once(tmp_path):
+    """A 2 x 3 grid where 3 points break merge < max: those are rejected, the 3 others run, then it stops."""
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--space", str(_trio_space(tmp_path)),
+              "--sampler", "grid", "--trials", "10", "--seed", "3", "--out", str(tmp_path / "o"), "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["trials"]["complete"] == 3 and summary["trials"]["rejected"] <= 3
+    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    points = {(t.params["max_write_buffer_number"], t.params["min_write_buffer_number_to_merge"])
+              for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE}
+    assert points == {(2, 1), (3, 1), (3, 2)}
+
+
+def test_infeasible_proposals_are_repaired_not_run(tmp_path):
+    """Random proposals with merge >= max are rejected; their nearest feasible neighbours run instead."""
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--space", str(_trio_space(tmp_path)),
+              "--sampler", "random", "--trials", "6", "--seed", "3", "--out", str(tmp_path / "o"), "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["trials"]["rejected"] >= 1 and "not run, breaks merge_below_max" in r.stderr
+    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    assert all(t.params["min_write_buffer_number_to_merge"] < t.params["max_write_buffer_number"] for t in complete)
+    assert any("repaired_from" in t.user_attrs for t in complete)

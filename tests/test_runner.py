@@ -1,0 +1,93 @@
+"""The runner and metrics on the real db_bench: tiny workloads, failures, timeouts, cleanup."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from objectives.metrics import summarize
+from objectives.runner import MARKER, Runner, RunFailed, remove_owned
+from objectives.workloads import load_workload
+from tests.conftest import TINY, leftovers
+from tuner.options_file import mismatches
+
+pytestmark = pytest.mark.dbbench
+
+
+def test_fillrandom_run_measures_and_cleans_up(db_bench, host, work_dir, tmp_path):
+    workload = load_workload("fillrandom").resolve(TINY, host)
+    flags = {"write_buffer_size": "262144", "compression_type": "zstd", "compression_level": "5", "bloom_bits": "10",
+             "max_background_jobs": "3", "subcompactions": "2"}
+    run = Runner(db_bench, work_dir).run(workload, flags, tmp_path / "log", seed=5)
+    m = summarize(run)
+    assert m["ops_per_sec"] == run.phases[0].output.results[0].ops_per_sec > 0
+    assert 0 < m["p50_us"] <= m["p95_us"] <= m["p99_us"] <= m["p99_9_us"]
+    assert m["write_amp"] > 0 and m["compaction_micros"] >= 0 and m["stall_micros"] >= 0
+    assert m["db_size_bytes"] > 0 and m["peak_rss_bytes"] > 1e6 and m["cpu_seconds"] > 0 and m["wall_seconds"] > 0
+    command = (tmp_path / "log" / "load.command").read_text()
+    assert "--compression_level=5" in command and "--seed=5" in command and "--num=20000" in command
+    assert (tmp_path / "log" / "load.stdout").stat().st_size > 1000
+    expected = {k: (key, v) for k, key, v in [
+        ("write_buffer_size", "CFOptions.write_buffer_size", 262144),
+        ("compression_type", "CFOptions.compression", "zstd"),
+        ("compression_level", "CFOptions.compression_opts.level", 5),
+        ("bloom_bits", "TableOptions/BlockBasedTable.filter_policy", 10),
+        ("subcompactions", "DBOptions.max_subcompactions", 2),
+        ("max_background_jobs", "DBOptions.max_background_jobs", 3)]}
+    assert mismatches(run.options_text, expected) == []
+    wrong = {"write_buffer_size": ("CFOptions.write_buffer_size", 999)}
+    assert mismatches(run.options_text, wrong) == ["write_buffer_size: asked 999, the DB's OPTIONS file has "
+                                                   "CFOptions.write_buffer_size=262144"]
+    assert leftovers(work_dir) == []
+
+
+def test_two_phase_workload_scores_only_the_read_phase(db_bench, host, work_dir, tmp_path):
+    workload = load_workload("readrandom").resolve(TINY, host)
+    run = Runner(db_bench, work_dir).run(workload, {"bloom_bits": "10"}, tmp_path / "log")
+    assert [p.name for p in run.phases] == ["load", "read"]
+    assert "--use_existing_db=true" in run.phases[1].command
+    m = summarize(run)
+    assert m["ops_per_sec"] == run.phases[1].output.results[0].ops_per_sec
+    assert m["write_amp"] is not None  # from the load phase's tickers
+    assert leftovers(work_dir) == []
+
+
+def test_failing_db_bench_names_the_cause(db_bench, host, work_dir, tmp_path):
+    workload = load_workload("fillrandom").resolve(TINY, host)
+    with pytest.raises(RunFailed) as err:
+        Runner(db_bench, work_dir).run(workload, {"compression_type": "bogus"}, tmp_path / "log")
+    assert err.value.reason == "phase load: db_bench exit code 1: Cannot parse compression type 'bogus'"
+    assert leftovers(work_dir) == []
+
+
+def test_timeout_kills_db_bench(db_bench, host, work_dir, tmp_path):
+    workload = load_workload("fillrandom").resolve(1.0, host)
+    with pytest.raises(RunFailed, match=r"phase load: timeout, killed after the trial's 0.5 s limit"):
+        Runner(db_bench, work_dir, timeout=0.5).run(workload, {}, tmp_path / "log")
+    assert leftovers(work_dir) == []
+    alive = subprocess.run(["pgrep", "-f", str(work_dir)], capture_output=True, text=True).stdout
+    assert alive == ""
+
+
+def test_only_marked_directories_are_removed(tmp_path):
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    for d in (mine, theirs):
+        d.mkdir()
+        (d / "data").write_text("x")
+    (mine / MARKER).write_text("")
+    remove_owned(mine)
+    remove_owned(theirs)
+    assert not mine.exists() and (theirs / "data").exists()
+
+
+def test_nothing_runs_through_a_shell(db_bench, host, work_dir, tmp_path):
+    """A flag value with shell metacharacters reaches db_bench verbatim (and db_bench rejects it)."""
+    workload = load_workload("fillrandom").resolve(TINY, host)
+    canary = tmp_path / "canary"
+    with pytest.raises(RunFailed):
+        Runner(db_bench, work_dir).run(workload, {"compression_type": f"zstd; touch {canary}"}, tmp_path / "log")
+    assert not canary.exists()
+    assert os.listdir(work_dir) == []

@@ -1,0 +1,158 @@
+"""Search spaces: loading, validation with field names, host scaling, constraints, suggestion."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import optuna
+import pytest
+
+from search_spaces import Context, GiB, MiB, SearchSpace, SpaceError, load_space
+from search_spaces.context import ExpressionError, evaluate
+
+
+@pytest.fixture
+def ctx(host: Context) -> Context:
+    return replace(host, data=200 * MiB, budget=4 * GiB)
+
+
+def test_default_space_scales_to_host_and_data(ctx):
+    space = load_space("default").resolve(ctx)
+    assert [p.name for p in space.parameters] == [
+        "subcompactions", "max_background_jobs", "write_buffer_size", "max_write_buffer_number",
+        "min_write_buffer_number_to_merge", "cache_size", "bloom_bits", "compression_type", "compression_level",
+    ]
+    assert space.parameter("subcompactions").high == 4 * ctx.cores
+    assert space.parameter("write_buffer_size").high == 100 * MiB  # data / 2
+    assert space.parameter("cache_size").high == 200 * MiB  # data
+    bigger = load_space("default").resolve(replace(ctx, data=40 * GiB, budget=2 * GiB))
+    assert bigger.parameter("write_buffer_size").high == 2 * GiB // 8  # budget / 8
+    assert all(p.options_key for p in space.parameters)
+
+
+def test_constraints(ctx):
+    space = load_space("default").resolve(ctx)
+    ok = {"write_buffer_size": 64 * MiB, "max_write_buffer_number": 4, "min_write_buffer_number_to_merge": 2,
+          "cache_size": 64 * MiB}
+    assert space.violations(ok) == []
+    bad_merge = {**ok, "min_write_buffer_number_to_merge": 4}
+    (why,) = space.violations(bad_merge)
+    assert why.startswith("merge_below_max") and "min_write_buffer_number_to_merge=4" in why
+    too_big = {**ok, "write_buffer_size": 1 * GiB, "max_write_buffer_number": 8}
+    assert space.violations(too_big)[0].startswith("memory_budget")
+
+
+def test_compression_level_only_with_zstd(ctx):
+    space = load_space("default").resolve(ctx)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    seen = set()
+    for _ in range(40):
+        params = space.suggest(study.ask())
+        seen.add(params["compression_type"])
+        assert ("compression_level" in params) == (params["compression_type"] == "zstd")
+        for p in space.parameters:
+            if p.name in params:
+                assert p.contains(params[p.name])
+    assert "zstd" in seen and len(seen) > 2
+
+
+def test_flags_of_a_configuration(ctx):
+    space = load_space("default").resolve(ctx)
+    flags = space.flags({"subcompactions": 3, "compression_type": "zstd", "compression_level": 7})
+    assert flags == {"subcompactions": "3", "compression_type": "zstd", "compression_level": "7"}
+
+
+def test_yaml_and_toml_give_the_same_space(tmp_path: Path, ctx):
+    (tmp_path / "s.yaml").write_text(
+        "parameters:\n  subcompactions: {type: int, low: 1, high: '2 * cores', options_key: DBOptions.max_subcompactions}\n"
+        "  compression_type: {type: categorical, choices: [lz4, zstd], options_key: CFOptions.compression}\n"
+    )
+    (tmp_path / "s.toml").write_text(
+        '[parameters.subcompactions]\ntype = "int"\nlow = 1\nhigh = "2 * cores"\noptions_key = "DBOptions.max_subcompactions"\n'
+        '[parameters.compression_type]\ntype = "categorical"\nchoices = ["lz4", "zstd"]\noptions_key = "CFOptions.compression"\n'
+    )
+    a, b = (load_space(tmp_path / f).resolve(ctx) for f in ("s.yaml", "s.toml"))
+    assert a.parameters == b.parameters
+    assert a.parameter("subcompactions").high == 2 * ctx.cores
+
+
+BAD_SPACES = [
+    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "k", "lo": 1}}}, "parameters.x: unknown field(s) lo"),
+    ({"parameters": {"x": {"type": "integer", "low": 1, "high": 4, "options_key": "k"}}}, "parameters.x.type"),
+    ({"parameters": {"x": {"type": "int", "low": [1], "high": 4, "options_key": "k"}}}, "parameters.x.low"),
+    ({"parameters": {"x": {"type": "int", "high": 4, "options_key": "k"}}}, "parameters.x.low: missing"),
+    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4}}}, "parameters.x.options_key"),
+    ({"parameters": {"x": {"type": "categorical", "choices": [], "options_key": "k"}}}, "parameters.x.choices"),
+    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "k", "when": {"y": "a"}}}}, "parameters.x.when"),
+    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "k", "flag": "a; rm -rf /"}}}, "parameters.x.flag"),
+    ({"parameters": {}}, "parameters: expected a non-empty table"),
+    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "k"}}, "extra": 1}, "unknown top-level field(s) extra"),
+    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "k"}},
+      "constraints": [{"name": "c", "expr": "x < nosuch"}]}, "constraints[0].expr"),
+    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "k"}},
+      "constraints": [{"name": "c", "expr": "__import__('os')"}]}, "constraints[0].expr"),
+]
+
+
+@pytest.mark.parametrize("data, message", BAD_SPACES)
+def test_invalid_space_names_the_field(data, message):
+    with pytest.raises(SpaceError) as err:
+        SearchSpace.from_dict(data)
+    assert message in str(err.value)
+
+
+def test_empty_range_on_this_host(ctx):
+    space = SearchSpace.from_dict({"parameters": {"x": {"type": "int", "low": "4 * cores", "high": 2, "options_key": "k"}}})
+    with pytest.raises(SpaceError, match=r"parameters.x: empty range, low \d+ > high 2"):
+        space.resolve(ctx)
+
+
+def test_constraints_that_leave_nothing_feasible(ctx):
+    space = SearchSpace.from_dict({
+        "parameters": {"a": {"type": "int", "low": 1, "high": 4, "options_key": "k"},
+                       "b": {"type": "int", "low": 1, "high": 4, "options_key": "k2"}},
+        "constraints": [{"name": "impossible", "expr": "a + b > 100"}],
+    })
+    with pytest.raises(SpaceError, match="no configuration satisfies"):
+        space.resolve(ctx)
+
+
+def test_huge_write_buffer_is_infeasible_under_the_budget(ctx):
+    space = load_space("default").resolve(ctx)
+    huge = {"write_buffer_size": 1024 * GiB, "max_write_buffer_number": 2, "min_write_buffer_number_to_merge": 1,
+            "cache_size": 8 * MiB}
+    assert space.violations(huge)
+    with pytest.raises(SpaceError, match="write_buffer_size"):
+        space.validate(huge)
+
+
+def test_bad_files(tmp_path: Path):
+    (tmp_path / "broken.toml").write_text("parameters = [")
+    with pytest.raises(SpaceError, match="not valid TOML"):
+        load_space(tmp_path / "broken.toml")
+    (tmp_path / "space.json").write_text("{}")
+    with pytest.raises(SpaceError, match="expected a .toml, .yaml or .yml"):
+        load_space(tmp_path / "space.json")
+    with pytest.raises(SpaceError, match="unknown space 'nope'"):
+        load_space("nope")
+
+
+def test_expressions_are_arithmetic_only():
+    assert evaluate("min(512 * MiB, data / 2)", {"MiB": MiB, "data": 100 * MiB}) == 50 * MiB
+    for text in ("open('x')", "x.__class__", "[1, 2]", "1 if 1 else 2", "lambda: 1"):
+        with pytest.raises(ExpressionError):
+            evaluate(text, {"x": 1})
+
+
+def test_repair_moves_only_the_parameters_of_broken_constraints(ctx):
+    space = load_space("default").resolve(ctx)
+    proposal = {"subcompactions": 3, "max_background_jobs": 2, "write_buffer_size": 8 * MiB,
+                "max_write_buffer_number": 3, "min_write_buffer_number_to_merge": 4, "cache_size": 64 * MiB,
+                "bloom_bits": 10, "compression_type": "zstd", "compression_level": 3}
+    repaired = space.repair(proposal, seed=1)
+    assert space.violations(repaired) == []
+    unchanged = set(proposal) - {"max_write_buffer_number", "min_write_buffer_number_to_merge"}
+    assert {k: repaired[k] for k in unchanged} == {k: proposal[k] for k in unchanged}
+    # nearest: one step on one of the two counts, not a random jump
+    assert (repaired["max_write_buffer_number"], repaired["min_write_buffer_number_to_merge"]) in {(3, 2), (5, 4), (4, 3), (3, 1)}

@@ -1,0 +1,73 @@
+"""Workload presets and files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from objectives.workloads import Workload, WorkloadError, load_workload, preset_names
+
+
+def test_presets(host):
+    names = preset_names()
+    for required in ("fillrandom", "readrandom", "overwrite", "readwhilewriting", "ycsb-a", "S0", "S1", "S2", "S3", "S4"):
+        assert required in names
+    for name in names:
+        w = load_workload(name).resolve(1.0, host)
+        assert w.scored_phases and w.data_bytes() > 50e6
+        for b in w.baselines:
+            assert b.name.startswith("hand-found:") and all(not isinstance(v, dict) for v in b.flags.values())
+
+
+def test_scale_and_host_expressions(host):
+    w = load_workload("S0").resolve(0.5, host)
+    assert w.flags["num"] == 1_000_000
+    (hand,) = w.baselines
+    assert hand.flags["subcompactions"] == max(1, round(1.5 * host.cores))
+    s2 = load_workload("S2").resolve(1.0, host)
+    assert s2.baselines[0].flags["write_buffer_size"] == int(s2.data_bytes() / 37.5)
+
+
+def test_workload_file_yaml(tmp_path: Path, host):
+    (tmp_path / "w.yaml").write_text(
+        "name: mine\nflags: {num: {expr: '10_000 * scale'}, value_size: 400}\n"
+        "phases:\n  - {name: load, benchmarks: [fillseq]}\n  - {name: scan, benchmarks: [readseq], scored: true}\n"
+    )
+    w = load_workload(tmp_path / "w.yaml").resolve(2.0, host)
+    assert w.name == "mine" and w.flags == {"num": 20_000, "value_size": 400}
+    assert [p.name for p in w.scored_phases] == ["scan"]
+
+
+BAD = [
+    ({"phases": []}, "phases: expected a non-empty list"),
+    ({"phases": [{"benchmarks": ["fillrandom"]}]}, "no phase has 'scored = true'"),
+    ({"phases": [{"benchmarks": ["fillrandom"], "scored": True}], "flags": {"db": "/"}}, "flags.db: set by the tuner"),
+    ({"phases": [{"benchmarks": ["fillrandom; rm -rf ~"], "scored": True}]}, "phases[0].benchmarks"),
+    ({"phases": [{"benchmarks": ["readrandom"], "scored": True}, {"benchmarks": ["fillrandom"]}]},
+     "phases[1].benchmarks: fillrandom needs a fresh DB"),
+    ({"phases": [{"benchmarks": ["waitforcompaction"], "scored": True}]}, "needs a benchmark that reports ops/sec"),
+    ({"phases": [{"benchmarks": ["fillrandom"], "scored": "yes"}]}, "phases[0].scored"),
+    ({"phases": [{"benchmarks": ["fillrandom"], "scored": True}], "flags": {"num": [1]}}, "flags.num"),
+    ({"phases": [{"benchmarks": ["fillrandom"], "scored": True}], "flags": {"num": {"exp": "1"}}}, "flags.num"),
+    ({"phases": [{"benchmarks": ["fillrandom"], "scored": True}], "colour": 1}, "unknown top-level field(s) colour"),
+]
+
+
+@pytest.mark.parametrize("data, message", BAD)
+def test_invalid_workload_names_the_field(data, message):
+    with pytest.raises(WorkloadError) as err:
+        Workload.from_dict(data)
+    assert message in str(err.value)
+
+
+def test_bad_expression_names_the_flag(host):
+    w = Workload.from_dict({"phases": [{"benchmarks": ["fillrandom"], "scored": True}],
+                            "flags": {"num": {"expr": "1000 * cpus"}}})
+    with pytest.raises(WorkloadError, match=r"flags.num: unknown name 'cpus'"):
+        w.resolve(1.0, host)
+
+
+def test_unknown_workload():
+    with pytest.raises(WorkloadError, match="unknown workload 'nope'"):
+        load_workload("nope")
