@@ -7,7 +7,7 @@ PYTHON   ?= python3
 VENV     ?= .venv
 EXTRAS   ?= gp,test
 # The default study: resumable by name, so re-running `make tune` continues or re-reports it.
-TUNE_ARGS ?= --workload fillrandom --space default --sampler tpe --trials 60 --seed 1 \
+TUNE_ARGS ?= --workload fillrandom --scale 2 --space default --sampler tpe --trials 75 --seed 1 \
              --study default-fillrandom --out runs/default-fillrandom
 PYTEST_ARGS ?=
 

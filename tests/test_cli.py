@@ -271,3 +271,42 @@ def test_infeasible_proposals_are_repaired_not_run(tmp_path):
     complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     assert all(t.params["min_write_buffer_number_to_merge"] < t.params["max_write_buffer_number"] for t in complete)
     assert any("repaired_from" in t.user_attrs for t in complete)
+
+
+def test_failed_trials_are_recorded_and_the_study_goes_on(tmp_path):
+    """A choice db_bench rejects at run time makes those trials FAILED with db_bench's own reason."""
+    space = tmp_path / "s.toml"
+    space.write_text('[parameters.compression_type]\ntype = "categorical"\nchoices = ["snappy", "bogus"]\n'
+                     'options_key = "CFOptions.compression"\n')
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--space", str(space), "--sampler", "grid",
+              "--trials", "2", "--out", str(tmp_path / "o"), "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["trials"]["complete"] == 1 and summary["trials"]["failed"] == 1
+    assert summary["failures"][0]["reason"] == "phase load: db_bench exit code 1: Cannot parse compression type 'bogus'"
+    assert summary["best"]["params"] == {"compression_type": "snappy"}
+    assert "FAILED: phase load: db_bench exit code 1" in r.stderr
+
+
+def test_every_trial_timing_out_ends_with_exit_1(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    r = tuner("tune", "--workload", "fillrandom", "--trials", "2", "--trial-timeout", "0.2", "--out",
+              str(tmp_path / "o"), "--work-dir", str(work), "--json")
+    assert r.returncode == 1, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["best"] is None and summary["trials"]["failed"] == 2
+    assert all("timeout, killed after the trial's 0.2 s limit" in f["reason"] for f in summary["failures"])
+    assert summary["baselines"][0]["state"] == "FAIL"
+    assert not (tmp_path / "o" / "OPTIONS.ini").exists()
+    assert leftovers(work) == []
+
+
+def test_storage_url(tmp_path):
+    storage = f"sqlite:///{tmp_path / 'elsewhere.db'}"
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--study", "s1",
+              "--storage", storage, "--out", str(tmp_path / "o"), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["storage"] == storage
+    assert not (tmp_path / "o" / "study.db").exists()
+    assert len(optuna.load_study(study_name="s1", storage=storage).trials) >= 2
