@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from search_spaces.context import Context, ExpressionError
-from search_spaces.space import load_data_file
+from search_spaces import files
 
 PRESET_DIR = Path(__file__).with_name("presets")
 # Flags the runner owns: a workload may not set them.
@@ -202,19 +202,13 @@ def _evaluate_flags(flags: dict[str, Any], ctx: Context, where: str) -> dict[str
 
 
 def preset_names() -> list[str]:
-    return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
+    return files.preset_names(PRESET_DIR)
 
 
 def load_workload(name_or_path: str | Path) -> Workload:
     """A preset by name (see :func:`preset_names`) or a TOML/YAML file."""
-    path = Path(name_or_path)
-    if not path.suffix and str(name_or_path) in preset_names():
-        path = PRESET_DIR / f"{name_or_path}.toml"
-    elif not path.exists():
-        raise WorkloadError(
-            f"unknown workload {str(name_or_path)!r}: not a preset ({', '.join(preset_names())}) nor a file"
-        )
-    data = load_data_file(path, "workload", WorkloadError)
+    path = files.preset_or_file(name_or_path, PRESET_DIR, "workload", WorkloadError)
+    data = files.load_data_file(path, "workload", WorkloadError)
     try:
         return Workload.from_dict(data, name=path.stem)
     except WorkloadError as exc:

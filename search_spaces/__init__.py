@@ -4,7 +4,7 @@ from search_spaces.constraints import Constraint
 from search_spaces.context import Context, GiB, KiB, MiB, host_cores, host_ram_bytes
 from search_spaces.errors import SpaceError
 from search_spaces.parameters import CategoricalParam, FloatParam, IntParam, Parameter
-from search_spaces.space import SearchSpace, load_data_file, load_space, preset_names
+from search_spaces.space import SearchSpace, load_space, preset_names
 
 __all__ = [
     "CategoricalParam",
@@ -20,7 +20,6 @@ __all__ = [
     "SpaceError",
     "host_cores",
     "host_ram_bytes",
-    "load_data_file",
     "load_space",
     "preset_names",
 ]

@@ -11,6 +11,7 @@ from typing import Any
 
 import optuna
 
+from search_spaces import files
 from search_spaces.constraints import Constraint, constraint_from_dict
 from search_spaces.context import Context
 from search_spaces.errors import SpaceError
@@ -187,39 +188,14 @@ def _flag_text(value: Value) -> str:
     return str(value)
 
 
-def load_data_file(path: Path, what: str, error: type[ValueError] = SpaceError) -> Any:
-    """Read a TOML or YAML file into plain data, raising ``error`` with one clear line for a bad file."""
-    suffix = path.suffix.lower()
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise error(f"{what} file {path}: {exc.strerror}") from None
-    try:
-        if suffix == ".toml":
-            import tomllib
-
-            return tomllib.loads(text)
-        if suffix in (".yaml", ".yml"):
-            import yaml
-
-            return yaml.safe_load(text)
-    except Exception as exc:  # tomllib.TOMLDecodeError, yaml.YAMLError
-        raise error(f"{what} file {path}: not valid {suffix[1:].upper()}: {exc}") from None
-    raise error(f"{what} file {path}: expected a .toml, .yaml or .yml file")
-
-
 def preset_names() -> list[str]:
-    return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
+    return files.preset_names(PRESET_DIR)
 
 
 def load_space(name_or_path: str | Path) -> SearchSpace:
     """A preset by name (see :func:`preset_names`) or a TOML/YAML file."""
-    path = Path(name_or_path)
-    if not path.suffix and str(name_or_path) in preset_names():
-        path = PRESET_DIR / f"{name_or_path}.toml"
-    elif not path.exists():
-        raise SpaceError(f"unknown space {str(name_or_path)!r}: not a preset ({', '.join(preset_names())}) nor a file")
-    data = load_data_file(path, "space")
+    path = files.preset_or_file(name_or_path, PRESET_DIR, "space", SpaceError)
+    data = files.load_data_file(path, "space", SpaceError)
     try:
         return SearchSpace.from_dict(data, name=path.stem)
     except SpaceError as exc:
