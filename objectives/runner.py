@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ from objectives.workloads import Flag, Workload
 
 MARKER = ".rocksdb-tuner-owned"
 _KILL_GRACE = 3.0
+# util-linux's setpriv makes the kernel SIGKILL db_bench when the tuner dies, even by SIGKILL.
+_SETPRIV = shutil.which("setpriv")
 
 
 class RunFailed(RuntimeError):
@@ -72,6 +75,16 @@ class Runner:
         self.work_dir = Path(work_dir or tempfile.gettempdir())
         self.timeout = timeout
 
+    def sweep_stale(self) -> list[Path]:
+        """Remove trial directories of tuner processes on this host that are gone (killed runs)."""
+        removed = []
+        for path in self.work_dir.glob("rocksdb-tuner-*"):
+            owner = _owner(path)
+            if owner and owner[0] == socket.gethostname() and not _alive(owner[1]):
+                remove_owned(path)
+                removed.append(path)
+        return removed
+
     def command(self, workload: Workload, index: int, flags: dict[str, Flag], db: Path, seed: int) -> list[str]:
         phase = workload.phases[index]
         merged: dict[str, Flag] = {**workload.phase_flags(index), **flags}
@@ -90,7 +103,7 @@ class Runner:
         """Run every phase; raise RunFailed with a reason on any failure. The DB is always removed."""
         log_dir.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix="rocksdb-tuner-", dir=self.work_dir))
-        (tmp / MARKER).write_text(f"created by rocksdb-tuner pid {os.getpid()}\n")
+        (tmp / MARKER).write_text(f"host={socket.gethostname()}\npid={os.getpid()}\n")
         db = tmp / "db"
         deadline = time.monotonic() + self.timeout
         phases: list[PhaseRun] = []
@@ -119,9 +132,10 @@ class Runner:
         (log_dir / f"{name}.command").write_text(" ".join(cmd) + "\n")
         started = time.monotonic()
         with open(log_dir / f"{name}.stdout", "wb") as out, open(log_dir / f"{name}.stderr", "wb") as err:
+            argv = [_SETPRIV, "--pdeathsig", "KILL", "--", *cmd] if _SETPRIV else cmd
             pid = os.posix_spawn(
-                cmd[0], cmd, os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, out.fileno(), 1),
-                                                       (os.POSIX_SPAWN_DUP2, err.fileno(), 2)],
+                argv[0], argv, os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+                                                         (os.POSIX_SPAWN_DUP2, err.fileno(), 2)],
                 setsid=True,
             )
         status, usage, killed = None, None, False
@@ -198,6 +212,25 @@ def _tree_size(path: Path) -> int:
 def _latest_options(db: Path) -> str:
     files = sorted(db.glob("OPTIONS-*"), key=lambda p: int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else -1)
     return files[-1].read_text() if files else ""
+
+
+def _owner(path: Path) -> tuple[str, int] | None:
+    """(host, pid) from a trial directory's marker, or None when it has no valid marker."""
+    try:
+        fields = dict(line.split("=", 1) for line in (path / MARKER).read_text().splitlines() if "=" in line)
+        return fields["host"], int(fields["pid"])
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def remove_owned(path: Path) -> None:

@@ -127,28 +127,55 @@ def test_python_api(tmp_path):
     assert (tmp_path / "api" / "summary.json").exists()
 
 
-def test_ctrl_c_keeps_finished_trials_and_resume_completes(tmp_path):
+def _start_and_signal(args: list[str], sig: int) -> subprocess.Popen:
+    """Start `tune`, wait until trial 0 finished, send ``sig`` during the next trial."""
+    proc = subprocess.Popen([*TUNER, *args], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        if line.startswith("trial 0:"):
+            time.sleep(1.0)
+            proc.send_signal(sig)
+            break
+    return proc
+
+
+def _db_bench_running(work: Path) -> bool:
+    return subprocess.run(["pgrep", "-f", f"--db={work}"], capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_keeps_finished_trials_and_resume_completes(tmp_path, sig, code):
     out, work = tmp_path / "out", tmp_path / "work"
     work.mkdir()
-    args = ["tune", "--workload", "fillrandom", "--scale", "0.1", "--trials", "4", "--seed", "1",
+    args = ["tune", "--workload", "fillrandom", "--scale", "0.5", "--trials", "3", "--seed", "1",
             "--study", "interrupted", "--out", str(out), "--work-dir", str(work)]
-    proc = subprocess.Popen([*TUNER, *args], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    lines = []
-    for line in proc.stderr:  # wait for one finished trial, then interrupt the next one
-        lines.append(line)
-        if line.startswith("trial 0:"):
-            time.sleep(0.3)
-            proc.send_signal(signal.SIGINT)
-            break
+    proc = _start_and_signal(args, sig)
     _, rest = proc.communicate(timeout=60)
-    assert proc.returncode == 130, "".join(lines) + rest
+    assert proc.returncode == code, rest
     assert "Resume with: rocksdb-tuner tune --study interrupted" in rest
-    assert leftovers(work) == []
+    assert leftovers(work) == [] and not _db_bench_running(work)
     resumed = tuner(*args)
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["trials"]["complete"] == 4
-    assert summary["trials"]["interrupted"] <= 1
+    assert summary["trials"]["complete"] == 3 and summary["trials"]["interrupted"] == 1
+    assert leftovers(work) == []
+
+
+def test_sigkill_takes_db_bench_down_and_the_next_run_cleans_up(tmp_path):
+    out, work = tmp_path / "out", tmp_path / "work"
+    work.mkdir()
+    args = ["tune", "--workload", "fillrandom", "--scale", "0.5", "--trials", "3", "--seed", "1",
+            "--study", "killed", "--out", str(out), "--work-dir", str(work)]
+    proc = _start_and_signal(args, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    time.sleep(0.5)
+    assert not _db_bench_running(work)  # PR_SET_PDEATHSIG via setpriv
+    assert len(leftovers(work)) == 1  # nothing could clean up after SIGKILL...
+    resumed = tuner(*args)  # ...so the next run does, and marks the abandoned trial
+    assert resumed.returncode == 0, resumed.stderr
+    assert "removed 1 trial directories left by killed tuner runs" in resumed.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["trials"]["complete"] == 3 and summary["trials"]["interrupted"] == 1
     assert leftovers(work) == []
 
 

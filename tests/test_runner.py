@@ -91,3 +91,23 @@ def test_nothing_runs_through_a_shell(db_bench, host, work_dir, tmp_path):
         Runner(db_bench, work_dir).run(workload, {"compression_type": f"zstd; touch {canary}"}, tmp_path / "log")
     assert not canary.exists()
     assert os.listdir(work_dir) == []
+
+
+def test_sweep_removes_only_dead_tuners_directories_on_this_host(db_bench, work_dir):
+    import socket
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    cases = {
+        "rocksdb-tuner-dead": f"host={socket.gethostname()}\npid={dead.pid}\n",
+        "rocksdb-tuner-alive": f"host={socket.gethostname()}\npid={os.getpid()}\n",
+        "rocksdb-tuner-elsewhere": f"host=not-{socket.gethostname()}\npid={dead.pid}\n",
+        "rocksdb-tuner-unmarked": None,
+    }
+    for name, marker in cases.items():
+        (work_dir / name / "db").mkdir(parents=True)
+        if marker is not None:
+            (work_dir / name / MARKER).write_text(marker)
+    removed = Runner(db_bench, work_dir).sweep_stale()
+    assert [p.name for p in removed] == ["rocksdb-tuner-dead"]
+    assert sorted(os.listdir(work_dir)) == ["rocksdb-tuner-alive", "rocksdb-tuner-elsewhere", "rocksdb-tuner-unmarked"]

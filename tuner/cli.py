@@ -6,6 +6,7 @@ import argparse
 import json
 import re
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -106,13 +107,22 @@ def cmd_tune(args: argparse.Namespace) -> int:
         baselines=not args.no_baselines,
     )
     study = Study(config, ConsoleProgress())
+    received: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:  # SIGTERM/SIGHUP take the Ctrl-C path: clean up, then exit
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop)
     try:
         result = study.run()
     except KeyboardInterrupt:
-        print(f"\ninterrupted: finished trials are saved. Resume with: rocksdb-tuner tune --study {study.name} "
-              f"--out {study.out} --workload {args.workload} --space {args.space} --trials {args.trials}",
+        name = signal.Signals(received[0]).name if received else "SIGINT"
+        print(f"\ninterrupted ({name}): finished trials are saved. Resume with: rocksdb-tuner tune --study "
+              f"{study.name} --out {study.out} --workload {args.workload} --space {args.space} --trials {args.trials}",
               file=sys.stderr)
-        return 130
+        return 128 + (received[0] if received else signal.SIGINT)
     if args.json:
         print(json.dumps(result.summary, indent=2, default=str))
     else:

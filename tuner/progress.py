@@ -31,6 +31,7 @@ class SilentProgress:
     """Reports nothing; the base of every progress reporter."""
 
     def study_started(self, study: Study) -> None: ...
+    def note(self, text: str) -> None: ...
     def baseline_started(self, name: str) -> None: ...
     def baseline_done(self, record: dict[str, Any]) -> None: ...
     def trial_started(self, number: int, index: int, total: int, params: dict[str, Any]) -> None: ...
@@ -73,6 +74,9 @@ class ConsoleProgress(SilentProgress):
 
             self.bar = tqdm(total=study.trials_wanted, initial=done, file=self.stream, unit="trial",
                             dynamic_ncols=True, leave=True)
+
+    def note(self, text: str) -> None:
+        self._line(text)
 
     def baseline_started(self, name: str) -> None:
         self._line(f"baseline {name}: running")

@@ -295,6 +295,9 @@ class Study:
         from tuner.report import write_outputs
 
         self.progress.study_started(self)
+        stale = self.runner.sweep_stale()
+        if stale:
+            self.progress.note(f"removed {len(stale)} trial directories left by killed tuner runs in {self.runner.work_dir}")
         self.run_baselines()
         self.run_trials()
         result = write_outputs(self)
