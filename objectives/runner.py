@@ -22,6 +22,8 @@ from objectives.workloads import Flag, Workload
 
 MARKER = ".rocksdb-tuner-owned"
 _KILL_GRACE = 3.0
+# The flags every db_bench invocation gets from the runner itself.
+RUNNER_FLAGS = {"db", "benchmarks", "use_existing_db", "statistics", "histogram", "progress_reports", "seed"}
 # util-linux's setpriv makes the kernel SIGKILL db_bench when the tuner dies, even by SIGKILL.
 _SETPRIV = shutil.which("setpriv")
 
@@ -97,6 +99,7 @@ class Runner:
             "progress_reports": False,
             "seed": seed,
         }
+        assert fixed.keys() == RUNNER_FLAGS
         return [self.db_bench.path, *(format_flag(k, v) for k, v in {**fixed, **merged}.items())]
 
     def run(self, workload: Workload, flags: dict[str, Flag], log_dir: Path, seed: int = 1) -> RunResult:

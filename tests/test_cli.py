@@ -337,3 +337,16 @@ def test_storage_url(tmp_path):
     assert json.loads(r.stdout)["storage"] == storage
     assert not (tmp_path / "o" / "study.db").exists()
     assert len(optuna.load_study(study_name="s1", storage=storage).trials) >= 2
+
+
+def test_resume_refuses_another_db_bench_build(tmp_path):
+    out = tmp_path / "out"
+    args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "1", "--study", "s",
+            "--out", str(out)]
+    assert tuner(*args).returncode == 0
+    study = optuna.load_study(study_name="s", storage=f"sqlite:///{out / 'study.db'}")
+    recorded = study.user_attrs["db_bench"]
+    study.set_user_attr("db_bench", {**recorded, "assertions": not recorded["assertions"]})
+    r = tuner(*args[:-4], "--trials", "2", "--study", "s", "--out", str(out))
+    assert r.returncode == 2 and "measurements would not compare" in r.stderr
+    assert len(optuna.load_study(study_name="s", storage=f"sqlite:///{out / 'study.db'}").trials) == 1

@@ -17,7 +17,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from objectives.dbbench import DbBench, probe
 from objectives.metrics import phase_details, summarize
-from objectives.runner import Runner, RunFailed, RunResult
+from objectives.runner import RUNNER_FLAGS, Runner, RunFailed, RunResult
 from objectives.scores import Score, ScoreError
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, SearchSpace, load_space
@@ -123,8 +123,7 @@ class Study:
 
     # -- set-up -----------------------------------------------------------------------------------
     def _check_flags(self) -> None:
-        flags = set(self.workload.all_flags()) | {p.flag for p in self.space.parameters}
-        flags |= {"db", "benchmarks", "use_existing_db", "statistics", "histogram", "progress_reports", "seed"}
+        flags = set(self.workload.all_flags()) | {p.flag for p in self.space.parameters} | RUNNER_FLAGS
         self.db_bench.check_flags(sorted(flags), where=f"workload {self.workload.name} / space {self.space.name}")
 
     def _open(self) -> optuna.Study:
@@ -154,6 +153,15 @@ class Study:
                 f"--study {self.name}: exists with {study.user_attrs['identity']}, not {identity}; "
                 "use another --study name to tune something else"
             )
+        else:
+            before, now = study.user_attrs["db_bench"], self.db_bench.to_dict()
+            if (before["version"], before["assertions"]) != (now["version"], now["assertions"]):
+                raise UsageError(
+                    f"--study {self.name}: was measured with db_bench {before['version']} "
+                    f"(assertions={before['assertions']}) at {before['path']}, not {now['version']} "
+                    f"(assertions={now['assertions']}) at {now['path']}; measurements would not compare, "
+                    "use another --study name"
+                )
         for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
             study._storage.set_trial_user_attr(trial._trial_id, "outcome", "interrupted")
             study._storage.set_trial_user_attr(trial._trial_id, "fail_reason", "abandoned: the tuner stopped mid-trial")
