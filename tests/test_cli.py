@@ -33,7 +33,7 @@ def test_issue_example_fillrandom_random_six_trials(tmp_path, db_bench):
     assert r.returncode == 0, r.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["trials"]["complete"] == 6 and summary["trials"]["failed"] == 0
-    assert summary["db_bench"] == {"path": db_bench.path, "version": db_bench.version, "assertions": db_bench.assertions}
+    assert summary["db_bench"] == db_bench.to_dict()
     assert summary["sampler"] == "random" and summary["workload"] == "fillrandom"
     best, (default,) = summary["best"], summary["baselines"]
     assert default["name"] == "rocksdb-default" and default["params"] == {} and default["metrics"]["ops_per_sec"] > 0
@@ -223,7 +223,7 @@ def test_infeasible_constraints(tmp_path):
 def test_db_bench_missing(tmp_path):
     assert "--db-bench: /nonexistent/db_bench is not an executable file" in _bad(
         tmp_path, "--db-bench", "/nonexistent/db_bench")
-    env = {**os.environ, "PATH": "/nonexistent"}
+    env = {**os.environ, "PATH": "/nonexistent", "XDG_CACHE_HOME": str(tmp_path / "empty-cache")}
     env.pop("ROCKSDB_TUNER_DB_BENCH", None)
     r = subprocess.run([*TUNER, "tune", "--out", str(tmp_path / "x")], capture_output=True, text=True, env=env)
     assert r.returncode == 2 and "db_bench not found" in r.stderr and not (tmp_path / "x").exists()

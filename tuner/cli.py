@@ -140,12 +140,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"free disk:    unknown for {where}: {exc.strerror}")
     db = probe(args.db_bench)
-    print(f"db_bench:     {db.path}")
+    print(f"db_bench:     {db.path} (found via {db.source})")
     print(f"version:      {db.version}")
     print(f"build:        {db.build}")
     print(f"flags:        {len(db.flags)} known to --help")
     if db.assertions:
-        print("WARNING: assertion build: slower and skews CPU vs I/O; prefer a release build for tuning.")
+        print("WARNING: assertion build: slower and skews CPU vs I/O; 'make db_bench' builds a release one.")
     return 0
 
 

@@ -65,7 +65,7 @@ class ConsoleProgress(SilentProgress):
         self._line(f"db_bench {db.version} at {db.path} ({db.build}); storage {study.storage}")
         if db.assertions:
             self._line("WARNING: this db_bench was built with assertions: it runs slower and shifts the CPU/IO "
-                       "balance; a release build measures closer to production (see README).")
+                       "balance; 'make db_bench' builds a release one, which the tuner then prefers.")
         done = study.counted_trials()
         if done:
             self._line(f"resuming: {done} of {study.trials_wanted} trials already measured")
