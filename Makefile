@@ -10,7 +10,7 @@ EXTRAS   ?= gp,test
 TUNE_ARGS ?= --workload fillrandom --scale 2 --space default --sampler tpe --trials 75 --seed 1 \
              --study default-fillrandom --out runs/default-fillrandom
 PYTEST_ARGS ?=
-# 1: `make tune` and `make test` build a release db_bench once (~7 min on 2 cores, cached in
+# 1: `make tune` and `make test` build a release db_bench once (~12 min on 2 cores, cached in
 # ~/.cache/rocksdb-tuner) and the tuner prefers it; 0: use the distribution's assertion build as is.
 RELEASE_DB_BENCH ?= 1
 

@@ -32,7 +32,7 @@ ensure_deb_src() {
 }
 
 build_in() {  # $1: RocksDB source tree
-  echo "build-db-bench: DEBUG_LEVEL=0 make -j${jobs} db_bench in $1 (about 6-7 minutes on 2 cores)"
+  echo "build-db-bench: DEBUG_LEVEL=0 make -j${jobs} db_bench in $1 (about 12 minutes on 2 cores)"
   # DISABLE_WARNING_AS_ERROR: gcc 12 flags xxhash's AVX-512 path (-Werror=maybe-uninitialized) in 7.8.3.
   make -C "$1" DEBUG_LEVEL=0 DISABLE_WARNING_AS_ERROR=1 -j"$jobs" db_bench >"$1/build-db_bench.log" 2>&1 \
     || { tail -n 30 "$1/build-db_bench.log" >&2; echo "build-db-bench: build failed, log: $1/build-db_bench.log" >&2; exit 1; }
