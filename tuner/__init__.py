@@ -5,6 +5,7 @@
     print(result.best_params, result.best_metrics["ops_per_sec"])
 """
 
+from tuner.export import apply
 from tuner.study import Study, TuneConfig, TuneResult, UsageError, tune
 
-__all__ = ["Study", "TuneConfig", "TuneResult", "UsageError", "tune"]
+__all__ = ["Study", "TuneConfig", "TuneResult", "UsageError", "apply", "tune"]

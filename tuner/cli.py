@@ -18,13 +18,14 @@ from objectives.workloads import WorkloadError, load_workload
 from objectives.workloads import preset_names as workload_presets
 from search_spaces import Context, GiB, SpaceError, load_space
 from search_spaces import preset_names as space_presets
+from tuner.export import FORMATS, ExportError, load_best, render, verify
 from tuner.progress import ConsoleProgress
 from tuner.report import closing_table
 from tuner.samplers import SAMPLERS, SamplerError
 from tuner.study import Study, TuneConfig, UsageError
 
 EXIT_USAGE = 2
-INPUT_ERRORS = (UsageError, SpaceError, WorkloadError, DbBenchError, SamplerError)
+INPUT_ERRORS = (UsageError, SpaceError, WorkloadError, DbBenchError, SamplerError, ExportError)
 _SIZE_RE = re.compile(r"^\s*([\d.]+)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
 
 
@@ -89,6 +90,15 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--db-bench")
     d.add_argument("--work-dir", type=Path, help="where trial DBs would be created")
 
+    e = sub.add_parser("export", help="write a study's best configuration as OPTIONS file, flags or Python")
+    e.add_argument("--summary", type=Path, required=True, help="the study's summary.json (OUT/summary.json)")
+    e.add_argument("--format", choices=FORMATS, default="options")
+    e.add_argument("--output", type=Path, help="file to write (default stdout)")
+
+    v = sub.add_parser("verify", help="open a DB with an OPTIONS file via rocksdict and db_bench, check the values")
+    v.add_argument("options", type=Path)
+    v.add_argument("--db-bench")
+
     sub.add_parser("workloads", help="list workload presets")
     s = sub.add_parser("spaces", help="list space presets, or show one")
     s.add_argument("action", nargs="?", choices=("list", "show"), default="list")
@@ -149,6 +159,31 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    text = render(load_best(args.summary), args.format)
+    if args.output:
+        args.output.write_text(text)
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    if not args.options.is_file():
+        raise ExportError(f"{args.options}: no such file")
+    db = probe(args.db_bench)
+    checks, verdict = verify(args.options, db.path)
+    print(f"{'key':<52} {'in file':<24} {'read back':<24} ok")
+    for c in checks:
+        print(f"{c.key:<52} {str(c.in_file)[:24]:<24} {str(c.read_back)[:24]:<24} {'yes' if c.ok else 'NO'}"
+              + (f"  ({c.note})" if c.note else ""))
+    print(f"db_bench {db.version} ({db.build}) with --options_file: {verdict}")
+    good = all(c.ok for c in checks) and verdict == "accepted"
+    print("verified" if good else "NOT verified")
+    return 0 if good else 1
+
+
 def cmd_workloads(_: argparse.Namespace) -> int:
     host = Context.of_host()
     for name in workload_presets():
@@ -181,7 +216,8 @@ def cmd_spaces(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"tune": cmd_tune, "doctor": cmd_doctor, "workloads": cmd_workloads, "spaces": cmd_spaces}
+    handlers = {"tune": cmd_tune, "doctor": cmd_doctor, "workloads": cmd_workloads, "spaces": cmd_spaces,
+                "export": cmd_export, "verify": cmd_verify}
     try:
         return handlers[args.command](args)
     except INPUT_ERRORS as exc:

@@ -1,0 +1,152 @@
+"""Export, apply and verify, on the result of a real (tiny) study."""
+
+from __future__ import annotations
+
+import glob
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import rocksdict
+
+from tests.conftest import TINY
+from tuner import apply
+from tuner.options_file import encode, lookup, parse_options
+
+pytestmark = pytest.mark.dbbench
+SPACE = """
+[parameters.subcompactions]
+type = "int"
+low = 1
+high = 4
+options_key = "DBOptions.max_subcompactions"
+[parameters.max_background_jobs]
+type = "int"
+low = 2
+high = 6
+options_key = "DBOptions.max_background_jobs"
+[parameters.write_buffer_size]
+type = "int"
+low = "256 * KiB"
+high = "2 * MiB"
+options_key = "CFOptions.write_buffer_size"
+[parameters.max_write_buffer_number]
+type = "int"
+low = 3
+high = 6
+options_key = "CFOptions.max_write_buffer_number"
+[parameters.min_write_buffer_number_to_merge]
+type = "int"
+low = 1
+high = 2
+options_key = "CFOptions.min_write_buffer_number_to_merge"
+[parameters.cache_size]
+type = "int"
+low = "8 * MiB"
+high = "32 * MiB"
+options_key = "TableOptions/BlockBasedTable.block_cache"
+[parameters.bloom_bits]
+type = "int"
+low = 6
+high = 14
+options_key = "TableOptions/BlockBasedTable.filter_policy"
+[parameters.compression_type]
+type = "categorical"
+choices = ["zstd"]
+options_key = "CFOptions.compression"
+[parameters.compression_level]
+type = "int"
+low = 2
+high = 9
+when = { compression_type = "zstd" }
+options_key = "CFOptions.compression_opts.level"
+"""
+KEYS = {"subcompactions": "DBOptions.max_subcompactions", "max_background_jobs": "DBOptions.max_background_jobs",
+        "write_buffer_size": "CFOptions.write_buffer_size", "max_write_buffer_number": "CFOptions.max_write_buffer_number",
+        "min_write_buffer_number_to_merge": "CFOptions.min_write_buffer_number_to_merge",
+        "compression_type": "CFOptions.compression", "compression_level": "CFOptions.compression_opts.level"}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tuner.cli", *args], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("export")
+    (root / "space.toml").write_text(SPACE)
+    r = cli("tune", "--workload", "fillrandom", "--scale", str(TINY), "--space", str(root / "space.toml"),
+            "--trials", "2", "--sampler", "random", "--seed", "5", "--out", str(root / "out"))
+    assert r.returncode == 0, r.stderr
+    return root / "out" / "summary.json"
+
+
+def _db_options(options: rocksdict.Options, path: Path) -> dict:
+    options.create_if_missing(True)
+    db = rocksdict.Rdict(str(path), options)
+    db[b"k"] = b"v"
+    db.close()
+    return parse_options(Path(sorted(glob.glob(f"{path}/OPTIONS-*"))[-1]).read_text())
+
+
+def _assert_tuned_values(sections: dict, params: dict) -> None:
+    for name, key in KEYS.items():
+        assert lookup(sections, key) == encode(key, params[name]), name
+    # RocksDB 9.x writes a filter made through the API as "bloomfilter" without its bits per key
+    assert lookup(sections, "TableOptions/BlockBasedTable.filter_policy").startswith("bloomfilter")
+
+
+def test_options_export_round_trips_through_rocksdict_and_db_bench(study, tmp_path):
+    params = json.loads(study.read_text())["best"]["params"]
+    assert params["compression_type"] == "zstd" and "compression_level" in params
+    out = tmp_path / "best.ini"
+    assert cli("export", "--summary", str(study), "--format", "options", "--output", str(out)).returncode == 0
+    sections = parse_options(out.read_text())
+    for name, key in KEYS.items():
+        assert lookup(sections, key) == encode(key, params[name]), name
+    assert f"block_cache={params['cache_size']}" in out.read_text()
+    r = cli("verify", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "with --options_file: accepted" in r.stdout and r.stdout.rstrip().endswith("verified")
+    assert f"bloomfilter:{params['bloom_bits']}:false" in r.stdout  # read back with its bits
+
+
+def test_python_export_executes_and_yields_the_same_values(study, tmp_path):
+    params = json.loads(study.read_text())["best"]["params"]
+    code = cli("export", "--summary", str(study), "--format", "python").stdout
+    namespace: dict = {}
+    exec(compile(code, "exported.py", "exec"), namespace)
+    _assert_tuned_values(_db_options(namespace["options"], tmp_path / "db"), params)
+
+
+def test_apply_sets_the_same_values(study, tmp_path):
+    params = json.loads(study.read_text())["best"]["params"]
+    _assert_tuned_values(_db_options(apply(params, rocksdict.Options()), tmp_path / "db"), params)
+
+
+def test_flags_export_runs_in_db_bench(study, tmp_path, db_bench):
+    flags = cli("export", "--summary", str(study), "--format", "flags").stdout.split()
+    assert flags == [f"--{k}={v}" for k, v in json.loads(study.read_text())["best"]["flags"].items()]
+    run = subprocess.run([db_bench.path, *flags, "--benchmarks=fillrandom", "--num=1000",
+                          f"--db={tmp_path / 'db'}", "--progress_reports=false"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+
+
+def test_bad_input(tmp_path):
+    (tmp_path / "summary.json").write_text(json.dumps({"best": None}))
+    r = cli("export", "--summary", str(tmp_path / "summary.json"))
+    assert r.returncode == 2 and "no best configuration" in r.stderr
+    r = cli("verify", str(tmp_path / "missing.ini"))
+    assert r.returncode == 2 and "no such file" in r.stderr
+    (tmp_path / "bad.ini").write_text("[DBOptions]\n  max_background_jobs=lots\n")
+    r = cli("verify", str(tmp_path / "bad.ini"))
+    assert r.returncode == 2 and "RocksDB cannot load it" in r.stderr
+
+
+def test_every_default_parameter_has_a_rocksdict_mapping():
+    from search_spaces import load_space
+    from tuner.export import ROCKSDICT
+
+    assert {p.name for p in load_space("default").parameters} == set(ROCKSDICT)

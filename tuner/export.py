@@ -1,0 +1,166 @@
+"""Applying a study's best configuration: export as OPTIONS file, db_bench flags or rocksdict code,
+``apply()`` to a live ``rocksdict.Options``, and ``verify()`` an OPTIONS file for real.
+
+One table (``ROCKSDICT``) maps each parameter to the rocksdict call that sets it; ``apply()`` runs
+those calls and ``--format python`` writes them out, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from search_spaces import load_space
+from tuner import options_file
+
+FORMATS = ("options", "flags", "python")
+_COMPRESSION = {"none": "none", "snappy": "snappy", "zlib": "zlib", "bzip2": "bz2", "lz4": "lz4",
+                "lz4hc": "lz4hc", "zstd": "zstd"}
+# parameter -> (object, method, argument expression with {v}); "table" is the BlockBasedOptions.
+ROCKSDICT: dict[str, tuple[str, str, str]] = {
+    "subcompactions": ("options", "set_max_subcompactions", "{v}"),
+    "max_background_jobs": ("options", "set_max_background_jobs", "{v}"),
+    "write_buffer_size": ("options", "set_write_buffer_size", "{v}"),
+    "max_write_buffer_number": ("options", "set_max_write_buffer_number", "{v}"),
+    "min_write_buffer_number_to_merge": ("options", "set_min_write_buffer_number_to_merge", "{v}"),
+    "compression_type": ("options", "set_compression_type", "DBCompressionType.{v}()"),
+    # (window_bits, level, strategy, max_dict_bytes): RocksDB's defaults but the level
+    "compression_level": ("options", "set_compression_options", "-14, {v}, 0, 0"),
+    "cache_size": ("table", "set_block_cache", "Cache({v})"),
+    "bloom_bits": ("table", "set_bloom_filter", "{v}, False"),
+}
+
+
+class ExportError(ValueError):
+    """No best configuration to export, or one that cannot be expressed in the asked format."""
+
+
+@dataclass
+class Best:
+    params: dict[str, Any]
+    flags: dict[str, str]
+    options_text: str
+
+
+def load_best(summary: Path) -> Best:
+    """The best configuration recorded by a study's ``summary.json`` (OPTIONS.ini beside it)."""
+    try:
+        data = json.loads(Path(summary).read_text())
+    except (OSError, ValueError) as exc:
+        raise ExportError(f"--summary {summary}: cannot read it: {exc}") from None
+    best = data.get("best")
+    if not best:
+        raise ExportError(f"--summary {summary}: the study has no best configuration (no trial completed)")
+    options = Path(summary).with_name("OPTIONS.ini")
+    return Best(best["params"], best["flags"], options.read_text() if options.exists() else "")
+
+
+def _calls(params: dict[str, Any]) -> list[tuple[str, str, str]]:
+    calls = []
+    for name, value in params.items():
+        if name not in ROCKSDICT:
+            raise ExportError(f"parameter {name!r} has no rocksdict mapping (known: {', '.join(ROCKSDICT)})")
+        target, method, template = ROCKSDICT[name]
+        if name == "bloom_bits" and int(value) <= 0:
+            continue  # 0 = no filter: RocksDB's default
+        if name == "compression_type":
+            if value not in _COMPRESSION:
+                raise ExportError(f"compression_type {value!r} has no rocksdict equivalent")
+            value = _COMPRESSION[value]
+        elif not isinstance(value, (int, float)):
+            raise ExportError(f"{name}: expected a number, got {value!r}")
+        calls.append((target, method, template.format(v=value)))
+    return calls
+
+
+def apply(params: dict[str, Any], options: Any = None) -> Any:
+    """Set the tuned values on a ``rocksdict.Options`` (a new one if none is given) and return it."""
+    import rocksdict
+
+    options = options if options is not None else rocksdict.Options()
+    table = rocksdict.BlockBasedOptions()
+    namespace = {"options": options, "table": table, "Cache": rocksdict.Cache,
+                 "DBCompressionType": rocksdict.DBCompressionType}
+    calls = _calls(params)
+    for target, method, args in calls:
+        eval(f"{target}.{method}({args})", {"__builtins__": {}}, namespace)  # args come from ROCKSDICT only
+    if any(target == "table" for target, _, _ in calls):
+        options.set_block_based_table_factory(table)
+    return options
+
+
+def as_python(params: dict[str, Any]) -> str:
+    calls = _calls(params)
+    lines = [
+        '"""RocksDB options found by rocksdb-tuner, for rocksdict."""',
+        "from rocksdict import BlockBasedOptions, Cache, DBCompressionType, Options",
+        "",
+        "options = Options()",
+        "table = BlockBasedOptions()",
+        *(f"{target}.{method}({args})" for target, method, args in calls),
+    ]
+    if any(target == "table" for target, _, _ in calls):
+        lines.append("options.set_block_based_table_factory(table)")
+    return "\n".join(lines) + "\n"
+
+
+def render(best: Best, fmt: str) -> str:
+    if fmt == "flags":
+        return "".join(f"--{k}={v}\n" for k, v in best.flags.items())
+    if fmt == "python":
+        return as_python(best.params)
+    if fmt == "options":
+        if not best.options_text:
+            raise ExportError("no OPTIONS.ini next to the summary")
+        return best.options_text
+    raise ExportError(f"--format: unknown {fmt!r} (choose from {', '.join(FORMATS)})")
+
+
+@dataclass
+class Check:
+    key: str
+    in_file: str | None
+    read_back: str | None
+    ok: bool
+    note: str = ""
+
+
+def verify(path: Path, db_bench: str | None = None) -> tuple[list[Check], str]:
+    """Open a fresh DB with the OPTIONS file via rocksdict, compare the DB's own OPTIONS file with
+    it for every key the tuner sets, and (if ``db_bench`` is given) run db_bench with ``--options_file``.
+    Returns the checks and db_bench's verdict."""
+    import rocksdict
+
+    text = Path(path).read_text()
+    with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-verify-") as tmp:
+        shutil.copy(path, Path(tmp) / "OPTIONS-000001")
+        try:
+            options, families = rocksdict.Options.load_latest(tmp)
+        except Exception as exc:  # rocksdict raises a generic exception for parse errors
+            raise ExportError(f"{path}: RocksDB cannot load it: {exc}") from None
+        options.create_if_missing(True)
+        db = rocksdict.Rdict(f"{tmp}/db", options, column_families=families)
+        db[b"rocksdb-tuner"] = b"verify"
+        db.close()
+        written = Path(sorted(glob.glob(f"{tmp}/db/OPTIONS-*"))[-1]).read_text()
+        verdict = "not run"
+        if db_bench:
+            run = subprocess.run([db_bench, f"--options_file={path}", "--benchmarks=fillrandom", "--num=1000",
+                                  f"--db={tmp}/bench", "--progress_reports=false"], capture_output=True, text=True)
+            last = (run.stderr.strip() or run.stdout.strip()).splitlines()[-1:] or [""]
+            verdict = "accepted" if run.returncode == 0 else f"rejected (exit {run.returncode}): {last[0]}"
+    source, back = options_file.parse_options(text), options_file.parse_options(written)
+    checks = []
+    for key in (p.options_key for p in load_space("default").parameters):
+        want, got = options_file.lookup(source, key), options_file.lookup(back, key)
+        if key in options_file.NOT_SERIALIZED:
+            checks.append(Check(key, want, got, True, "RocksDB does not write it to OPTIONS files; not checked"))
+        else:
+            checks.append(Check(key, want, got, want == got))
+    return checks, verdict
