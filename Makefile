@@ -7,7 +7,7 @@ PYTHON   ?= python3
 VENV     ?= .venv
 EXTRAS   ?= gp,test
 # The default study: resumable by name, so re-running `make tune` continues or re-reports it.
-TUNE_ARGS ?= --workload fillrandom --scale 2 --space default --sampler tpe --trials 75 --seed 1 \
+TUNE_ARGS ?= --workload fillrandom --scale 2 --space default --sampler tpe --trials 110 --seed 1 \
              --study default-fillrandom --out runs/default-fillrandom
 PYTEST_ARGS ?=
 # 1: `make tune` and `make test` build a release db_bench once (~12 min on 2 cores, cached in
