@@ -142,24 +142,10 @@ class SearchSpace:
         ctx = self._ctx()
         return [c.explain(params, ctx) for c in self.constraints if not c.holds(params, ctx)]
 
-    def validate(self, params: dict[str, Value], where: str = "config") -> dict[str, Value]:
-        """Check a full configuration (e.g. a hand-found one) against names, ranges and constraints."""
-        by_name = {p.name: p for p in self.parameters}
-        for key in params:
-            if key not in by_name:
-                raise SpaceError(f"{where}: unknown parameter {key!r} (space has: {', '.join(by_name)})")
-        for p in self.parameters:
-            if p.name in params and not p.contains(params[p.name]):
-                raise SpaceError(f"{where}.{p.name}: {params[p.name]!r} outside {p.describe()}")
-        return params
-
     def flags(self, params: dict[str, Value]) -> dict[str, str]:
         """db_bench flags for a configuration."""
         by_name = {p.name: p for p in self.parameters}
         return {by_name[k].flag: _flag_text(v) for k, v in params.items() if k in by_name}
-
-    def distributions(self) -> dict[str, optuna.distributions.BaseDistribution]:
-        return {p.name: p.distribution() for p in self.parameters}
 
     def grid(self) -> dict[str, list[Value]]:
         return {p.name: list(p.grid()) for p in self.parameters}
