@@ -19,13 +19,13 @@ SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: tune test setup system-deps db_bench doctor clean
+.PHONY: tune test test-deps setup system-deps db_bench doctor ui clean
 
 tune: setup $(if $(filter 1,$(RELEASE_DB_BENCH)),db_bench)
 	$(BIN)/rocksdb-tuner doctor
 	$(BIN)/rocksdb-tuner tune $(TUNE_ARGS)
 
-test: setup $(if $(filter 1,$(RELEASE_DB_BENCH)),db_bench)
+test: setup test-deps $(if $(filter 1,$(RELEASE_DB_BENCH)),db_bench)
 	$(BIN)/python -m pytest $(if $(filter 1,$(RELEASE_DB_BENCH)),,-m "not release_build") $(PYTEST_ARGS)
 
 # A release (DEBUG_LEVEL=0) db_bench from Debian's rocksdb source package, or from ROCKSDB_SRC=PATH.
@@ -34,6 +34,10 @@ db_bench: system-deps
 
 doctor: setup
 	$(BIN)/rocksdb-tuner doctor
+
+# The MLflow UI on ./mlruns (where `make tune` tracks the default study): http://127.0.0.1:5000
+ui: setup
+	$(BIN)/rocksdb-tuner ui
 
 setup: system-deps $(STAMP)
 
@@ -48,6 +52,11 @@ system-deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is needed, found " + sys.version.split()[0])'
+
+# What only the tests need: headless Chromium loads the MLflow UI in tests/test_tracking.py.
+test-deps:
+	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian packages: chromium"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

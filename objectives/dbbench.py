@@ -46,7 +46,8 @@ class DbBench:
                 )
 
     def to_dict(self) -> dict[str, object]:
-        return {"path": self.path, "version": self.version, "assertions": self.assertions, "source": self.source}
+        return {"path": self.path, "version": self.version, "assertions": self.assertions, "build": self.build,
+                "source": self.source}
 
 
 def _version_key(text: str) -> tuple[int, ...]:

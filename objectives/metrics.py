@@ -72,6 +72,7 @@ def phase_details(run: RunResult) -> list[dict[str, object]]:
                 "wall_seconds": round(phase.wall_seconds, 3),
                 "cpu_seconds": round(phase.cpu_seconds, 3),
                 "peak_rss_bytes": phase.peak_rss_bytes,
+                "intervals": [list(row) for row in phase.intervals],
             }
         )
     return details

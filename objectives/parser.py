@@ -152,3 +152,20 @@ def require(out: Output, benchmarks: tuple[str, ...], statistics: bool = True) -
         raise ParseError(f"no result line for benchmark {missing[0]} in db_bench output (truncated or garbled?)")
     if statistics and "rocksdb.bytes.written" not in out.tickers:
         raise ParseError("no --statistics block (rocksdb.bytes.written) in db_bench output")
+
+
+def parse_report(text: str) -> list[tuple[int, float]]:
+    """``--report_file`` CSV (``secs_elapsed,interval_qps``) as (second, ops/s) pairs.
+
+    The reporter thread writes it while db_bench runs, so a killed run may end mid-line: rows that
+    do not parse are skipped rather than failing the trial (the interval series is informative only).
+    """
+    rows = []
+    for line in text.splitlines()[1:]:
+        parts = line.split(",")
+        if len(parts) == 2 and parts[0].strip().isdigit():
+            try:
+                rows.append((int(parts[0]), float(parts[1])))
+            except ValueError:
+                continue
+    return rows

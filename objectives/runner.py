@@ -17,13 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from objectives.dbbench import DbBench
-from objectives.parser import Output, ParseError, parse, require
+from objectives.parser import Output, ParseError, parse, parse_report, require
 from objectives.workloads import Flag, Workload
 
 MARKER = ".rocksdb-tuner-owned"
 _KILL_GRACE = 3.0
 # The flags every db_bench invocation gets from the runner itself.
-RUNNER_FLAGS = {"db", "benchmarks", "use_existing_db", "statistics", "histogram", "progress_reports", "seed"}
+RUNNER_FLAGS = {"db", "benchmarks", "use_existing_db", "statistics", "histogram", "progress_reports", "seed",
+                "report_interval_seconds", "report_file"}
+# db_bench writes each phase's throughput per second to <phase>.report.csv in the trial's log dir.
+REPORT_INTERVAL_SECONDS = 1
 # util-linux's setpriv makes the kernel SIGKILL db_bench when the tuner dies, even by SIGKILL.
 _SETPRIV = shutil.which("setpriv")
 
@@ -49,6 +52,7 @@ class PhaseRun:
     cpu_seconds: float
     peak_rss_bytes: int
     output: Output = field(default_factory=Output)
+    intervals: list[tuple[int, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -87,7 +91,8 @@ class Runner:
                 removed.append(path)
         return removed
 
-    def command(self, workload: Workload, index: int, flags: dict[str, Flag], db: Path, seed: int) -> list[str]:
+    def command(self, workload: Workload, index: int, flags: dict[str, Flag], db: Path, seed: int,
+                report: Path) -> list[str]:
         phase = workload.phases[index]
         merged: dict[str, Flag] = {**workload.phase_flags(index), **flags}
         fixed: dict[str, Flag] = {
@@ -98,6 +103,8 @@ class Runner:
             "histogram": True,
             "progress_reports": False,
             "seed": seed,
+            "report_interval_seconds": REPORT_INTERVAL_SECONDS,
+            "report_file": str(report),
         }
         assert fixed.keys() == RUNNER_FLAGS
         return [self.db_bench.path, *(format_flag(k, v) for k, v in {**fixed, **merged}.items())]
@@ -112,10 +119,13 @@ class Runner:
         phases: list[PhaseRun] = []
         try:
             for index, phase in enumerate(workload.phases):
-                cmd = self.command(workload, index, flags, db, seed)
+                report = log_dir / f"{phase.name}.report.csv"
+                cmd = self.command(workload, index, flags, db, seed, report)
                 run = self._execute(phase.name, cmd, log_dir, deadline, phases)
                 run.scored = phase.scored
                 phases.append(run)
+                if report.is_file():
+                    run.intervals = parse_report(report.read_text(errors="replace"))
                 stdout = (log_dir / f"{phase.name}.stdout").read_text(errors="replace")
                 stderr = (log_dir / f"{phase.name}.stderr").read_text(errors="replace")
                 if run.returncode != 0:

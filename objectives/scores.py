@@ -45,6 +45,11 @@ class Score:
         return [d for _, d in _TERMS[self.objective]]
 
     @property
+    def labels(self) -> tuple[str, ...]:
+        """Human names of the objective values, e.g. ("ops/s", "P99 us")."""
+        return tuple(_UNITS[m] for m in self.metrics)
+
+    @property
     def constrained(self) -> bool:
         return self.max_p99_us is not None or self.max_write_amp is not None
 

@@ -15,6 +15,19 @@ TINY = 0.02  # --scale for test studies: 20k keys, well under a second per fillr
 
 
 @pytest.fixture(scope="session")
+def session_store(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, session_store: str) -> None:
+    """Each test runs in its own directory (the default ``mlruns/`` store lands there, never in the
+    checkout), and studies are tracked in one MLflow store per session unless a test says otherwise."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", session_store)
+
+
+@pytest.fixture(scope="session")
 def db_bench() -> DbBench:
     return probe()
 

@@ -23,9 +23,10 @@ from tuner.progress import ConsoleProgress
 from tuner.report import closing_table
 from tuner.samplers import SAMPLERS, SamplerError
 from tuner.study import Study, TuneConfig, UsageError
+from tuner.tracking import TrackingError
 
 EXIT_USAGE = 2
-INPUT_ERRORS = (UsageError, SpaceError, WorkloadError, DbBenchError, SamplerError, ExportError)
+INPUT_ERRORS = (UsageError, SpaceError, WorkloadError, DbBenchError, SamplerError, ExportError, TrackingError)
 _SIZE_RE = re.compile(r"^\s*([\d.]+)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
 
 
@@ -61,6 +62,12 @@ def _trials(text: str) -> int:
     return int(text)
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number 1-65535, got {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rocksdb-tuner", description="Bayesian tuning of RocksDB options on real db_bench runs.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -85,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--memory-budget", type=parse_size, help="memtables + block cache limit (default RAM / 4)")
     t.add_argument("--no-baselines", action="store_true", help="skip hand-found baselines (defaults still run)")
     t.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
+    t.add_argument("--mlflow-uri", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else "
+                   "sqlite:///mlruns/mlflow.db in the current directory)")
+    t.add_argument("--experiment", help="MLflow experiment name (default the workload's name)")
+    t.add_argument("--no-mlflow", action="store_true", help="do not track the study in MLflow")
+    t.add_argument("--no-plots", action="store_true", help="do not draw OUT/plots/ (PNG + HTML)")
 
     d = sub.add_parser("doctor", help="show db_bench, its build, and this host")
     d.add_argument("--db-bench")
@@ -98,6 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("verify", help="open a DB with an OPTIONS file via rocksdict and db_bench, check the values")
     v.add_argument("options", type=Path)
     v.add_argument("--db-bench")
+
+    u = sub.add_parser("ui", help="start the MLflow UI on the project's tracking store")
+    u.add_argument("--mlflow-uri", help="tracking store (default $MLFLOW_TRACKING_URI, else sqlite:///mlruns/mlflow.db)")
+    u.add_argument("--port", type=_port, default=5000, help="port on 127.0.0.1 (default 5000)")
+    u.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
 
     sub.add_parser("workloads", help="list workload presets")
     s = sub.add_parser("spaces", help="list space presets, or show one")
@@ -114,7 +131,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         objective=args.objective, study=args.study, storage=args.storage, out=args.out, db_bench=args.db_bench,
         seed=args.seed, trial_timeout=args.trial_timeout, work_dir=args.work_dir, max_p99_us=args.max_p99_us,
         max_write_amp=args.max_write_amp, scale=args.scale, memory_budget=args.memory_budget,
-        baselines=not args.no_baselines,
+        baselines=not args.no_baselines, mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri,
+        experiment=args.experiment, plots=not args.no_plots,
     )
     study = Study(config, ConsoleProgress())
     received: list[int] = []
@@ -184,6 +202,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if good else 1
 
 
+def cmd_ui(args: argparse.Namespace) -> int:
+    from tuner.ui import serve
+
+    return serve(args.mlflow_uri, args.host, args.port)
+
+
 def cmd_workloads(_: argparse.Namespace) -> int:
     host = Context.of_host()
     for name in workload_presets():
@@ -217,7 +241,7 @@ def cmd_spaces(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {"tune": cmd_tune, "doctor": cmd_doctor, "workloads": cmd_workloads, "spaces": cmd_spaces,
-                "export": cmd_export, "verify": cmd_verify}
+                "export": cmd_export, "verify": cmd_verify, "ui": cmd_ui}
     try:
         return handlers[args.command](args)
     except INPUT_ERRORS as exc:

@@ -45,14 +45,20 @@ def comparison(baselines: list[dict[str, Any]], best: dict[str, Any] | None) -> 
     return rows
 
 
+def _cells(row: dict[str, Any]) -> tuple[str, str, str, str]:
+    """ops/s, P99, write amp and ratio to the default of a comparison row, as printed."""
+    p99 = "-" if row["p99_us"] is None else f"{row['p99_us']:.2f}"
+    wa = "-" if row["write_amp"] is None else f"{row['write_amp']:.3f}"
+    ratio = "-" if row["vs_default"] is None else f"{row['vs_default']:.2f}x"
+    return fmt_ops(row["ops_per_sec"]), p99, wa, ratio
+
+
 def closing_table(summary: dict[str, Any]) -> str:
     header = f"{'configuration':<28} {'ops/s':>12} {'P99 us':>10} {'write amp':>10} {'vs default':>11}"
     lines = [header, "-" * len(header)]
     for row in summary["comparison"]:
-        p99 = "-" if row["p99_us"] is None else f"{row['p99_us']:.2f}"
-        wa = "-" if row["write_amp"] is None else f"{row['write_amp']:.3f}"
-        ratio = "-" if row["vs_default"] is None else f"{row['vs_default']:.2f}x"
-        lines.append(f"{row['name']:<28} {fmt_ops(row['ops_per_sec']):>12} {p99:>10} {wa:>10} {ratio:>11}")
+        ops, p99, wa, ratio = _cells(row)
+        lines.append(f"{row['name']:<28} {ops:>12} {p99:>10} {wa:>10} {ratio:>11}")
     best = summary.get("best")
     if best:
         lines.append("")
@@ -63,6 +69,21 @@ def closing_table(summary: dict[str, Any]) -> str:
         lines.append("")
         lines.append("no trial completed: see the failures in summary.json")
     return "\n".join(lines)
+
+
+def comparison_markdown(summary: dict[str, Any]) -> str:
+    """The comparison as a Markdown table (``comparison.md``): defaults vs hand-found vs best."""
+    lines = [f"# {summary['study']}: {summary['workload']} (scale {summary['scale']:g}), "
+             f"db_bench {summary['db_bench']['version']} ({summary['db_bench']['build']})", "",
+             "| configuration | ops/s | P99 us | write amp | vs rocksdb-default |", "|---|---:|---:|---:|---:|"]
+    for row in summary["comparison"]:
+        lines.append("| " + " | ".join((row["name"], *_cells(row))) + " |")
+    best = summary.get("best")
+    if best:
+        lines += ["", "Best configuration (db_bench flags): `" +
+                  " ".join(f"--{k}={v}" for k, v in best["flags"].items()) + "`"]
+    lines += ["", "Each row is a single measurement on the same machine in the same study."]
+    return "\n".join(lines) + "\n"
 
 
 def write_outputs(study: Study) -> TuneResult:
@@ -107,11 +128,14 @@ def write_outputs(study: Study) -> TuneResult:
         "best": best,
         "baselines": baselines,
         "comparison": comparison(baselines, best),
+        "mlflow": ({"uri": study.tracker.uri, "experiment_id": study.tracker.experiment_id,
+                    "run_id": study.tracker.parent_id} if study.tracker.uri else None),
         "failures": [{"trial": t.number, "reason": t.user_attrs.get("fail_reason", "")} for t in groups["failed"]][:50],
     }
     if len(study.score.directions) > 1:
         summary["pareto"] = [_trial_row(t) for t in study.pareto_front()]
     _write_atomic(study.out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
+    _write_atomic(study.out / "comparison.md", comparison_markdown(summary))
     if best is not None:
         text = (Path(best["log_dir"]) / "OPTIONS").read_text()
         cache = next((best["params"][p.name] for p in study.space.parameters

@@ -8,6 +8,7 @@ attributes) and baselines (study user attributes), so a study resumes where it s
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from search_spaces import Context, SearchSpace, load_space
 from tuner import options_file
 from tuner.progress import Progress, SilentProgress
 from tuner.samplers import make_sampler
+from tuner.tracking import TrackingError, make_tracker
 
 DEFAULT_BASELINE = "rocksdb-default"
 # Trial outcomes (user attribute "outcome"). Only "complete" and "failed" count toward --trials.
@@ -55,6 +57,10 @@ class TuneConfig:
     scale: float = 1.0
     memory_budget: int | None = None
     baselines: bool = True
+    mlflow: bool = True
+    mlflow_uri: str | None = None
+    experiment: str | None = None
+    plots: bool = True
 
 
 @dataclass
@@ -91,6 +97,10 @@ class Study:
         if not config.scale > 0:
             raise UsageError(f"--scale: must be > 0, got {config.scale}")
         self.score = _score(config)
+        try:
+            self.tracker = make_tracker(config.mlflow, config.mlflow_uri, config.experiment)
+        except TrackingError as exc:
+            raise UsageError(str(exc)) from None
         self.db_bench: DbBench = probe(config.db_bench)
         host = Context.of_host()
         budget = config.memory_budget if config.memory_budget is not None else host.ram // 4
@@ -144,6 +154,8 @@ class Study:
             "objective": self.score.objective,
             "scale": self.config.scale,
         }
+        if not study.user_attrs.get("uid"):  # names the study in MLflow, whatever its storage URL
+            study.set_user_attr("uid", uuid.uuid4().hex)
         if not study.user_attrs.get("identity"):
             study.set_user_attr("identity", identity)
             study.set_user_attr("space", {p.name: p.describe() for p in self.space.parameters})
@@ -192,12 +204,14 @@ class Study:
             started = time.monotonic()
             try:
                 m = self.measure(flags, log_dir)
-                record.update(state="COMPLETE", metrics=m.metrics, commands=m.commands)
+                record.update(state="COMPLETE", metrics=m.metrics, phases=m.details, commands=m.commands)
             except RunFailed as exc:
                 record.update(state="FAIL", reason=exc.reason, metrics={})
             record["seconds"] = round(time.monotonic() - started, 2)
+            record["ended"] = time.time()
             self.optuna_study.set_user_attr(key, record)
             self.progress.baseline_done(record)
+            self.tracker.record(self)
 
     def run_trials(self) -> None:
         """Ask, check constraints, measure, tell, until --trials trials are measured.
@@ -218,6 +232,7 @@ class Study:
                 if self.repair_rejected:
                     repaired = self.space.repair(params, seed=trial.number)
                     self.optuna_study.enqueue_trial(repaired, user_attrs={"repaired_from": trial.number})
+                self.tracker.record(self)
                 continue
             self.progress.trial_started(trial.number, done + 1, self.trials_wanted, params)
             started = time.monotonic()
@@ -230,6 +245,7 @@ class Study:
                 raise
             frozen = self.optuna_study.trials[trial.number]
             self.progress.trial_done(frozen, time.monotonic() - started, self.best_trial(), self.trials_wanted)
+            self.tracker.record(self)
 
     def _measure_trial(self, trial: optuna.Trial, params: dict[str, Any]) -> None:
         log_dir = self.out / "trials" / f"{trial.number:04d}"
@@ -303,14 +319,41 @@ class Study:
         from tuner.report import write_outputs
 
         self.progress.study_started(self)
+        try:
+            self.tracker.start(self)
+        except TrackingError as exc:
+            raise UsageError(str(exc)) from None
+        if self.tracker.uri:
+            self.progress.note(f"tracking in MLflow: {self.tracker.uri} (experiment "
+                               f"{self.tracker.experiment_id}, parent run {self.tracker.parent_id})")
         stale = self.runner.sweep_stale()
         if stale:
             self.progress.note(f"removed {len(stale)} trial directories left by killed tuner runs in {self.runner.work_dir}")
-        self.run_baselines()
-        self.run_trials()
-        result = write_outputs(self)
+        try:
+            self.tracker.record(self)  # trials a killed run finished but did not log
+            self.run_baselines()
+            self.run_trials()
+            result = write_outputs(self)
+            plots = self._plots()
+        except KeyboardInterrupt:
+            self.tracker.stop(self, "KILLED")
+            raise
+        except BaseException:
+            self.tracker.stop(self, "FAILED")
+            raise
+        self.tracker.finish(self, result, plots)
         self.progress.study_done(result)
         return result
+
+    def _plots(self) -> Path | None:
+        if not self.config.plots:
+            return None
+        from tuner.plots import write_plots
+
+        dest, notes = write_plots(self)
+        for note in notes:
+            self.progress.note(f"plot {note}")
+        return dest
 
 
 def _score(config: TuneConfig) -> Score:

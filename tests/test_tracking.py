@@ -1,0 +1,276 @@
+"""MLflow tracking of real studies, read back with MLflow's own client (issue 4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import optuna
+import pytest
+from mlflow import MlflowClient
+
+from tests.conftest import TINY
+from tests.test_cli import TUNER, _start_and_signal, tuner
+
+pytestmark = pytest.mark.dbbench
+TUNED = {"subcompactions", "max_background_jobs", "write_buffer_size", "max_write_buffer_number",
+         "min_write_buffer_number_to_merge", "cache_size", "bloom_bits", "compression_type"}
+
+
+def _runs(client: MlflowClient, experiment: str) -> tuple[object, list]:
+    """(parent run, nested runs) of the only study in an experiment."""
+    exp = client.get_experiment_by_name(experiment)
+    runs = client.search_runs([exp.experiment_id], max_results=1000)
+    (parent,) = [r for r in runs if r.data.tags.get("role") == "study"]
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+    assert len(children) == len(runs) - 1
+    return parent, children
+
+
+def _artifacts(client: MlflowClient, run_id: str, path: str | None = None) -> set[str]:
+    return {a.path for a in client.list_artifacts(run_id, path)}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _study_trials(out: Path, name: str) -> list[optuna.trial.FrozenTrial]:
+    return optuna.load_study(study_name=name, storage=f"sqlite:///{out / 'study.db'}").trials
+
+
+def test_default_store_parent_nested_runs_artifacts_and_resume(tmp_path, monkeypatch):
+    """`tune --trials 4` on the default store: one parent, trials + baselines nested, each complete."""
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    args = ["tune", "--workload", "S2", "--scale", "0.05", "--sampler", "random", "--seed", "4",
+            "--study", "tracked", "--out", "out", "--trials", "4"]
+    r = tuner(*args, cwd=tmp_path, plots=True)
+    assert r.returncode == 0, r.stderr
+    store = tmp_path / "mlruns" / "mlflow.db"
+    assert store.is_file()
+    client = MlflowClient(f"sqlite:///{store}")
+    parent, children = _runs(client, "S2")
+    assert parent.info.run_name == "tracked" and parent.info.status == "FINISHED"
+    assert parent.data.params["db_bench.version"] == "7.8.3" and parent.data.params["workload"] == "S2"
+    assert {"host.cores", "host.ram_bytes", "host.disk_bytes", "space.write_buffer_size"} <= set(parent.data.params)
+    assert parent.data.tags["sampler"] == "random" and parent.data.tags["seed"] == "4"
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["mlflow"]["run_id"] == parent.info.run_id
+    assert parent.data.metrics["best.ops_per_sec"] == summary["best"]["metrics"]["ops_per_sec"]
+    assert parent.data.tags["best_trial"] == str(summary["best"]["trial"])
+    assert {"summary.json", "OPTIONS.ini", "comparison.md", "plots"} <= _artifacts(client, parent.info.run_id)
+    plots = _artifacts(client, parent.info.run_id, "plots")
+    assert {"plots/optimization_history.png", "plots/param_importances.png", "plots/plots.html"} <= plots
+    comparison = Path(client.download_artifacts(parent.info.run_id, "comparison.md", str(tmp_path))).read_text()
+    assert "| rocksdb-default |" in comparison and "| hand-found:S2 |" in comparison
+
+    baselines = {r.data.tags["baseline"]: r for r in children if r.data.tags["role"] == "baseline"}
+    trials = sorted((r for r in children if r.data.tags["role"] == "trial"), key=lambda r: r.info.run_name)
+    assert set(baselines) == {"rocksdb-default", "hand-found:S2"}
+    assert [r.info.run_name for r in trials] == [f"trial-{i:04d}" for i in range(4)]
+    assert baselines["hand-found:S2"].data.params["max_write_buffer_number"] == "4"
+    for run in [*baselines.values(), *trials]:
+        assert run.info.status == "FINISHED" and run.data.tags["state"] == "COMPLETE"
+        assert run.data.metrics["ops_per_sec"] > 0
+        for key in ("p50_us", "p95_us", "p99_us", "p99_9_us", "write_amp", "stall_micros", "compaction_micros",
+                    "db_size_bytes", "peak_rss_bytes", "wall_seconds", "cpu_seconds", "micros_per_op"):
+            assert key in run.data.metrics, (run.info.run_name, key)
+        logs = _artifacts(client, run.info.run_id, "db_bench")
+        phases = {Path(p).stem for p in logs if p.endswith(".command")}
+        assert phases and "db_bench/OPTIONS" in logs
+        assert {f"db_bench/{p}.{ext}" for p in phases for ext in ("command", "stdout", "stderr")} <= logs
+    for run, trial in zip(trials, _study_trials(tmp_path / "out", "tracked")):
+        assert TUNED <= set(run.data.params)
+        assert {k: str(v) for k, v in trial.params.items()} == run.data.params
+        assert run.data.metrics["objective"] == trial.values[0]
+        assert run.data.tags["trial_number"] == str(trial.number)
+
+    # Resuming continues the same parent run and logs only the new trials.
+    r = tuner(*[a if a != "4" else "6" for a in args], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    again, children = _runs(client, "S2")
+    assert again.info.run_id == parent.info.run_id and again.info.status == "FINISHED"
+    names = sorted(r.info.run_name for r in children if r.data.tags["role"] == "trial")
+    assert names == [f"trial-{i:04d}" for i in range(6)]
+    assert again.data.tags["trials_requested"] == "6"
+
+
+def test_failed_trials_interval_series_and_no_mlflow(tmp_path):
+    """A FAILED trial carries db_bench's reason; a long enough phase logs throughput per second."""
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    space = tmp_path / "s.toml"
+    space.write_text('[parameters.compression_type]\ntype = "categorical"\nchoices = ["snappy", "bogus"]\n'
+                     'options_key = "CFOptions.compression"\n')
+    r = tuner("tune", "--workload", "fillrandom", "--scale", "0.6", "--space", str(space), "--sampler", "grid",
+              "--trials", "2", "--out", "o", "--mlflow-uri", uri, "--experiment", "failures", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    client = MlflowClient(uri)
+    parent, children = _runs(client, "failures")
+    by_state = {r.data.tags["state"]: r for r in children if r.data.tags["role"] == "trial"}
+    failed = by_state["FAILED"]
+    assert failed.info.status == "FAILED" and failed.data.params == {"compression_type": "bogus"}
+    assert failed.data.tags["fail_reason"] == "phase load: db_bench exit code 1: Cannot parse compression type 'bogus'"
+    assert "db_bench/load.stderr" in _artifacts(client, failed.info.run_id, "db_bench")
+    series = client.get_metric_history(by_state["COMPLETE"].info.run_id, "load/interval_ops_per_sec")
+    assert len(series) >= 1 and all(m.value > 0 for m in series)
+    assert [m.step for m in series] == list(range(1, len(series) + 1))
+    assert "plots" not in _artifacts(client, parent.info.run_id)
+
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "1", "--out", "quiet",
+              "--no-mlflow", "--mlflow-uri", f"sqlite:///{tmp_path / 'never.db'}")
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "never.db").exists() and not (tmp_path / "mlruns").exists()
+    assert json.loads((tmp_path / "quiet" / "summary.json").read_text())["mlflow"] is None
+
+
+def test_resume_logs_what_a_killed_run_left_unlogged_exactly_once(tmp_path):
+    """Trials finished without tracking, or whose logging was cut short, are logged on resume, once."""
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    base = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--seed", "3", "--study", "gaps", "--out", "o",
+            "--no-plots"]
+    assert tuner(*base, "--trials", "1", "--no-mlflow").returncode == 0
+    assert tuner(*base, "--trials", "2", "--mlflow-uri", uri).returncode == 0
+    client = MlflowClient(uri)
+    _, children = _runs(client, "fillrandom")
+    assert sorted(r.info.run_name for r in children) == ["rocksdb-default", "trial-0000", "trial-0001"]
+    cut = next(r for r in children if r.info.run_name == "trial-0001")
+    client.update_run(cut.info.run_id, status="RUNNING")  # as if the tuner died while logging it
+    r = tuner(*base, "--trials", "3", "--mlflow-uri", uri)
+    assert r.returncode == 0, r.stderr
+    parent, children = _runs(client, "fillrandom")
+    assert sorted(r.info.run_name for r in children) == ["rocksdb-default", "trial-0000", "trial-0001", "trial-0002"]
+    assert all(r.info.status == "FINISHED" for r in children)
+    assert cut.info.run_id not in {r.info.run_id for r in children}
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGKILL, "RUNNING"), (signal.SIGINT, "KILLED")])
+def test_killed_then_resumed_optuna_and_mlflow_agree(tmp_path, sig, status):
+    """SIGKILL leaves the parent RUNNING (nobody could close it), Ctrl-C marks it KILLED; after the
+    resume every Optuna trial has exactly one run with the same outcome, values or reason."""
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    args = ["tune", "--workload", "fillrandom", "--scale", "0.5", "--trials", "3", "--seed", "1", "--study", "k",
+            "--out", str(tmp_path / "o"), "--mlflow-uri", uri, "--no-plots"]
+    proc = _start_and_signal(args, sig)
+    proc.communicate(timeout=60)
+    client = MlflowClient(uri)
+    parent, _ = _runs(client, "fillrandom")
+    assert parent.info.status == status
+    assert tuner(*args).returncode == 0
+    parent, children = _runs(client, "fillrandom")
+    assert parent.info.status == "FINISHED"
+    trials = {r.data.tags["trial_number"]: r for r in children if r.data.tags["role"] == "trial"}
+    study = _study_trials(tmp_path / "o", "k")
+    assert sorted(trials, key=int) == [str(t.number) for t in study]
+    for t in study:
+        run = trials[str(t.number)]
+        assert run.data.tags["outcome"] == t.user_attrs["outcome"]
+        expected = {"complete": "FINISHED", "interrupted": "KILLED"}.get(t.user_attrs["outcome"], "FAILED")
+        assert run.info.status == expected
+        if t.values:
+            assert run.data.metrics["objective"] == t.values[0]
+        else:
+            assert run.data.tags["fail_reason"] == t.user_attrs["fail_reason"]
+    assert sum(t.user_attrs["outcome"] == "interrupted" for t in study) == 1
+
+
+@pytest.fixture
+def mlflow_server(tmp_path):
+    """A real `mlflow server` on loopback that proxies artifacts (so clients need no shared disk)."""
+    port = _free_port()
+    log = open(tmp_path / "server.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}",
+         "--artifacts-destination", str(tmp_path / "server-artifacts"), "--host", "127.0.0.1", "--port", str(port),
+         "--workers", "1"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2):
+                break
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()
+            time.sleep(0.5)
+    yield url, tmp_path / "server-artifacts"
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=30)
+    log.close()
+
+
+def test_end_to_end_against_a_real_mlflow_server(tmp_path, mlflow_server):
+    url, artifact_root = mlflow_server
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "3", "--seed", "5",
+              "--study", "remote", "--out", "o", "--mlflow-uri", url)
+    assert r.returncode == 0, r.stderr
+    client = MlflowClient(url)
+    parent, children = _runs(client, "fillrandom")
+    assert parent.info.status == "FINISHED" and parent.info.run_name == "remote"
+    assert sorted(r.info.run_name for r in children) == ["rocksdb-default", "trial-0000", "trial-0001", "trial-0002"]
+    trial = next(r for r in children if r.info.run_name == "trial-0002")
+    assert TUNED <= set(trial.data.params) and trial.data.metrics["ops_per_sec"] > 0
+    stdout = Path(client.download_artifacts(trial.info.run_id, "db_bench/load.stdout", str(tmp_path)))
+    assert "fillrandom   :" in stdout.read_text()
+    assert any(artifact_root.rglob("load.stdout"))  # uploaded through the server, not written by the client
+    assert "plots/plots.html" in _artifacts(client, parent.info.run_id, "plots")
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--mlflow-uri", "http://127.0.0.1:{port}", "--mlflow-uri: cannot reach MLflow server http://127.0.0.1:"),
+    ("--mlflow-uri", "file:///tmp/x", "--mlflow-uri: 'file:///tmp/x': use sqlite:///PATH or http(s)://HOST:PORT"),
+    ("MLFLOW_TRACKING_URI", "mlruns", "MLFLOW_TRACKING_URI: 'mlruns': use sqlite:///PATH"),
+])
+def test_bad_tracking_uri_is_one_clear_error(tmp_path, monkeypatch, flag, value, message):
+    value = value.format(port=_free_port())
+    extra: list[str] = []
+    if flag.startswith("--"):
+        extra = [flag, value]
+    else:
+        monkeypatch.setenv(flag, value)
+    started = time.monotonic()
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--out", "never", *extra)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+    assert not (tmp_path / "never").exists()
+    assert time.monotonic() - started < 30
+
+
+def _chromium_dom(url: str) -> str:
+    r = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=20000",
+                        "--dump-dom", url], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
+def test_ui_shows_the_study_in_headless_chromium(tmp_path, monkeypatch):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    r = tuner("ui", "--port", str(_free_port()), cwd=tmp_path)
+    assert r.returncode == 2 and "no MLflow store at" in r.stderr and "rocksdb-tuner tune" in r.stderr
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--seed", "6",
+              "--study", "shown-in-ui", "--out", "o", "--no-plots", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
+    parent, children = _runs(client, "fillrandom")
+    trial = next(r for r in children if r.info.run_name == "trial-0001")
+    port = _free_port()
+    ui = subprocess.Popen([*TUNER, "ui", "--port", str(port)], cwd=tmp_path, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        line = ui.stdout.readline()
+        assert f"http://127.0.0.1:{port}" in line, line
+        base = f"http://127.0.0.1:{port}/#/experiments/{parent.info.experiment_id}"
+        runs_page = _chromium_dom(f"{base}/runs")
+        assert "shown-in-ui" in runs_page, runs_page[-3000:]
+        assert "<strong>4</strong> matching runs" in runs_page  # the study, its baseline, its two trials
+        run_page = _chromium_dom(f"{base}/runs/{trial.info.run_id}")
+        assert "trial-0001" in run_page and "write_buffer_size" in run_page and "ops_per_sec" in run_page
+    finally:
+        os.killpg(ui.pid, signal.SIGINT)
+        ui.wait(timeout=30)

@@ -1,0 +1,398 @@
+"""MLflow tracking of a study: one parent run per study, one nested run per trial and baseline.
+
+The Optuna storage is the study's source of truth; MLflow mirrors it. After every trial the
+tracker logs each finished trial or baseline that has no MLflow run yet, so a resumed study (even
+after SIGKILL between a trial's end and its logging) fills in exactly what is missing and never
+logs a trial twice. Each run is written with one ``log_batch`` per 1000 values plus its artifacts.
+
+Only the driver logs (pitfalls.md: SQLite with several writer processes races). A tracking
+failure during a study never stops the measurements: it is reported once, tracking pauses, and
+the next ``tune --study NAME`` logs what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+import urllib.error
+import urllib.request
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from optuna.trial import FrozenTrial, TrialState
+
+if TYPE_CHECKING:
+    from tuner.study import Study, TuneResult
+
+DEFAULT_DIR = "mlruns"
+_PARENT = "mlflow.parentRunId"
+_BATCH = 1000
+_PARAMS_TAGS_BATCH = 100
+
+
+class TrackingError(ValueError):
+    """The tracking store cannot be used; the message names the flag or variable."""
+
+
+def default_uri(cwd: Path | None = None) -> str:
+    """``sqlite:///<cwd>/mlruns/mlflow.db``: the project's store (artifacts go next to it)."""
+    return f"sqlite:///{((cwd or Path.cwd()) / DEFAULT_DIR / 'mlflow.db').resolve()}"
+
+
+def resolve_uri(explicit: str | None) -> tuple[str, str]:
+    """(URI, where it came from): --mlflow-uri, else $MLFLOW_TRACKING_URI, else the default store."""
+    if explicit:
+        return explicit, "--mlflow-uri"
+    if os.environ.get("MLFLOW_TRACKING_URI"):
+        return os.environ["MLFLOW_TRACKING_URI"], "MLFLOW_TRACKING_URI"
+    return default_uri(), "default"
+
+
+class NullTracker:
+    """Tracking turned off (--no-mlflow)."""
+
+    uri: str | None = None
+
+    def start(self, study: Study) -> None: ...
+    def _artifact_location(self, experiment: str) -> str | None:
+        """Beside a SQLite store: ``<store dir>/artifacts/<experiment>`` (MLflow's own default is
+        ./mlruns of whatever directory the first run happened in). A server decides for itself."""
+        if not self.uri.startswith("sqlite:///"):
+            return None
+        slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in experiment).strip(".") or "experiment"
+        return str(Path(self.uri[len("sqlite:///"):]).parent.resolve() / "artifacts" / slug)
+
+    def record(self, study: Study) -> None: ...
+    def finish(self, study: Study, result: TuneResult, plots: Path | None) -> None: ...
+    def stop(self, study: Study, status: str) -> None: ...
+
+
+class MlflowTracker(NullTracker):
+    """Logs a study to an MLflow tracking store (SQLite file or ``http(s)://`` server)."""
+
+    def __init__(self, uri: str, source: str, experiment: str | None = None):
+        flag = "--mlflow-uri" if source == "default" else source
+        # MLflow retries an unreachable server for minutes by default; a tuner should say so quickly.
+        os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+        os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "30")
+        if uri.startswith(("http://", "https://")):
+            _check_server(uri, flag)
+        elif not uri.startswith("sqlite:///") and (uri.startswith("file:") or "://" not in uri):
+            raise TrackingError(f"{flag}: {uri!r}: use sqlite:///PATH or http(s)://HOST:PORT "
+                                "(MLflow's file store is deprecated)")
+        from mlflow import MlflowClient
+
+        logging.getLogger("mlflow").setLevel(logging.WARNING)  # after import: MLflow sets its own level
+        logging.getLogger("alembic").setLevel(logging.WARNING)
+
+        self.uri, self.flag, self.experiment_name = uri, flag, experiment
+        self.client = MlflowClient(tracking_uri=uri)
+        self.parent_id: str | None = None
+        self.experiment_id: str | None = None
+        self.logged: set[str] = set()
+        self.paused: str | None = None
+        # Seconds spent in MLflow calls per phase, and runs logged (benchmarks/tracking_overhead.py).
+        self.seconds = {"start": 0.0, "record": 0.0, "finish": 0.0}
+        self.runs_logged = 0
+
+    # -- life cycle -------------------------------------------------------------------------------
+    def start(self, study: Study) -> None:
+        """Find or create the experiment and the study's parent run; learn which runs exist."""
+        started = time.monotonic()
+        name = self.experiment_name or study.workload.name
+        if self.uri.startswith("sqlite:///"):
+            path = Path(self.uri[len("sqlite:///"):])
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise TrackingError(f"{self.flag}: cannot create {path.parent}: {exc.strerror}") from None
+        try:
+            experiment = self.client.get_experiment_by_name(name)
+            if experiment is None:
+                # "custom_model_development" makes MLflow 3's UI open the runs table, not its GenAI pages.
+                self.experiment_id = self.client.create_experiment(
+                    name, artifact_location=self._artifact_location(name),
+                    tags={"workload": study.workload.name, "mlflow.experimentKind": "custom_model_development"})
+            elif experiment.lifecycle_stage == "deleted":
+                raise TrackingError(f"--experiment: MLflow experiment {name!r} is deleted; restore it "
+                                    "(mlflow experiments restore) or choose another name")
+            else:
+                self.experiment_id = experiment.experiment_id
+            uid = study.optuna_study.user_attrs["uid"]
+            parents = self._search(f"tags.study_uid = '{uid}' and tags.role = 'study'")
+            if parents:
+                self.parent_id = parents[0].info.run_id
+                self.client.update_run(self.parent_id, status="RUNNING")
+                for run in self._search(f"tags.`{_PARENT}` = '{self.parent_id}'"):
+                    key = run.data.tags.get("trial_key")
+                    if run.info.status in ("FINISHED", "FAILED", "KILLED") and key:
+                        self.logged.add(key)
+                    else:  # logging of this trial was cut short: it is logged again in full
+                        self.client.delete_run(run.info.run_id)
+            else:
+                run = self.client.create_run(self.experiment_id, run_name=study.name, tags=_study_tags(study))
+                self.parent_id = run.info.run_id
+                self._batch(self.parent_id, params=_study_params(study))
+            self._batch(self.parent_id, tags=_study_mutable_tags(study))
+        except TrackingError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any MLflow/SQL/HTTP failure means: cannot track
+            raise TrackingError(f"{self.flag}: MLflow store {self.uri} is not usable: {_short(exc)}") from None
+        self.seconds["start"] += time.monotonic() - started
+
+    def record(self, study: Study) -> None:
+        """Log every finished baseline and trial that has no run yet."""
+        if self.paused or self.parent_id is None:
+            return
+        started = time.monotonic()
+        try:
+            for record in study.baselines():
+                key = f"baseline:{record['name']}"
+                if key not in self.logged:
+                    self._log_baseline(study, key, record)
+                    self.logged.add(key)
+            for trial in study.optuna_study.get_trials(deepcopy=False):
+                key = f"trial:{trial.number}"
+                if trial.state.is_finished() and key not in self.logged:
+                    self._log_trial(study, key, trial)
+                    self.logged.add(key)
+        except Exception as exc:  # noqa: BLE001 - tracking must not stop the measurements
+            self._pause(study, exc)
+        self.seconds["record"] += time.monotonic() - started
+
+    def finish(self, study: Study, result: TuneResult, plots: Path | None) -> None:
+        """Best configuration, summary, OPTIONS.ini, comparison and plots on the parent run."""
+        self.record(study)
+        if self.paused or self.parent_id is None:
+            return
+        started = time.monotonic()
+        try:
+            best = result.summary.get("best")
+            tags = {f"trials.{k}": str(v) for k, v in result.summary["trials"].items()}
+            metrics: dict[str, float] = {}
+            if best:
+                tags["best_trial"] = str(best["trial"])
+                tags.update({f"best.{k}": str(v) for k, v in best["params"].items()})
+                metrics.update({f"best.{k}": v for k, v in best["metrics"].items() if v is not None})
+            for row in result.summary["comparison"]:
+                if row["vs_default"] is not None:
+                    metrics[f"vs_default.{row['name'].split(' (')[0]}"] = row["vs_default"]
+            step = sum(result.summary["trials"].get(k, 0) for k in ("complete", "failed", "pruned"))
+            self._batch(self.parent_id, tags=tags, metrics=_metrics(metrics, step=step))
+            for name in ("summary.json", "OPTIONS.ini", "comparison.md"):
+                if (study.out / name).is_file():
+                    self.client.log_artifact(self.parent_id, str(study.out / name))
+            if plots is not None and plots.is_dir():
+                self.client.log_artifacts(self.parent_id, str(plots), artifact_path="plots")
+            self.client.set_terminated(self.parent_id, status="FINISHED")
+        except Exception as exc:  # noqa: BLE001
+            self._pause(study, exc)
+        self.seconds["finish"] += time.monotonic() - started
+
+    def stop(self, study: Study, status: str) -> None:
+        """The study stopped early (KILLED on Ctrl-C/SIGTERM, FAILED on an error): log and close."""
+        self.record(study)
+        if self.paused or self.parent_id is None:
+            return
+        try:
+            self.client.set_terminated(self.parent_id, status=status)
+        except Exception as exc:  # noqa: BLE001
+            self._pause(study, exc)
+
+    # -- runs -------------------------------------------------------------------------------------
+    def _log_trial(self, study: Study, key: str, trial: FrozenTrial) -> None:
+        attrs = trial.user_attrs
+        outcome = attrs.get("outcome", "pruned" if trial.state == TrialState.PRUNED else trial.state.name.lower())
+        state = {TrialState.COMPLETE: "COMPLETE", TrialState.PRUNED: "PRUNED"}.get(trial.state, "FAILED")
+        status = {"COMPLETE": "FINISHED", "PRUNED": "KILLED"}.get(state, "FAILED")
+        if outcome == "interrupted":
+            status = "KILLED"
+        tags = {
+            _PARENT: self.parent_id, "trial_key": key, "role": "trial", "study": study.name,
+            "trial_number": str(trial.number), "state": state, "outcome": outcome,
+        }
+        if "fail_reason" in attrs:
+            tags["fail_reason"] = str(attrs["fail_reason"])[:5000]
+        if "repaired_from" in attrs:
+            tags["repaired_from"] = str(attrs["repaired_from"])
+        if attrs.get("options_mismatch"):
+            tags["options_mismatch"] = json.dumps(attrs["options_mismatch"])[:5000]
+        if attrs.get("constraints"):
+            tags["feasible"] = str(study.feasible(trial))
+        start = _ms(trial.datetime_start)
+        end = _ms(trial.datetime_complete) or start
+        values = dict(attrs.get("metrics", {}))
+        if trial.values:
+            values.update({"objective" if len(trial.values) == 1 else f"objective.{i}": v
+                           for i, v in enumerate(trial.values)})
+        metrics = _metrics(values, timestamp=end)
+        metrics += _phase_metrics(attrs.get("phases", []), start)
+        metrics += [_metric("intermediate_value", v, start, int(step)) for step, v in trial.intermediate_values.items()]
+        self._run(name=f"trial-{trial.number:04d}", tags=tags, params=trial.params, metrics=metrics, start=start, end=end,
+                  status=status, artifacts=attrs.get("log_dir"))
+
+    def _log_baseline(self, study: Study, key: str, record: dict[str, Any]) -> None:
+        end = int(record.get("ended", time.time()) * 1000)
+        start = end - int(record.get("seconds", 0) * 1000)
+        tags = {
+            _PARENT: self.parent_id, "trial_key": key, "role": "baseline", "study": study.name,
+            "baseline": record["name"], "state": "COMPLETE" if record["state"] == "COMPLETE" else "FAILED",
+            "mlflow.note.content": record.get("doc", ""),
+        }
+        if "reason" in record:
+            tags["fail_reason"] = str(record["reason"])[:5000]
+        metrics = _metrics(record.get("metrics", {}), timestamp=end) + _phase_metrics(record.get("phases", []), start)
+        self._run(name=record["name"], tags=tags, params=dict(record.get("flags", {})), metrics=metrics,
+                  start=start, end=end, status="FINISHED" if record["state"] == "COMPLETE" else "FAILED",
+                  artifacts=record.get("log_dir"))
+
+    def _run(self, *, name: str, tags: dict[str, str], params: dict[str, Any], metrics: list[Any], start: int,
+             end: int, status: str, artifacts: str | None) -> None:
+        run = self.client.create_run(self.experiment_id, start_time=start, tags=tags, run_name=name)
+        run_id = run.info.run_id
+        self._batch(run_id, params=params, metrics=metrics)
+        if artifacts and Path(artifacts).is_dir() and any(Path(artifacts).iterdir()):
+            self.client.log_artifacts(run_id, artifacts, artifact_path="db_bench")
+        self.client.set_terminated(run_id, status=status, end_time=end)
+        self.runs_logged += 1
+
+    def _batch(self, run_id: str, *, params: dict[str, Any] | None = None, tags: dict[str, str] | None = None,
+               metrics: list[Any] | None = None) -> None:
+        from mlflow.entities import Param, RunTag
+
+        small = [Param(k, str(v)) for k, v in (params or {}).items()]
+        small_tags = [RunTag(k, str(v)) for k, v in (tags or {}).items()]
+        everything: list[Any] = [*small, *small_tags]
+        for i in range(0, len(everything), _PARAMS_TAGS_BATCH):
+            chunk = everything[i:i + _PARAMS_TAGS_BATCH]
+            self.client.log_batch(run_id, params=[x for x in chunk if isinstance(x, Param)],
+                                  tags=[x for x in chunk if isinstance(x, RunTag)], synchronous=True)
+        metrics = metrics or []
+        for i in range(0, len(metrics), _BATCH):
+            self.client.log_batch(run_id, metrics=metrics[i:i + _BATCH], synchronous=True)
+
+    def _search(self, filter_string: str) -> list[Any]:
+        runs, token = [], None
+        while True:
+            page = self.client.search_runs([self.experiment_id], filter_string, max_results=1000, page_token=token)
+            runs.extend(page)
+            token = page.token
+            if not token:
+                return runs
+
+    def _pause(self, study: Study, exc: Exception) -> None:
+        self.paused = _short(exc)
+        study.progress.note(f"MLflow tracking paused ({self.uri}): {self.paused}. Measurements go on in the "
+                            f"study storage; `rocksdb-tuner tune --study {study.name}` logs what is missing.")
+
+
+def make_tracker(enabled: bool, uri: str | None, experiment: str | None) -> NullTracker:
+    """The tracker for a study: MlflowTracker on the resolved URI, or NullTracker with --no-mlflow."""
+    if not enabled:
+        return NullTracker()
+    resolved, source = resolve_uri(uri)
+    return MlflowTracker(resolved, source, experiment)
+
+
+# -- what is logged ---------------------------------------------------------------------------------
+def _study_params(study: Study) -> dict[str, Any]:
+    host = study.space.context
+    db = study.db_bench
+    params: dict[str, Any] = {
+        "workload": study.workload.name, "space": study.space.name, "objective": study.score.objective,
+        "objective_description": study.score.describe(), "scale": study.config.scale,
+        "data_bytes": study.workload.data_bytes(), "db_bench.version": db.version, "db_bench.build": db.build,
+        "host.cores": host.cores, "host.ram_bytes": host.ram, "memory_budget_bytes": host.budget,
+        "storage": study.storage,
+    }
+    params.update({f"space.{p.name}": p.describe() for p in study.space.parameters})
+    params.update({f"constraint.{c.name}": c.expr for c in study.space.constraints})
+    params.update(_disk(study.runner.work_dir))
+    return params
+
+
+def _study_mutable_tags(study: Study) -> dict[str, str]:
+    """Settings a resume may change (sampler, seed, trial count, db_bench path): tags, not params."""
+    return {
+        "role": "study", "study": study.name, "sampler": study.config.sampler,
+        "seed": str(study.config.seed), "trials_requested": str(study.trials_wanted),
+        "db_bench.path": study.db_bench.path, "out": str(study.out.resolve()),
+        "work_dir": str(study.runner.work_dir),
+    }
+
+
+def _study_tags(study: Study) -> dict[str, str]:
+    return {**_study_mutable_tags(study), "study_uid": study.optuna_study.user_attrs["uid"],
+            "workload": study.workload.name, "mlflow.note.content": study.workload.description}
+
+
+def _disk(path: Path) -> dict[str, Any]:
+    """Size and filesystem of the disk trial DBs are written to."""
+    out: dict[str, Any] = {}
+    try:
+        out["host.disk_bytes"] = shutil.disk_usage(path).total
+    except OSError:
+        pass
+    best = ""
+    try:
+        real = str(Path(path).resolve())
+        for line in Path("/proc/mounts").read_text().splitlines():
+            device, mount, fstype = line.split()[:3]
+            if (real == mount or real.startswith(mount.rstrip("/") + "/")) and len(mount) >= len(best):
+                best, out["host.disk_fs"], out["host.disk_device"] = mount, fstype, device
+    except OSError:
+        pass
+    return out
+
+
+def _metric(key: str, value: float, timestamp: int, step: int = 0) -> Any:
+    from mlflow.entities import Metric
+
+    return Metric(key, float(value), timestamp, step)
+
+
+def _metrics(values: dict[str, Any], timestamp: int | None = None, step: int = 0) -> list[Any]:
+    ts = timestamp or int(time.time() * 1000)
+    return [_metric(k, v, ts, step) for k, v in values.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+
+
+def _phase_metrics(phases: Iterable[dict[str, Any]], start: int) -> list[Any]:
+    """``<phase>/<benchmark>/ops_per_sec`` …, ``<phase>/wall_seconds`` …, and the per-second series
+    ``<phase>/interval_ops_per_sec`` (step = second of the phase) from db_bench's --report_file."""
+    out = []
+    for row in phases:
+        prefix = f"{row['phase']}/{row['benchmark']}/" if "benchmark" in row else f"{row['phase']}/"
+        for k, v in row.items():
+            if k in ("phase", "benchmark", "scored", "intervals") or v is None:
+                continue
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out.append(_metric(prefix + k, v, start))
+        for second, qps in row.get("intervals", []):
+            out.append(_metric(f"{row['phase']}/interval_ops_per_sec", qps, start + int(second) * 1000, int(second)))
+    return out
+
+
+def _ms(moment: datetime | None) -> int:
+    return int(moment.timestamp() * 1000) if moment else int(time.time() * 1000)
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300] if text else ''}"
+
+
+def _check_server(uri: str, flag: str) -> None:
+    """Fail fast (seconds, not MLflow's minutes of retries) when the server does not answer."""
+    try:
+        with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=5) as reply:
+            if reply.status != 200:
+                raise TrackingError(f"{flag}: MLflow server {uri} answered {reply.status} on /health")
+    except urllib.error.HTTPError as exc:
+        raise TrackingError(f"{flag}: MLflow server {uri} answered {exc.code} on /health") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise TrackingError(f"{flag}: cannot reach MLflow server {uri}: {reason}") from None
