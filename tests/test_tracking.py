@@ -209,8 +209,9 @@ def mlflow_server(tmp_path):
 def test_end_to_end_against_a_real_mlflow_server(tmp_path, mlflow_server):
     url, artifact_root = mlflow_server
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "3", "--seed", "5",
-              "--study", "remote", "--out", "o", "--mlflow-uri", url)
+              "--study", "remote", "--out", "o", "--mlflow-uri", url, "--json", plots=True)
     assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["mlflow"]["uri"] == url  # stdout is the summary and nothing else
     client = MlflowClient(url)
     parent, children = _runs(client, "fillrandom")
     assert parent.info.status == "FINISHED" and parent.info.run_name == "remote"

@@ -115,7 +115,11 @@ class ConsoleProgress(SilentProgress):
             self.bar.close()
             self.bar = None
         self._line(f"done in {fmt_duration(time.monotonic() - self.started)}; wrote {result.out / 'summary.json'}"
-                   f" and {result.out / 'OPTIONS.ini'}")
+                   f", {result.out / 'OPTIONS.ini'} and {result.out / 'comparison.md'}")
+        mlflow = result.summary.get("mlflow")
+        if mlflow:
+            self._line(f"MLflow: parent run {mlflow['run_id']} in experiment {mlflow['experiment_id']} of "
+                       f"{mlflow['uri']} (review it with: rocksdb-tuner ui)")
 
 
 def _num(value: float | None) -> str:

@@ -79,6 +79,8 @@ class MlflowTracker(NullTracker):
         # MLflow retries an unreachable server for minutes by default; a tuner should say so quickly.
         os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
         os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "30")
+        # MLflow prints "View run ... at URL" to stdout for server runs, which would corrupt `tune --json`.
+        os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
         if uri.startswith(("http://", "https://")):
             _check_server(uri, flag)
         elif not uri.startswith("sqlite:///") and (uri.startswith("file:") or "://" not in uri):
