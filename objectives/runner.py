@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from objectives import workdir
 from objectives.dbbench import DbBench
 from objectives.parser import Output, ParseError, parse, parse_report, require
 from objectives.workloads import Flag, Workload
@@ -78,7 +79,7 @@ class Runner:
 
     def __init__(self, db_bench: DbBench, work_dir: str | os.PathLike[str] | None = None, timeout: float = 600.0):
         self.db_bench = db_bench
-        self.work_dir = Path(work_dir or tempfile.gettempdir())
+        self.work_dir = Path(work_dir) if work_dir else workdir.prepare(None)
         self.timeout = timeout
 
     def sweep_stale(self) -> list[Path]:

@@ -17,7 +17,14 @@ from search_spaces import files
 PRESET_DIR = Path(__file__).with_name("presets")
 # Flags the runner owns: a workload may not set them.
 RESERVED_FLAGS = frozenset(
-    {"db", "benchmarks", "use_existing_db", "statistics", "histogram", "progress_reports", "seed", "options_file"}
+    {"db", "benchmarks", "use_existing_db", "statistics", "histogram", "progress_reports", "seed", "options_file",
+     "report_file", "report_interval_seconds"}
+)
+# Flags that make db_bench read or write paths outside the trial's own DB directory (which is the
+# only place the tuner cleans up), or load more flags from a file: never from a workload or space.
+OUTSIDE_FLAGS = frozenset(
+    {"wal_dir", "flagfile", "backup_dir", "restore_dir", "secondary_path", "read_cache_path", "trace_file",
+     "block_cache_trace_file", "simulate_hybrid_fs_file", "env_uri", "fs_uri", "hdfs", "secondary_cache_uri"}
 )
 # Benchmarks that print no "name : X micros/op" result line.
 UNMEASURED = frozenset(
@@ -178,6 +185,9 @@ def _check_flags(flags: Any, where: str) -> dict[str, Any]:
             raise WorkloadError(f"{where}.{key}: not a db_bench flag name")
         if key in RESERVED_FLAGS:
             raise WorkloadError(f"{where}.{key}: set by the tuner itself, a workload may not set it")
+        if key in OUTSIDE_FLAGS:
+            raise WorkloadError(f"{where}.{key}: names a path outside the trial's DB directory, which the "
+                                "tuner could not clean up; not allowed")
         if isinstance(value, dict):
             if set(value) != {"expr"} or not isinstance(value["expr"], str):
                 raise WorkloadError(f"{where}.{key}: a table value must be {{expr = \"...\"}}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -85,6 +86,12 @@ class _Numeric(Parameter):
             )
         if self.log and low <= 0:
             raise SpaceError(f"parameters.{self.name}: a log range needs low > 0, got {low}")
+        if self.flag in MEMORY_FLAGS:
+            if low < 0:
+                raise SpaceError(f"parameters.{self.name}: a size in bytes cannot be negative, got low {low}")
+            if high > ctx.ram:
+                raise SpaceError(f"parameters.{self.name}: high {high:,} bytes is more than this host's RAM "
+                                 f"({ctx.ram:,} bytes); bound it, e.g. high = \"budget / 4\"")
         return replace(self, low=low, high=high)
 
     def _cast(self, value: Any) -> int | float:
@@ -190,6 +197,10 @@ class CategoricalParam(Parameter):
 
 _KINDS: dict[str, type[Parameter]] = {"int": IntParam, "float": FloatParam, "categorical": CategoricalParam}
 _COMMON = {"type", "flag", "options_key", "doc", "when", "grid"}
+# db_bench flags that size memory: a range beyond the host's RAM is an input error, not a trial.
+MEMORY_FLAGS = frozenset({"write_buffer_size", "db_write_buffer_size", "cache_size", "row_cache_size",
+                          "compressed_cache_size", "memtablerep_bucket_count"})
+_OPTIONS_KEY = re.compile(r"^(DBOptions|CFOptions|TableOptions/BlockBasedTable)\.[A-Za-z_][\w.]*$")
 _NUMERIC = _COMMON | {"low", "high", "log"}
 _ALLOWED = {"int": _NUMERIC, "float": _NUMERIC, "categorical": _COMMON | {"choices"}}
 
@@ -216,6 +227,9 @@ def parameter_from_dict(name: str, spec: Any) -> Parameter:
     for text_field in ("flag", "options_key", "doc"):
         if text_field in spec and not isinstance(spec[text_field], str):
             raise SpaceError(f"{where}.{text_field}: expected a string")
+    if not _OPTIONS_KEY.match(spec["options_key"]):
+        raise SpaceError(f"{where}.options_key: {spec['options_key']!r} is not 'DBOptions.<key>', "
+                         "'CFOptions.<key>' or 'TableOptions/BlockBasedTable.<key>'")
     flag = spec.get("flag", name)
     if not flag.replace("_", "").isalnum():
         raise SpaceError(f"{where}.flag: {flag!r} is not a db_bench flag name")

@@ -146,7 +146,7 @@ def _start_and_signal(args: list[str], sig: int) -> subprocess.Popen:
 
 
 def _db_bench_running(work: Path) -> bool:
-    return subprocess.run(["pgrep", "-f", f"--db={work}"], capture_output=True).returncode == 0
+    return subprocess.run(["pgrep", "-f", "--", f"--db={work}"], capture_output=True).returncode == 0
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
@@ -207,7 +207,7 @@ def test_bad_workload(tmp_path):
 
 def test_unknown_parameter_field(tmp_path):
     space = tmp_path / "s.toml"
-    space.write_text('[parameters.subcompactions]\ntype = "int"\nlow = 1\nhigh = 4\noptions_key = "k"\nstep_size = 2\n')
+    space.write_text('[parameters.subcompactions]\ntype = "int"\nlow = 1\nhigh = 4\noptions_key = "DBOptions.max_subcompactions"\nstep_size = 2\n')
     assert "parameters.subcompactions: unknown field(s) step_size" in _bad(tmp_path, "--space", str(space))
 
 
@@ -219,7 +219,7 @@ def test_parameter_db_bench_does_not_know(tmp_path):
 
 def test_range_low_above_high(tmp_path):
     space = tmp_path / "s.yaml"
-    space.write_text("parameters:\n  bloom_bits: {type: int, low: 12, high: 2, options_key: k}\n")
+    space.write_text("parameters:\n  bloom_bits: {type: int, low: 12, high: 2, options_key: TableOptions/BlockBasedTable.filter_policy}\n")
     assert "parameters.bloom_bits: empty range, low 12 > high 2" in _bad(tmp_path, "--space", str(space))
 
 
@@ -248,6 +248,85 @@ def test_zero_trials(tmp_path):
                                          ("--memory-budget", "lots")])
 def test_flags_out_of_range(tmp_path, flag, value):
     assert flag in _bad(tmp_path, flag, value)
+
+
+# The input corpus of issue 9: each file or flag yields one line naming the field, exit 2, nothing created.
+_WB = 'options_key = "CFOptions.write_buffer_size"\n'
+BAD_FILES = [
+    ("space", "s.toml", '[parameters.write_buffer_size]\ntype = "int"\nlow = "1 * GiB * 1024"\nhigh = "2 * GiB * 1024"\n' + _WB,
+     "parameters.write_buffer_size: high 2,199,023,255,552 bytes is more than this host's RAM"),
+    ("space", "s.toml", '[parameters.cache_size]\ntype = "int"\nlow = -5\nhigh = 100\n'
+     'options_key = "TableOptions/BlockBasedTable.block_cache"\n', "parameters.cache_size: a size in bytes cannot be negative"),
+    ("space", "s.toml", '[parameters.write_buffer_size]\ntype = "int"\nlow = "abc"\nhigh = 100\n' + _WB,
+     "parameters.write_buffer_size: unknown name 'abc' in 'abc'"),
+    ("space", "s.toml", '[parameters.write_buffer_size\ntype = "int"\n', "space file s.toml: not valid TOML"),
+    ("space", "s.yaml", "parameters: [1, 2\n", "space file s.yaml: not valid YAML"),
+    ("space", "s.toml", '[parameters.wal_dir]\ntype = "categorical"\nchoices = ["/tmp/x"]\noptions_key = "DBOptions.wal_dir"\n',
+     "parameters.wal_dir.flag: --wal_dir is set by the tuner or names a path outside"),
+    ("space", "s.toml", '[parameters.seed]\ntype = "int"\nlow = 1\nhigh = 4\noptions_key = "DBOptions.seed"\n',
+     "parameters.seed.flag: --seed is set by the tuner"),
+    ("workload", "w.toml", 'name = "w"\nsurprise = 1\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\n',
+     "unknown top-level field(s) surprise"),
+    ("workload", "w.toml", 'name = "w"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\n[phases.flags]\nwal_dir = "/tmp/elsewhere"\n',
+     "phases[0].flags.wal_dir: names a path outside the trial's DB directory"),
+    ("workload", "w.toml", 'name = "w"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\n[phases.flags]\nflagfile = "/etc/passwd"\n',
+     "phases[0].flags.flagfile: names a path outside"),
+    ("workload", "w.toml", 'name = "w"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\n[phases.flags]\ndb = "/"\n',
+     "phases[0].flags.db: set by the tuner itself"),
+    ("workload", "w.toml", 'name = "w"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\n[phases.flags]\n"num; rm -rf ~" = 1\n',
+     "phases[0].flags.num; rm -rf ~: not a db_bench flag name"),
+]
+
+
+@pytest.mark.parametrize("kind, name, text, message", BAD_FILES)
+def test_bad_input_files(tmp_path, kind, name, text, message):
+    path = tmp_path / name
+    path.write_text(text)
+    assert message in _bad(tmp_path, f"--{kind}", name)  # relative: the test runs in tmp_path
+
+
+def test_corrupt_study_storage(tmp_path):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "study.db").write_text("not a database, edited by hand\n")
+    r = tuner("tune", "--out", str(out), "--study", "s")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert f"--out: cannot open the study storage sqlite:///{out / 'study.db'}: file is not a database" in r.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["study.db"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--work-dir", "/"), "--work-dir /: refusing /, a system or home directory"),
+    (("--work-dir", str(Path.home())), "a system or home directory"),
+    (("--work-dir", "/nonexistent/work"), "--work-dir /nonexistent/work: not an existing directory"),
+])
+def test_unsafe_work_dirs_are_refused(tmp_path, args, message):
+    assert message in _bad(tmp_path, *args)
+
+
+def test_a_non_empty_work_dir_not_ours_is_refused_and_left_alone(tmp_path):
+    work = tmp_path / "precious"
+    work.mkdir()
+    (work / "data.txt").write_text("keep me")
+    (work / "rocksdb-tuner-lookalike").mkdir()
+    assert "not empty and not a rocksdb-tuner work directory" in _bad(tmp_path, "--work-dir", str(work))
+    assert sorted(p.name for p in work.iterdir()) == ["data.txt", "rocksdb-tuner-lookalike"]
+
+
+def test_shell_metacharacters_are_only_ever_literal(tmp_path):
+    """Names, paths and flag values with shell syntax reach db_bench as plain argv strings."""
+    pwned = tmp_path / "pwned"
+    out = tmp_path / f"out $(touch {pwned}); `touch {pwned}`"
+    workload = tmp_path / "w.toml"
+    workload.write_text('name = "w"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\nscored = true\n'
+                        f'[phases.flags]\nnum = "2000; touch {pwned}"\n')
+    r = tuner("tune", "--workload", str(workload), "--study", f"s; touch {pwned}", "--out", str(out), "--trials", "1",
+              "--no-baselines", "--space", "default", "--json")
+    assert r.returncode == 1, r.stderr  # no trial can complete: db_bench rejects the literal value
+    assert not pwned.exists()
+    summary = json.loads(r.stdout)
+    assert summary["study"] == f"s; touch {pwned}"
+    assert f"illegal value '2000; touch {pwned}'" in summary["failures"][0]["reason"]
 
 
 def test_unwritable_out(tmp_path):

@@ -8,10 +8,10 @@ import re
 import shutil
 import signal
 import sys
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
+from objectives import workdir
 from objectives.dbbench import DbBenchError, probe
 from objectives.scores import OBJECTIVES
 from objectives.workloads import WorkloadError, load_workload
@@ -160,11 +160,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     host = Context.of_host()
-    where = args.work_dir or Path(tempfile.gettempdir())
+    where = args.work_dir or workdir.default_work_dir()
     print(f"cores:        {host.cores}")
     print(f"memory:       {host.ram / GiB:.1f} GiB")
     try:
-        print(f"free disk:    {shutil.disk_usage(where).free / GiB:.1f} GiB in {where} (trial DBs go there)")
+        usage = shutil.disk_usage(where if where.exists() else where.parent)
+        print(f"free disk:    {usage.free / GiB:.1f} GiB in {where} (trial DBs go there)")
     except OSError as exc:
         print(f"free disk:    unknown for {where}: {exc.strerror}")
     db = probe(args.db_bench)

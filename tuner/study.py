@@ -15,15 +15,19 @@ from typing import Any
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
+from sqlalchemy.exc import SQLAlchemyError
 
 from objectives.dbbench import DbBench, probe
 from objectives.metrics import phase_details, summarize
 from objectives.runner import RUNNER_FLAGS, Runner, RunFailed, RunResult
 from objectives.scores import Score, ScoreError
-from objectives.workloads import Workload, load_workload
+from objectives import workdir
+from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Workload, load_workload
 from search_spaces import Context, SearchSpace, load_space
 from tuner import options_file
+from tuner.lock import StudyBusy, StudyLock
 from tuner.progress import Progress, SilentProgress
+from tuner.report import write_outputs
 from tuner.samplers import make_sampler
 from tuner.tracking import TrackingError, make_tracker
 
@@ -124,15 +128,34 @@ class Study:
         if config.sampler == "grid":
             self.trials_wanted = min(config.trials, self.space.feasible_grid_size())
         self.name = config.study or f"{self.workload.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-        self.runner = Runner(self.db_bench, work_dir=_work_dir(config.work_dir), timeout=config.trial_timeout)
+        try:
+            work_dir = workdir.prepare(Path(config.work_dir) if config.work_dir is not None else None)
+            workdir.check_space(work_dir, self.workload.data_bytes(),
+                                f"workload {self.workload.name} at --scale {config.scale:g}")
+        except workdir.WorkDirError as exc:
+            raise UsageError(str(exc)) from None
+        self.runner = Runner(self.db_bench, work_dir=work_dir, timeout=config.trial_timeout)
         self.out = Path(config.out) if config.out else Path("runs") / self.name
-        _prepare_out(self.out)
         self.storage = config.storage or f"sqlite:///{(self.out / 'study.db').resolve()}"
+        self.lock = StudyLock(self.storage, self.name)
+        try:
+            self.lock.acquire()
+        except StudyBusy as exc:
+            raise UsageError(str(exc)) from None
         self.db_bench_seed = config.seed if config.seed else 1
-        self.optuna_study = self._open()
+        try:
+            _prepare_out(self.out)
+            self.optuna_study = self._open()
+        except BaseException:
+            self.lock.release()
+            raise
 
     # -- set-up -----------------------------------------------------------------------------------
     def _check_flags(self) -> None:
+        for p in self.space.parameters:
+            if p.flag in RESERVED_FLAGS | OUTSIDE_FLAGS:
+                raise UsageError(f"space {self.space.name}: parameters.{p.name}.flag: --{p.flag} is set by the tuner "
+                                 "or names a path outside the trial's DB directory; it cannot be tuned")
         flags = set(self.workload.all_flags()) | {p.flag for p in self.space.parameters} | RUNNER_FLAGS
         self.db_bench.check_flags(sorted(flags), where=f"workload {self.workload.name} / space {self.space.name}")
 
@@ -148,6 +171,10 @@ class Study:
             )
         except ValueError as exc:  # e.g. resuming with other directions
             raise UsageError(f"--study {self.name}: {exc}") from None
+        except SQLAlchemyError as exc:  # a corrupt, foreign or unreachable storage
+            flag = "--storage" if self.config.storage else "--out"
+            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            raise UsageError(f"{flag}: cannot open the study storage {self.storage}: {reason}") from None
         identity = {
             "workload": self.workload.name,
             "space": self.space.name,
@@ -316,8 +343,12 @@ class Study:
 
     def run(self) -> TuneResult:
         """Baselines first, then trials up to --trials counted ones; then write the outputs."""
-        from tuner.report import write_outputs
+        try:
+            return self._run()
+        finally:
+            self.lock.release()
 
+    def _run(self) -> TuneResult:
         self.progress.study_started(self)
         try:
             self.tracker.start(self)
@@ -377,15 +408,6 @@ def _prepare_out(out: Path) -> None:
         probe_file.unlink()
     except OSError as exc:
         raise UsageError(f"--out: cannot write to {out}: {exc.strerror}") from None
-
-
-def _work_dir(work_dir: Path | None) -> Path | None:
-    if work_dir is None:
-        return None
-    path = Path(work_dir)
-    if not path.is_dir():
-        raise UsageError(f"--work-dir: {path} is not an existing directory")
-    return path
 
 
 def tune(**kwargs: Any) -> TuneResult:

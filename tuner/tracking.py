@@ -86,13 +86,8 @@ class MlflowTracker(NullTracker):
         elif not uri.startswith("sqlite:///") and (uri.startswith("file:") or "://" not in uri):
             raise TrackingError(f"{flag}: {uri!r}: use sqlite:///PATH or http(s)://HOST:PORT "
                                 "(MLflow's file store is deprecated)")
-        from mlflow import MlflowClient
-
-        logging.getLogger("mlflow").setLevel(logging.WARNING)  # after import: MLflow sets its own level
-        logging.getLogger("alembic").setLevel(logging.WARNING)
-
         self.uri, self.flag, self.experiment_name = uri, flag, experiment
-        self.client = MlflowClient(tracking_uri=uri)
+        self.client: Any = None  # made in start(): MlflowClient creates a SQLite store as it opens it
         self.parent_id: str | None = None
         self.experiment_id: str | None = None
         self.logged: set[str] = set()
@@ -112,7 +107,12 @@ class MlflowTracker(NullTracker):
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise TrackingError(f"{self.flag}: cannot create {path.parent}: {exc.strerror}") from None
+        from mlflow import MlflowClient
+
+        logging.getLogger("mlflow").setLevel(logging.WARNING)  # after import: MLflow sets its own level
+        logging.getLogger("alembic").setLevel(logging.WARNING)
         try:
+            self.client = MlflowClient(tracking_uri=self.uri)
             experiment = self.client.get_experiment_by_name(name)
             if experiment is None:
                 # "custom_model_development" makes MLflow 3's UI open the runs table, not its GenAI pages.
