@@ -112,7 +112,7 @@ def test_empty_range_on_this_host(ctx):
 def test_constraints_that_leave_nothing_feasible(ctx):
     space = SearchSpace.from_dict({
         "parameters": {"a": {"type": "int", "low": 1, "high": 4, "options_key": "CFOptions.x"},
-                       "b": {"type": "int", "low": 1, "high": 4, "options_key": "k2"}},
+                       "b": {"type": "int", "low": 1, "high": 4, "options_key": "CFOptions.y"}},
         "constraints": [{"name": "impossible", "expr": "a + b > 100"}],
     })
     with pytest.raises(SpaceError, match="no configuration satisfies"):
