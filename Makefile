@@ -8,7 +8,7 @@ VENV     ?= .venv
 EXTRAS   ?= gp,test
 # The default study: resumable by name, so re-running `make tune` continues or re-reports it.
 TUNE_ARGS ?= --workload fillrandom --scale 2 --space default --sampler tpe --trials 110 --seed 1 \
-             --study default-fillrandom --out runs/default-fillrandom
+             --revalidate 3 --study default-fillrandom --out runs/default-fillrandom
 PYTEST_ARGS ?=
 # 1: `make tune` and `make test` build a release db_bench once (~12 min on 2 cores, cached in
 # ~/.cache/rocksdb-tuner) and the tuner prefers it; 0: use the distribution's assertion build as is.

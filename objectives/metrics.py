@@ -19,6 +19,8 @@ Definitions (also in docs/metrics.md):
 
 from __future__ import annotations
 
+import statistics
+
 from objectives.parser import BenchmarkResult, Histogram
 from objectives.runner import RunResult
 
@@ -100,3 +102,20 @@ def _mb_per_sec(results: list[BenchmarkResult]) -> float | None:
     if not with_mb:
         return None
     return sum(r.mb_per_sec * r.seconds for r in with_mb) / sum(r.seconds for r in with_mb)
+
+
+def median_metrics(runs: list[dict[str, float | None]]) -> dict[str, float | None]:
+    """Per metric, the median over repeated runs of one configuration (None where a run lacks it)."""
+    keys = runs[0].keys()
+    out: dict[str, float | None] = {}
+    for key in keys:
+        values = [r.get(key) for r in runs]
+        out[key] = None if any(v is None for v in values) else float(statistics.median(values))  # type: ignore[arg-type]
+    return out
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    """min, max and coefficient of variation (stdev / mean; 0 for a single value) of repeated values."""
+    mean = statistics.fmean(values)
+    cv = statistics.stdev(values) / mean if len(values) > 1 and mean else 0.0
+    return {"min": min(values), "max": max(values), "cv": cv, "n": len(values)}

@@ -62,6 +62,15 @@ def _trials(text: str) -> int:
     return int(text)
 
 
+def _count(least: int):  # noqa: ANN202 - an argparse type
+    def parse(text: str) -> int:
+        if not text.isdigit() or int(text) < least:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= {least}, got {text!r}")
+        return int(text)
+
+    return parse
+
+
 def _port(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 65535:
         raise argparse.ArgumentTypeError(f"must be a port number 1-65535, got {text!r}")
@@ -92,6 +101,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--memory-budget", type=parse_size, help="memtables + block cache limit (default RAM / 4)")
     t.add_argument("--no-baselines", action="store_true", help="skip hand-found baselines (defaults still run)")
     t.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
+    t.add_argument("--repeats", type=_count(1), default=1,
+                   help="measure each trial (and baseline) R times, one after the other; its score is the median")
+    t.add_argument("--revalidate", type=_count(0), default=0, metavar="K",
+                   help="at the end, re-measure the top K trials and the baselines in interleaved rounds and "
+                        "name the best by median (default 0: off)")
+    t.add_argument("--revalidate-rounds", type=_count(2), default=3, metavar="N",
+                   help="interleaved rounds of the re-validation (default 3)")
     t.add_argument("--mlflow-uri", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else "
                    "sqlite:///mlruns/mlflow.db in the current directory)")
     t.add_argument("--experiment", help="MLflow experiment name (default the workload's name)")
@@ -132,7 +148,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         seed=args.seed, trial_timeout=args.trial_timeout, work_dir=args.work_dir, max_p99_us=args.max_p99_us,
         max_write_amp=args.max_write_amp, scale=args.scale, memory_budget=args.memory_budget,
         baselines=not args.no_baselines, mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri,
-        experiment=args.experiment, plots=not args.no_plots,
+        experiment=args.experiment, plots=not args.no_plots, repeats=args.repeats, revalidate=args.revalidate,
+        revalidate_rounds=args.revalidate_rounds,
     )
     study = Study(config, ConsoleProgress())
     received: list[int] = []

@@ -32,33 +32,57 @@ def _trial_row(t: FrozenTrial) -> dict[str, Any]:
     return row
 
 
-def comparison(baselines: list[dict[str, Any]], best: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Rows for default vs hand-found vs best, with ops/s relative to the RocksDB-default baseline."""
-    rows = [{"name": b["name"], **{k: b.get("metrics", {}).get(k) for k in ("ops_per_sec", "p99_us", "write_amp")}}
-            for b in baselines]
-    if best is not None:
-        rows.append({"name": f"best (trial {best['trial']})",
-                     **{k: best["metrics"].get(k) for k in ("ops_per_sec", "p99_us", "write_amp")}})
+def comparison(baselines: list[dict[str, Any]], best: dict[str, Any] | None,
+               revalidation: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Rows for default vs hand-found vs best, with ops/s relative to the RocksDB-default baseline:
+    the re-validated medians (with their spread) when there was a re-validation, else single runs."""
+    if revalidation and revalidation.get("best"):
+        measured = {r["name"]: r for r in revalidation["configurations"] if r.get("median_ops_per_sec")}
+        names = [b["name"] for b in baselines if b["name"] in measured] + [revalidation["best"]]
+        rows = [{"name": n if measured[n]["trial"] is None else f"best (trial {measured[n]['trial']})",
+                 "ops_per_sec": measured[n]["median_ops_per_sec"], "p99_us": measured[n]["median_p99_us"],
+                 "write_amp": measured[n]["median_write_amp"], "spread": measured[n]["spread"]} for n in names]
+    else:
+        rows = [{"name": b["name"], **{k: b.get("metrics", {}).get(k) for k in ("ops_per_sec", "p99_us", "write_amp")}}
+                for b in baselines]
+        if best is not None:
+            rows.append({"name": f"best (trial {best['trial']})",
+                         **{k: best["metrics"].get(k) for k in ("ops_per_sec", "p99_us", "write_amp")}})
     default = next((r["ops_per_sec"] for r in rows if r["name"] == "rocksdb-default"), None)
     for row in rows:
         row["vs_default"] = row["ops_per_sec"] / default if default and row["ops_per_sec"] else None
     return rows
 
 
-def _cells(row: dict[str, Any]) -> tuple[str, str, str, str]:
-    """ops/s, P99, write amp and ratio to the default of a comparison row, as printed."""
+def _cells(row: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    """ops/s, its spread, P99, write amp and ratio to the default of a comparison row, as printed."""
     p99 = "-" if row["p99_us"] is None else f"{row['p99_us']:.2f}"
     wa = "-" if row["write_amp"] is None else f"{row['write_amp']:.3f}"
     ratio = "-" if row["vs_default"] is None else f"{row['vs_default']:.2f}x"
-    return fmt_ops(row["ops_per_sec"]), p99, wa, ratio
+    s = row.get("spread")
+    spread = f"{fmt_ops(s['min'])}-{fmt_ops(s['max'])}" if s else "1 run"
+    return fmt_ops(row["ops_per_sec"]), spread, p99, wa, ratio
+
+
+def interval_line(summary: dict[str, Any]) -> str | None:
+    """"best vs rocksdb-default: 1.53x (95 % CI ...)" after a re-validation, else None."""
+    reval = summary.get("revalidation") or {}
+    if "best_vs_default" not in reval:
+        return None
+    ratio, (low, high) = reval["best_vs_default"]["ratio"], reval["best_vs_default"]["ci95"]
+    return (f"best vs rocksdb-default: {ratio:.2f}x (95 % bootstrap CI {low:.2f}-{high:.2f}x over "
+            f"{reval['rounds']} interleaved rounds; noise: rocksdb-default's CV {100 * reval['noise_cv_default']:.1f} %)")
 
 
 def closing_table(summary: dict[str, Any]) -> str:
-    header = f"{'configuration':<28} {'ops/s':>12} {'P99 us':>10} {'write amp':>10} {'vs default':>11}"
+    header = (f"{'configuration':<28} {'ops/s':>12} {'range':>19} {'P99 us':>10} {'write amp':>10} "
+              f"{'vs default':>11}")
     lines = [header, "-" * len(header)]
     for row in summary["comparison"]:
-        ops, p99, wa, ratio = _cells(row)
-        lines.append(f"{row['name']:<28} {ops:>12} {p99:>10} {wa:>10} {ratio:>11}")
+        ops, spread, p99, wa, ratio = _cells(row)
+        lines.append(f"{row['name']:<28} {ops:>12} {spread:>19} {p99:>10} {wa:>10} {ratio:>11}")
+    if interval_line(summary):
+        lines += ["", interval_line(summary)]
     best = summary.get("best")
     if best:
         lines.append("")
@@ -75,14 +99,19 @@ def comparison_markdown(summary: dict[str, Any]) -> str:
     """The comparison as a Markdown table (``comparison.md``): defaults vs hand-found vs best."""
     lines = [f"# {summary['study']}: {summary['workload']} (scale {summary['scale']:g}), "
              f"db_bench {summary['db_bench']['version']} ({summary['db_bench']['build']})", "",
-             "| configuration | ops/s | P99 us | write amp | vs rocksdb-default |", "|---|---:|---:|---:|---:|"]
+             "| configuration | ops/s | range | P99 us | write amp | vs rocksdb-default |", "|---|---:|---:|---:|---:|---:|"]
     for row in summary["comparison"]:
         lines.append("| " + " | ".join((row["name"], *_cells(row))) + " |")
     best = summary.get("best")
     if best:
         lines += ["", "Best configuration (db_bench flags): `" +
                   " ".join(f"--{k}={v}" for k, v in best["flags"].items()) + "`"]
-    lines += ["", "Each row is a single measurement on the same machine in the same study."]
+    if interval_line(summary):
+        lines += ["", interval_line(summary) + "."]
+        lines += ["", "ops/s, P99 and write amp are medians of the re-validation rounds, measured interleaved on the "
+                  "same machine in the same study."]
+    else:
+        lines += ["", "Each row is a single measurement on the same machine in the same study (no --revalidate)."]
     return "\n".join(lines) + "\n"
 
 
@@ -127,7 +156,9 @@ def write_outputs(study: Study) -> TuneResult:
         "trials": {k: len(v) for k, v in groups.items()},
         "best": best,
         "baselines": baselines,
-        "comparison": comparison(baselines, best),
+        "repeats": study.config.repeats,
+        "revalidation": study.revalidation,
+        "comparison": comparison(baselines, best, study.revalidation),
         "mlflow": ({"uri": study.tracker.uri, "experiment_id": study.tracker.experiment_id,
                     "run_id": study.tracker.parent_id} if study.tracker.uri else None),
         "failures": [{"trial": t.number, "reason": t.user_attrs.get("fail_reason", "")} for t in groups["failed"]][:50],

@@ -18,7 +18,7 @@ from optuna.trial import FrozenTrial, TrialState
 from sqlalchemy.exc import SQLAlchemyError
 
 from objectives.dbbench import DbBench, probe
-from objectives.metrics import phase_details, summarize
+from objectives.metrics import median_metrics, phase_details, spread, summarize
 from objectives.runner import RUNNER_FLAGS, Runner, RunFailed, RunResult
 from objectives.scores import Score, ScoreError
 from objectives import workdir
@@ -28,6 +28,7 @@ from tuner import options_file
 from tuner.lock import StudyBusy, StudyLock
 from tuner.progress import Progress, SilentProgress
 from tuner.report import write_outputs
+from tuner.revalidation import revalidate
 from tuner.samplers import make_sampler
 from tuner.tracking import TrackingError, make_tracker
 
@@ -65,14 +66,20 @@ class TuneConfig:
     mlflow_uri: str | None = None
     experiment: str | None = None
     plots: bool = True
+    repeats: int = 1
+    revalidate: int = 0
+    revalidate_rounds: int = 3
 
 
 @dataclass
 class Measurement:
+    """One configuration measured --repeats times: median metrics, and each repeat's metrics."""
+
     metrics: dict[str, float | None]
     details: list[dict[str, object]]
     options_text: str
     commands: list[list[str]]
+    repeats: list[dict[str, float | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -100,6 +107,10 @@ class Study:
             raise UsageError(f"--trial-timeout: must be > 0 seconds, got {config.trial_timeout}")
         if not config.scale > 0:
             raise UsageError(f"--scale: must be > 0, got {config.scale}")
+        for flag, value, least in (("--repeats", config.repeats, 1), ("--revalidate", config.revalidate, 0),
+                                   ("--revalidate-rounds", config.revalidate_rounds, 2)):
+            if not isinstance(value, int) or value < least:
+                raise UsageError(f"{flag}: must be a whole number >= {least}, got {value}")
         self.score = _score(config)
         try:
             self.tracker = make_tracker(config.mlflow, config.mlflow_uri, config.experiment)
@@ -143,6 +154,7 @@ class Study:
         except StudyBusy as exc:
             raise UsageError(str(exc)) from None
         self.db_bench_seed = config.seed if config.seed else 1
+        self.revalidation: dict[str, Any] | None = None
         try:
             _prepare_out(self.out)
             self.optuna_study = self._open()
@@ -187,6 +199,7 @@ class Study:
             study.set_user_attr("identity", identity)
             study.set_user_attr("space", {p.name: p.describe() for p in self.space.parameters})
             study.set_user_attr("db_bench", self.db_bench.to_dict())
+            study.set_user_attr("repeats", self.config.repeats)
         elif study.user_attrs["identity"] != identity:
             raise UsageError(
                 f"--study {self.name}: exists with {study.user_attrs['identity']}, not {identity}; "
@@ -201,6 +214,9 @@ class Study:
                     f"(assertions={now['assertions']}) at {now['path']}; measurements would not compare, "
                     "use another --study name"
                 )
+        if study.user_attrs.get("repeats", 1) != self.config.repeats:
+            raise UsageError(f"--repeats: study {self.name} measures each trial {study.user_attrs.get('repeats', 1)} "
+                             f"time(s), not {self.config.repeats}; its trials would not compare")
         for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
             study._storage.set_trial_user_attr(trial._trial_id, "outcome", "interrupted")
             study._storage.set_trial_user_attr(trial._trial_id, "fail_reason", "abandoned: the tuner stopped mid-trial")
@@ -208,10 +224,19 @@ class Study:
         return study
 
     # -- measuring --------------------------------------------------------------------------------
-    def measure(self, flags: dict[str, Any], log_dir: Path) -> Measurement:
-        run: RunResult = self.runner.run(self.workload, flags, log_dir, seed=self.db_bench_seed)
-        (log_dir / "OPTIONS").write_text(run.options_text)
-        return Measurement(summarize(run), phase_details(run), run.options_text, run.commands)
+    def measure(self, flags: dict[str, Any], log_dir: Path, repeats: int | None = None) -> Measurement:
+        """Run the workload ``repeats`` (default --repeats) times, each on a fresh DB, one after the
+        other; the metrics are the medians. With repeats, run i logs to ``log_dir/repeat-i``."""
+        repeats = repeats or self.config.repeats
+        runs: list[RunResult] = []
+        for i in range(repeats):
+            where = log_dir if repeats == 1 else log_dir / f"repeat-{i}"
+            runs.append(self.runner.run(self.workload, flags, where, seed=self.db_bench_seed))
+        log_dir.mkdir(parents=True, exist_ok=True)
+        (log_dir / "OPTIONS").write_text(runs[-1].options_text)
+        each = [summarize(r) for r in runs]
+        return Measurement(median_metrics(each), phase_details(runs[0]), runs[-1].options_text, runs[0].commands,
+                           each if repeats > 1 else [])
 
     def _baselines(self) -> list[tuple[str, dict[str, Any], str]]:
         items = [(DEFAULT_BASELINE, {}, "db_bench with none of the tuned flags (its own defaults)")]
@@ -232,6 +257,8 @@ class Study:
             try:
                 m = self.measure(flags, log_dir)
                 record.update(state="COMPLETE", metrics=m.metrics, phases=m.details, commands=m.commands)
+                if m.repeats:
+                    record.update(repeats=m.repeats, spread_ops_per_sec=spread([r["ops_per_sec"] or 0.0 for r in m.repeats]))
             except RunFailed as exc:
                 record.update(state="FAIL", reason=exc.reason, metrics={})
             record["seconds"] = round(time.monotonic() - started, 2)
@@ -289,6 +316,9 @@ class Study:
         expected = {p: (self.space.parameter(p).options_key, v) for p, v in params.items()}
         mismatch = options_file.mismatches(m.options_text, expected)
         trial.set_user_attr("metrics", m.metrics)
+        if m.repeats:
+            trial.set_user_attr("repeats", m.repeats)
+            trial.set_user_attr("spread_ops_per_sec", spread([r["ops_per_sec"] or 0.0 for r in m.repeats]))
         trial.set_user_attr("phases", m.details)
         trial.set_user_attr("commands", m.commands)
         if mismatch:
@@ -327,7 +357,10 @@ class Study:
         return [t for t in pool if not any(dominates(o, t) for o in pool if o is not t)]
 
     def best_trial(self) -> FrozenTrial | None:
-        """Highest ops/s among trials meeting the budgets (else the least-violating one)."""
+        """The re-validated winner after --revalidate; before (or without) it, the highest ops/s among
+        trials meeting the budgets (else the least-violating one)."""
+        if self.revalidation and self.revalidation.get("best_trial") is not None:
+            return self.optuna_study.trials[self.revalidation["best_trial"]]
         complete = self.trials_by_outcome()["complete"]
         if not complete:
             return None
@@ -364,6 +397,8 @@ class Study:
             self.tracker.record(self)  # trials a killed run finished but did not log
             self.run_baselines()
             self.run_trials()
+            if self.config.revalidate:
+                self.revalidation = revalidate(self, self.config.revalidate, self.config.revalidate_rounds)
             result = write_outputs(self)
             plots = self._plots()
         except KeyboardInterrupt:

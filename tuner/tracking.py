@@ -184,7 +184,8 @@ class MlflowTracker(NullTracker):
                 if row["vs_default"] is not None:
                     metrics[f"vs_default.{row['name'].split(' (')[0]}"] = row["vs_default"]
             step = sum(result.summary["trials"].get(k, 0) for k in ("complete", "failed", "pruned"))
-            self._batch(self.parent_id, tags=tags, metrics=_metrics(metrics, step=step))
+            series = _revalidation_metrics(result.summary.get("revalidation"))
+            self._batch(self.parent_id, tags=tags, metrics=_metrics(metrics, step=step) + series)
             for name in ("summary.json", "OPTIONS.ini", "comparison.md"):
                 if (study.out / name).is_file():
                     self.client.log_artifact(self.parent_id, str(study.out / name))
@@ -375,6 +376,22 @@ def _phase_metrics(phases: Iterable[dict[str, Any]], start: int) -> list[Any]:
                 out.append(_metric(prefix + k, v, start))
         for second, qps in row.get("intervals", []):
             out.append(_metric(f"{row['phase']}/interval_ops_per_sec", qps, start + int(second) * 1000, int(second)))
+    return out
+
+
+def _revalidation_metrics(revalidation: dict[str, Any] | None) -> list[Any]:
+    """``revalidation/<configuration>/ops_per_sec`` with step = round, and the interval of the best."""
+    if not revalidation:
+        return []
+    now = int(time.time() * 1000)
+    out = [_metric(f"revalidation/{row['name']}/ops_per_sec", ops, now, step)
+           for row in revalidation["configurations"] for step, ops in enumerate(row["ops_per_sec"])]
+    if "best_vs_default" in revalidation:
+        ratio = revalidation["best_vs_default"]
+        out += [_metric("revalidation/best_vs_default", ratio["ratio"], now),
+                _metric("revalidation/best_vs_default_ci95_low", ratio["ci95"][0], now),
+                _metric("revalidation/best_vs_default_ci95_high", ratio["ci95"][1], now),
+                _metric("revalidation/noise_cv_default", revalidation["noise_cv_default"], now)]
     return out
 
 
