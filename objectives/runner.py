@@ -15,6 +15,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from objectives import workdir
 from objectives.dbbench import DbBench
@@ -30,6 +31,18 @@ RUNNER_FLAGS = {"db", "benchmarks", "use_existing_db", "statistics", "histogram"
 REPORT_INTERVAL_SECONDS = 1
 # util-linux's setpriv makes the kernel SIGKILL db_bench when the tuner dies, even by SIGKILL.
 _SETPRIV = shutil.which("setpriv")
+
+
+# Called with (phase, second, ops/s of that second) as db_bench reports; True stops the run.
+IntervalObserver = Callable[[str, int, float], bool]
+
+
+class RunStopped(RuntimeError):
+    """An interval observer asked to stop the run (e.g. a pruner); ``phases`` ran up to then."""
+
+    def __init__(self, phase: str, second: int, phases: list[PhaseRun]):
+        super().__init__(f"stopped in phase {phase} after {second} s")
+        self.phase, self.second, self.phases = phase, second, phases
 
 
 class RunFailed(RuntimeError):
@@ -110,8 +123,12 @@ class Runner:
         assert fixed.keys() == RUNNER_FLAGS
         return [self.db_bench.path, *(format_flag(k, v) for k, v in {**fixed, **merged}.items())]
 
-    def run(self, workload: Workload, flags: dict[str, Flag], log_dir: Path, seed: int = 1) -> RunResult:
-        """Run every phase; raise RunFailed with a reason on any failure. The DB is always removed."""
+    def run(self, workload: Workload, flags: dict[str, Flag], log_dir: Path, seed: int = 1,
+            observer: IntervalObserver | None = None) -> RunResult:
+        """Run every phase; raise RunFailed with a reason on any failure. The DB is always removed.
+
+        ``observer`` sees the scored phases' per-second throughput while they run; when it returns
+        True, db_bench is stopped and RunStopped raised."""
         log_dir.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix="rocksdb-tuner-", dir=self.work_dir))
         (tmp / MARKER).write_text(f"host={socket.gethostname()}\npid={os.getpid()}\n")
@@ -122,7 +139,8 @@ class Runner:
             for index, phase in enumerate(workload.phases):
                 report = log_dir / f"{phase.name}.report.csv"
                 cmd = self.command(workload, index, flags, db, seed, report)
-                run = self._execute(phase.name, cmd, log_dir, deadline, phases)
+                watch = _ReportWatch(phase.name, report, observer) if observer and phase.scored else None
+                run = self._execute(phase.name, cmd, log_dir, deadline, phases, watch)
                 run.scored = phase.scored
                 phases.append(run)
                 if report.is_file():
@@ -142,7 +160,8 @@ class Runner:
         finally:
             remove_owned(tmp)
 
-    def _execute(self, name: str, cmd: list[str], log_dir: Path, deadline: float, done: list[PhaseRun]) -> PhaseRun:
+    def _execute(self, name: str, cmd: list[str], log_dir: Path, deadline: float, done: list[PhaseRun],
+                 watch: _ReportWatch | None = None) -> PhaseRun:
         (log_dir / f"{name}.command").write_text(" ".join(cmd) + "\n")
         started = time.monotonic()
         with open(log_dir / f"{name}.stdout", "wb") as out, open(log_dir / f"{name}.stderr", "wb") as err:
@@ -152,7 +171,7 @@ class Runner:
                                                          (os.POSIX_SPAWN_DUP2, err.fileno(), 2)],
                 setsid=True,
             )
-        status, usage, killed = None, None, False
+        status, usage, killed, stopped = None, None, False, None
         try:
             while status is None:
                 waited, st, ru = os.wait4(pid, os.WNOHANG)
@@ -160,6 +179,8 @@ class Runner:
                     status, usage = st, ru
                 elif time.monotonic() > deadline:
                     killed = True
+                    _, status, usage = _kill(pid)
+                elif watch is not None and (stopped := watch.poll()) is not None:
                     _, status, usage = _kill(pid)
                 else:
                     time.sleep(0.05)
@@ -169,6 +190,8 @@ class Runner:
         wall = time.monotonic() - started
         if killed:
             raise RunFailed(f"phase {name}: timeout, killed after the trial's {self.timeout:g} s limit", done)
+        if stopped is not None:
+            raise RunStopped(name, stopped, done)
         return PhaseRun(
             name=name,
             scored=False,
@@ -178,6 +201,32 @@ class Runner:
             cpu_seconds=usage.ru_utime + usage.ru_stime,
             peak_rss_bytes=usage.ru_maxrss * 1024,
         )
+
+
+class _ReportWatch:
+    """Follows a running phase's --report_file and hands each new second to the observer."""
+
+    def __init__(self, phase: str, path: Path, observer: IntervalObserver):
+        self.phase, self.path, self.observer = phase, path, observer
+        self.seen = 0
+        self.next_check = 0.0
+
+    def poll(self) -> int | None:
+        """The second at which the observer asked to stop, or None (checked twice a second)."""
+        now = time.monotonic()
+        if now < self.next_check:
+            return None
+        self.next_check = now + 0.5
+        try:
+            text = self.path.read_text(errors="replace")
+        except OSError:
+            return None
+        complete = text[: text.rfind("\n") + 1]  # the reporter may be mid-line
+        for second, qps in parse_report(complete)[self.seen:]:
+            self.seen += 1
+            if self.observer(self.phase, second, qps):
+                return second
+        return None
 
 
 def _kill(pid: int) -> tuple[int, int, object]:

@@ -69,3 +69,36 @@ def test_bootstrap_interval_brackets_the_ratio_of_medians():
     low, high = bootstrap_ratio([110.0, 112.0, 108.0], [100.0, 101.0, 99.0])
     assert 1.06 <= low <= 1.10 <= high <= 1.14
     assert bootstrap_ratio([5.0, 5.0], [5.0, 5.0]) == [1.0, 1.0]
+
+
+def test_median_pruner_stops_a_hopeless_trial_early(tmp_path):
+    """Six unthrottled trials, then one whose writer db_bench throttles to 3 MB/s (~25k ops/s, about
+    40 s to finish): the median pruner stops it a few seconds in; it is PRUNED, counted, and logged."""
+    from tuner.progress import SilentProgress
+    from tuner.study import Study, TuneConfig
+
+    space = tmp_path / "throttle.toml"
+    space.write_text('[parameters.benchmark_write_rate_limit]\ntype = "categorical"\nchoices = [0, 3000000]\n'
+                     'options_key = "DBOptions.benchmark_write_rate_limit"\n'
+                     '[parameters.bloom_bits]\ntype = "int"\nlow = 6\nhigh = 12\n'
+                     'options_key = "TableOptions/BlockBasedTable.filter_policy"\n')
+    study = Study(TuneConfig(workload="fillrandom", scale=0.7, space=space, trials=7, sampler="random", seed=1,
+                             pruner="median", out=tmp_path / "o", mlflow=False, plots=False), SilentProgress())
+    for bits in range(6, 12):
+        study.optuna_study.enqueue_trial({"benchmark_write_rate_limit": 0, "bloom_bits": bits})
+    study.optuna_study.enqueue_trial({"benchmark_write_rate_limit": 3000000, "bloom_bits": 12})
+    result = study.run()
+    trials = study.optuna_study.trials
+    assert [t.state.name for t in trials] == ["COMPLETE"] * 6 + ["PRUNED"]
+    slow = trials[6]
+    assert slow.user_attrs["outcome"] == "pruned" and slow.user_attrs["pruned_at"]["second"] >= 2  # warm-up
+    assert slow.user_attrs["seconds"] < 15
+    assert max(slow.intermediate_values.values()) < 0.5 * min(t.values[0] for t in trials[:6])
+    assert result.summary["trials"]["pruned"] == 1 and result.summary["trials"]["complete"] == 6
+    assert all(len(t.intermediate_values) >= 3 for t in trials[:6])
+
+
+def test_pruning_needs_a_single_objective(tmp_path):
+    r = tuner("tune", "--objective", "multi", "--pruner", "median", "--out", "never")
+    assert r.returncode == 2 and "--pruner: Optuna cannot prune multi-objective studies" in r.stderr
+    assert not (tmp_path / "never").exists()

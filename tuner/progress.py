@@ -103,6 +103,10 @@ class ConsoleProgress(SilentProgress):
         if trial.user_attrs.get("outcome") == "complete":
             m = trial.user_attrs["metrics"]
             what = f"{fmt_ops(m['ops_per_sec'])} ops/s, P99 {_num(m['p99_us'])} us, write amp {_num(m['write_amp'])}"
+        elif trial.user_attrs.get("outcome") == "pruned":
+            at = trial.user_attrs["pruned_at"]
+            so_far = trial.intermediate_values.get(max(trial.intermediate_values, default=0))
+            what = f"pruned after {at['second']} s of {at['phase']} ({fmt_ops(so_far)} ops/s so far)"
         else:
             what = f"FAILED: {trial.user_attrs.get('fail_reason', '?')}"
         self._line(f"trial {trial.number}: {what} ({seconds:.0f}s) | {best_text} | ETA {eta}")

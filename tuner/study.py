@@ -19,7 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from objectives.dbbench import DbBench, probe
 from objectives.metrics import median_metrics, phase_details, spread, summarize
-from objectives.runner import RUNNER_FLAGS, Runner, RunFailed, RunResult
+from objectives.runner import RUNNER_FLAGS, IntervalObserver, Runner, RunFailed, RunResult, RunStopped
 from objectives.scores import Score, ScoreError
 from objectives import workdir
 from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Workload, load_workload
@@ -27,6 +27,7 @@ from search_spaces import Context, SearchSpace, load_space
 from tuner import options_file
 from tuner.lock import StudyBusy, StudyLock
 from tuner.progress import Progress, SilentProgress
+from tuner.pruners import PrunerError, make_pruner
 from tuner.report import write_outputs
 from tuner.revalidation import revalidate
 from tuner.samplers import make_sampler
@@ -67,6 +68,7 @@ class TuneConfig:
     experiment: str | None = None
     plots: bool = True
     repeats: int = 1
+    pruner: str = "none"
     revalidate: int = 0
     revalidate_rounds: int = 3
 
@@ -115,6 +117,10 @@ class Study:
         try:
             self.tracker = make_tracker(config.mlflow, config.mlflow_uri, config.experiment)
         except TrackingError as exc:
+            raise UsageError(str(exc)) from None
+        try:
+            self.pruner = make_pruner(config.pruner, self.score.directions)
+        except PrunerError as exc:
             raise UsageError(str(exc)) from None
         self.db_bench: DbBench = probe(config.db_bench)
         host = Context.of_host()
@@ -178,6 +184,7 @@ class Study:
                 study_name=self.name,
                 storage=self.storage,
                 sampler=self.sampler,
+                pruner=self.pruner,
                 directions=self.score.directions,
                 load_if_exists=True,
             )
@@ -224,14 +231,17 @@ class Study:
         return study
 
     # -- measuring --------------------------------------------------------------------------------
-    def measure(self, flags: dict[str, Any], log_dir: Path, repeats: int | None = None) -> Measurement:
+    def measure(self, flags: dict[str, Any], log_dir: Path, repeats: int | None = None,
+                observer: IntervalObserver | None = None) -> Measurement:
         """Run the workload ``repeats`` (default --repeats) times, each on a fresh DB, one after the
-        other; the metrics are the medians. With repeats, run i logs to ``log_dir/repeat-i``."""
+        other; the metrics are the medians. With repeats, run i logs to ``log_dir/repeat-i``.
+        ``observer`` (a pruner's) watches the first run only."""
         repeats = repeats or self.config.repeats
         runs: list[RunResult] = []
         for i in range(repeats):
             where = log_dir if repeats == 1 else log_dir / f"repeat-{i}"
-            runs.append(self.runner.run(self.workload, flags, where, seed=self.db_bench_seed))
+            runs.append(self.runner.run(self.workload, flags, where, seed=self.db_bench_seed,
+                                        observer=observer if i == 0 else None))
         log_dir.mkdir(parents=True, exist_ok=True)
         (log_dir / "OPTIONS").write_text(runs[-1].options_text)
         each = [summarize(r) for r in runs]
@@ -304,15 +314,25 @@ class Study:
     def _measure_trial(self, trial: optuna.Trial, params: dict[str, Any]) -> None:
         log_dir = self.out / "trials" / f"{trial.number:04d}"
         trial.set_user_attr("log_dir", str(log_dir))
+        observer = _pruning_observer(trial) if self.config.pruner != "none" else None
+        started = time.monotonic()
         try:
-            m = self.measure(self.space.flags(params), log_dir)
+            m = self.measure(self.space.flags(params), log_dir, observer=observer)
             values = self.score.values(m.metrics)
             constraints = self.score.constraints(m.metrics)
+        except RunStopped as exc:
+            trial.set_user_attr("seconds", round(time.monotonic() - started, 3))
+            trial.set_user_attr("outcome", "pruned")
+            trial.set_user_attr("pruned_at", {"phase": exc.phase, "second": exc.second})
+            self.optuna_study.tell(trial, state=TrialState.PRUNED)
+            return
         except (RunFailed, ScoreError) as exc:
+            trial.set_user_attr("seconds", round(time.monotonic() - started, 3))
             trial.set_user_attr("outcome", "failed")
             trial.set_user_attr("fail_reason", getattr(exc, "reason", str(exc)))
             self.optuna_study.tell(trial, state=TrialState.FAIL)
             return
+        trial.set_user_attr("seconds", round(time.monotonic() - started, 3))
         expected = {p: (self.space.parameter(p).options_key, v) for p, v in params.items()}
         mismatch = options_file.mismatches(m.options_text, expected)
         trial.set_user_attr("metrics", m.metrics)
@@ -427,6 +447,18 @@ def _score(config: TuneConfig) -> Score:
         return Score(config.objective, config.max_p99_us, config.max_write_amp)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _pruning_observer(trial: optuna.Trial) -> IntervalObserver:
+    """Reports the scored phases' mean ops/s so far at each second; True when the pruner says stop."""
+    seen: list[float] = []
+
+    def observe(_phase: str, _second: int, qps: float) -> bool:
+        seen.append(qps)
+        trial.report(sum(seen) / len(seen), len(seen))
+        return trial.should_prune()
+
+    return observe
 
 
 def _constraints_of(trial: FrozenTrial) -> list[float]:
