@@ -6,7 +6,7 @@ best configurations and db_bench's defaults in interleaved rounds (A B C, A B C,
 "bests" are compared on medians, not on their lucky single runs. Prints a table and writes
 experiments/results/pruning.json with the machine it ran on.
 
-    .venv/bin/python experiments/pruning.py [--trials 40] [--scale 2] [--seed 1] [--rounds 3]
+    .venv/bin/python experiments/pruning.py [--trials 40] [--scale 2] [--seed 1] [--rounds 3] [--warmup 2]
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ RESULTS = Path(__file__).with_name("results") / "pruning.json"
 
 def _study(root: Path, pruner: str, args: argparse.Namespace) -> tuple[Study, dict[str, Any]]:
     config = TuneConfig(workload="fillrandom", scale=args.scale, sampler="tpe", seed=args.seed, trials=args.trials,
-                        pruner=pruner, study=f"pruning-{pruner}", out=root / pruner, mlflow=False, plots=False)
+                        pruner=pruner, pruner_warmup=args.warmup, study=f"pruning-{pruner}", out=root / pruner,
+                        mlflow=False, plots=False)
     study = Study(config, SilentProgress())
     started = time.monotonic()
     study.run()
@@ -56,6 +57,8 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=2, help="--pruner-warmup of the pruned study")
+    parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-pruning-") as tmp:
         root = Path(tmp)
@@ -84,15 +87,15 @@ def main() -> None:
     print(f"db_bench time: {figures['none']['db_bench_seconds']:.0f} s without pruner, "
           f"{figures['median']['db_bench_seconds']:.0f} s with ({100 * saved:.0f} % less)")
     host = Context.of_host()
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps({
-        "when": time.strftime("%Y-%m-%d %H:%M:%S"), "args": vars(args),
+    args.results.parent.mkdir(exist_ok=True)
+    args.results.write_text(json.dumps({
+        "when": time.strftime("%Y-%m-%d %H:%M:%S"), "args": {**vars(args), "results": str(args.results)},
         "db_bench": studies["none"].db_bench.to_dict(),
         "studies": figures,
         "remeasured": rows, "db_bench_time_saved_fraction": saved,
         "machine": {"cores": host.cores, "ram_gib": round(host.ram / GiB, 1), "python": platform.python_version()},
     }, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    print(f"wrote {args.results}")
 
 
 if __name__ == "__main__":

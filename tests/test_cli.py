@@ -47,6 +47,13 @@ def test_issue_example_fillrandom_random_six_trials(tmp_path, db_bench):
     ops = [t.values[0] for t in trials if t.state == optuna.trial.TrialState.COMPLETE]
     assert best["metrics"]["ops_per_sec"] == max(ops) and len(set(ops)) > 1
     assert "rocksdb-default" in r.stdout and f"best (trial {best['trial']})" in r.stdout
+    # Why: fANOVA importance over the 6 trials, and one line per tuned option against the default's OPTIONS.
+    explanation = summary["explanation"]
+    assert set(explanation["importance"]) <= set(best["params"]) and explanation["importance"]
+    rows = {row["param"]: row for row in explanation["options"]}
+    assert set(rows) == set(best["params"])
+    assert rows["write_buffer_size"]["default"] == "67108864"  # read back from rocksdb-default's OPTIONS file
+    assert "why, option by option" in r.stdout and rows["subcompactions"]["text"] in r.stdout
     assert leftovers(work) == []
     # OPTIONS.ini holds the best configuration and db_bench accepts it.
     options = (out / "OPTIONS.ini").read_text()

@@ -104,8 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
     t.add_argument("--repeats", type=_count(1), default=1,
                    help="measure each trial (and baseline) R times, one after the other; its score is the median")
+    t.add_argument("--warm-start", metavar="SOURCE",
+                   help="a new study learns from an earlier one's trials: its --out dir, summary.json, or name "
+                        "in --storage (same workload, space, objective, scale and db_bench build)")
     t.add_argument("--pruner", default="none", choices=PRUNERS,
                    help="stop hopeless trials early from their per-second throughput (default none)")
+    t.add_argument("--pruner-warmup", type=_count(0), default=2, metavar="SECONDS",
+                   help="seconds of a scored phase before a trial may be pruned (default 2)")
     t.add_argument("--revalidate", type=_count(0), default=0, metavar="K",
                    help="at the end, re-measure the top K trials and the baselines in interleaved rounds and "
                         "name the best by median (default 0: off)")
@@ -151,7 +156,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         seed=args.seed, trial_timeout=args.trial_timeout, work_dir=args.work_dir, max_p99_us=args.max_p99_us,
         max_write_amp=args.max_write_amp, scale=args.scale, memory_budget=args.memory_budget,
         baselines=not args.no_baselines, mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri,
-        experiment=args.experiment, plots=not args.no_plots, repeats=args.repeats, pruner=args.pruner, revalidate=args.revalidate,
+        experiment=args.experiment, plots=not args.no_plots, repeats=args.repeats, pruner=args.pruner, pruner_warmup=args.pruner_warmup,
+        warm_start=args.warm_start, revalidate=args.revalidate,
         revalidate_rounds=args.revalidate_rounds,
     )
     study = Study(config, ConsoleProgress())

@@ -12,17 +12,17 @@ class PrunerError(ValueError):
     """Unknown pruner, or one that cannot serve this study."""
 
 
-def make_pruner(name: str, directions: list[str]) -> optuna.pruners.BasePruner:
+def make_pruner(name: str, directions: list[str], warmup: int = 2) -> optuna.pruners.BasePruner:
     """``median``: stop a trial whose throughput so far is below the median of earlier trials at the
-    same second (after 5 complete trials; from the 2nd second on); ``hyperband``: successive halving over
-    seconds of the run; ``none``: run every trial to the end."""
+    same second (after 5 complete trials; from second ``warmup`` on); ``hyperband``: successive
+    halving over seconds of the run, starting at ``warmup`` seconds; ``none``: run every trial to the end."""
     if name not in PRUNERS:
         raise PrunerError(f"--pruner: unknown {name!r} (choose from {', '.join(PRUNERS)})")
     if name != "none" and len(directions) > 1:
         raise PrunerError("--pruner: Optuna cannot prune multi-objective studies; use --objective throughput "
                           "or --pruner none")
     if name == "median":
-        return optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2)
+        return optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=warmup)
     if name == "hyperband":
-        return optuna.pruners.HyperbandPruner(min_resource=2, reduction_factor=3)
+        return optuna.pruners.HyperbandPruner(min_resource=max(1, warmup), reduction_factor=3)
     return optuna.pruners.NopPruner()

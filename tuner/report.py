@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from optuna.trial import FrozenTrial
 
 from tuner import options_file
+from tuner.explain import explain
 from tuner.progress import fmt_ops
 
 if TYPE_CHECKING:
@@ -74,6 +75,15 @@ def interval_line(summary: dict[str, Any]) -> str | None:
             f"{reval['rounds']} interleaved rounds; noise: rocksdb-default's CV {100 * reval['noise_cv_default']:.1f} %)")
 
 
+def _why(summary: dict[str, Any]) -> list[str]:
+    """The explanation lines: each tuned option of the best against the default, by importance."""
+    explanation = summary.get("explanation")
+    if not explanation or not explanation["options"]:
+        return []
+    head = "why, option by option (vs the values rocksdb-default ran with; trends are correlations across trials):"
+    return ["", head] + [f"  {row['text']}" for row in explanation["options"]]
+
+
 def closing_table(summary: dict[str, Any]) -> str:
     header = (f"{'configuration':<28} {'ops/s':>12} {'range':>19} {'P99 us':>10} {'write amp':>10} "
               f"{'vs default':>11}")
@@ -89,6 +99,7 @@ def closing_table(summary: dict[str, Any]) -> str:
         lines.append("best configuration (db_bench flags): " + " ".join(f"--{k}={v}" for k, v in best["flags"].items()))
         if not best["feasible"]:
             lines.append("NOTE: no trial met the budgets; this is the least-violating one.")
+        lines += _why(summary)
     else:
         lines.append("")
         lines.append("no trial completed: see the failures in summary.json")
@@ -106,6 +117,7 @@ def comparison_markdown(summary: dict[str, Any]) -> str:
     if best:
         lines += ["", "Best configuration (db_bench flags): `" +
                   " ".join(f"--{k}={v}" for k, v in best["flags"].items()) + "`"]
+    lines += [line.replace("  ", "- ", 1) if line.startswith("  ") else line for line in _why(summary)]
     if interval_line(summary):
         lines += ["", interval_line(summary) + "."]
         lines += ["", "ops/s, P99 and write amp are medians of the re-validation rounds, measured interleaved on the "
@@ -159,6 +171,7 @@ def write_outputs(study: Study) -> TuneResult:
         "repeats": study.config.repeats,
         "revalidation": study.revalidation,
         "comparison": comparison(baselines, best, study.revalidation),
+        "explanation": explain(study, best) if best else None,
         "mlflow": ({"uri": study.tracker.uri, "experiment_id": study.tracker.experiment_id,
                     "run_id": study.tracker.parent_id} if study.tracker.uri else None),
         "failures": [{"trial": t.number, "reason": t.user_attrs.get("fail_reason", "")} for t in groups["failed"]][:50],

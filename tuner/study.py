@@ -30,6 +30,7 @@ from tuner.progress import Progress, SilentProgress
 from tuner.pruners import PrunerError, make_pruner
 from tuner.report import write_outputs
 from tuner.revalidation import revalidate
+from tuner.warmstart import WarmStartError, enqueue_hand_found, warm_start
 from tuner.samplers import make_sampler
 from tuner.tracking import TrackingError, make_tracker
 
@@ -69,6 +70,8 @@ class TuneConfig:
     plots: bool = True
     repeats: int = 1
     pruner: str = "none"
+    pruner_warmup: int = 2
+    warm_start: str | None = None
     revalidate: int = 0
     revalidate_rounds: int = 3
 
@@ -119,7 +122,9 @@ class Study:
         except TrackingError as exc:
             raise UsageError(str(exc)) from None
         try:
-            self.pruner = make_pruner(config.pruner, self.score.directions)
+            if not isinstance(config.pruner_warmup, int) or config.pruner_warmup < 0:
+                raise PrunerError(f"--pruner-warmup: must be a whole number of seconds >= 0, got {config.pruner_warmup}")
+            self.pruner = make_pruner(config.pruner, self.score.directions, config.pruner_warmup)
         except PrunerError as exc:
             raise UsageError(str(exc)) from None
         self.db_bench: DbBench = probe(config.db_bench)
@@ -164,6 +169,10 @@ class Study:
         try:
             _prepare_out(self.out)
             self.optuna_study = self._open()
+            self.seeded = self._seed() if not self.optuna_study.trials else []
+        except WarmStartError as exc:
+            self.lock.release()
+            raise UsageError(str(exc)) from None
         except BaseException:
             self.lock.release()
             raise
@@ -229,6 +238,14 @@ class Study:
             study._storage.set_trial_user_attr(trial._trial_id, "fail_reason", "abandoned: the tuner stopped mid-trial")
             study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
         return study
+
+    def _seed(self) -> list[str]:
+        """A new study runs the hand-found configurations first and learns from --warm-start's trials."""
+        notes = [f"runs {name} first" for name in enqueue_hand_found(self)]
+        if self.config.warm_start:
+            copied = warm_start(self, self.config.warm_start)
+            notes.append(f"learns from {copied} trials of {self.config.warm_start} (not counted, never named best)")
+        return notes
 
     # -- measuring --------------------------------------------------------------------------------
     def measure(self, flags: dict[str, Any], log_dir: Path, repeats: int | None = None,
@@ -407,6 +424,8 @@ class Study:
             self.tracker.start(self)
         except TrackingError as exc:
             raise UsageError(str(exc)) from None
+        for note in self.seeded:
+            self.progress.note(f"this new study {note}")
         if self.tracker.uri:
             self.progress.note(f"tracking in MLflow: {self.tracker.uri} (experiment "
                                f"{self.tracker.experiment_id}, parent run {self.tracker.parent_id})")

@@ -1,0 +1,106 @@
+"""Why the best configuration is faster: parameter importance and a plain-language line per option.
+
+Importance is Optuna's fANOVA over the complete trials' ops/s. For each tuned option the best
+configuration is set against the value RocksDB actually used in the ``rocksdb-default`` baseline
+(read back from that run's OPTIONS file, not assumed), with the effect measured across the study's
+trials: the rank correlation of a numeric option with ops/s, or the median ops/s per choice.
+These are correlations over what the sampler happened to try, not controlled experiments.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import optuna
+from optuna.trial import TrialState
+
+from search_spaces.parameters import CategoricalParam
+from tuner import options_file
+
+if TYPE_CHECKING:
+    from tuner.study import Study
+
+MIN_TRIALS = 5
+
+
+def _ops(trial: optuna.trial.FrozenTrial) -> float:
+    return float(trial.user_attrs.get("metrics", {}).get("ops_per_sec") or 0.0)
+
+
+def importance(study: Study) -> dict[str, float]:
+    """fANOVA importance of each parameter for ops/s (empty with fewer than MIN_TRIALS complete trials)."""
+    complete = study.optuna_study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    if len(complete) < MIN_TRIALS:
+        return {}
+    evaluator = optuna.importance.FanovaImportanceEvaluator(seed=study.config.seed or 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            found = optuna.importance.get_param_importances(study.optuna_study, evaluator=evaluator, target=_ops)
+        except (ValueError, RuntimeError):
+            return {}
+    return {k: float(v) for k, v in found.items()}
+
+
+def _default_values(study: Study) -> dict[str, str | None]:
+    """Each parameter's value in the rocksdb-default baseline's OPTIONS file (None when not there)."""
+    path = study.out / "baselines" / "rocksdb-default" / "OPTIONS"
+    sections = options_file.parse_options(path.read_text()) if path.is_file() else {}
+    return {p.name: options_file.lookup(sections, p.options_key) if sections else None for p in study.space.parameters}
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _spearman(xs: list[float], ys: list[float]) -> float | None:
+    from scipy.stats import spearmanr
+
+    if len(set(xs)) < 2 or len(set(ys)) < 2:
+        return None
+    rho = spearmanr(xs, ys).statistic
+    return None if math.isnan(rho) else float(rho)
+
+
+def explain(study: Study, best: dict[str, Any]) -> dict[str, Any]:
+    """``{"importance": {...}, "options": [{param, best, default, direction, effect, text}, ...]}``."""
+    weights = importance(study)
+    defaults = _default_values(study)
+    complete = study.optuna_study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    rows = []
+    for name, value in best["params"].items():
+        param = study.space.parameter(name)
+        default = defaults.get(name)
+        with_it = [t for t in complete if name in t.params]
+        row: dict[str, Any] = {"param": name, "best": value, "default": default, "importance": weights.get(name)}
+        if isinstance(param, CategoricalParam):
+            by_choice = {str(c): [_ops(t) for t in with_it if t.params[name] == c] for c in param.choices}
+            row["median_ops_per_sec_by_choice"] = {c: statistics.median(v) for c, v in by_choice.items() if v}
+            row["trials_by_choice"] = {c: len(v) for c, v in by_choice.items() if v}
+            same = default is not None and str(value).lower() in default.lower()
+            row["direction"] = "same as default" if same else "changed"
+            effect = ", ".join(f"{c} {m:,.0f} ({row['trials_by_choice'][c]} trials)"
+                               for c, m in sorted(row["median_ops_per_sec_by_choice"].items(), key=lambda kv: -kv[1]))
+            measured = f"median ops/s by choice: {effect}" if effect else "no complete trial to compare"
+        else:
+            base = _number(default)
+            if base is None:
+                row["direction"] = "set (the default has none)" if default == "nullptr" else "set"
+            else:
+                row["direction"] = "same as default" if base == value else "higher" if value > base else "lower"
+            row["spearman_rho"] = _spearman([float(t.params[name]) for t in with_it], [_ops(t) for t in with_it])
+            rho = row["spearman_rho"]
+            measured = ("no measurable trend" if rho is None or abs(rho) < 0.1 else
+                        f"higher values went with {'higher' if rho > 0 else 'lower'} ops/s (Spearman rho {rho:+.2f} "
+                        f"over {len(with_it)} trials)")
+        weight = f"; importance {row['importance']:.2f}" if row["importance"] is not None else ""
+        row["text"] = f"{name} = {value} (default {default if default is not None else 'n/a'}): {row['direction']}; {measured}{weight}"
+        rows.append(row)
+    rows.sort(key=lambda r: -(r["importance"] or 0.0))
+    return {"importance": weights, "options": rows}
