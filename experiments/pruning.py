@@ -6,7 +6,7 @@ best configurations and db_bench's defaults in interleaved rounds (A B C, A B C,
 "bests" are compared on medians, not on their lucky single runs. Prints a table and writes
 experiments/results/pruning.json with the machine it ran on.
 
-    .venv/bin/python experiments/pruning.py [--trials 40] [--scale 2] [--seed 1] [--rounds 3] [--warmup 2]
+    .venv/bin/python experiments/pruning.py [--trials 40] [--scale 2] [--seed 1] [--rounds 3] [--warmup 4]
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--warmup", type=int, default=2, help="--pruner-warmup of the pruned study")
+    parser.add_argument("--warmup", type=int, default=4, help="--pruner-warmup of the pruned study")
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-pruning-") as tmp:

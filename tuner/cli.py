@@ -109,8 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "in --storage (same workload, space, objective, scale and db_bench build)")
     t.add_argument("--pruner", default="none", choices=PRUNERS,
                    help="stop hopeless trials early from their per-second throughput (default none)")
-    t.add_argument("--pruner-warmup", type=_count(0), default=2, metavar="SECONDS",
-                   help="seconds of a scored phase before a trial may be pruned (default 2)")
+    t.add_argument("--pruner-warmup", type=_count(0), default=4, metavar="SECONDS",
+                   help="seconds of a scored phase before a trial may be pruned (default 4)")
     t.add_argument("--revalidate", type=_count(0), default=0, metavar="K",
                    help="at the end, re-measure the top K trials and the baselines in interleaved rounds and "
                         "name the best by median (default 0: off)")

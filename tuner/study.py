@@ -70,7 +70,7 @@ class TuneConfig:
     plots: bool = True
     repeats: int = 1
     pruner: str = "none"
-    pruner_warmup: int = 2
+    pruner_warmup: int = 4  # experiments/results/pruning*.json: 2 s pruned too eagerly on fillrandom
     warm_start: str | None = None
     revalidate: int = 0
     revalidate_rounds: int = 3
