@@ -86,13 +86,22 @@ class _Numeric(Parameter):
             )
         if self.log and low <= 0:
             raise SpaceError(f"parameters.{self.name}: a log range needs low > 0, got {low}")
+        grid = self.grid_values
+        if grid is not None:
+            try:
+                grid = tuple(dict.fromkeys(self._cast(ctx.evaluate(v)) for v in grid))
+            except ExpressionError as exc:
+                raise SpaceError(f"parameters.{self.name}.grid: {exc}") from None
+            outside = [v for v in grid if not low <= v <= high]
+            if outside:
+                raise SpaceError(f"parameters.{self.name}.grid: {outside} outside [{low}, {high}] on this host")
         if self.flag in MEMORY_FLAGS:
             if low < 0:
                 raise SpaceError(f"parameters.{self.name}: a size in bytes cannot be negative, got low {low}")
             if high > ctx.ram:
                 raise SpaceError(f"parameters.{self.name}: high {high:,} bytes is more than this host's RAM "
                                  f"({ctx.ram:,} bytes); bound it, e.g. high = \"budget / 4\"")
-        return replace(self, low=low, high=high)
+        return replace(self, low=low, high=high, grid_values=grid)
 
     def _cast(self, value: Any) -> int | float:
         raise NotImplementedError

@@ -26,7 +26,8 @@ def test_warm_start_learns_from_an_earlier_study_but_counts_and_names_only_its_o
     assert [t.params for t in trials[:3]] == [t.params for t in earlier]
     assert [t.values for t in trials[:3]] == [t.values for t in earlier]
     assert all(t.user_attrs["outcome"] == "warm-start" for t in trials[:3])
-    assert summary["best"]["trial"] in (3, 4)
+    # the best is one of this study's own measured trials (a rejected proposal may take a number)
+    assert trials[summary["best"]["trial"]].user_attrs["outcome"] == "complete"
 
     other = tuner("tune", "--workload", "fillrandom", "--scale", "0.03", "--trials", "1", "--out", "third",
                   "--warm-start", "first/summary.json")

@@ -18,6 +18,7 @@ from objectives.workloads import WorkloadError, load_workload
 from objectives.workloads import preset_names as workload_presets
 from search_spaces import Context, GiB, SpaceError, load_space
 from search_spaces import preset_names as space_presets
+from tuner.experiment import ExperimentError
 from tuner.export import FORMATS, ExportError, load_best, render, verify
 from tuner.progress import ConsoleProgress
 from tuner.pruners import PRUNERS
@@ -27,7 +28,8 @@ from tuner.study import Study, TuneConfig, UsageError
 from tuner.tracking import TrackingError
 
 EXIT_USAGE = 2
-INPUT_ERRORS = (UsageError, SpaceError, WorkloadError, DbBenchError, SamplerError, ExportError, TrackingError)
+INPUT_ERRORS = (UsageError, SpaceError, WorkloadError, DbBenchError, SamplerError, ExportError, TrackingError,
+                ExperimentError)
 _SIZE_RE = re.compile(r"^\s*([\d.]+)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
 
 
@@ -122,6 +124,22 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--no-mlflow", action="store_true", help="do not track the study in MLflow")
     t.add_argument("--no-plots", action="store_true", help="do not draw OUT/plots/ (PNG + HTML)")
 
+    x = sub.add_parser("experiment", help="reproduce source studies S0-S4: their sweep, the tuner, a head-to-head")
+    x.add_argument("ids", nargs="*", metavar="ID", help="experiment ids or files (e.g. S2), or 'all'; none: list them")
+    x.add_argument("--quick", action="store_true",
+                   help="tiny data, 3 sweep points, 3 trials, 2 rounds: checks that it runs (results under runs/)")
+    x.add_argument("--rounds", type=_count(3), default=3, help="interleaved rounds of the head-to-head (default 3)")
+    x.add_argument("--report-only", action="store_true",
+                   help="rewrite report.md, plots and overview.md from the saved result.json files")
+    x.add_argument("--db-bench")
+    x.add_argument("--work-dir", type=Path, help="where trial DBs are created (default the system temp dir)")
+    x.add_argument("--runs-dir", type=Path, default=Path("runs") / "experiments",
+                   help="study storage and db_bench logs (default runs/experiments)")
+    x.add_argument("--results", type=Path, help="report directory (default experiments/results/ID; "
+                   "runs/experiments/ID-quick/results with --quick)")
+    x.add_argument("--mlflow-uri", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else sqlite:///mlruns/mlflow.db)")
+    x.add_argument("--no-mlflow", action="store_true", help="do not track in MLflow")
+
     d = sub.add_parser("doctor", help="show db_bench, its build, and this host")
     d.add_argument("--db-bench")
     d.add_argument("--work-dir", type=Path, help="where trial DBs would be created")
@@ -182,6 +200,47 @@ def cmd_tune(args: argparse.Namespace) -> int:
     else:
         print(closing_table(result.summary))
     return 0 if result.summary["best"] else 1
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from tuner import experiment
+    from tuner.experiment_report import write_overview, write_report
+
+    if not args.ids:
+        for name in experiment.names():
+            e = experiment.load(name)
+            print(f"{e.id:<4} {e.title} (workload {e.workload}, {e.path})")
+        return 0
+    ids = experiment.names() if args.ids == ["all"] else args.ids
+    if args.results and len(ids) > 1:
+        raise experiment.ExperimentError("--results: names one report directory; give one experiment id")
+    if args.report_only:
+        for name in ids:
+            e = experiment.load(name)
+            dest = args.results or experiment.RESULTS / e.id
+            saved = dest / "result.json"
+            if not saved.is_file():
+                raise experiment.ExperimentError(f"--report-only: {saved} does not exist; run the experiment first")
+            write_report(json.loads(saved.read_text()), dest)
+            print(f"wrote {dest / 'report.md'}")
+        print(f"wrote {write_overview(experiment.RESULTS)}")
+        return 0
+    loaded = [experiment.load(name) for name in ids]  # every file is checked before anything runs
+    progress = ConsoleProgress()
+    for e in loaded:
+        run = experiment.ExperimentRun(e, progress, quick=args.quick, rounds=args.rounds, db_bench=args.db_bench,
+                                       work_dir=args.work_dir, runs_dir=args.runs_dir, results_dir=args.results,
+                                       mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri)
+        try:
+            run.run()
+        except KeyboardInterrupt:
+            print(f"\ninterrupted: finished runs are saved; `rocksdb-tuner experiment {e.id}"
+                  f"{' --quick' if args.quick else ''}` resumes.", file=sys.stderr)
+            return 130
+        print(f"{e.id}: wrote {run.results_dir / 'report.md'}")
+    if not args.quick and not args.results:
+        print(f"wrote {write_overview(experiment.RESULTS)}")
+    return 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -267,7 +326,7 @@ def cmd_spaces(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"tune": cmd_tune, "doctor": cmd_doctor, "workloads": cmd_workloads, "spaces": cmd_spaces,
+    handlers = {"tune": cmd_tune, "experiment": cmd_experiment, "doctor": cmd_doctor, "workloads": cmd_workloads, "spaces": cmd_spaces,
                 "export": cmd_export, "verify": cmd_verify, "ui": cmd_ui}
     try:
         return handlers[args.command](args)

@@ -48,33 +48,41 @@ def revalidate(study: Study, k: int, rounds: int) -> dict[str, Any] | None:
     entries: dict[str, dict[str, Any]] = {
         b["name"]: {"flags": b["flags"]} for b in study.baselines() if b["state"] == "COMPLETE"}
     entries.update({f"trial {t.number}": {"flags": study.space.flags(t.params), "trial": t.number} for t in top})
-    saved = study.optuna_study.user_attrs.get(ATTR, {})
-    if saved.get("entries") != sorted(entries) or saved.get("rounds") != rounds:
-        saved = {"entries": sorted(entries), "rounds": rounds, "samples": {name: [] for name in entries}, "failed": {}}
     study.progress.note(f"re-validating {len(top)} best trial(s) and {len(entries) - len(top)} baseline(s): "
                         f"{rounds} interleaved rounds of {len(entries)} runs")
+    return summarize(measure_interleaved(study, entries, rounds, ATTR, "re-validation"), entries)
+
+
+def measure_interleaved(study: Study, entries: dict[str, dict[str, Any]], rounds: int, attr: str,
+                        what: str) -> dict[str, Any]:
+    """Measure each entry's ``flags`` once per round, all entries in each round (A B C, A B C, ...).
+
+    Samples are saved in the study's user attribute ``attr`` as they are taken, so a resume goes on
+    where it stopped; logs go to ``OUT/<attr>/<entry>/round-<i>``. An entry that fails once is
+    dropped from later rounds (its reason is kept)."""
+    saved = study.optuna_study.user_attrs.get(attr, {})
+    if saved.get("entries") != sorted(entries) or saved.get("rounds") != rounds:
+        saved = {"entries": sorted(entries), "rounds": rounds, "samples": {name: [] for name in entries}, "failed": {}}
     for round_ in range(rounds):
         for name, entry in entries.items():
             if len(saved["samples"][name]) > round_ or name in saved["failed"]:
                 continue
-            log_dir = study.out / ATTR / name.replace(" ", "-").replace(":", "-") / f"round-{round_}"
+            log_dir = study.out / attr / name.replace(" ", "-").replace(":", "-") / f"round-{round_}"
             try:
                 m = study.measure(entry["flags"], log_dir, repeats=1)
             except RunFailed as exc:
                 saved["failed"][name] = exc.reason
             else:
                 saved["samples"][name].append(m.metrics)
-                study.progress.note(f"re-validation round {round_ + 1}/{rounds}: {name}: "
+                study.progress.note(f"{what} round {round_ + 1}/{rounds}: {name}: "
                                     f"{m.metrics['ops_per_sec'] or 0:,.0f} ops/s")
-            study.optuna_study.set_user_attr(ATTR, saved)
-    return summarize(saved, entries)
+            study.optuna_study.set_user_attr(attr, saved)
+    return saved
 
 
-def summarize(saved: dict[str, Any], entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Medians, spreads, the winner and its bootstrap interval against rocksdb-default."""
-    from tuner.study import DEFAULT_BASELINE
-
-    rows = []
+def rows(saved: dict[str, Any], entries: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per entry: its ops/s samples, median and spread, median P99 and write amp, failure if any."""
+    out = []
     for name, entry in entries.items():
         samples = saved["samples"][name]
         ops = [s["ops_per_sec"] for s in samples if s.get("ops_per_sec")]
@@ -87,10 +95,18 @@ def summarize(saved: dict[str, Any], entries: dict[str, dict[str, Any]]) -> dict
             for key in ("p99_us", "write_amp"):
                 values = [s[key] for s in samples if s.get(key) is not None]
                 row[f"median_{key}"] = statistics.median(values) if values else None
-        rows.append(row)
-    trials = [r for r in rows if r["trial"] is not None and r.get("median_ops_per_sec") and "failed" not in r]
-    default = next((r for r in rows if r["name"] == DEFAULT_BASELINE and r.get("ops_per_sec")), None)
-    result: dict[str, Any] = {"rounds": saved["rounds"], "configurations": rows}
+        out.append(row)
+    return out
+
+
+def summarize(saved: dict[str, Any], entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Medians, spreads, the winner and its bootstrap interval against rocksdb-default."""
+    from tuner.study import DEFAULT_BASELINE
+
+    configurations = rows(saved, entries)
+    trials = [r for r in configurations if r["trial"] is not None and r.get("median_ops_per_sec") and "failed" not in r]
+    default = next((r for r in configurations if r["name"] == DEFAULT_BASELINE and r.get("ops_per_sec")), None)
+    result: dict[str, Any] = {"rounds": saved["rounds"], "configurations": configurations}
     if default is not None:
         result["noise_cv_default"] = default["spread"]["cv"]
     if trials:

@@ -48,7 +48,7 @@ class TuneConfig:
     """Everything a study needs; the CLI flags map one to one onto these fields."""
 
     workload: str | Path = "fillrandom"
-    space: str | Path = "default"
+    space: str | Path | SearchSpace = "default"  # a preset name, a file, or a space built in code
     trials: int = 20
     sampler: str = "tpe"
     objective: str = "throughput"
@@ -74,6 +74,8 @@ class TuneConfig:
     warm_start: str | None = None
     revalidate: int = 0
     revalidate_rounds: int = 3
+    hand_found_first: bool = True  # a new study runs the workload's hand-found configurations first
+    tags: dict[str, str] = field(default_factory=dict)  # extra MLflow tags on every run of the study
 
 
 @dataclass
@@ -134,7 +136,8 @@ class Study:
             raise UsageError(f"--memory-budget: must be > 0 bytes, got {budget}")
         self.workload: Workload = load_workload(config.workload).resolve(config.scale, host)
         ctx = Context(cores=host.cores, ram=host.ram, data=self.workload.data_bytes(), scale=config.scale, budget=budget)
-        self.space: SearchSpace = load_space(config.space).resolve(ctx)
+        space = config.space if isinstance(config.space, SearchSpace) else load_space(config.space)
+        self.space: SearchSpace = space.resolve(ctx)
         self._check_flags()
         self.sampler = make_sampler(
             config.sampler,
@@ -241,7 +244,7 @@ class Study:
 
     def _seed(self) -> list[str]:
         """A new study runs the hand-found configurations first and learns from --warm-start's trials."""
-        notes = [f"runs {name} first" for name in enqueue_hand_found(self)]
+        notes = [f"runs {name} first" for name in enqueue_hand_found(self)] if self.config.hand_found_first else []
         if self.config.warm_start:
             copied = warm_start(self, self.config.warm_start)
             notes.append(f"learns from {copied} trials of {self.config.warm_start} (not counted, never named best)")

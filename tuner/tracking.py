@@ -107,23 +107,8 @@ class MlflowTracker(NullTracker):
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise TrackingError(f"{self.flag}: cannot create {path.parent}: {exc.strerror}") from None
-        from mlflow import MlflowClient
-
-        logging.getLogger("mlflow").setLevel(logging.WARNING)  # after import: MLflow sets its own level
-        logging.getLogger("alembic").setLevel(logging.WARNING)
         try:
-            self.client = MlflowClient(tracking_uri=self.uri)
-            experiment = self.client.get_experiment_by_name(name)
-            if experiment is None:
-                # "custom_model_development" makes MLflow 3's UI open the runs table, not its GenAI pages.
-                self.experiment_id = self.client.create_experiment(
-                    name, artifact_location=self._artifact_location(name),
-                    tags={"workload": study.workload.name, "mlflow.experimentKind": "custom_model_development"})
-            elif experiment.lifecycle_stage == "deleted":
-                raise TrackingError(f"--experiment: MLflow experiment {name!r} is deleted; restore it "
-                                    "(mlflow experiments restore) or choose another name")
-            else:
-                self.experiment_id = experiment.experiment_id
+            self._open_experiment(name, {"workload": study.workload.name})
             uid = study.optuna_study.user_attrs["uid"]
             parents = self._search(f"tags.study_uid = '{uid}' and tags.role = 'study'")
             if parents:
@@ -145,6 +130,50 @@ class MlflowTracker(NullTracker):
         except Exception as exc:  # noqa: BLE001 - any MLflow/SQL/HTTP failure means: cannot track
             raise TrackingError(f"{self.flag}: MLflow store {self.uri} is not usable: {_short(exc)}") from None
         self.seconds["start"] += time.monotonic() - started
+
+    def _open_experiment(self, name: str, tags: dict[str, str]) -> None:
+        """Connect, and find or create the MLflow experiment ``name``."""
+        from mlflow import MlflowClient
+
+        logging.getLogger("mlflow").setLevel(logging.WARNING)  # after import: MLflow sets its own level
+        logging.getLogger("alembic").setLevel(logging.WARNING)
+        self.client = MlflowClient(tracking_uri=self.uri)
+        experiment = self.client.get_experiment_by_name(name)
+        if experiment is None:
+            # "custom_model_development" makes MLflow 3's UI open the runs table, not its GenAI pages.
+            self.experiment_id = self.client.create_experiment(
+                name, artifact_location=self._artifact_location(name),
+                tags={**tags, "mlflow.experimentKind": "custom_model_development"})
+        elif experiment.lifecycle_stage == "deleted":
+            raise TrackingError(f"--experiment: MLflow experiment {name!r} is deleted; restore it "
+                                "(mlflow experiments restore) or choose another name")
+        else:
+            self.experiment_id = experiment.experiment_id
+
+    def log_comparison(self, experiment: str, name: str, tags: dict[str, str],
+                       rows: list[tuple[str, dict[str, Any], dict[str, float | None]]], artifacts: list[Path]) -> str:
+        """A run ``name`` (replacing an earlier one of that name) with one nested run per compared
+        configuration (params, metrics) and the report files as artifacts; returns its run id."""
+        try:
+            self._open_experiment(experiment, {})
+            for old in self._search(f"tags.comparison = '{name}'"):
+                self.client.delete_run(old.info.run_id)
+            parent = self.client.create_run(self.experiment_id, run_name=name, tags={**tags, "comparison": name})
+            parent_id = parent.info.run_id
+            now = int(time.time() * 1000)
+            for config, params, metrics in rows:
+                run = self.client.create_run(self.experiment_id, run_name=config, tags={
+                    **tags, _PARENT: parent_id, "comparison": f"{name}/{config}", "configuration": config})
+                self._batch(run.info.run_id, params=params, metrics=_metrics(metrics, timestamp=now))
+                self.client.set_terminated(run.info.run_id, status="FINISHED")
+            for path in artifacts:
+                self.client.log_artifact(parent_id, str(path))
+            self.client.set_terminated(parent_id, status="FINISHED")
+            return parent_id
+        except TrackingError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise TrackingError(f"{self.flag}: MLflow store {self.uri} is not usable: {_short(exc)}") from None
 
     def record(self, study: Study) -> None:
         """Log every finished baseline and trial that has no run yet."""
@@ -216,7 +245,7 @@ class MlflowTracker(NullTracker):
             status = "KILLED"
         tags = {
             _PARENT: self.parent_id, "trial_key": key, "role": "trial", "study": study.name,
-            "trial_number": str(trial.number), "state": state, "outcome": outcome,
+            "trial_number": str(trial.number), "state": state, "outcome": outcome, **study.config.tags,
         }
         if "fail_reason" in attrs:
             tags["fail_reason"] = str(attrs["fail_reason"])[:5000]
@@ -244,7 +273,7 @@ class MlflowTracker(NullTracker):
         tags = {
             _PARENT: self.parent_id, "trial_key": key, "role": "baseline", "study": study.name,
             "baseline": record["name"], "state": "COMPLETE" if record["state"] == "COMPLETE" else "FAILED",
-            "mlflow.note.content": record.get("doc", ""),
+            "mlflow.note.content": record.get("doc", ""), **study.config.tags,
         }
         if "reason" in record:
             tags["fail_reason"] = str(record["reason"])[:5000]
@@ -293,6 +322,13 @@ class MlflowTracker(NullTracker):
                             f"study storage; `rocksdb-tuner tune --study {study.name}` logs what is missing.")
 
 
+def log_comparison(uri: str | None, experiment: str, name: str, tags: dict[str, str],
+                   rows: list[tuple[str, dict[str, Any], dict[str, float | None]]], artifacts: list[Path]) -> str:
+    """Log a comparison of configurations (see :meth:`MlflowTracker.log_comparison`) to the store."""
+    resolved, source = resolve_uri(uri)
+    return MlflowTracker(resolved, source).log_comparison(experiment, name, tags, rows, artifacts)
+
+
 def make_tracker(enabled: bool, uri: str | None, experiment: str | None) -> NullTracker:
     """The tracker for a study: MlflowTracker on the resolved URI, or NullTracker with --no-mlflow."""
     if not enabled:
@@ -324,7 +360,7 @@ def _study_mutable_tags(study: Study) -> dict[str, str]:
         "role": "study", "study": study.name, "sampler": study.config.sampler,
         "seed": str(study.config.seed), "trials_requested": str(study.trials_wanted),
         "db_bench.path": study.db_bench.path, "out": str(study.out.resolve()),
-        "work_dir": str(study.runner.work_dir),
+        "work_dir": str(study.runner.work_dir), **study.config.tags,
     }
 
 

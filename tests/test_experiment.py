@@ -1,0 +1,98 @@
+"""`rocksdb-tuner experiment`: definitions checked, and the whole pipeline (sweep, tuner,
+interleaved head-to-head, report, MLflow) run for real on a tiny data set (--quick)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from mlflow import MlflowClient
+
+from search_spaces import Context, SearchSpace, SpaceError
+from tuner import experiment
+
+TUNER = [sys.executable, "-m", "tuner.cli"]
+
+
+def _cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([*TUNER, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_every_experiment_file_loads_and_its_sweep_resolves_here(host):
+    for name in experiment.names():
+        e = experiment.load(name)
+        assert e.id == name and e.finding and e.scale_note and e.sweep_note
+        space = e.sweep.resolve(Context(cores=host.cores, ram=host.ram, data=200_000_000, budget=host.ram // 4))
+        assert 4 <= space.feasible_grid_size() <= 40, name
+
+
+def test_grid_values_may_be_expressions_and_must_lie_in_the_range():
+    spec = {"parameters": {"write_buffer_size": {"type": "int", "low": "data / 64", "high": "data / 2",
+                                                 "grid": ["data / 64", "data / 2", "data / 2"],
+                                                 "options_key": "CFOptions.write_buffer_size"}}}
+    ctx = Context(cores=2, ram=8 << 30, data=64 << 20)
+    space = SearchSpace.from_dict(spec).resolve(ctx)
+    assert space.grid() == {"write_buffer_size": [1 << 20, 32 << 20]}  # duplicates dropped
+    spec["parameters"]["write_buffer_size"]["grid"] = ["data"]
+    with pytest.raises(SpaceError, match=r"write_buffer_size\.grid: \[67108864\] outside"):
+        SearchSpace.from_dict(spec).resolve(ctx)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('id = "X"\nworkload = "S0"\nsweep = {parameters = {subcompactions = {type = "int", low = 1, high = 4, '
+     'options_key = "DBOptions.max_subcompactions"}}}', "sweep.parameters.subcompactions: needs a 'grid'"),
+    ('id = "X"\nworkload = "S0"\nbudget = 3\nsweep = {}', "unknown field(s) budget"),
+    ('id = "X"\nworkload = "nope"\nsweep = {}', "unknown workload 'nope'"),
+    ('id = "X"\nworkload = "S0"\nscale = -1\nsweep = {}', "scale: expected a number > 0"),
+])
+def test_bad_experiment_file_is_one_clear_error(tmp_path, text, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    result = _cli("experiment", str(path), "--quick", "--runs-dir", str(tmp_path / "runs"))
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.dbbench
+def test_quick_experiment_runs_the_three_steps_and_reports(tmp_path, session_store, work_dir):
+    runs = tmp_path / "runs"
+    result = _cli("experiment", "S2", "--quick", "--runs-dir", str(runs), "--work-dir", str(work_dir))
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = runs / "S2-quick" / "results"
+    r = json.loads((out / "result.json").read_text())
+    assert r["quick"] and r["sweep"]["runs"] == 3 and r["tuner"]["runs"] == 3
+    assert all(t["outcome"] == "complete" for t in r["sweep"]["trials"])
+    assert [t["outcome"] for t in r["tuner"]["trials"]].count("complete") == 3  # plus any rejected proposals
+    h2h = {c["name"]: c for c in r["head_to_head"]["configurations"]}
+    assert list(h2h) == ["rocksdb-default", "benchmark.sh", "hand-found:S2", "sweep best", "tuned best"]
+    for c in h2h.values():
+        assert len(c["ops_per_sec"]) == 2 and c["median_ops_per_sec"] > 0, c
+        lo, hi = c["vs_default"]["ci95"]
+        assert lo <= c["vs_default"]["ratio"] <= hi
+    assert h2h["benchmark.sh"]["flags"]["compression_type"] == "zstd"
+    assert h2h["hand-found:S2"]["flags"]["max_write_buffer_number"] == 4
+    # interleaved: round 0 of every configuration was measured before any round 1
+    logs = runs / "S2-quick" / "tuner" / "head_to_head"
+    first_rounds = [(logs / n.replace(" ", "-").replace(":", "-") / "round-0") for n in h2h]
+    second_rounds = [(logs / n.replace(" ", "-").replace(":", "-") / "round-1") for n in h2h]
+    assert max(p.stat().st_mtime for p in first_rounds) <= min(p.stat().st_mtime for p in second_rounds)
+    report = (out / "report.md").read_text()
+    assert "## 3. Head-to-head: 2 interleaved rounds" in report and "tuned best" in report
+    assert {p.name for p in out.glob("*.png")} == {"sweep.png", "history.png", "head_to_head.png"}
+    assert not [p for p in work_dir.iterdir() if p.name.startswith("rocksdb-tuner-")]
+
+    client = MlflowClient(session_store)
+    exp = client.get_experiment_by_name("experiment-S2")
+    found = client.search_runs([exp.experiment_id], "tags.experiment = 'S2'", max_results=500)
+    steps = {run.data.tags.get("experiment_step") for run in found}
+    assert steps == {"sweep", "tuner", "head-to-head"}
+    h2h_runs = [run for run in found if run.data.tags.get("configuration")]
+    assert sorted(run.data.tags["configuration"] for run in h2h_runs) == sorted(h2h)
+    assert all("median_ops_per_sec" in run.data.metrics for run in h2h_runs)
+
+    again = _cli("experiment", "S2", "--quick", "--runs-dir", str(runs), "--work-dir", str(work_dir))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert json.loads((out / "result.json").read_text())["head_to_head"] == r["head_to_head"]  # resumed, not re-run

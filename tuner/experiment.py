@@ -1,0 +1,289 @@
+"""Experiments: one source study (S0-S4) reproduced on this machine, side by side with the tuner.
+
+An experiment file (``experiments/studies/<id>.toml``) names the study's workload and scale, the
+options the study swept by hand (a search space whose parameters carry ``grid`` values), and what
+the study found. Running it takes three steps, all on this machine in one session:
+
+1. **sweep**: the study's own grid, one run per point (sampler ``grid``): its "hand" optimum here;
+2. **tuner**: a Bayesian study (TPE) over the default space with a budget of min(sweep runs, 30)
+   trials, started cold: the hand-found configuration is *not* enqueued, so the tuner has to find
+   its way by itself;
+3. **head-to-head**: RocksDB defaults, the benchmark.sh-style configuration, the study's hand-found
+   configuration (scaled), the sweep's best and the tuner's best, each measured ``rounds`` times,
+   interleaved (A B C D E, A B C D E, ...), so that drift hits all alike.
+
+Steps 1 and 2 are ordinary studies in ``runs/experiments/<id>/studies.db``; every step resumes after
+an interruption. The result (``result.json``) and the report (:mod:`tuner.experiment_report`) go to
+``experiments/results/<id>/``.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from objectives.workloads import _check_flags, _evaluate_flags, load_workload
+from search_spaces import Context, SearchSpace, SpaceError
+from search_spaces import files
+from tuner.progress import Progress
+from tuner.revalidation import bootstrap_ratio, measure_interleaved, rows
+from tuner.study import DEFAULT_BASELINE, Study, TuneConfig
+
+ROOT = Path(__file__).resolve().parents[1] / "experiments"
+STUDY_DIR = ROOT / "studies"
+BENCHMARK_SH = ROOT / "benchmark-sh.toml"
+RESULTS = ROOT / "results"
+MAX_TUNER_TRIALS = 30
+HEAD_TO_HEAD = "head_to_head"
+_FIELDS = {"id", "title", "workload", "scale", "scale_note", "finding", "sweep_note", "seed", "sweep"}
+# --quick: the whole pipeline on a tiny data set, to check that an experiment runs (not to measure).
+QUICK = {"scale": 0.02, "sweep_runs": 3, "tuner_trials": 3, "rounds": 2}
+
+
+class ExperimentError(ValueError):
+    """An experiment that cannot run; the message names the file and field."""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A source study as declared in its file."""
+
+    id: str
+    title: str
+    workload: str
+    scale: float
+    sweep: SearchSpace
+    seed: int
+    scale_note: str = ""
+    finding: str = ""
+    sweep_note: str = ""
+    path: Path = field(default=Path())
+
+
+def names() -> list[str]:
+    return files.preset_names(STUDY_DIR)
+
+
+def load(name_or_path: str | Path) -> Experiment:
+    """An experiment by id (see :func:`names`) or from a TOML/YAML file."""
+    path = files.preset_or_file(name_or_path, STUDY_DIR, "experiment", ExperimentError)
+    data = files.load_data_file(path, "experiment", ExperimentError)
+    where = f"experiment file {path}"
+    if not isinstance(data, dict):
+        raise ExperimentError(f"{where}: expected a table")
+    unknown = sorted(set(data) - _FIELDS)
+    if unknown:
+        raise ExperimentError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    for key in ("id", "workload", "sweep"):
+        if key not in data:
+            raise ExperimentError(f"{where}: {key}: missing")
+    if not isinstance(data["id"], str) or not data["id"].replace("-", "").isalnum():
+        raise ExperimentError(f"{where}: id: expected letters, digits and '-', got {data['id']!r}")
+    scale, seed = data.get("scale", 1), data.get("seed", 1)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+        raise ExperimentError(f"{where}: scale: expected a number > 0, got {scale!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ExperimentError(f"{where}: seed: expected a whole number, got {seed!r}")
+    try:
+        load_workload(data["workload"])
+        sweep = SearchSpace.from_dict({"name": f"{data['id']}-sweep", **data["sweep"]})
+    except (SpaceError, ValueError) as exc:
+        raise ExperimentError(f"{where}: sweep: {exc}" if isinstance(exc, SpaceError) else f"{where}: {exc}") from None
+    for p in sweep.parameters:
+        if p.grid_values is None and getattr(p, "low", None) != getattr(p, "high", None):
+            raise ExperimentError(f"{where}: sweep.parameters.{p.name}: needs a 'grid' (the values the study "
+                                  "tried), or low = high for a value held fixed")
+    text = {k: str(data.get(k, "")) for k in ("title", "scale_note", "finding", "sweep_note")}
+    return Experiment(id=data["id"], workload=str(data["workload"]), scale=float(scale), sweep=sweep, seed=seed,
+                      path=path, **text)
+
+
+def benchmark_sh_flags(ctx: Context) -> tuple[dict[str, Any], str]:
+    """The benchmark.sh-style flags (experiments/benchmark-sh.toml) for this host and data set."""
+    data = files.load_data_file(BENCHMARK_SH, "benchmark.sh configuration", ExperimentError)
+    try:
+        flags = _evaluate_flags(_check_flags(data.get("flags", {}), "flags"), ctx, "flags")
+    except ValueError as exc:
+        raise ExperimentError(f"{BENCHMARK_SH}: {exc}") from None
+    return flags, str(data.get("doc", ""))
+
+
+@dataclass
+class ExperimentRun:
+    """One experiment on this machine: settings shared by its steps, and the steps themselves."""
+
+    experiment: Experiment
+    progress: Progress
+    quick: bool = False
+    rounds: int = 3
+    db_bench: str | None = None
+    work_dir: Path | None = None
+    runs_dir: Path = Path("runs") / "experiments"
+    results_dir: Path | None = None
+    mlflow: bool = True
+    mlflow_uri: str | None = None
+
+    def __post_init__(self) -> None:
+        suffix = "-quick" if self.quick else ""
+        self.key = f"{self.experiment.id}{suffix}"
+        self.out = self.runs_dir / self.key
+        self.storage = f"sqlite:///{(self.out / 'studies.db').resolve()}"
+        if self.results_dir is None:
+            self.results_dir = (self.out / "results") if self.quick else RESULTS / self.experiment.id
+        if self.quick:
+            self.rounds = QUICK["rounds"]
+
+    def _config(self, step: str, **kwargs: Any) -> TuneConfig:
+        e = self.experiment
+        return TuneConfig(
+            workload=e.workload, study=f"{self.key}-{step}", storage=self.storage, out=self.out / step,
+            db_bench=self.db_bench, seed=e.seed, work_dir=self.work_dir, scale=QUICK["scale"] if self.quick else e.scale,
+            baselines=False, hand_found_first=False, plots=not self.quick, mlflow=self.mlflow, mlflow_uri=self.mlflow_uri,
+            experiment=f"experiment-{e.id}", tags={"experiment": e.id, "experiment_step": step}, **kwargs)
+
+    def sweep_config(self) -> TuneConfig:
+        return self._config("sweep", space=self.experiment.sweep, sampler="grid",
+                            trials=QUICK["sweep_runs"] if self.quick else 100_000)
+
+    def tuner_config(self, budget: int) -> TuneConfig:
+        return self._config("tuner", space="default", sampler="tpe", trials=budget)
+
+    def run(self) -> dict[str, Any]:
+        """Sweep, tuner, head-to-head; write result.json and the report; return the result."""
+        started = time.time()
+        self.progress.note(f"experiment {self.key}: step 1/3, the study's sweep")
+        sweep = Study(self.sweep_config(), self.progress)
+        sweep_result = sweep.run()
+        sweep_runs = sweep.counted_trials()
+        budget = QUICK["tuner_trials"] if self.quick else min(sweep_runs, MAX_TUNER_TRIALS)
+        self.progress.note(f"experiment {self.key}: step 2/3, the tuner ({budget} trials = min(sweep runs "
+                           f"{sweep_runs}, {MAX_TUNER_TRIALS}))")
+        tuner = Study(self.tuner_config(budget), self.progress)
+        tuner_result = tuner.run()
+        self.progress.note(f"experiment {self.key}: step 3/3, head-to-head: {self.rounds} interleaved rounds")
+        final = Study(self.tuner_config(budget), self.progress)  # the tuner's study again: runs nothing new
+        try:
+            entries = self._entries(final, sweep, sweep_result.best_params, tuner_result.best_params)
+            saved = measure_interleaved(final, entries, self.rounds, HEAD_TO_HEAD, "head-to-head")
+        finally:
+            final.lock.release()
+        result = self._result(final, sweep, tuner, entries, saved, budget, started)
+        from tuner.experiment_report import write_report
+
+        assert self.results_dir is not None
+        written = write_report(result, self.results_dir)
+        self._track(result, written)
+        return result
+
+    def _entries(self, study: Study, sweep: Study, sweep_best: dict[str, Any],
+                 tuned_best: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        ctx = study.space.context
+        assert ctx is not None
+        bsh, bsh_doc = benchmark_sh_flags(ctx)
+        entries: dict[str, dict[str, Any]] = {
+            DEFAULT_BASELINE: {"flags": {}, "doc": "db_bench's own defaults"},
+            "benchmark.sh": {"flags": bsh, "doc": bsh_doc},
+        }
+        for b in study.workload.baselines:
+            entries[b.name] = {"flags": b.flags, "doc": b.doc}
+        if sweep_best:
+            entries["sweep best"] = {"flags": sweep.space.flags(sweep_best), "params": sweep_best,
+                                     "doc": "the best point of the study's grid, measured here (one run each)"}
+        if tuned_best:
+            entries["tuned best"] = {"flags": study.space.flags(tuned_best), "params": tuned_best,
+                                     "doc": "the tuner's best trial (one run each)"}
+        return entries
+
+    def _result(self, final: Study, sweep: Study, tuner: Study, entries: dict[str, dict[str, Any]],
+                saved: dict[str, Any], budget: int, started: float) -> dict[str, Any]:
+        e = self.experiment
+        measured = rows(saved, entries)
+        by_name = {r["name"]: r for r in measured}
+        hand = next((b.name for b in final.workload.baselines), None)
+        for row in measured:
+            row["doc"] = entries[row["name"]].get("doc", "")
+            row["params"] = entries[row["name"]].get("params")
+            for ref, key in ((DEFAULT_BASELINE, "vs_default"), (hand, "vs_hand_found")):
+                other = by_name.get(ref) if ref else None
+                if row.get("median_ops_per_sec") and other and other.get("median_ops_per_sec"):
+                    row[key] = {"ratio": row["median_ops_per_sec"] / other["median_ops_per_sec"],
+                                "ci95": bootstrap_ratio(row["ops_per_sec"], other["ops_per_sec"])}
+        db = final.db_bench
+        ctx = final.space.context
+        assert ctx is not None
+        return {
+            "id": e.id, "title": e.title, "quick": self.quick, "finding": e.finding, "scale_note": e.scale_note,
+            "sweep_note": e.sweep_note, "workload": final.workload.name,
+            "workload_description": final.workload.description, "scale": final.config.scale,
+            "data_bytes": final.workload.data_bytes(), "hand_found": hand,
+            "machine": machine_info(ctx, final.runner.work_dir),
+            "db_bench": {"version": db.version, "build": db.build, "assertions": db.assertions, "path": db.path},
+            "sweep": _study_part(sweep),
+            "tuner": {**_study_part(tuner), "budget": budget, "sampler": "tpe", "seed": e.seed,
+                      "hand_found_first": False},
+            "head_to_head": {"rounds": saved["rounds"], "order": list(entries), "configurations": measured},
+            "started": started, "finished": time.time(),
+        }
+
+    def _track(self, result: dict[str, Any], written: list[Path]) -> None:
+        if not self.mlflow:
+            return
+        from tuner.tracking import TrackingError, log_comparison
+
+        rows_ = [(r["name"], r.get("params") or r["flags"],
+                  {"median_ops_per_sec": r.get("median_ops_per_sec"), "min_ops_per_sec": (r.get("spread") or {}).get("min"),
+                   "max_ops_per_sec": (r.get("spread") or {}).get("max"), "median_p99_us": r.get("median_p99_us"),
+                   "median_write_amp": r.get("median_write_amp"),
+                   "vs_default": (r.get("vs_default") or {}).get("ratio"),
+                   "vs_hand_found": (r.get("vs_hand_found") or {}).get("ratio")})
+                 for r in result["head_to_head"]["configurations"]]
+        try:
+            log_comparison(self.mlflow_uri, f"experiment-{self.experiment.id}", f"{self.key} head-to-head",
+                           {"experiment": self.experiment.id, "experiment_step": "head-to-head",
+                            "role": "head-to-head"}, rows_, written)
+        except TrackingError as exc:
+            self.progress.note(f"MLflow: the head-to-head was not logged: {exc}")
+
+
+def _study_part(study: Study) -> dict[str, Any]:
+    """A study's trials (params, ops/s, P99, write amp, outcome) and its best trial, for the report."""
+    trials = []
+    for t in study.optuna_study.get_trials(deepcopy=False):
+        m = t.user_attrs.get("metrics", {})
+        trials.append({"number": t.number, "outcome": t.user_attrs.get("outcome", t.state.name.lower()),
+                       "params": t.params, "ops_per_sec": m.get("ops_per_sec"), "p99_us": m.get("p99_us"),
+                       "write_amp": m.get("write_amp"), "compaction_micros": m.get("compaction_micros"),
+                       "seconds": t.user_attrs.get("seconds")})
+    best = study.best_trial()
+    default = next((b for b in study.baselines() if b["name"] == DEFAULT_BASELINE), None)
+    return {"study": study.name, "space": study.space.name, "trials": trials,
+            "runs": study.counted_trials(), "best_trial": best.number if best else None,
+            "best_params": best.params if best else None,
+            "default_ops_per_sec": (default or {}).get("metrics", {}).get("ops_per_sec"),
+            "db_bench_seconds": round(sum(t["seconds"] or 0 for t in trials), 1)}
+
+
+def machine_info(ctx: Context, work_dir: Path) -> dict[str, Any]:
+    """CPU model, cores, RAM, kernel and the trial disk's filesystem, for the record."""
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    fs = ""
+    try:
+        best = ""
+        for line in Path("/proc/mounts").read_text().splitlines():
+            _dev, mount, kind, *_ = line.split()
+            if str(work_dir.resolve()).startswith(mount) and len(mount) > len(best):
+                best, fs = mount, kind
+    except OSError:
+        pass
+    return {"cpu": model, "cores": ctx.cores, "ram_bytes": ctx.ram, "memory_budget_bytes": ctx.budget,
+            "kernel": platform.release(), "python": platform.python_version(), "work_dir_fs": fs}
