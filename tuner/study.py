@@ -240,7 +240,13 @@ class Study:
             study._storage.set_trial_user_attr(trial._trial_id, "outcome", "interrupted")
             study._storage.set_trial_user_attr(trial._trial_id, "fail_reason", "abandoned: the tuner stopped mid-trial")
             study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+            self._rerun_grid_point(study, trial.params)
         return study
+
+    def _rerun_grid_point(self, study: optuna.Study, params: dict[str, Any]) -> None:
+        """Optuna's grid counts a failed point as visited: an interrupted one is queued to run again."""
+        if self.config.sampler == "grid" and params:
+            study.enqueue_trial(params)
 
     def _seed(self) -> list[str]:
         """A new study runs the hand-found configurations first and learns from --warm-start's trials."""
@@ -326,6 +332,7 @@ class Study:
                 trial.set_user_attr("outcome", "interrupted")
                 trial.set_user_attr("fail_reason", "interrupted by the user (Ctrl-C)")
                 self.optuna_study.tell(trial, state=TrialState.FAIL)
+                self._rerun_grid_point(self.optuna_study, trial.params)
                 raise
             frozen = self.optuna_study.trials[trial.number]
             self.progress.trial_done(frozen, time.monotonic() - started, self.best_trial(), self.trials_wanted)
