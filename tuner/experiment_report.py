@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from objectives.runner import format_flag
 from tuner.progress import fmt_ops
 
 MiB = 1024**2
@@ -133,8 +134,8 @@ def _markdown(r: dict[str, Any], plots: list[str], dest: Path) -> str:
         lines += ["", "![head-to-head](head_to_head.png)"]
     lines += ["", "Configurations (db_bench flags on top of the workload's):", ""]
     for c in r["head_to_head"]["configurations"]:
-        flags = ", ".join(f"--{k}={v}" for k, v in c["flags"].items()) or "(none)"
-        lines.append(f"- **{c['name']}**: {flags}. {c.get('doc', '')}")
+        flags = " ".join(format_flag(k, v) for k, v in c["flags"].items()) or "(none)"
+        lines.append(f"- **{c['name']}**: `{flags}`: {c.get('doc', '')}")
     lines += ["", f"Workload: {r['workload_description']}", ""]
     return "\n".join(lines)
 
