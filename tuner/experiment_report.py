@@ -33,6 +33,10 @@ def _ratio(r: dict[str, Any] | None) -> str:
 
 
 SIZES = ("write_buffer_size", "cache_size")
+# Legend names in the sweep plot.
+SHORT = {"max_write_buffer_number": "buffers", "min_write_buffer_number_to_merge": "merge",
+         "write_buffer_size": "buffer size", "compression_level": "zstd level", "cache_size": "cache",
+         "bloom_bits": "bloom bits"}
 
 
 def _value(name: str, value: Any) -> str:
@@ -175,7 +179,7 @@ def _plots(r: dict[str, Any], dest: Path) -> list[Path]:
     written = []
     for name, draw in (("sweep.png", _sweep_plot), ("history.png", _history_plot),
                        ("head_to_head.png", _bars_plot)):
-        fig, ax = plt.subplots(figsize=(7.5, 4.2))
+        fig, ax = plt.subplots(figsize=(9 if name == "sweep.png" else 7.5, 4.2))
         if draw(r, ax):
             fig.tight_layout()
             fig.savefig(dest / name, dpi=110)
@@ -193,7 +197,7 @@ def _sweep_plot(r: dict[str, Any], ax: Any) -> bool:
     others = [n for n in swept if n != x_name]
     series: dict[str, list[tuple[float, float]]] = {}
     for t in done:
-        label = ", ".join(f"{n}={_value(n, t['params'][n])}" for n in others) or "ops/s"
+        label = ", ".join(f"{SHORT.get(n, n)}={_value(n, t['params'][n])}" for n in others) or "ops/s"
         series.setdefault(label, []).append((t["params"][x_name], t["ops_per_sec"]))
     for label, points in sorted(series.items()):
         points.sort()
@@ -206,7 +210,7 @@ def _sweep_plot(r: dict[str, Any], ax: Any) -> bool:
     ax.set_ylabel("ops/s (one run each)")
     ax.set_title(f"{r['id']}: the study's sweep on this machine")
     if len(series) > 1:
-        ax.legend(fontsize=7, ncol=2)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     ax.grid(alpha=0.3)
     return True
 
