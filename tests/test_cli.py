@@ -443,3 +443,21 @@ def test_resume_refuses_another_db_bench_build(tmp_path):
     r = tuner(*args[:-4], "--trials", "2", "--study", "s", "--out", str(out))
     assert r.returncode == 2 and "measurements would not compare" in r.stderr
     assert len(optuna.load_study(study_name="s", storage=f"sqlite:///{out / 'study.db'}").trials) == before
+
+
+def test_an_interrupted_grid_point_runs_again_on_resume(tmp_path):
+    space = tmp_path / "grid.toml"
+    space.write_text('[parameters.subcompactions]\ntype = "int"\nlow = 1\nhigh = 3\n'
+                     'options_key = "DBOptions.max_subcompactions"\n')
+    out, work = tmp_path / "out", tmp_path / "work"
+    work.mkdir()
+    args = ["tune", "--workload", "fillrandom", "--scale", "0.5", "--space", str(space), "--sampler", "grid",
+            "--trials", "3", "--seed", "1", "--study", "grid", "--out", str(out), "--work-dir", str(work)]
+    proc = _start_and_signal(args, signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    resumed = tuner(*args)
+    assert resumed.returncode == 0, resumed.stderr
+    trials = optuna.load_study(study_name="grid", storage=f"sqlite:///{out / 'study.db'}").trials
+    done = sorted(t.params["subcompactions"] for t in trials if t.user_attrs.get("outcome") == "complete")
+    assert done == [1, 2, 3]  # every grid point measured once, the interrupted one included
