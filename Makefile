@@ -53,10 +53,16 @@ system-deps:
 	fi
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is needed, found " + sys.version.split()[0])'
 
-# What only the tests need: headless Chromium loads the MLflow UI in tests/test_tracking.py.
+# What only the tests need: headless Chromium loads the MLflow UI in tests/test_tracking.py;
+# iproute2's `ip netns` puts a Ray worker node in its own network namespace in tests/test_parallel.py.
 test-deps:
-	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian packages: chromium"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

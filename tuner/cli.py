@@ -118,6 +118,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "name the best by median (default 0: off)")
     t.add_argument("--revalidate-rounds", type=_count(2), default=3, metavar="N",
                    help="interleaved rounds of the re-validation (default 3)")
+    t.add_argument("--parallel", type=_count(1), default=1, metavar="N",
+                   help="run up to N trials at once on Ray (default 1: one at a time, in this process)")
+    t.add_argument("--ray-address", metavar="ADDR",
+                   help="run trials on an existing Ray cluster (auto, HOST:PORT or ray://HOST:PORT); default a "
+                        "local Ray instance when --parallel > 1")
+    t.add_argument("--cpus-per-trial", type=_count(1), metavar="C",
+                   help="cores reserved and pinned for each parallel trial (default the cluster's CPUs / N)")
+    t.add_argument("--one-trial-per-node", action="store_true",
+                   help="never run two trials on one node (measurement-grade: no shared disk or caches)")
+    t.add_argument("--allow-mixed-db-bench", action="store_true",
+                   help="accept nodes whose db_bench version or build differs from this host's")
     t.add_argument("--mlflow-uri", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else "
                    "sqlite:///mlruns/mlflow.db in the current directory)")
     t.add_argument("--experiment", help="MLflow experiment name (default the workload's name)")
@@ -176,7 +187,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         baselines=not args.no_baselines, mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri,
         experiment=args.experiment, plots=not args.no_plots, repeats=args.repeats, pruner=args.pruner, pruner_warmup=args.pruner_warmup,
         warm_start=args.warm_start, revalidate=args.revalidate,
-        revalidate_rounds=args.revalidate_rounds,
+        revalidate_rounds=args.revalidate_rounds, parallel=args.parallel, ray_address=args.ray_address,
+        cpus_per_trial=args.cpus_per_trial, one_trial_per_node=args.one_trial_per_node,
+        allow_mixed_db_bench=args.allow_mixed_db_bench,
     )
     study = Study(config, ConsoleProgress())
     received: list[int] = []

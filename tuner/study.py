@@ -18,14 +18,16 @@ from optuna.trial import FrozenTrial, TrialState
 from sqlalchemy.exc import SQLAlchemyError
 
 from objectives.dbbench import DbBench, probe
-from objectives.metrics import median_metrics, phase_details, spread, summarize
-from objectives.runner import RUNNER_FLAGS, IntervalObserver, Runner, RunFailed, RunResult, RunStopped
+from objectives.measurement import Measurement, measure
+from objectives.metrics import spread
+from objectives.runner import RUNNER_FLAGS, IntervalObserver, Runner, RunFailed, RunStopped
 from objectives.scores import Score, ScoreError
 from objectives import workdir
 from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Workload, load_workload
 from search_spaces import Context, SearchSpace, load_space
 from tuner import options_file
 from tuner.lock import StudyBusy, StudyLock
+from tuner.parallel import ParallelError, RayPool, run_parallel
 from tuner.progress import Progress, SilentProgress
 from tuner.pruners import PrunerError, make_pruner
 from tuner.report import write_outputs
@@ -74,19 +76,13 @@ class TuneConfig:
     warm_start: str | None = None
     revalidate: int = 0
     revalidate_rounds: int = 3
+    parallel: int = 1  # trials at once, on Ray workers when > 1 (tuner.parallel)
+    ray_address: str | None = None  # an existing Ray cluster ("auto", "HOST:PORT", "ray://HOST:PORT")
+    cpus_per_trial: int | None = None  # default: the cluster's CPUs / --parallel, at least 1
+    one_trial_per_node: bool = False
+    allow_mixed_db_bench: bool = False
     hand_found_first: bool = True  # a new study runs the workload's hand-found configurations first
     tags: dict[str, str] = field(default_factory=dict)  # extra MLflow tags on every run of the study
-
-
-@dataclass
-class Measurement:
-    """One configuration measured --repeats times: median metrics, and each repeat's metrics."""
-
-    metrics: dict[str, float | None]
-    details: list[dict[str, object]]
-    options_text: str
-    commands: list[list[str]]
-    repeats: list[dict[str, float | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -115,9 +111,15 @@ class Study:
         if not config.scale > 0:
             raise UsageError(f"--scale: must be > 0, got {config.scale}")
         for flag, value, least in (("--repeats", config.repeats, 1), ("--revalidate", config.revalidate, 0),
-                                   ("--revalidate-rounds", config.revalidate_rounds, 2)):
+                                   ("--revalidate-rounds", config.revalidate_rounds, 2),
+                                   ("--parallel", config.parallel, 1)):
             if not isinstance(value, int) or value < least:
                 raise UsageError(f"{flag}: must be a whole number >= {least}, got {value}")
+        if config.cpus_per_trial is not None and (not isinstance(config.cpus_per_trial, int) or config.cpus_per_trial < 1):
+            raise UsageError(f"--cpus-per-trial: must be a whole number >= 1, got {config.cpus_per_trial}")
+        if config.pruner != "none" and (config.parallel > 1 or config.ray_address):
+            raise UsageError("--pruner: needs --parallel 1 without --ray-address (a pruner watches each run "
+                             "second by second in this process)")
         self.score = _score(config)
         try:
             self.tracker = make_tracker(config.mlflow, config.mlflow_uri, config.experiment)
@@ -169,16 +171,30 @@ class Study:
             raise UsageError(str(exc)) from None
         self.db_bench_seed = config.seed if config.seed else 1
         self.revalidation: dict[str, Any] | None = None
+        self.pool: RayPool | None = None
         try:
+            if config.parallel > 1 or config.ray_address:  # before anything is written: Ray may refuse
+                self.pool = RayPool(self)
+                try:
+                    self.pool.start()
+                except ParallelError as exc:
+                    raise UsageError(str(exc)) from None
             _prepare_out(self.out)
             self.optuna_study = self._open()
             self.seeded = self._seed() if not self.optuna_study.trials else []
         except WarmStartError as exc:
-            self.lock.release()
+            self.close()
             raise UsageError(str(exc)) from None
         except BaseException:
-            self.lock.release()
+            self.close()
             raise
+
+    def close(self) -> None:
+        """Release the study lock and, with --parallel, let go of Ray."""
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
+        self.lock.release()
 
     # -- set-up -----------------------------------------------------------------------------------
     def _check_flags(self) -> None:
@@ -259,20 +275,12 @@ class Study:
     # -- measuring --------------------------------------------------------------------------------
     def measure(self, flags: dict[str, Any], log_dir: Path, repeats: int | None = None,
                 observer: IntervalObserver | None = None) -> Measurement:
-        """Run the workload ``repeats`` (default --repeats) times, each on a fresh DB, one after the
-        other; the metrics are the medians. With repeats, run i logs to ``log_dir/repeat-i``.
-        ``observer`` (a pruner's) watches the first run only."""
-        repeats = repeats or self.config.repeats
-        runs: list[RunResult] = []
-        for i in range(repeats):
-            where = log_dir if repeats == 1 else log_dir / f"repeat-{i}"
-            runs.append(self.runner.run(self.workload, flags, where, seed=self.db_bench_seed,
-                                        observer=observer if i == 0 else None))
-        log_dir.mkdir(parents=True, exist_ok=True)
-        (log_dir / "OPTIONS").write_text(runs[-1].options_text)
-        each = [summarize(r) for r in runs]
-        return Measurement(median_metrics(each), phase_details(runs[0]), runs[-1].options_text, runs[0].commands,
-                           each if repeats > 1 else [])
+        """Run the workload ``repeats`` (default --repeats) times, here or (with --parallel) on a Ray
+        worker; see :func:`objectives.measurement.measure`."""
+        if self.pool is not None:
+            return self.pool.measure(flags, log_dir, repeats or self.config.repeats)
+        return measure(self.runner, self.workload, flags, log_dir, repeats or self.config.repeats,
+                       self.db_bench_seed, observer)
 
     def _baselines(self) -> list[tuple[str, dict[str, Any], str]]:
         items = [(DEFAULT_BASELINE, {}, "db_bench with none of the tuned flags (its own defaults)")]
@@ -304,62 +312,95 @@ class Study:
             self.tracker.record(self)
 
     def run_trials(self) -> None:
-        """Ask, check constraints, measure, tell, until --trials trials are measured.
-
-        A proposal that breaks a constraint is never run: it is told as a FAIL with outcome
-        "rejected", and the nearest feasible configuration (see SearchSpace.repair) is enqueued as
-        the next trial. Samplers that ignore failed trials (GP) would otherwise propose it forever.
-        """
+        """Ask, check constraints, measure, tell, until --trials trials are measured: here one at a
+        time, or on Ray workers with --parallel N / --ray-address (tuner.parallel)."""
+        if self.pool is not None:
+            run_parallel(self, self.pool)
+            return
         while (done := self.counted_trials()) < self.trials_wanted:
-            trial = self.optuna_study.ask()
-            params = self.space.suggest(trial)
-            violations = self.space.violations(params)
-            if violations:
-                trial.set_user_attr("outcome", "rejected")
-                trial.set_user_attr("fail_reason", "; ".join(violations))
-                self.optuna_study.tell(trial, state=TrialState.FAIL)
-                self.progress.trial_rejected(trial.number, violations[0])
-                if self.repair_rejected:
-                    repaired = self.space.repair(params, seed=trial.number)
-                    self.optuna_study.enqueue_trial(repaired, user_attrs={"repaired_from": trial.number})
-                self.tracker.record(self)
+            asked = self.ask()
+            if asked is None:
                 continue
+            trial, params = asked
             self.progress.trial_started(trial.number, done + 1, self.trials_wanted, params)
             started = time.monotonic()
             try:
                 self._measure_trial(trial, params)
             except KeyboardInterrupt:
-                trial.set_user_attr("outcome", "interrupted")
-                trial.set_user_attr("fail_reason", "interrupted by the user (Ctrl-C)")
-                self.optuna_study.tell(trial, state=TrialState.FAIL)
-                self._rerun_grid_point(self.optuna_study, trial.params)
+                self.interrupted(trial)
                 raise
-            frozen = self.optuna_study.trials[trial.number]
-            self.progress.trial_done(frozen, time.monotonic() - started, self.best_trial(), self.trials_wanted)
-            self.tracker.record(self)
+            self.trial_finished(trial.number, time.monotonic() - started)
+
+    def ask(self) -> tuple[optuna.Trial, dict[str, Any]] | None:
+        """The sampler's next configuration, or None when it broke a constraint.
+
+        A proposal that breaks a constraint is never run: it is told as a FAIL with outcome
+        "rejected", and the nearest feasible configuration (see SearchSpace.repair) is enqueued as
+        the next trial. Samplers that ignore failed trials (GP) would otherwise propose it forever.
+        """
+        trial = self.optuna_study.ask()
+        params = self.space.suggest(trial)
+        violations = self.space.violations(params)
+        if not violations:
+            return trial, params
+        trial.set_user_attr("outcome", "rejected")
+        trial.set_user_attr("fail_reason", "; ".join(violations))
+        self.optuna_study.tell(trial, state=TrialState.FAIL)
+        self.progress.trial_rejected(trial.number, violations[0])
+        if self.repair_rejected:
+            repaired = self.space.repair(params, seed=trial.number)
+            self.optuna_study.enqueue_trial(repaired, user_attrs={"repaired_from": trial.number})
+        self.tracker.record(self)
+        return None
+
+    def interrupted(self, trial: optuna.Trial) -> None:
+        trial.set_user_attr("outcome", "interrupted")
+        trial.set_user_attr("fail_reason", "interrupted by the user (Ctrl-C)")
+        self.optuna_study.tell(trial, state=TrialState.FAIL)
+        self._rerun_grid_point(self.optuna_study, trial.params)
+
+    def trial_finished(self, number: int, seconds: float) -> None:
+        frozen = self.optuna_study.trials[number]
+        self.progress.trial_done(frozen, seconds, self.best_trial(), self.trials_wanted)
+        self.tracker.record(self)
+
+    def trial_log_dir(self, number: int) -> Path:
+        return self.out / "trials" / f"{number:04d}"
 
     def _measure_trial(self, trial: optuna.Trial, params: dict[str, Any]) -> None:
-        log_dir = self.out / "trials" / f"{trial.number:04d}"
+        log_dir = self.trial_log_dir(trial.number)
         trial.set_user_attr("log_dir", str(log_dir))
         observer = _pruning_observer(trial) if self.config.pruner != "none" else None
         started = time.monotonic()
         try:
             m = self.measure(self.space.flags(params), log_dir, observer=observer)
-            values = self.score.values(m.metrics)
-            constraints = self.score.constraints(m.metrics)
         except RunStopped as exc:
             trial.set_user_attr("seconds", round(time.monotonic() - started, 3))
             trial.set_user_attr("outcome", "pruned")
             trial.set_user_attr("pruned_at", {"phase": exc.phase, "second": exc.second})
             self.optuna_study.tell(trial, state=TrialState.PRUNED)
             return
-        except (RunFailed, ScoreError) as exc:
-            trial.set_user_attr("seconds", round(time.monotonic() - started, 3))
-            trial.set_user_attr("outcome", "failed")
-            trial.set_user_attr("fail_reason", getattr(exc, "reason", str(exc)))
-            self.optuna_study.tell(trial, state=TrialState.FAIL)
+        except RunFailed as exc:
+            self.record_failure(trial, exc.reason, time.monotonic() - started)
             return
-        trial.set_user_attr("seconds", round(time.monotonic() - started, 3))
+        self.record_measurement(trial, params, m, time.monotonic() - started)
+
+    def record_failure(self, trial: optuna.Trial, reason: str, seconds: float) -> None:
+        """Tell a trial FAILED with its reason."""
+        trial.set_user_attr("seconds", round(seconds, 3))
+        trial.set_user_attr("outcome", "failed")
+        trial.set_user_attr("fail_reason", reason)
+        self.optuna_study.tell(trial, state=TrialState.FAIL)
+
+    def record_measurement(self, trial: optuna.Trial, params: dict[str, Any], m: Measurement, seconds: float) -> None:
+        """Score a measured trial, keep its metrics and details, check its OPTIONS file, tell it."""
+        try:
+            values = self.score.values(m.metrics)
+            constraints = self.score.constraints(m.metrics)
+        except ScoreError as exc:
+            self.record_failure(trial, str(exc), seconds)
+            return
+        trial.set_user_attr("seconds", round(seconds, 3))
         expected = {p: (self.space.parameter(p).options_key, v) for p, v in params.items()}
         mismatch = options_file.mismatches(m.options_text, expected)
         trial.set_user_attr("metrics", m.metrics)
@@ -426,7 +467,7 @@ class Study:
         try:
             return self._run()
         finally:
-            self.lock.release()
+            self.close()
 
     def _run(self) -> TuneResult:
         self.progress.study_started(self)
@@ -436,6 +477,8 @@ class Study:
             raise UsageError(str(exc)) from None
         for note in self.seeded:
             self.progress.note(f"this new study {note}")
+        if self.pool is not None:
+            self.progress.note(self.pool.describe())
         if self.tracker.uri:
             self.progress.note(f"tracking in MLflow: {self.tracker.uri} (experiment "
                                f"{self.tracker.experiment_id}, parent run {self.tracker.parent_id})")

@@ -255,6 +255,11 @@ class MlflowTracker(NullTracker):
             tags["options_mismatch"] = json.dumps(attrs["options_mismatch"])[:5000]
         if attrs.get("constraints"):
             tags["feasible"] = str(study.feasible(trial))
+        if attrs.get("node"):  # --parallel: where the trial ran
+            node = attrs["node"]
+            tags.update(node_id=str(node.get("node_id")), node_ip=str(node.get("ip")), node_host=str(node.get("host")),
+                        cores_used=",".join(str(c) for c in node.get("cores_used") or []),
+                        attempts=str(attrs.get("attempts", 1)))
         start = _ms(trial.datetime_start)
         end = _ms(trial.datetime_complete) or start
         values = dict(attrs.get("metrics", {}))
@@ -360,7 +365,8 @@ def _study_mutable_tags(study: Study) -> dict[str, str]:
         "role": "study", "study": study.name, "sampler": study.config.sampler,
         "seed": str(study.config.seed), "trials_requested": str(study.trials_wanted),
         "db_bench.path": study.db_bench.path, "out": str(study.out.resolve()),
-        "work_dir": str(study.runner.work_dir), **study.config.tags,
+        "work_dir": str(study.runner.work_dir), "parallel": str(study.config.parallel),
+        "ray_address": str(study.config.ray_address or ("local" if study.pool else "none")), **study.config.tags,
     }
 
 

@@ -1,0 +1,274 @@
+"""--parallel on Ray (issue 5): a local instance, and a real two-node cluster started with `ray start`,
+the worker node in its own network namespace; trials run the real db_bench on both nodes."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+
+from tests.conftest import TINY, leftovers
+
+pytestmark = [pytest.mark.dbbench, pytest.mark.ray]
+TUNER = [sys.executable, "-m", "tuner.cli"]
+RAY = str(Path(sys.executable).with_name("ray"))
+
+
+def _trials(out: Path) -> list[optuna.trial.FrozenTrial]:
+    summary = json.loads((out / "summary.json").read_text())
+    return optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    return a["measured_from"] < b["measured_to"] and b["measured_from"] < a["measured_to"]
+
+
+def test_core_leases_never_share_a_core_and_free_on_release(tmp_path):
+    from objectives.runner import RunFailed
+    from tuner.parallel import CoreLease
+
+    cores = sorted(os.sched_getaffinity(0))
+    first = CoreLease(1, tmp_path)
+    got = first.acquire(time.monotonic() + 5)
+    rest = CoreLease(len(cores) - 1, tmp_path).acquire(time.monotonic() + 5) if len(cores) > 1 else []
+    assert sorted(got + rest) == cores  # every core handed out once
+    with pytest.raises(RunFailed, match="no 1 free cores"):
+        CoreLease(1, tmp_path).acquire(time.monotonic() + 0.5)
+    first.release()
+    assert CoreLease(1, tmp_path).acquire(time.monotonic() + 5) == got
+    with pytest.raises(RunFailed, match="has 2 cores" if len(cores) == 2 else "cores"):
+        CoreLease(len(cores) + 1, tmp_path).acquire(time.monotonic() + 1)
+
+
+def test_local_parallel_trials_run_at_once_on_distinct_cores(tmp_path, work_dir):
+    out = tmp_path / "out"
+    r = subprocess.run([*TUNER, "tune", "--workload", "fillrandom", "--scale", "0.1", "--trials", "6", "--seed", "2",
+                        "--sampler", "tpe", "--parallel", "2", "--out", str(out), "--work-dir", str(work_dir),
+                        "--no-plots"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "2 trials at once on Ray, 1 pinned core(s) each" in r.stderr
+    done = [t for t in _trials(out) if t.user_attrs.get("outcome") == "complete"]
+    assert len(done) == 6
+    nodes = [t.user_attrs["node"] for t in done]
+    assert all(len(n["cores_used"]) == 1 for n in nodes)
+    pairs = [(a, b) for i, a in enumerate(nodes) for b in nodes[i + 1:] if _overlap(a, b)]
+    assert pairs, "no two trials ran at the same time"
+    assert all(a["cores_used"] != b["cores_used"] for a, b in pairs)
+    for t in done:  # the worker's logs were shipped back to the driver's OUT
+        assert (Path(t.user_attrs["log_dir"]) / "fillrandom.stdout").is_file() or \
+            (Path(t.user_attrs["log_dir"]) / "load.stdout").is_file()
+    assert leftovers(work_dir) == []
+
+
+def test_ctrl_c_cancels_parallel_trials_and_resume_completes(tmp_path, work_dir):
+    out = tmp_path / "out"
+    args = [*TUNER, "tune", "--workload", "fillrandom", "--scale", "0.5", "--trials", "4", "--seed", "1",
+            "--study", "par", "--parallel", "2", "--out", str(out), "--work-dir", str(work_dir), "--no-plots"]
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        if line.startswith("trial "):
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            break
+    _, rest = proc.communicate(timeout=120)
+    assert proc.returncode == 130, rest
+    time.sleep(1.0)
+    assert subprocess.run(["pgrep", "-f", "--", f"--db={work_dir}"], capture_output=True).returncode == 1
+    again = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    outcomes = [t.user_attrs.get("outcome") for t in _trials(out)]
+    assert outcomes.count("complete") == 4 and outcomes.count("interrupted") >= 1
+    assert leftovers(work_dir) == []
+
+
+def test_pruner_needs_one_trial_at_a_time(tmp_path):
+    r = subprocess.run([*TUNER, "tune", "--parallel", "2", "--pruner", "median", "--out", str(tmp_path / "x")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--pruner: needs --parallel 1" in r.stderr
+    assert not (tmp_path / "x").exists()
+
+
+# -- a two-node cluster ---------------------------------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """A Ray head on this host and a worker node, the worker in network namespace ``ns`` when possible
+    (a veth pair 10.231.x.1 <-> 10.231.x.2), else both on loopback; token authentication on."""
+
+    def __init__(self, root: Path, worker_env: dict[str, str] | None = None):
+        self.root = root
+        self.ns: str | None = None
+        token = root / "token"
+        token.write_text(secrets.token_hex(32))
+        self.ray_env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "RAY_USAGE_STATS_ENABLED": "0"}
+        self.worker_extra = worker_env or {}
+        self.head_ip, self.worker_ip = "127.0.0.1", "127.0.0.1"
+        if os.geteuid() == 0 and shutil.which("ip"):
+            self._netns()
+        self.port = _free_port()
+        self.address = f"{self.head_ip}:{self.port}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """This process's environment (as the test has set it) plus the cluster's token settings."""
+        return {**os.environ, **self.ray_env}
+
+    @property
+    def worker_env(self) -> dict[str, str]:
+        return {**self.env, **self.worker_extra}
+
+    def _netns(self) -> None:
+        n = os.getpid() % 200 + 20
+        ns, host_if, ns_if = f"rtt{os.getpid()}", f"rth{os.getpid()}"[:15], f"rtw{os.getpid()}"[:15]
+        steps = [["ip", "netns", "add", ns], ["ip", "link", "add", host_if, "type", "veth", "peer", "name", ns_if],
+                 ["ip", "link", "set", ns_if, "netns", ns], ["ip", "addr", "add", f"10.231.{n}.1/24", "dev", host_if],
+                 ["ip", "link", "set", host_if, "up"],
+                 ["ip", "netns", "exec", ns, "ip", "addr", "add", f"10.231.{n}.2/24", "dev", ns_if],
+                 ["ip", "netns", "exec", ns, "ip", "link", "set", ns_if, "up"],
+                 ["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"]]
+        for i, step in enumerate(steps):
+            if subprocess.run(step, capture_output=True).returncode != 0:
+                if i > 0:
+                    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+                return  # no network namespaces here: loopback
+        self.ns, self.head_ip, self.worker_ip = ns, f"10.231.{n}.1", f"10.231.{n}.2"
+
+    def _in_ns(self, cmd: list[str]) -> list[str]:
+        return ["ip", "netns", "exec", self.ns, *cmd] if self.ns else cmd
+
+    def start(self) -> None:
+        head = subprocess.run([RAY, "start", "--head", f"--node-ip-address={self.head_ip}", f"--port={self.port}",
+                               "--num-cpus=1", "--include-dashboard=false", "--disable-usage-stats",
+                               f"--temp-dir={self.root / 'ray'}"], env=self.env, capture_output=True, text=True,
+                              timeout=120)
+        assert head.returncode == 0, head.stderr[-2000:]
+        worker = subprocess.run(self._in_ns([RAY, "start", f"--address={self.address}",
+                                             f"--node-ip-address={self.worker_ip}", "--num-cpus=1",
+                                             "--disable-usage-stats"]),
+                                env=self.worker_env, capture_output=True, text=True, timeout=120)
+        assert worker.returncode == 0, worker.stderr[-2000:]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            status = subprocess.run([RAY, "status", f"--address={self.address}"], env=self.env, capture_output=True,
+                                    text=True, timeout=60)
+            if status.stdout.count(" node_") >= 2:
+                return
+            time.sleep(1)
+        raise AssertionError(f"the worker node never joined: {status.stdout[-1000:]}")
+
+    def stop(self) -> None:
+        subprocess.run(self._in_ns([RAY, "stop", "--force"]), env=self.worker_env, capture_output=True, timeout=120)
+        subprocess.run([RAY, "stop", "--force"], env=self.env, capture_output=True, timeout=120)
+        if self.ns:
+            subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
+
+    def tune(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+        return subprocess.run([*TUNER, "tune", "--ray-address", self.address, *args], env=self.env,
+                              capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory):
+    c = Cluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop()
+
+
+def test_study_runs_on_both_nodes_of_a_two_node_cluster(cluster, tmp_path, work_dir, session_store):
+    out = tmp_path / "out"
+    r = cluster.tune("--workload", "fillrandom", "--scale", "0.2", "--trials", "6", "--seed", "3", "--parallel", "2",
+                     "--one-trial-per-node", "--out", str(out), "--work-dir", str(work_dir), "--experiment", "cluster",
+                     "--no-plots")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "one per node" in r.stderr
+    done = [t for t in _trials(out) if t.user_attrs.get("outcome") == "complete"]
+    assert len(done) == 6
+    ips = {t.user_attrs["node"]["ip"] for t in done}
+    assert len({t.user_attrs["node"]["node_id"] for t in done}) == 2, ips
+    if cluster.ns:
+        assert ips == {cluster.head_ip, cluster.worker_ip}
+    # MLflow logging stayed on the driver: every trial has its run, with the node it ran on
+    from mlflow import MlflowClient
+
+    client = MlflowClient(session_store)
+    exp = client.get_experiment_by_name("cluster")
+    runs = client.search_runs([exp.experiment_id], "tags.role = 'trial'", max_results=100)
+    assert {run.data.tags.get("node_ip") for run in runs} == ips
+    assert leftovers(work_dir) == []
+
+
+def test_a_killed_worker_process_is_retried_and_the_study_completes(cluster, tmp_path, work_dir):
+    out = tmp_path / "out"
+    proc = subprocess.Popen([*TUNER, "tune", "--ray-address", cluster.address, "--workload", "fillrandom",
+                             "--scale", "0.5", "--trials", "3", "--seed", "4", "--parallel", "2", "--no-baselines",
+                             "--out", str(out), "--work-dir", str(work_dir), "--no-plots"],
+                            env=cluster.env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    killed = None
+    deadline = time.monotonic() + 120
+    while killed is None and time.monotonic() < deadline:
+        if any(line.startswith("trial ") for line in lines):  # the baseline is done: trials are running
+            found = subprocess.run(["pgrep", "-f", "--", f"--db={work_dir}/"], capture_output=True, text=True)
+            pids = found.stdout.split()
+            if pids:
+                parent = int(Path(f"/proc/{pids[0]}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                # db_bench (exec'd by setpriv) is a child of the Ray worker: kill the worker process itself
+                while "ray::" not in Path(f"/proc/{parent}/cmdline").read_text() and parent > 1:
+                    parent = int(Path(f"/proc/{parent}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                os.kill(parent, signal.SIGKILL)
+                killed = parent
+        time.sleep(0.1)
+    assert killed, "no db_bench of this study ever ran"
+    proc.wait(timeout=600)
+    reader.join(timeout=10)
+    err = "".join(lines)
+    assert proc.returncode == 0, err[-3000:]
+    assert "retrying it once" in err
+    trials = [t for t in _trials(out) if t.user_attrs.get("outcome") in ("complete", "failed")]
+    assert [t.user_attrs["outcome"] for t in trials].count("complete") == 3
+    retried = [t for t in trials if t.user_attrs.get("attempts") == 2]
+    assert len(retried) == 1 and "lost_attempt_0" in retried[0].user_attrs
+    assert leftovers(work_dir) == []  # the killed worker's DB directory was removed by a later task
+
+
+def test_nodes_with_another_db_bench_are_refused_unless_allowed(tmp_path_factory, tmp_path, work_dir, db_bench):
+    other = Path("/usr/bin/db_bench")
+    if not other.is_file() or other.resolve() == Path(db_bench.path).resolve():
+        pytest.skip("needs a second db_bench build (Debian's /usr/bin/db_bench beside the release build)")
+    c = Cluster(tmp_path_factory.mktemp("mixed"), worker_env={"ROCKSDB_TUNER_DB_BENCH": str(other)})
+    try:
+        c.start()
+        args = ["--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--parallel", "2",
+                "--work-dir", str(work_dir), "--no-plots", "--no-mlflow"]
+        refused = c.tune(*args, "--out", str(tmp_path / "refused"))
+        assert refused.returncode == 2
+        assert "has db_bench 7.8.3 (assertions) at /usr/bin/db_bench" in refused.stderr
+        assert "--allow-mixed-db-bench" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+        allowed = c.tune(*args, "--allow-mixed-db-bench", "--out", str(tmp_path / "allowed"))
+        assert allowed.returncode == 0, allowed.stderr[-3000:]
+        paths = {t.user_attrs.get("db_bench", {}).get("path") for t in _trials(tmp_path / "allowed")
+                 if t.user_attrs.get("outcome") == "complete"}
+        assert str(other) in paths or len(paths) == 2, paths
+    finally:
+        c.stop()
