@@ -50,6 +50,8 @@ class ConsoleProgress(SilentProgress):
         self.stream = stream or sys.stderr
         self.bar: Any = None
         self.durations: list[float] = []
+        self.initial = 0  # trials already measured when the study started (a resume)
+        self.parallel = 1  # trials in flight at once
         self.started = time.monotonic()
 
     def _line(self, text: str) -> None:
@@ -67,6 +69,8 @@ class ConsoleProgress(SilentProgress):
             self._line("WARNING: this db_bench was built with assertions: it runs slower and shifts the CPU/IO "
                        "balance; 'make db_bench' builds a release one, which the tuner then prefers.")
         done = study.counted_trials()
+        self.durations, self.initial = [], done  # one Progress may serve several studies in turn
+        self.parallel = max(1, study.config.parallel)
         if done:
             self._line(f"resuming: {done} of {study.trials_wanted} trials already measured")
         if self.stream.isatty():
@@ -95,8 +99,9 @@ class ConsoleProgress(SilentProgress):
     def trial_done(self, trial: FrozenTrial, seconds: float, best: FrozenTrial | None, total: int) -> None:
         self.durations.append(seconds)
         done = len(self.durations)
-        remaining = total - (self.bar.n + 1 if self.bar is not None else done)
-        eta = fmt_duration(remaining * sum(self.durations) / done) if remaining > 0 else "0s"
+        remaining = total - self.initial - done
+        per_trial = sum(self.durations) / done / min(self.parallel, max(remaining, 1))
+        eta = fmt_duration(remaining * per_trial) if remaining > 0 else "0s"
         best_text = (
             f"best {fmt_ops(best.user_attrs['metrics']['ops_per_sec'])} ops/s (trial {best.number})" if best else "best -"
         )
