@@ -106,7 +106,14 @@ def _markdown(r: dict[str, Any], plots: list[str], dest: Path) -> str:
         comp = "-" if t.get("compaction_micros") is None else f"{t['compaction_micros'] / 1e6:.1f}"
         lines.append("| " + " | ".join(cells) + f" | {fmt_ops(t['ops_per_sec'])}{mark} | {_num(t['p99_us'])} | "
                      f"{_num(t['write_amp'], 3)} | {comp} |")
-    failed = [t for t in r["sweep"]["trials"] if t["outcome"] not in ("complete",)]
+    measured = [t["params"] for t in done]
+    missing = [t for t in r["sweep"]["trials"] if t["outcome"] != "complete" and t["params"] not in measured]
+    # (an interrupted point that was measured again on resume is in `measured`, not listed)
+    rejected = [t for t in missing if t["outcome"] == "rejected"]
+    failed = [t for t in missing if t["outcome"] != "rejected"]
+    if rejected:
+        lines += ["", f"{len(rejected)} grid point(s) break a constraint of the space and were not run: " +
+                  "; ".join(_params(t["params"]) for t in rejected)]
     if failed:
         lines += ["", f"{len(failed)} sweep point(s) did not complete: " +
                   "; ".join(f"{_params(t['params'])}: {t['outcome']}" for t in failed)]
