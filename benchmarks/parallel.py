@@ -1,8 +1,8 @@
 """Parallel trials: trials per hour with --parallel 1 vs 2, and how much parallel trials disturb each other.
 
 1. Throughput of the tuner: the same seeded random-sampler study (so the same configurations) run
-   with --parallel 1 (one trial at a time, in-process) and --parallel 2 (Ray, 1 pinned core each);
-   trials per hour = trials / wall time of the trial loop.
+   with --parallel 1 (one trial at a time, in-process) on both cores and pinned to one core, and with
+   --parallel 2 (Ray, 1 pinned core each); trials per hour = trials / wall time of the trial loop.
 2. Interference: one fixed configuration (db_bench defaults) measured --repeats times alone on one
    pinned core, and --repeats times as a pair running at once on two pinned cores (as --parallel 2
    runs them), interleaved (alone, pair, alone, pair, ...). Median and spread of ops/s for each.
@@ -35,15 +35,17 @@ from search_spaces import Context, GiB
 RESULTS = Path(__file__).with_name("results") / "parallel.json"
 
 
-def study(args: argparse.Namespace, parallel: int, root: Path) -> dict[str, float]:
-    out = root / f"parallel-{parallel}"
+def study(args: argparse.Namespace, parallel: int, root: Path, cores: int | None = None) -> dict[str, float]:
+    """One study; ``cores`` pins the whole tune process (and so db_bench) to that many cores."""
+    out = root / f"parallel-{parallel}-{cores or 'all'}"
     cmd = [sys.executable, "-m", "tuner.cli", "tune", "--workload", args.workload, "--scale", str(args.scale),
            "--trials", str(args.trials), "--sampler", "random", "--seed", "7", "--out", str(out),
            "--no-mlflow", "--no-plots", "--no-baselines", "--parallel", str(parallel)]
     if parallel > 1:
         cmd += ["--cpus-per-trial", "1"]
     started = time.monotonic()
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    pin = (lambda: os.sched_setaffinity(0, set(range(cores)))) if cores else None
+    subprocess.run(cmd, check=True, capture_output=True, text=True, preexec_fn=pin)
     wall = time.monotonic() - started
     summary = json.loads((out / "summary.json").read_text())
     loop = _trial_loop_seconds(out)
@@ -108,18 +110,19 @@ def main() -> None:
         raise SystemExit("needs at least 2 cores")
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-bench-") as tmp:
         root = Path(tmp)
-        rates = {p: study(args, p, root) for p in (1, 2)}
-        for p, r in rates.items():
-            print(f"--parallel {p}: {r['trials']} trials in {r['trial_loop_seconds']:.0f} s: "
+        rates = {"--parallel 1 (2 cores)": study(args, 1, root), "--parallel 1 (1 core)": study(args, 1, root, 1),
+                 "--parallel 2 (1 core each)": study(args, 2, root)}
+        for name, r in rates.items():
+            print(f"{name}: {r['trials']} trials in {r['trial_loop_seconds']:.0f} s: "
                   f"{r['trials_per_hour']:.0f} trials/hour", flush=True)
         spread = interference(args, root)
     stats = {k: _stats(v) for k, v in spread.items()}
-    speedup = rates[2]["trials_per_hour"] / rates[1]["trials_per_hour"]
+    speedup = rates["--parallel 2 (1 core each)"]["trials_per_hour"] / rates["--parallel 1 (1 core)"]["trials_per_hour"]
     slowdown = stats["in_pair"]["median"] / stats["alone"]["median"]
     print(f"\n{'':<28} {'trials/hour':>12}")
-    for p, r in rates.items():
-        print(f"{'--parallel ' + str(p):<28} {r['trials_per_hour']:>12.0f}")
-    print(f"speed-up: {speedup:.2f}x")
+    for name, r in rates.items():
+        print(f"{name:<28} {r['trials_per_hour']:>12.0f}")
+    print(f"speed-up of --parallel 2 over --parallel 1 at one core per trial: {speedup:.2f}x")
     print(f"\none configuration ({args.workload}, db_bench defaults), ops/s over {args.repeats} rounds:")
     for k, s in stats.items():
         print(f"  {k:<10} median {s['median']:>10,.0f}  range {s['min']:,.0f}-{s['max']:,.0f}  CV {100 * s['cv']:.1f} %")
