@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,12 @@ from search_spaces import Context
 
 DATA = Path(__file__).with_name("data")
 TINY = 0.02  # --scale for test studies: 20k keys, well under a second per fillrandom trial
+
+# A shell starts a background job (`pytest ... &`) with SIGINT ignored, and an ignored signal stays
+# ignored across exec: the tuner processes the Ctrl-C tests interrupt would not see it. A handled
+# signal is reset to the default on exec, so handling it here gives the children a normal Ctrl-C.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
