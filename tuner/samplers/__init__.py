@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from typing import Callable, Sequence
 
@@ -61,12 +62,10 @@ def _make(
             constant_liar=True, constraints_func=constraints_func,
         )
     if name == "gp":
-        try:
-            import torch  # noqa: F401  (Optuna's GPSampler needs it)
-        except ImportError:
+        if importlib.util.find_spec("torch") is None:  # Optuna's GPSampler needs it
             raise SamplerError(
                 "--sampler gp needs PyTorch: pip install 'rocksdb-tuner[gp]' (make installs it by default)"
-            ) from None
+            )
         return optuna.samplers.GPSampler(
             seed=seed, n_startup_trials=startup, constraints_func=constraints_func, warn_independent_sampling=False
         )
