@@ -92,6 +92,15 @@ def test_every_sampler_runs_a_real_study(tmp_path, sampler):
     assert summary["best"]["metrics"]["ops_per_sec"] > 0
 
 
+@pytest.mark.parametrize("extra, sampler", [([], "skopt"), (["--max-p99-us", "1000"], "tpe"),
+                                            (["--objective", "multi"], "tpe")])
+def test_the_default_sampler_follows_the_sampler_benchmark(tmp_path, extra, sampler):
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--seed", "1",
+              "--no-baselines", "--out", str(tmp_path / "out"), "--json", *extra)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["sampler"] == sampler
+
+
 def test_multi_objective_pareto_study(tmp_path):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "5", "--objective", "multi",
               "--sampler", "nsga2", "--seed", "4", "--out", str(tmp_path / "o"), "--json", plots=True)

@@ -88,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--workload", default="fillrandom", help="preset name or TOML/YAML file (default fillrandom)")
     t.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
     t.add_argument("--trials", type=_trials, default=20, help="measured trials in the study, resumed ones included")
-    t.add_argument("--sampler", default="tpe", help=f"one of {', '.join(SAMPLERS)} (default tpe)")
+    t.add_argument("--sampler", default="auto",
+                   help=f"one of {', '.join(SAMPLERS)} (default auto: skopt for a serial single-objective study "
+                        "without --max-* constraints, else tpe)")
     t.add_argument("--objective", default="throughput", choices=OBJECTIVES,
                    help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp")
     t.add_argument("--study", help="study name; an existing one is resumed (default <workload>-<time>)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from tuner.pruners import PrunerError, make_pruner
 from tuner.report import write_outputs
 from tuner.revalidation import revalidate
 from tuner.warmstart import WarmStartError, enqueue_hand_found, warm_start
-from tuner.samplers import make_sampler
+from tuner.samplers import choose, make_sampler
 from tuner.tracking import TrackingError, make_tracker
 
 DEFAULT_BASELINE = "rocksdb-default"
@@ -52,7 +52,7 @@ class TuneConfig:
     workload: str | Path = "fillrandom"
     space: str | Path | SearchSpace = "default"  # a preset name, a file, or a space built in code
     trials: int = 20
-    sampler: str = "tpe"
+    sampler: str = "auto"  # see tuner.samplers.choose
     objective: str = "throughput"
     study: str | None = None
     storage: str | None = None
@@ -141,6 +141,9 @@ class Study:
         space = config.space if isinstance(config.space, SearchSpace) else load_space(config.space)
         self.space: SearchSpace = space.resolve(ctx)
         self._check_flags()
+        sampler = choose(config.sampler, multi_objective=len(self.score.directions) > 1,
+                         constrained=self.score.constrained, parallel=config.parallel > 1 or bool(config.ray_address))
+        self.config = config = replace(config, sampler=sampler)
         self.sampler = make_sampler(
             config.sampler,
             seed=config.seed,
