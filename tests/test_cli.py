@@ -151,11 +151,16 @@ def test_python_api(tmp_path):
 
 
 def _start_and_signal(args: list[str], sig: int) -> subprocess.Popen:
-    """Start `tune`, wait until trial 0 finished, send ``sig`` during the next trial."""
+    """Start `tune`, wait until trial 0 finished and the next trial's db_bench runs, then send ``sig``.
+    (A fixed delay could land between trials, e.g. while MLflow logs trial 0 on a slow machine.)"""
+    work = Path(args[args.index("--work-dir") + 1])
     proc = subprocess.Popen([*TUNER, *args], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     for line in proc.stderr:
         if line.startswith("trial 0:"):
-            time.sleep(1.0)
+            deadline = time.monotonic() + 60
+            while not _db_bench_running(work) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.3)
             proc.send_signal(sig)
             break
     return proc

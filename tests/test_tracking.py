@@ -157,8 +157,10 @@ def test_killed_then_resumed_optuna_and_mlflow_agree(tmp_path, sig, status):
     """SIGKILL leaves the parent RUNNING (nobody could close it), Ctrl-C marks it KILLED; after the
     resume every Optuna trial has exactly one run with the same outcome, values or reason."""
     uri = f"sqlite:///{tmp_path / 'm.db'}"
+    work = tmp_path / "work"
+    work.mkdir()
     args = ["tune", "--workload", "fillrandom", "--scale", "0.5", "--trials", "3", "--seed", "1", "--study", "k",
-            "--out", str(tmp_path / "o"), "--mlflow-uri", uri, "--no-plots"]
+            "--out", str(tmp_path / "o"), "--mlflow-uri", uri, "--no-plots", "--work-dir", str(work)]
     proc = _start_and_signal(args, sig)
     proc.communicate(timeout=60)
     client = MlflowClient(uri)
