@@ -54,10 +54,12 @@ system-deps:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is needed, found " + sys.version.split()[0])'
 
 # What only the tests need: headless Chromium loads the MLflow UI in tests/test_tracking.py;
-# iproute2's `ip netns` puts a Ray worker node in its own network namespace in tests/test_parallel.py.
+# iproute2's `ip netns` puts a Ray worker node in its own network namespace in tests/test_parallel.py,
+# where Debian's assertion-build db_bench (rocksdb-tools) is the worker's "other" build.
 test-deps:
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	[ -x /usr/bin/db_bench ] || missing="$$missing rocksdb-tools"; \
 	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -29,8 +28,10 @@ from pathlib import Path
 from objectives.dbbench import probe
 from objectives.metrics import summarize
 from objectives.runner import Runner
+from objectives.workdir import default_work_dir
 from objectives.workloads import load_workload
-from search_spaces import Context, GiB
+from search_spaces import Context
+from tuner.experiment import machine_info
 
 RESULTS = Path(__file__).with_name("results") / "parallel.json"
 
@@ -131,20 +132,12 @@ def main() -> None:
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps({
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": {"cores": host.cores, "ram_gib": round(host.ram / GiB, 1), "cpu": platform.processor() or _cpu(),
-                    "kernel": platform.release()},
+        "machine": machine_info(host, default_work_dir()),
         "db_bench": probe().to_dict(), "workload": args.workload, "scale": args.scale, "trials": args.trials,
         "studies": rates, "speedup": speedup, "interference": {"ops_per_sec": spread, "stats": stats,
                                                                "pair_vs_alone": slowdown},
     }, indent=2) + "\n")
     print(f"wrote {RESULTS}")
-
-
-def _cpu() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return ""
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ import argparse
 import itertools
 import json
 import os
-import platform
 import random
 import tempfile
 import time
@@ -24,7 +23,8 @@ from objectives.dbbench import probe
 from objectives.metrics import summarize
 from objectives.runner import Runner, RunFailed
 from objectives.workloads import load_workload
-from search_spaces import Context, GiB, load_space
+from search_spaces import Context, load_space
+from tuner.experiment import machine_info
 
 HERE = Path(__file__).parent
 SPACE = HERE / "data" / "sampler-space.toml"
@@ -57,7 +57,7 @@ def record(space_path: Path, workload_name: str, scale: float, repeats: int, out
                  "Data for the replay objective of the sampler benchmark (objectives/replay.py).",
         "workload": workload_name, "scale": scale, "fixed_flags": FIXED, "parameters": names,
         "db_bench": db_bench.to_dict(),
-        "machine": {"cores": host.cores, "ram_gib": round(host.ram / GiB, 1), "cpu": _cpu(), "kernel": platform.release()},
+        "machine": machine_info(host, runner.work_dir),
         "points": [{"params": p, "ops_per_sec": []} for p in points],
     }
     if table["parameters"] != names or (table["workload"], table["scale"]) != (workload_name, scale):
@@ -82,13 +82,6 @@ def record(space_path: Path, workload_name: str, scale: float, repeats: int, out
             eta = (time.monotonic() - started) / i * (total - i)
             print(f"[{i}/{total}] repeat {r + 1}: {params}: {ops:,.0f} ops/s (ETA {eta / 60:.0f} min)", flush=True)
     return table
-
-
-def _cpu() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 if __name__ == "__main__":

@@ -116,11 +116,11 @@ def main() -> None:
           f"median run-to-run CV {100 * table.noise_cv():.1f} %; {args.seeds} seeds x {args.trials} trials")
     results = {}
     for name in names:
-        started, reached, curves = time.monotonic(), [], []
+        started, reached, curves, search = time.monotonic(), [], [], searches()[name]
         for seed in range(args.seeds):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                proposed = searches()[name](space, table, seed, args.trials)
+                proposed = search(space, table, seed, args.trials)
             r, curve = score(table, proposed)
             reached.append(r)
             curves.append(curve)

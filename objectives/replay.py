@@ -46,10 +46,9 @@ class ReplayTable:
     def snap(self, params: dict[str, Any]) -> Point:
         """The recorded point nearest to ``params``, parameter by parameter."""
         point = []
-        for name in self.names:
-            values = sorted({p[self.names.index(name)] for p in self.runs})
-            log = getattr(self.space.parameter(name), "log", False)
-            where = (lambda v: math.log(v)) if log else (lambda v: v)
+        for i, name in enumerate(self.names):
+            values = sorted({p[i] for p in self.runs})
+            where = math.log if getattr(self.space.parameter(name), "log", False) else float
             point.append(min(values, key=lambda v: abs(where(v) - where(params[name]))))
         key = tuple(point)
         if key not in self.runs:

@@ -252,10 +252,11 @@ def test_a_killed_worker_process_is_retried_and_the_study_completes(cluster, tmp
     assert leftovers(work_dir) == []  # the killed worker's DB directory was removed by a later task
 
 
+@pytest.mark.release_build  # the driver runs the release build, the worker Debian's assertion build
 def test_nodes_with_another_db_bench_are_refused_unless_allowed(tmp_path_factory, tmp_path, work_dir, db_bench):
     other = Path("/usr/bin/db_bench")
-    if not other.is_file() or other.resolve() == Path(db_bench.path).resolve():
-        pytest.skip("needs a second db_bench build (Debian's /usr/bin/db_bench beside the release build)")
+    assert other.is_file() and other.resolve() != Path(db_bench.path).resolve(), \
+        "needs Debian's /usr/bin/db_bench (make test-deps installs rocksdb-tools) beside the release build"
     c = Cluster(tmp_path_factory.mktemp("mixed"), worker_env={"ROCKSDB_TUNER_DB_BENCH": str(other)})
     try:
         c.start()

@@ -285,5 +285,6 @@ def machine_info(ctx: Context, work_dir: Path) -> dict[str, Any]:
                 best, fs = mount, kind
     except OSError:
         pass
-    return {"cpu": model, "cores": ctx.cores, "ram_bytes": ctx.ram, "memory_budget_bytes": ctx.budget,
+    budget = {"memory_budget_bytes": ctx.budget} if ctx.budget else {}  # a study's; a bare host has none
+    return {"cpu": model, "cores": ctx.cores, "ram_bytes": ctx.ram, **budget,
             "kernel": platform.release(), "python": platform.python_version(), "work_dir_fs": fs}

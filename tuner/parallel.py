@@ -59,7 +59,7 @@ class CoreLease:
         while True:
             for core in allowed:
                 if len(self.held) == self.count:
-                    return [c for c, _ in self.held]
+                    break
                 fd = os.open(self.lock_dir / f"core-{core}.lock", os.O_CREAT | os.O_RDWR, 0o600)
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -325,7 +325,6 @@ def run_parallel(study: Study, pool: RayPool) -> None:
                 if asked is None:
                     continue
                 trial, params = asked
-                trial.set_user_attr("log_dir", str(study.trial_log_dir(trial.number)))
                 study.progress.trial_started(trial.number, study.counted_trials() + len(running) + 1,
                                              study.trials_wanted, params)
                 ref, bundle = pool.submit(study.space.flags(params))

@@ -345,6 +345,7 @@ class Study:
         params = self.space.suggest(trial)
         violations = self.space.violations(params)
         if not violations:
+            trial.set_user_attr("log_dir", str(self.trial_log_dir(trial.number)))
             return trial, params
         trial.set_user_attr("outcome", "rejected")
         trial.set_user_attr("fail_reason", "; ".join(violations))
@@ -372,7 +373,6 @@ class Study:
 
     def _measure_trial(self, trial: optuna.Trial, params: dict[str, Any]) -> None:
         log_dir = self.trial_log_dir(trial.number)
-        trial.set_user_attr("log_dir", str(log_dir))
         observer = _pruning_observer(trial) if self.config.pruner != "none" else None
         started = time.monotonic()
         try:
