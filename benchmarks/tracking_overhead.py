@@ -25,8 +25,8 @@ import urllib.request
 from pathlib import Path
 
 from search_spaces import Context, GiB
-from tuner.progress import SilentProgress
-from tuner.study import Study, TuneConfig
+from tuner.observers.progress import SilentProgress
+from tuner import Study, TuneConfig
 
 RESULTS = Path(__file__).with_name("results") / "tracking_overhead.json"
 

@@ -20,9 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from objectives.measurement import measure
 from search_spaces import Context, GiB
-from tuner.progress import SilentProgress
-from tuner.study import Study, TuneConfig
+from tuner.observers.progress import SilentProgress
+from tuner import Study, TuneConfig
 
 RESULTS = Path(__file__).with_name("results") / "pruning.json"
 
@@ -34,16 +35,17 @@ def _study(root: Path, pruner: str, args: argparse.Namespace) -> tuple[Study, di
     study = Study(config, SilentProgress())
     started = time.monotonic()
     study.run()
-    trials = study.optuna_study.trials
+    snapshot = study.snapshot()
+    best = snapshot.best()
     figures = {
         "pruner": pruner,
         "wall_seconds": time.monotonic() - started,
-        "db_bench_seconds": sum(t.user_attrs.get("seconds", 0.0) for t in trials)
-        + sum(b["seconds"] for b in study.baselines()),
-        "trials": {k: len(v) for k, v in study.trials_by_outcome().items()},
-        "best_trial": study.best_trial().number,
-        "best_params": study.best_trial().params,
-        "best_single_run_ops_per_sec": study.best_trial().user_attrs["metrics"]["ops_per_sec"],
+        "db_bench_seconds": sum(t.user_attrs.get("seconds", 0.0) for t in snapshot.trials)
+        + sum(b["seconds"] for b in snapshot.baselines),
+        "trials": {k: len(v) for k, v in snapshot.by_outcome().items()},
+        "best_trial": best.number,
+        "best_params": best.params,
+        "best_single_run_ops_per_sec": best.user_attrs["metrics"]["ops_per_sec"],
     }
     print(f"{pruner:<7} {figures['db_bench_seconds']:8.0f} s of db_bench, best single run "
           f"{figures['best_single_run_ops_per_sec']:,.0f} ops/s (trial {figures['best_trial']}), "
@@ -66,14 +68,15 @@ def main() -> None:
         studies = {p: study for p, (study, _) in runs.items()}
         figures = {p: fig for p, (_, fig) in runs.items()}
         contenders: dict[str, dict[str, Any]] = {"rocksdb-default": {}}
-        contenders.update({"best without pruner": studies["none"].space.flags(studies["none"].best_trial().params),
-                           "best with median pruner":
-                               studies["median"].space.flags(studies["median"].best_trial().params)})
+        bests = {p: s.snapshot() for p, s in studies.items()}
+        contenders.update({"best without pruner": bests["none"].space.flags(bests["none"].best().params),
+                           "best with median pruner": bests["median"].space.flags(bests["median"].best().params)})
         samples: dict[str, list[float]] = {name: [] for name in contenders}
         measurer = studies["none"]
         for round_ in range(args.rounds):
             for name, flags in contenders.items():
-                m = measurer.measure(flags, root / "remeasure" / name.replace(" ", "-") / str(round_), repeats=1)
+                m = measure(measurer.runner, bests["none"].workload, flags,
+                            root / "remeasure" / name.replace(" ", "-") / str(round_), 1, bests["none"].db_bench_seed)
                 samples[name].append(m.metrics["ops_per_sec"])
                 print(f"round {round_ + 1}: {name}: {samples[name][-1]:,.0f} ops/s", flush=True)
     default = statistics.median(samples["rocksdb-default"])
@@ -90,7 +93,7 @@ def main() -> None:
     args.results.parent.mkdir(exist_ok=True)
     args.results.write_text(json.dumps({
         "when": time.strftime("%Y-%m-%d %H:%M:%S"), "args": {**vars(args), "results": str(args.results)},
-        "db_bench": studies["none"].db_bench.to_dict(),
+        "db_bench": bests["none"].db_bench.to_dict(),
         "studies": figures,
         "remeasured": rows, "db_bench_time_saved_fraction": saved,
         "machine": {"cores": host.cores, "ram_gib": round(host.ram / GiB, 1), "python": platform.python_version()},

@@ -112,10 +112,3 @@ def median_metrics(runs: list[dict[str, float | None]]) -> dict[str, float | Non
         values = [r.get(key) for r in runs]
         out[key] = None if any(v is None for v in values) else float(statistics.median(values))  # type: ignore[arg-type]
     return out
-
-
-def spread(values: list[float]) -> dict[str, float]:
-    """min, max and coefficient of variation (stdev / mean; 0 for a single value) of repeated values."""
-    mean = statistics.fmean(values)
-    cv = statistics.stdev(values) / mean if len(values) > 1 and mean else 0.0
-    return {"min": min(values), "max": max(values), "cv": cv, "n": len(values)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -86,6 +87,13 @@ def test_resume_continues_the_same_study(tmp_path):
 def test_every_sampler_runs_a_real_study(tmp_path, sampler):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "5", "--sampler", sampler,
               "--seed", "1", "--out", str(tmp_path / sampler), "--json")
+    if sampler == "gp" and importlib.util.find_spec("torch") is None:
+        # The light install has no PyTorch (make EXTRAS=gp,test adds it): one line says how to add it.
+        assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+            "rocksdb-tuner: error: --sampler gp needs PyTorch, which the default install leaves out: "
+            "pip install 'rocksdb-tuner[gp]' (or make EXTRAS=gp,test)"], r.stderr
+        assert not (tmp_path / sampler).exists()
+        return
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert summary["sampler"] == sampler and summary["trials"]["complete"] == 5
@@ -141,7 +149,7 @@ def test_hand_found_baseline_is_measured_and_compared(tmp_path):
 
 def test_python_api(tmp_path):
     from tuner import tune
-    from tuner.progress import SilentProgress
+    from tuner.observers.progress import SilentProgress
 
     result = tune(workload="fillrandom", scale=TINY, trials=3, sampler="random", seed=9, out=tmp_path / "api",
                   progress=SilentProgress())

@@ -147,6 +147,6 @@ def test_bad_input(tmp_path):
 
 def test_every_default_parameter_has_a_rocksdict_mapping():
     from search_spaces import load_space
-    from tuner.export import ROCKSDICT
+    from tuner.outputs.export import ROCKSDICT
 
     assert {p.name for p in load_space("default").parameters} == set(ROCKSDICT)

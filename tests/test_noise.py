@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import TINY
 from tests.test_cli import tuner
-from tuner.revalidation import bootstrap_ratio
+from tuner.stats import bootstrap_ratio
 
 pytestmark = pytest.mark.dbbench
 
@@ -76,8 +76,8 @@ def test_median_pruner_stops_a_hopeless_trial_early(tmp_path):
     to 3 MB/s (~25k ops/s, about 40 s to finish): the pruner stops it a few seconds in; it is PRUNED,
     counted, and logged. (A later unthrottled trial below the median could be pruned too, by design,
     so the throttled one is the only trial the pruner may judge.)"""
-    from tuner.progress import SilentProgress
-    from tuner.study import Study, TuneConfig
+    from tuner.observers.progress import SilentProgress
+    from tuner import Study, TuneConfig
 
     space = tmp_path / "throttle.toml"
     space.write_text('[parameters.benchmark_write_rate_limit]\ntype = "categorical"\nchoices = [0, 3000000]\n'

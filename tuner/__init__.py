@@ -5,7 +5,8 @@
     print(result.best_params, result.best_metrics["ops_per_sec"])
 """
 
-from tuner.export import apply
-from tuner.study import Study, TuneConfig, TuneResult, UsageError, tune
+from tuner.api import Study, tune
+from tuner.model import TuneConfig, TuneResult, UsageError
+from tuner.outputs.export import apply
 
 __all__ = ["Study", "TuneConfig", "TuneResult", "UsageError", "apply", "tune"]

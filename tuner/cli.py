@@ -18,14 +18,15 @@ from objectives.workloads import WorkloadError, load_workload
 from objectives.workloads import preset_names as workload_presets
 from search_spaces import Context, GiB, SpaceError, load_space
 from search_spaces import preset_names as space_presets
+from tuner.api import Study
 from tuner.experiment import ExperimentError
-from tuner.export import FORMATS, ExportError, load_best, render, verify
-from tuner.progress import ConsoleProgress
+from tuner.model import TuneConfig, UsageError
+from tuner.observers.mlflow import TrackingError
+from tuner.observers.progress import ConsoleProgress
+from tuner.outputs.export import FORMATS, ExportError, load_best, render, verify
+from tuner.outputs.report import closing_table
 from tuner.pruners import PRUNERS
-from tuner.report import closing_table
 from tuner.samplers import SAMPLERS, SamplerError
-from tuner.study import Study, TuneConfig, UsageError
-from tuner.tracking import TrackingError
 
 EXIT_USAGE = 2
 INPUT_ERRORS = (UsageError, SpaceError, WorkloadError, DbBenchError, SamplerError, ExportError, TrackingError,
@@ -83,8 +84,14 @@ def _port(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rocksdb-tuner", description="Bayesian tuning of RocksDB options on real db_bench runs.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _tune_parser(sub.add_parser("tune", help="run (or resume) a tuning study"))
+    _experiment_parser(sub.add_parser("experiment", help="reproduce source studies S0-S4: their sweep, the tuner, "
+                                                     "a head-to-head"))
+    _other_parsers(sub)
+    return parser
 
-    t = sub.add_parser("tune", help="run (or resume) a tuning study")
+
+def _tune_parser(t: argparse.ArgumentParser) -> None:
     t.add_argument("--workload", default="fillrandom", help="preset name or TOML/YAML file (default fillrandom)")
     t.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
     t.add_argument("--trials", type=_trials, default=20, help="measured trials in the study, resumed ones included")
@@ -137,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--no-mlflow", action="store_true", help="do not track the study in MLflow")
     t.add_argument("--no-plots", action="store_true", help="do not draw OUT/plots/ (PNG + HTML)")
 
-    x = sub.add_parser("experiment", help="reproduce source studies S0-S4: their sweep, the tuner, a head-to-head")
+
+def _experiment_parser(x: argparse.ArgumentParser) -> None:
     x.add_argument("ids", nargs="*", metavar="ID", help="experiment ids or files (e.g. S2), or 'all'; none: list them")
     x.add_argument("--quick", action="store_true",
                    help="tiny data, 3 sweep points, 3 trials, 2 rounds: checks that it runs (results under runs/)")
@@ -153,6 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--mlflow-uri", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else sqlite:///mlruns/mlflow.db)")
     x.add_argument("--no-mlflow", action="store_true", help="do not track in MLflow")
 
+
+def _other_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     d = sub.add_parser("doctor", help="show db_bench, its build, and this host")
     d.add_argument("--db-bench")
     d.add_argument("--work-dir", type=Path, help="where trial DBs would be created")
@@ -177,7 +187,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("name", nargs="?", default="default")
     s.add_argument("--scale", type=_positive_float, default=1.0)
     s.add_argument("--workload", default="fillrandom", help="workload whose data size scales the ranges")
-    return parser
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
@@ -219,7 +228,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     from tuner import experiment
-    from tuner.experiment_report import write_overview, write_report
+    from tuner.experiment.report import write_overview, write_report
 
     if not args.ids:
         for name in experiment.names():

@@ -10,7 +10,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tuner.tracking import DEFAULT_DIR, TrackingError, resolve_uri
+from tuner.observers.mlflow import DEFAULT_DIR, TrackingError, resolve_uri
 
 _START_TIMEOUT = 120.0
 

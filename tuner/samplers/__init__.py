@@ -74,9 +74,8 @@ def _make(
         )
     if name == "gp":
         if importlib.util.find_spec("torch") is None:  # Optuna's GPSampler needs it
-            raise SamplerError(
-                "--sampler gp needs PyTorch: pip install 'rocksdb-tuner[gp]' (make installs it by default)"
-            )
+            raise SamplerError("--sampler gp needs PyTorch, which the default install leaves out: "
+                               "pip install 'rocksdb-tuner[gp]' (or make EXTRAS=gp,test)")
         return optuna.samplers.GPSampler(
             seed=seed, n_startup_trials=startup, constraints_func=constraints_func, warn_independent_sampling=False
         )

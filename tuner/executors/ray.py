@@ -1,15 +1,15 @@
-"""Parallel trials on Ray: the driver owns the study, workers only measure.
+"""Jobs measured on Ray workers: the driver owns the study, workers only measure.
 
-The driver asks Optuna for up to ``--parallel`` configurations at once (TPE's constant liar keeps
-them apart), submits each as a plain Ray task and tells Optuna each result as it arrives. A task
+The engine keeps up to ``--parallel`` jobs in flight (TPE's constant liar keeps their
+configurations apart); each is a plain Ray task, and outcomes come back as they finish. A task
 runs on some node of the cluster: it finds that node's own db_bench (the usual discovery rules),
 leases ``--cpus-per-trial`` distinct cores of the node (a lock file per core, so tasks never share
 a core, whichever Ray node they belong to) and pins db_bench to them, measures in a fresh DB
 directory of the node's work dir, and ships back the metrics and the logs. Workers never touch the
 study storage or MLflow, so a cluster needs no shared filesystem.
 
-A task whose worker process or node dies is retried once, then the trial is FAILED with the
-reason; the study goes on. Ctrl-C cancels the running tasks and marks their trials interrupted.
+A task whose worker process or node dies comes back as a lost outcome (the engine's retry policy
+runs it once more). Ctrl-C cancels the running tasks.
 """
 
 from __future__ import annotations
@@ -21,20 +21,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 from objectives import workdir
 from objectives.dbbench import DbBench, DbBenchError, probe
-from objectives.measurement import Measurement, measure
+from objectives.measurement import measure
 from objectives.runner import Runner, RunFailed
 from objectives.workloads import Flag, Workload
-
-if TYPE_CHECKING:
-    import optuna
-
-    from tuner.study import Study
-
-RETRIES = 1
+from tuner.executors import Job, Outcome
+from tuner.model import TuneConfig
 _LEASE_WAIT = 600.0  # seconds a task waits for free cores (Ray's CPU accounting should make it instant)
 
 
@@ -147,33 +142,32 @@ def measure_task(spec: TaskSpec) -> dict[str, Any]:
 
 
 # -- on the driver --------------------------------------------------------------------------------
-class RayPool:
-    """The driver's side of Ray: connection, node checks, submitting and collecting trial tasks."""
+class RayExecutor:
+    """The driver's side of Ray: connection, node checks, submitting tasks and collecting outcomes."""
 
-    def __init__(self, study: Study):
-        self.study = study
-        self.config = study.config
+    def __init__(self, config: TuneConfig, workload: Workload, db_bench: DbBench, seed: int,
+                 note: Callable[[str], None]):
+        self.config, self.workload, self.db_bench, self.seed, self.note = config, workload, db_bench, seed, note
+        self.slots = config.parallel
         self.started_ray = False
         self.cpus = 1
         self.placement: Any = None
         self.free_bundles: list[int] = []
         self.nodes: list[dict[str, Any]] = []
+        self.running: dict[Any, tuple[Job, int | None]] = {}  # object ref -> (job, placement bundle)
 
     def start(self) -> None:
         try:
             import ray
         except ImportError:
             raise ParallelError("--parallel: needs Ray (pip install ray)") from None
-        import objectives
-        import search_spaces
-        import tuner
-
         address = self.config.ray_address
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "WARNING",
                                   "configure_logging": True}
         if address:
             # Ship this package to the cluster: its nodes need only Python, Ray and the dependencies.
-            kwargs["runtime_env"] = {"py_modules": [objectives, search_spaces, tuner]}
+            root = Path(__file__).resolve().parents[2]
+            kwargs["runtime_env"] = {"py_modules": [str(root / p) for p in ("objectives", "search_spaces", "tuner")]}
         else:
             kwargs["num_cpus"] = len(os.sched_getaffinity(0))
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -197,7 +191,7 @@ class RayPool:
             self.nodes = ray.get(refs, timeout=120)
         except Exception as exc:  # noqa: BLE001
             raise ParallelError(f"--ray-address: a node did not answer: {' '.join(str(exc).split())[:300]}") from None
-        mine = self.study.db_bench
+        mine = self.db_bench
         problems = []
         for node in self.nodes:
             theirs = node.get("db_bench")
@@ -236,22 +230,20 @@ class RayPool:
                                     f"{' '.join(str(exc).split())[:200]}") from None
             self.free_bundles = list(range(parallel))
         elif sum(c // self.cpus for c in cpus) < parallel:
-            self.study.progress.note(f"the cluster fits {sum(c // self.cpus for c in cpus)} trials of "
-                                     f"{self.cpus} CPU(s) at once, fewer than --parallel {parallel}")
+            self.note(f"the cluster fits {sum(c // self.cpus for c in cpus)} trials of "
+                      f"{self.cpus} CPU(s) at once, fewer than --parallel {parallel}")
 
-    def describe(self) -> str:
+    def describe(self) -> str | None:
         hosts = ", ".join(f"{n['host']} ({n['ip']}, {n['cores']} cores)" for n in self.nodes)
         how = "one per node" if self.placement else "Ray schedules them"
         return (f"{self.config.parallel} trials at once on Ray, {self.cpus} pinned core(s) each, {how}; "
                 f"nodes: {hosts}")
 
-    def submit(self, flags: dict[str, Flag], repeats: int | None = None) -> tuple[Any, int | None]:
-        """Start a task; returns its object ref and the placement bundle it holds (if any)."""
+    def submit(self, job: Job) -> None:
         import ray
 
-        spec = TaskSpec(self.study.workload, flags, repeats or self.config.repeats, self.study.db_bench_seed,
-                        self.config.trial_timeout, self.cpus, self.config.db_bench,
-                        str(self.config.work_dir) if self.config.work_dir else None)
+        spec = TaskSpec(self.workload, job.flags, job.repeats, self.seed, self.config.trial_timeout, self.cpus,
+                        self.config.db_bench, str(self.config.work_dir) if self.config.work_dir else None)
         options: dict[str, Any] = {"num_cpus": self.cpus, "max_retries": 0}
         bundle = None
         if self.placement is not None:
@@ -260,34 +252,49 @@ class RayPool:
             bundle = self.free_bundles.pop(0)
             options["scheduling_strategy"] = PlacementGroupSchedulingStrategy(
                 self.placement, placement_group_bundle_index=bundle)
-        return ray.remote(measure_task).options(**options).remote(spec), bundle
+        self.running[ray.remote(measure_task).options(**options).remote(spec)] = (job, bundle)
 
-    def measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int) -> Measurement:
-        """Measure one configuration on a worker and wait (baselines, re-validation): like
-        objectives.measurement.measure, with the logs written to ``log_dir``."""
+    def wait(self, timeout: float) -> list[Outcome]:
         import ray
 
-        for attempt in range(RETRIES + 1):
-            ref, bundle = self.submit(flags, repeats)
-            try:
-                result = ray.get(ref)
-            except ray.exceptions.RayTaskError as exc:
-                raise RunFailed(f"worker error: {_short(exc)}") from None
-            except ray.exceptions.RayError as exc:
-                if attempt == RETRIES:
-                    raise RunFailed(f"worker lost {attempt + 1} times, last: {_short(exc)}") from None
-                self.study.progress.note(f"{log_dir.name}: {_short(exc)}; retrying it once")
-                continue
-            finally:
-                if bundle is not None:
-                    self.free_bundles.append(bundle)
-            write_logs(log_dir, result)
-            if not result["ok"]:
-                raise RunFailed(result["reason"])
-            return result["measurement"]
-        raise AssertionError("unreachable")
+        if not self.running:
+            return []
+        ready, _ = ray.wait(list(self.running), num_returns=1, timeout=timeout)
+        return [self._outcome(ref) for ref in ready]
 
-    def shutdown(self) -> None:
+    def _outcome(self, ref: Any) -> Outcome:
+        import ray
+
+        job, bundle = self.running.pop(ref)
+        if bundle is not None:
+            self.free_bundles.append(bundle)
+        try:
+            result = ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:  # our task raised: a bug or an unexpected error, not worth a retry
+            return Outcome(job, reason=f"worker error: {_short(exc)}")
+        except ray.exceptions.RayError as exc:  # the worker process or its node died
+            return Outcome(job, reason=_short(exc), lost=True)
+        write_logs(job.log_dir, result)
+        node = result["node"]
+        theirs = node.get("db_bench") or {}
+        outcome = Outcome(job, node={k: node.get(k) for k in ("node_id", "host", "ip", "cores_used", "measured_from",
+                                                               "measured_to")},
+                          db_bench={k: theirs.get(k) for k in ("path", "version", "assertions")}
+                          if theirs and theirs.get("path") != self.db_bench.path else None)
+        if result["ok"]:
+            outcome.measurement = result["measurement"]
+        else:
+            outcome.reason = result["reason"]
+        return outcome
+
+    def cancel(self) -> None:
+        import ray
+
+        for ref in self.running:
+            ray.cancel(ref, force=True)
+        self.running.clear()
+
+    def close(self) -> None:
         if not self.started_ray:
             return
         import ray
@@ -303,85 +310,12 @@ class RayPool:
         self.started_ray = False
 
 
-@dataclass
-class _Running:
-    trial: optuna.Trial
-    params: dict[str, Any]
-    started: float
-    bundle: int | None
-    attempt: int = 0
-
-
-def run_parallel(study: Study, pool: RayPool) -> None:
-    """The ask/tell loop with up to --parallel trials in flight on Ray."""
-    import ray
-    from ray.exceptions import RayTaskError
-
-    running: dict[Any, _Running] = {}
-    try:
-        while study.counted_trials() + len(running) < study.trials_wanted or running:
-            while len(running) < study.config.parallel and study.counted_trials() + len(running) < study.trials_wanted:
-                asked = study.ask()
-                if asked is None:
-                    continue
-                trial, params = asked
-                study.progress.trial_started(trial.number, study.counted_trials() + len(running) + 1,
-                                             study.trials_wanted, params)
-                ref, bundle = pool.submit(study.space.flags(params))
-                running[ref] = _Running(trial, params, time.monotonic(), bundle)
-            ready, _ = ray.wait(list(running), num_returns=1, timeout=1.0)
-            for ref in ready:
-                job = running.pop(ref)
-                if job.bundle is not None:
-                    pool.free_bundles.append(job.bundle)
-                try:
-                    result = ray.get(ref)
-                except RayTaskError as exc:  # our task raised: a bug or an unexpected error, not worth a retry
-                    study.record_failure(job.trial, f"worker error: {_short(exc)}", time.monotonic() - job.started)
-                except ray.exceptions.RayError as exc:  # the worker process or its node died
-                    if job.attempt < RETRIES:
-                        study.progress.note(f"trial {job.trial.number}: {_short(exc)}; retrying it once")
-                        job.trial.set_user_attr(f"lost_attempt_{job.attempt}", _short(exc))
-                        ref, job.bundle = pool.submit(study.space.flags(job.params))
-                        job.attempt += 1
-                        running[ref] = job
-                        continue
-                    study.record_failure(job.trial, f"worker lost {job.attempt + 1} times, last: {_short(exc)}",
-                                         time.monotonic() - job.started)
-                else:
-                    _record(study, job, result)
-                study.trial_finished(job.trial.number, time.monotonic() - job.started)
-    except KeyboardInterrupt:
-        for ref, job in running.items():
-            ray.cancel(ref, force=True)
-            study.interrupted(job.trial)
-        raise
-
-
 def write_logs(log_dir: Path, result: dict[str, Any]) -> None:
     """The worker's log files, under the driver's log directory."""
     for name, data in result.get("logs", {}).items():
         path = log_dir / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-
-
-def _record(study: Study, job: _Running, result: dict[str, Any]) -> None:
-    """Write the worker's logs under OUT/trials/NNNN, note where it ran, and tell Optuna."""
-    write_logs(study.trial_log_dir(job.trial.number), result)
-    node = result["node"]
-    job.trial.set_user_attr("node", {k: node.get(k) for k in ("node_id", "host", "ip", "cores_used", "measured_from",
-                                                               "measured_to")})
-    job.trial.set_user_attr("attempts", job.attempt + 1)
-    theirs = node.get("db_bench") or {}
-    if theirs and theirs.get("path") != study.db_bench.path:
-        job.trial.set_user_attr("db_bench", {k: theirs.get(k) for k in ("path", "version", "assertions")})
-    seconds = time.monotonic() - job.started
-    if result["ok"]:
-        m: Measurement = result["measurement"]
-        study.record_measurement(job.trial, job.params, m, seconds)
-    else:
-        study.record_failure(job.trial, result["reason"], seconds)
 
 
 def _short(exc: BaseException) -> str:

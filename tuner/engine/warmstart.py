@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import optuna
 from optuna.trial import TrialState, create_trial
 
-if TYPE_CHECKING:
-    from tuner.study import Study
+from tuner.engine.storage import StudyStore
 
 OUTCOME = "warm-start"
 
@@ -28,7 +27,7 @@ class WarmStartError(ValueError):
     """The source cannot seed this study; the message names --warm-start."""
 
 
-def _source(study: Study, source: str) -> optuna.Study:
+def _source(store: StudyStore, source: str) -> optuna.Study:
     path = Path(source)
     if path.is_dir():
         path = path / "summary.json"
@@ -39,16 +38,17 @@ def _source(study: Study, source: str) -> optuna.Study:
         except (OSError, ValueError, KeyError) as exc:
             raise WarmStartError(f"--warm-start {source}: not an earlier study's summary.json ({exc})") from None
     try:
-        return optuna.load_study(study_name=source, storage=study.storage)
+        return optuna.load_study(study_name=source, storage=store.parts.storage)
     except KeyError:
         raise WarmStartError(f"--warm-start {source}: no such study directory, summary.json, or study in "
-                             f"{study.storage}") from None
+                             f"{store.parts.storage}") from None
 
 
-def warm_start(study: Study, source: str) -> int:
+def warm_start(store: StudyStore, source: str) -> int:
     """Copy the source's complete trials into the (new) study; return how many were copied."""
-    earlier = _source(study, source)
-    mine = study.optuna_study.user_attrs
+    earlier = _source(store, source)
+    mine = store.study.user_attrs
+    space = store.parts.space
     for key in ("identity", "db_bench", "repeats"):
         theirs, ours = earlier.user_attrs.get(key), mine.get(key)
         if key == "db_bench" and theirs and ours:
@@ -60,24 +60,24 @@ def warm_start(study: Study, source: str) -> int:
                                  f"{ours}; its measurements would not compare")
     copied = 0
     for trial in earlier.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-        if not all(p.name in trial.params or not p.active(trial.params) for p in study.space.parameters):
+        if not all(p.name in trial.params or not p.active(trial.params) for p in space.parameters):
             continue
-        distributions = {name: study.space.parameter(name).distribution() for name in trial.params}
+        distributions = {name: space.parameter(name).distribution() for name in trial.params}
         attrs: dict[str, Any] = {k: v for k, v in trial.user_attrs.items() if k in ("metrics", "constraints")}
         attrs.update(outcome=OUTCOME, warm_start_from=f"{earlier.study_name}#{trial.number}")
-        study.optuna_study.add_trial(create_trial(params=trial.params, distributions=distributions,
+        store.study.add_trial(create_trial(params=trial.params, distributions=distributions,
                                                   values=trial.values, user_attrs=attrs))
         copied += 1
     return copied
 
 
-def enqueue_hand_found(study: Study) -> list[str]:
+def enqueue_hand_found(store: StudyStore) -> list[str]:
     """Enqueue each hand-found baseline's configuration, projected onto the space; return their names."""
-    by_flag = {p.flag: p for p in study.space.parameters}
+    by_flag = {p.flag: p for p in store.parts.space.parameters}
     names = []
-    for baseline in study.workload.baselines:
+    for baseline in store.parts.workload.baselines:
         params = {by_flag[f].name: v for f, v in baseline.flags.items() if f in by_flag and by_flag[f].contains(v)}
         if params:  # a projection that breaks a constraint is rejected and repaired like any proposal
-            study.optuna_study.enqueue_trial(params, user_attrs={"enqueued": baseline.name})
+            store.study.enqueue_trial(params, user_attrs={"enqueued": baseline.name})
             names.append(baseline.name)
     return names

@@ -5,19 +5,17 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from optuna.trial import FrozenTrial
 
-from tuner import options_file
-from tuner.explain import explain
-from tuner.progress import fmt_ops
-
-if TYPE_CHECKING:
-    from tuner.study import Study, TuneResult
+from tuner import options_file, ranking
+from tuner.fmt import fmt_ops
+from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult
+from tuner.outputs.explain import explain
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
@@ -49,7 +47,7 @@ def comparison(baselines: list[dict[str, Any]], best: dict[str, Any] | None,
         if best is not None:
             rows.append({"name": f"best (trial {best['trial']})",
                          **{k: best["metrics"].get(k) for k in ("ops_per_sec", "p99_us", "write_amp")}})
-    default = next((r["ops_per_sec"] for r in rows if r["name"] == "rocksdb-default"), None)
+    default = next((r["ops_per_sec"] for r in rows if r["name"] == DEFAULT_BASELINE), None)
     for row in rows:
         row["vs_default"] = row["ops_per_sec"] / default if default and row["ops_per_sec"] else None
     return rows
@@ -127,72 +125,75 @@ def comparison_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_outputs(study: Study) -> TuneResult:
-    """Write ``summary.json`` and ``OPTIONS.ini`` under the study's --out and return the result."""
-    from tuner.study import TuneResult
+def _best(snapshot: StudySnapshot) -> dict[str, Any] | None:
+    best_trial = snapshot.best()
+    if best_trial is None:
+        return None
+    best = {
+        "trial": best_trial.number,
+        "params": best_trial.params,
+        "flags": snapshot.space.flags(best_trial.params),
+        "metrics": best_trial.user_attrs["metrics"],
+        "feasible": ranking.feasible(best_trial),
+        "log_dir": best_trial.user_attrs.get("log_dir"),
+    }
+    if "options_mismatch" in best_trial.user_attrs:
+        best["options_mismatch"] = best_trial.user_attrs["options_mismatch"]
+    return best
 
-    groups = study.trials_by_outcome()
-    best_trial = study.best_trial()
-    best: dict[str, Any] | None = None
-    if best_trial is not None:
-        best = {
-            "trial": best_trial.number,
-            "params": best_trial.params,
-            "flags": study.space.flags(best_trial.params),
-            "metrics": best_trial.user_attrs["metrics"],
-            "feasible": study.feasible(best_trial),
-            "log_dir": best_trial.user_attrs.get("log_dir"),
-        }
-        if "options_mismatch" in best_trial.user_attrs:
-            best["options_mismatch"] = best_trial.user_attrs["options_mismatch"]
+
+def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The content of ``summary.json``; ``mlflow`` says where the study is tracked."""
+    groups = snapshot.by_outcome()
+    best = _best(snapshot)
     baselines = [
         {"name": b["name"], "params": b["flags"], "doc": b.get("doc", ""), "state": b["state"],
          "metrics": b.get("metrics", {}), **({"reason": b["reason"]} if "reason" in b else {})}
-        for b in study.baselines()
+        for b in snapshot.baselines
     ]
-    host = study.space.context
+    host = snapshot.space.context
+    assert host is not None
     summary: dict[str, Any] = {
-        "study": study.name,
-        "workload": study.workload.name,
-        "space": study.space.name,
-        "sampler": study.config.sampler,
-        "objective": study.score.objective,
-        "objective_description": study.score.describe(),
-        "seed": study.config.seed,
-        "db_bench_seed": study.db_bench_seed,
-        "scale": study.config.scale,
-        "data_bytes": study.workload.data_bytes(),
-        "db_bench": study.db_bench.to_dict(),
+        "study": snapshot.name,
+        "workload": snapshot.workload.name,
+        "space": snapshot.space.name,
+        "sampler": snapshot.config.sampler,
+        "objective": snapshot.score.objective,
+        "objective_description": snapshot.score.describe(),
+        "seed": snapshot.config.seed,
+        "db_bench_seed": snapshot.db_bench_seed,
+        "scale": snapshot.config.scale,
+        "data_bytes": snapshot.workload.data_bytes(),
+        "db_bench": snapshot.db_bench.to_dict(),
         "host": {"cores": host.cores, "ram_bytes": host.ram, "memory_budget_bytes": host.budget},
-        "storage": study.storage,
+        "storage": snapshot.storage,
         "trials": {k: len(v) for k, v in groups.items()},
         "best": best,
         "baselines": baselines,
-        "repeats": study.config.repeats,
-        "revalidation": study.revalidation,
-        "comparison": comparison(baselines, best, study.revalidation),
-        "explanation": explain(study, best) if best else None,
-        "mlflow": ({"uri": study.tracker.uri, "experiment_id": study.tracker.experiment_id,
-                    "run_id": study.tracker.parent_id} if study.tracker.uri else None),
+        "repeats": snapshot.config.repeats,
+        "revalidation": snapshot.revalidation,
+        "comparison": comparison(baselines, best, snapshot.revalidation),
+        "explanation": explain(snapshot, best) if best else None,
+        "mlflow": mlflow,
         "failures": [{"trial": t.number, "reason": t.user_attrs.get("fail_reason", "")} for t in groups["failed"]][:50],
     }
-    if len(study.score.directions) > 1:
-        summary["pareto"] = [_trial_row(t) for t in study.pareto_front()]
-    _write_atomic(study.out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
-    _write_atomic(study.out / "comparison.md", comparison_markdown(summary))
+    if len(snapshot.directions) > 1:
+        summary["pareto"] = [_trial_row(t) for t in snapshot.pareto_front()]
+    return summary
+
+
+def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> TuneResult:
+    """Write ``summary.json``, ``comparison.md`` and ``OPTIONS.ini`` under the study's --out; the result."""
+    summary = summarize(snapshot, mlflow)
+    best = summary["best"]
+    write_atomic(snapshot.out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
+    write_atomic(snapshot.out / "comparison.md", comparison_markdown(summary))
     if best is not None:
         text = (Path(best["log_dir"]) / "OPTIONS").read_text()
-        cache = next((best["params"][p.name] for p in study.space.parameters
+        cache = next((best["params"][p.name] for p in snapshot.space.parameters
                       if p.options_key == options_file.BLOCK_CACHE_KEY and p.name in best["params"]), None)
-        _write_atomic(study.out / "OPTIONS.ini", options_file.with_block_cache(text, cache))
-    trials = [_trial_row(t) for t in study.optuna_study.get_trials(deepcopy=False)
-              if t.user_attrs.get("outcome") != "rejected"]
-    return TuneResult(
-        study_name=study.name,
-        out=study.out,
-        best_params=best["params"] if best else {},
-        best_metrics=best["metrics"] if best else {},
-        baselines=baselines,
-        trials=trials,
-        summary=summary,
-    )
+        write_atomic(snapshot.out / "OPTIONS.ini", options_file.with_block_cache(text, cache))
+    trials = [_trial_row(t) for t in snapshot.trials if t.user_attrs.get("outcome") != "rejected"]
+    return TuneResult(study_name=snapshot.name, out=snapshot.out, best_params=best["params"] if best else {},
+                      best_metrics=best["metrics"] if best else {}, baselines=summary["baselines"], trials=trials,
+                      summary=summary)

@@ -4,40 +4,18 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Any, TextIO
+from pathlib import Path
+from typing import Any, TextIO
 
 from optuna.trial import FrozenTrial
 
-if TYPE_CHECKING:
-    from tuner.study import Study, TuneResult
+from tuner.events import Observer
+from tuner.model import StudySnapshot, TuneResult
+from tuner.fmt import fmt_duration, fmt_ops
 
 
-def fmt_ops(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}"
-
-
-def fmt_duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
-
-
-class SilentProgress:
+class SilentProgress(Observer):
     """Reports nothing; the base of every progress reporter."""
-
-    def study_started(self, study: Study) -> None: ...
-    def note(self, text: str) -> None: ...
-    def baseline_started(self, name: str) -> None: ...
-    def baseline_done(self, record: dict[str, Any]) -> None: ...
-    def trial_started(self, number: int, index: int, total: int, params: dict[str, Any]) -> None: ...
-    def trial_rejected(self, number: int, reason: str) -> None: ...
-    def trial_done(self, trial: FrozenTrial, seconds: float, best: FrozenTrial | None, total: int) -> None: ...
-    def study_done(self, result: TuneResult) -> None: ...
 
 
 Progress = SilentProgress
@@ -60,23 +38,23 @@ class ConsoleProgress(SilentProgress):
         else:
             print(text, file=self.stream, flush=True)
 
-    def study_started(self, study: Study) -> None:
-        db = study.db_bench
-        self._line(f"study {study.name}: workload {study.workload.name} (scale {study.config.scale:g}), "
-                   f"space {study.space.name}, sampler {study.config.sampler}, {study.score.describe()}")
-        self._line(f"db_bench {db.version} at {db.path} ({db.build}); storage {study.storage}")
+    def study_started(self, snapshot: StudySnapshot) -> None:
+        s, db = snapshot, snapshot.db_bench
+        self._line(f"study {s.name}: workload {s.workload.name} (scale {s.config.scale:g}), "
+                   f"space {s.space.name}, sampler {s.config.sampler}, {s.score.describe()}")
+        self._line(f"db_bench {db.version} at {db.path} ({db.build}); storage {s.storage}")
         if db.assertions:
             self._line("WARNING: this db_bench was built with assertions: it runs slower and shifts the CPU/IO "
                        "balance; 'make db_bench' builds a release one, which the tuner then prefers.")
-        done = study.counted_trials()
+        done = s.counted()
         self.durations, self.initial = [], done  # one Progress may serve several studies in turn
-        self.parallel = max(1, study.config.parallel)
+        self.parallel = max(1, s.config.parallel)
         if done:
-            self._line(f"resuming: {done} of {study.trials_wanted} trials already measured")
+            self._line(f"resuming: {done} of {s.trials_wanted} trials already measured")
         if self.stream.isatty():
             from tqdm import tqdm
 
-            self.bar = tqdm(total=study.trials_wanted, initial=done, file=self.stream, unit="trial",
+            self.bar = tqdm(total=s.trials_wanted, initial=done, file=self.stream, unit="trial",
                             dynamic_ncols=True, leave=True)
 
     def note(self, text: str) -> None:
@@ -85,7 +63,7 @@ class ConsoleProgress(SilentProgress):
     def baseline_started(self, name: str) -> None:
         self._line(f"baseline {name}: running")
 
-    def baseline_done(self, record: dict[str, Any]) -> None:
+    def baseline_done(self, snapshot: StudySnapshot, record: dict[str, Any]) -> None:
         if record["state"] == "COMPLETE":
             m = record["metrics"]
             self._line(f"baseline {record['name']}: {fmt_ops(m['ops_per_sec'])} ops/s, P99 {_num(m['p99_us'])} us, "
@@ -93,10 +71,11 @@ class ConsoleProgress(SilentProgress):
         else:
             self._line(f"baseline {record['name']}: FAILED: {record['reason']}")
 
-    def trial_rejected(self, number: int, reason: str) -> None:
+    def trial_rejected(self, snapshot: StudySnapshot, number: int, reason: str) -> None:
         self._line(f"trial {number}: not run, breaks {reason}; the nearest feasible configuration runs next")
 
-    def trial_done(self, trial: FrozenTrial, seconds: float, best: FrozenTrial | None, total: int) -> None:
+    def trial_done(self, snapshot: StudySnapshot, trial: FrozenTrial, seconds: float) -> None:
+        best, total = snapshot.best(), snapshot.trials_wanted
         self.durations.append(seconds)
         done = len(self.durations)
         remaining = total - self.initial - done
@@ -119,7 +98,7 @@ class ConsoleProgress(SilentProgress):
             self.bar.set_postfix_str(best_text, refresh=False)
             self.bar.update(1)
 
-    def study_done(self, result: TuneResult) -> None:
+    def study_finished(self, snapshot: StudySnapshot, result: TuneResult, plots: Path | None) -> None:
         if self.bar is not None:
             self.bar.close()
             self.bar = None

@@ -13,7 +13,7 @@ the study found. Running it takes three steps, all on this machine in one sessio
    interleaved (A B C D E, A B C D E, ...), so that drift hits all alike.
 
 Steps 1 and 2 are ordinary studies in ``runs/experiments/<id>/studies.db``; every step resumes after
-an interruption. The result (``result.json``) and the report (:mod:`tuner.experiment_report`) go to
+an interruption. The result (``result.json``) and the report (:mod:`tuner.experiment.report`) go to
 ``experiments/results/<id>/``.
 """
 
@@ -28,11 +28,12 @@ from typing import Any
 from objectives.workloads import _check_flags, _evaluate_flags, load_workload
 from search_spaces import Context, SearchSpace, SpaceError
 from search_spaces import files
-from tuner.progress import Progress
-from tuner.revalidation import bootstrap_ratio, measure_interleaved, rows
-from tuner.study import DEFAULT_BASELINE, Study, TuneConfig
+from tuner.api import Study
+from tuner.events import Observer
+from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneConfig
+from tuner.stats import bootstrap_ratio, sample_rows
 
-ROOT = Path(__file__).resolve().parents[1] / "experiments"
+ROOT = Path(__file__).resolve().parents[2] / "experiments"
 STUDY_DIR = ROOT / "studies"
 BENCHMARK_SH = ROOT / "benchmark-sh.toml"
 RESULTS = ROOT / "results"
@@ -116,7 +117,7 @@ class ExperimentRun:
     """One experiment on this machine: settings shared by its steps, and the steps themselves."""
 
     experiment: Experiment
-    progress: Progress
+    progress: Observer
     quick: bool = False
     rounds: int = 3
     db_bench: str | None = None
@@ -157,7 +158,7 @@ class ExperimentRun:
         self.progress.note(f"experiment {self.key}: step 1/3, the study's sweep")
         sweep = Study(self.sweep_config(), self.progress)
         sweep_result = sweep.run()
-        sweep_runs = sweep.counted_trials()
+        sweep_runs = sweep.snapshot().counted()
         budget = QUICK["tuner_trials"] if self.quick else min(sweep_runs, MAX_TUNER_TRIALS)
         self.progress.note(f"experiment {self.key}: step 2/3, the tuner ({budget} trials = min(sweep runs "
                            f"{sweep_runs}, {MAX_TUNER_TRIALS}))")
@@ -166,19 +167,20 @@ class ExperimentRun:
         self.progress.note(f"experiment {self.key}: step 3/3, head-to-head: {self.rounds} interleaved rounds")
         final = Study(self.tuner_config(budget), self.progress)  # the tuner's study again: runs nothing new
         try:
-            entries = self._entries(final, sweep, sweep_result.best_params, tuner_result.best_params)
-            saved = measure_interleaved(final, entries, self.rounds, HEAD_TO_HEAD, "head-to-head")
+            entries = self._entries(final.snapshot(), sweep.snapshot(), sweep_result.best_params,
+                                    tuner_result.best_params)
+            saved = final.measure_interleaved(entries, self.rounds, HEAD_TO_HEAD, "head-to-head")
         finally:
-            final.lock.release()
-        result = self._result(final, sweep, tuner, entries, saved, budget, started)
-        from tuner.experiment_report import write_report
+            final.close()
+        result = self._result(final.snapshot(), sweep.snapshot(), tuner.snapshot(), entries, saved, budget, started)
+        from tuner.experiment.report import write_report
 
         assert self.results_dir is not None
         written = write_report(result, self.results_dir)
         self._track(result, written)
         return result
 
-    def _entries(self, study: Study, sweep: Study, sweep_best: dict[str, Any],
+    def _entries(self, study: StudySnapshot, sweep: StudySnapshot, sweep_best: dict[str, Any],
                  tuned_best: dict[str, Any]) -> dict[str, dict[str, Any]]:
         ctx = study.space.context
         assert ctx is not None
@@ -197,10 +199,10 @@ class ExperimentRun:
                                      "doc": "the tuner's best trial (one run each)"}
         return entries
 
-    def _result(self, final: Study, sweep: Study, tuner: Study, entries: dict[str, dict[str, Any]],
-                saved: dict[str, Any], budget: int, started: float) -> dict[str, Any]:
+    def _result(self, final: StudySnapshot, sweep: StudySnapshot, tuner: StudySnapshot,
+                entries: dict[str, dict[str, Any]], saved: dict[str, Any], budget: int, started: float) -> dict[str, Any]:
         e = self.experiment
-        measured = rows(saved, entries)
+        measured = sample_rows(saved, entries)
         by_name = {r["name"]: r for r in measured}
         hand = next((b.name for b in final.workload.baselines), None)
         for row in measured:
@@ -219,7 +221,7 @@ class ExperimentRun:
             "sweep_note": e.sweep_note, "workload": final.workload.name,
             "workload_description": final.workload.description, "scale": final.config.scale,
             "data_bytes": final.workload.data_bytes(), "hand_found": hand,
-            "machine": machine_info(ctx, final.runner.work_dir),
+            "machine": machine_info(ctx, final.work_dir),
             "db_bench": {"version": db.version, "build": db.build, "assertions": db.assertions, "path": db.path},
             "sweep": _study_part(sweep),
             "tuner": {**_study_part(tuner), "budget": budget, "sampler": "tpe", "seed": e.seed,
@@ -231,7 +233,7 @@ class ExperimentRun:
     def _track(self, result: dict[str, Any], written: list[Path]) -> None:
         if not self.mlflow:
             return
-        from tuner.tracking import TrackingError, log_comparison
+        from tuner.observers.mlflow import TrackingError, log_comparison
 
         rows_ = [(r["name"], r.get("params") or r["flags"],
                   {"median_ops_per_sec": r.get("median_ops_per_sec"), "min_ops_per_sec": (r.get("spread") or {}).get("min"),
@@ -248,19 +250,19 @@ class ExperimentRun:
             self.progress.note(f"MLflow: the head-to-head was not logged: {exc}")
 
 
-def _study_part(study: Study) -> dict[str, Any]:
+def _study_part(study: StudySnapshot) -> dict[str, Any]:
     """A study's trials (params, ops/s, P99, write amp, outcome) and its best trial, for the report."""
     trials = []
-    for t in study.optuna_study.get_trials(deepcopy=False):
+    for t in study.trials:
         m = t.user_attrs.get("metrics", {})
         trials.append({"number": t.number, "outcome": t.user_attrs.get("outcome", t.state.name.lower()),
                        "params": t.params, "ops_per_sec": m.get("ops_per_sec"), "p99_us": m.get("p99_us"),
                        "write_amp": m.get("write_amp"), "compaction_micros": m.get("compaction_micros"),
                        "seconds": t.user_attrs.get("seconds")})
-    best = study.best_trial()
-    default = next((b for b in study.baselines() if b["name"] == DEFAULT_BASELINE), None)
+    best = study.best()
+    default = next((b for b in study.baselines if b["name"] == DEFAULT_BASELINE), None)
     return {"study": study.name, "space": study.space.name, "trials": trials,
-            "runs": study.counted_trials(), "best_trial": best.number if best else None,
+            "runs": study.counted(), "best_trial": best.number if best else None,
             "best_params": best.params if best else None,
             "default_ops_per_sec": (default or {}).get("metrics", {}).get("ops_per_sec"),
             "db_bench_seconds": round(sum(t["seconds"] or 0 for t in trials), 1)}

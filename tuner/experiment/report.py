@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from objectives.runner import format_flag
-from tuner.progress import fmt_ops
+from tuner.fmt import fmt_ops
 
 MiB = 1024**2
 # The tuner "beats" or "loses to" a configuration only when the 95 % interval of the ratio of
@@ -95,30 +95,7 @@ def _markdown(r: dict[str, Any], plots: list[str], dest: Path) -> str:
     reading = dest / "reading.md"
     if reading.is_file():
         lines += ["", "### Reading", "", reading.read_text().strip()]
-    lines += ["", f"## 1. The study's sweep, here ({r['sweep']['runs']} runs, one each)", "", r["sweep_note"], ""]
-    swept = _swept(r)
-    lines += ["| " + " | ".join(swept) + " | ops/s | P99 us | write amp | compaction s |",
-              "|" + "---|" * (len(swept) + 4)]
-    done = [t for t in r["sweep"]["trials"] if t["outcome"] == "complete"]
-    for t in sorted(done, key=lambda t: [t["params"].get(n) for n in swept]):
-        mark = " **best**" if t["number"] == r["sweep"]["best_trial"] else ""
-        cells = [_value(n, t["params"].get(n)) for n in swept]
-        comp = "-" if t.get("compaction_micros") is None else f"{t['compaction_micros'] / 1e6:.1f}"
-        lines.append("| " + " | ".join(cells) + f" | {fmt_ops(t['ops_per_sec'])}{mark} | {_num(t['p99_us'])} | "
-                     f"{_num(t['write_amp'], 3)} | {comp} |")
-    measured = [t["params"] for t in done]
-    missing = [t for t in r["sweep"]["trials"] if t["outcome"] != "complete" and t["params"] not in measured]
-    # (an interrupted point that was measured again on resume is in `measured`, not listed)
-    rejected = [t for t in missing if t["outcome"] == "rejected"]
-    failed = [t for t in missing if t["outcome"] != "rejected"]
-    if rejected:
-        lines += ["", f"{len(rejected)} grid point(s) break a constraint of the space and were not run: " +
-                  "; ".join(_params(t["params"]) for t in rejected)]
-    if failed:
-        lines += ["", f"{len(failed)} sweep point(s) did not complete: " +
-                  "; ".join(f"{_params(t['params'])}: {t['outcome']}" for t in failed)]
-    if "sweep.png" in plots:
-        lines += ["", "![sweep](sweep.png)"]
+    lines += _sweep_lines(r, plots)
     tn = r["tuner"]
     lines += ["", f"## 2. The tuner ({tn['runs']} trials)", "",
               f"TPE (seed {tn['seed']}) over the default space (subcompactions, max_background_jobs, the write-buffer "
@@ -149,6 +126,36 @@ def _markdown(r: dict[str, Any], plots: list[str], dest: Path) -> str:
         lines.append(f"- **{c['name']}**: `{flags}`: {c.get('doc', '')}")
     lines += ["", f"Workload: {r['workload_description']}", ""]
     return "\n".join(lines)
+
+
+def _sweep_lines(r: dict[str, Any], plots: list[str]) -> list[str]:
+    """Section 1: the study's sweep measured here, one row per grid point."""
+    lines: list[str] = []
+    lines += ["", f"## 1. The study's sweep, here ({r['sweep']['runs']} runs, one each)", "", r["sweep_note"], ""]
+    swept = _swept(r)
+    lines += ["| " + " | ".join(swept) + " | ops/s | P99 us | write amp | compaction s |",
+              "|" + "---|" * (len(swept) + 4)]
+    done = [t for t in r["sweep"]["trials"] if t["outcome"] == "complete"]
+    for t in sorted(done, key=lambda t: [t["params"].get(n) for n in swept]):
+        mark = " **best**" if t["number"] == r["sweep"]["best_trial"] else ""
+        cells = [_value(n, t["params"].get(n)) for n in swept]
+        comp = "-" if t.get("compaction_micros") is None else f"{t['compaction_micros'] / 1e6:.1f}"
+        lines.append("| " + " | ".join(cells) + f" | {fmt_ops(t['ops_per_sec'])}{mark} | {_num(t['p99_us'])} | "
+                     f"{_num(t['write_amp'], 3)} | {comp} |")
+    measured = [t["params"] for t in done]
+    missing = [t for t in r["sweep"]["trials"] if t["outcome"] != "complete" and t["params"] not in measured]
+    # (an interrupted point that was measured again on resume is in `measured`, not listed)
+    rejected = [t for t in missing if t["outcome"] == "rejected"]
+    failed = [t for t in missing if t["outcome"] != "rejected"]
+    if rejected:
+        lines += ["", f"{len(rejected)} grid point(s) break a constraint of the space and were not run: " +
+                  "; ".join(_params(t["params"]) for t in rejected)]
+    if failed:
+        lines += ["", f"{len(failed)} sweep point(s) did not complete: " +
+                  "; ".join(f"{_params(t['params'])}: {t['outcome']}" for t in failed)]
+    if "sweep.png" in plots:
+        lines += ["", "![sweep](sweep.png)"]
+    return lines
 
 
 def _verdict_lines(r: dict[str, Any], tuned: dict[str, Any] | None, hand: dict[str, Any] | None,

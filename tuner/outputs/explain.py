@@ -12,44 +12,40 @@ from __future__ import annotations
 import math
 import statistics
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import optuna
 from optuna.trial import TrialState
 
 from search_spaces.parameters import CategoricalParam
 from tuner import options_file
-
-if TYPE_CHECKING:
-    from tuner.study import Study
+from tuner.model import DEFAULT_BASELINE, StudySnapshot
+from tuner.outputs.optuna_view import as_optuna
+from tuner.ranking import ops as _ops
 
 MIN_TRIALS = 5
 
 
-def _ops(trial: optuna.trial.FrozenTrial) -> float:
-    return float(trial.user_attrs.get("metrics", {}).get("ops_per_sec") or 0.0)
-
-
-def importance(study: Study) -> dict[str, float]:
+def importance(snapshot: StudySnapshot) -> dict[str, float]:
     """fANOVA importance of each parameter for ops/s (empty with fewer than MIN_TRIALS complete trials)."""
-    complete = study.optuna_study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    complete = [t for t in snapshot.trials if t.state == TrialState.COMPLETE]
     if len(complete) < MIN_TRIALS:
         return {}
-    evaluator = optuna.importance.FanovaImportanceEvaluator(seed=study.config.seed or 0)
+    evaluator = optuna.importance.FanovaImportanceEvaluator(seed=snapshot.config.seed or 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            found = optuna.importance.get_param_importances(study.optuna_study, evaluator=evaluator, target=_ops)
+            found = optuna.importance.get_param_importances(as_optuna(snapshot), evaluator=evaluator, target=_ops)
         except (ValueError, RuntimeError):
             return {}
     return {k: float(v) for k, v in found.items()}
 
 
-def _default_values(study: Study) -> dict[str, str | None]:
+def _default_values(snapshot: StudySnapshot) -> dict[str, str | None]:
     """Each parameter's value in the rocksdb-default baseline's OPTIONS file (None when not there)."""
-    path = study.out / "baselines" / "rocksdb-default" / "OPTIONS"
+    path = snapshot.out / "baselines" / DEFAULT_BASELINE / "OPTIONS"
     sections = options_file.parse_options(path.read_text()) if path.is_file() else {}
-    return {p.name: options_file.lookup(sections, p.options_key) if sections else None for p in study.space.parameters}
+    return {p.name: options_file.lookup(sections, p.options_key) if sections else None for p in snapshot.space.parameters}
 
 
 def _number(text: str | None) -> float | None:
@@ -68,14 +64,14 @@ def _spearman(xs: list[float], ys: list[float]) -> float | None:
     return None if math.isnan(rho) else float(rho)
 
 
-def explain(study: Study, best: dict[str, Any]) -> dict[str, Any]:
+def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
     """``{"importance": {...}, "options": [{param, best, default, direction, effect, text}, ...]}``."""
-    weights = importance(study)
-    defaults = _default_values(study)
-    complete = study.optuna_study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    weights = importance(snapshot)
+    defaults = _default_values(snapshot)
+    complete = [t for t in snapshot.trials if t.state == TrialState.COMPLETE]
     rows = []
     for name, value in best["params"].items():
-        param = study.space.parameter(name)
+        param = snapshot.space.parameter(name)
         default = defaults.get(name)
         with_it = [t for t in complete if name in t.params]
         row: dict[str, Any] = {"param": name, "best": value, "default": default, "importance": weights.get(name)}

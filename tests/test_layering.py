@@ -1,0 +1,118 @@
+"""The architecture as a test (docs/architecture.md): imports point one way, down the layers, and
+no class or function grows past what one can read at once. Read from the source with ast."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("search_spaces", "objectives", "tuner")
+# Lowest first. A module may import from a lower layer, or from its own group; never from a higher
+# layer or from another group of its own layer (observers and outputs do not know each other).
+LAYERS: list[list[tuple[str, ...]]] = [
+    [("search_spaces",)],
+    [("objectives",)],
+    [("tuner.model", "tuner.ranking", "tuner.stats", "tuner.fmt", "tuner.events", "tuner.options_file")],
+    [("tuner.samplers",), ("tuner.pruners",), ("tuner.executors",)],
+    [("tuner.engine",)],
+    [("tuner.observers",), ("tuner.outputs",)],
+    [("tuner", "tuner.api", "tuner.cli", "tuner.ui", "tuner.experiment")],
+]
+DATA_MODEL = ("tuner.model", "tuner.events")
+MAX_CLASS_LINES = 200
+MAX_FUNCTION_LINES = 80
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _place(module: str) -> tuple[int, int]:
+    """(layer, group) of a module: the longest matching prefix decides."""
+    best: tuple[int, int, int] | None = None
+    for layer, groups in enumerate(LAYERS):
+        for group, prefixes in enumerate(groups):
+            for prefix in prefixes:
+                if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[2]):
+                    best = (layer, group, len(prefix))
+    assert best is not None, f"{module} is in no layer of tests/test_layering.py"
+    return best[0], best[1]
+
+
+def _imports(module: str, path: Path) -> list[tuple[int, str, bool]]:
+    """(line, imported module of ours, inside an ``if TYPE_CHECKING:`` block)."""
+    tree = ast.parse(path.read_text())
+    typing_only: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            typing_only |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    out = []
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        for name in names:
+            if name.split(".")[0] in PACKAGES:
+                out.append((node.lineno, name, id(node) in typing_only))
+    return out
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def test_every_module_has_a_layer():
+    for module in MODULES:
+        _place(module)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_point_down(module):
+    layer, group = _place(module)
+    wrong = []
+    for line, target, typing_only in _imports(module, MODULES[module]):
+        if typing_only and target.startswith(DATA_MODEL):
+            continue
+        their_layer, their_group = _place(target)
+        if their_layer > layer or (their_layer == layer and their_group != group):
+            wrong.append(f"{_shown(MODULES[module])}:{line} imports {target}")
+    assert not wrong, "imports that point up or sideways:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_classes_and_functions_stay_small(module):
+    path = MODULES[module]
+    too_long = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        lines = (node.end_lineno or node.lineno) - node.lineno + 1 if hasattr(node, "lineno") else 0
+        if isinstance(node, ast.ClassDef) and lines > MAX_CLASS_LINES:
+            too_long.append(f"class {node.name}: {lines} lines (> {MAX_CLASS_LINES})")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and lines > MAX_FUNCTION_LINES:
+            too_long.append(f"function {node.name}: {lines} lines (> {MAX_FUNCTION_LINES})")
+    assert not too_long, f"{_shown(path)}: " + "; ".join(too_long)
+
+
+def test_the_rule_catches_an_upward_import(tmp_path, monkeypatch):
+    """The check itself fails on a violation: the engine importing an observer."""
+    fake = tmp_path / "engine_bad.py"
+    fake.write_text("from tuner.observers.progress import ConsoleProgress\nfrom tuner import ranking\n")
+    monkeypatch.setitem(MODULES, "tuner.engine.bad", fake)
+    with pytest.raises(AssertionError, match="engine_bad.py:1 imports tuner.observers.progress"):
+        test_imports_point_down("tuner.engine.bad")

@@ -1,0 +1,156 @@
+"""A study's storage: the Optuna study that holds trials (params, values, metrics as user
+attributes), baselines and re-validation samples (study user attributes), so a study resumes
+where it stopped. Opening checks that a resumed study measures the same thing, and repairs what a
+killed tuner left half done."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial, TrialState
+from sqlalchemy.exc import SQLAlchemyError
+
+from objectives.measurement import Measurement
+from objectives.scores import ScoreError
+from tuner import options_file
+from tuner.engine.prepare import Prepared
+from tuner.executors import Outcome, failure_reason
+from tuner.model import UsageError
+from tuner.stats import spread
+
+
+class StudyStore:
+    """The Optuna study of a prepared study, and every write the engine makes to it."""
+
+    def __init__(self, parts: Prepared):
+        self.parts = parts
+        self.study = self._open()
+
+    def _open(self) -> optuna.Study:
+        p = self.parts
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        try:
+            study = optuna.create_study(study_name=p.name, storage=p.storage, sampler=p.sampler, pruner=p.pruner,
+                                        directions=p.score.directions, load_if_exists=True)
+        except ValueError as exc:  # e.g. resuming with other directions
+            raise UsageError(f"--study {p.name}: {exc}") from None
+        except SQLAlchemyError as exc:  # a corrupt, foreign or unreachable storage
+            flag = "--storage" if p.config.storage else "--out"
+            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            raise UsageError(f"{flag}: cannot open the study storage {p.storage}: {reason}") from None
+        self._check_identity(study)
+        for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            study._storage.set_trial_user_attr(trial._trial_id, "outcome", "interrupted")
+            study._storage.set_trial_user_attr(trial._trial_id, "fail_reason", "abandoned: the tuner stopped mid-trial")
+            study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+            self._rerun_grid_point(study, trial.params)
+        return study
+
+    def _check_identity(self, study: optuna.Study) -> None:
+        """A new study records what it measures; a resumed one must measure the same."""
+        p = self.parts
+        identity = {"workload": p.workload.name, "space": p.space.name, "objective": p.score.objective,
+                    "scale": p.config.scale}
+        if not study.user_attrs.get("uid"):  # names the study in MLflow, whatever its storage URL
+            study.set_user_attr("uid", uuid.uuid4().hex)
+        if not study.user_attrs.get("identity"):
+            study.set_user_attr("identity", identity)
+            study.set_user_attr("space", {q.name: q.describe() for q in p.space.parameters})
+            study.set_user_attr("db_bench", p.db_bench.to_dict())
+            study.set_user_attr("repeats", p.config.repeats)
+        elif study.user_attrs["identity"] != identity:
+            raise UsageError(f"--study {p.name}: exists with {study.user_attrs['identity']}, not {identity}; "
+                             "use another --study name to tune something else")
+        else:
+            before, now = study.user_attrs["db_bench"], p.db_bench.to_dict()
+            if (before["version"], before["assertions"]) != (now["version"], now["assertions"]):
+                raise UsageError(
+                    f"--study {p.name}: was measured with db_bench {before['version']} "
+                    f"(assertions={before['assertions']}) at {before['path']}, not {now['version']} "
+                    f"(assertions={now['assertions']}) at {now['path']}; measurements would not compare, "
+                    "use another --study name")
+        if study.user_attrs.get("repeats", 1) != p.config.repeats:
+            raise UsageError(f"--repeats: study {p.name} measures each trial {study.user_attrs.get('repeats', 1)} "
+                             f"time(s), not {p.config.repeats}; its trials would not compare")
+
+    def _rerun_grid_point(self, study: optuna.Study, params: dict[str, Any]) -> None:
+        """Optuna's grid counts a failed point as visited: an interrupted one is queued to run again."""
+        if self.parts.config.sampler == "grid" and params:
+            study.enqueue_trial(params)
+
+    # -- reading ----------------------------------------------------------------------------------
+    def trials(self) -> tuple[FrozenTrial, ...]:
+        return tuple(self.study.get_trials(deepcopy=False))
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        return self.study.user_attrs.get(key, default)
+
+    def set_attr(self, key: str, value: Any) -> None:
+        self.study.set_user_attr(key, value)
+
+    # -- trials -----------------------------------------------------------------------------------
+    def reject(self, trial: optuna.Trial, violations: list[str]) -> None:
+        """A proposal that breaks a constraint: told FAIL with outcome "rejected", never run."""
+        trial.set_user_attr("outcome", "rejected")
+        trial.set_user_attr("fail_reason", "; ".join(violations))
+        self.study.tell(trial, state=TrialState.FAIL)
+
+    def interrupted(self, trial: optuna.Trial) -> None:
+        trial.set_user_attr("outcome", "interrupted")
+        trial.set_user_attr("fail_reason", "interrupted by the user (Ctrl-C)")
+        self.study.tell(trial, state=TrialState.FAIL)
+        self._rerun_grid_point(self.study, trial.params)
+
+    def pruned(self, trial: optuna.Trial, phase: str, second: int, seconds: float) -> None:
+        trial.set_user_attr("seconds", round(seconds, 3))
+        trial.set_user_attr("outcome", "pruned")
+        trial.set_user_attr("pruned_at", {"phase": phase, "second": second})
+        self.study.tell(trial, state=TrialState.PRUNED)
+
+    def failed(self, trial: optuna.Trial, reason: str, seconds: float) -> None:
+        """Tell a trial FAILED with its reason."""
+        trial.set_user_attr("seconds", round(seconds, 3))
+        trial.set_user_attr("outcome", "failed")
+        trial.set_user_attr("fail_reason", reason)
+        self.study.tell(trial, state=TrialState.FAIL)
+
+    def record(self, trial: optuna.Trial, params: dict[str, Any], outcome: Outcome, seconds: float) -> None:
+        """Tell a trial's outcome: measured, failed or pruned, and where a worker ran it."""
+        if outcome.node is not None:
+            trial.set_user_attr("node", outcome.node)
+            trial.set_user_attr("attempts", outcome.job.attempt + 1)
+        if outcome.db_bench is not None:
+            trial.set_user_attr("db_bench", outcome.db_bench)
+        if outcome.stopped is not None:
+            self.pruned(trial, *outcome.stopped, seconds)
+        elif outcome.measurement is None:
+            self.failed(trial, failure_reason(outcome), seconds)
+        else:
+            self.measured(trial, params, outcome.measurement, seconds)
+
+    def measured(self, trial: optuna.Trial, params: dict[str, Any], m: Measurement, seconds: float) -> None:
+        """Score a measured trial, keep its metrics and details, check its OPTIONS file, tell it."""
+        p = self.parts
+        try:
+            values = p.score.values(m.metrics)
+            constraints = p.score.constraints(m.metrics)
+        except ScoreError as exc:
+            self.failed(trial, str(exc), seconds)
+            return
+        trial.set_user_attr("seconds", round(seconds, 3))
+        expected = {name: (p.space.parameter(name).options_key, v) for name, v in params.items()}
+        mismatch = options_file.mismatches(m.options_text, expected)
+        trial.set_user_attr("metrics", m.metrics)
+        if m.repeats:
+            trial.set_user_attr("repeats", m.repeats)
+            trial.set_user_attr("spread_ops_per_sec", spread([r["ops_per_sec"] or 0.0 for r in m.repeats]))
+        trial.set_user_attr("phases", m.details)
+        trial.set_user_attr("commands", m.commands)
+        if mismatch:
+            trial.set_user_attr("options_mismatch", mismatch)
+        if constraints:
+            trial.set_user_attr("constraints", constraints)
+        trial.set_user_attr("outcome", "complete")
+        self.study.tell(trial, values)

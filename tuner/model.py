@@ -1,0 +1,131 @@
+"""The data model every layer shares: a study's settings, a read-only snapshot of it, its result.
+
+Nothing here runs anything. The engine fills a :class:`StudySnapshot` from its storage; observers
+and outputs read it (ranking through :mod:`tuner.ranking`), and never reach back into the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from optuna.trial import FrozenTrial
+
+from objectives.dbbench import DbBench
+from objectives.scores import Score
+from objectives.workloads import Workload
+from search_spaces import SearchSpace
+from tuner import ranking
+
+DEFAULT_BASELINE = "rocksdb-default"
+DEFAULT_BASELINE_DOC = "db_bench with none of the tuned flags (its own defaults)"
+
+
+class UsageError(ValueError):
+    """A tuning request that cannot start; the message names the flag or field."""
+
+
+@dataclass
+class TuneConfig:
+    """Everything a study needs; the CLI flags map one to one onto these fields."""
+
+    workload: str | Path = "fillrandom"
+    space: str | Path | SearchSpace = "default"  # a preset name, a file, or a space built in code
+    trials: int = 20
+    sampler: str = "auto"  # see tuner.samplers.choose
+    objective: str = "throughput"
+    study: str | None = None
+    storage: str | None = None
+    out: Path | None = None
+    db_bench: str | None = None
+    seed: int | None = None
+    trial_timeout: float = 600.0
+    work_dir: Path | None = None
+    max_p99_us: float | None = None
+    max_write_amp: float | None = None
+    scale: float = 1.0
+    memory_budget: int | None = None
+    baselines: bool = True
+    mlflow: bool = True
+    mlflow_uri: str | None = None
+    experiment: str | None = None
+    plots: bool = True
+    repeats: int = 1
+    pruner: str = "none"
+    pruner_warmup: int = 4  # experiments/results/pruning*.json: 2 s pruned too eagerly on fillrandom
+    warm_start: str | None = None
+    revalidate: int = 0
+    revalidate_rounds: int = 3
+    parallel: int = 1  # trials at once, on Ray workers when > 1 (tuner.executors.ray)
+    ray_address: str | None = None  # an existing Ray cluster ("auto", "HOST:PORT", "ray://HOST:PORT")
+    cpus_per_trial: int | None = None  # default: the cluster's CPUs / --parallel, at least 1
+    one_trial_per_node: bool = False
+    allow_mixed_db_bench: bool = False
+    hand_found_first: bool = True  # a new study runs the workload's hand-found configurations first
+    tags: dict[str, str] = field(default_factory=dict)  # extra MLflow tags on every run of the study
+
+    @property
+    def on_ray(self) -> bool:
+        """Trials run on Ray workers (--parallel > 1 or --ray-address)."""
+        return self.parallel > 1 or bool(self.ray_address)
+
+
+@dataclass
+class TuneResult:
+    """What a study found: best configuration, baselines, every trial, and the written summary."""
+
+    study_name: str
+    out: Path
+    best_params: dict[str, Any]
+    best_metrics: dict[str, float | None]
+    baselines: list[dict[str, Any]]
+    trials: list[dict[str, Any]]
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StudySnapshot:
+    """A study as stored at one moment: its settings, trials, baselines and re-validation."""
+
+    name: str
+    uid: str
+    out: Path
+    storage: str
+    config: TuneConfig  # as run: the sampler ``auto`` stood for is filled in
+    workload: Workload
+    space: SearchSpace
+    score: Score
+    db_bench: DbBench
+    db_bench_seed: int
+    trials_wanted: int
+    work_dir: Path
+    trials: tuple[FrozenTrial, ...]
+    baselines: tuple[dict[str, Any], ...]
+    revalidation: dict[str, Any] | None = None
+
+    @property
+    def directions(self) -> list[str]:
+        return self.score.directions
+
+    def by_outcome(self) -> dict[str, list[FrozenTrial]]:
+        return ranking.by_outcome(self.trials)
+
+    def counted(self) -> int:
+        """Trials that count toward --trials."""
+        return ranking.counted(self.trials)
+
+    def best(self) -> FrozenTrial | None:
+        """The re-validated winner after a re-validation, else the best trial by the ranking rule."""
+        return ranking.best(self.trials, self.directions, self.revalidation)
+
+    def pareto_front(self) -> list[FrozenTrial]:
+        return ranking.pareto_front(self.by_outcome()["complete"], self.directions)
+
+    def log_dir(self, number: int) -> Path:
+        return trial_log_dir(self.out, number)
+
+
+def trial_log_dir(out: Path, number: int) -> Path:
+    """Where a trial's db_bench logs go: ``OUT/trials/NNNN``."""
+    return out / "trials" / f"{number:04d}"

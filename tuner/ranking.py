@@ -1,0 +1,78 @@
+"""One ranking rule for a study's trials, used by progress, the report, re-validation and MLflow.
+
+Complete trials rank best first by: meeting the budgets (``--max-*``; a trial that breaks them
+ranks by how far), then, with several objectives, being on the Pareto front, then ops/s.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from optuna.trial import FrozenTrial, TrialState
+
+# Trial outcomes (user attribute "outcome"). Only complete, failed and pruned trials count toward --trials.
+OUTCOMES = ("complete", "failed", "pruned", "rejected", "interrupted")
+COUNTED = ("complete", "failed", "pruned")
+
+
+def by_outcome(trials: Iterable[FrozenTrial]) -> dict[str, list[FrozenTrial]]:
+    """Finished trials grouped by outcome (warm-start copies form a group of their own)."""
+    groups: dict[str, list[FrozenTrial]] = {k: [] for k in OUTCOMES}
+    for t in trials:
+        if t.state == TrialState.PRUNED:
+            groups["pruned"].append(t)
+        elif t.state in (TrialState.COMPLETE, TrialState.FAIL):
+            groups.setdefault(t.user_attrs.get("outcome", "failed"), []).append(t)
+    return groups
+
+
+def counted(trials: Iterable[FrozenTrial]) -> int:
+    groups = by_outcome(trials)
+    return sum(len(groups[k]) for k in COUNTED)
+
+
+def ops(trial: FrozenTrial) -> float:
+    return float(trial.user_attrs.get("metrics", {}).get("ops_per_sec") or 0.0)
+
+
+def violation(trial: FrozenTrial) -> float:
+    """How far a trial is over its budgets (0 when it meets them)."""
+    return sum(max(0.0, c) for c in trial.user_attrs.get("constraints", []))
+
+
+def feasible(trial: FrozenTrial) -> bool:
+    return all(c <= 0 for c in trial.user_attrs.get("constraints", []))
+
+
+def pareto_front(complete: Sequence[FrozenTrial], directions: Sequence[str]) -> list[FrozenTrial]:
+    """The non-dominated trials among those meeting the budgets (among all, when none does)."""
+    pool = [t for t in complete if feasible(t)] or list(complete)
+    signs = [1 if d == "maximize" else -1 for d in directions]
+
+    def dominates(a: FrozenTrial, b: FrozenTrial) -> bool:
+        pairs = [(s * x, s * y) for s, x, y in zip(signs, a.values, b.values)]
+        return all(x >= y for x, y in pairs) and any(x > y for x, y in pairs)
+
+    return [t for t in pool if not any(dominates(o, t) for o in pool if o is not t)]
+
+
+def ranked(trials: Iterable[FrozenTrial], directions: Sequence[str]) -> list[FrozenTrial]:
+    """Complete trials, best first (see the module's docstring)."""
+    complete = by_outcome(trials)["complete"]
+    front = {t.number for t in pareto_front(complete, directions)} if len(directions) > 1 else set()
+    return sorted(complete, key=lambda t: (violation(t), t.number not in front, -ops(t)))
+
+
+def top_k(trials: Iterable[FrozenTrial], directions: Sequence[str], k: int) -> list[FrozenTrial]:
+    """The ``k`` best trials; only those meeting the budgets when any does."""
+    order = ranked(trials, directions)
+    return ([t for t in order if feasible(t)] or order)[:k]
+
+
+def best(trials: Sequence[FrozenTrial], directions: Sequence[str],
+         revalidation: dict[str, Any] | None = None) -> FrozenTrial | None:
+    """The re-validated winner when there was a re-validation, else the first in rank."""
+    if revalidation and revalidation.get("best_trial") is not None:
+        return next(t for t in trials if t.number == revalidation["best_trial"])
+    order = ranked(trials, directions)
+    return order[0] if order else None
