@@ -32,6 +32,7 @@ from objectives.workdir import default_work_dir
 from objectives.workloads import load_workload
 from search_spaces import Context
 from tuner.experiment import machine_info
+from tuner.stats import spread
 
 RESULTS = Path(__file__).with_name("results") / "parallel.json"
 
@@ -95,9 +96,7 @@ def interference(args: argparse.Namespace, root: Path) -> dict[str, list[float]]
 
 
 def _stats(values: list[float]) -> dict[str, float]:
-    med = statistics.median(values)
-    cv = statistics.pstdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
-    return {"median": med, "min": min(values), "max": max(values), "cv": cv}
+    return {"median": statistics.median(values), **spread(values)}
 
 
 def main() -> None:
