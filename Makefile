@@ -5,14 +5,19 @@
 
 PYTHON   ?= python3
 VENV     ?= .venv
-EXTRAS   ?= gp,test
+# gp (PyTorch for --sampler gp, ~5 GB) is opt-in: make EXTRAS=gp,test
+EXTRAS   ?= test
 # The default study: resumable by name, so re-running `make tune` continues or re-reports it.
 TUNE_ARGS ?= --workload fillrandom --scale 2 --space default --sampler tpe --trials 110 --seed 1 \
              --revalidate 3 --study default-fillrandom --out runs/default-fillrandom
 PYTEST_ARGS ?=
-# 1: `make tune` and `make test` build a release db_bench once (~12 min on 2 cores, cached in
+# 1: `make tune` and `make test` build a release db_bench once (~14 min on 2 cores, cached in
 # ~/.cache/rocksdb-tuner) and the tuner prefers it; 0: use the distribution's assertion build as is.
 RELEASE_DB_BENCH ?= 1
+# The RocksDB version `make db_bench` builds from Debian's source packages (7.8 bookworm, 9.10 trixie,
+# 9.11 sid); several versions live side by side and `--rocksdb-version V` picks one. ROCKSDB_SRC=PATH
+# builds your own checkout instead.
+ROCKSDB_VERSION ?= 9.11
 
 comma := ,
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -26,11 +31,12 @@ tune: setup $(if $(filter 1,$(RELEASE_DB_BENCH)),db_bench)
 	$(BIN)/rocksdb-tuner tune $(TUNE_ARGS)
 
 test: setup test-deps $(if $(filter 1,$(RELEASE_DB_BENCH)),db_bench)
-	$(BIN)/python -m pytest $(if $(filter 1,$(RELEASE_DB_BENCH)),,-m "not release_build") $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest $(if $(filter 1,$(RELEASE_DB_BENCH)),,-m "not release_build") $(PYTEST_ARGS)
 
-# A release (DEBUG_LEVEL=0) db_bench from Debian's rocksdb source package, or from ROCKSDB_SRC=PATH.
+# A release (DEBUG_LEVEL=0, stripped) db_bench from Debian's rocksdb source package of ROCKSDB_VERSION,
+# or from ROCKSDB_SRC=PATH; nothing to do when that version is built already.
 db_bench: system-deps
-	@bash scripts/build_db_bench.sh
+	@ROCKSDB_VERSION=$(ROCKSDB_VERSION) bash scripts/build_db_bench.sh
 
 doctor: setup
 	$(BIN)/rocksdb-tuner doctor
@@ -51,7 +57,7 @@ system-deps:
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is needed, found " + sys.version.split()[0])'
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed, found " + sys.version.split()[0])'
 
 # What only the tests need: headless Chromium loads the MLflow UI in tests/test_tracking.py;
 # iproute2's `ip netns` puts a Ray worker node in its own network namespace in tests/test_parallel.py,
@@ -71,7 +77,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 # (Re)install the package when its metadata changes. The gp extra (PyTorch, ~5 GB with its CUDA
-# wheels from PyPI) backs `--sampler gp`; set EXTRAS=test to skip it.
+# wheels from PyPI) backs `--sampler gp`; add it with EXTRAS=gp,test.
 $(STAMP): $(BIN)/python setup.cfg pyproject.toml
 	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
 	rm -f $(VENV)/.installed-*

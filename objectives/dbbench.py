@@ -1,4 +1,9 @@
-"""Finding db_bench, reading its version, build kind and the flags it supports."""
+"""Finding db_bench, reading its version, build kind and the flags and benchmarks it supports.
+
+Several builds may live side by side: release builds of several RocksDB versions made by
+``make db_bench ROCKSDB_VERSION=X.Y`` (in the cache), ``$ROCKSDB_TUNER_DB_BENCH``, and the
+``db_bench`` on PATH (Debian's ``rocksdb-tools``, an assertion build). ``--rocksdb-version``
+picks one by version."""
 
 from __future__ import annotations
 
@@ -16,6 +21,8 @@ ENV_VAR = "ROCKSDB_TUNER_DB_BENCH"
 CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rocksdb-tuner" / "db_bench"
 _FLAG_RE = re.compile(r"^\s+-(\w+) \(", re.MULTILINE)
 _VERSION_RE = re.compile(r"RocksDB:\s+version\s+(\S+)")
+# The benchmark list in --help of the --benchmarks flag: "\tfillseq       -- write N values ...".
+_BENCH_RE = re.compile(r"^\s*(\w+)\s+-- ", re.MULTILINE)
 ASSERTIONS_WARNING = "WARNING: Assertions are enabled"
 
 
@@ -32,6 +39,7 @@ class DbBench:
     assertions: bool
     flags: frozenset[str]
     source: str = ""
+    benchmarks: frozenset[str] = frozenset()  # those its --help lists (a few, e.g. mixgraph, it does not)
 
     @property
     def build(self) -> str:
@@ -44,6 +52,20 @@ class DbBench:
                 raise DbBenchError(
                     f"db_bench {self.version} at {self.path} does not support --{flag} (needed by the {where})"
                 )
+
+    def check_benchmarks(self, names: Iterable[str], where: str = "study") -> None:
+        """Fail with one line naming the first benchmark this binary does not have. A name its
+        --help does not list is looked for among the binary's strings (db_bench compares each
+        name with a string literal), which catches a typo such as ``nosuchbench``."""
+        data: bytes | None = None
+        for name in names:
+            if name in self.benchmarks:
+                continue
+            if data is None:
+                data = Path(self.path).read_bytes()
+            if name.encode() + b"\0" not in data:
+                raise DbBenchError(f"db_bench {self.version} at {self.path} has no benchmark {name!r} "
+                                   f"(needed by the {where})")
 
     def to_dict(self) -> dict[str, object]:
         return {"path": self.path, "version": self.version, "assertions": self.assertions, "build": self.build,
@@ -60,18 +82,25 @@ def release_builds(cache_dir: Path | None = None) -> list[Path]:
     return sorted(found, key=lambda p: _version_key(p.parent.name), reverse=True)
 
 
-def locate(explicit: str | os.PathLike[str] | None = None) -> tuple[str, str]:
+def version_matches(version: str, wanted: str) -> bool:
+    """``9.11`` matches 9.11.2, ``9`` matches any 9.x, ``9.11.2`` only itself."""
+    return version == wanted or version.startswith(wanted + ".")
+
+
+def locate(explicit: str | os.PathLike[str] | None = None, version: str | None = None) -> tuple[str, str]:
     """(path, how it was found): ``--db-bench``, else $ROCKSDB_TUNER_DB_BENCH, else the newest release
-    build made by ``make db_bench``, else ``db_bench`` on PATH."""
+    build made by ``make db_bench`` (of ``version``, when given), else ``db_bench`` on PATH."""
     if explicit:
         source, candidate = "--db-bench", str(explicit)
     elif os.environ.get(ENV_VAR):
         source, candidate = ENV_VAR, os.environ[ENV_VAR]
-    elif builds := release_builds():
+    elif builds := [b for b in release_builds() if version is None or version_matches(b.parent.name[:-8], version)]:
         return str(builds[0]), "release build made by 'make db_bench'"
     else:
         found = shutil.which("db_bench")
         if not found:
+            if version:
+                raise DbBenchError(_no_such_version(version))
             raise DbBenchError(
                 "db_bench not found: install it (apt-get install rocksdb-tools, or run 'make tune'), "
                 f"or pass --db-bench PATH or set {ENV_VAR}"
@@ -83,9 +112,27 @@ def locate(explicit: str | os.PathLike[str] | None = None) -> tuple[str, str]:
     return str(path.resolve()), source
 
 
-def probe(explicit: str | os.PathLike[str] | None = None) -> DbBench:
-    """Locate db_bench and probe it with ``--help`` and a one-key run in a temporary directory."""
-    path, source = locate(explicit)
+def _no_such_version(version: str) -> str:
+    built = ", ".join(b.parent.name[:-8] for b in release_builds()) or "none"
+    return (f"--rocksdb-version {version}: no db_bench of that version (release builds: {built}); "
+            f"build one with: make db_bench ROCKSDB_VERSION={version}")
+
+
+def probe(explicit: str | os.PathLike[str] | None = None, version: str | None = None) -> DbBench:
+    """Locate db_bench (of ``version``, when given) and probe it with ``--help`` and a one-key run
+    in a temporary directory."""
+    path, source = locate(explicit, version)
+    db = probe_path(path, source)
+    if version and not version_matches(db.version, version):
+        if source == "PATH":
+            raise DbBenchError(_no_such_version(version) + f"; {path} is {db.version}")
+        raise DbBenchError(f"--rocksdb-version {version}: {source} {path} is db_bench {db.version}")
+    return db
+
+
+def probe_path(path: str, source: str = "") -> DbBench:
+    """Probe the db_bench at ``path``: its flags and benchmarks from ``--help``, its version and
+    build kind from a one-key run in a temporary directory."""
     try:
         help_text = subprocess.run(
             [path, "--help"], capture_output=True, text=True, errors="replace", timeout=30
@@ -106,5 +153,24 @@ def probe(explicit: str | os.PathLike[str] | None = None) -> DbBench:
     if run.returncode != 0 or not flags or not version:
         first = (output.strip().splitlines() or ["no output"])[-1]
         raise DbBenchError(f"{path} does not behave like db_bench (exit {run.returncode}): {first}")
+    listed = help_text[help_text.find("-benchmarks ("):help_text.find(" type: string", help_text.find("-benchmarks ("))]
     return DbBench(path=path, version=version.group(1), assertions=ASSERTIONS_WARNING in output, flags=flags,
-                   source=source)
+                   source=source, benchmarks=frozenset(_BENCH_RE.findall(listed)))
+
+
+def installed() -> list[tuple[str, str]]:
+    """Every db_bench this host has, as (path, how it is found): release builds, newest first, then
+    $ROCKSDB_TUNER_DB_BENCH and the one on PATH."""
+    found = [(str(b), "release build made by 'make db_bench'") for b in release_builds()]
+    if os.environ.get(ENV_VAR):
+        found.append((os.environ[ENV_VAR], ENV_VAR))
+    if shutil.which("db_bench"):
+        found.append((str(shutil.which("db_bench")), "PATH"))
+    seen: set[str] = set()
+    unique = []
+    for path, source in found:
+        key = str(Path(path).resolve())
+        if key not in seen:
+            seen.add(key)
+            unique.append((path, source))
+    return unique

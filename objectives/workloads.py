@@ -99,14 +99,14 @@ class Workload:
         if not scale > 0:
             raise WorkloadError(f"--scale must be > 0, got {scale}")
         base = replace(ctx, scale=scale)
-        flags = _evaluate_flags(self.flags, base, "flags")
+        flags = evaluate_flags(self.flags, base, "flags")
         phases = tuple(
-            replace(p, flags=_evaluate_flags(p.flags, base, f"phases.{p.name}.flags")) for p in self.phases
+            replace(p, flags=evaluate_flags(p.flags, base, f"phases.{p.name}.flags")) for p in self.phases
         )
         resolved = replace(self, flags=flags, phases=phases, scale=scale)
         with_data = replace(base, data=resolved.data_bytes())
         baselines = tuple(
-            replace(b, flags=_evaluate_flags(b.flags, with_data, f"baselines.{b.name}.flags")) for b in self.baselines
+            replace(b, flags=evaluate_flags(b.flags, with_data, f"baselines.{b.name}.flags")) for b in self.baselines
         )
         return replace(resolved, baselines=baselines)
 
@@ -117,7 +117,7 @@ class Workload:
         unknown = sorted(set(data) - {"name", "description", "source", "flags", "phases", "baselines"})
         if unknown:
             raise WorkloadError(f"unknown top-level field(s) {', '.join(unknown)}")
-        flags = _check_flags(data.get("flags", {}), "flags")
+        flags = check_flags(data.get("flags", {}), "flags")
         raw_phases = data.get("phases")
         if not isinstance(raw_phases, list) or not raw_phases:
             raise WorkloadError("phases: expected a non-empty list of [[phases]] tables")
@@ -144,7 +144,7 @@ class Workload:
             if not isinstance(spec, dict) or set(spec) - {"flags", "doc"}:
                 raise WorkloadError(f"baselines.{bname}: expected a table with 'flags' and optional 'doc'")
             baselines.append(
-                Baseline(bname, _check_flags(spec.get("flags", {}), f"baselines.{bname}.flags"), str(spec.get("doc", "")))
+                Baseline(bname, check_flags(spec.get("flags", {}), f"baselines.{bname}.flags"), str(spec.get("doc", "")))
             )
         return cls(
             name=str(data.get("name", name)),
@@ -174,10 +174,10 @@ def _phase(index: int, spec: Any) -> Phase:
     name = spec.get("name", f"phase{index}")
     if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
         raise WorkloadError(f"{where}.name: expected letters, digits, '-' or '_'")
-    return Phase(name, tuple(benchmarks), _check_flags(spec.get("flags", {}), f"{where}.flags"), scored)
+    return Phase(name, tuple(benchmarks), check_flags(spec.get("flags", {}), f"{where}.flags"), scored)
 
 
-def _check_flags(flags: Any, where: str) -> dict[str, Any]:
+def check_flags(flags: Any, where: str) -> dict[str, Any]:
     if not isinstance(flags, dict):
         raise WorkloadError(f"{where}: expected a table of db_bench flag = value")
     for key, value in flags.items():
@@ -198,7 +198,7 @@ def _check_flags(flags: Any, where: str) -> dict[str, Any]:
     return dict(flags)
 
 
-def _evaluate_flags(flags: dict[str, Any], ctx: Context, where: str) -> dict[str, Flag]:
+def evaluate_flags(flags: dict[str, Any], ctx: Context, where: str) -> dict[str, Flag]:
     out: dict[str, Flag] = {}
     for key, value in flags.items():
         if isinstance(value, dict):

@@ -1,64 +1,168 @@
 #!/usr/bin/env bash
-# Build a release (DEBUG_LEVEL=0, no assertions) db_bench once, into the cache the tuner searches:
-#   ${XDG_CACHE_HOME:-~/.cache}/rocksdb-tuner/db_bench/<version>-release/db_bench
-# Source: Debian's rocksdb source package (a deb-src entry for this system's suite is added if none
-# exists), or ROCKSDB_SRC=PATH for your own RocksDB checkout (any version).
+# Build a release (DEBUG_LEVEL=0, no assertions, stripped) db_bench once, into the cache the tuner
+# searches:   ${XDG_CACHE_HOME:-~/.cache}/rocksdb-tuner/db_bench/<version>-release/db_bench
+# Several versions live side by side; `rocksdb-tuner tune --rocksdb-version V` picks one.
+#
+# Source, one of:
+#   ROCKSDB_VERSION=X.Y   Debian's rocksdb source package of that version (default 9.11). deb-src entries
+#                         for bookworm, trixie and sid are added (source packages only: nothing installed
+#                         on this system comes from them); the suite's current X.Y.* is fetched.
+#                         Seen 2026-11: bookworm 7.8.3, trixie 9.10.0, sid 9.11.2.
+#   ROCKSDB_SRC=PATH      your own RocksDB checkout (any version); builds in place.
 set -euo pipefail
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-tuner/db_bench"
+want="${ROCKSDB_VERSION:-9.11}"
 jobs="$(nproc)"
+# PORTABLE=1: no -march=native, so a build runs on any x86-64 node of a cluster and versions compare
+# with the same code generation. DISABLE_WARNING_AS_ERROR: gcc 12 flags xxhash's AVX-512 path in 7.8.3.
+make_flags=(DEBUG_LEVEL=0 DISABLE_WARNING_AS_ERROR=1 PORTABLE=1)
 sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+say() { echo "build-db-bench: $*"; }
 apt_install() { DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null; }
 
 install_build_deps() {
   local missing=()
-  for pkg in build-essential dpkg-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbz2-dev libgflags-dev; do
+  for pkg in build-essential dpkg-dev binutils libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbz2-dev libgflags-dev; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
   done
   if [ ${#missing[@]} -gt 0 ]; then
-    echo "build-db-bench: installing ${missing[*]}"
+    say "installing ${missing[*]}"
     $sudo apt-get update -qq && apt_install "${missing[@]}"
   fi
 }
 
+# Source-package entries for the suites that carry rocksdb; Types: deb-src only, so no binary package
+# of this system can come from a newer suite.
 ensure_deb_src() {
-  if grep -rqsE '^(deb-src|Types:.*deb-src)' /etc/apt/sources.list /etc/apt/sources.list.d/; then return; fi
-  . /etc/os-release
-  local uri="http://deb.debian.org/debian"
-  echo "build-db-bench: adding a deb-src entry for ${VERSION_CODENAME} (/etc/apt/sources.list.d/rocksdb-tuner-src.sources)"
-  printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-    "$uri" "$VERSION_CODENAME" | $sudo tee /etc/apt/sources.list.d/rocksdb-tuner-src.sources >/dev/null
-  $sudo apt-get update -qq
+  local list=/etc/apt/sources.list.d/rocksdb-tuner-src.sources
+  local suites="bookworm trixie sid"
+  if ! grep -qs "Suites: $suites" "$list"; then
+    say "adding deb-src entries for $suites ($list; source packages only)"
+    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      "$suites" | $sudo tee "$list" >/dev/null
+    $sudo apt-get update -qq
+  fi
 }
 
-build_in() {  # $1: RocksDB source tree
-  echo "build-db-bench: DEBUG_LEVEL=0 make -j${jobs} db_bench in $1 (about 12 minutes on 2 cores)"
-  # DISABLE_WARNING_AS_ERROR: gcc 12 flags xxhash's AVX-512 path (-Werror=maybe-uninitialized) in 7.8.3.
-  make -C "$1" DEBUG_LEVEL=0 DISABLE_WARNING_AS_ERROR=1 -j"$jobs" db_bench >"$1/build-db_bench.log" 2>&1 \
-    || { tail -n 30 "$1/build-db_bench.log" >&2; echo "build-db-bench: build failed, log: $1/build-db_bench.log" >&2; exit 1; }
-  local version
-  version="$("$1/db_bench" --version | awk '{print $NF}')"
-  mkdir -p "$cache/${version}-release"
-  cp "$1/db_bench" "$cache/${version}-release/db_bench.tmp"
-  mv "$cache/${version}-release/db_bench.tmp" "$cache/${version}-release/db_bench"
-  echo "build-db-bench: release db_bench ${version} at $cache/${version}-release/db_bench"
+# The newest Debian source version of rocksdb whose upstream version is $want or starts with "$want.".
+debian_version() {
+  apt-cache showsrc rocksdb 2>/dev/null | awk '/^Version:/ {print $2}' | sort -uV \
+    | awk -v w="$want" '{up=$0; sub(/^[0-9]+:/, "", up); sub(/-[^-]*$/, "", up); if (up == w || index(up, w ".") == 1) v=$0} END {print v}'
+}
+
+built_version() {  # $1: binary -> its RocksDB version
+  "$1" --version 2>/dev/null | awk '{print $NF}'
+}
+
+progress_build() {  # $1: source tree; prints compiled/total files and an ETA every 30 s
+  local tree="$1" log="$1/build-db_bench.log" total started pid done rate eta
+  total=$(make -C "$tree" -n "${make_flags[@]}" db_bench 2>/dev/null | grep -cE '(^| )-c ' || true)
+  started=$(date +%s)
+  make -C "$tree" "${make_flags[@]}" -j"$jobs" db_bench >"$log" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 30
+    kill -0 "$pid" 2>/dev/null || break
+    done=$(grep -cE '^\s+CC(LD)?\s' "$log" || true)
+    if [ "$done" -gt 0 ] && [ "$total" -gt 0 ]; then
+      rate=$(( ($(date +%s) - started) * 1000 / done ))  # ms per file
+      eta=$(( (total > done ? total - done : 0) * rate / 1000 ))
+      printf 'build-db-bench: %d/%d files compiled, %dm%02ds elapsed, ETA %dm%02ds\n' "$done" "$total" \
+        $(( ($(date +%s) - started) / 60 )) $(( ($(date +%s) - started) % 60 )) $((eta / 60)) $((eta % 60))
+    fi
+  done
+  wait "$pid"
+}
+
+build_in() {  # $1: RocksDB source tree; $2: where it came from
+  local tree="$1" origin="$2" started seconds version dest stamp
+  stamp="$tree/.rocksdb-tuner-build-flags"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" != "${make_flags[*]}" ]; then
+    say "objects in $tree were built with other flags ($(cat "$stamp")): make clean"
+    make -C "$tree" clean >/dev/null 2>&1 || true
+  fi
+  echo "${make_flags[*]}" >"$stamp"
+  say "${make_flags[*]} make -j${jobs} db_bench in $tree (12-15 minutes on 2 cores; progress every 30 s)"
+  started=$(date +%s)
+  if ! progress_build "$tree"; then
+    tail -n 30 "$tree/build-db_bench.log" >&2
+    say "build failed, log: $tree/build-db_bench.log" >&2
+    exit 1
+  fi
+  seconds=$(( $(date +%s) - started ))
+  version="$(built_version "$tree/db_bench")"
+  dest="$cache/${version}-release"
+  mkdir -p "$dest"
+  strip --strip-unneeded -o "$dest/db_bench.tmp" "$tree/db_bench"
+  mv "$dest/db_bench.tmp" "$dest/db_bench"
+  printf '{"version": "%s", "source": "%s", "make_flags": "%s", "compiler": "%s", "build_seconds": %d, "built": "%s"}\n' \
+    "$version" "$origin" "${make_flags[*]}" "$(${CXX:-g++} --version | head -n 1)" "$seconds" "$(date -u +%FT%TZ)" \
+    >"$dest/BUILD_INFO.json"
+  say "release db_bench ${version} at $dest/db_bench ($(du -h "$dest/db_bench" | cut -f1), stripped), built in $((seconds / 60))m$(printf %02d $((seconds % 60)))s"
+}
+
+# When the mirror no longer serves the .dsc of the suite's version (seen for trixie's and sid's), fetch
+# the two tarballs the index lists, check their SHA-256 against it, and unpack as dpkg-source would:
+# the upstream tree, debian/ inside it, and Debian's patches applied in series order.
+unpack_from_pool() {  # $1: Debian version, $2: upstream version
+  local debver="$1" upstream="$2" dir mirror name sum tree
+  dir=$(apt-cache showsrc "rocksdb" | awk -v v="$debver" '/^Version:/ {on = ($2 == v)} on && /^Directory:/ {print $2; exit}')
+  mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/rocksdb-tuner-src.sources)
+  say "the mirror has no .dsc for $debver: fetching its tarballs from $mirror/$dir"
+  apt-cache showsrc rocksdb | awk -v v="$debver" '/^Version:/ {on = ($2 == v)} /^Checksums-Sha256:/ {c = on; next} /^[^ ]/ {c = 0} c {print $1, $3}' \
+    | grep -v '\.dsc$' | while read -r sum name; do
+      [ -f "$src/$name" ] || curl -fsS -o "$src/$name" "$mirror/$dir/$name" || { rm -f "$src/$name"; continue; }
+      echo "$sum  $src/$name" | sha256sum -c --quiet - || { echo "build-db-bench: $name: checksum mismatch" >&2; exit 1; }
+    done
+  [ -f "$src/rocksdb_${upstream}.orig.tar.gz" ] \
+    || { echo "build-db-bench: the mirror serves no rocksdb_${upstream}.orig.tar.gz" >&2; exit 1; }
+  tree="$src/rocksdb-$upstream"
+  rm -rf "$tree.tmp"
+  mkdir -p "$tree.tmp"
+  tar -xzf "$src/rocksdb_${upstream}.orig.tar.gz" -C "$tree.tmp" --strip-components=1
+  if [ -f "$src/rocksdb_${debver}.debian.tar.xz" ]; then
+    tar -xJf "$src/rocksdb_${debver}.debian.tar.xz" -C "$tree.tmp"
+  else
+    say "the mirror serves no rocksdb_${debver}.debian.tar.xz: building the upstream source without Debian's patches"
+  fi
+  if [ -f "$tree.tmp/debian/patches/series" ]; then
+    grep -vE '^\s*(#|$)' "$tree.tmp/debian/patches/series" | while read -r patch _; do
+      patch -d "$tree.tmp" -p1 -s <"$tree.tmp/debian/patches/$patch" || { echo "build-db-bench: Debian patch $patch does not apply" >&2; exit 1; }
+    done
+  fi
+  mv "$tree.tmp" "$tree"
 }
 
 install_build_deps
 if [ -n "${ROCKSDB_SRC:-}" ]; then
-  [ -f "$ROCKSDB_SRC/Makefile" ] || { echo "build-db-bench: ROCKSDB_SRC=$ROCKSDB_SRC has no Makefile" >&2; exit 2; }
-  build_in "$ROCKSDB_SRC"
+  [ -f "$ROCKSDB_SRC/Makefile" ] && [ -f "$ROCKSDB_SRC/tools/db_bench_tool.cc" ] \
+    || { echo "build-db-bench: ROCKSDB_SRC=$ROCKSDB_SRC is not a RocksDB source tree (no Makefile, tools/db_bench_tool.cc)" >&2; exit 2; }
+  build_in "$(cd "$ROCKSDB_SRC" && pwd)" "ROCKSDB_SRC=$ROCKSDB_SRC"
   exit 0
 fi
-if ls "$cache"/*-release/db_bench >/dev/null 2>&1; then
-  echo "build-db-bench: already built: $(ls "$cache"/*-release/db_bench | tr '\n' ' ')"
+case "$want" in
+  [0-9]*.[0-9]*) ;;
+  *) echo "build-db-bench: ROCKSDB_VERSION=$want: expected MAJOR.MINOR such as 9.11 or 7.8" >&2; exit 2 ;;
+esac
+existing=$(ls -d "$cache/$want"-release "$cache/$want".*-release 2>/dev/null | head -n 1 || true)
+if [ -n "$existing" ] && [ -x "$existing/db_bench" ]; then
+  say "already built: $existing/db_bench"
   exit 0
 fi
 ensure_deb_src
+debver="$(debian_version)"
+if [ -z "$debver" ]; then
+  echo "build-db-bench: ROCKSDB_VERSION=$want: no Debian source package of that version (available: $(apt-cache showsrc rocksdb 2>/dev/null | awk '/^Version:/ {printf "%s ", $2}'))" >&2
+  exit 2
+fi
+upstream="${debver#*:}"; upstream="${upstream%-*}"
 src="$cache/src"
 mkdir -p "$src"
-if ! ls -d "$src"/rocksdb-*/ >/dev/null 2>&1; then
-  echo "build-db-bench: fetching Debian's rocksdb source package"
-  (cd "$src" && apt-get source -qq rocksdb >/dev/null)
+if [ ! -d "$src/rocksdb-$upstream" ]; then
+  say "fetching Debian's rocksdb source package $debver"
+  if ! (cd "$src" && apt-get source -qq "rocksdb=$debver" >/dev/null 2>&1); then
+    unpack_from_pool "$debver" "$upstream"
+  fi
 fi
-build_in "$(ls -d "$src"/rocksdb-*/ | head -n 1)"
+build_in "$src/rocksdb-$upstream" "Debian source package rocksdb $debver"

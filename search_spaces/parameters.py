@@ -48,7 +48,7 @@ class Parameter:
         raise NotImplementedError
 
     def contains(self, value: Value) -> bool:
-        return self.distribution()._contains(self.distribution().to_internal_repr(value))
+        raise NotImplementedError
 
     def suggest(self, trial: optuna.Trial) -> Value:
         raise NotImplementedError
@@ -134,6 +134,9 @@ class _Numeric(Parameter):
     def describe(self) -> str:
         scale = " log" if self.log else ""
         return f"[{self.low}, {self.high}]{scale}"
+
+    def contains(self, value: Value) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and self.low <= value <= self.high
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -21,9 +22,47 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-@pytest.fixture(scope="session")
-def session_store(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
+CHECKOUT = Path(__file__).resolve().parents[1]
+_NOT_OURS = {".git", ".venv", "__pycache__"}
+
+
+def _files(root: Path) -> dict[str, tuple[float, int]]:
+    """Every file of the checkout (but .git, .venv, bytecode) with its mtime and size."""
+    found = {}
+    for top, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _NOT_OURS]
+        for name in names:
+            path = os.path.join(top, name)
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            found[os.path.relpath(path, root)] = (st.st_mtime, st.st_size)
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Before any fixture of any scope: the tests run in a temporary directory and track in a
+    temporary MLflow store, so a study never lands in the user's ./mlruns or runs/. Afterwards the
+    checkout must be as it was: no test writes into it."""
+    before = _files(CHECKOUT)
+    home = tmp_path_factory.mktemp("session")
+    store = f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
+    saved = {k: os.environ.get(k) for k in ("MLFLOW_TRACKING_URI",)}
+    cwd = os.getcwd()
+    os.environ["MLFLOW_TRACKING_URI"] = store
+    os.chdir(home)
+    yield store
+    os.chdir(cwd)
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    after = _files(CHECKOUT)
+    changed = sorted(k for k in after if before.get(k) != after[k]) + sorted(set(before) - set(after))
+    assert not changed, f"the tests wrote into the checkout {CHECKOUT}: {changed[:10]}"
 
 
 @pytest.fixture(autouse=True)

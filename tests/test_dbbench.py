@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from objectives import dbbench
-from objectives.dbbench import DbBenchError, locate, probe, release_builds
+from objectives.dbbench import DbBenchError, locate, probe, release_builds, version_matches
 
 pytestmark = pytest.mark.dbbench
 
@@ -52,9 +55,19 @@ def test_missing_flag_is_named(db_bench):
 
 @pytest.mark.release_build
 def test_make_db_bench_built_a_release_build_and_doctor_prefers_it():
-    (build,) = release_builds()[:1]
+    """make db_bench built a stripped release db_bench of ROCKSDB_VERSION; doctor prefers the newest
+    release build and lists every build with its version."""
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    wanted = re.search(r"^ROCKSDB_VERSION \?= (\S+)", makefile, re.MULTILINE)[1]
+    builds = release_builds()
+    (build,) = [b for b in builds if version_matches(b.parent.name[: -len("-release")], wanted)]
     db = probe(build)
-    assert not db.assertions and db.version == "7.8.3"
+    assert not db.assertions and build.parent.name == f"{db.version}-release"
+    assert b".debug_info" not in build.read_bytes()  # stripped
+    assert json.loads((build.parent / "BUILD_INFO.json").read_text())["version"] == db.version
     doctor = subprocess.run([sys.executable, "-m", "tuner.cli", "doctor"], capture_output=True, text=True)
-    assert f"db_bench:     {build} (found via release build made by 'make db_bench')" in doctor.stdout
+    assert f"db_bench:     {builds[0]} (found via release build made by 'make db_bench'" in doctor.stdout
     assert "build:        release" in doctor.stdout
+    for other in builds:
+        assert f"{other.parent.name[: -len('-release')]:<9} release" in doctor.stdout and str(other) in doctor.stdout
+    assert "assertions (debug checks on, slower)   /usr/bin/db_bench (PATH)" in doctor.stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from objectives import workdir
-from objectives.dbbench import DbBenchError, probe
+from objectives.dbbench import DbBenchError, installed, probe, probe_path
 from objectives.scores import OBJECTIVES
 from objectives.workloads import WorkloadError, load_workload
 from objectives.workloads import preset_names as workload_presets
@@ -103,7 +103,10 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     t.add_argument("--study", help="study name; an existing one is resumed (default <workload>-<time>)")
     t.add_argument("--storage", help="Optuna storage URL (default sqlite:///OUT/study.db)")
     t.add_argument("--out", type=Path, help="output directory (default runs/<study>)")
-    t.add_argument("--db-bench", help="db_bench binary (default $ROCKSDB_TUNER_DB_BENCH, else db_bench on PATH)")
+    t.add_argument("--db-bench", help="db_bench binary (default $ROCKSDB_TUNER_DB_BENCH, else the newest release "
+                   "build of 'make db_bench', else db_bench on PATH)")
+    t.add_argument("--rocksdb-version", metavar="V",
+                   help="measure with the db_bench of RocksDB V (e.g. 9.11 or 7.8; `rocksdb-tuner doctor` lists them)")
     t.add_argument("--seed", type=int, help="sampler seed (also db_bench's --seed); makes a study reproducible")
     t.add_argument("--trial-timeout", type=_positive_float, default=600.0, help="seconds before a trial is killed")
     t.add_argument("--work-dir", type=Path, help="where trial DBs are created (default the system temp dir)")
@@ -153,6 +156,7 @@ def _experiment_parser(x: argparse.ArgumentParser) -> None:
     x.add_argument("--report-only", action="store_true",
                    help="rewrite report.md, plots and overview.md from the saved result.json files")
     x.add_argument("--db-bench")
+    x.add_argument("--rocksdb-version", metavar="V", help="measure with the db_bench of RocksDB V (e.g. 9.11)")
     x.add_argument("--work-dir", type=Path, help="where trial DBs are created (default the system temp dir)")
     x.add_argument("--runs-dir", type=Path, default=Path("runs") / "experiments",
                    help="study storage and db_bench logs (default runs/experiments)")
@@ -163,8 +167,9 @@ def _experiment_parser(x: argparse.ArgumentParser) -> None:
 
 
 def _other_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    d = sub.add_parser("doctor", help="show db_bench, its build, and this host")
+    d = sub.add_parser("doctor", help="show this host and every db_bench build, and which one a study uses")
     d.add_argument("--db-bench")
+    d.add_argument("--rocksdb-version", metavar="V")
     d.add_argument("--work-dir", type=Path, help="where trial DBs would be created")
 
     e = sub.add_parser("export", help="write a study's best configuration as OPTIONS file, flags or Python")
@@ -175,11 +180,13 @@ def _other_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     v = sub.add_parser("verify", help="open a DB with an OPTIONS file via rocksdict and db_bench, check the values")
     v.add_argument("options", type=Path)
     v.add_argument("--db-bench")
+    v.add_argument("--rocksdb-version", metavar="V")
 
     u = sub.add_parser("ui", help="start the MLflow UI on the project's tracking store")
     u.add_argument("--mlflow-uri", help="tracking store (default $MLFLOW_TRACKING_URI, else sqlite:///mlruns/mlflow.db)")
     u.add_argument("--port", type=_port, default=5000, help="port on 127.0.0.1 (default 5000)")
     u.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
+    u.add_argument("--open", action="store_true", help="open the newest study's trials in a browser")
 
     sub.add_parser("workloads", help="list workload presets")
     s = sub.add_parser("spaces", help="list space presets, or show one")
@@ -193,6 +200,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     config = TuneConfig(
         workload=args.workload, space=args.space, trials=args.trials, sampler=args.sampler,
         objective=args.objective, study=args.study, storage=args.storage, out=args.out, db_bench=args.db_bench,
+        rocksdb_version=args.rocksdb_version,
         seed=args.seed, trial_timeout=args.trial_timeout, work_dir=args.work_dir, max_p99_us=args.max_p99_us,
         max_write_amp=args.max_write_amp, scale=args.scale, memory_budget=args.memory_budget,
         baselines=not args.no_baselines, mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri,
@@ -253,6 +261,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     progress = ConsoleProgress()
     for e in loaded:
         run = experiment.ExperimentRun(e, progress, quick=args.quick, rounds=args.rounds, db_bench=args.db_bench,
+                                       rocksdb_version=args.rocksdb_version,
                                        work_dir=args.work_dir, runs_dir=args.runs_dir, results_dir=args.results,
                                        mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri)
         try:
@@ -277,13 +286,20 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"free disk:    {usage.free / GiB:.1f} GiB in {where} (trial DBs go there)")
     except OSError as exc:
         print(f"free disk:    unknown for {where}: {exc.strerror}")
-    db = probe(args.db_bench)
-    print(f"db_bench:     {db.path} (found via {db.source})")
+    db = probe(args.db_bench, args.rocksdb_version)
+    print(f"db_bench:     {db.path} (found via {db.source}; a study uses it unless told otherwise)")
     print(f"version:      {db.version}")
     print(f"build:        {db.build}")
     print(f"flags:        {len(db.flags)} known to --help")
     if db.assertions:
         print("WARNING: assertion build: slower and skews CPU vs I/O; 'make db_bench' builds a release one.")
+    print("all builds:   (pick one with --rocksdb-version V or --db-bench PATH)")
+    for path, source in installed():
+        try:
+            other = db if path == db.path else probe_path(path, source)
+            print(f"  {other.version:<9} {other.build:<38} {path} ({source})")
+        except DbBenchError as exc:
+            print(f"  {'?':<9} {'does not run':<38} {path} ({source}): {exc}")
     return 0
 
 
@@ -300,8 +316,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     if not args.options.is_file():
         raise ExportError(f"{args.options}: no such file")
-    db = probe(args.db_bench)
-    checks, verdict = verify(args.options, db.path)
+    db = probe(args.db_bench, args.rocksdb_version)
+    checks, verdict, notes = verify(args.options, db.path)
+    for note in notes:
+        print(f"note: {note}")
     print(f"{'key':<52} {'in file':<24} {'read back':<24} ok")
     for c in checks:
         print(f"{c.key:<52} {str(c.in_file)[:24]:<24} {str(c.read_back)[:24]:<24} {'yes' if c.ok else 'NO'}"
@@ -315,7 +333,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_ui(args: argparse.Namespace) -> int:
     from tuner.ui import serve
 
-    return serve(args.mlflow_uri, args.host, args.port)
+    return serve(args.mlflow_uri, args.host, args.port, args.open)
 
 
 def cmd_workloads(_: argparse.Namespace) -> int:

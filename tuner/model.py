@@ -39,6 +39,7 @@ class TuneConfig:
     storage: str | None = None
     out: Path | None = None
     db_bench: str | None = None
+    rocksdb_version: str | None = None  # pick the db_bench build of this RocksDB version (e.g. "9.11")
     seed: int | None = None
     trial_timeout: float = 600.0
     work_dir: Path | None = None

@@ -18,7 +18,7 @@ from objectives.dbbench import DbBench, probe
 from objectives.runner import RUNNER_FLAGS
 from objectives.scores import Score
 from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Workload, load_workload
-from search_spaces import Context, SearchSpace, load_space
+from search_spaces import Context, GiB, SearchSpace, load_space
 from tuner.model import TuneConfig, UsageError
 from tuner.pruners import PrunerError, make_pruner
 from tuner.samplers import choose, make_sampler
@@ -83,11 +83,14 @@ def pruner_of(config: TuneConfig, score: Score) -> optuna.pruners.BasePruner:
 def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner) -> Prepared:
     """Probe db_bench, scale workload and space to this host, check flags, build the sampler and
     the work directory."""
-    db_bench = probe(config.db_bench)
+    db_bench = probe(config.db_bench, config.rocksdb_version)
     host = Context.of_host()
     budget = config.memory_budget if config.memory_budget is not None else host.ram // 4
     if budget <= 0:
         raise UsageError(f"--memory-budget: must be > 0 bytes, got {budget}")
+    if budget > host.ram:
+        raise UsageError(f"--memory-budget: {budget / GiB:,.1f} GiB is more than this machine's "
+                         f"{host.ram / GiB:.1f} GiB of memory")
     workload = load_workload(config.workload).resolve(config.scale, host)
     ctx = Context(cores=host.cores, ram=host.ram, data=workload.data_bytes(), scale=config.scale, budget=budget)
     space = (config.space if isinstance(config.space, SearchSpace) else load_space(config.space)).resolve(ctx)
@@ -121,6 +124,8 @@ def check_flags(db_bench: DbBench, workload: Workload, space: SearchSpace) -> No
                              "or names a path outside the trial's DB directory; it cannot be tuned")
     flags = set(workload.all_flags()) | {p.flag for p in space.parameters} | RUNNER_FLAGS
     db_bench.check_flags(sorted(flags), where=f"workload {workload.name} / space {space.name}")
+    db_bench.check_benchmarks([b for phase in workload.phases for b in phase.benchmarks],
+                              where=f"workload {workload.name}")
 
 
 def prepare_out(out: Path) -> None:

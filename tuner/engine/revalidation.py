@@ -13,6 +13,7 @@ resumes where it stopped.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -21,6 +22,7 @@ from objectives.measurement import Measurement
 from objectives.runner import RunFailed
 from objectives.workloads import Flag
 from tuner import ranking
+from tuner.fmt import fmt_duration
 from tuner.engine.storage import StudyStore
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.stats import bootstrap_ratio, sample_rows
@@ -58,19 +60,24 @@ class Remeasure:
         saved = self.store.attr(attr, {})
         if saved.get("entries") != sorted(entries) or saved.get("rounds") != rounds:
             saved = {"entries": sorted(entries), "rounds": rounds, "samples": {name: [] for name in entries}, "failed": {}}
-        for round_ in range(rounds):
-            for name, entry in entries.items():
-                if len(saved["samples"][name]) > round_ or name in saved["failed"]:
-                    continue
-                log_dir = self.out / attr / name.replace(" ", "-").replace(":", "-") / f"round-{round_}"
-                try:
-                    m = self.measure(f"{what} {name} round {round_}", entry["flags"], log_dir)
-                except RunFailed as exc:
-                    saved["failed"][name] = exc.reason
-                else:
-                    saved["samples"][name].append(m.metrics)
-                    self.note(f"{what} round {round_ + 1}/{rounds}: {name}: {m.metrics['ops_per_sec'] or 0:,.0f} ops/s")
-                self.store.set_attr(attr, saved)
+        todo = [(r, name) for r in range(rounds) for name in entries
+                if len(saved["samples"][name]) <= r and name not in saved["failed"]]
+        started = time.monotonic()
+        for done, (round_, name) in enumerate(todo, start=1):
+            if name in saved["failed"]:
+                continue
+            log_dir = self.out / attr / name.replace(" ", "-").replace(":", "-") / f"round-{round_}"
+            try:
+                m = self.measure(f"{what} {name} round {round_}", entries[name]["flags"], log_dir)
+            except RunFailed as exc:
+                saved["failed"][name] = exc.reason
+                self.note(f"{what} round {round_ + 1}/{rounds}: {name}: FAILED: {exc.reason}")
+            else:
+                saved["samples"][name].append(m.metrics)
+                eta = (time.monotonic() - started) / done * (len(todo) - done)
+                self.note(f"{what} round {round_ + 1}/{rounds}: {name}: {m.metrics['ops_per_sec'] or 0:,.0f} ops/s "
+                          f"(run {done} of {len(todo)}, ETA {fmt_duration(eta)})")
+            self.store.set_attr(attr, saved)
         return saved
 
 

@@ -32,7 +32,8 @@ class StudyStore:
         p = self.parts
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         try:
-            study = optuna.create_study(study_name=p.name, storage=p.storage, sampler=p.sampler, pruner=p.pruner,
+            storage = optuna.storages.get_storage(p.storage)
+            study = optuna.create_study(study_name=p.name, storage=storage, sampler=p.sampler, pruner=p.pruner,
                                         directions=p.score.directions, load_if_exists=True)
         except ValueError as exc:  # e.g. resuming with other directions
             raise UsageError(f"--study {p.name}: {exc}") from None
@@ -41,10 +42,12 @@ class StudyStore:
             reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
             raise UsageError(f"{flag}: cannot open the study storage {p.storage}: {reason}") from None
         self._check_identity(study)
-        for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            study._storage.set_trial_user_attr(trial._trial_id, "outcome", "interrupted")
-            study._storage.set_trial_user_attr(trial._trial_id, "fail_reason", "abandoned: the tuner stopped mid-trial")
-            study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+        study_id = storage.get_study_id_from_name(p.name)
+        for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):  # a killed tuner's
+            trial_id = storage.get_trial_id_from_study_id_trial_number(study_id, trial.number)
+            storage.set_trial_user_attr(trial_id, "outcome", "interrupted")
+            storage.set_trial_user_attr(trial_id, "fail_reason", "abandoned: the tuner stopped mid-trial")
+            study.tell(trial.number, state=TrialState.FAIL)
             self._rerun_grid_point(study, trial.params)
         return study
 

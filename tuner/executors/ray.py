@@ -87,20 +87,21 @@ class TaskSpec:
     cpus: int
     db_bench: str | None  # an explicit --db-bench path, else the node's own discovery
     work_dir: str | None
+    rocksdb_version: str | None = None  # the node's build of this version (--rocksdb-version)
 
 
-def node_facts(db_bench: str | None) -> dict[str, Any]:
+def node_facts(db_bench: str | None, version: str | None = None) -> dict[str, Any]:
     """This node: Ray node id, host name, IP, cores and its db_bench (or why there is none)."""
-    return _node(db_bench)[0]
+    return _node(db_bench, version)[0]
 
 
-def _node(explicit: str | None) -> tuple[dict[str, Any], DbBench | None]:
+def _node(explicit: str | None, version: str | None) -> tuple[dict[str, Any], DbBench | None]:
     import ray
 
     facts: dict[str, Any] = {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(),
                              "ip": ray.util.get_node_ip_address(), "cores": len(os.sched_getaffinity(0))}
     try:
-        db = probe(explicit)
+        db = probe(explicit, version)
     except DbBenchError as exc:
         facts["db_bench_error"] = str(exc)
         return facts, None
@@ -111,7 +112,7 @@ def _node(explicit: str | None) -> tuple[dict[str, Any], DbBench | None]:
 def measure_task(spec: TaskSpec) -> dict[str, Any]:
     """Runs in a Ray worker: lease cores, pin, measure, return metrics and the logs' bytes."""
     started = time.monotonic()
-    node, db = _node(spec.db_bench)
+    node, db = _node(spec.db_bench, spec.rocksdb_version)
     if db is None:
         return {"ok": False, "reason": f"node {node['host']}: {node['db_bench_error']}", "node": node, "logs": {}}
     lease = CoreLease(spec.cpus)
@@ -186,7 +187,7 @@ class RayExecutor:
         alive = [n for n in ray.nodes() if n.get("Alive")]
         probe_task = ray.remote(node_facts)
         refs = [probe_task.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
-                .remote(self.config.db_bench) for n in alive]
+                .remote(self.config.db_bench, self.config.rocksdb_version) for n in alive]
         try:
             self.nodes = ray.get(refs, timeout=120)
         except Exception as exc:  # noqa: BLE001
@@ -243,7 +244,8 @@ class RayExecutor:
         import ray
 
         spec = TaskSpec(self.workload, job.flags, job.repeats, self.seed, self.config.trial_timeout, self.cpus,
-                        self.config.db_bench, str(self.config.work_dir) if self.config.work_dir else None)
+                        self.config.db_bench, str(self.config.work_dir) if self.config.work_dir else None,
+                        self.config.rocksdb_version)
         options: dict[str, Any] = {"num_cpus": self.cpus, "max_retries": 0}
         bundle = None
         if self.placement is not None:

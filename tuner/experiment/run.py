@@ -1,6 +1,6 @@
 """Experiments: one source study (S0-S4) reproduced on this machine, side by side with the tuner.
 
-An experiment file (``experiments/studies/<id>.toml``) names the study's workload and scale, the
+An experiment file (``tuner/experiment/studies/<id>.toml``) names the study's workload and scale, the
 options the study swept by hand (a search space whose parameters carry ``grid`` values), and what
 the study found. Running it takes three steps, all on this machine in one session:
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from objectives.workloads import _check_flags, _evaluate_flags, load_workload
+from objectives.workloads import check_flags, evaluate_flags, load_workload
 from search_spaces import Context, SearchSpace, SpaceError
 from search_spaces import files
 from tuner.api import Study
@@ -33,10 +33,9 @@ from tuner.events import Observer
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneConfig
 from tuner.stats import bootstrap_ratio, sample_rows
 
-ROOT = Path(__file__).resolve().parents[2] / "experiments"
-STUDY_DIR = ROOT / "studies"
-BENCHMARK_SH = ROOT / "benchmark-sh.toml"
-RESULTS = ROOT / "results"
+STUDY_DIR = Path(__file__).with_name("studies")  # shipped with the package
+BENCHMARK_SH = Path(__file__).with_name("benchmark-sh.toml")
+RESULTS = Path("experiments") / "results"  # reports go under the current directory (the repository's root)
 MAX_TUNER_TRIALS = 30
 HEAD_TO_HEAD = "head_to_head"
 _FIELDS = {"id", "title", "workload", "scale", "scale_note", "finding", "sweep_note", "seed", "sweep"}
@@ -106,7 +105,7 @@ def benchmark_sh_flags(ctx: Context) -> tuple[dict[str, Any], str]:
     """The benchmark.sh-style flags (experiments/benchmark-sh.toml) for this host and data set."""
     data = files.load_data_file(BENCHMARK_SH, "benchmark.sh configuration", ExperimentError)
     try:
-        flags = _evaluate_flags(_check_flags(data.get("flags", {}), "flags"), ctx, "flags")
+        flags = evaluate_flags(check_flags(data.get("flags", {}), "flags"), ctx, "flags")
     except ValueError as exc:
         raise ExperimentError(f"{BENCHMARK_SH}: {exc}") from None
     return flags, str(data.get("doc", ""))
@@ -121,6 +120,7 @@ class ExperimentRun:
     quick: bool = False
     rounds: int = 3
     db_bench: str | None = None
+    rocksdb_version: str | None = None
     work_dir: Path | None = None
     runs_dir: Path = Path("runs") / "experiments"
     results_dir: Path | None = None
@@ -141,7 +141,7 @@ class ExperimentRun:
         e = self.experiment
         return TuneConfig(
             workload=e.workload, study=f"{self.key}-{step}", storage=self.storage, out=self.out / step,
-            db_bench=self.db_bench, seed=e.seed, work_dir=self.work_dir, scale=QUICK["scale"] if self.quick else e.scale,
+            db_bench=self.db_bench, rocksdb_version=self.rocksdb_version, seed=e.seed, work_dir=self.work_dir, scale=QUICK["scale"] if self.quick else e.scale,
             baselines=False, hand_found_first=False, plots=not self.quick, mlflow=self.mlflow, mlflow_uri=self.mlflow_uri,
             experiment=f"experiment-{e.id}", tags={"experiment": e.id, "experiment_step": step}, **kwargs)
 

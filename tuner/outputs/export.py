@@ -131,19 +131,28 @@ class Check:
     note: str = ""
 
 
-def verify(path: Path, db_bench: str | None = None) -> tuple[list[Check], str]:
+def verify(path: Path, db_bench: str | None = None) -> tuple[list[Check], str, list[str]]:
     """Open a fresh DB with the OPTIONS file via rocksdict, compare the DB's own OPTIONS file with
     it for every key the tuner sets, and (if ``db_bench`` is given) run db_bench with ``--options_file``.
-    Returns the checks and db_bench's verdict."""
+    Returns the checks, db_bench's verdict and notes.
+
+    A file written by a newer RocksDB than rocksdict's may hold options rocksdict's does not know
+    (e.g. 9.11's ``track_and_verify_wals`` in rocksdict's 9.8): those are ignored, as RocksDB
+    itself allows for files from newer versions, and a note says so."""
     import rocksdict
 
     text = Path(path).read_text()
+    notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-verify-") as tmp:
         shutil.copy(path, Path(tmp) / "OPTIONS-000001")
         try:
             options, families = rocksdict.Options.load_latest(tmp)
         except Exception as exc:  # rocksdict raises a generic exception for parse errors
-            raise ExportError(f"{path}: RocksDB cannot load it: {exc}") from None
+            if "Could not find option" not in str(exc):
+                raise ExportError(f"{path}: RocksDB cannot load it: {exc}") from None
+            options, families = rocksdict.Options.load_latest(tmp, ignore_unknown_options=True)
+            notes.append(f"options unknown to rocksdict's RocksDB were ignored ({exc}; the file is from RocksDB "
+                         f"{options_file.lookup(options_file.parse_options(text), 'Version.rocksdb_version')})")
         options.create_if_missing(True)
         db = rocksdict.Rdict(f"{tmp}/db", options, column_families=families)
         db[b"rocksdb-tuner"] = b"verify"
@@ -163,4 +172,4 @@ def verify(path: Path, db_bench: str | None = None) -> tuple[list[Check], str]:
             checks.append(Check(key, want, got, True, "RocksDB does not write it to OPTIONS files; not checked"))
         else:
             checks.append(Check(key, want, got, want == got))
-    return checks, verdict
+    return checks, verdict, notes

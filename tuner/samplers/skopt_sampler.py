@@ -92,10 +92,11 @@ class SkoptSampler(optuna.samplers.BaseSampler):
 
 
 def _contains(d: BaseDistribution, value: Any) -> bool:
-    try:
-        return d._contains(d.to_internal_repr(value))
-    except ValueError:
-        return False
+    if isinstance(d, CategoricalDistribution):
+        return value in d.choices
+    if isinstance(d, (IntDistribution, FloatDistribution)):
+        return isinstance(value, (int, float)) and d.low <= value <= d.high
+    return False
 
 
 def _dimension(d: BaseDistribution) -> Any:
