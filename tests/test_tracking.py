@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from html.parser import HTMLParser
 from pathlib import Path
 
 import optuna
@@ -32,6 +35,11 @@ def _runs(client: MlflowClient, experiment: str) -> tuple[object, list]:
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
     assert len(children) == len(runs) - 1
     return parent, children
+
+
+def _key(run: object) -> str:
+    """A run's name without the figure trial runs carry (``trial-0003 212k ops/s`` -> ``trial-0003``)."""
+    return run.info.run_name.split(" ")[0]
 
 
 def _artifacts(client: MlflowClient, run_id: str, path: str | None = None) -> set[str]:
@@ -74,9 +82,10 @@ def test_default_store_parent_nested_runs_artifacts_and_resume(tmp_path, monkeyp
     assert "| rocksdb-default |" in comparison and "| hand-found:S2 |" in comparison
 
     baselines = {r.data.tags["baseline"]: r for r in children if r.data.tags["role"] == "baseline"}
-    trials = sorted((r for r in children if r.data.tags["role"] == "trial"), key=lambda r: r.info.run_name)
+    trials = sorted((r for r in children if r.data.tags["role"] == "trial"), key=_key)
     assert set(baselines) == {"rocksdb-default", "hand-found:S2"}
-    assert [r.info.run_name for r in trials] == [f"trial-{i:04d}" for i in range(4)]
+    assert [_key(r) for r in trials] == [f"trial-{i:04d}" for i in range(4)]
+    assert all(r.info.run_name == f"{_key(r)} {r.data.metrics['ops_per_sec'] / 1000:,.0f}k ops/s" for r in trials)
     assert baselines["hand-found:S2"].data.params["max_write_buffer_number"] == "4"
     for run in [*baselines.values(), *trials]:
         assert run.info.status == "FINISHED" and run.data.tags["state"] == "COMPLETE"
@@ -99,7 +108,7 @@ def test_default_store_parent_nested_runs_artifacts_and_resume(tmp_path, monkeyp
     assert r.returncode == 0, r.stderr
     again, children = _runs(client, "S2")
     assert again.info.run_id == parent.info.run_id and again.info.status == "FINISHED"
-    names = sorted(r.info.run_name for r in children if r.data.tags["role"] == "trial")
+    names = sorted(_key(r) for r in children if r.data.tags["role"] == "trial")
     assert names == [f"trial-{i:04d}" for i in range(6)]
     assert again.data.tags["trials_requested"] == "6"
 
@@ -141,13 +150,13 @@ def test_resume_logs_what_a_killed_run_left_unlogged_exactly_once(tmp_path):
     assert tuner(*base, "--trials", "2", "--mlflow-uri", uri).returncode == 0
     client = MlflowClient(uri)
     _, children = _runs(client, "fillrandom")
-    assert sorted(r.info.run_name for r in children) == ["rocksdb-default", "trial-0000", "trial-0001"]
-    cut = next(r for r in children if r.info.run_name == "trial-0001")
+    assert sorted(_key(r) for r in children) == ["rocksdb-default", "trial-0000", "trial-0001"]
+    cut = next(r for r in children if _key(r) == "trial-0001")
     client.update_run(cut.info.run_id, status="RUNNING")  # as if the tuner died while logging it
     r = tuner(*base, "--trials", "3", "--mlflow-uri", uri)
     assert r.returncode == 0, r.stderr
     parent, children = _runs(client, "fillrandom")
-    assert sorted(r.info.run_name for r in children) == ["rocksdb-default", "trial-0000", "trial-0001", "trial-0002"]
+    assert sorted(_key(r) for r in children) == ["rocksdb-default", "trial-0000", "trial-0001", "trial-0002"]
     assert all(r.info.status == "FINISHED" for r in children)
     assert cut.info.run_id not in {r.info.run_id for r in children}
 
@@ -217,8 +226,8 @@ def test_end_to_end_against_a_real_mlflow_server(tmp_path, mlflow_server):
     client = MlflowClient(url)
     parent, children = _runs(client, "fillrandom")
     assert parent.info.status == "FINISHED" and parent.info.run_name == "remote"
-    assert sorted(r.info.run_name for r in children) == ["rocksdb-default", "trial-0000", "trial-0001", "trial-0002"]
-    trial = next(r for r in children if r.info.run_name == "trial-0002")
+    assert sorted(_key(r) for r in children) == ["rocksdb-default", "trial-0000", "trial-0001", "trial-0002"]
+    trial = next(r for r in children if _key(r) == "trial-0002")
     assert TUNED <= set(trial.data.params) and trial.data.metrics["ops_per_sec"] > 0
     stdout = Path(client.download_artifacts(trial.info.run_id, "db_bench/load.stdout", str(tmp_path)))
     assert "fillrandom   :" in stdout.read_text()
@@ -245,35 +254,104 @@ def test_bad_tracking_uri_is_one_clear_error(tmp_path, monkeypatch, flag, value,
     assert time.monotonic() - started < 30
 
 
-def _chromium_dom(url: str) -> str:
-    r = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=20000",
-                        "--dump-dom", url], capture_output=True, text=True, timeout=120)
+def _chromium_dom(url: str, width: int = 1600) -> str:
+    """The page as headless Chromium renders it, in a fresh profile (as a new user's browser: the
+    GenAI / model-training choice MLflow keeps in the browser is not set)."""
+    with tempfile.TemporaryDirectory(prefix="chromium-") as profile:
+        r = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                            f"--user-data-dir={profile}", f"--window-size={width},1000", "--virtual-time-budget=30000",
+                            "--dump-dom", url], capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout
 
 
-def test_ui_shows_the_study_in_headless_chromium(tmp_path, monkeypatch):
+class _Grid(HTMLParser):
+    """MLflow's runs table (ag-grid) in a dumped DOM: row id -> (row index, cell text by column id),
+    and the column ids of the header."""
+
+    VOID = {"input", "img", "br", "hr", "meta", "link", "source", "path", "rect", "circle", "use", "col"}
+
+    def __init__(self, dom: str):
+        super().__init__()
+        self.rows: dict[str, tuple[int, dict[str, str]]] = {}
+        self.headers: list[str] = []
+        self.stack: list[tuple[str, str | None, str | None]] = []
+        self.feed(dom)
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        a = dict(attrs)
+        if a.get("role") == "columnheader" and a.get("col-id"):
+            self.headers.append(a["col-id"])
+        row = a.get("row-id") if "row-index" in a else None
+        if row and row not in self.rows:
+            self.rows[row] = (int(a["row-index"]), {})
+        col = a.get("col-id") if a.get("role") == "gridcell" else None
+        if tag not in self.VOID:
+            self.stack.append((tag, row, col))
+
+    def handle_endtag(self, tag: str) -> None:
+        while self.stack:
+            if self.stack.pop()[0] == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        row = next((r for _, r, _ in reversed(self.stack) if r), None)
+        col = next((c for _, _, c in reversed(self.stack) if c), None)
+        if row and col and data.strip():
+            cells = self.rows[row][1]
+            cells[col] = cells.get(col, "") + data.strip()
+
+
+def _ui_lines(ui: subprocess.Popen, until: str) -> list[str]:
+    lines = []
+    while True:
+        line = ui.stdout.readline()
+        assert line, f"ui ended early: {lines}"
+        lines.append(line.rstrip("\n"))
+        if until in line:
+            return lines
+
+
+def test_ui_opens_on_the_studys_trials_in_headless_chromium(tmp_path, monkeypatch):
+    """The address `ui` prints lands on the runs table in model-training mode (not the GenAI
+    overview), with this study's trials only, best ops/s first, and the score, P99, write amp and
+    tuned parameters as columns. SIGTERM stops the server with all its workers."""
     monkeypatch.delenv("MLFLOW_TRACKING_URI")
     r = tuner("ui", "--port", str(_free_port()), cwd=tmp_path)
     assert r.returncode == 2 and "no MLflow store at" in r.stderr and "rocksdb-tuner tune" in r.stderr
-    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--seed", "6",
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "3", "--seed", "6",
               "--study", "shown-in-ui", "--out", "o", "--no-plots", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     parent, children = _runs(client, "fillrandom")
-    trial = next(r for r in children if r.info.run_name == "trial-0001")
+    trials = {t.info.run_id: t for t in children if t.data.tags["role"] == "trial"}
+    assert len(trials) == 3 and all(t.info.run_name.endswith(" ops/s") for t in trials.values())
+    assert {"baseline.rocksdb-default.ops_per_sec", "best.ops_per_sec"} <= set(parent.data.metrics)
     port = _free_port()
     ui = subprocess.Popen([*TUNER, "ui", "--port", str(port)], cwd=tmp_path, stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+                          stderr=subprocess.DEVNULL, text=True)
     try:
-        line = ui.stdout.readline()
-        assert f"http://127.0.0.1:{port}" in line, line
-        base = f"http://127.0.0.1:{port}/#/experiments/{parent.info.experiment_id}"
-        runs_page = _chromium_dom(f"{base}/runs")
-        assert "shown-in-ui" in runs_page, runs_page[-3000:]
-        assert "<strong>4</strong> matching runs" in runs_page  # the study, its baseline, its two trials
-        run_page = _chromium_dom(f"{base}/runs/{trial.info.run_id}")
-        assert "trial-0001" in run_page and "write_buffer_size" in run_page and "ops_per_sec" in run_page
+        lines = _ui_lines(ui, "every trial of experiment fillrandom")
+        assert f"http://127.0.0.1:{port}" in lines[0], lines
+        (link,) = [line[line.index("http"):] for line in lines if "shown-in-ui (experiment fillrandom): its trials" in line]
+        assert "workflowType=machine_learning" in link and "viewStateShareKey=study-" in link
+        grid = _Grid("")
+        for _ in range(3):  # the first page a fresh server renders can take longer than the time budget
+            dom = _chromium_dom(link, width=2600)
+            grid = _Grid(dom)
+            if grid.rows:
+                break
+        assert re.search(r"<h2[^>]*>Runs</h2>", dom) and "Token Usage" not in dom and "Training runs" not in dom
+        assert set(grid.rows) == set(trials), (sorted(grid.rows), sorted(trials))  # no parent, no baseline
+        ops_col = "metrics.`ops_per_sec`"
+        shown = [float(cells[ops_col]) for _, cells in sorted(grid.rows.values(), key=lambda r: r[0])]
+        assert shown == sorted((t.data.metrics["ops_per_sec"] for t in trials.values()), reverse=True)
+        assert shown == sorted(shown, reverse=True) and all(v > 0 for v in shown)
+        expected = {"metrics.`p99_us`", "metrics.`write_amp`", "params.`write_buffer_size`", "params.`bloom_bits`"}
+        assert expected <= set(grid.headers), grid.headers
     finally:
-        os.killpg(ui.pid, signal.SIGINT)
-        ui.wait(timeout=30)
+        ui.send_signal(signal.SIGTERM)
+        assert ui.wait(timeout=60) == 0
+    left = subprocess.run(["pgrep", "-f", "--", f"--port {port}"], capture_output=True, text=True)
+    assert left.returncode == 1, f"the MLflow server or a worker survived SIGTERM: {left.stdout}"

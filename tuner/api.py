@@ -84,7 +84,7 @@ class Study:
             except TrackingError as exc:  # the store refused the study's parent run
                 raise UsageError(str(exc)) from None
             try:
-                result = write_outputs(snapshot, self.tracker.link() if self.tracker else None)
+                result = write_outputs(snapshot, self.tracker.link(snapshot.uid) if self.tracker else None)
                 plots = self._plots(snapshot)
             except KeyboardInterrupt:
                 self.bus.study_stopped(snapshot, "KILLED")

@@ -1,18 +1,30 @@
-"""``rocksdb-tuner ui``: the MLflow UI on the project's tracking store, on loopback by default."""
+"""``rocksdb-tuner ui``: the MLflow UI on the project's tracking store, on loopback by default.
+
+It prints, for each study in the store, the address that opens its trials (see
+:mod:`tuner.observers.mlflow_views`) and MLflow's comparison of its three best trials; ``--open``
+opens the newest study's in a browser. SIGINT, SIGTERM and SIGHUP stop the server and all of its
+workers (they run in a process group of their own).
+"""
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+import webbrowser
 from pathlib import Path
+from typing import Any
 
 from tuner.observers.mlflow import DEFAULT_DIR, TrackingError, resolve_uri
+from tuner.observers.mlflow_views import ALL_TRIALS, PREFIX, compare_url, study_key, view_url
 
 _START_TIMEOUT = 120.0
+_STOP_GRACE = 10.0
+MAX_STUDIES = 10
 
 
 def server_command(uri: str, host: str, port: int) -> list[str]:
@@ -22,12 +34,39 @@ def server_command(uri: str, host: str, port: int) -> list[str]:
             "--default-artifact-root", str(artifacts), "--host", host, "--port", str(port), "--workers", "1"]
 
 
-def serve(explicit_uri: str | None, host: str, port: int) -> int:
-    """Start the UI, print its address when it answers, and run until Ctrl-C."""
+def links(uri: str, base: str) -> list[tuple[str, str]]:
+    """(what, address) for the newest studies of the store: their trials, their best three side by
+    side, and every trial of each experiment."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    found: list[tuple[float, str, str]] = []
+    for exp in client.search_experiments():
+        if PREFIX + ALL_TRIALS not in exp.tags:
+            continue
+        for parent in client.search_runs([exp.experiment_id], "tags.role = 'study'", max_results=MAX_STUDIES):
+            uid = parent.data.tags.get("study_uid", "")
+            if PREFIX + study_key(uid) not in exp.tags:
+                continue
+            top = client.search_runs([exp.experiment_id], f"tags.role = 'trial' and tags.study_uid = '{uid}'",
+                                     order_by=["metrics.ops_per_sec DESC"], max_results=3)
+            name = f"{parent.info.run_name} (experiment {exp.name})"
+            found.append((parent.info.start_time, f"{name}: its trials, best first",
+                          view_url(base, exp.experiment_id, study_key(uid))))
+            if len(top) > 1:
+                found.append((parent.info.start_time - 1e-3, f"{name}: its {len(top)} best trials side by side",
+                              compare_url(base, exp.experiment_id, [r.info.run_id for r in top])))
+        found.append((-1.0, f"every trial of experiment {exp.name}", view_url(base, exp.experiment_id, ALL_TRIALS)))
+    return [(what, url) for _, what, url in sorted(found, key=lambda f: -f[0])]
+
+
+def serve(explicit_uri: str | None, host: str, port: int, open_browser: bool = False) -> int:
+    """Start the UI, print its addresses when it answers, and run until a signal stops it."""
     uri, source = resolve_uri(explicit_uri)
     flag = "--mlflow-uri" if source in ("default", "--mlflow-uri") else source
     if uri.startswith(("http://", "https://")):
         print(f"{uri} is an MLflow server: its UI is at {uri}")
+        _print_links(uri, uri, open_browser)
         return 0
     if not uri.startswith("sqlite:///"):
         raise TrackingError(f"{flag}: {uri!r}: the UI needs sqlite:///PATH or an http(s) server")
@@ -40,26 +79,80 @@ def serve(explicit_uri: str | None, host: str, port: int) -> int:
             probe.bind((host, port))
         except OSError as exc:
             raise TrackingError(f"--port: cannot listen on {host}:{port}: {exc.strerror}") from None
-    # The server's own log goes to stderr, so stdout carries only the address line.
-    proc = subprocess.Popen(server_command(uri, host, port), stdout=sys.stderr)
+    # The server's own log goes to stderr, so stdout carries only the addresses. Its own session, so
+    # that stopping it reaches gunicorn/uvicorn workers too.
+    proc = subprocess.Popen(server_command(uri, host, port), stdout=sys.stderr, start_new_session=True)
     address = f"http://{host}:{port}"
+    stop = _stop_on_signals()
     try:
-        deadline = time.monotonic() + _START_TIMEOUT
-        while proc.poll() is None and time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(address + "/health", timeout=2):
-                    break
-            except OSError:
-                time.sleep(0.5)
-        if proc.poll() is not None:
+        if not _wait_healthy(proc, address):
             print(f"rocksdb-tuner: error: mlflow server exited with code {proc.returncode}", file=sys.stderr)
             return 1
         print(f"MLflow UI on {uri}: {address}  (Ctrl-C stops it)", flush=True)
-        return proc.wait()
+        _print_links(uri, address, open_browser)
+        while proc.poll() is None and not stop:
+            time.sleep(0.2)
+        return proc.returncode if not stop and proc.returncode is not None else 0
     except KeyboardInterrupt:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
         return 0
+    finally:
+        _stop(proc)
+
+
+def _print_links(uri: str, address: str, open_browser: bool) -> None:
+    found = links(uri, address)
+    for what, url in found:
+        print(f"  {what}: {url}", flush=True)
+    if not found:
+        print("  (no study tracked here yet)", flush=True)
+    if open_browser and found:
+        webbrowser.open(found[0][1])
+
+
+def _wait_healthy(proc: subprocess.Popen[Any], address: str) -> bool:
+    deadline = time.monotonic() + _START_TIMEOUT
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(address + "/health", timeout=2):
+                return True
+        except OSError:
+            time.sleep(0.5)
+    return False
+
+
+def _stop_on_signals() -> list[int]:
+    """SIGTERM and SIGHUP end the UI as Ctrl-C does; the list records which signal came."""
+    received: list[int] = []
+
+    def handler(signum: int, _frame: object) -> None:
+        received.append(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, handler)
+    return received
+
+
+def _stop(proc: subprocess.Popen[Any]) -> None:
+    """SIGTERM the server's process group; SIGKILL what is left after a grace period."""
+    for sig, wait in ((signal.SIGTERM, _STOP_GRACE), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        deadline = time.monotonic() + wait  # the leader is gone: give its workers the same grace
+        while time.monotonic() < deadline and _group_alive(proc.pid):
+            time.sleep(0.1)
+        if not _group_alive(proc.pid):
+            break
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False

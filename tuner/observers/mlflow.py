@@ -27,12 +27,15 @@ from optuna.trial import FrozenTrial, TrialState
 
 from tuner import ranking
 from tuner.events import Observer
+from tuner.fmt import fmt_ops
 from tuner.model import StudySnapshot, TuneResult
+from tuner.observers.mlflow_views import study_key, view_tags
 
 DEFAULT_DIR = "mlruns"
 _PARENT = "mlflow.parentRunId"
 _BATCH = 1000
 _PARAMS_TAGS_BATCH = 100
+_HEADLINE = ("ops_per_sec", "p99_us", "write_amp")
 
 
 class TrackingError(ValueError):
@@ -190,9 +193,9 @@ class MlflowTracker(Observer):
     def runs_logged(self) -> int:
         return self.store.runs_logged
 
-    def link(self) -> dict[str, Any]:
-        """Where the study is tracked, for its summary."""
-        return {"uri": self.uri, "experiment_id": self.experiment_id, "run_id": self.parent_id}
+    def link(self, uid: str) -> dict[str, Any]:
+        """Where the study is tracked, for its summary (``view``: the saved view of its trials)."""
+        return {"uri": self.uri, "experiment_id": self.experiment_id, "run_id": self.parent_id, "view": study_key(uid)}
 
     # -- events -----------------------------------------------------------------------------------
     def study_started(self, snapshot: StudySnapshot) -> None:
@@ -216,6 +219,8 @@ class MlflowTracker(Observer):
                 self.parent_id = run.info.run_id
                 self.store.batch(self.parent_id, params=_study_params(snapshot))
             self.store.batch(self.parent_id, tags=_study_mutable_tags(snapshot))
+            for key, value in view_tags(snapshot.name, snapshot.uid, [p.name for p in snapshot.space.parameters]).items():
+                self.store.client.set_experiment_tag(self.experiment_id, key, value)
         except TrackingError:
             raise
         except Exception as exc:  # noqa: BLE001 - any MLflow/SQL/HTTP failure means: cannot track
@@ -227,12 +232,26 @@ class MlflowTracker(Observer):
 
     def baseline_done(self, snapshot: StudySnapshot, record: dict[str, Any]) -> None:
         self._record(snapshot)
+        metrics = {f"baseline.{record['name']}.{k}": v for k, v in record.get("metrics", {}).items() if k in _HEADLINE}
+        self._parent_metrics(snapshot, metrics, step=0)
 
     def trial_rejected(self, snapshot: StudySnapshot, number: int, reason: str) -> None:
         self._record(snapshot)
 
     def trial_done(self, snapshot: StudySnapshot, trial: FrozenTrial, seconds: float) -> None:
         self._record(snapshot)
+        best = snapshot.best()
+        if best is not None:
+            self._parent_metrics(snapshot, {"best_so_far.ops_per_sec": ranking.ops(best)}, step=snapshot.counted())
+
+    def _parent_metrics(self, snapshot: StudySnapshot, values: dict[str, Any], step: int) -> None:
+        """Figures on the study's own run, so its row in the runs table shows them."""
+        if self.paused or self.parent_id is None or not values:
+            return
+        try:
+            self.store.batch(self.parent_id, metrics=_metrics(values, step=step))
+        except Exception as exc:  # noqa: BLE001
+            self._pause(snapshot, exc)
 
     def _record(self, snapshot: StudySnapshot) -> None:
         """Log every finished baseline and trial that has no run yet."""
@@ -293,6 +312,7 @@ class MlflowTracker(Observer):
             status = "KILLED"
         tags = {
             _PARENT: self.parent_id, "trial_key": key, "role": "trial", "study": snapshot.name,
+            "study_uid": snapshot.uid,
             "trial_number": str(trial.number), "state": state, "outcome": outcome, **snapshot.config.tags,
             **_trial_tags(attrs),
         }
@@ -305,7 +325,7 @@ class MlflowTracker(Observer):
         metrics = _metrics(values, timestamp=end)
         metrics += _phase_metrics(attrs.get("phases", []), start)
         metrics += [_metric("intermediate_value", v, start, int(step)) for step, v in trial.intermediate_values.items()]
-        self.store.run(name=f"trial-{trial.number:04d}", tags=tags, params=trial.params, metrics=metrics, start=start,
+        self.store.run(name=_trial_run_name(trial.number, outcome, attrs), tags=tags, params=trial.params, metrics=metrics, start=start,
                        end=end, status=status, artifacts=attrs.get("log_dir"))
 
     def _log_baseline(self, snapshot: StudySnapshot, key: str, record: dict[str, Any]) -> None:
@@ -313,6 +333,7 @@ class MlflowTracker(Observer):
         start = end - int(record.get("seconds", 0) * 1000)
         tags = {
             _PARENT: self.parent_id, "trial_key": key, "role": "baseline", "study": snapshot.name,
+            "study_uid": snapshot.uid,
             "baseline": record["name"], "state": "COMPLETE" if record["state"] == "COMPLETE" else "FAILED",
             "mlflow.note.content": record.get("doc", ""), **snapshot.config.tags,
         }
@@ -328,6 +349,15 @@ class MlflowTracker(Observer):
         if self.bus is not None:
             self.bus.note(f"MLflow tracking paused ({self.uri}): {self.paused}. Measurements go on in the "
                           f"study storage; `rocksdb-tuner tune --study {snapshot.name}` logs what is missing.")
+
+
+def _trial_run_name(number: int, outcome: str, attrs: dict[str, Any]) -> str:
+    """``trial-0098 338k ops/s`` for a measured trial, ``trial-0012 failed`` for the others."""
+    ops = (attrs.get("metrics") or {}).get("ops_per_sec")
+    if outcome == "complete" and ops:
+        figure = f"{ops / 1000:,.0f}k" if ops >= 10_000 else fmt_ops(ops)
+        return f"trial-{number:04d} {figure} ops/s"
+    return f"trial-{number:04d} {outcome}"
 
 
 def log_comparison(uri: str | None, experiment: str, name: str, tags: dict[str, str],
