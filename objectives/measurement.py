@@ -1,24 +1,28 @@
-"""A configuration measured: the workload run ``repeats`` times, each on a fresh DB; median metrics."""
+"""A configuration measured: the workload run ``repeats`` times, each on a fresh DB, and represented
+by one real run: the one with the median ops/s (the lower of the two middle ones for an even count),
+so that its ops/s, P99 and write amp come from the same run."""
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from objectives.metrics import median_metrics, phase_details, summarize
+from objectives.metrics import phase_details, summarize
 from objectives.runner import IntervalObserver, Runner, RunResult
 from objectives.workloads import Flag, Workload
 
 
 @dataclass
 class Measurement:
-    """Median metrics, the first run's phase details, the OPTIONS file and commands, each repeat's metrics."""
+    """The representative run's metrics, phase details, OPTIONS file and commands; each repeat's metrics."""
 
     metrics: dict[str, float | None]
     details: list[dict[str, object]]
     options_text: str
     commands: list[list[str]]
     repeats: list[dict[str, float | None]] = field(default_factory=list)
+    representative: int = 0  # which repeat the metrics are from
 
 
 def measure(runner: Runner, workload: Workload, flags: dict[str, Flag], log_dir: Path, repeats: int, seed: int,
@@ -30,8 +34,11 @@ def measure(runner: Runner, workload: Workload, flags: dict[str, Flag], log_dir:
     for i in range(repeats):
         where = log_dir if repeats == 1 else log_dir / f"repeat-{i}"
         runs.append(runner.run(workload, flags, where, seed=seed, observer=observer if i == 0 else None))
+    operations = {p.name: p.operations for p in workload.phases if p.operations}
+    each = [summarize(r, operations) for r in runs]
+    middle = statistics.median_low([m["ops_per_sec"] or 0.0 for m in each])
+    pick = next(i for i, m in enumerate(each) if (m["ops_per_sec"] or 0.0) == middle)
     log_dir.mkdir(parents=True, exist_ok=True)
-    (log_dir / "OPTIONS").write_text(runs[-1].options_text)
-    each = [summarize(r) for r in runs]
-    return Measurement(median_metrics(each), phase_details(runs[0]), runs[-1].options_text, runs[0].commands,
-                       each if repeats > 1 else [])
+    (log_dir / "OPTIONS").write_text(runs[pick].options_text)
+    return Measurement(each[pick], phase_details(runs[pick]), runs[pick].options_text, runs[pick].commands,
+                       each if repeats > 1 else [], representative=pick)

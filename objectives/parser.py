@@ -1,4 +1,5 @@
-"""Parsing db_bench 7.x stdout: result lines, ``--histogram=1`` blocks and ``--statistics=1`` tickers.
+"""Parsing db_bench stdout (7.8 to 9.11): result lines, ``--histogram=1`` blocks, ``--statistics=1``
+tickers, and the LSM state that the ``levelstats``, ``memstats`` and ``stats`` benchmarks print.
 
 Percentiles are recomputed from the histogram buckets with RocksDB's own interpolation
 (``HistogramStat::Percentile``), which yields P95 (not printed) and lets the histograms of
@@ -23,6 +24,9 @@ _PERCENTILES_RE = re.compile(r"P([\d.]+): ([\d.]+)")
 _BUCKET_RE = re.compile(r"^[\[(]\s*([\d.]+),\s*([\d.]+)\s*\]\s+(\d+)\s")
 _TICKER_RE = re.compile(r"^(rocksdb\.[\w.]+) COUNT : (\d+)\s*$")
 _STAT_HIST_RE = re.compile(r"^(rocksdb\.[\w.]+) P50 : .* COUNT : (\d+) SUM : (\d+)\s*$")
+_LEVEL_ROW_RE = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s*$")  # levelstats: level, files, size in MB
+_MEMSTAT_RE = re.compile(r"^rocksdb\.(cur-size-all-mem-tables|num-immutable-mem-table|num-entries-active-mem-table): (\d+)$")
+_PENDING_RE = re.compile(r"^Estimated pending compaction bytes: (\d+)$")  # `stats`, from 9.x on
 
 
 class ParseError(ValueError):
@@ -95,6 +99,9 @@ class Output:
     stat_sums: dict[str, int] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     assertions: bool = False
+    level_files: list[list[int]] = field(default_factory=list)  # files per level, one list per levelstats
+    memtables: dict[str, int] = field(default_factory=dict)  # the first memstats: cur-size-all-mem-tables, ...
+    pending_compaction_bytes: int | None = None  # the first `stats` that prints it (9.x)
 
     def ticker(self, name: str) -> int:
         return self.tickers.get(f"rocksdb.{name}", 0)
@@ -123,6 +130,8 @@ def parse(text: str) -> Output:
             hist = None
         elif match := _SKIPPED_RE.match(line):
             out.skipped.append(f"{match[1]}: skipped{match[2]}")
+        elif hist is not None and (line.startswith("**") or (not line and hist.buckets)):
+            hist = None  # the block ended: a `stats` report's histograms are not the benchmark's
         elif match := _HIST_HEAD_RE.match(line):
             hist = Histogram()
             if out.results:
@@ -139,7 +148,21 @@ def parse(text: str) -> Output:
             out.tickers[match[1]] = int(match[2])
         elif match := _STAT_HIST_RE.match(line):
             out.stat_sums[match[1]] = int(match[3])
+        else:
+            _lsm_line(out, line)
     return out
+
+
+def _lsm_line(out: Output, line: str) -> None:
+    """levelstats ("Level Files Size(MB)" and a row per level), memstats and stats' pending bytes."""
+    if line == "Level Files Size(MB)":
+        out.level_files.append([])
+    elif out.level_files and (match := _LEVEL_ROW_RE.match(line)) and int(match[1]) == len(out.level_files[-1]):
+        out.level_files[-1].append(int(match[2]))
+    elif (match := _MEMSTAT_RE.match(line)) and match[1] not in out.memtables:
+        out.memtables[match[1]] = int(match[2])
+    elif (match := _PENDING_RE.match(line)) and out.pending_compaction_bytes is None:
+        out.pending_compaction_bytes = int(match[1])
 
 
 def require(out: Output, benchmarks: tuple[str, ...], statistics: bool = True) -> None:

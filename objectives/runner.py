@@ -1,8 +1,15 @@
 """Running a workload with one configuration's flags: real db_bench processes, one per phase.
 
 Each run gets a fresh temporary directory under the work dir (with a marker file; the DB lives
-inside), a deadline for all its phases, and leaves behind only its logs. db_bench runs in its own
-process group, never through a shell; its stdout/stderr go to files in the run's log directory.
+inside, a copy of a snapshot for trace workloads), a deadline for all its phases, and leaves behind
+only its logs. db_bench runs in its own process group, never through a shell; its stdout/stderr go
+to files in the run's log directory.
+
+Every phase ends with a drain (docs/metrics.md): db_bench's ``flush`` and ``waitforcompaction`` in
+the same process, after ``stats,levelstats,memstats`` record the LSM state a scored phase left. How
+long the drain took is read from the DB's LOG (when the last flush or compaction ended), so the fixed
+sleeps of ``waitforcompaction`` never count. With a memory limit, scored phases run in a memory
+cgroup of their own (objectives.memory), their DB's files dropped from the page cache first.
 """
 
 from __future__ import annotations
@@ -19,7 +26,10 @@ from typing import Callable
 
 from objectives import workdir
 from objectives.dbbench import DbBench
+from objectives.memory import Cgroups, MemoryCgroup, MemoryLimitError, evict
 from objectives.parser import Output, ParseError, parse, parse_report, require
+from objectives.rocksdb_log import LogFacts, read_log
+from objectives.versions import pinned_defaults
 from objectives.workloads import Flag, Workload
 
 MARKER = ".rocksdb-tuner-owned"
@@ -31,6 +41,10 @@ RUNNER_FLAGS = {"db", "benchmarks", "use_existing_db", "statistics", "histogram"
 REPORT_INTERVAL_SECONDS = 1
 # util-linux's setpriv makes the kernel SIGKILL db_bench when the tuner dies, even by SIGKILL.
 _SETPRIV = shutil.which("setpriv")
+# Appended to every phase when the workload drains (the default): the LSM state a scored phase left,
+# then memtables flushed and compaction run until nothing is pending.
+LSM_STATE = ("stats", "levelstats", "memstats")
+DRAIN = ("flush", "waitforcompaction")
 
 
 # Called with (phase, second, ops/s of that second) as db_bench reports; True stops the run.
@@ -56,7 +70,7 @@ class RunFailed(RuntimeError):
 
 @dataclass
 class PhaseRun:
-    """One db_bench invocation: its command, resources used and parsed output."""
+    """One db_bench invocation: its command, resources used, parsed output and LOG."""
 
     name: str
     scored: bool
@@ -65,8 +79,17 @@ class PhaseRun:
     wall_seconds: float
     cpu_seconds: float
     peak_rss_bytes: int
+    started_at: float = 0.0  # wall clock when db_bench was started
     output: Output = field(default_factory=Output)
     intervals: list[tuple[int, float]] = field(default_factory=list)
+    log: LogFacts = field(default_factory=LogFacts)
+    drain_seconds: float | None = None  # a draining scored phase: its ops' end to the last flush/compaction
+    memory: dict[str, int | None] | None = None  # its memory cgroup's limit, peak and OOM kills
+
+    def operations_end(self) -> float:
+        """When the phase's timed benchmarks ended: the DB's open (LOG) plus their seconds."""
+        seconds = sum(r.operations / r.ops_per_sec for r in self.output.results if r.operations and r.ops_per_sec)
+        return (self.log.opened or self.started_at) + seconds
 
 
 @dataclass
@@ -88,12 +111,24 @@ def format_flag(name: str, value: Flag) -> str:
 
 
 class Runner:
-    """Runs workloads on one db_bench binary under one work directory."""
+    """Runs workloads on one db_bench binary under one work directory, scored phases within
+    ``memory_limit`` bytes when one is given."""
 
-    def __init__(self, db_bench: DbBench, work_dir: str | os.PathLike[str] | None = None, timeout: float = 600.0):
+    def __init__(self, db_bench: DbBench, work_dir: str | os.PathLike[str] | None = None, timeout: float = 600.0,
+                 memory_limit: int | None = None):
         self.db_bench = db_bench
         self.work_dir = Path(work_dir) if work_dir else workdir.prepare(None)
         self.timeout = timeout
+        self.memory_limit = memory_limit
+        self.pinned = pinned_defaults(db_bench.flags)
+        self.cgroups: Cgroups | None = None
+        self.memory_fallback: str | None = None  # why scored phases read with direct I/O instead
+        if memory_limit:
+            try:
+                self.cgroups = Cgroups.detect()
+            except MemoryLimitError as exc:
+                self.memory_fallback = (f"no memory cgroup ({exc}): scored phases read with --use_direct_reads "
+                                        "instead, so the page cache cannot hold what the block cache does not")
 
     def sweep_stale(self) -> list[Path]:
         """Remove trial directories of tuner processes on this host that are gone (killed runs)."""
@@ -108,11 +143,16 @@ class Runner:
     def command(self, workload: Workload, index: int, flags: dict[str, Flag], db: Path, seed: int,
                 report: Path) -> list[str]:
         phase = workload.phases[index]
-        merged: dict[str, Flag] = {**workload.phase_flags(index), **flags}
+        merged: dict[str, Flag] = {**self.pinned, **workload.phase_flags(index), **flags}
+        if phase.scored and self.memory_fallback:
+            merged["use_direct_reads"] = True
+        benchmarks = list(phase.benchmarks)
+        if workload.drain:
+            benchmarks += [*(LSM_STATE if phase.scored else ()), *DRAIN]
         fixed: dict[str, Flag] = {
             "db": str(db),
-            "benchmarks": ",".join(phase.benchmarks),
-            "use_existing_db": index > 0,
+            "benchmarks": ",".join(benchmarks),
+            "use_existing_db": index > 0 or bool(workload.snapshot),
             "statistics": True,
             "histogram": True,
             "progress_reports": False,
@@ -136,36 +176,66 @@ class Runner:
         deadline = time.monotonic() + self.timeout
         phases: list[PhaseRun] = []
         try:
+            if workload.snapshot:
+                clone_snapshot(Path(workload.snapshot), db)
             for index, phase in enumerate(workload.phases):
                 report = log_dir / f"{phase.name}.report.csv"
                 cmd = self.command(workload, index, flags, db, seed, report)
                 watch = _ReportWatch(phase.name, report, observer) if observer and phase.scored else None
-                run = self._execute(phase.name, cmd, log_dir, deadline, phases, watch)
-                run.scored = phase.scored
-                phases.append(run)
-                if report.is_file():
-                    run.intervals = parse_report(report.read_text(errors="replace"))
-                stdout = (log_dir / f"{phase.name}.stdout").read_text(errors="replace")
-                stderr = (log_dir / f"{phase.name}.stderr").read_text(errors="replace")
-                if run.returncode != 0:
-                    raise RunFailed(_exit_reason(phase.name, run.returncode, stderr or stdout), phases)
+                cgroup = self._cgroup(phase.scored, db)
                 try:
-                    run.output = parse(stdout)
-                    require(run.output, phase.measured())
-                except ParseError as exc:
-                    raise RunFailed(f"phase {phase.name}: {exc}", phases) from None
+                    run = self._execute(phase.name, cmd, log_dir, deadline, phases, watch, cgroup)
+                finally:
+                    if cgroup is not None:
+                        memory = cgroup.report()
+                        cgroup.remove()
+                run.scored = phase.scored
+                if cgroup is not None:
+                    run.memory = memory
+                phases.append(run)
+                self._read_phase(run, phase.measured(), workload.drain, log_dir, report, db, phases)
             return RunResult(phases, _tree_size(db), _latest_options(db), seed)
         except OSError as exc:
             raise RunFailed(f"{exc.strerror or exc}: {exc.filename or ''}".strip(), phases) from None
         finally:
             remove_owned(tmp)
 
+    def _cgroup(self, scored: bool, db: Path) -> MemoryCgroup | None:
+        """A memory cgroup for a scored phase under a memory limit, its DB evicted from the page cache."""
+        if not scored or self.cgroups is None or self.memory_limit is None:
+            return None
+        evict(db)
+        return self.cgroups.make(self.memory_limit)
+
+    def _read_phase(self, run: PhaseRun, measured: tuple[str, ...], drain: bool, log_dir: Path, report: Path,
+                    db: Path, phases: list[PhaseRun]) -> None:
+        """Parse a finished phase's output, report file and LOG; fail the run on a bad exit or output."""
+        if report.is_file():
+            run.intervals = parse_report(report.read_text(errors="replace"))
+        stdout = (log_dir / f"{run.name}.stdout").read_text(errors="replace")
+        stderr = (log_dir / f"{run.name}.stderr").read_text(errors="replace")
+        if run.returncode != 0:
+            reason = _exit_reason(run.name, run.returncode, stderr or stdout)
+            if run.memory and run.memory.get("oom_kills"):
+                reason += f" (out of memory: its cgroup's limit is {run.memory['memory_limit_bytes'] / 2**20:.0f} MiB)"
+            raise RunFailed(reason, phases)
+        try:
+            run.output = parse(stdout)
+            require(run.output, measured)
+        except ParseError as exc:
+            raise RunFailed(f"phase {run.name}: {exc}", phases) from None
+        run.log = read_log(db / "LOG")
+        if run.scored and drain:
+            run.drain_seconds = run.log.drain_seconds(run.operations_end())
+
     def _execute(self, name: str, cmd: list[str], log_dir: Path, deadline: float, done: list[PhaseRun],
-                 watch: _ReportWatch | None = None) -> PhaseRun:
+                 watch: _ReportWatch | None = None, cgroup: MemoryCgroup | None = None) -> PhaseRun:
         (log_dir / f"{name}.command").write_text(" ".join(cmd) + "\n")
-        started = time.monotonic()
+        started, started_at = time.monotonic(), time.time()
         with open(log_dir / f"{name}.stdout", "wb") as out, open(log_dir / f"{name}.stderr", "wb") as err:
             argv = [_SETPRIV, "--pdeathsig", "KILL", "--", *cmd] if _SETPRIV else cmd
+            if cgroup is not None:
+                argv = cgroup.wrap(argv)
             pid = os.posix_spawn(
                 argv[0], argv, os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, out.fileno(), 1),
                                                          (os.POSIX_SPAWN_DUP2, err.fileno(), 2)],
@@ -200,6 +270,7 @@ class Runner:
             wall_seconds=wall,
             cpu_seconds=usage.ru_utime + usage.ru_stime,
             peak_rss_bytes=usage.ru_maxrss * 1024,
+            started_at=started_at,
         )
 
 
@@ -259,6 +330,24 @@ def _exit_reason(phase: str, code: int, text: str) -> str:
     lines = [ln.strip() for ln in text.replace("\r", "\n").splitlines() if ln.strip()]
     last = lines[-1][:300] if lines else "no output"
     return f"phase {phase}: db_bench {what}: {last}"
+
+
+def clone_snapshot(snapshot: Path, db: Path) -> None:
+    """A fresh copy of a DB snapshot to run on, leaving the snapshot untouched: SST and blob files,
+    which RocksDB never changes once written, are hard-linked (copied across filesystems); every
+    other file (MANIFEST, CURRENT, OPTIONS, WAL, ...) is copied."""
+    db.mkdir(parents=True)
+    for entry in sorted(snapshot.iterdir()):
+        if not entry.is_file() or entry.name == "LOCK" or entry.name.startswith("LOG"):
+            continue
+        target = db / entry.name
+        if entry.suffix in (".sst", ".blob"):
+            try:
+                os.link(entry, target)
+                continue
+            except OSError:
+                pass
+        shutil.copy2(entry, target)
 
 
 def _tree_size(path: Path) -> int:

@@ -48,6 +48,7 @@ class Phase:
     benchmarks: tuple[str, ...]
     flags: dict[str, Any] = field(default_factory=dict)
     scored: bool = False
+    operations: int | None = None  # what the phase does when db_bench cannot count it (replay: 1 op)
 
     def measured(self) -> tuple[str, ...]:
         """Benchmarks expected to print a result line."""
@@ -72,13 +73,20 @@ class Workload:
     source: str = ""
     baselines: tuple[Baseline, ...] = ()
     scale: float = 1.0
+    drain: bool = True  # every phase ends with flush + waitforcompaction; scored phases pay for it
+    data_to_memory: float | None = None  # default memory limit: data / this (read-heavy workloads)
+    snapshot: str | None = None  # each run starts on a copy of this DB (trace replay)
+    data: int | None = None  # its raw data bytes when the flags do not say (a snapshot's size)
 
     @property
     def scored_phases(self) -> tuple[Phase, ...]:
         return tuple(p for p in self.phases if p.scored)
 
     def data_bytes(self) -> int:
-        """Raw bytes the load writes: num x (key_size + value_size), db_bench defaults filling gaps."""
+        """Raw bytes the load writes: num x (key_size + value_size), db_bench defaults filling gaps
+        (a snapshot's size for a workload that starts from one)."""
+        if self.data is not None:
+            return self.data
         merged = {**_DB_BENCH_DEFAULTS, **self.flags}
         return int(merged["num"]) * (int(merged["key_size"]) + int(merged["value_size"]))
 
@@ -114,7 +122,8 @@ class Workload:
     def from_dict(cls, data: Any, name: str = "workload") -> Workload:
         if not isinstance(data, dict):
             raise WorkloadError("workload: expected a table with 'phases'")
-        unknown = sorted(set(data) - {"name", "description", "source", "flags", "phases", "baselines"})
+        unknown = sorted(set(data) - {"name", "description", "source", "flags", "phases", "baselines", "drain",
+                                      "data_to_memory"})
         if unknown:
             raise WorkloadError(f"unknown top-level field(s) {', '.join(unknown)}")
         flags = check_flags(data.get("flags", {}), "flags")
@@ -146,6 +155,11 @@ class Workload:
             baselines.append(
                 Baseline(bname, check_flags(spec.get("flags", {}), f"baselines.{bname}.flags"), str(spec.get("doc", "")))
             )
+        drain, ratio = data.get("drain", True), data.get("data_to_memory")
+        if not isinstance(drain, bool):
+            raise WorkloadError("drain: expected true or false")
+        if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not ratio > 0):
+            raise WorkloadError(f"data_to_memory: expected a number > 0 (data / memory), got {ratio!r}")
         return cls(
             name=str(data.get("name", name)),
             description=str(data.get("description", "")),
@@ -153,6 +167,8 @@ class Workload:
             flags=flags,
             phases=phases,
             baselines=tuple(baselines),
+            drain=drain,
+            data_to_memory=float(ratio) if ratio is not None else None,
         )
 
 

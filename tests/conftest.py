@@ -90,6 +90,19 @@ def work_dir(tmp_path: Path) -> Path:
     return path
 
 
+def fast(args: list[str] | tuple[str, ...], drain: bool = False, revalidate: bool = False) -> list[str]:
+    """A `tune` command line without what costs time unless it is the test's subject: the drain after
+    each phase (db_bench's waitforcompaction sleeps at least 5 s) and the re-validation."""
+    args = list(args)
+    if "tune" not in args[:1]:
+        return args
+    if not drain and "--no-drain" not in args:
+        args.append("--no-drain")
+    if not revalidate and "--revalidate" not in args:
+        args += ["--revalidate", "0"]
+    return args
+
+
 def leftovers(work_dir: Path) -> list[str]:
     """Trial directories the runner left behind in a work dir."""
     return [p for p in os.listdir(work_dir) if p.startswith("rocksdb-tuner-")]

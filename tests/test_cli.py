@@ -14,17 +14,21 @@ from pathlib import Path
 import optuna
 import pytest
 
-from tests.conftest import TINY, leftovers
+from tests.conftest import TINY, fast, leftovers
 
 pytestmark = pytest.mark.dbbench
 TUNER = [sys.executable, "-m", "tuner.cli"]
 
 
-def tuner(*args: str, cwd: Path | None = None, timeout: float = 600, plots: bool = False) -> subprocess.CompletedProcess:
-    """Run the CLI. Studies skip the ~5 s of plotting unless a test asks for it (plots=True): plots are
-    tested where they are the subject; every study is still tracked in the session's MLflow store."""
-    if args and args[0] == "tune" and not plots:
-        args = (*args, "--no-plots")
+def tuner(*args: str, cwd: Path | None = None, timeout: float = 600, plots: bool = False, drain: bool = False,
+          revalidate: bool = False) -> subprocess.CompletedProcess:
+    """Run the CLI. Studies skip what costs time without being the test's subject, unless the test
+    asks for it: plotting (~5 s; plots=True), the drain after each phase (--no-drain: db_bench's
+    waitforcompaction sleeps at least 5 s; drain=True) and the re-validation (--revalidate 0, unless
+    the test passes --revalidate or revalidate=True). Each is tested where it is the subject; every
+    study is still tracked in the session's MLflow store."""
+    if args and args[0] == "tune":
+        args = (*fast(args, drain, revalidate), *(() if plots else ("--no-plots",)))
     return subprocess.run([*TUNER, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
@@ -152,7 +156,7 @@ def test_python_api(tmp_path):
     from tuner.observers.progress import SilentProgress
 
     result = tune(workload="fillrandom", scale=TINY, trials=3, sampler="random", seed=9, out=tmp_path / "api",
-                  progress=SilentProgress())
+                  progress=SilentProgress(), revalidate=0, drain=False)
     assert result.best_metrics["ops_per_sec"] > 0 and set(result.best_params) >= {"subcompactions", "cache_size"}
     assert len([t for t in result.trials if t["outcome"] == "complete"]) == 3
     assert (tmp_path / "api" / "summary.json").exists()
@@ -162,7 +166,7 @@ def _start_and_signal(args: list[str], sig: int) -> subprocess.Popen:
     """Start `tune`, wait until trial 0 finished and the next trial's db_bench runs, then send ``sig``.
     (A fixed delay could land between trials, e.g. while MLflow logs trial 0 on a slow machine.)"""
     work = Path(args[args.index("--work-dir") + 1])
-    proc = subprocess.Popen([*TUNER, *args], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([*TUNER, *fast(args)], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     for line in proc.stderr:
         if line.startswith("trial 0:"):
             deadline = time.monotonic() + 60

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import rocksdict
 
-from tests.conftest import TINY
+from tests.conftest import TINY, fast
 from tuner import apply
 from tuner.options_file import encode, lookup, parse_options
 
@@ -70,7 +70,7 @@ KEYS = {"subcompactions": "DBOptions.max_subcompactions", "max_background_jobs":
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tuner.cli", *args], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "tuner.cli", *fast(args)], capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")

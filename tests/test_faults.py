@@ -21,7 +21,7 @@ import optuna
 import pytest
 
 from objectives.parser import ParseError, parse, require
-from tests.conftest import DATA, TINY, leftovers
+from tests.conftest import fast, DATA, TINY, leftovers
 from tests.test_cli import TUNER, tuner
 
 pytestmark = [pytest.mark.dbbench, pytest.mark.faults]
@@ -39,7 +39,7 @@ def _run_with_fault(tmp_path: Path, work: Path, fault: Callable[[int], None], *e
     out = tmp_path / "out"
     args = ["tune", "--workload", "fillrandom", "--scale", "0.5", "--trials", "3", "--seed", "3", "--sampler",
             "random", "--out", str(out), "--work-dir", str(work), "--no-plots", "--no-baselines", *extra]
-    proc = subprocess.Popen([*TUNER, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([*TUNER, *fast(args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
     injected = threading.Event()
 
@@ -176,7 +176,7 @@ def test_two_tuners_on_one_study_the_second_refuses(tmp_path):
     """The second `tune` on a running study exits 2 naming the first; the first is not disturbed."""
     args = ["tune", "--workload", "fillrandom", "--scale", "0.5", "--trials", "3", "--seed", "1", "--study", "shared",
             "--out", str(tmp_path / "o"), "--no-plots", "--no-baselines"]
-    first = subprocess.Popen([*TUNER, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen([*TUNER, *fast(args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in first.stderr:
         if line.startswith("trial 0:"):
             break

@@ -1,74 +1,135 @@
-"""--repeats and --revalidate on the real db_bench (issue 7: noise handling)."""
+"""Noise on the real db_bench (issues 7 and 19): repeats keep whole runs; the re-validation chooses
+the winner on rounds of its own, estimates its gain on other, paired rounds in random orders, and
+measures each option's effect; --baseline and --confirm-scale."""
 
 from __future__ import annotations
 
 import json
+import re
 import statistics
-from pathlib import Path
 
 import optuna
 import pytest
 
 from tests.conftest import TINY
 from tests.test_cli import tuner
-from tuner.stats import bootstrap_ratio
+from tuner.stats import paired_ratio
 
 pytestmark = pytest.mark.dbbench
 
 
-def test_repeats_score_the_median_and_revalidation_names_the_best_by_median(tmp_path):
-    args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "3", "--seed", "8", "--sampler",
-            "random", "--study", "noisy", "--out", "o", "--repeats", "2", "--revalidate", "2"]
+def test_repeats_keep_whole_runs_and_the_revalidation_holds_up(tmp_path):
+    args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "4", "--seed", "8", "--sampler",
+            "random", "--study", "noisy", "--out", "o", "--repeats", "2", "--revalidate", "2",
+            "--revalidate-rounds", "3", "--revalidate-max-rounds", "4"]
     r = tuner(*args)
     assert r.returncode == 0, r.stderr
-    assert "95 % bootstrap CI" in r.stdout and "re-validating 2 best trial(s) and 1 baseline(s)" in r.stderr
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["repeats"] == 2
-
     trials = optuna.load_study(study_name="noisy", storage=f"sqlite:///{tmp_path / 'o' / 'study.db'}").trials
     for t in trials:
         if t.user_attrs["outcome"] != "complete":
             continue
         runs = t.user_attrs["repeats"]
         assert len(runs) == 2
-        assert t.user_attrs["metrics"]["ops_per_sec"] == statistics.median(x["ops_per_sec"] for x in runs)
+        # one real run represents the configuration: the lower middle one by ops/s, whole
+        assert t.user_attrs["metrics"] == min(runs, key=lambda x: x["ops_per_sec"])
         assert t.values[0] == t.user_attrs["metrics"]["ops_per_sec"]
-        spread = t.user_attrs["spread_ops_per_sec"]
-        assert spread["n"] == 2 and spread["min"] <= t.values[0] <= spread["max"]
-        log = Path(t.user_attrs["log_dir"])
-        assert (log / "repeat-0" / "load.stdout").is_file() and (log / "repeat-1" / "load.stdout").is_file()
-        assert (log / "OPTIONS").is_file()
+        assert t.user_attrs["spread_ops_per_sec"]["n"] == 2
 
     reval = summary["revalidation"]
-    assert reval["rounds"] == 3
+    complete = sorted((t for t in trials if t.user_attrs["outcome"] == "complete"), key=lambda t: -t.values[0])
+    select = {row["name"]: row for row in reval["select"]["configurations"]}
+    assert set(select) == {f"trial {complete[0].number}", f"trial {complete[1].number}"}  # the top 2
+    chosen = max(select.values(), key=lambda row: row["median_ops_per_sec"])
+    assert reval["best"] == chosen["name"] == reval["select"]["winner"] and summary["best"]["trial"] == chosen["trial"]
+
     rows = {row["name"]: row for row in reval["configurations"]}
-    ranked = sorted((t for t in trials if t.user_attrs["outcome"] == "complete"), key=lambda t: t.values[0])
-    assert set(rows) == {"rocksdb-default", f"trial {ranked[-1].number}", f"trial {ranked[-2].number}"}
+    assert 3 <= reval["rounds"] <= 4 and {"rocksdb-default", reval["best"]} <= set(rows)
     for row in rows.values():
-        assert len(row["ops_per_sec"]) == 3 and row["median_ops_per_sec"] == statistics.median(row["ops_per_sec"])
-    winner = max((r for r in rows.values() if r["trial"] is not None), key=lambda r: r["median_ops_per_sec"])
-    assert reval["best"] == winner["name"] and summary["best"]["trial"] == winner["trial"]
-    ratio = reval["best_vs_default"]
-    assert ratio["ratio"] == winner["median_ops_per_sec"] / rows["rocksdb-default"]["median_ops_per_sec"]
-    assert ratio["ci95"][0] <= ratio["ratio"] <= ratio["ci95"][1]
-    assert reval["noise_cv_default"] == statistics.stdev(rows["rocksdb-default"]["ops_per_sec"]) / statistics.fmean(
-        rows["rocksdb-default"]["ops_per_sec"])
-    best_row = summary["comparison"][-1]
-    assert best_row["name"] == f"best (trial {winner['trial']})"
-    assert best_row["ops_per_sec"] == winner["median_ops_per_sec"] and best_row["spread"]["n"] == 3
+        assert len(row["ops_per_sec"]) == reval["rounds"]
+    # the gain comes from the estimation rounds only, paired by round
+    gain = reval["best_vs_reference"]
+    assert gain == {"against": "rocksdb-default",
+                    **paired_ratio(rows[reval["best"]]["ops_per_sec"], rows["rocksdb-default"]["ops_per_sec"])}
+    assert gain["ci95"][0] < gain["ratio"] < gain["ci95"][1] and gain["verdict"] in ("faster", "slower", "tie")
+    default = rows["rocksdb-default"]["ops_per_sec"]
+    assert reval["noise_cv_reference"] == pytest.approx(statistics.stdev(default) / statistics.fmean(default))
+    # every round ran in an order of its own, saved for a resume
+    study = optuna.load_study(study_name="noisy", storage=f"sqlite:///{tmp_path / 'o' / 'study.db'}")
+    orders = study.user_attrs["revalidation:estimate"]["order"]
+    assert all(sorted(order) == sorted(rows) for order in orders) and len({tuple(o) for o in orders}) > 1
+    # the measured why: the best with each differing option put back to rocksdb-default's value
+    ablated = {a["param"] for a in reval["ablation"]}
+    assert ablated and ablated <= set(summary["best"]["params"])
+    assert all(f"{reval['best']} without {p}" in rows for p in ablated)
+    verdict = {"faster": "faster.", "slower": "slower: keep your current configuration.",
+               "tie": "no measurable difference: keep your current configuration."}[gain["verdict"]]
+    assert f"best (trial {chosen['trial']}) vs rocksdb-default: {gain['ratio']:.2f}x (95 % CI" in r.stdout
+    assert verdict in r.stdout and "why, option by option: the best against itself" in r.stdout
+    best_row = next(row for row in summary["comparison"] if row["name"].startswith("best"))
+    assert best_row["ops_per_sec"] == rows[reval["best"]]["median_ops_per_sec"]
 
     # A resume keeps the finished re-validation; another --repeats would mix incomparable trials.
     again = tuner(*args)
-    assert again.returncode == 0 and "re-validation round" not in again.stderr, again.stderr
+    assert again.returncode == 0 and " ops/s (run " not in again.stderr, again.stderr  # nothing measured again
     assert json.loads((tmp_path / "o" / "summary.json").read_text())["revalidation"] == reval
     other = tuner(*[a if a != "2" else "3" for a in args])
     assert other.returncode == 2 and "--repeats: study noisy measures each trial 2 time(s), not 3" in other.stderr
 
 
-def test_bootstrap_interval_brackets_the_ratio_of_medians():
-    low, high = bootstrap_ratio([110.0, 112.0, 108.0], [100.0, 101.0, 99.0])
-    assert 1.06 <= low <= 1.10 <= high <= 1.14
-    assert bootstrap_ratio([5.0, 5.0], [5.0, 5.0]) == [1.0, 1.0]
+def test_tune_with_its_defaults_reports_a_revalidated_interval_and_a_verdict(tmp_path):
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "4", "--seed", "3", "--sampler",
+              "random", "--out", "o", revalidate=True)
+    assert r.returncode == 0, r.stderr
+    reval = json.loads((tmp_path / "o" / "summary.json").read_text())["revalidation"]
+    assert reval["plan"] == {"k": 3, "select_rounds": 3, "min_rounds": 5, "max_rounds": 10, "target": 0.1,
+                             "ablation": True, "confirm_scale": None}
+    assert len(reval["select"]["configurations"]) == 3 and 5 <= reval["rounds"] <= 10
+    low, high = reval["best_vs_reference"]["ci95"]
+    assert reval["rounds"] == 10 or high / low - 1 <= 0.10  # rounds were added until the interval was narrow
+    assert re.search(r"vs rocksdb-default: [\d.]+x \(95 % CI [\d.]+-[\d.]+, p = [\d.e-]+, \d+ paired rounds\)", r.stdout)
+    single = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--seed", "3",
+                   "--out", "single", "--revalidate", "0")
+    assert single.returncode == 0 and "single runs, not re-validated" in single.stdout
+
+
+def test_a_baseline_options_file_is_what_the_gain_is_against(tmp_path):
+    """--baseline with an OPTIONS file (here: a tiny study's own OPTIONS.ini): measured with
+    --options_file beside the defaults, the reference of the gain and of the ablation."""
+    first = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--seed", "4",
+                  "--sampler", "random", "--out", "first")
+    assert first.returncode == 0, first.stderr
+    current = tmp_path / "first" / "OPTIONS.ini"
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "3", "--seed", "5", "--sampler",
+              "random", "--out", "o", "--baseline", str(current), "--revalidate", "2", "--revalidate-rounds", "3",
+              "--revalidate-max-rounds", "3")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    baselines = {b["name"]: b for b in summary["baselines"]}
+    assert set(baselines) == {"rocksdb-default", "current"} and baselines["current"]["state"] == "COMPLETE"
+    assert baselines["current"]["params"]["options_file"] == str(current.resolve())
+    command = (tmp_path / "o" / "baselines" / "current" / "load.command").read_text()
+    assert f"--options_file={current.resolve()}" in command
+    reval = summary["revalidation"]
+    assert reval["reference"] == "current" and reval["best_vs_reference"]["against"] == "current"
+    assert "rocksdb-default" in reval["vs"] and "vs current:" in r.stdout
+    bad = tuner("tune", "--baseline", str(tmp_path / "missing.ini"), "--out", "never")
+    assert bad.returncode == 2 and "--baseline" in bad.stderr and not (tmp_path / "never").exists()
+
+
+def test_confirm_scale_revalidates_at_the_larger_scale(tmp_path):
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "3", "--seed", "6", "--sampler",
+              "random", "--out", "o", "--confirm-scale", "0.05", "--revalidate", "3", "--revalidate-rounds", "2",
+              "--revalidate-max-rounds", "2", "--no-ablation")
+    assert r.returncode == 0, r.stderr
+    reval = json.loads((tmp_path / "o" / "summary.json").read_text())["revalidation"]
+    change = reval["select"]["rank_correlation"]
+    assert change["confirm_scale"] == 0.05 and len(change["confirm_ops_per_sec"]) == 3
+    assert "kendall_tau" in change and "at --confirm-scale 0.05" in r.stdout
+    search = (tmp_path / "o" / "trials" / "0000" / "load.command").read_text()
+    confirm = next((tmp_path / "o" / "revalidation-select").rglob("load.command")).read_text()
+    assert "--num=20000 " in search + " " and "--num=50000 " in confirm + " "
 
 
 def test_median_pruner_stops_a_hopeless_trial_early(tmp_path):
@@ -76,8 +137,8 @@ def test_median_pruner_stops_a_hopeless_trial_early(tmp_path):
     to 3 MB/s (~25k ops/s, about 40 s to finish): the pruner stops it a few seconds in; it is PRUNED,
     counted, and logged. (A later unthrottled trial below the median could be pruned too, by design,
     so the throttled one is the only trial the pruner may judge.)"""
-    from tuner.observers.progress import SilentProgress
     from tuner import Study, TuneConfig
+    from tuner.observers.progress import SilentProgress
 
     space = tmp_path / "throttle.toml"
     space.write_text('[parameters.benchmark_write_rate_limit]\ntype = "categorical"\nchoices = [0, 3000000]\n'
@@ -85,7 +146,8 @@ def test_median_pruner_stops_a_hopeless_trial_early(tmp_path):
                      '[parameters.bloom_bits]\ntype = "int"\nlow = 6\nhigh = 12\n'
                      'options_key = "TableOptions/BlockBasedTable.filter_policy"\n')
     study = Study(TuneConfig(workload="fillrandom", scale=0.7, space=space, trials=6, sampler="random", seed=1,
-                             pruner="median", pruner_warmup=2, out=tmp_path / "o", mlflow=False, plots=False),
+                             pruner="median", pruner_warmup=2, out=tmp_path / "o", mlflow=False, plots=False,
+                             revalidate=0, drain=False),
                   SilentProgress())
     for bits in range(6, 11):
         study.optuna_study.enqueue_trial({"benchmark_write_rate_limit": 0, "bloom_bits": bits})

@@ -18,7 +18,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from tests.conftest import TINY, leftovers
+from tests.conftest import TINY, fast, leftovers
 
 pytestmark = [pytest.mark.dbbench, pytest.mark.ray]
 TUNER = [sys.executable, "-m", "tuner.cli"]
@@ -53,7 +53,8 @@ def test_core_leases_never_share_a_core_and_free_on_release(tmp_path):
 
 def test_local_parallel_trials_run_at_once_on_distinct_cores(tmp_path, work_dir):
     out = tmp_path / "out"
-    r = subprocess.run([*TUNER, "tune", "--workload", "fillrandom", "--scale", "0.1", "--trials", "6", "--seed", "2",
+    r = subprocess.run([*TUNER, "tune", "--no-drain", "--revalidate", "0", "--workload", "fillrandom", "--scale", "0.1",
+                        "--trials", "6", "--seed", "2",
                         "--sampler", "tpe", "--parallel", "2", "--out", str(out), "--work-dir", str(work_dir),
                         "--no-plots"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -74,7 +75,8 @@ def test_local_parallel_trials_run_at_once_on_distinct_cores(tmp_path, work_dir)
 def test_ctrl_c_cancels_parallel_trials_and_resume_completes(tmp_path, work_dir):
     out = tmp_path / "out"
     args = [*TUNER, "tune", "--workload", "fillrandom", "--scale", "0.5", "--trials", "4", "--seed", "1",
-            "--study", "par", "--parallel", "2", "--out", str(out), "--work-dir", str(work_dir), "--no-plots"]
+            "--study", "par", "--parallel", "2", "--out", str(out), "--work-dir", str(work_dir), "--no-plots",
+            "--no-drain", "--revalidate", "0"]
     proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     for line in proc.stderr:
         if line.startswith("trial "):
@@ -179,7 +181,7 @@ class Cluster:
             subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
 
     def tune(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-        return subprocess.run([*TUNER, "tune", "--ray-address", self.address, *args], env=self.env,
+        return subprocess.run([*TUNER, *fast(["tune", "--ray-address", self.address, *args])], env=self.env,
                               capture_output=True, text=True, timeout=timeout)
 
 
@@ -218,7 +220,8 @@ def test_study_runs_on_both_nodes_of_a_two_node_cluster(cluster, tmp_path, work_
 
 def test_a_killed_worker_process_is_retried_and_the_study_completes(cluster, tmp_path, work_dir):
     out = tmp_path / "out"
-    proc = subprocess.Popen([*TUNER, "tune", "--ray-address", cluster.address, "--workload", "fillrandom",
+    proc = subprocess.Popen([*TUNER, "tune", "--no-drain", "--revalidate", "0", "--ray-address", cluster.address,
+                             "--workload", "fillrandom",
                              "--scale", "0.5", "--trials", "3", "--seed", "4", "--parallel", "2", "--no-baselines",
                              "--out", str(out), "--work-dir", str(work_dir), "--no-plots"],
                             env=cluster.env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

@@ -12,8 +12,10 @@ from typing import Any
 
 import optuna
 
+from objectives.dbbench import DbBench, probe
 from objectives.runner import Runner
-from tuner.engine import Engine, Prepared, check_values, prepare, pruner_of, score_of
+from search_spaces import host_cores, host_ram_bytes
+from tuner.engine import Engine, Prepared, Slot, check_values, prepare, pruner_of, score_of
 from tuner.events import EventBus, Observer
 from tuner.executors import Executor
 from tuner.executors.local import LocalExecutor
@@ -38,18 +40,44 @@ class Study:
             self.tracker = make_tracker(config.mlflow, config.mlflow_uri, config.experiment)
         except TrackingError as exc:
             raise UsageError(str(exc)) from None
-        self.parts: Prepared = prepare(config, score, pruner_of(config, score))
-        self.runner = Runner(self.parts.db_bench, work_dir=self.parts.work_dir, timeout=config.trial_timeout)
+        pruner = pruner_of(config, score)
+        db_bench = probe(config.db_bench, config.rocksdb_version)
         observers: list[Observer] = [progress or SilentProgress()]
         if self.tracker is not None:
             observers.append(self.tracker)
         self.bus = EventBus(observers)
-        self.engine = Engine(self.parts, self.bus, self._executor)
+        ray = self._ray(config, db_bench) if config.on_ray else None  # before anything is written: Ray may refuse
+        try:
+            slot = Slot(*ray.slot(), pinned=True) if ray else Slot(host_cores(), host_ram_bytes())
+            self.parts: Prepared = prepare(config, score, pruner, db_bench, slot)
+            self.runner = Runner(db_bench, work_dir=self.parts.work_dir, timeout=config.trial_timeout,
+                                 memory_limit=self.parts.memory_limit)
+            executor: Executor
+            if ray is not None:
+                ray.bind(self.parts.workload, self.parts.db_bench_seed, self.parts.memory_limit)
+                executor = ray
+            else:
+                executor = LocalExecutor(self.runner, self.parts.workload, self.parts.db_bench_seed)
+        except BaseException:
+            if ray is not None:
+                ray.close()
+            raise
+        self.engine = Engine(self.parts, self.bus, executor, self._memory())
 
-    def _executor(self, parts: Prepared, bus: EventBus) -> Executor:
-        if not parts.config.on_ray:
-            return LocalExecutor(self.runner, parts.workload, parts.db_bench_seed)
-        executor = RayExecutor(parts.config, parts.workload, parts.db_bench, parts.db_bench_seed, bus.note)
+    def _memory(self) -> dict[str, Any] | None:
+        limit = self.parts.memory_limit
+        if limit is None:
+            return None
+        cgroups = self.runner.cgroups
+        how = (f"a memory cgroup per scored phase (cgroup v{cgroups.version}, under {cgroups.parent}), its DB's "
+               "files dropped from the page cache first") if cgroups else self.runner.memory_fallback
+        if self.parts.config.on_ray:
+            how = "a memory cgroup per scored phase on each worker node (direct reads where a node has none)"
+        return {"limit_bytes": limit, "how": how, "source": "--memory-limit" if self.parts.config.memory_limit
+                else f"workload data / {self.parts.workload.data_to_memory:g} (data_to_memory)"}
+
+    def _ray(self, config: TuneConfig, db_bench: DbBench) -> RayExecutor:
+        executor = RayExecutor(config, db_bench, self.bus.note)
         try:
             executor.start()
         except ParallelError as exc:
@@ -81,6 +109,7 @@ class Study:
         try:
             try:
                 snapshot = self.engine.run(self.runner.sweep_stale)
+                self.runner.sweep_stale()  # what a killed run's workers left, if they outlived its start
             except TrackingError as exc:  # the store refused the study's parent run
                 raise UsageError(str(exc)) from None
             try:

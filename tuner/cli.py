@@ -75,6 +75,24 @@ def _count(least: int):  # noqa: ANN202 - an argparse type
     return parse
 
 
+_WEIGHT_NAMES = {"ops": "ops_per_sec", "ops_per_sec": "ops_per_sec", "p99": "p99_us", "p99_us": "p99_us",
+                 "write_amp": "write_amp", "wa": "write_amp"}
+
+
+def _weights(text: str) -> dict[str, float]:
+    """``ops=2,p99=1,write_amp=0`` -> {"ops_per_sec": 2.0, "p99_us": 1.0, "write_amp": 0.0}."""
+    out = {}
+    for part in filter(None, text.split(",")):
+        name, _, value = part.partition("=")
+        if name.strip() not in _WEIGHT_NAMES:
+            raise argparse.ArgumentTypeError(f"unknown objective {name.strip()!r} (ops, p99, write_amp)")
+        try:
+            out[_WEIGHT_NAMES[name.strip()]] = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {value!r} in {part!r}") from None
+    return out
+
+
 def _port(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 65535:
         raise argparse.ArgumentTypeError(f"must be a port number 1-65535, got {text!r}")
@@ -92,7 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _tune_parser(t: argparse.ArgumentParser) -> None:
-    t.add_argument("--workload", default="fillrandom", help="preset name or TOML/YAML file (default fillrandom)")
+    t.add_argument("--workload", default="fillrandom",
+                   help="preset name, TOML/YAML file, or trace:FILE (a RocksDB trace, with --db-snapshot) "
+                        "(default fillrandom)")
     t.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
     t.add_argument("--trials", type=_trials, default=20, help="measured trials in the study, resumed ones included")
     t.add_argument("--sampler", default="auto",
@@ -100,6 +120,10 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                         "without --max-* constraints, else tpe)")
     t.add_argument("--objective", default="throughput", choices=OBJECTIVES,
                    help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp")
+    t.add_argument("--prefer", type=_weights, metavar="WEIGHTS",
+                   help="with --objective multi, how the one recommended configuration is picked from the Pareto "
+                        "front: weights of ops, p99, write_amp, e.g. ops=2,p99=1,write_amp=0 (default 1 each: the "
+                        "front member nearest the ideal point)")
     t.add_argument("--study", help="study name; an existing one is resumed (default <workload>-<time>)")
     t.add_argument("--storage", help="Optuna storage URL (default sqlite:///OUT/study.db)")
     t.add_argument("--out", type=Path, help="output directory (default runs/<study>)")
@@ -113,9 +137,24 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     t.add_argument("--max-p99-us", type=_positive_float, help="budget: P99 latency of scored phases, microseconds")
     t.add_argument("--max-write-amp", type=_positive_float, help="budget: write amplification")
     t.add_argument("--scale", type=_positive_float, default=1.0, help="workload size factor (default 1)")
-    t.add_argument("--memory-budget", type=parse_size, help="memtables + block cache limit (default RAM / 4)")
+    t.add_argument("--memory-budget", type=parse_size,
+                   help="memtables + block cache limit (default 3/4 of --memory-limit, else RAM / 4)")
+    t.add_argument("--memory-limit", type=parse_size, metavar="SIZE",
+                   help="run scored phases in a memory cgroup of SIZE: process and page cache, like a server whose "
+                        "data exceeds its memory (default: the workload's data / data_to_memory, if it sets one)")
+    t.add_argument("--no-drain", action="store_true",
+                   help="score burst ops/s: do not flush and wait for compaction after each phase, so deferred work "
+                        "is free (faster trials; the default charges it: docs/metrics.md)")
+    t.add_argument("--db-snapshot", type=Path, metavar="DIR",
+                   help="with --workload trace:TRACE, the DB the trace was recorded on (never written: each trial "
+                        "replays on a copy)")
     t.add_argument("--no-baselines", action="store_true", help="skip hand-found baselines (defaults still run)")
     t.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
+    _measurement_args(t)
+
+
+def _measurement_args(t: argparse.ArgumentParser) -> None:
+    """How each configuration is measured and re-validated."""
     t.add_argument("--repeats", type=_count(1), default=1,
                    help="measure each trial (and baseline) R times, one after the other; its score is the median")
     t.add_argument("--warm-start", metavar="SOURCE",
@@ -125,11 +164,24 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                    help="stop hopeless trials early from their per-second throughput (default none)")
     t.add_argument("--pruner-warmup", type=_count(0), default=4, metavar="SECONDS",
                    help="seconds of a scored phase before a trial may be pruned (default 4)")
-    t.add_argument("--revalidate", type=_count(0), default=0, metavar="K",
-                   help="at the end, re-measure the top K trials and the baselines in interleaved rounds and "
-                        "name the best by median (default 0: off)")
-    t.add_argument("--revalidate-rounds", type=_count(2), default=3, metavar="N",
-                   help="interleaved rounds of the re-validation (default 3)")
+    t.add_argument("--revalidate", type=_count(0), default=3, metavar="K",
+                   help="after the search, choose the best of the top K trials on rounds of their own, then measure "
+                        "it against the baselines in paired rounds for its gain and interval (default 3; 0: report "
+                        "single runs, not re-validated)")
+    t.add_argument("--revalidate-rounds", type=_count(2), default=5, metavar="N",
+                   help="paired rounds of the gain's estimate, at least (default 5)")
+    t.add_argument("--revalidate-max-rounds", type=_count(2), default=10, metavar="M",
+                   help="... and at most, while the interval is wider than --interval-target (default 10)")
+    t.add_argument("--interval-target", type=_positive_float, default=0.10, metavar="W",
+                   help="stop adding rounds when the gain's 95 %% interval has high / low - 1 <= W (default 0.10)")
+    t.add_argument("--no-ablation", action="store_true",
+                   help="do not re-measure the best with each option put back to the reference's value (the "
+                        "measured 'why' and the minimal configuration)")
+    t.add_argument("--baseline", type=Path, metavar="FILE",
+                   help="your current configuration, an OPTIONS file or db_bench flags: measured beside the "
+                        "defaults, and what the reported gain is against")
+    t.add_argument("--confirm-scale", type=_positive_float, metavar="F",
+                   help="re-validate at --scale F (the size you run), and report how the finalists' order changed")
     t.add_argument("--parallel", type=_count(1), default=1, metavar="N",
                    help="run up to N trials at once on Ray (default 1: one at a time, in this process)")
     t.add_argument("--ray-address", metavar="ADDR",
@@ -151,7 +203,7 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
 def _experiment_parser(x: argparse.ArgumentParser) -> None:
     x.add_argument("ids", nargs="*", metavar="ID", help="experiment ids or files (e.g. S2), or 'all'; none: list them")
     x.add_argument("--quick", action="store_true",
-                   help="tiny data, 3 sweep points, 3 trials, 2 rounds: checks that it runs (results under runs/)")
+                   help="tiny data, 3 sweep points, 3 trials, 2 rounds, no drain: checks that it runs (results under runs/)")
     x.add_argument("--rounds", type=_count(3), default=3, help="interleaved rounds of the head-to-head (default 3)")
     x.add_argument("--report-only", action="store_true",
                    help="rewrite report.md, plots and overview.md from the saved result.json files")
@@ -199,14 +251,16 @@ def _other_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
 def cmd_tune(args: argparse.Namespace) -> int:
     config = TuneConfig(
         workload=args.workload, space=args.space, trials=args.trials, sampler=args.sampler,
-        objective=args.objective, study=args.study, storage=args.storage, out=args.out, db_bench=args.db_bench,
+        objective=args.objective, prefer=args.prefer, study=args.study, storage=args.storage, out=args.out, db_bench=args.db_bench,
         rocksdb_version=args.rocksdb_version,
         seed=args.seed, trial_timeout=args.trial_timeout, work_dir=args.work_dir, max_p99_us=args.max_p99_us,
         max_write_amp=args.max_write_amp, scale=args.scale, memory_budget=args.memory_budget,
+        memory_limit=args.memory_limit, db_snapshot=args.db_snapshot, drain=not args.no_drain,
         baselines=not args.no_baselines, mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri,
         experiment=args.experiment, plots=not args.no_plots, repeats=args.repeats, pruner=args.pruner, pruner_warmup=args.pruner_warmup,
-        warm_start=args.warm_start, revalidate=args.revalidate,
-        revalidate_rounds=args.revalidate_rounds, parallel=args.parallel, ray_address=args.ray_address,
+        warm_start=args.warm_start, revalidate=args.revalidate, revalidate_rounds=args.revalidate_rounds,
+        revalidate_max_rounds=args.revalidate_max_rounds, interval_target=args.interval_target,
+        ablation=not args.no_ablation, baseline=args.baseline, confirm_scale=args.confirm_scale, parallel=args.parallel, ray_address=args.ray_address,
         cpus_per_trial=args.cpus_per_trial, one_trial_per_node=args.one_trial_per_node,
         allow_mixed_db_bench=args.allow_mixed_db_bench,
     )

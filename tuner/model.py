@@ -35,6 +35,7 @@ class TuneConfig:
     trials: int = 20
     sampler: str = "auto"  # see tuner.samplers.choose
     objective: str = "throughput"
+    prefer: dict[str, float] | None = None  # --objective multi: weights of ops_per_sec, p99_us, write_amp (1 each)
     study: str | None = None
     storage: str | None = None
     out: Path | None = None
@@ -47,6 +48,9 @@ class TuneConfig:
     max_write_amp: float | None = None
     scale: float = 1.0
     memory_budget: int | None = None
+    memory_limit: int | None = None  # scored phases run in a memory cgroup of this many bytes
+    drain: bool = True  # charge deferred flushes and compactions (sustained ops/s); False: burst ops/s
+    db_snapshot: Path | None = None  # the DB a trace workload (workload "trace:FILE") replays on
     baselines: bool = True
     mlflow: bool = True
     mlflow_uri: str | None = None
@@ -56,8 +60,13 @@ class TuneConfig:
     pruner: str = "none"
     pruner_warmup: int = 4  # experiments/results/pruning*.json: 2 s pruned too eagerly on fillrandom
     warm_start: str | None = None
-    revalidate: int = 0
-    revalidate_rounds: int = 3
+    revalidate: int = 3  # finalists re-measured after the search (0: single runs, not re-validated)
+    revalidate_rounds: int = 5  # estimation rounds at least ...
+    revalidate_max_rounds: int = 10  # ... and at most, while the interval is wider than interval_target
+    interval_target: float = 0.10  # the gain's 95 % interval: high / low - 1
+    ablation: bool = True  # re-measure the best with each option put back to the reference's value
+    baseline: Path | None = None  # the user's configuration (OPTIONS file or db_bench flags): the reference
+    confirm_scale: float | None = None  # re-validate at this --scale instead of the search's
     parallel: int = 1  # trials at once, on Ray workers when > 1 (tuner.executors.ray)
     ray_address: str | None = None  # an existing Ray cluster ("auto", "HOST:PORT", "ray://HOST:PORT")
     cpus_per_trial: int | None = None  # default: the cluster's CPUs / --parallel, at least 1
@@ -104,6 +113,8 @@ class StudySnapshot:
     trials: tuple[FrozenTrial, ...]
     baselines: tuple[dict[str, Any], ...]
     revalidation: dict[str, Any] | None = None
+    slot: dict[str, Any] = field(default_factory=dict)  # what one trial may use (cores, memory)
+    memory: dict[str, Any] | None = None  # the scored phases' memory limit and how it is enforced
 
     @property
     def directions(self) -> list[str]:
@@ -118,7 +129,13 @@ class StudySnapshot:
 
     def best(self) -> FrozenTrial | None:
         """The re-validated winner after a re-validation, else the best trial by the ranking rule."""
-        return ranking.best(self.trials, self.directions, self.revalidation)
+        return ranking.best(self.trials, self.directions, self.revalidation, self.weights)
+
+    @property
+    def weights(self) -> tuple[float, ...] | None:
+        """--prefer's weight of each objective, in the score's order (1 where not given)."""
+        prefer = self.config.prefer
+        return tuple(prefer.get(m, 1.0) for m in self.score.metrics) if prefer else None
 
     def pareto_front(self) -> list[FrozenTrial]:
         return ranking.pareto_front(self.by_outcome()["complete"], self.directions)

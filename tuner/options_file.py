@@ -69,6 +69,27 @@ def encode(key: str, value: object) -> str:
     return str(value)
 
 
+def decode(key: str, text: str | None) -> object | None:
+    """A tuned value as db_bench takes it, from its text under ``key`` in an OPTIONS file (the inverse
+    of :func:`encode`); None where the file does not say (absent, or a library default)."""
+    if text is None:
+        return None
+    name = key.rsplit(".", 1)[-1]
+    if name == "compression":
+        return next((flag for flag, written in COMPRESSION_NAMES.items() if written == text), None)
+    if name == "filter_policy":
+        if text == "nullptr":
+            return 0
+        match = re.match(r"bloomfilter:([\d.]+)", text)
+        return int(float(match[1])) if match else None
+    if name == "level" and text == "32767":  # "the library's default level"
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
 def mismatches(options_text: str, expected: dict[str, tuple[str, object]]) -> list[str]:
     """Compare ``{param: (options_key, value)}`` with the OPTIONS file; describe each difference."""
     sections = parse_options(options_text)

@@ -1,12 +1,17 @@
 """One ranking rule for a study's trials, used by progress, the report, re-validation and MLflow.
 
 Complete trials rank best first by: meeting the budgets (``--max-*``; a trial that breaks them
-ranks by how far), then, with several objectives, being on the Pareto front, then ops/s.
+ranks by how far), then, with several objectives, being on the Pareto front, then their utility:
+ops/s for one objective; with several, how close they come to the ideal point, the best value of
+every objective on the front at once, with each objective scaled to [0, 1] over the front and
+weighted by ``--prefer`` (equal weights by default: the front's knee). The recommended configuration
+of a multi-objective study is the front member with the highest utility.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+import math
+from typing import Any, Callable, Iterable, Sequence
 
 from optuna.trial import FrozenTrial, TrialState
 
@@ -56,23 +61,49 @@ def pareto_front(complete: Sequence[FrozenTrial], directions: Sequence[str]) -> 
     return [t for t in pool if not any(dominates(o, t) for o in pool if o is not t)]
 
 
-def ranked(trials: Iterable[FrozenTrial], directions: Sequence[str]) -> list[FrozenTrial]:
+def utility(front: Sequence[FrozenTrial], directions: Sequence[str],
+            prefer: Sequence[float] | None = None) -> Callable[[FrozenTrial], float]:
+    """How good a trial is on several objectives: minus its weighted distance to the ideal point,
+    each objective scaled to [0, 1] (1 = the front's best) over the front."""
+    weights = list(prefer) if prefer else [1.0] * len(directions)
+    spans = []
+    for i, d in enumerate(directions):
+        values = [t.values[i] for t in front] or [0.0]
+        best_, worst = (max(values), min(values)) if d == "maximize" else (min(values), max(values))
+        spans.append((best_, worst))
+
+    def score(t: FrozenTrial) -> float:
+        gap = 0.0
+        for w, (best_, worst), v in zip(weights, spans, t.values):
+            scaled = 1.0 if best_ == worst else (v - worst) / (best_ - worst)
+            gap += w * (1.0 - scaled) ** 2
+        return -math.sqrt(gap)
+
+    return score
+
+
+def ranked(trials: Iterable[FrozenTrial], directions: Sequence[str],
+           prefer: Sequence[float] | None = None) -> list[FrozenTrial]:
     """Complete trials, best first (see the module's docstring)."""
     complete = by_outcome(trials)["complete"]
-    front = {t.number for t in pareto_front(complete, directions)} if len(directions) > 1 else set()
-    return sorted(complete, key=lambda t: (violation(t), t.number not in front, -ops(t)))
+    if len(directions) == 1:
+        return sorted(complete, key=lambda t: (violation(t), -ops(t)))
+    front = pareto_front(complete, directions)
+    on_front, value = {t.number for t in front}, utility(front, directions, prefer)
+    return sorted(complete, key=lambda t: (violation(t), t.number not in on_front, -value(t)))
 
 
-def top_k(trials: Iterable[FrozenTrial], directions: Sequence[str], k: int) -> list[FrozenTrial]:
+def top_k(trials: Iterable[FrozenTrial], directions: Sequence[str], k: int,
+          prefer: Sequence[float] | None = None) -> list[FrozenTrial]:
     """The ``k`` best trials; only those meeting the budgets when any does."""
-    order = ranked(trials, directions)
+    order = ranked(trials, directions, prefer)
     return ([t for t in order if feasible(t)] or order)[:k]
 
 
-def best(trials: Sequence[FrozenTrial], directions: Sequence[str],
-         revalidation: dict[str, Any] | None = None) -> FrozenTrial | None:
+def best(trials: Sequence[FrozenTrial], directions: Sequence[str], revalidation: dict[str, Any] | None = None,
+         prefer: Sequence[float] | None = None) -> FrozenTrial | None:
     """The re-validated winner when there was a re-validation, else the first in rank."""
     if revalidation and revalidation.get("best_trial") is not None:
         return next(t for t in trials if t.number == revalidation["best_trial"])
-    order = ranked(trials, directions)
+    order = ranked(trials, directions, prefer)
     return order[0] if order else None

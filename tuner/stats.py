@@ -1,30 +1,20 @@
 """Statistics of repeated measurements, one formula each: spread (min, max, coefficient of
-variation), the bootstrap interval of a ratio of medians, and per-configuration sample rows."""
+variation), per-configuration sample rows, the ratio of two configurations measured in paired
+rounds (its interval, p-value and verdict), and the rank correlation of two orderings."""
 
 from __future__ import annotations
 
-import random
+import math
 import statistics
 from typing import Any
 
-_BOOTSTRAP = 4000
-
+import scipy.stats
 
 def spread(values: list[float]) -> dict[str, float]:
     """min, max and coefficient of variation (sample stdev / mean; 0 for a single value)."""
     mean = statistics.fmean(values)
     cv = statistics.stdev(values) / mean if len(values) > 1 and mean else 0.0
     return {"min": min(values), "max": max(values), "cv": cv, "n": len(values)}
-
-
-def bootstrap_ratio(a: list[float], b: list[float], seed: int = 0) -> list[float]:
-    """95 % percentile-bootstrap interval of median(a) / median(b), resampling each side."""
-    rng = random.Random(seed)
-    ratios = sorted(
-        statistics.median(rng.choices(a, k=len(a))) / statistics.median(rng.choices(b, k=len(b)))
-        for _ in range(_BOOTSTRAP)
-    )
-    return [ratios[int(0.025 * _BOOTSTRAP)], ratios[int(0.975 * _BOOTSTRAP) - 1]]
 
 
 def sample_rows(saved: dict[str, Any], entries: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -40,8 +30,49 @@ def sample_rows(saved: dict[str, Any], entries: dict[str, dict[str, Any]]) -> li
         if ops:
             row["median_ops_per_sec"] = statistics.median(ops)
             row["spread"] = spread(ops)
-            for key in ("p99_us", "write_amp"):
+            for key in ("p99_us", "write_amp", "write_amp_logical"):
                 values = [s[key] for s in samples if s.get(key) is not None]
                 row[f"median_{key}"] = statistics.median(values) if values else None
         out.append(row)
     return out
+
+
+def paired_ratio(a: list[float], b: list[float], confidence: float = 0.95) -> dict[str, Any]:
+    """How many times ``a`` is ``b``, from samples paired by round (``a[i]`` and ``b[i]`` measured in
+    the same round): the geometric mean of the per-round ratios, Student's t interval of the mean of
+    their logarithms (exact for log-normal noise; scipy.stats.ttest_1samp), the two-sided p-value of
+    "no difference", and the verdict: ``faster`` / ``slower`` when the interval excludes 1, else
+    ``tie``. A shared round effect (machine drift) cancels in each ratio."""
+    logs = [math.log(x / y) for x, y in zip(a, b) if x and y]
+    n = len(logs)
+    out: dict[str, Any] = {"n": n, "method": "paired t interval on log ratios"}
+    if n < 2:
+        out.update(ratio=math.exp(logs[0]) if logs else None, ci95=None, p_value=None, verdict="not measured")
+        return out
+    mean = statistics.fmean(logs)
+    if max(logs) == min(logs):  # no spread at all: the interval is the point
+        low = high = mean
+        p_value = 1.0 if mean == 0 else 0.0
+    else:
+        test = scipy.stats.ttest_1samp(logs, 0.0)
+        interval = test.confidence_interval(confidence)
+        low, high, p_value = interval.low, interval.high, float(test.pvalue)
+    out.update(ratio=math.exp(mean), ci95=[math.exp(low), math.exp(high)], p_value=p_value,
+               verdict="faster" if low > 0 else "slower" if high < 0 else "tie")
+    return out
+
+
+def relative_width(ratio: dict[str, Any]) -> float:
+    """How wide an interval is: high / low - 1 (0.10: the upper end is 10 % above the lower)."""
+    if not ratio.get("ci95"):
+        return math.inf
+    low, high = ratio["ci95"]
+    return high / low - 1.0
+
+
+def rank_correlation(first: list[float], second: list[float]) -> float | None:
+    """Kendall's tau between two rankings of the same configurations (1: the same order)."""
+    if len(first) < 2:
+        return None
+    tau = scipy.stats.kendalltau(first, second).statistic
+    return None if math.isnan(tau) else float(tau)

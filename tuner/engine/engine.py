@@ -15,23 +15,18 @@ from typing import Any, Callable
 
 import optuna
 
-from objectives.measurement import Measurement
 from objectives.runner import IntervalObserver, RunFailed
-from objectives.workloads import Flag
 from tuner.engine.lock import StudyBusy, StudyLock
+from tuner.engine.measurer import Measurer
 from tuner.engine.prepare import Prepared, prepare_out
 from tuner.engine.revalidation import Remeasure
 from tuner.engine.storage import StudyStore
 from tuner.engine.warmstart import WarmStartError, enqueue_hand_found, warm_start
 from tuner.events import EventBus
-from tuner.executors import Executor, Job, Outcome, failure_reason, retried, should_retry
+from tuner.executors import Executor, Job, retried, should_retry
 from tuner.model import DEFAULT_BASELINE, DEFAULT_BASELINE_DOC, StudySnapshot, UsageError, trial_log_dir
 from tuner import ranking
 from tuner.stats import spread
-
-# Makes the executor a study runs its jobs on; raises UsageError when it cannot (e.g. Ray refuses).
-ExecutorFactory = Callable[[Prepared, EventBus], Executor]
-
 
 @dataclass
 class _Running:
@@ -43,17 +38,18 @@ class _Running:
 class Engine:
     """A prepared study with its storage open and its lock held; :meth:`run` measures."""
 
-    def __init__(self, parts: Prepared, bus: EventBus, executor: ExecutorFactory):
+    def __init__(self, parts: Prepared, bus: EventBus, executor: Executor, memory: dict[str, Any] | None = None):
         self.parts, self.bus, self.config = parts, bus, parts.config
+        self.memory = memory  # the memory limit and how it is enforced, for the snapshot
         self.revalidation: dict[str, Any] | None = None
-        self.executor: Executor | None = None
+        self.executor: Executor | None = executor
         self.lock = StudyLock(parts.storage, parts.name)
         try:
             self.lock.acquire()
         except StudyBusy as exc:
+            self.close()
             raise UsageError(str(exc)) from None
         try:
-            self.executor = executor(parts, bus)  # before anything is written: Ray may refuse
             prepare_out(parts.out)
             self.store = StudyStore(parts)
             self.seeded = self._seed() if not self.store.study.trials else []
@@ -63,7 +59,8 @@ class Engine:
         except BaseException:
             self.close()
             raise
-        self.remeasure = Remeasure(self.store, self._measure_once, bus.note, parts.out)
+        self.measurer = Measurer(executor, bus.note)
+        self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out)
 
     def close(self) -> None:
         """Let go of the executor and release the study lock."""
@@ -91,7 +88,8 @@ class Engine:
         return StudySnapshot(name=p.name, uid=self.store.attr("uid"), out=p.out, storage=p.storage, config=p.config,
                              workload=p.workload, space=p.space, score=p.score, db_bench=p.db_bench,
                              db_bench_seed=p.db_bench_seed, trials_wanted=p.trials_wanted, work_dir=p.work_dir,
-                             trials=self.store.trials(), baselines=baselines, revalidation=self.revalidation)
+                             trials=self.store.trials(), baselines=baselines, revalidation=self.revalidation,
+                             slot=p.slot.to_dict(), memory=self.memory)
 
     # -- the study --------------------------------------------------------------------------------
     def run(self, sweep_stale: Callable[[], list[Path]]) -> StudySnapshot:
@@ -100,6 +98,8 @@ class Engine:
         self.bus.study_started(self.snapshot())
         for note in self.seeded:
             self.bus.note(f"this new study {note}")
+        if self.memory:
+            self.bus.note(f"scored phases run within {self.memory['limit_bytes'] / 2**20:,.0f} MiB: {self.memory['how']}")
         where = self.executor.describe() if self.executor else None
         if where:
             self.bus.note(where)
@@ -110,8 +110,7 @@ class Engine:
             self.run_baselines()
             self.run_trials()
             if self.config.revalidate:
-                self.revalidation = self.remeasure.revalidate(self.snapshot(), self.config.revalidate,
-                                                              self.config.revalidate_rounds)
+                self.revalidation = self.remeasure.revalidate(self.snapshot(), self.parts.plan, self.parts.reference)
         except KeyboardInterrupt:
             self.bus.study_stopped(self.snapshot(), "KILLED")
             raise
@@ -122,6 +121,9 @@ class Engine:
 
     def _baselines(self) -> list[tuple[str, dict[str, Any], str]]:
         items = [(DEFAULT_BASELINE, {}, DEFAULT_BASELINE_DOC)]
+        if self.parts.user_baseline is not None:
+            flags, doc = self.parts.user_baseline
+            items.append((self.parts.reference.name, flags, doc))
         if self.config.baselines:
             items += [(b.name, b.flags, b.doc) for b in self.parts.workload.baselines]
         return items
@@ -137,7 +139,7 @@ class Engine:
             record: dict[str, Any] = {"name": name, "flags": flags, "doc": doc, "log_dir": str(log_dir)}
             started = time.monotonic()
             try:
-                m = self.measure_now(Job(key, flags, log_dir, self.config.repeats))
+                m = self.measurer.measure(Job(key, flags, log_dir, self.config.repeats))
                 record.update(state="COMPLETE", metrics=m.metrics, phases=m.details, commands=m.commands)
                 if m.repeats:
                     record.update(repeats=m.repeats, spread_ops_per_sec=spread([r["ops_per_sec"] or 0.0 for r in m.repeats]))
@@ -209,30 +211,6 @@ class Engine:
             self.store.study.enqueue_trial(repaired, user_attrs={"repaired_from": trial.number})
         self.bus.trial_rejected(self.snapshot(), trial.number, violations[0])
         return None
-
-    # -- measuring outside the loop ---------------------------------------------------------------
-    def measure_now(self, job: Job) -> Measurement:
-        """Measure one job and wait for it, under the same retry policy; raises RunFailed."""
-        assert self.executor is not None
-        while True:
-            self.executor.submit(job)
-            outcome = self._wait_for(job.key)
-            if should_retry(outcome):
-                self.bus.note(f"{job.key}: {outcome.reason}; retrying it once")
-                job = retried(job)
-                continue
-            if outcome.measurement is None:
-                raise RunFailed(failure_reason(outcome))
-            return outcome.measurement
-
-    def _wait_for(self, key: str) -> Outcome:
-        while True:
-            for outcome in self.executor.wait(timeout=1.0):  # type: ignore[union-attr]
-                if outcome.job.key == key:
-                    return outcome
-
-    def _measure_once(self, key: str, flags: dict[str, Flag], log_dir: Path) -> Measurement:
-        return self.measure_now(Job(key, flags, log_dir, 1))
 
     def measure_interleaved(self, entries: dict[str, dict[str, Any]], rounds: int, attr: str,
                             what: str) -> dict[str, Any]:

@@ -14,19 +14,37 @@ from pathlib import Path
 import optuna
 
 from objectives import workdir
-from objectives.dbbench import DbBench, probe
+from objectives.dbbench import DbBench
 from objectives.runner import RUNNER_FLAGS
 from objectives.scores import Score
+from objectives.trace import trace_workload
 from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Workload, load_workload
-from search_spaces import Context, GiB, SearchSpace, load_space
-from tuner.model import TuneConfig, UsageError
+from search_spaces import Context, GiB, MiB, SearchSpace, load_space
+from objectives.workloads import Flag
+from tuner.engine.baseline_file import NAME as BASELINE_NAME
+from tuner.engine.baseline_file import load_baseline
+from tuner.engine.plan import Plan, Reference
+from tuner.model import DEFAULT_BASELINE, TuneConfig, UsageError
 from tuner.pruners import PrunerError, make_pruner
 from tuner.samplers import choose, make_sampler
 
 
 @dataclass(frozen=True)
+class Slot:
+    """What one trial may use: the cores it is pinned to and its share of memory. A serial study's
+    slot is the host; with --parallel, a worker's cores and its node's memory divided among trials."""
+
+    cores: int
+    ram: int
+    pinned: bool = False  # the trial's db_bench is pinned to ``cores`` distinct cores
+
+    def to_dict(self) -> dict[str, object]:
+        return {"cores": self.cores, "ram_bytes": self.ram, "pinned": self.pinned}
+
+
+@dataclass(frozen=True)
 class Prepared:
-    """The parts of a study, built from its :class:`TuneConfig` and this host."""
+    """The parts of a study, built from its :class:`TuneConfig` and the slot its trials run in."""
 
     config: TuneConfig  # with the sampler ``auto`` stood for
     name: str
@@ -42,6 +60,11 @@ class Prepared:
     out: Path
     storage: str
     db_bench_seed: int
+    slot: Slot
+    memory_limit: int | None  # scored phases run in a memory cgroup of this size
+    plan: Plan  # the re-validation's
+    reference: Reference  # what gains are measured against
+    user_baseline: tuple[dict[str, Flag], str] | None  # --baseline's flags and description
 
 
 def check_values(config: TuneConfig) -> None:
@@ -54,11 +77,24 @@ def check_values(config: TuneConfig) -> None:
         raise UsageError(f"--scale: must be > 0, got {config.scale}")
     for flag, value, least in (("--repeats", config.repeats, 1), ("--revalidate", config.revalidate, 0),
                                ("--revalidate-rounds", config.revalidate_rounds, 2),
+                               ("--revalidate-max-rounds", config.revalidate_max_rounds, config.revalidate_rounds),
                                ("--parallel", config.parallel, 1)):
         if not isinstance(value, int) or value < least:
             raise UsageError(f"{flag}: must be a whole number >= {least}, got {value}")
+    if not config.interval_target > 0:
+        raise UsageError(f"--interval-target: must be > 0 (high / low - 1 of the interval), got {config.interval_target}")
+    if config.confirm_scale is not None and not config.confirm_scale > 0:
+        raise UsageError(f"--confirm-scale: must be > 0, got {config.confirm_scale}")
+    if config.confirm_scale is not None and not config.revalidate:
+        raise UsageError("--confirm-scale: re-validates at that scale; it needs --revalidate K >= 1")
     if config.cpus_per_trial is not None and (not isinstance(config.cpus_per_trial, int) or config.cpus_per_trial < 1):
         raise UsageError(f"--cpus-per-trial: must be a whole number >= 1, got {config.cpus_per_trial}")
+    if config.prefer is not None:
+        if config.objective != "multi":
+            raise UsageError("--prefer: weighs the objectives of --objective multi; this study has one objective")
+        unknown = sorted(set(config.prefer) - {"ops_per_sec", "p99_us", "write_amp"})
+        if unknown or any(not w >= 0 for w in config.prefer.values()) or not any(config.prefer.values()):
+            raise UsageError(f"--prefer: weights >= 0 (not all 0) of ops_per_sec, p99_us, write_amp, got {config.prefer}")
     if config.pruner != "none" and config.on_ray:
         raise UsageError("--pruner: needs --parallel 1 without --ray-address (a pruner watches each run "
                          "second by second in this process)")
@@ -80,19 +116,16 @@ def pruner_of(config: TuneConfig, score: Score) -> optuna.pruners.BasePruner:
         raise UsageError(str(exc)) from None
 
 
-def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner) -> Prepared:
-    """Probe db_bench, scale workload and space to this host, check flags, build the sampler and
-    the work directory."""
-    db_bench = probe(config.db_bench, config.rocksdb_version)
+def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner, db_bench: DbBench,
+            slot: Slot) -> Prepared:
+    """Scale workload and space to the trials' slot, check flags, build the sampler and the work
+    directory."""
     host = Context.of_host()
-    budget = config.memory_budget if config.memory_budget is not None else host.ram // 4
-    if budget <= 0:
-        raise UsageError(f"--memory-budget: must be > 0 bytes, got {budget}")
-    if budget > host.ram:
-        raise UsageError(f"--memory-budget: {budget / GiB:,.1f} GiB is more than this machine's "
-                         f"{host.ram / GiB:.1f} GiB of memory")
-    workload = load_workload(config.workload).resolve(config.scale, host)
-    ctx = Context(cores=host.cores, ram=host.ram, data=workload.data_bytes(), scale=config.scale, budget=budget)
+    workload = workload_of(config).resolve(config.scale, replace(host, cores=slot.cores, ram=slot.ram))
+    workload = replace(workload, drain=workload.drain and config.drain)
+    limit, budget = memory_plan(config, workload, slot)
+    ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=workload.data_bytes(), scale=config.scale,
+                  budget=budget)
     space = (config.space if isinstance(config.space, SearchSpace) else load_space(config.space)).resolve(ctx)
     check_flags(db_bench, workload, space)
     sampler_name = choose(config.sampler, multi_objective=len(score.directions) > 1,
@@ -104,16 +137,68 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner)
     grid = sampler_name == "grid"
     wanted = min(config.trials, space.feasible_grid_size()) if grid else config.trials
     name = config.study or f"{workload.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    confirm = None
+    if config.confirm_scale is not None:
+        confirm = replace(workload_of(config).resolve(config.confirm_scale, replace(host, cores=slot.cores, ram=slot.ram)),
+                          drain=workload.drain)
     try:
         work_dir = workdir.prepare(Path(config.work_dir) if config.work_dir is not None else None)
-        workdir.check_space(work_dir, workload.data_bytes(), f"workload {workload.name} at --scale {config.scale:g}")
+        largest = max(workload.data_bytes(), confirm.data_bytes() if confirm else 0)
+        workdir.check_space(work_dir, largest, f"workload {workload.name} at --scale "
+                            f"{max(config.scale, config.confirm_scale or 0):g}")
     except workdir.WorkDirError as exc:
         raise UsageError(str(exc)) from None
+    user, reference = None, Reference(DEFAULT_BASELINE, {})
+    if config.baseline is not None:
+        flags, values, doc = load_baseline(Path(config.baseline), space)
+        user, reference = (flags, doc), Reference(BASELINE_NAME, flags, values)
+    plan = Plan(k=config.revalidate, min_rounds=config.revalidate_rounds, max_rounds=config.revalidate_max_rounds,
+                target=config.interval_target, ablation=config.ablation, seed=config.seed or 0, workload=confirm,
+                confirm_scale=config.confirm_scale)
     out = Path(config.out) if config.out else Path("runs") / name
     return Prepared(config=config, name=name, score=score, pruner=pruner, sampler=sampler, db_bench=db_bench,
                     workload=workload, space=space, trials_wanted=wanted, repair_rejected=not grid, work_dir=work_dir,
                     out=out, storage=config.storage or f"sqlite:///{(out / 'study.db').resolve()}",
-                    db_bench_seed=config.seed if config.seed else 1)
+                    db_bench_seed=config.seed if config.seed else 1, slot=slot, memory_limit=limit, plan=plan,
+                    reference=reference, user_baseline=user)
+
+
+MIN_MEMORY_LIMIT = 64 * MiB
+
+
+def memory_plan(config: TuneConfig, workload: Workload, slot: Slot) -> tuple[int | None, int]:
+    """(memory limit of the scored phases, memory budget of the space).
+
+    The limit is --memory-limit, else the workload's data / data_to_memory (at least 64 MiB), else
+    none. The budget (memtables + block cache) is --memory-budget, else 3/4 of the limit (the rest
+    is db_bench itself and the page cache), else a quarter of the slot's memory."""
+    limit = config.memory_limit
+    if limit is None and workload.data_to_memory:
+        limit = max(MIN_MEMORY_LIMIT, int(workload.data_bytes() / workload.data_to_memory))
+    if limit is not None and not 0 < limit <= slot.ram:
+        raise UsageError(f"--memory-limit: {limit / MiB:,.0f} MiB; a trial has {slot.ram / GiB:.1f} GiB of memory "
+                         f"(more than 0, at most that)")
+    budget = config.memory_budget if config.memory_budget is not None else (limit * 3 // 4 if limit else slot.ram // 4)
+    if budget <= 0:
+        raise UsageError(f"--memory-budget: must be > 0 bytes, got {budget}")
+    if budget > (limit or slot.ram):
+        what = f"the --memory-limit of {limit / MiB:,.0f} MiB" if limit else \
+            f"this machine's {slot.ram / GiB:.1f} GiB of memory" if not slot.pinned else \
+            f"a trial's {slot.ram / GiB:.1f} GiB share of memory"
+        raise UsageError(f"--memory-budget: {budget / GiB:,.1f} GiB is more than {what}")
+    return limit, budget
+
+
+def workload_of(config: TuneConfig) -> Workload:
+    """The workload a request names: a preset, a file, or ``trace:TRACE`` on --db-snapshot."""
+    name = str(config.workload)
+    if name.startswith("trace:"):
+        if not config.db_snapshot:
+            raise UsageError("--workload trace:TRACE needs --db-snapshot DIR: the DB the trace was recorded on")
+        return trace_workload(Path(name[len("trace:"):]), Path(config.db_snapshot))
+    if config.db_snapshot:
+        raise UsageError("--db-snapshot: only a trace workload (--workload trace:TRACE) starts from a snapshot")
+    return load_workload(config.workload)
 
 
 def check_flags(db_bench: DbBench, workload: Workload, space: SearchSpace) -> None:

@@ -1,11 +1,22 @@
-"""Re-validation: re-measure the top trials and the baselines, interleaved, and name the best by median.
+"""Re-validation: the search's answer re-measured, so that what the tuner reports holds up.
 
-The best of many single noisy runs is biased upwards (it is partly the luckiest). After the
-search, the top ``--revalidate K`` configurations (:func:`tuner.ranking.top_k`) and every baseline
-are measured again, in ``rounds`` interleaved rounds (A B C D, A B C D, ...) so that drift of the
-machine hits all alike. The winner is the configuration with the highest median ops/s over those
-rounds; the summary gives each one's median and spread, the noise (coefficient of variation of the
-repeated ``rocksdb-default``) and a bootstrap 95 % interval for the winner's ratio to the default.
+The best of many single noisy runs is partly the luckiest, and samples that choose a winner also
+flatter it. So, after the search (on by default, ``--revalidate K``):
+
+1. **select**: the top K trials (:func:`tuner.ranking.top_k`) are measured in ``select_rounds``
+   rounds; the winner has the highest median ops/s (skipped when K is 1);
+2. **estimate**: the winner, the reference (``--baseline``'s configuration, else ``rocksdb-default``),
+   the other baselines and, for the "why", the winner with each tuned option put back to the
+   reference's value (one-at-a-time ablation) are measured in at least ``min_rounds`` rounds, more
+   (up to ``max_rounds``) while the winner's interval against the reference is wider than
+   ``target``. These rounds never chose anything, so they estimate the gain without selection bias;
+3. **minimal**: the winner with only the options that measurably matter (the others at the
+   reference's values), re-measured beside the reference and the full winner.
+
+Every round runs its configurations in a fresh random order (seeded, so a resume repeats it), so
+that drift and order effects do not favour one; ratios are paired by round (tuner.stats.paired_ratio).
+With ``--confirm-scale F`` all three run at scale F, and the search's order of the finalists is
+compared with theirs there (Kendall's tau).
 
 Each measurement is saved in the study storage as it is taken, so an interrupted re-validation
 resumes where it stopped.
@@ -13,89 +24,199 @@ resumes where it stopped.
 
 from __future__ import annotations
 
+import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from objectives.measurement import Measurement
 from objectives.runner import RunFailed
-from objectives.workloads import Flag
-from tuner import ranking
-from tuner.fmt import fmt_duration
+from objectives.workloads import Flag, Workload
+from search_spaces import SearchSpace
+from tuner import options_file, ranking
+from tuner.engine.plan import Plan, Reference
 from tuner.engine.storage import StudyStore
+from tuner.fmt import fmt_duration
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
-from tuner.stats import bootstrap_ratio, sample_rows
+from tuner.stats import paired_ratio, rank_correlation, relative_width, sample_rows
 
 ATTR = "revalidation"
+Measure = Callable[[str, dict[str, Flag], Path, Workload | None], Measurement]
 
 
 @dataclass
 class Remeasure:
-    """Measures configurations again, one run each, in interleaved rounds saved in the study."""
+    """Measures configurations again, one run each, in rounds saved in the study."""
 
     store: StudyStore
-    measure: Callable[[str, dict[str, Flag], Path], Measurement]  # (job key, flags, log dir) -> one run
+    measure: Measure
     note: Callable[[str], None]
     out: Path
 
-    def revalidate(self, snapshot: StudySnapshot, k: int, rounds: int) -> dict[str, Any] | None:
-        """Measure the baselines and the top ``k`` trials ``rounds`` times, interleaved; the summary."""
-        top = ranking.top_k(snapshot.trials, snapshot.directions, k)
-        if not top:
+    def revalidate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference) -> dict[str, Any] | None:
+        finalists = ranking.top_k(snapshot.trials, snapshot.directions, plan.k, snapshot.weights)
+        if not finalists:
             return None
-        entries: dict[str, dict[str, Any]] = {
-            b["name"]: {"flags": b["flags"]} for b in snapshot.baselines if b["state"] == "COMPLETE"}
-        entries.update({f"trial {t.number}": {"flags": snapshot.space.flags(t.params), "trial": t.number} for t in top})
-        self.note(f"re-validating {len(top)} best trial(s) and {len(entries) - len(top)} baseline(s): "
-                  f"{rounds} interleaved rounds of {len(entries)} runs")
-        return summarize(self.interleaved(entries, rounds, ATTR, "re-validation"), entries)
+        space = snapshot.space
+        if reference.name == DEFAULT_BASELINE and not reference.values:
+            reference = replace(reference, values=_default_values(snapshot))
+        result: dict[str, Any] = {"reference": reference.name, "plan": _plan_dict(plan)}
+        winner = finalists[0]
+        if len(finalists) > 1:
+            entries = {f"trial {t.number}": {"flags": space.flags(t.params), "trial": t.number} for t in finalists}
+            self.note(f"re-validation: choosing among the {len(finalists)} best trials in {plan.select_rounds} rounds")
+            saved = self.rounds(entries, plan.select_rounds, "select", plan)
+            rows = sample_rows(saved, entries)
+            measured = [r for r in rows if r.get("median_ops_per_sec") and "failed" not in r]
+            if measured:
+                chosen = max(measured, key=lambda r: r["median_ops_per_sec"])
+                winner = next(t for t in finalists if t.number == chosen["trial"])
+            result["select"] = {"rounds": saved["rounds"], "configurations": rows, "winner": f"trial {winner.number}",
+                                "rank_correlation": _rank_change(finalists, rows, plan)}
+        estimate = self._estimate(snapshot, plan, reference, winner)
+        result.update(estimate)
+        result["minimal"] = self._minimal(space, plan, reference, winner, estimate.get("ablation", []))
+        return result
 
-    def interleaved(self, entries: dict[str, dict[str, Any]], rounds: int, attr: str, what: str) -> dict[str, Any]:
-        """Measure each entry's ``flags`` once per round, all entries in each round (A B C, A B C, ...).
+    def _estimate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference, winner: Any) -> dict[str, Any]:
+        space = snapshot.space
+        best = f"trial {winner.number}"
+        entries: dict[str, dict[str, Any]] = {reference.name: {"flags": reference.flags}}
+        entries.update({b["name"]: {"flags": b["flags"]} for b in snapshot.baselines
+                        if b["state"] == "COMPLETE" and b["name"] != reference.name})
+        entries[best] = {"flags": space.flags(winner.params), "trial": winner.number}
+        ablated = _ablations(space, winner.params, reference) if plan.ablation else {}
+        entries.update({f"{best} without {p}": {"flags": flags, "ablates": p} for p, flags in ablated.items()})
+        self.note(f"re-validation: {best} against {reference.name} ({len(entries)} configurations, "
+                  f"{plan.min_rounds} to {plan.max_rounds} rounds, until the interval is within {plan.target:.0%})")
+        rounds = plan.min_rounds
+        while True:
+            saved = self.rounds(entries, rounds, "estimate", plan)
+            rows = {r["name"]: r for r in sample_rows(saved, entries)}
+            gain = _ratio(rows, best, reference.name)
+            if relative_width(gain) <= plan.target or rounds >= plan.max_rounds or best in saved["failed"]:
+                break
+            rounds += 1
+        out: dict[str, Any] = {"rounds": saved["rounds"], "configurations": list(rows.values()), "best": best,
+                               "best_trial": winner.number, "best_vs_reference": gain,
+                               "vs": {name: _ratio(rows, best, name) for name in rows
+                                      if name != best and "ablates" not in entries[name]}}
+        if rows.get(reference.name, {}).get("spread"):
+            out["noise_cv_reference"] = rows[reference.name]["spread"]["cv"]
+        out["ablation"] = [{"param": p, "value": winner.params[p], "reference_value": reference.values.get(p),
+                            **_ratio(rows, best, f"{best} without {p}")} for p in ablated]
+        return out
 
-        Samples are saved in the study's user attribute ``attr`` as they are taken, so a resume goes
-        on where it stopped; logs go to ``OUT/<attr>/<entry>/round-<i>``. An entry that fails once
-        is dropped from later rounds (its reason is kept)."""
+    def _minimal(self, space: SearchSpace, plan: Plan, reference: Reference, winner: Any,
+                 ablation: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The winner with only the options that matter, re-measured; None when that is all of them
+        (or none: then the winner does not beat the reference by these options either)."""
+        keep = {a["param"] for a in ablation if a.get("verdict") == "faster"}
+        dropped = {a["param"] for a in ablation} - keep
+        if not ablation or not keep or not dropped:
+            return None
+        params = {p: v for p, v in winner.params.items() if p not in dropped}
+        flags = _with_reference(space, winner.params, dropped, reference)
+        best = f"trial {winner.number}"
+        entries = {reference.name: {"flags": reference.flags}, best: {"flags": space.flags(winner.params)},
+                   "minimal": {"flags": flags}}
+        self.note(f"re-validation: the minimal configuration ({', '.join(sorted(keep))}) in {plan.min_rounds} rounds")
+        saved = self.rounds(entries, plan.min_rounds, "minimal", plan)
+        rows = {r["name"]: r for r in sample_rows(saved, entries)}
+        return {"params": params, "flags": flags, "kept": sorted(keep), "reset": sorted(dropped),
+                "rounds": saved["rounds"], "configurations": list(rows.values()),
+                "vs_reference": _ratio(rows, "minimal", reference.name), "vs_full": _ratio(rows, "minimal", best)}
+
+    def rounds(self, entries: dict[str, dict[str, Any]], rounds: int, stage: str, plan: Plan) -> dict[str, Any]:
+        """Measure each entry once per round, every round in a fresh random order; samples saved as
+        taken (study attribute ``revalidation:<stage>``), so a resume goes on where it stopped, and more
+        rounds extend the saved ones. An entry that fails once is dropped from later rounds."""
+        return self.interleaved(entries, rounds, f"{ATTR}:{stage}", f"{stage} round", plan.seed, plan.workload)
+
+    def interleaved(self, entries: dict[str, dict[str, Any]], rounds: int, attr: str, what: str, seed: int = 0,
+                    workload: Workload | None = None) -> dict[str, Any]:
+        """Each entry's ``flags`` measured once per round, in a fresh random order each round; logs go
+        to ``OUT/<attr>/<entry>/round-<i>``."""
         saved = self.store.attr(attr, {})
-        if saved.get("entries") != sorted(entries) or saved.get("rounds") != rounds:
-            saved = {"entries": sorted(entries), "rounds": rounds, "samples": {name: [] for name in entries}, "failed": {}}
-        todo = [(r, name) for r in range(rounds) for name in entries
-                if len(saved["samples"][name]) <= r and name not in saved["failed"]]
+        if saved.get("entries") != sorted(entries):
+            saved = {"entries": sorted(entries), "rounds": 0, "samples": {name: [] for name in entries}, "failed": {},
+                     "order": []}
+        saved["rounds"] = max(saved["rounds"], rounds)
+        todo = []
+        for r in range(rounds):
+            order = random.Random(f"{seed}:{attr}:{r}").sample(sorted(entries), len(entries))
+            if len(saved["order"]) <= r:
+                saved["order"].append(order)
+            todo += [(r, name) for name in order if len(saved["samples"][name]) <= r]
         started = time.monotonic()
         for done, (round_, name) in enumerate(todo, start=1):
             if name in saved["failed"]:
                 continue
-            log_dir = self.out / attr / name.replace(" ", "-").replace(":", "-") / f"round-{round_}"
+            log_dir = self.out / attr.replace(":", "-") / name.replace(" ", "-").replace(":", "-") / f"round-{round_}"
             try:
-                m = self.measure(f"{what} {name} round {round_}", entries[name]["flags"], log_dir)
+                m = self.measure(f"{what} {round_} {name}", entries[name]["flags"], log_dir, workload)
             except RunFailed as exc:
                 saved["failed"][name] = exc.reason
-                self.note(f"{what} round {round_ + 1}/{rounds}: {name}: FAILED: {exc.reason}")
+                self.note(f"{what} {round_ + 1}/{rounds}: {name}: FAILED: {exc.reason}")
             else:
                 saved["samples"][name].append(m.metrics)
                 eta = (time.monotonic() - started) / done * (len(todo) - done)
-                self.note(f"{what} round {round_ + 1}/{rounds}: {name}: {m.metrics['ops_per_sec'] or 0:,.0f} ops/s "
+                self.note(f"{what} {round_ + 1}/{rounds}: {name}: {m.metrics['ops_per_sec'] or 0:,.0f} ops/s "
                           f"(run {done} of {len(todo)}, ETA {fmt_duration(eta)})")
             self.store.set_attr(attr, saved)
         return saved
 
 
-def summarize(saved: dict[str, Any], entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Medians, spreads, the winner and its bootstrap interval against rocksdb-default."""
-    configurations = sample_rows(saved, entries)
-    trials = [r for r in configurations if r["trial"] is not None and r.get("median_ops_per_sec") and "failed" not in r]
-    default = next((r for r in configurations if r["name"] == DEFAULT_BASELINE and r.get("ops_per_sec")), None)
-    result: dict[str, Any] = {"rounds": saved["rounds"], "configurations": configurations}
-    if default is not None:
-        result["noise_cv_default"] = default["spread"]["cv"]
-    if trials:
-        best = max(trials, key=lambda r: r["median_ops_per_sec"])
-        result["best"] = best["name"]
-        result["best_trial"] = best["trial"]
-        if default is not None:
-            result["best_vs_default"] = {
-                "ratio": best["median_ops_per_sec"] / default["median_ops_per_sec"],
-                "ci95": bootstrap_ratio(best["ops_per_sec"], default["ops_per_sec"]),
-            }
-    return result
+def _default_values(snapshot: StudySnapshot) -> dict[str, Any]:
+    """The values RocksDB ran rocksdb-default with, read back from its OPTIONS file (None where the
+    file does not say, e.g. the block cache: the ablation then leaves the flag out)."""
+    path = snapshot.out / "baselines" / DEFAULT_BASELINE / "OPTIONS"
+    sections = options_file.parse_options(path.read_text()) if path.is_file() else {}
+    return {p.name: options_file.decode(p.options_key, options_file.lookup(sections, p.options_key))
+            for p in snapshot.space.parameters} if sections else {}
+
+
+def _ratio(rows: dict[str, dict[str, Any]], a: str, b: str) -> dict[str, Any]:
+    """``a`` against ``b``, paired by round."""
+    if a not in rows or b not in rows:
+        return paired_ratio([], [])
+    return {"against": b, **paired_ratio(rows[a]["ops_per_sec"], rows[b]["ops_per_sec"])}
+
+
+def _ablations(space: SearchSpace, params: dict[str, Any], reference: Reference) -> dict[str, dict[str, Flag]]:
+    """Per tuned option that differs from the reference: the winner's flags with that option at the
+    reference's value."""
+    out = {}
+    for name, value in params.items():
+        if reference.values.get(name) is not None and str(reference.values[name]) == str(value):
+            continue
+        out[name] = _with_reference(space, params, {name}, reference)
+    return out
+
+
+def _with_reference(space: SearchSpace, params: dict[str, Any], names: set[str],
+                    reference: Reference) -> dict[str, Flag]:
+    """The flags of ``params`` with ``names`` set to the reference's values (left out where the
+    reference uses db_bench's default), and options that are no longer active dropped."""
+    merged = {k: v for k, v in params.items() if k not in names}
+    merged.update({k: reference.values[k] for k in names if reference.values.get(k) is not None})
+    return space.flags({k: v for k, v in merged.items() if space.parameter(k).active(merged)})
+
+
+def _rank_change(finalists: list[Any], rows: list[dict[str, Any]], plan: Plan) -> dict[str, Any] | None:
+    """With --confirm-scale: how the finalists' order at the search's scale (their trial's ops/s)
+    compares with their order at the confirm scale (median ops/s)."""
+    if plan.confirm_scale is None:
+        return None
+    medians = {r["trial"]: r.get("median_ops_per_sec") for r in rows}
+    pairs = [(ranking.ops(t), medians[t.number]) for t in finalists if medians.get(t.number)]
+    return {"confirm_scale": plan.confirm_scale, "search_ops_per_sec": [p[0] for p in pairs],
+            "confirm_ops_per_sec": [p[1] for p in pairs],
+            "kendall_tau": rank_correlation([p[0] for p in pairs], [p[1] for p in pairs])}
+
+
+def _plan_dict(plan: Plan) -> dict[str, Any]:
+    return {"k": plan.k, "select_rounds": plan.select_rounds, "min_rounds": plan.min_rounds,
+            "max_rounds": plan.max_rounds, "target": plan.target, "ablation": plan.ablation,
+            "confirm_scale": plan.confirm_scale}

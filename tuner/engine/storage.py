@@ -56,6 +56,8 @@ class StudyStore:
         p = self.parts
         identity = {"workload": p.workload.name, "space": p.space.name, "objective": p.score.objective,
                     "scale": p.config.scale}
+        if not p.workload.drain:  # burst ops/s do not compare with sustained ones
+            identity["drain"] = False
         if not study.user_attrs.get("uid"):  # names the study in MLflow, whatever its storage URL
             study.set_user_attr("uid", uuid.uuid4().hex)
         if not study.user_attrs.get("identity"):

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from objectives.measurement import Measurement
 from objectives.runner import IntervalObserver
-from objectives.workloads import Flag
+from objectives.workloads import Flag, Workload
 
 RETRIES = 1
 
@@ -29,6 +29,7 @@ class Job:
     repeats: int
     observer: IntervalObserver | None = None  # per-second throughput watcher (a pruner); local only
     attempt: int = 0
+    workload: Workload | None = None  # another than the study's (--confirm-scale's scale)
 
 
 @dataclass

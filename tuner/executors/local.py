@@ -25,7 +25,8 @@ class LocalExecutor:
             return []
         job = self.pending[0]
         try:
-            m = measure(self.runner, self.workload, job.flags, job.log_dir, job.repeats, self.seed, job.observer)
+            m = measure(self.runner, job.workload or self.workload, job.flags, job.log_dir, job.repeats, self.seed,
+                        job.observer)
             outcome = Outcome(job, measurement=m)
         except RunStopped as exc:
             outcome = Outcome(job, reason=str(exc), stopped=(exc.phase, exc.second))

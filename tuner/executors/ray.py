@@ -28,6 +28,7 @@ from objectives.dbbench import DbBench, DbBenchError, probe
 from objectives.measurement import measure
 from objectives.runner import Runner, RunFailed
 from objectives.workloads import Flag, Workload
+from search_spaces import host_ram_bytes
 from tuner.executors import Job, Outcome
 from tuner.model import TuneConfig
 _LEASE_WAIT = 600.0  # seconds a task waits for free cores (Ray's CPU accounting should make it instant)
@@ -88,6 +89,7 @@ class TaskSpec:
     db_bench: str | None  # an explicit --db-bench path, else the node's own discovery
     work_dir: str | None
     rocksdb_version: str | None = None  # the node's build of this version (--rocksdb-version)
+    memory_limit: int | None = None  # scored phases in a memory cgroup of this size
 
 
 def node_facts(db_bench: str | None, version: str | None = None) -> dict[str, Any]:
@@ -99,7 +101,8 @@ def _node(explicit: str | None, version: str | None) -> tuple[dict[str, Any], Db
     import ray
 
     facts: dict[str, Any] = {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(),
-                             "ip": ray.util.get_node_ip_address(), "cores": len(os.sched_getaffinity(0))}
+                             "ip": ray.util.get_node_ip_address(), "cores": len(os.sched_getaffinity(0)),
+                             "ram": host_ram_bytes()}
     try:
         db = probe(explicit, version)
     except DbBenchError as exc:
@@ -124,7 +127,7 @@ def measure_task(spec: TaskSpec) -> dict[str, Any]:
             os.sched_setaffinity(0, node["cores_used"])  # db_bench inherits it
             node["measured_from"] = time.time()
             work_dir = workdir.prepare(Path(spec.work_dir) if spec.work_dir else None)
-            runner = Runner(db, work_dir=work_dir, timeout=spec.timeout)
+            runner = Runner(db, work_dir=work_dir, timeout=spec.timeout, memory_limit=spec.memory_limit)
             runner.sweep_stale()
             result: dict[str, Any] = {"ok": True,
                                       "measurement": measure(runner, spec.workload, spec.flags, logs, spec.repeats, spec.seed)}
@@ -146,9 +149,10 @@ def measure_task(spec: TaskSpec) -> dict[str, Any]:
 class RayExecutor:
     """The driver's side of Ray: connection, node checks, submitting tasks and collecting outcomes."""
 
-    def __init__(self, config: TuneConfig, workload: Workload, db_bench: DbBench, seed: int,
-                 note: Callable[[str], None]):
-        self.config, self.workload, self.db_bench, self.seed, self.note = config, workload, db_bench, seed, note
+    def __init__(self, config: TuneConfig, db_bench: DbBench, note: Callable[[str], None]):
+        self.config, self.db_bench, self.note = config, db_bench, note
+        self.workload: Workload | None = None  # set by bind(), once the study is prepared for the slot
+        self.seed, self.memory_limit = 1, None
         self.slots = config.parallel
         self.started_ray = False
         self.cpus = 1
@@ -234,6 +238,16 @@ class RayExecutor:
             self.note(f"the cluster fits {sum(c // self.cpus for c in cpus)} trials of "
                       f"{self.cpus} CPU(s) at once, fewer than --parallel {parallel}")
 
+    def slot(self) -> tuple[int, int]:
+        """(cores, bytes of memory) of one trial: its pinned cores, and the smallest node's memory
+        divided among the trials that node can hold at once."""
+        shares = [n["ram"] // max(1, n["cores"] // self.cpus) for n in self.nodes if n["cores"] >= self.cpus]
+        return self.cpus, min(shares)
+
+    def bind(self, workload: Workload, seed: int, memory_limit: int | None) -> None:
+        """What every task measures with."""
+        self.workload, self.seed, self.memory_limit = workload, seed, memory_limit
+
     def describe(self) -> str | None:
         hosts = ", ".join(f"{n['host']} ({n['ip']}, {n['cores']} cores)" for n in self.nodes)
         how = "one per node" if self.placement else "Ray schedules them"
@@ -243,9 +257,10 @@ class RayExecutor:
     def submit(self, job: Job) -> None:
         import ray
 
-        spec = TaskSpec(self.workload, job.flags, job.repeats, self.seed, self.config.trial_timeout, self.cpus,
+        assert self.workload is not None, "bind() first"
+        spec = TaskSpec(job.workload or self.workload, job.flags, job.repeats, self.seed, self.config.trial_timeout, self.cpus,
                         self.config.db_bench, str(self.config.work_dir) if self.config.work_dir else None,
-                        self.config.rocksdb_version)
+                        self.config.rocksdb_version, self.memory_limit)
         options: dict[str, Any] = {"num_cpus": self.cpus, "max_retries": 0}
         bundle = None
         if self.placement is not None:

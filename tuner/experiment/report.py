@@ -11,19 +11,14 @@ from objectives.runner import format_flag
 from tuner.fmt import fmt_ops
 
 MiB = 1024**2
-# The tuner "beats" or "loses to" a configuration only when the 95 % interval of the ratio of
-# medians excludes 1; otherwise the two are within the measured noise.
+# The tuner "beats" or "loses to" a configuration only when the 95 % interval of their ratio (paired
+# by round, tuner.stats.paired_ratio) excludes 1; otherwise the two are within the measured noise.
 
 
 def verdict(ratio: dict[str, Any] | None) -> str:
-    if not ratio:
+    if not ratio or not ratio.get("ci95"):
         return "not measured"
-    low, high = ratio["ci95"]
-    if low > 1:
-        return "beats"
-    if high < 1:
-        return "loses to"
-    return "ties with (within noise)"
+    return {"faster": "beats", "slower": "loses to"}.get(ratio["verdict"], "ties with (within noise)")
 
 
 def _ratio(r: dict[str, Any] | None) -> str:
@@ -107,8 +102,9 @@ def _markdown(r: dict[str, Any], plots: list[str], dest: Path) -> str:
         lines += ["", "![tuner history](history.png)"]
     rounds = r["head_to_head"]["rounds"]
     lines += ["", f"## 3. Head-to-head: {rounds} interleaved rounds", "",
-              f"Order in every round: {', '.join(r['head_to_head']['order'])}. Ratios are of medians; the "
-              "brackets are 95 % bootstrap intervals.", "",
+              f"Configurations: {', '.join(r['head_to_head']['order'])}, each round in a fresh random order. "
+              "Ratios are geometric means of the per-round ratios; the brackets are 95 % intervals, paired by "
+              "round (t on log ratios).", "",
               "| configuration | median ops/s | min-max | P99 us | write amp | vs default | vs hand-found |",
               "|---|---|---|---|---|---|---|"]
     for c in r["head_to_head"]["configurations"]:
@@ -284,7 +280,8 @@ def write_overview(results: Path) -> Path:
     lines = ["# Experiments S0-S4: the tuner against the five hand-tuned studies", "",
              "Each row: the study's sweep, the tuner (cold, budget min(sweep runs, 30)) and a head-to-head "
              "of 5 configurations re-measured in interleaved rounds, all on the same machine in one session. "
-             "Ratios are of medians with 95 % bootstrap intervals; \"ties\" means the interval includes 1.", "",
+             "Ratios are paired by round, with 95 % intervals (t on log ratios); \"ties\" means the interval "
+             "includes 1.", "",
              "| study | sweep runs | tuner trials | tuned / hand-found | tuned / default | hand-found / default "
              "| sweep best / default | tuned vs hand-found |", "|---|---|---|---|---|---|---|---|"]
     machines = set()

@@ -9,8 +9,9 @@ the study found. Running it takes three steps, all on this machine in one sessio
    trials, started cold: the hand-found configuration is *not* enqueued, so the tuner has to find
    its way by itself;
 3. **head-to-head**: RocksDB defaults, the benchmark.sh-style configuration, the study's hand-found
-   configuration (scaled), the sweep's best and the tuner's best, each measured ``rounds`` times,
-   interleaved (A B C D E, A B C D E, ...), so that drift hits all alike.
+   configuration (scaled), the sweep's best and the tuner's best, each measured once per round for
+   ``rounds`` rounds, every round in a fresh random order, so that drift and order effects hit all
+   alike; ratios are paired by round (tuner.stats.paired_ratio).
 
 Steps 1 and 2 are ordinary studies in ``runs/experiments/<id>/studies.db``; every step resumes after
 an interruption. The result (``result.json``) and the report (:mod:`tuner.experiment.report`) go to
@@ -31,7 +32,7 @@ from search_spaces import files
 from tuner.api import Study
 from tuner.events import Observer
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneConfig
-from tuner.stats import bootstrap_ratio, sample_rows
+from tuner.stats import paired_ratio, sample_rows
 
 STUDY_DIR = Path(__file__).with_name("studies")  # shipped with the package
 BENCHMARK_SH = Path(__file__).with_name("benchmark-sh.toml")
@@ -143,6 +144,7 @@ class ExperimentRun:
             workload=e.workload, study=f"{self.key}-{step}", storage=self.storage, out=self.out / step,
             db_bench=self.db_bench, rocksdb_version=self.rocksdb_version, seed=e.seed, work_dir=self.work_dir, scale=QUICK["scale"] if self.quick else e.scale,
             baselines=False, hand_found_first=False, plots=not self.quick, mlflow=self.mlflow, mlflow_uri=self.mlflow_uri,
+            revalidate=0, drain=not self.quick,
             experiment=f"experiment-{e.id}", tags={"experiment": e.id, "experiment_step": step}, **kwargs)
 
     def sweep_config(self) -> TuneConfig:
@@ -211,8 +213,7 @@ class ExperimentRun:
             for ref, key in ((DEFAULT_BASELINE, "vs_default"), (hand, "vs_hand_found")):
                 other = by_name.get(ref) if ref else None
                 if row.get("median_ops_per_sec") and other and other.get("median_ops_per_sec"):
-                    row[key] = {"ratio": row["median_ops_per_sec"] / other["median_ops_per_sec"],
-                                "ci95": bootstrap_ratio(row["ops_per_sec"], other["ops_per_sec"])}
+                    row[key] = paired_ratio(row["ops_per_sec"], other["ops_per_sec"])
         db = final.db_bench
         ctx = final.space.context
         assert ctx is not None

@@ -498,18 +498,23 @@ def _phase_metrics(phases: Iterable[dict[str, Any]], start: int) -> list[Any]:
 
 
 def _revalidation_metrics(revalidation: dict[str, Any] | None) -> list[Any]:
-    """``revalidation/<configuration>/ops_per_sec`` with step = round, and the interval of the best."""
-    if not revalidation:
+    """``revalidation/<configuration>/ops_per_sec`` per estimation round (step = round), the best's
+    ratio to the reference with its interval and p-value, the noise, and each ablated option's ratio."""
+    if not revalidation or not revalidation.get("best"):
         return []
     now = int(time.time() * 1000)
     out = [_metric(f"revalidation/{row['name']}/ops_per_sec", ops, now, step)
            for row in revalidation["configurations"] for step, ops in enumerate(row["ops_per_sec"])]
-    if "best_vs_default" in revalidation:
-        ratio = revalidation["best_vs_default"]
-        out += [_metric("revalidation/best_vs_default", ratio["ratio"], now),
-                _metric("revalidation/best_vs_default_ci95_low", ratio["ci95"][0], now),
-                _metric("revalidation/best_vs_default_ci95_high", ratio["ci95"][1], now),
-                _metric("revalidation/noise_cv_default", revalidation["noise_cv_default"], now)]
+    gain = revalidation["best_vs_reference"]
+    if gain.get("ci95"):
+        out += [_metric("revalidation/best_vs_reference", gain["ratio"], now),
+                _metric("revalidation/best_vs_reference_ci95_low", gain["ci95"][0], now),
+                _metric("revalidation/best_vs_reference_ci95_high", gain["ci95"][1], now),
+                _metric("revalidation/best_vs_reference_p_value", gain["p_value"], now)]
+    if revalidation.get("noise_cv_reference") is not None:
+        out.append(_metric("revalidation/noise_cv_reference", revalidation["noise_cv_reference"], now))
+    out += [_metric(f"revalidation/ablation/{a['param']}", a["ratio"], now) for a in revalidation.get("ablation", [])
+            if a.get("ratio") is not None]
     return out
 
 

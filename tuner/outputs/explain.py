@@ -1,10 +1,13 @@
-"""Why the best configuration is faster: parameter importance and a plain-language line per option.
+"""Why the best configuration is faster: a plain-language line per tuned option.
 
-Importance is Optuna's fANOVA over the complete trials' ops/s. For each tuned option the best
-configuration is set against the value RocksDB actually used in the ``rocksdb-default`` baseline
-(read back from that run's OPTIONS file, not assumed), with the effect measured across the study's
-trials: the rank correlation of a numeric option with ops/s, or the median ops/s per choice.
-These are correlations over what the sampler happened to try, not controlled experiments.
+After a re-validation with ablation, each line leads with the **measured** effect: the best against
+itself with that one option put back to the reference's value, in the same paired rounds
+(tuner.engine.revalidation): "matters", "no measurable effect", or "costs throughput on its own".
+Each option is also set against the value RocksDB actually used in the ``rocksdb-default`` baseline
+(read back from that run's OPTIONS file, not assumed), and described across the study's trials: the
+rank correlation of a numeric option with ops/s, or the median ops/s per choice, and Optuna's
+fANOVA importance. Those are correlations over what the sampler happened to try, not causes, and
+are labelled so.
 """
 
 from __future__ import annotations
@@ -64,10 +67,24 @@ def _spearman(xs: list[float], ys: list[float]) -> float | None:
     return None if math.isnan(rho) else float(rho)
 
 
+def _measured(ablation: dict[str, Any] | None, reference: str) -> str | None:
+    """The ablation's verdict on one option, in words."""
+    if not ablation or ablation.get("ratio") is None or not ablation.get("ci95"):
+        return None
+    low, high = ablation["ci95"]
+    figure = f"{ablation['ratio']:.2f}x, 95 % CI {low:.2f}-{high:.2f}"
+    return {"faster": f"matters: the best is {figure} as fast as with {reference}'s value",
+            "tie": f"no measurable effect (the best with {reference}'s value instead: {figure})",
+            "slower": f"costs throughput on its own: the best is {figure} as fast as with {reference}'s value",
+            }.get(ablation["verdict"])
+
+
 def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
-    """``{"importance": {...}, "options": [{param, best, default, direction, effect, text}, ...]}``."""
+    """``{"importance": {...}, "options": [{param, best, default, direction, ablation, effect, text}, ...]}``."""
     weights = importance(snapshot)
     defaults = _default_values(snapshot)
+    reval = snapshot.revalidation or {}
+    ablations = {a["param"]: a for a in reval.get("ablation", [])} if reval.get("best_trial") == best["trial"] else {}
     complete = [t for t in snapshot.trials if t.state == TrialState.COMPLETE]
     rows = []
     for name, value in best["params"].items():
@@ -96,7 +113,13 @@ def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
                         f"higher values went with {'higher' if rho > 0 else 'lower'} ops/s (Spearman rho {rho:+.2f} "
                         f"over {len(with_it)} trials)")
         weight = f"; importance {row['importance']:.2f}" if row["importance"] is not None else ""
-        row["text"] = f"{name} = {value} (default {default if default is not None else 'n/a'}): {row['direction']}; {measured}{weight}"
+        row["ablation"] = ablations.get(name)
+        effect = _measured(row["ablation"], reval.get("reference", ""))
+        trend = f"across trials (correlation, not cause): {measured}{weight}"
+        row["text"] = (f"{name} = {value} (default {default if default is not None else 'n/a'}): {row['direction']}; "
+                       + (f"{effect}; {trend}" if effect else trend))
         rows.append(row)
-    rows.sort(key=lambda r: -(r["importance"] or 0.0))
+    order = {"faster": 0, "slower": 1, "tie": 2}
+    rows.sort(key=lambda r: (order.get((r["ablation"] or {}).get("verdict"), 3),
+                             -((r["ablation"] or {}).get("ratio") or 0.0), -(r["importance"] or 0.0)))
     return {"importance": weights, "options": rows}

@@ -9,9 +9,12 @@ from typing import Any
 
 from optuna.trial import FrozenTrial
 
+from objectives.versions import pinned_defaults
+from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
 from tuner.fmt import fmt_ops
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult
+from tuner.stats import paired_ratio
 from tuner.outputs.explain import explain
 
 
@@ -31,22 +34,34 @@ def _trial_row(t: FrozenTrial) -> dict[str, Any]:
     return row
 
 
+_SHOWN = ("ops_per_sec", "p99_us", "write_amp", "write_amp_logical")
+
+
 def comparison(baselines: list[dict[str, Any]], best: dict[str, Any] | None,
                revalidation: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Rows for default vs hand-found vs best, with ops/s relative to the RocksDB-default baseline:
-    the re-validated medians (with their spread) when there was a re-validation, else single runs."""
+    """Rows for the baselines, the best and (when there is one) the minimal configuration. After a
+    re-validation: medians of its estimation rounds with their spread, and each row's ratio to the
+    reference paired by round (interval and verdict); without: single runs, ratios of single runs."""
     if revalidation and revalidation.get("best"):
         measured = {r["name"]: r for r in revalidation["configurations"] if r.get("median_ops_per_sec")}
         names = [b["name"] for b in baselines if b["name"] in measured] + [revalidation["best"]]
         rows = [{"name": n if measured[n]["trial"] is None else f"best (trial {measured[n]['trial']})",
-                 "ops_per_sec": measured[n]["median_ops_per_sec"], "p99_us": measured[n]["median_p99_us"],
-                 "write_amp": measured[n]["median_write_amp"], "spread": measured[n]["spread"]} for n in names]
-    else:
-        rows = [{"name": b["name"], **{k: b.get("metrics", {}).get(k) for k in ("ops_per_sec", "p99_us", "write_amp")}}
-                for b in baselines]
-        if best is not None:
-            rows.append({"name": f"best (trial {best['trial']})",
-                         **{k: best["metrics"].get(k) for k in ("ops_per_sec", "p99_us", "write_amp")}})
+                 **{k: measured[n].get(f"median_{k}") for k in _SHOWN}, "spread": measured[n]["spread"]}
+                for n in names]
+        rows[-1]["vs_reference"] = revalidation["best_vs_reference"]
+        default = measured.get(DEFAULT_BASELINE, {}).get("ops_per_sec")
+        for name, row in zip(names, rows):  # ratios paired by round, as the verdict's
+            row["vs_default"] = paired_ratio(measured[name]["ops_per_sec"], default)["ratio"] if default else None
+        minimal = revalidation.get("minimal")
+        if minimal:
+            m = next(r for r in minimal["configurations"] if r["name"] == "minimal")
+            rows.append({"name": f"minimal ({len(minimal['kept'])} options)",
+                         **{k: m.get(f"median_{k}") for k in _SHOWN}, "spread": m.get("spread"),
+                         "vs_reference": minimal["vs_reference"], "vs_default": None})
+        return rows
+    rows = [{"name": b["name"], **{k: b.get("metrics", {}).get(k) for k in _SHOWN}} for b in baselines]
+    if best is not None:
+        rows.append({"name": f"best (trial {best['trial']})", **{k: best["metrics"].get(k) for k in _SHOWN}})
     default = next((r["ops_per_sec"] for r in rows if r["name"] == DEFAULT_BASELINE), None)
     for row in rows:
         row["vs_default"] = row["ops_per_sec"] / default if default and row["ops_per_sec"] else None
@@ -54,43 +69,86 @@ def comparison(baselines: list[dict[str, Any]], best: dict[str, Any] | None,
 
 
 def _cells(row: dict[str, Any]) -> tuple[str, str, str, str, str]:
-    """ops/s, its spread, P99, write amp and ratio to the default of a comparison row, as printed."""
+    """ops/s, its spread, P99, write amp (stored / logical) and ratio to the default of a comparison
+    row, as printed."""
     p99 = "-" if row["p99_us"] is None else f"{row['p99_us']:.2f}"
-    wa = "-" if row["write_amp"] is None else f"{row['write_amp']:.3f}"
+    wa = "-" if row["write_amp"] is None else f"{row['write_amp']:.2f}"
+    if row.get("write_amp_logical") is not None:
+        wa += f" / {row['write_amp_logical']:.2f}"
     ratio = "-" if row["vs_default"] is None else f"{row['vs_default']:.2f}x"
     s = row.get("spread")
     spread = f"{fmt_ops(s['min'])}-{fmt_ops(s['max'])}" if s else "1 run"
     return fmt_ops(row["ops_per_sec"]), spread, p99, wa, ratio
 
 
-def interval_line(summary: dict[str, Any]) -> str | None:
-    """"best vs rocksdb-default: 1.53x (95 % CI ...)" after a re-validation, else None."""
-    reval = summary.get("revalidation") or {}
-    if "best_vs_default" not in reval:
-        return None
-    ratio, (low, high) = reval["best_vs_default"]["ratio"], reval["best_vs_default"]["ci95"]
-    return (f"best vs rocksdb-default: {ratio:.2f}x (95 % bootstrap CI {low:.2f}-{high:.2f}x over "
-            f"{reval['rounds']} interleaved rounds; noise: rocksdb-default's CV {100 * reval['noise_cv_default']:.1f} %)")
+def ratio_text(r: dict[str, Any]) -> str:
+    """``1.42x (95 % CI 1.35-1.49, p = 0.0004, 6 paired rounds)``."""
+    if not r or r.get("ratio") is None:
+        return "not measured"
+    if not r.get("ci95"):
+        return f"{r['ratio']:.2f}x ({r['n']} round: no interval)"
+    low, high = r["ci95"]
+    return f"{r['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}, p = {r['p_value']:.2g}, {r['n']} paired rounds)"
+
+
+def verdict_lines(summary: dict[str, Any]) -> list[str]:
+    """What the study's answer is worth: the re-validated gain against the reference, said plainly."""
+    reval = summary.get("revalidation")
+    if not reval or not reval.get("best"):
+        if not summary.get("best"):
+            return []
+        return [f"single runs, not re-validated: the best of {summary['trials'].get('complete', 0)} single runs is "
+                "partly the luckiest; run with --revalidate K (the default) for a gain that holds up"]
+    gain, ref = reval["best_vs_reference"], reval["reference"]
+    text = f"best (trial {reval['best_trial']}) vs {ref}: {ratio_text(gain)}"
+    advice = {"faster": "faster.", "slower": "slower: keep your current configuration.",
+              "tie": "no measurable difference: keep your current configuration.",
+              "not measured": "not measured."}[gain["verdict"]]
+    lines = [f"{text}: {advice}"]
+    lines += [f"best (trial {reval['best_trial']}) vs {name}: {ratio_text(r)}: {r['verdict']}"
+              for name, r in reval["vs"].items() if name != ref]
+    if reval.get("noise_cv_reference") is not None:
+        lines.append(f"noise: {ref}'s coefficient of variation over the rounds {100 * reval['noise_cv_reference']:.1f} %; "
+                     "the winner was chosen on other rounds than these"
+                     + (f" ({reval['select']['rounds']} rounds among the top {len(reval['select']['configurations'])})"
+                        if reval.get("select") else ""))
+    minimal = reval.get("minimal")
+    if minimal:
+        lines.append(f"minimal configuration ({', '.join(minimal['kept'])}; the rest at {ref}'s values): "
+                     f"{ratio_text(minimal['vs_reference'])} vs {ref}, {ratio_text(minimal['vs_full'])} vs the full best")
+    change = (reval.get("select") or {}).get("rank_correlation")
+    if change:
+        lines.append(f"at --confirm-scale {change['confirm_scale']:g}: the finalists' order against the search's "
+                     f"Kendall tau {change['kendall_tau'] if change['kendall_tau'] is not None else 'n/a'}")
+    return lines
 
 
 def _why(summary: dict[str, Any]) -> list[str]:
-    """The explanation lines: each tuned option of the best against the default, by importance."""
+    """The explanation lines: each tuned option of the best, measured (ablation) where it was."""
     explanation = summary.get("explanation")
     if not explanation or not explanation["options"]:
         return []
-    head = "why, option by option (vs the values rocksdb-default ran with; trends are correlations across trials):"
+    measured = any(row.get("ablation") for row in explanation["options"])
+    head = ("why, option by option: the best against itself with each option put back to the reference's value "
+            "(measured in the re-validation rounds); trends across trials are correlations, not causes:" if measured
+            else "why, option by option (vs the values rocksdb-default ran with; trends are correlations across "
+                 "trials, not causes):")
     return ["", head] + [f"  {row['text']}" for row in explanation["options"]]
 
 
 def closing_table(summary: dict[str, Any]) -> str:
-    header = (f"{'configuration':<28} {'ops/s':>12} {'range':>19} {'P99 us':>10} {'write amp':>10} "
+    header = (f"{'configuration':<28} {'ops/s':>12} {'range':>19} {'P99 us':>10} {'write amp':>13} "
               f"{'vs default':>11}")
     lines = [header, "-" * len(header)]
     for row in summary["comparison"]:
         ops, spread, p99, wa, ratio = _cells(row)
-        lines.append(f"{row['name']:<28} {ops:>12} {spread:>19} {p99:>10} {wa:>10} {ratio:>11}")
-    if interval_line(summary):
-        lines += ["", interval_line(summary)]
+        lines.append(f"{row['name']:<28} {ops:>12} {spread:>19} {p99:>10} {wa:>13} {ratio:>11}")
+    lines.append("ops/s: sustained (deferred flushes and compactions charged); write amp: stored / logical bytes"
+                 if summary.get("drain", True) else
+                 "ops/s: burst (--no-drain: deferred flushes and compactions not charged); write amp: stored / logical")
+    if summary.get("recommendation"):
+        lines.append(summary["recommendation"])
+    lines += [""] + verdict_lines(summary) if verdict_lines(summary) else []
     best = summary.get("best")
     if best:
         lines.append("")
@@ -108,20 +166,21 @@ def comparison_markdown(summary: dict[str, Any]) -> str:
     """The comparison as a Markdown table (``comparison.md``): defaults vs hand-found vs best."""
     lines = [f"# {summary['study']}: {summary['workload']} (scale {summary['scale']:g}), "
              f"db_bench {summary['db_bench']['version']} ({summary['db_bench']['build']})", "",
-             "| configuration | ops/s | range | P99 us | write amp | vs rocksdb-default |", "|---|---:|---:|---:|---:|---:|"]
+             "| configuration | ops/s | range | P99 us | write amp (stored / logical) | vs rocksdb-default |",
+             "|---|---:|---:|---:|---:|---:|"]
     for row in summary["comparison"]:
         lines.append("| " + " | ".join((row["name"], *_cells(row))) + " |")
+    lines += [""] + [f"{line}" for line in verdict_lines(summary)]
     best = summary.get("best")
     if best:
         lines += ["", "Best configuration (db_bench flags): `" +
                   " ".join(f"--{k}={v}" for k, v in best["flags"].items()) + "`"]
     lines += [line.replace("  ", "- ", 1) if line.startswith("  ") else line for line in _why(summary)]
-    if interval_line(summary):
-        lines += ["", interval_line(summary) + "."]
-        lines += ["", "ops/s, P99 and write amp are medians of the re-validation rounds, measured interleaved on the "
-                  "same machine in the same study."]
+    if (summary.get("revalidation") or {}).get("best"):
+        lines += ["", "ops/s, P99 and write amp are medians of the re-validation's estimation rounds, each round in a "
+                  "fresh random order on the same machine in the same study; ratios are paired by round."]
     else:
-        lines += ["", "Each row is a single measurement on the same machine in the same study (no --revalidate)."]
+        lines += ["", "Each row is a single measurement on the same machine in the same study (--revalidate 0)."]
     return "\n".join(lines) + "\n"
 
 
@@ -163,9 +222,13 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "seed": snapshot.config.seed,
         "db_bench_seed": snapshot.db_bench_seed,
         "scale": snapshot.config.scale,
+        "drain": snapshot.workload.drain,
         "data_bytes": snapshot.workload.data_bytes(),
         "db_bench": snapshot.db_bench.to_dict(),
-        "host": {"cores": host.cores, "ram_bytes": host.ram, "memory_budget_bytes": host.budget},
+        "pinned_defaults": pinned_defaults(snapshot.db_bench.flags),
+        "host": {"cores": host_cores(), "ram_bytes": host_ram_bytes(), "memory_budget_bytes": host.budget},
+        "slot": snapshot.slot,
+        "memory": snapshot.memory,
         "storage": snapshot.storage,
         "trials": {k: len(v) for k, v in groups.items()},
         "best": best,
@@ -179,7 +242,19 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
     }
     if len(snapshot.directions) > 1:
         summary["pareto"] = [_trial_row(t) for t in snapshot.pareto_front()]
+        weights = snapshot.config.prefer
+        rule = (f"weights {', '.join(f'{k} {w:g}' for k, w in weights.items())} (--prefer)" if weights
+                else "equal weights: the front's knee")
+        summary["recommendation"] = (f"best = the Pareto front member ({len(summary['pareto'])} trials) nearest the "
+                                     f"ideal point, objectives scaled to [0, 1] over the front, {rule}")
     return summary
+
+
+def _write_options(snapshot: StudySnapshot, source: Path, params: dict[str, Any], name: str) -> None:
+    """A measured configuration's own OPTIONS file, with the block cache it ran with."""
+    cache = next((params[p.name] for p in snapshot.space.parameters
+                  if p.options_key == options_file.BLOCK_CACHE_KEY and p.name in params), None)
+    write_atomic(snapshot.out / name, options_file.with_block_cache(source.read_text(), cache))
 
 
 def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> TuneResult:
@@ -189,10 +264,11 @@ def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None)
     write_atomic(snapshot.out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
     write_atomic(snapshot.out / "comparison.md", comparison_markdown(summary))
     if best is not None:
-        text = (Path(best["log_dir"]) / "OPTIONS").read_text()
-        cache = next((best["params"][p.name] for p in snapshot.space.parameters
-                      if p.options_key == options_file.BLOCK_CACHE_KEY and p.name in best["params"]), None)
-        write_atomic(snapshot.out / "OPTIONS.ini", options_file.with_block_cache(text, cache))
+        _write_options(snapshot, Path(best["log_dir"]) / "OPTIONS", best["params"], "OPTIONS.ini")
+    minimal = (snapshot.revalidation or {}).get("minimal")
+    if minimal:  # the options that matter, the rest at the reference's values: measured in its own rounds
+        _write_options(snapshot, snapshot.out / "revalidation-minimal" / "minimal" / "round-0" / "OPTIONS",
+                       minimal["params"], "OPTIONS.minimal.ini")
     trials = [_trial_row(t) for t in snapshot.trials if t.user_attrs.get("outcome") != "rejected"]
     return TuneResult(study_name=snapshot.name, out=snapshot.out, best_params=best["params"] if best else {},
                       best_metrics=best["metrics"] if best else {}, baselines=summary["baselines"], trials=trials,

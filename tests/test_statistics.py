@@ -1,0 +1,80 @@
+"""The statistics behind every reported gain, on synthetic samples whose true answer is known: the
+paired interval covers the true ratio about 95 % of the time, ties are called ties, and choosing the
+winner on other rounds than those that estimate its gain removes the optimism of picking the luckiest."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+
+import pytest
+
+from tuner.stats import paired_ratio, rank_correlation, relative_width, spread
+
+REPETITIONS = 200
+
+
+def _rounds(rng: random.Random, true_ratio: float, n: int, cv: float = 0.06,
+            drift: float = 0.08) -> tuple[list[float], list[float]]:
+    """n rounds of (a, b): b's level 100k, a's true_ratio times it; each round shifts both by a
+    shared machine drift, and each run has its own log-normal noise of coefficient of variation cv."""
+    a, b = [], []
+    for _ in range(n):
+        shared = math.exp(rng.gauss(0.0, drift))
+        a.append(100_000 * true_ratio * shared * math.exp(rng.gauss(0.0, cv)))
+        b.append(100_000 * shared * math.exp(rng.gauss(0.0, cv)))
+    return a, b
+
+
+@pytest.mark.parametrize("true_ratio, n", [(1.3, 5), (1.05, 5), (1.0, 8), (0.9, 12)])
+def test_the_interval_covers_the_true_ratio_about_95_percent_of_the_time(true_ratio, n):
+    rng = random.Random(f"coverage-{true_ratio}-{n}")
+    covered = 0
+    for _ in range(REPETITIONS):
+        low, high = paired_ratio(*_rounds(rng, true_ratio, n))["ci95"]
+        covered += low <= true_ratio <= high
+    # 200 repetitions: the binomial standard error of 95 % is 1.5 %
+    assert 0.91 <= covered / REPETITIONS <= 0.99, covered
+
+
+def test_a_tie_is_called_a_tie_and_a_real_gain_a_gain():
+    rng = random.Random("ties")
+    ties = [paired_ratio(*_rounds(rng, 1.0, 5))["verdict"] for _ in range(REPETITIONS)]
+    assert ties.count("tie") / REPETITIONS >= 0.9  # "faster" or "slower" only as often as alpha allows
+    gains = [paired_ratio(*_rounds(rng, 1.3, 5))["verdict"] for _ in range(REPETITIONS)]
+    assert gains.count("faster") / REPETITIONS >= 0.95 and "slower" not in gains
+    same = paired_ratio([100.0, 101.0, 99.0, 100.0, 100.5], [100.0, 101.0, 99.0, 100.0, 100.5])
+    assert same["verdict"] == "tie" and same["ratio"] == 1.0
+
+
+def test_pairing_by_round_cancels_the_machine_drift():
+    """With a drift much larger than the difference, unpaired samples overlap; paired, the gain shows."""
+    rng = random.Random("drift")
+    a, b = _rounds(rng, 1.08, 6, cv=0.01, drift=0.25)
+    assert max(b) > min(a)  # unpaired, the ranges overlap
+    assert paired_ratio(a, b)["verdict"] == "faster"
+
+
+def test_choosing_on_other_rounds_removes_the_optimism_of_picking_the_luckiest():
+    """Three candidates, all truly 1.10x the reference: picking the one with the best median on 3
+    rounds and estimating its gain on those same rounds overstates it; estimating on 5 fresh rounds
+    does not."""
+    rng = random.Random("selection")
+    truth = 1.10
+    same, fresh = [], []
+    for _ in range(REPETITIONS):
+        candidates = [_rounds(rng, truth, 3, cv=0.08, drift=0.0) for _ in range(3)]
+        winner = max(candidates, key=lambda ab: statistics.median(ab[0]) / statistics.median(ab[1]))
+        same.append(paired_ratio(*winner)["ratio"] - truth)
+        fresh.append(paired_ratio(*_rounds(rng, truth, 5, cv=0.08, drift=0.0))["ratio"] - truth)
+    assert statistics.fmean(same) > 0.02  # the luckiest of three looks better than it is
+    assert abs(statistics.fmean(fresh)) < 0.01 < statistics.fmean(same) - statistics.fmean(fresh)
+
+
+def test_small_helpers():
+    assert relative_width({"ci95": [1.0, 1.1]}) == pytest.approx(0.1)
+    assert relative_width({"ci95": None}) == math.inf
+    assert rank_correlation([1, 2, 3], [10, 20, 30]) == 1.0 and rank_correlation([1, 2, 3], [3, 2, 1]) == -1.0
+    assert spread([100.0, 110.0])["cv"] == pytest.approx(statistics.stdev([100.0, 110.0]) / 105.0)
+    assert paired_ratio([1.0], [1.0])["verdict"] == "not measured"

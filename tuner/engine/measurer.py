@@ -1,0 +1,41 @@
+"""Measuring one configuration and waiting for it (baselines, re-validation), on the study's
+executor and under the same retry policy as the trial loop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from objectives.measurement import Measurement
+from objectives.runner import RunFailed
+from objectives.workloads import Flag, Workload
+from tuner.executors import Executor, Job, Outcome, failure_reason, retried, should_retry
+
+
+class Measurer:
+    """Submits a job, waits for its outcome, runs a lost one once more; raises RunFailed."""
+
+    def __init__(self, executor: Executor, note: Callable[[str], None]):
+        self.executor, self.note = executor, note
+
+    def measure(self, job: Job) -> Measurement:
+        while True:
+            self.executor.submit(job)
+            outcome = self._wait_for(job.key)
+            if should_retry(outcome):
+                self.note(f"{job.key}: {outcome.reason}; retrying it once")
+                job = retried(job)
+                continue
+            if outcome.measurement is None:
+                raise RunFailed(failure_reason(outcome))
+            return outcome.measurement
+
+    def once(self, key: str, flags: dict[str, Flag], log_dir: Path, workload: Workload | None = None) -> Measurement:
+        """One run of a configuration (re-validation rounds), of another workload when given."""
+        return self.measure(Job(key, flags, log_dir, 1, workload=workload))
+
+    def _wait_for(self, key: str) -> Outcome:
+        while True:
+            for outcome in self.executor.wait(timeout=1.0):
+                if outcome.job.key == key:
+                    return outcome

@@ -1,0 +1,34 @@
+"""What a re-validation does (tuner.engine.revalidation): its plan, and the reference it measures
+gains against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from objectives.workloads import Flag, Workload
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much re-validation: finalists, rounds, the interval to reach, whether to ablate."""
+
+    k: int = 3
+    select_rounds: int = 3
+    min_rounds: int = 5
+    max_rounds: int = 10
+    target: float = 0.10  # an interval's high / low - 1
+    ablation: bool = True
+    seed: int = 0
+    workload: Workload | None = None  # --confirm-scale: the workload at that scale
+    confirm_scale: float | None = None
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What the gain is measured against: its name (a baseline of the study), its flags, and its value
+    of each tuned parameter where known (None: db_bench's default, i.e. the flag is not passed)."""
+
+    name: str
+    flags: dict[str, Flag]
+    values: dict[str, Any] = field(default_factory=dict)
