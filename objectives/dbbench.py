@@ -21,6 +21,8 @@ ENV_VAR = "ROCKSDB_TUNER_DB_BENCH"
 CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rocksdb-tuner" / "db_bench"
 _FLAG_RE = re.compile(r"^\s+-(\w+) \(", re.MULTILINE)
 _VERSION_RE = re.compile(r"RocksDB:\s+version\s+(\S+)")
+# The end of a flag's block in --help ("  -name (description) type: T default: V", wrapped over lines).
+_FLAG_DEFAULT_RE = re.compile(r"type: (\w+)\s+default: (.*?)\s*$", re.DOTALL)
 # The benchmark list in --help of the --benchmarks flag: "\tfillseq       -- write N values ...".
 _BENCH_RE = re.compile(r"^\s*(\w+)\s+-- ", re.MULTILINE)
 ASSERTIONS_WARNING = "WARNING: Assertions are enabled"
@@ -40,6 +42,11 @@ class DbBench:
     flags: frozenset[str]
     source: str = ""
     benchmarks: frozenset[str] = frozenset()  # those its --help lists (a few, e.g. mixgraph, it does not)
+    defaults: tuple[tuple[str, str], ...] = ()  # (flag, its default as --help prints it)
+
+    def default(self, flag: str) -> str | None:
+        """This build's default of ``flag`` (as --help prints it), or None when it does not say."""
+        return dict(self.defaults).get(flag)
 
     @property
     def build(self) -> str:
@@ -155,7 +162,17 @@ def probe_path(path: str, source: str = "") -> DbBench:
         raise DbBenchError(f"{path} does not behave like db_bench (exit {run.returncode}): {first}")
     listed = help_text[help_text.find("-benchmarks ("):help_text.find(" type: string", help_text.find("-benchmarks ("))]
     return DbBench(path=path, version=version.group(1), assertions=ASSERTIONS_WARNING in output, flags=flags,
-                   source=source, benchmarks=frozenset(_BENCH_RE.findall(listed)))
+                   source=source, benchmarks=frozenset(_BENCH_RE.findall(listed)), defaults=_defaults(help_text))
+
+
+def _defaults(help_text: str) -> tuple[tuple[str, str], ...]:
+    marks = list(_FLAG_RE.finditer(help_text))
+    found = []
+    for mark, following in zip(marks, [*marks[1:], None]):
+        block = help_text[mark.start(): following.start() if following else len(help_text)]
+        if match := _FLAG_DEFAULT_RE.search(block):
+            found.append((mark[1], match[2].strip().strip('"')))
+    return tuple(found)
 
 
 def installed() -> list[tuple[str, str]]:

@@ -106,6 +106,10 @@ class _Numeric(Parameter):
     def _cast(self, value: Any) -> int | float:
         raise NotImplementedError
 
+    def position(self, value: float) -> float:
+        """Where ``value`` lies in the range, 0 to 1 (on a log scale for a log range)."""
+        return self._unit(float(value))
+
     def _unit(self, value: float) -> float:
         if self.low == self.high:
             return 0.0

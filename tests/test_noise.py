@@ -147,7 +147,7 @@ def test_median_pruner_stops_a_hopeless_trial_early(tmp_path):
                      'options_key = "TableOptions/BlockBasedTable.filter_policy"\n')
     study = Study(TuneConfig(workload="fillrandom", scale=0.7, space=space, trials=6, sampler="random", seed=1,
                              pruner="median", pruner_warmup=2, out=tmp_path / "o", mlflow=False, plots=False,
-                             revalidate=0, drain=False),
+                             revalidate=0, drain=False, starts=False),
                   SilentProgress())
     for bits in range(6, 11):
         study.optuna_study.enqueue_trial({"benchmark_write_rate_limit": 0, "bloom_bits": bits})

@@ -82,9 +82,14 @@ def test_default_store_parent_nested_runs_artifacts_and_resume(tmp_path, monkeyp
     assert "| rocksdb-default |" in comparison and "| hand-found:S2 |" in comparison
 
     baselines = {r.data.tags["baseline"]: r for r in children if r.data.tags["role"] == "baseline"}
-    trials = sorted((r for r in children if r.data.tags["role"] == "trial"), key=_key)
+    every = sorted((r for r in children if r.data.tags["role"] == "trial"), key=_key)
+    study_trials = _study_trials(tmp_path / "out", "tracked")
     assert set(baselines) == {"rocksdb-default", "hand-found:S2"}
-    assert [_key(r) for r in trials] == [f"trial-{i:04d}" for i in range(4)]
+    # one run per trial, a rejected proposal's too; 4 measured
+    assert [_key(r) for r in every] == [f"trial-{t.number:04d}" for t in study_trials]
+    trials = [r for r in every if r.data.tags["outcome"] == "complete"]
+    measured = [t for t in study_trials if t.user_attrs.get("outcome") == "complete"]
+    assert len(trials) == len(measured) == 4
     assert all(r.info.run_name == f"{_key(r)} {r.data.metrics['ops_per_sec'] / 1000:,.0f}k ops/s" for r in trials)
     assert baselines["hand-found:S2"].data.params["max_write_buffer_number"] == "4"
     for run in [*baselines.values(), *trials]:
@@ -97,7 +102,7 @@ def test_default_store_parent_nested_runs_artifacts_and_resume(tmp_path, monkeyp
         phases = {Path(p).stem for p in logs if p.endswith(".command")}
         assert phases and "db_bench/OPTIONS" in logs
         assert {f"db_bench/{p}.{ext}" for p in phases for ext in ("command", "stdout", "stderr")} <= logs
-    for run, trial in zip(trials, _study_trials(tmp_path / "out", "tracked")):
+    for run, trial in zip(trials, measured):
         assert TUNED <= set(run.data.params)
         assert {k: str(v) for k, v in trial.params.items()} == run.data.params
         assert run.data.metrics["objective"] == trial.values[0]
@@ -109,7 +114,8 @@ def test_default_store_parent_nested_runs_artifacts_and_resume(tmp_path, monkeyp
     again, children = _runs(client, "S2")
     assert again.info.run_id == parent.info.run_id and again.info.status == "FINISHED"
     names = sorted(_key(r) for r in children if r.data.tags["role"] == "trial")
-    assert names == [f"trial-{i:04d}" for i in range(6)]
+    assert names == [f"trial-{t.number:04d}" for t in _study_trials(tmp_path / "out", "tracked")]
+    assert sum(r.data.tags["outcome"] == "complete" for r in children if r.data.tags["role"] == "trial") == 6
     assert again.data.tags["trials_requested"] == "6"
 
 

@@ -36,12 +36,43 @@ def test_warm_start_learns_from_an_earlier_study_but_counts_and_names_only_its_o
     assert missing.returncode == 2 and "--warm-start nosuch: no such study directory" in missing.stderr
 
 
-def test_a_new_study_runs_the_hand_found_configuration_first(tmp_path):
-    r = tuner("tune", "--workload", "S2", "--scale", "0.05", "--trials", "1", "--seed", "1", "--out", "o", "--json")
+def test_a_new_study_first_runs_the_defaults_benchmark_sh_and_the_hand_found_configuration(tmp_path, db_bench):
+    r = tuner("tune", "--workload", "S2", "--scale", "0.05", "--trials", "3", "--seed", "1", "--out", "o", "--json")
     assert r.returncode == 0, r.stderr
-    assert "this new study runs hand-found:S2 first" in r.stderr
+    assert "this new study runs rocksdb-default, benchmark.sh, hand-found:S2 first" in r.stderr
     summary = json.loads(r.stdout)
-    trial = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials[0]
-    hand = next(b for b in summary["baselines"] if b["name"] == "hand-found:S2")["params"]
-    assert trial.user_attrs["enqueued"] == "hand-found:S2"
-    assert trial.params["max_write_buffer_number"] == hand["max_write_buffer_number"] == 4
+    trials = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
+    assert [t.user_attrs["enqueued"] for t in trials[:3]] == ["rocksdb-default", "benchmark.sh", "hand-found:S2"]
+    defaults, bsh, hand = (t.params for t in trials[:3])
+    # db_bench's defaults as its --help prints them (the block cache as every run pins it), projected
+    assert defaults["max_background_jobs"] == int(db_bench.default("max_background_jobs")) == 2
+    assert defaults["compression_type"] == "snappy" and defaults["cache_size"] == 8 * 2**20
+    assert defaults["bloom_bits"] == 0  # db_bench's -1 (no filter) clipped into the space's range
+    assert bsh["compression_type"] == "zstd" and bsh["bloom_bits"] == 10
+    assert bsh["max_background_jobs"] == defaults["max_background_jobs"]  # what benchmark.sh leaves as is
+    assert hand["max_write_buffer_number"] == 4
+    none = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "1", "--seed", "1",
+                 "--out", "none", "--no-starts", "--json")
+    assert none.returncode == 0 and "runs" not in none.stderr.split("first")[0].split("\n")[-1]
+    trial = optuna.load_study(study_name=json.loads(none.stdout)["study"],
+                              storage=json.loads(none.stdout)["storage"]).trials[0]
+    assert "enqueued" not in trial.user_attrs
+
+
+def test_warm_start_auto_picks_the_most_similar_study_of_the_library(tmp_path):
+    """The same workload and scale: its trials are copied. Another workload: its best configurations
+    are measured first here (their values are not copied). The excluded study is never picked."""
+    base = ["tune", "--scale", str(TINY), "--sampler", "random", "--seed", "2", "--trials", "3", "--no-starts"]
+    assert tuner(*base, "--workload", "fillrandom", "--study", "fill", "--out", "lib/fill").returncode == 0
+    assert tuner(*base, "--workload", "S2", "--study", "s2", "--out", "lib/s2").returncode == 0
+    same = tuner(*base, "--workload", "fillrandom", "--study", "same", "--out", "same", "--warm-start", "auto",
+                 "--library", "lib", "--json")
+    assert same.returncode == 0, same.stderr
+    assert "learns from 3 trials of lib/fill" in same.stderr and json.loads(same.stdout)["trials"]["warm-start"] == 3
+    near = tuner(*base, "--workload", "overwrite", "--study", "near", "--out", "near", "--warm-start", "auto",
+                 "--library", "lib", "--json")
+    assert near.returncode == 0, near.stderr
+    assert "runs first the 3 best configurations of" in near.stderr
+    trials = optuna.load_study(study_name="near", storage=json.loads(near.stdout)["storage"]).trials
+    assert all(t.user_attrs.get("enqueued", "").split("#")[0] in ("fill", "s2") for t in trials[:3])
+    assert "warm-start" not in json.loads(near.stdout)["trials"]

@@ -60,6 +60,27 @@ def _positive_float(text: str) -> float:
     return value
 
 
+_DURATION_RE = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?$")
+
+
+def _duration(text: str) -> float:
+    """Seconds from '45m', '2h', '1h30m', '90s' or '2700'."""
+    match = _DURATION_RE.match(text.strip())
+    if not text.strip() or not match or not any(match.groups()):
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 45m, 2h, 1h30m, 600s)")
+    h, m, sec = (float(g) if g else 0.0 for g in match.groups())
+    if not 3600 * h + 60 * m + sec > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
+    return 3600 * h + 60 * m + sec
+
+
+def _fractions(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of fractions: {text!r} (e.g. 0.125,0.5,1)") from None
+
+
 def _trials(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
@@ -114,7 +135,16 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                    help="preset name, TOML/YAML file, or trace:FILE (a RocksDB trace, with --db-snapshot) "
                         "(default fillrandom)")
     t.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
-    t.add_argument("--trials", type=_trials, default=20, help="measured trials in the study, resumed ones included")
+    t.add_argument("--trials", type=_trials, default=None,
+                   help="measured trials in the study, resumed ones included (default 20, or as many as --budget allows)")
+    t.add_argument("--budget", type=_duration, metavar="TIME",
+                   help="machine time for the whole study (db_bench's wall time: baselines, trials, repeats, "
+                        "re-validation), e.g. 45m or 2h; the search stops when the next trial and the "
+                        "re-validation would not fit")
+    t.add_argument("--fidelity", type=_fractions, metavar="F,F,1",
+                   help="multi-fidelity: each configuration runs at these fractions of the data size in turn "
+                        "(e.g. 0.125,0.5,1); successive halving keeps the best third of each rung for the next; "
+                        "every reported figure is at full size")
     t.add_argument("--sampler", default="auto",
                    help=f"one of {', '.join(SAMPLERS)} (default auto: skopt for a serial single-objective study "
                         "without --max-* constraints, else tpe)")
@@ -159,7 +189,13 @@ def _measurement_args(t: argparse.ArgumentParser) -> None:
                    help="measure each trial (and baseline) R times, one after the other; its score is the median")
     t.add_argument("--warm-start", metavar="SOURCE",
                    help="a new study learns from an earlier one's trials: its --out dir, summary.json, or name "
-                        "in --storage (same workload, space, objective, scale and db_bench build)")
+                        "in --storage (same workload, space, objective, scale and db_bench build); or auto: the "
+                        "most similar finished study of --library")
+    t.add_argument("--library", type=Path, default=Path("runs"), metavar="DIR",
+                   help="where --warm-start auto looks for finished studies (default runs)")
+    t.add_argument("--no-starts", action="store_true",
+                   help="do not measure db_bench's defaults and the benchmark.sh-style configuration as the first "
+                        "trials")
     t.add_argument("--pruner", default="none", choices=PRUNERS,
                    help="stop hopeless trials early from their per-second throughput (default none)")
     t.add_argument("--pruner-warmup", type=_count(0), default=4, metavar="SECONDS",
@@ -203,8 +239,13 @@ def _measurement_args(t: argparse.ArgumentParser) -> None:
 def _experiment_parser(x: argparse.ArgumentParser) -> None:
     x.add_argument("ids", nargs="*", metavar="ID", help="experiment ids or files (e.g. S2), or 'all'; none: list them")
     x.add_argument("--quick", action="store_true",
-                   help="tiny data, 3 sweep points, 3 trials, 2 rounds, no drain: checks that it runs (results under runs/)")
-    x.add_argument("--rounds", type=_count(3), default=3, help="interleaved rounds of the head-to-head (default 3)")
+                   help="tiny data, 3 sweep points, 2 seeds of 3 trials, 2 rounds, no drain: checks that it runs "
+                        "(results under runs/)")
+    x.add_argument("--rounds", type=_count(3), default=5, help="interleaved rounds of the head-to-head (default 5)")
+    x.add_argument("--seeds", type=_count(1), default=3,
+                   help="tuner searches, one per seed, each with the sweep's machine time (default 3)")
+    x.add_argument("--library", type=Path, default=Path("runs"), metavar="DIR",
+                   help="finished studies the tuner may warm-start from, never this experiment's (default runs)")
     x.add_argument("--report-only", action="store_true",
                    help="rewrite report.md, plots and overview.md from the saved result.json files")
     x.add_argument("--db-bench")
@@ -249,8 +290,10 @@ def _other_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    trials = args.trials if args.trials is not None or args.budget else 20
     config = TuneConfig(
-        workload=args.workload, space=args.space, trials=args.trials, sampler=args.sampler,
+        workload=args.workload, space=args.space, trials=trials, budget=args.budget, fidelity=args.fidelity,
+        sampler=args.sampler,
         objective=args.objective, prefer=args.prefer, study=args.study, storage=args.storage, out=args.out, db_bench=args.db_bench,
         rocksdb_version=args.rocksdb_version,
         seed=args.seed, trial_timeout=args.trial_timeout, work_dir=args.work_dir, max_p99_us=args.max_p99_us,
@@ -258,7 +301,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         memory_limit=args.memory_limit, db_snapshot=args.db_snapshot, drain=not args.no_drain,
         baselines=not args.no_baselines, mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri,
         experiment=args.experiment, plots=not args.no_plots, repeats=args.repeats, pruner=args.pruner, pruner_warmup=args.pruner_warmup,
-        warm_start=args.warm_start, revalidate=args.revalidate, revalidate_rounds=args.revalidate_rounds,
+        warm_start=args.warm_start, library=args.library, starts=not args.no_starts, revalidate=args.revalidate, revalidate_rounds=args.revalidate_rounds,
         revalidate_max_rounds=args.revalidate_max_rounds, interval_target=args.interval_target,
         ablation=not args.no_ablation, baseline=args.baseline, confirm_scale=args.confirm_scale, parallel=args.parallel, ray_address=args.ray_address,
         cpus_per_trial=args.cpus_per_trial, one_trial_per_node=args.one_trial_per_node,
@@ -278,7 +321,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         name = signal.Signals(received[0]).name if received else "SIGINT"
         print(f"\ninterrupted ({name}): finished trials are saved. Resume with: rocksdb-tuner tune --study "
-              f"{study.name} --out {study.out} --workload {args.workload} --space {args.space} --trials {args.trials}",
+              f"{study.name} --out {study.out} --workload {args.workload} --space {args.space}"
+              + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else ""),
               file=sys.stderr)
         return 128 + (received[0] if received else signal.SIGINT)
     if args.json:
@@ -314,7 +358,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     loaded = [experiment.load(name) for name in ids]  # every file is checked before anything runs
     progress = ConsoleProgress()
     for e in loaded:
-        run = experiment.ExperimentRun(e, progress, quick=args.quick, rounds=args.rounds, db_bench=args.db_bench,
+        run = experiment.ExperimentRun(e, progress, quick=args.quick, rounds=args.rounds, seeds=args.seeds,
+                                       library=args.library, db_bench=args.db_bench,
                                        rocksdb_version=args.rocksdb_version,
                                        work_dir=args.work_dir, runs_dir=args.runs_dir, results_dir=args.results,
                                        mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from optuna.trial import FrozenTrial
 
@@ -32,7 +32,9 @@ class TuneConfig:
 
     workload: str | Path = "fillrandom"
     space: str | Path | SearchSpace = "default"  # a preset name, a file, or a space built in code
-    trials: int = 20
+    trials: int | None = 20  # measured trials; None with a --budget: as many as it allows
+    budget: float | None = None  # seconds of machine time (db_bench wall time) for the whole study
+    fidelity: tuple[float, ...] | None = None  # multi-fidelity rungs: fractions of the data size, the last 1
     sampler: str = "auto"  # see tuner.samplers.choose
     objective: str = "throughput"
     prefer: dict[str, float] | None = None  # --objective multi: weights of ops_per_sec, p99_us, write_amp (1 each)
@@ -59,7 +61,10 @@ class TuneConfig:
     repeats: int = 1
     pruner: str = "none"
     pruner_warmup: int = 4  # experiments/results/pruning*.json: 2 s pruned too eagerly on fillrandom
-    warm_start: str | None = None
+    warm_start: str | None = None  # an earlier study (its dir, summary.json or name), or "auto"
+    library: Path = Path("runs")  # where --warm-start auto looks for finished studies
+    library_exclude: tuple[str, ...] = ()  # studies whose name contains one of these are never picked
+    starts: bool = True  # measure db_bench's defaults and the benchmark.sh-style configuration first
     revalidate: int = 3  # finalists re-measured after the search (0: single runs, not re-validated)
     revalidate_rounds: int = 5  # estimation rounds at least ...
     revalidate_max_rounds: int = 10  # ... and at most, while the interval is wider than interval_target
@@ -115,6 +120,7 @@ class StudySnapshot:
     revalidation: dict[str, Any] | None = None
     slot: dict[str, Any] = field(default_factory=dict)  # what one trial may use (cores, memory)
     memory: dict[str, Any] | None = None  # the scored phases' memory limit and how it is enforced
+    seeded: tuple[str, ...] = ()  # what the new study ran first or learned from (starts, --warm-start)
 
     @property
     def directions(self) -> list[str]:
@@ -140,8 +146,22 @@ class StudySnapshot:
     def pareto_front(self) -> list[FrozenTrial]:
         return ranking.pareto_front(self.by_outcome()["complete"], self.directions)
 
+    def machine_seconds(self) -> dict[str, float]:
+        """db_bench's wall time so far: baselines, trials (all rungs and repeats), re-validation."""
+        return machine_seconds(self.trials, self.baselines, self.revalidation)
+
     def log_dir(self, number: int) -> Path:
         return trial_log_dir(self.out, number)
+
+
+def machine_seconds(trials: Iterable[FrozenTrial], baselines: Iterable[dict[str, Any]],
+                    revalidation: dict[str, Any] | None) -> dict[str, float]:
+    """Seconds of db_bench per part of a study (warm-start copies were measured elsewhere)."""
+    parts = {"baselines": sum(b.get("seconds", 0.0) for b in baselines),
+             "trials": sum(t.user_attrs.get("seconds", 0.0) for t in trials
+                           if t.user_attrs.get("outcome") != "warm-start"),
+             "revalidation": (revalidation or {}).get("seconds", 0.0)}
+    return {**parts, "total": sum(parts.values())}
 
 
 def trial_log_dir(out: Path, number: int) -> Path:

@@ -9,30 +9,25 @@ learns goes to the study's storage; what happens is told to observers as events 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import optuna
 
-from objectives.runner import IntervalObserver, RunFailed
+from objectives.runner import RunFailed
+from tuner.engine.budget import Budget
+from tuner.engine.loop import TrialLoop
 from tuner.engine.lock import StudyBusy, StudyLock
 from tuner.engine.measurer import Measurer
 from tuner.engine.prepare import Prepared, prepare_out
 from tuner.engine.revalidation import Remeasure
 from tuner.engine.storage import StudyStore
-from tuner.engine.warmstart import WarmStartError, enqueue_hand_found, warm_start
+from tuner.engine.warmstart import (WarmStartError, enqueue_hand_found, enqueue_starts, warm_start,
+                                    warm_start_auto)
 from tuner.events import EventBus
-from tuner.executors import Executor, Job, retried, should_retry
-from tuner.model import DEFAULT_BASELINE, DEFAULT_BASELINE_DOC, StudySnapshot, UsageError, trial_log_dir
-from tuner import ranking
+from tuner.executors import Executor, Job
+from tuner.model import DEFAULT_BASELINE, DEFAULT_BASELINE_DOC, StudySnapshot, UsageError
 from tuner.stats import spread
-
-@dataclass
-class _Running:
-    trial: optuna.Trial
-    params: dict[str, Any]
-    started: float
 
 
 class Engine:
@@ -52,6 +47,7 @@ class Engine:
         try:
             prepare_out(parts.out)
             self.store = StudyStore(parts)
+            self.store.fidelity(parts.config.fidelity)
             self.seeded = self._seed() if not self.store.study.trials else []
         except WarmStartError as exc:
             self.close()
@@ -60,7 +56,20 @@ class Engine:
             self.close()
             raise
         self.measurer = Measurer(executor, bus.note)
-        self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out)
+        n_baselines = len(self._baselines())
+        self.budget = Budget(self.config.budget, parts.plan,
+                             n_baselines + 1 + (len(parts.space.parameters) if parts.plan.ablation else 0))
+        self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out, self._afford)
+
+    def _afford(self, runs: int) -> bool:
+        """Whether ``runs`` more runs of a trial's length fit the --budget (always, without one)."""
+        if self.config.budget is None:
+            return True
+        snapshot = self.snapshot()
+        timed = [t.user_attrs["seconds"] for t in snapshot.trials if "seconds" in t.user_attrs]
+        per_run = sum(timed) / len(timed) if timed else 0.0
+        spent = snapshot.machine_seconds()["total"] + (self.remeasure.seconds() if self.revalidation is None else 0.0)
+        return spent + runs * per_run <= self.config.budget
 
     def close(self) -> None:
         """Let go of the executor and release the study lock."""
@@ -70,11 +79,20 @@ class Engine:
         self.lock.release()
 
     def _seed(self) -> list[str]:
-        """A new study runs the hand-found configurations first and learns from --warm-start's trials."""
-        notes = [f"runs {name} first" for name in enqueue_hand_found(self.store)] if self.config.hand_found_first else []
-        if self.config.warm_start:
+        """A new study measures db_bench's defaults, the benchmark.sh-style and the hand-found
+        configurations first, and learns from --warm-start's trials."""
+        notes = []  # the copies first, so that they keep the earlier study's order and numbers
+        if self.config.warm_start == "auto":
+            notes.append(warm_start_auto(self.store, Path(self.config.library), self.config.library_exclude))
+        elif self.config.warm_start:
             copied = warm_start(self.store, self.config.warm_start)
             notes.append(f"learns from {copied} trials of {self.config.warm_start} (not counted, never named best)")
+        starts = enqueue_starts(self.store) if self.config.starts and self.config.sampler != "grid" else []
+        if self.config.hand_found_first:
+            starts += enqueue_hand_found(self.store)
+        if starts:
+            notes.insert(0, f"runs {', '.join(starts)} first")
+        self.store.set_attr("seeded", notes)
         return notes
 
     @property
@@ -89,7 +107,8 @@ class Engine:
                              workload=p.workload, space=p.space, score=p.score, db_bench=p.db_bench,
                              db_bench_seed=p.db_bench_seed, trials_wanted=p.trials_wanted, work_dir=p.work_dir,
                              trials=self.store.trials(), baselines=baselines, revalidation=self.revalidation,
-                             slot=p.slot.to_dict(), memory=self.memory)
+                             slot=p.slot.to_dict(), memory=self.memory,
+                             seeded=tuple(self.store.attr("seeded") or ()))
 
     # -- the study --------------------------------------------------------------------------------
     def run(self, sweep_stale: Callable[[], list[Path]]) -> StudySnapshot:
@@ -151,80 +170,11 @@ class Engine:
             self.bus.baseline_done(self.snapshot(), record)
 
     def run_trials(self) -> None:
-        """The loop: keep the executor's slots busy with asked configurations until --trials trials
-        are counted; tell each outcome as it arrives."""
+        """Trials until --trials are counted or the --budget is spent (tuner.engine.loop)."""
         assert self.executor is not None
-        running: dict[str, _Running] = {}
-        wanted = self.parts.trials_wanted
-        try:
-            while (counted := ranking.counted(self.store.trials())) + len(running) < wanted or running:
-                if len(running) < self.executor.slots and counted + len(running) < wanted:
-                    self._start_trial(running, counted)
-                    continue
-                for outcome in self.executor.wait(timeout=1.0):
-                    job = outcome.job
-                    if should_retry(outcome):
-                        self.bus.note(f"{job.key}: {outcome.reason}; retrying it once")
-                        running[job.key].trial.set_user_attr(f"lost_attempt_{job.attempt}", outcome.reason)
-                        self.executor.submit(retried(job))
-                        continue
-                    entry = running.pop(job.key)
-                    self.store.record(entry.trial, entry.params, outcome, time.monotonic() - entry.started)
-                    snapshot = self.snapshot()
-                    self.bus.trial_done(snapshot, snapshot.trials[entry.trial.number],
-                                        time.monotonic() - entry.started)
-        except KeyboardInterrupt:
-            self.executor.cancel()
-            for entry in running.values():
-                self.store.interrupted(entry.trial)
-            raise
-
-    def _start_trial(self, running: dict[str, _Running], counted: int) -> None:
-        """Ask for a configuration; a feasible one is submitted, a rejected one repaired."""
-        asked = self._ask()
-        if asked is None:
-            return
-        trial, params = asked
-        self.bus.trial_started(trial.number, counted + len(running) + 1, self.parts.trials_wanted, params)
-        observer = _pruning_observer(trial) if self.config.pruner != "none" else None
-        job = Job(f"trial {trial.number}", self.parts.space.flags(params), trial_log_dir(self.parts.out, trial.number),
-                  self.config.repeats, observer)
-        running[job.key] = _Running(trial, params, time.monotonic())
-        self.executor.submit(job)  # type: ignore[union-attr]
-
-    def _ask(self) -> tuple[optuna.Trial, dict[str, Any]] | None:
-        """The sampler's next configuration, or None when it broke a constraint.
-
-        A proposal that breaks a constraint is never run: it is told as a FAIL with outcome
-        "rejected", and the nearest feasible configuration (see SearchSpace.repair) is enqueued as
-        the next trial. Samplers that ignore failed trials (GP) would otherwise propose it forever.
-        """
-        trial = self.store.study.ask()
-        params = self.parts.space.suggest(trial)
-        violations = self.parts.space.violations(params)
-        if not violations:
-            trial.set_user_attr("log_dir", str(trial_log_dir(self.parts.out, trial.number)))
-            return trial, params
-        self.store.reject(trial, violations)
-        if self.parts.repair_rejected:
-            repaired = self.parts.space.repair(params, seed=trial.number)
-            self.store.study.enqueue_trial(repaired, user_attrs={"repaired_from": trial.number})
-        self.bus.trial_rejected(self.snapshot(), trial.number, violations[0])
-        return None
+        TrialLoop(self.parts, self.store, self.executor, self.bus, self.budget, self.snapshot).run()
 
     def measure_interleaved(self, entries: dict[str, dict[str, Any]], rounds: int, attr: str,
                             what: str) -> dict[str, Any]:
         """Each entry's flags measured once per round, interleaved (see Remeasure.interleaved)."""
         return self.remeasure.interleaved(entries, rounds, attr, what)
-
-
-def _pruning_observer(trial: optuna.Trial) -> IntervalObserver:
-    """Reports the scored phases' mean ops/s so far at each second; True when the pruner says stop."""
-    seen: list[float] = []
-
-    def observe(_phase: str, _second: int, qps: float) -> bool:
-        seen.append(qps)
-        trial.report(sum(seen) / len(seen), len(seen))
-        return trial.should_prune()
-
-    return observe

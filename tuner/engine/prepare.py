@@ -65,12 +65,26 @@ class Prepared:
     plan: Plan  # the re-validation's
     reference: Reference  # what gains are measured against
     user_baseline: tuple[dict[str, Flag], str] | None  # --baseline's flags and description
+    rungs: tuple[Workload, ...] = ()  # --fidelity: the workload at each rung's data size, the last the full one
 
 
 def check_values(config: TuneConfig) -> None:
     """The plain numbers of a request."""
-    if not isinstance(config.trials, int) or config.trials < 1:
+    if config.trials is None and config.budget is None:
+        raise UsageError("--trials: give a number of trials, a --budget, or both")
+    if config.trials is not None and (not isinstance(config.trials, int) or config.trials < 1):
         raise UsageError(f"--trials: must be a whole number >= 1, got {config.trials}")
+    if config.budget is not None and not config.budget > 0:
+        raise UsageError(f"--budget: must be a time > 0 (e.g. 45m, 2h), got {config.budget} s")
+    if config.fidelity is not None:
+        f = list(config.fidelity)
+        if len(f) < 2 or f != sorted(f) or f[-1] != 1.0 or f[0] <= 0 or len(set(f)) != len(f):
+            raise UsageError(f"--fidelity: increasing fractions of the data size ending in 1, e.g. 0.125,0.5,1; "
+                             f"got {','.join(f'{x:g}' for x in f)}")
+        if config.pruner != "none":
+            raise UsageError("--fidelity: prunes by its own rungs (successive halving); leave --pruner at none")
+        if config.objective != "throughput":
+            raise UsageError("--fidelity: needs --objective throughput (Optuna cannot prune multi-objective studies)")
     if not config.trial_timeout > 0:
         raise UsageError(f"--trial-timeout: must be > 0 seconds, got {config.trial_timeout}")
     if not config.scale > 0:
@@ -108,6 +122,9 @@ def score_of(config: TuneConfig) -> Score:
 
 
 def pruner_of(config: TuneConfig, score: Score) -> optuna.pruners.BasePruner:
+    if config.fidelity:
+        # rung i reports at step 3**i: the rungs this pruner compares (min resource 1, reduction factor 3)
+        return optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3, min_early_stopping_rate=0)
     try:
         if not isinstance(config.pruner_warmup, int) or config.pruner_warmup < 0:
             raise PrunerError(f"--pruner-warmup: must be a whole number of seconds >= 0, got {config.pruner_warmup}")
@@ -132,11 +149,14 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
                           constrained=score.constrained, parallel=config.on_ray)
     config = replace(config, sampler=sampler_name)
     sampler = make_sampler(sampler_name, seed=config.seed, directions=score.directions, grid=space.grid(),
-                           constraints_func=_constraints_of if score.constrained else None, trials=config.trials)
+                           constraints_func=_constraints_of if score.constrained else None, trials=config.trials or 40)
     # A grid visits every feasible point by itself: no repairs, and no more trials than points.
     grid = sampler_name == "grid"
-    wanted = min(config.trials, space.feasible_grid_size()) if grid else config.trials
+    trials = config.trials if config.trials is not None else 10**9  # a --budget alone: as many as fit
+    wanted = min(trials, space.feasible_grid_size()) if grid else trials
     name = config.study or f"{workload.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    rungs = tuple(replace(workload_of(config).resolve(config.scale * f, replace(host, cores=slot.cores, ram=slot.ram)),
+                          drain=workload.drain) for f in config.fidelity[:-1]) + (workload,) if config.fidelity else ()
     confirm = None
     if config.confirm_scale is not None:
         confirm = replace(workload_of(config).resolve(config.confirm_scale, replace(host, cores=slot.cores, ram=slot.ram)),
@@ -160,7 +180,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
                     workload=workload, space=space, trials_wanted=wanted, repair_rejected=not grid, work_dir=work_dir,
                     out=out, storage=config.storage or f"sqlite:///{(out / 'study.db').resolve()}",
                     db_bench_seed=config.seed if config.seed else 1, slot=slot, memory_limit=limit, plan=plan,
-                    reference=reference, user_baseline=user)
+                    reference=reference, user_baseline=user, rungs=rungs)
 
 
 MIN_MEMORY_LIMIT = 64 * MiB

@@ -53,6 +53,7 @@ class Remeasure:
     measure: Measure
     note: Callable[[str], None]
     out: Path
+    afford: Callable[[int], bool] = lambda runs: True  # do ``runs`` more runs fit the --budget?
 
     def revalidate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference) -> dict[str, Any] | None:
         finalists = ranking.top_k(snapshot.trials, snapshot.directions, plan.k, snapshot.weights)
@@ -77,7 +78,13 @@ class Remeasure:
         estimate = self._estimate(snapshot, plan, reference, winner)
         result.update(estimate)
         result["minimal"] = self._minimal(space, plan, reference, winner, estimate.get("ablation", []))
+        result["seconds"] = self.seconds()
         return result
+
+    def seconds(self) -> float:
+        """db_bench's wall time the re-validation has spent so far (all its stages)."""
+        return sum(m.get("wall_seconds") or 0.0 for stage in ("select", "estimate", "minimal")
+                   for samples in self.store.attr(f"{ATTR}:{stage}", {}).get("samples", {}).values() for m in samples)
 
     def _estimate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference, winner: Any) -> dict[str, Any]:
         space = snapshot.space
@@ -95,7 +102,8 @@ class Remeasure:
             saved = self.rounds(entries, rounds, "estimate", plan)
             rows = {r["name"]: r for r in sample_rows(saved, entries)}
             gain = _ratio(rows, best, reference.name)
-            if relative_width(gain) <= plan.target or rounds >= plan.max_rounds or best in saved["failed"]:
+            if (relative_width(gain) <= plan.target or rounds >= plan.max_rounds or best in saved["failed"]
+                    or not self.afford(len(entries))):
                 break
             rounds += 1
         out: dict[str, Any] = {"rounds": saved["rounds"], "configurations": list(rows.values()), "best": best,

@@ -108,7 +108,8 @@ class StudyStore:
         self.study.tell(trial, state=TrialState.FAIL)
         self._rerun_grid_point(self.study, trial.params)
 
-    def pruned(self, trial: optuna.Trial, phase: str, second: int, seconds: float) -> None:
+    def pruned(self, trial: optuna.Trial, phase: str, second: int | None, seconds: float) -> None:
+        """Told PRUNED: at ``second`` of ``phase`` by the pruner, or after a --fidelity rung (second None)."""
         trial.set_user_attr("seconds", round(seconds, 3))
         trial.set_user_attr("outcome", "pruned")
         trial.set_user_attr("pruned_at", {"phase": phase, "second": second})
@@ -134,6 +135,16 @@ class StudyStore:
             self.failed(trial, failure_reason(outcome), seconds)
         else:
             self.measured(trial, params, outcome.measurement, seconds)
+
+    def fidelity(self, fractions: tuple[float, ...] | None) -> None:
+        """A study's rungs are part of what its trials measured: a resume must keep them."""
+        if fractions is None:
+            return
+        saved = self.attr("fidelity")
+        if saved is None:
+            self.set_attr("fidelity", list(fractions))
+        elif list(saved) != list(fractions):
+            raise UsageError(f"--fidelity: study {self.parts.name} climbs the rungs {saved}, not {list(fractions)}")
 
     def measured(self, trial: optuna.Trial, params: dict[str, Any], m: Measurement, seconds: float) -> None:
         """Score a measured trial, keep its metrics and details, check its OPTIONS file, tell it."""

@@ -1,24 +1,38 @@
-"""Starting a study from what is already known.
+"""Starting a study from what is already known, without peeking at what it will be judged on.
 
+- Every new study first measures, as trials the sampler learns from, db_bench's defaults and the
+  RocksDB tuning guide's tools/benchmark.sh-style configuration (scaled), then the workload's
+  hand-found configurations (S0-S4), each projected onto the search space (``enqueue_trial``: a
+  numeric value outside its range is clipped to it, an option the space lacks is left out).
 - ``--warm-start SOURCE`` copies the complete trials of an earlier study on the same workload,
   space, objective and scale, measured by the same db_bench version and build, into a new study
   (Optuna ``add_trial``): the sampler learns from them, but they are not this run's measurements,
   so they do not count toward ``--trials`` and cannot be named best. SOURCE is an earlier study's
   output directory or its ``summary.json``, or the name of another study in the same ``--storage``.
-- Every new study first runs the workload's hand-found configurations (S0-S4), projected onto the
-  search space (``enqueue_trial``; options outside the space or its ranges are left to the sampler).
+- ``--warm-start auto`` picks the most similar finished study of a library (``--library DIR``, the
+  ``runs/`` studies by default): same space, objective and db_bench build, then the same workload
+  and scale (whose trials are copied as above) or else the nearest workload, whose five best
+  configurations are measured first here (their values, from another workload, are not copied).
+  Studies named by ``exclude`` are never picked (experiments leave their own source study out).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import optuna
 from optuna.trial import TrialState, create_trial
 
+from objectives.configurations import benchmark_sh
+from objectives.versions import PINNED
+from search_spaces import SearchSpace
+from search_spaces.parameters import CategoricalParam
+from tuner import ranking
 from tuner.engine.storage import StudyStore
+from tuner.model import DEFAULT_BASELINE
 
 OUTCOME = "warm-start"
 
@@ -71,13 +85,88 @@ def warm_start(store: StudyStore, source: str) -> int:
     return copied
 
 
+def project(space: SearchSpace, flags: dict[str, Any]) -> dict[str, Any]:
+    """db_bench flags as a configuration of the space: numbers clipped into their range, choices kept
+    when the space has them, the rest left out (the sampler picks those)."""
+    params: dict[str, Any] = {}
+    for p in space.parameters:
+        if p.flag not in flags or not p.active(params):
+            continue
+        value = flags[p.flag]
+        if isinstance(p, CategoricalParam):
+            choice = next((c for c in p.choices if str(c) == str(value)), None)
+            if choice is not None:
+                params[p.name] = choice
+            continue
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            continue
+        params[p.name] = type(p.low)(min(max(number, p.low), p.high))
+    return params
+
+
+def enqueue_starts(store: StudyStore) -> list[str]:
+    """Enqueue db_bench's defaults and the benchmark.sh-style configuration; return their names."""
+    parts = store.parts
+    db = parts.db_bench
+    defaults = {p.flag: db.default(p.flag) for p in parts.space.parameters if db.default(p.flag) is not None}
+    defaults.update({f: v for f, (v, _) in PINNED.items() if f in defaults})  # what every run pins
+    bsh, _ = benchmark_sh(parts.space.context)  # type: ignore[arg-type]
+    names = []
+    for name, flags in ((DEFAULT_BASELINE, defaults), ("benchmark.sh", {**defaults, **bsh})):  # unset: defaults
+        params = project(parts.space, flags)
+        if params:  # a projection that breaks a constraint is rejected and repaired like any proposal
+            store.study.enqueue_trial(params, user_attrs={"enqueued": name})
+            names.append(name)
+    return names
+
+
 def enqueue_hand_found(store: StudyStore) -> list[str]:
     """Enqueue each hand-found baseline's configuration, projected onto the space; return their names."""
-    by_flag = {p.flag: p for p in store.parts.space.parameters}
     names = []
     for baseline in store.parts.workload.baselines:
-        params = {by_flag[f].name: v for f, v in baseline.flags.items() if f in by_flag and by_flag[f].contains(v)}
-        if params:  # a projection that breaks a constraint is rejected and repaired like any proposal
+        params = project(store.parts.space, baseline.flags)
+        if params:
             store.study.enqueue_trial(params, user_attrs={"enqueued": baseline.name})
             names.append(baseline.name)
     return names
+
+
+def most_similar(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()) -> Path | None:
+    """The summary.json of the library's finished study most like this one (see the module's doc)."""
+    parts = store.parts
+    best: tuple[tuple[int, float], Path] | None = None
+    for path in sorted(library.rglob("summary.json")) if library.is_dir() else []:
+        try:
+            s = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if (s.get("study") == parts.name or any(x and x in (s.get("study") or "") for x in exclude) or not s.get("best")
+                or s.get("space") != parts.space.name or s.get("objective") != parts.score.objective
+                or (s.get("db_bench") or {}).get("version") != parts.db_bench.version):
+            continue
+        same = s.get("workload") == parts.workload.name
+        distance = abs(math.log(max(1, s.get("data_bytes") or 1) / max(1, parts.workload.data_bytes())))
+        key = (0 if same and s.get("scale") == parts.config.scale else 1 if same else 2, distance)
+        if best is None or key < best[0]:
+            best = (key, path)
+    return best[1] if best else None
+
+
+def warm_start_auto(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()) -> str:
+    """--warm-start auto: copy the trials of the same study kind, or measure another workload's five
+    best configurations first; return what was done, in words."""
+    found = most_similar(store, library, exclude)
+    if found is None:
+        return f"found no finished study like it in {library} to learn from"
+    summary = json.loads(found.read_text())
+    if summary["workload"] == store.parts.workload.name and summary["scale"] == store.parts.config.scale:
+        return f"learns from {warm_start(store, str(found))} trials of {found.parent} (not counted, never named best)"
+    earlier = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    top = ranking.top_k(earlier.get_trials(deepcopy=False), [d.name.lower() for d in earlier.directions], 5)
+    for t in top:
+        params = {k: v for k, v in t.params.items() if any(p.name == k for p in store.parts.space.parameters)}
+        store.study.enqueue_trial(params, user_attrs={"enqueued": f"{summary['study']}#{t.number}"})
+    return (f"runs first the {len(top)} best configurations of {summary['study']} ({summary['workload']} at scale "
+            f"{summary['scale']:g}, {found.parent})")

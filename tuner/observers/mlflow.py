@@ -397,7 +397,8 @@ def _study_mutable_tags(s: StudySnapshot) -> dict[str, str]:
     """Settings a resume may change (sampler, seed, trial count, db_bench path): tags, not params."""
     return {
         "role": "study", "study": s.name, "sampler": s.config.sampler,
-        "seed": str(s.config.seed), "trials_requested": str(s.trials_wanted),
+        "seed": str(s.config.seed), "trials_requested": str(s.config.trials),
+        "budget_seconds": str(s.config.budget),
         "db_bench.path": s.db_bench.path, "out": str(s.out.resolve()),
         "work_dir": str(s.work_dir), "parallel": str(s.config.parallel),
         "ray_address": str(s.config.ray_address or ("local" if s.config.on_ray else "none")), **s.config.tags,

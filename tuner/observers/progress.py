@@ -50,12 +50,13 @@ class ConsoleProgress(SilentProgress):
         self.durations, self.initial = [], done  # one Progress may serve several studies in turn
         self.parallel = max(1, s.config.parallel)
         if done:
-            self._line(f"resuming: {done} of {s.trials_wanted} trials already measured")
+            of = f" of {s.trials_wanted}" if s.config.trials is not None else ""
+            self._line(f"resuming: {done}{of} trials already measured")
         if self.stream.isatty():
             from tqdm import tqdm
 
-            self.bar = tqdm(total=s.trials_wanted, initial=done, file=self.stream, unit="trial",
-                            dynamic_ncols=True, leave=True)
+            self.bar = tqdm(total=s.trials_wanted if s.config.trials is not None else None, initial=done,
+                            file=self.stream, unit="trial", dynamic_ncols=True, leave=True)
 
     def note(self, text: str) -> None:
         self._line(text)
@@ -81,6 +82,11 @@ class ConsoleProgress(SilentProgress):
         remaining = total - self.initial - done
         per_trial = sum(self.durations) / done / min(self.parallel, max(remaining, 1))
         eta = fmt_duration(remaining * per_trial) if remaining > 0 else "0s"
+        budget = snapshot.config.budget
+        if budget:  # machine time, not trials, decides: say how much of it is spent
+            spent = snapshot.machine_seconds()["total"]
+            eta = (f"{fmt_duration(max(0.0, budget - spent) / self.parallel)} "
+                   f"({fmt_duration(spent)} of the {fmt_duration(budget)} budget spent)")
         best_text = (
             f"best {fmt_ops(best.user_attrs['metrics']['ops_per_sec'])} ops/s (trial {best.number})" if best else "best -"
         )
@@ -90,7 +96,8 @@ class ConsoleProgress(SilentProgress):
         elif trial.user_attrs.get("outcome") == "pruned":
             at = trial.user_attrs["pruned_at"]
             so_far = trial.intermediate_values.get(max(trial.intermediate_values, default=0))
-            what = f"pruned after {at['second']} s of {at['phase']} ({fmt_ops(so_far)} ops/s so far)"
+            where = f"at {at['phase']}" if at["second"] is None else f"after {at['second']} s of {at['phase']}"
+            what = f"pruned {where} ({fmt_ops(so_far)} ops/s so far)"
         else:
             what = f"FAILED: {trial.user_attrs.get('fail_reason', '?')}"
         self._line(f"trial {trial.number}: {what} ({seconds:.0f}s) | {best_text} | ETA {eta}")

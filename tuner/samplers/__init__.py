@@ -14,6 +14,7 @@ from tuner.samplers.skopt_sampler import SkoptSampler
 
 SAMPLERS = ("auto", "tpe", "gp", "cmaes", "random", "grid", "nsga2", "skopt")
 SINGLE_OBJECTIVE_ONLY = ("cmaes", "skopt")
+UNCONSTRAINED_ONLY = ("cmaes", "skopt")  # model-based samplers that would ignore Optuna's constraints_func
 
 
 class SamplerError(ValueError):
@@ -66,6 +67,9 @@ def _make(
         raise SamplerError(f"--sampler: unknown {name!r} (choose from {', '.join(SAMPLERS)})")
     if len(directions) > 1 and name in SINGLE_OBJECTIVE_ONLY:
         raise SamplerError(f"--sampler {name} supports single-objective studies only; use tpe, nsga2, gp or random")
+    if constraints_func is not None and name in UNCONSTRAINED_ONLY:
+        raise SamplerError(f"--sampler {name} cannot honour --max-p99-us / --max-write-amp (it has no constraint "
+                           "handling); use tpe, gp or nsga2")
     startup = max(3, min(10, trials // 4))
     if name == "tpe":
         return optuna.samplers.TPESampler(

@@ -1,10 +1,19 @@
 """scikit-optimize behind Optuna's sampler interface (optuna-integration 5 no longer ships one).
 
-For each trial a fresh ``skopt.Optimizer`` over the parameters every finished trial shares (the
-intersection search space) is told all finished trials and asked for one point. Failed or rejected
-trials are told as the worst value seen, so the model steers away from them. Conditional
-parameters outside that space are sampled independently. Only skopt's GP and ET estimators are
-offered: its GBRT path breaks with numpy >= 2.4 (``np.in1d`` is gone).
+For each trial a fresh ``skopt.Optimizer`` over every parameter the study has seen (conditional ones
+included: where a trial did not use one, e.g. the zstd level of an lz4 trial, its lower bound stands
+in) is told the finished trials and asked for one point:
+
+- complete trials with their value; trials that failed or broke a constraint (outcome ``failed`` or
+  ``rejected``) and pruned ones as the worst value seen, so the model steers away from them; trials
+  interrupted, abandoned or lost to a dead worker are not taught (they say nothing of the
+  configuration);
+- trials still running (``--parallel``) as the mean of the values seen: a constant liar, so that
+  several proposals at once do not coincide.
+
+skopt cannot honour Optuna's constraints (``--max-p99-us``, ``--max-write-amp``): such studies are
+refused it (tuner.samplers). Only skopt's GP and ET estimators are offered: its GBRT path breaks with
+numpy >= 2.4 (``np.in1d`` is gone).
 """
 
 from __future__ import annotations
@@ -15,7 +24,6 @@ from typing import Any
 import numpy as np
 import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
-from optuna.search_space import IntersectionSearchSpace
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
@@ -34,7 +42,6 @@ class SkoptSampler(optuna.samplers.BaseSampler):
             raise ValueError(f"skopt base_estimator must be one of {ESTIMATORS}, got {base_estimator!r}")
         self._rng = np.random.RandomState(seed)
         self._independent = optuna.samplers.RandomSampler(seed=seed)
-        self._search_space = IntersectionSearchSpace()
         self._estimator = base_estimator
         self._n_initial = n_initial_points
         self._acq_func = acq_func
@@ -44,7 +51,10 @@ class SkoptSampler(optuna.samplers.BaseSampler):
         self._independent.reseed_rng()
 
     def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
-        space = self._search_space.calculate(study)
+        """Every parameter any finished trial used (the union, not the intersection)."""
+        space: dict[str, BaseDistribution] = {}
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)):
+            space.update(t.distributions)
         return {k: d for k, d in space.items() if not d.single()}
 
     def sample_relative(
@@ -57,24 +67,9 @@ class SkoptSampler(optuna.samplers.BaseSampler):
         import skopt
 
         names = sorted(search_space)
-        dims = [_dimension(search_space[n]) for n in names]
-        sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
-        xs, ys, bad = [], [], []
-        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)):
-            if not all(n in t.params and _contains(search_space[n], t.params[n]) for n in names):
-                continue
-            point = [_to_skopt(search_space[n], t.params[n]) for n in names]
-            if t.state == TrialState.COMPLETE and t.values and math.isfinite(t.values[0]):
-                xs.append(point)
-                ys.append(sign * t.values[0])
-            else:
-                bad.append(point)
-        if bad and ys:
-            worst = max(ys)
-            xs += bad
-            ys += [worst + abs(worst) * 0.1 + 1e-9] * len(bad)
+        xs, ys = _observations(study, trial, search_space, names)
         optimizer = skopt.Optimizer(
-            dims,
+            [_dimension(search_space[n]) for n in names],
             base_estimator=self._estimator,
             n_initial_points=self._n_initial,
             acq_func=self._acq_func,
@@ -89,6 +84,46 @@ class SkoptSampler(optuna.samplers.BaseSampler):
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
     ) -> Any:
         return self._independent.sample_independent(study, trial, param_name, param_distribution)
+
+
+_TAUGHT_AS_WORST = ("failed", "rejected")
+
+
+def _observations(study: optuna.Study, current: FrozenTrial, space: dict[str, BaseDistribution],
+                  names: list[str]) -> tuple[list[list[Any]], list[float]]:
+    """(points, values to minimize) to tell skopt: see the module's docstring."""
+    sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
+    xs, ys, bad, running = [], [], [], []
+    for t in study.get_trials(deepcopy=False):
+        point = _point(t.params, space, names)
+        if point is None or t.number == current.number:
+            continue
+        if t.state == TrialState.COMPLETE and t.values and math.isfinite(t.values[0]):
+            xs.append(point)
+            ys.append(sign * t.values[0])
+        elif t.state == TrialState.PRUNED or (t.state == TrialState.FAIL
+                                                and t.user_attrs.get("outcome", "failed") in _TAUGHT_AS_WORST):
+            bad.append(point)
+        elif t.state == TrialState.RUNNING:
+            running.append(point)
+    if ys:
+        worst, mean = max(ys), sum(ys) / len(ys)
+        xs, ys = xs + bad + running, ys + [worst + abs(worst) * 0.1 + 1e-9] * len(bad) + [mean] * len(running)
+    return xs, ys
+
+
+def _point(params: dict[str, Any], space: dict[str, BaseDistribution], names: list[str]) -> list[Any] | None:
+    """A trial's parameters as a skopt point; an unused (conditional) one at its lower bound."""
+    point = []
+    for n in names:
+        d = space[n]
+        if n not in params:
+            point.append(0 if isinstance(d, CategoricalDistribution) else d.low)  # type: ignore[attr-defined]
+        elif _contains(d, params[n]):
+            point.append(_to_skopt(d, params[n]))
+        else:
+            return None
+    return point
 
 
 def _contains(d: BaseDistribution, value: Any) -> bool:

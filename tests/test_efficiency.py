@@ -1,0 +1,120 @@
+"""What makes a study efficient: a --budget of machine time, --fidelity (successive halving over
+data sizes), and the scikit-optimize adapter's model of failed, pruned and running trials."""
+
+from __future__ import annotations
+
+import json
+
+import optuna
+import pytest
+from optuna.distributions import CategoricalDistribution, IntDistribution
+from optuna.trial import TrialState, create_trial
+
+from tests.conftest import TINY
+from tests.test_cli import tuner
+from tuner.engine.budget import Budget
+from tuner.engine.plan import Plan
+from tuner.samplers import SamplerError, make_sampler
+from tuner.samplers.skopt_sampler import _observations
+
+SPACE = {"level": IntDistribution(1, 19), "type": CategoricalDistribution(["lz4", "zstd"])}
+
+
+def _study_with(*trials: optuna.trial.FrozenTrial) -> optuna.Study:
+    study = optuna.create_study(direction="maximize")
+    for t in trials:
+        study.add_trial(t)
+    return study
+
+
+def _trial(state: TrialState, value: float | None = None, outcome: str | None = None, **params) -> optuna.trial.FrozenTrial:
+    dists = {k: SPACE[k] for k in params}
+    return create_trial(state=state, value=value, params=params, distributions=dists,
+                        user_attrs={"outcome": outcome} if outcome else {})
+
+
+def test_skopt_is_taught_failures_as_worst_running_trials_as_the_mean_and_nothing_of_interruptions():
+    study = _study_with(
+        _trial(TrialState.COMPLETE, 100.0, type="zstd", level=3),
+        _trial(TrialState.COMPLETE, 300.0, type="lz4"),  # no zstd level: its lower bound stands in
+        _trial(TrialState.FAIL, outcome="rejected", type="zstd", level=19),
+        _trial(TrialState.PRUNED, type="zstd", level=18),
+        _trial(TrialState.FAIL, outcome="interrupted", type="zstd", level=17),
+        _trial(TrialState.RUNNING, type="zstd", level=5),
+    )
+    current = study.ask()
+    xs, ys = _observations(study, study.trials[current.number], SPACE, ["level", "type"])
+    taught = dict(zip(map(tuple, xs), ys))
+    assert taught[(3, 1)] == -100.0 and taught[(1, 0)] == -300.0  # minimized
+    assert taught[(19, 1)] == taught[(18, 1)] > -100.0  # worse than the worst seen
+    assert taught[(5, 1)] == -200.0  # constant liar: the mean
+    assert (17, 1) not in taught and len(taught) == 5
+
+
+def test_skopt_running_trials_keep_parallel_proposals_apart():
+    sampler = make_sampler("skopt", seed=0, directions=["maximize"])
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    for i in range(12):
+        study.add_trial(_trial(TrialState.COMPLETE, float(100 + i), type="zstd", level=1 + i % 19))
+    first = study.ask(SPACE)  # left running
+    second = study.ask(SPACE)
+    assert first.params != second.params
+
+
+def test_skopt_and_cmaes_refuse_constrained_studies():
+    for name in ("skopt", "cmaes"):
+        with pytest.raises(SamplerError, match=f"--sampler {name} cannot honour --max-p99-us"):
+            make_sampler(name, seed=0, directions=["maximize"], constraints_func=lambda t: [0.0])
+
+
+def test_the_budget_keeps_room_for_the_revalidation_it_owes():
+    plan = Plan(k=3, select_rounds=2, min_rounds=3, ablation=False)
+    budget = Budget(seconds=100.0, plan=plan, configurations=2)
+    assert budget.revalidation_runs() == 3 * 2 + 2 * 3
+    assert budget.allows(spent=0.0, per_trial=5.0, running=0)  # 5 + 12 * 5 = 65 <= 100
+    assert not budget.allows(spent=40.0, per_trial=5.0, running=0)  # 40 + 65 > 100
+    assert budget.allows(spent=30.0, per_trial=5.0, running=0)  # 30 + 5 + 60 = 95
+    assert not budget.allows(spent=30.0, per_trial=5.0, running=2)  # 30 + 15 + 60 > 100: the running ones count
+    assert Budget(None, plan, 2).allows(spent=1e9, per_trial=1e9, running=9)
+
+
+def test_a_budget_alone_runs_as_many_trials_as_fit(tmp_path):
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--budget", "8s", "--sampler", "random",
+              "--seed", "1", "--out", str(tmp_path / "o"), "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    spent = summary["machine_seconds"]
+    assert summary["budget_seconds"] == 8.0 and spent["total"] <= 8.0 + 2.0  # at most one run's overshoot
+    assert summary["trials"]["complete"] >= 2 and spent["baselines"] > 0 and spent["trials"] > 0
+    assert "of the 8s budget spent" in r.stderr
+
+
+def test_fidelity_climbs_rungs_and_prunes_by_successive_halving(tmp_path):
+    out = tmp_path / "o"
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "8", "--fidelity", "0.25,1",
+              "--sampler", "random", "--seed", "3", "--no-baselines", "--study", "rungs", "--out", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    trials = summary["trials"]
+    assert trials["complete"] + trials["pruned"] >= 8 and trials["pruned"] >= 1
+    best = summary["best"]
+    assert best["log_dir"].endswith("rung-1")  # reported figures are at full size
+    trial = out / "trials" / f"{best['trial']:04d}"
+    assert (trial / "rung-0" / "load.stdout").exists() and (trial / "rung-1" / "load.stdout").exists()
+    again = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "8", "--fidelity", "0.5,1",
+                  "--sampler", "random", "--seed", "3", "--no-baselines", "--study", "rungs", "--out", str(out))
+    assert again.returncode == 2 and "--fidelity: study" in again.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--fidelity", "0.5,0.25"], "--fidelity: increasing fractions"),
+    (["--fidelity", "0.5"], "--fidelity: increasing fractions"),
+    (["--fidelity", "0.5,1", "--pruner", "median"], "--fidelity: prunes by its own rungs"),
+    (["--fidelity", "0.5,1", "--objective", "multi"], "--fidelity: needs --objective throughput"),
+    (["--budget", "soon"], "--budget: not a duration"),
+])
+def test_bad_efficiency_flags(tmp_path, args, message):
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--out", str(tmp_path / "o"),
+              *args)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()

@@ -1,0 +1,160 @@
+"""The one trial loop: ask -> repair -> measure -> tell, with up to the executor's slots in flight.
+
+The sampler proposes (through Optuna's ask); a proposal that breaks a constraint is told as rejected
+and its nearest feasible neighbour enqueued; a feasible one is a job for the executor; outcomes are
+told as they arrive, under the retry policy. With --fidelity a configuration first climbs the rungs
+(smaller data sizes), and Optuna's successive-halving pruner decides at each whether it goes on.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+import optuna
+
+from objectives.runner import IntervalObserver
+from tuner import ranking
+from tuner.engine.budget import Budget
+from tuner.engine.prepare import Prepared
+from tuner.engine.storage import StudyStore
+from tuner.events import EventBus
+from tuner.executors import Executor, Job, Outcome, retried, should_retry
+from tuner.model import StudySnapshot, trial_log_dir
+
+# --fidelity: rung i reports at step RUNG_BASE ** i, the steps Optuna's successive-halving pruner
+# (reduction factor RUNG_BASE) compares trials at.
+RUNG_BASE = 3
+RUNG_METRICS = ("ops_per_sec", "burst_ops_per_sec", "p99_us", "write_amp")
+
+
+@dataclass
+class _Running:
+    trial: optuna.Trial
+    params: dict[str, Any]
+    started: float
+    rung: int = 0
+
+
+class TrialLoop:
+    """Runs a study's trials until --trials are counted or the --budget would be exceeded."""
+
+    def __init__(self, parts: Prepared, store: StudyStore, executor: Executor, bus: EventBus, budget: Budget,
+                 snapshot: Callable[[], StudySnapshot]):
+        self.parts, self.store, self.executor, self.bus, self.budget = parts, store, executor, bus, budget
+        self.config, self.snapshot = parts.config, snapshot
+
+    def run(self) -> None:
+        """Keep the executor's slots busy with asked configurations; tell each outcome as it
+        arrives (with --fidelity, a configuration climbs the rungs first)."""
+        running: dict[str, _Running] = {}
+        try:
+            while True:
+                trials = self.store.trials()
+                counted = ranking.counted(trials)
+                if len(running) < self.executor.slots and self._may_start(trials, counted, len(running)):
+                    self._start_trial(running, counted)
+                    continue
+                if not running:
+                    return
+                for outcome in self.executor.wait(timeout=1.0):
+                    self._arrived(running, outcome)
+        except KeyboardInterrupt:
+            self.executor.cancel()
+            for entry in running.values():
+                self.store.interrupted(entry.trial)
+            raise
+
+    def _may_start(self, trials: tuple[Any, ...], counted: int, running: int) -> bool:
+        if counted + running >= self.parts.trials_wanted:
+            return False
+        done = [t.user_attrs["seconds"] for t in trials if "seconds" in t.user_attrs
+                and t.user_attrs.get("outcome") != "warm-start"]
+        baselines = [b.get("seconds", 0.0) for b in self.snapshot().baselines]
+        per_trial = sum(done) / len(done) if done else (max(baselines) if baselines else 0.0)
+        spent = sum(done) + sum(baselines)
+        return self.budget.allows(spent, per_trial, running)
+
+    def _arrived(self, running: dict[str, _Running], outcome: Outcome) -> None:
+        job = outcome.job
+        if should_retry(outcome):
+            self.bus.note(f"{job.key}: {outcome.reason}; retrying it once")
+            running[job.key].trial.set_user_attr(f"lost_attempt_{job.attempt}", outcome.reason)
+            self.executor.submit(retried(job))
+            return
+        entry = running.pop(job.key)
+        if self._climbed(entry, outcome, running):
+            return
+        self.store.record(entry.trial, entry.params, outcome, time.monotonic() - entry.started)
+        snapshot = self.snapshot()
+        self.bus.trial_done(snapshot, snapshot.trials[entry.trial.number], time.monotonic() - entry.started)
+
+    def _climbed(self, entry: _Running, outcome: Outcome, running: dict[str, _Running]) -> bool:
+        """With --fidelity, a measured rung below the top: reported to the successive-halving pruner,
+        then pruned (told, True) or run at the next rung (resubmitted, True); False otherwise."""
+        rungs = self.parts.rungs
+        if not rungs or entry.rung == len(rungs) - 1 or outcome.measurement is None:
+            return False
+        trial, metrics = entry.trial, outcome.measurement.metrics
+        scale, value = rungs[entry.rung].scale, metrics.get("ops_per_sec") or 0.0
+        trial.report(value, RUNG_BASE ** entry.rung)
+        trial.set_user_attr(f"rung_{entry.rung}", {"scale": scale, **{k: metrics.get(k) for k in RUNG_METRICS}})
+        if trial.should_prune():
+            self.store.pruned(trial, f"scale {scale:g}", None, time.monotonic() - entry.started)
+            snapshot = self.snapshot()
+            self.bus.trial_done(snapshot, snapshot.trials[trial.number], time.monotonic() - entry.started)
+            return True
+        entry.rung += 1
+        job = replace(outcome.job, workload=rungs[entry.rung], attempt=0,
+                      log_dir=trial_log_dir(self.parts.out, trial.number) / f"rung-{entry.rung}")
+        trial.set_user_attr("log_dir", str(job.log_dir))  # the highest rung's logs and OPTIONS file
+        running[job.key] = entry
+        self.executor.submit(job)
+        return True
+
+    def _start_trial(self, running: dict[str, _Running], counted: int) -> None:
+        """Ask for a configuration; a feasible one is submitted, a rejected one repaired."""
+        asked = self._ask()
+        if asked is None:
+            return
+        trial, params = asked
+        self.bus.trial_started(trial.number, counted + len(running) + 1, self.parts.trials_wanted, params)
+        observer = _pruning_observer(trial) if self.config.pruner != "none" else None
+        rungs = self.parts.rungs
+        log_dir = trial_log_dir(self.parts.out, trial.number) / ("rung-0" if rungs else "")
+        job = Job(f"trial {trial.number}", self.parts.space.flags(params), log_dir, self.config.repeats, observer,
+                  workload=rungs[0] if rungs else None)
+        running[job.key] = _Running(trial, params, time.monotonic())
+        self.executor.submit(job)
+
+    def _ask(self) -> tuple[optuna.Trial, dict[str, Any]] | None:
+        """The sampler's next configuration, or None when it broke a constraint.
+
+        A proposal that breaks a constraint is never run: it is told as a FAIL with outcome
+        "rejected", and the nearest feasible configuration (see SearchSpace.repair) is enqueued as
+        the next trial. Samplers that ignore failed trials (GP) would otherwise propose it forever.
+        """
+        trial = self.store.study.ask()
+        params = self.parts.space.suggest(trial)
+        violations = self.parts.space.violations(params)
+        if not violations:
+            trial.set_user_attr("log_dir", str(trial_log_dir(self.parts.out, trial.number)))
+            return trial, params
+        self.store.reject(trial, violations)
+        if self.parts.repair_rejected:
+            repaired = self.parts.space.repair(params, seed=trial.number)
+            self.store.study.enqueue_trial(repaired, user_attrs={"repaired_from": trial.number})
+        self.bus.trial_rejected(self.snapshot(), trial.number, violations[0])
+        return None
+
+def _pruning_observer(trial: optuna.Trial) -> IntervalObserver:
+    """Reports the scored phases' mean ops/s so far at each second; True when the pruner says stop."""
+    seen: list[float] = []
+
+    def observe(_phase: str, _second: int, qps: float) -> bool:
+        seen.append(qps)
+        trial.report(sum(seen) / len(seen), len(seen))
+        return trial.should_prune()
+
+    return observe
