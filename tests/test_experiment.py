@@ -63,24 +63,30 @@ def test_quick_experiment_runs_the_three_steps_and_reports(tmp_path, session_sto
     assert result.returncode == 0, result.stderr[-3000:]
     out = runs / "S2-quick" / "results"
     r = json.loads((out / "result.json").read_text())
-    assert r["quick"] and r["sweep"]["runs"] == 3 and r["tuner"]["runs"] == 3
+    assert r["quick"] and r["sweep"]["runs"] == 3
+    seeds = r["tuner"]["seeds"]
+    assert [(t["seed"], t["runs"]) for t in seeds] == [(1, 3), (2, 3)]  # two searches, 3 trials each
+    assert all(t["seeded"][0] == "runs rocksdb-default, benchmark.sh first" for t in seeds)
     assert all(t["outcome"] == "complete" for t in r["sweep"]["trials"])
-    assert [t["outcome"] for t in r["tuner"]["trials"]].count("complete") == 3  # plus any rejected proposals
     h2h = {c["name"]: c for c in r["head_to_head"]["configurations"]}
-    assert list(h2h) == ["rocksdb-default", "benchmark.sh", "hand-found:S2", "sweep best", "tuned best"]
+    assert list(h2h) == ["rocksdb-default", "benchmark.sh", "hand-found:S2", "sweep best", "tuned best (seed 1)",
+                         "tuned best (seed 2)"]
     for c in h2h.values():
         assert len(c["ops_per_sec"]) == 2 and c["median_ops_per_sec"] > 0, c
-        lo, hi = c["vs_default"]["ci95"]
-        assert lo <= c["vs_default"]["ratio"] <= hi
+    assert h2h["rocksdb-default"]["vs_default"]["ci95"] == [1.0, 1.0]  # paired by round: itself, exactly
+    verdicts = r["tuner"]["across_seeds"]
+    per_seed = [h2h[f"tuned best (seed {s})"]["vs_hand_found"]["ratio"] for s in (1, 2)]
+    assert verdicts["vs_hand_found"]["seeds"] == per_seed
+    assert verdicts["vs_hand_found"]["worst"] == min(per_seed)
     assert h2h["benchmark.sh"]["flags"]["compression_type"] == "zstd"
     assert h2h["hand-found:S2"]["flags"]["max_write_buffer_number"] == 4
     # interleaved: round 0 of every configuration was measured before any round 1
-    logs = runs / "S2-quick" / "tuner" / "head_to_head"
+    logs = runs / "S2-quick" / "tuner-seed1" / "head_to_head"
     first_rounds = [(logs / n.replace(" ", "-").replace(":", "-") / "round-0") for n in h2h]
     second_rounds = [(logs / n.replace(" ", "-").replace(":", "-") / "round-1") for n in h2h]
     assert max(p.stat().st_mtime for p in first_rounds) <= min(p.stat().st_mtime for p in second_rounds)
     report = (out / "report.md").read_text()
-    assert "## 3. Head-to-head: 2 interleaved rounds" in report and "tuned best" in report
+    assert "## 3. Head-to-head: 2 interleaved rounds" in report and "## 2. The tuner: 2 searches (seeds)" in report
     assert {p.name for p in out.glob("*.png")} == {"sweep.png", "history.png", "head_to_head.png"}
     assert not [p for p in work_dir.iterdir() if p.name.startswith("rocksdb-tuner-")]
 
@@ -89,6 +95,8 @@ def test_quick_experiment_runs_the_three_steps_and_reports(tmp_path, session_sto
     found = client.search_runs([exp.experiment_id], "tags.experiment = 'S2'", max_results=500)
     steps = {run.data.tags.get("experiment_step") for run in found}
     assert steps == {"sweep", "tuner", "head-to-head"}
+    assert {run.data.tags.get("study") for run in found if run.data.tags.get("role") == "study"} >= {
+        "S2-quick-tuner-seed1", "S2-quick-tuner-seed2"}
     h2h_runs = [run for run in found if run.data.tags.get("configuration")]
     assert sorted(run.data.tags["configuration"] for run in h2h_runs) == sorted(h2h)
     assert all("median_ops_per_sec" in run.data.metrics for run in h2h_runs)

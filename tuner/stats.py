@@ -1,6 +1,7 @@
 """Statistics of repeated measurements, one formula each: spread (min, max, coefficient of
 variation), per-configuration sample rows, the ratio of two configurations measured in paired
-rounds (its interval, p-value and verdict), and the rank correlation of two orderings."""
+rounds (its interval, p-value and verdict), the same over search seeds, and the rank correlation
+of two orderings."""
 
 from __future__ import annotations
 
@@ -59,6 +60,16 @@ def paired_ratio(a: list[float], b: list[float], confidence: float = 0.95) -> di
         low, high, p_value = interval.low, interval.high, float(test.pvalue)
     out.update(ratio=math.exp(mean), ci95=[math.exp(low), math.exp(high)], p_value=p_value,
                verdict="faster" if low > 0 else "slower" if high < 0 else "tie")
+    return out
+
+
+def across_seeds(ratios: list[float], confidence: float = 0.95) -> dict[str, Any]:
+    """The tuner as a procedure, from one ratio per search seed (each paired by round): their
+    geometric mean and Student's t interval over seeds, as :func:`paired_ratio` computes it with the
+    seed as the unit, so the interval holds the search's variance as well as the measurement's; and
+    the worst seed."""
+    out = paired_ratio(ratios, [1.0] * len(ratios), confidence)
+    out.update(method="t interval on log ratios across seeds", seeds=ratios, worst=min(ratios) if ratios else None)
     return out
 
 

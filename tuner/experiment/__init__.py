@@ -1,8 +1,8 @@
 """Experiments: a source study (S0-S4) reproduced on this machine beside the tuner (:mod:`.run`),
 and its report (:mod:`.report`)."""
 
-from tuner.experiment.run import (RESULTS, Experiment, ExperimentError, ExperimentRun, benchmark_sh_flags, load,
+from tuner.experiment.run import (RESULTS, Experiment, ExperimentError, ExperimentRun, load,
                                   machine_info, names)
 
-__all__ = ["RESULTS", "Experiment", "ExperimentError", "ExperimentRun", "benchmark_sh_flags", "load", "machine_info",
+__all__ = ["RESULTS", "Experiment", "ExperimentError", "ExperimentRun", "load", "machine_info",
            "names"]

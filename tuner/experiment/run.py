@@ -4,14 +4,18 @@ An experiment file (``tuner/experiment/studies/<id>.toml``) names the study's wo
 options the study swept by hand (a search space whose parameters carry ``grid`` values), and what
 the study found. Running it takes three steps, all on this machine in one session:
 
-1. **sweep**: the study's own grid, one run per point (sampler ``grid``): its "hand" optimum here;
-2. **tuner**: a Bayesian study (TPE) over the default space with a budget of min(sweep runs, 30)
-   trials, started cold: the hand-found configuration is *not* enqueued, so the tuner has to find
-   its way by itself;
+1. **sweep**: the study's own grid, one run per point (sampler ``grid``): its "hand" optimum here,
+   and the machine time a hand sweep costs;
+2. **tuner**, once per seed (3 by default): a study over the default space as a user would run it
+   (sampler ``auto``, db_bench's defaults and the benchmark.sh-style configuration first,
+   ``--warm-start auto`` from the finished studies under ``runs/``), with a ``--budget`` equal to
+   the sweep's machine time. It never sees the hand-found configuration, nor any study of this
+   experiment (leave-one-out);
 3. **head-to-head**: RocksDB defaults, the benchmark.sh-style configuration, the study's hand-found
-   configuration (scaled), the sweep's best and the tuner's best, each measured once per round for
+   configuration (scaled), the sweep's best and each seed's best, each measured once per round for
    ``rounds`` rounds, every round in a fresh random order, so that drift and order effects hit all
-   alike; ratios are paired by round (tuner.stats.paired_ratio).
+   alike. A seed's ratio is paired by round (tuner.stats.paired_ratio); the tuner's verdict comes
+   from the spread of the seeds' ratios (tuner.stats.across_seeds): one search cannot carry one.
 
 Steps 1 and 2 are ordinary studies in ``runs/experiments/<id>/studies.db``; every step resumes after
 an interruption. The result (``result.json``) and the report (:mod:`tuner.experiment.report`) go to
@@ -26,22 +30,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from objectives.workloads import check_flags, evaluate_flags, load_workload
+from objectives.configurations import benchmark_sh
+from objectives.workloads import load_workload
 from search_spaces import Context, SearchSpace, SpaceError
 from search_spaces import files
 from tuner.api import Study
 from tuner.events import Observer
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneConfig
-from tuner.stats import paired_ratio, sample_rows
+from tuner.stats import across_seeds, paired_ratio, sample_rows
 
 STUDY_DIR = Path(__file__).with_name("studies")  # shipped with the package
-BENCHMARK_SH = Path(__file__).with_name("benchmark-sh.toml")
 RESULTS = Path("experiments") / "results"  # reports go under the current directory (the repository's root)
-MAX_TUNER_TRIALS = 30
+SEEDS = 3
 HEAD_TO_HEAD = "head_to_head"
 _FIELDS = {"id", "title", "workload", "scale", "scale_note", "finding", "sweep_note", "seed", "sweep"}
 # --quick: the whole pipeline on a tiny data set, to check that an experiment runs (not to measure).
-QUICK = {"scale": 0.02, "sweep_runs": 3, "tuner_trials": 3, "rounds": 2}
+# Its tuner runs a fixed 3 trials per seed: at that size a budget in seconds would be a lottery.
+QUICK = {"scale": 0.02, "sweep_runs": 3, "tuner_trials": 3, "rounds": 2, "seeds": 2}
 
 
 class ExperimentError(ValueError):
@@ -102,16 +107,6 @@ def load(name_or_path: str | Path) -> Experiment:
                       path=path, **text)
 
 
-def benchmark_sh_flags(ctx: Context) -> tuple[dict[str, Any], str]:
-    """The benchmark.sh-style flags (experiments/benchmark-sh.toml) for this host and data set."""
-    data = files.load_data_file(BENCHMARK_SH, "benchmark.sh configuration", ExperimentError)
-    try:
-        flags = evaluate_flags(check_flags(data.get("flags", {}), "flags"), ctx, "flags")
-    except ValueError as exc:
-        raise ExperimentError(f"{BENCHMARK_SH}: {exc}") from None
-    return flags, str(data.get("doc", ""))
-
-
 @dataclass
 class ExperimentRun:
     """One experiment on this machine: settings shared by its steps, and the steps themselves."""
@@ -119,7 +114,9 @@ class ExperimentRun:
     experiment: Experiment
     progress: Observer
     quick: bool = False
-    rounds: int = 3
+    rounds: int = 5
+    seeds: int = SEEDS
+    library: Path = Path("runs")  # finished studies the tuner may warm-start from (never this experiment's)
     db_bench: str | None = None
     rocksdb_version: str | None = None
     work_dir: Path | None = None
@@ -136,45 +133,54 @@ class ExperimentRun:
         if self.results_dir is None:
             self.results_dir = (self.out / "results") if self.quick else RESULTS / self.experiment.id
         if self.quick:
-            self.rounds = QUICK["rounds"]
+            self.rounds, self.seeds = QUICK["rounds"], QUICK["seeds"]
 
     def _config(self, step: str, **kwargs: Any) -> TuneConfig:
         e = self.experiment
         return TuneConfig(
             workload=e.workload, study=f"{self.key}-{step}", storage=self.storage, out=self.out / step,
-            db_bench=self.db_bench, rocksdb_version=self.rocksdb_version, seed=e.seed, work_dir=self.work_dir, scale=QUICK["scale"] if self.quick else e.scale,
-            baselines=False, hand_found_first=False, plots=not self.quick, mlflow=self.mlflow, mlflow_uri=self.mlflow_uri,
-            revalidate=0, drain=not self.quick,
-            experiment=f"experiment-{e.id}", tags={"experiment": e.id, "experiment_step": step}, **kwargs)
+            db_bench=self.db_bench, rocksdb_version=self.rocksdb_version, work_dir=self.work_dir,
+            scale=QUICK["scale"] if self.quick else e.scale, baselines=False, hand_found_first=False,
+            plots=not self.quick, mlflow=self.mlflow, mlflow_uri=self.mlflow_uri, revalidate=0, drain=not self.quick,
+            experiment=f"experiment-{e.id}", tags={"experiment": e.id, "experiment_step": step.split("-")[0]},
+            **kwargs)
 
     def sweep_config(self) -> TuneConfig:
-        return self._config("sweep", space=self.experiment.sweep, sampler="grid",
+        return self._config("sweep", space=self.experiment.sweep, sampler="grid", seed=self.experiment.seed,
                             trials=QUICK["sweep_runs"] if self.quick else 100_000)
 
-    def tuner_config(self, budget: int) -> TuneConfig:
-        return self._config("tuner", space="default", sampler="tpe", trials=budget)
+    def tuner_config(self, seed: int, budget: float) -> TuneConfig:
+        """The tuner as a user runs it, for ``budget`` seconds of machine time."""
+        return self._config(f"tuner-seed{seed}", space="default", sampler="auto", seed=seed,
+                            trials=QUICK["tuner_trials"] if self.quick else None,
+                            budget=None if self.quick else budget, warm_start="auto", library=self.library,
+                            library_exclude=(f"{self.experiment.id}-", "-quick-"))
 
     def run(self) -> dict[str, Any]:
-        """Sweep, tuner, head-to-head; write result.json and the report; return the result."""
+        """Sweep, tuner per seed, head-to-head; write result.json and the report; return the result."""
         started = time.time()
         self.progress.note(f"experiment {self.key}: step 1/3, the study's sweep")
         sweep = Study(self.sweep_config(), self.progress)
         sweep_result = sweep.run()
-        sweep_runs = sweep.snapshot().counted()
-        budget = QUICK["tuner_trials"] if self.quick else min(sweep_runs, MAX_TUNER_TRIALS)
-        self.progress.note(f"experiment {self.key}: step 2/3, the tuner ({budget} trials = min(sweep runs "
-                           f"{sweep_runs}, {MAX_TUNER_TRIALS}))")
-        tuner = Study(self.tuner_config(budget), self.progress)
-        tuner_result = tuner.run()
+        budget = sweep.snapshot().machine_seconds()["total"]
+        seeds = [self.experiment.seed + i for i in range(self.seeds)]
+        tuners: list[tuple[StudySnapshot, dict[str, Any]]] = []
+        for i, seed in enumerate(seeds):
+            self.progress.note(f"experiment {self.key}: step 2/3, the tuner, seed {seed} ({i + 1} of {len(seeds)}): "
+                               + (f"{QUICK['tuner_trials']} trials" if self.quick else
+                                  f"{budget:.0f} s of machine time, as the sweep took"))
+            tuner = Study(self.tuner_config(seed, budget), self.progress)
+            best = tuner.run().best_params
+            tuners.append((tuner.snapshot(), best))
         self.progress.note(f"experiment {self.key}: step 3/3, head-to-head: {self.rounds} interleaved rounds")
-        final = Study(self.tuner_config(budget), self.progress)  # the tuner's study again: runs nothing new
+        final = Study(self.tuner_config(seeds[0], budget), self.progress)  # seed 1's study again: runs nothing new
         try:
             entries = self._entries(final.snapshot(), sweep.snapshot(), sweep_result.best_params,
-                                    tuner_result.best_params)
+                                    [(t.config.seed, best) for t, best in tuners])
             saved = final.measure_interleaved(entries, self.rounds, HEAD_TO_HEAD, "head-to-head")
         finally:
             final.close()
-        result = self._result(final.snapshot(), sweep.snapshot(), tuner.snapshot(), entries, saved, budget, started)
+        result = self._result(final.snapshot(), sweep.snapshot(), tuners, entries, saved, budget, started)
         from tuner.experiment.report import write_report
 
         assert self.results_dir is not None
@@ -183,10 +189,10 @@ class ExperimentRun:
         return result
 
     def _entries(self, study: StudySnapshot, sweep: StudySnapshot, sweep_best: dict[str, Any],
-                 tuned_best: dict[str, Any]) -> dict[str, dict[str, Any]]:
+                 tuned: list[tuple[int | None, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
         ctx = study.space.context
         assert ctx is not None
-        bsh, bsh_doc = benchmark_sh_flags(ctx)
+        bsh, bsh_doc = benchmark_sh(ctx)
         entries: dict[str, dict[str, Any]] = {
             DEFAULT_BASELINE: {"flags": {}, "doc": "db_bench's own defaults"},
             "benchmark.sh": {"flags": bsh, "doc": bsh_doc},
@@ -196,13 +202,15 @@ class ExperimentRun:
         if sweep_best:
             entries["sweep best"] = {"flags": sweep.space.flags(sweep_best), "params": sweep_best,
                                      "doc": "the best point of the study's grid, measured here (one run each)"}
-        if tuned_best:
-            entries["tuned best"] = {"flags": study.space.flags(tuned_best), "params": tuned_best,
-                                     "doc": "the tuner's best trial (one run each)"}
+        for seed, best in tuned:
+            if best:
+                entries[tuned_name(seed)] = {"flags": study.space.flags(best), "params": best, "seed": seed,
+                                             "doc": f"the tuner's best trial with seed {seed} (one run each)"}
         return entries
 
-    def _result(self, final: StudySnapshot, sweep: StudySnapshot, tuner: StudySnapshot,
-                entries: dict[str, dict[str, Any]], saved: dict[str, Any], budget: int, started: float) -> dict[str, Any]:
+    def _result(self, final: StudySnapshot, sweep: StudySnapshot, tuners: list[tuple[StudySnapshot, dict[str, Any]]],
+                entries: dict[str, dict[str, Any]], saved: dict[str, Any], budget: float,
+                started: float) -> dict[str, Any]:
         e = self.experiment
         measured = sample_rows(saved, entries)
         by_name = {r["name"]: r for r in measured}
@@ -210,10 +218,14 @@ class ExperimentRun:
         for row in measured:
             row["doc"] = entries[row["name"]].get("doc", "")
             row["params"] = entries[row["name"]].get("params")
+            row["seed"] = entries[row["name"]].get("seed")
             for ref, key in ((DEFAULT_BASELINE, "vs_default"), (hand, "vs_hand_found")):
                 other = by_name.get(ref) if ref else None
                 if row.get("median_ops_per_sec") and other and other.get("median_ops_per_sec"):
                     row[key] = paired_ratio(row["ops_per_sec"], other["ops_per_sec"])
+        seeds = [r for r in measured if r.get("seed") is not None]
+        verdicts = {key: across_seeds([r[key]["ratio"] for r in seeds if r.get(key)])
+                    for key in ("vs_default", "vs_hand_found") if any(r.get(key) for r in seeds)}
         db = final.db_bench
         ctx = final.space.context
         assert ctx is not None
@@ -225,8 +237,11 @@ class ExperimentRun:
             "machine": machine_info(ctx, final.work_dir),
             "db_bench": {"version": db.version, "build": db.build, "assertions": db.assertions, "path": db.path},
             "sweep": _study_part(sweep),
-            "tuner": {**_study_part(tuner), "budget": budget, "sampler": "tpe", "seed": e.seed,
-                      "hand_found_first": False},
+            "tuner": {"budget_seconds": None if self.quick else budget,
+                      "trials_per_seed": QUICK["tuner_trials"] if self.quick else None, "hand_found_first": False,
+                      "seeds": [{**_study_part(t), "seed": t.config.seed, "sampler": t.config.sampler,
+                                 "seeded": list(t.seeded)} for t, _ in tuners],
+                      "across_seeds": verdicts},
             "head_to_head": {"rounds": saved["rounds"], "order": list(entries), "configurations": measured},
             "started": started, "finished": time.time(),
         }
@@ -251,6 +266,11 @@ class ExperimentRun:
             self.progress.note(f"MLflow: the head-to-head was not logged: {exc}")
 
 
+def tuned_name(seed: int | None) -> str:
+    """The head-to-head name of a seed's best."""
+    return f"tuned best (seed {seed})"
+
+
 def _study_part(study: StudySnapshot) -> dict[str, Any]:
     """A study's trials (params, ops/s, P99, write amp, outcome) and its best trial, for the report."""
     trials = []
@@ -259,14 +279,14 @@ def _study_part(study: StudySnapshot) -> dict[str, Any]:
         trials.append({"number": t.number, "outcome": t.user_attrs.get("outcome", t.state.name.lower()),
                        "params": t.params, "ops_per_sec": m.get("ops_per_sec"), "p99_us": m.get("p99_us"),
                        "write_amp": m.get("write_amp"), "compaction_micros": m.get("compaction_micros"),
-                       "seconds": t.user_attrs.get("seconds")})
+                       "seconds": t.user_attrs.get("seconds"), "enqueued": t.user_attrs.get("enqueued")})
     best = study.best()
     default = next((b for b in study.baselines if b["name"] == DEFAULT_BASELINE), None)
     return {"study": study.name, "space": study.space.name, "trials": trials,
             "runs": study.counted(), "best_trial": best.number if best else None,
             "best_params": best.params if best else None,
             "default_ops_per_sec": (default or {}).get("metrics", {}).get("ops_per_sec"),
-            "db_bench_seconds": round(sum(t["seconds"] or 0 for t in trials), 1)}
+            "machine_seconds": study.machine_seconds()}
 
 
 def machine_info(ctx: Context, work_dir: Path) -> dict[str, Any]:
