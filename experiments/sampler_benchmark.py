@@ -1,173 +1,246 @@
-"""Sampler benchmark on recorded real measurements: which sampler finds a good configuration soonest.
+"""Which sampler finds a good configuration soonest: a benchmark on a surrogate of real db_bench runs.
 
-Each sampler the tuner offers (tpe, gp, skopt, cmaes, random) and one peer optimizer from PyPI
-(FLAML's CFO) searches the sub-space of experiments/data/sampler-space.toml for --trials trials, with
---seeds seeds. The objective replays experiments/data/sampler-grid.json (objectives/replay.py): each
-proposal is answered with one of the real runs recorded for its nearest grid point, so the samplers
-meet the real noise. A sampler is scored on the true value (mean of the recorded runs) of the points
-it proposed: trials until one is within 2 % of the table's optimum, and the regret curve.
+For each recorded workload (experiments/record_space.py: the full default space, all 9 options with
+the conditional zstd level, a write-heavy and a read-heavy one within a memory cgroup), a surrogate
+(experiments/surrogate.py) fitted on the real runs, with their measured noise, answers the samplers'
+proposals. Every sampler searches the same way the tuner does: a proposal that breaks a constraint is
+told as rejected and its nearest feasible neighbour runs next (rejected ones cost no budget). The
+configuration a search would report is its best *observed* run (noise included); its regret is how
+far that configuration's true (noise-free) value falls below the surrogate's optimum.
 
-Prints a table, writes experiments/results/sampler-benchmark.json and sampler-regret.png.
+Samplers: the tuner's TPE (multivariate, grouped, constant liar), Optuna's default univariate TPE,
+Optuna's GP (needs PyTorch), the tuner's scikit-optimize adapter, CMA-ES, random search, and two peer
+optimizers from PyPI: FLAML's CFO and Nevergrad's NGOpt (peers get a repaired proposal's value).
 
-    .venv/bin/python experiments/sampler_benchmark.py [--seeds 10] [--trials 60] [--samplers tpe,gp,...]
+Prints a table (median regret after 10/20/40/80 trials, and how often a sampler's configuration is
+better than random search's with the same seed), writes experiments/results/sampler-benchmark.json
+and sampler-regret.png.
+
+    .venv/bin/python experiments/sampler_benchmark.py [--seeds 20] [--trials 80] [--samplers tpe,gp,...]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import random
 import statistics
 import time
 import warnings
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import optuna
 
-from objectives.replay import Point, ReplayTable
-from search_spaces import Context, SearchSpace, load_space
+from search_spaces import SearchSpace
+from search_spaces.parameters import CategoricalParam
+from surrogate import Surrogate, load_recording, optimum, space_of, validate
 from tuner.samplers import make_sampler
 
-HERE = Path(__file__).parent
-SPACE = HERE / "data" / "sampler-space.toml"
-TABLE = HERE / "data" / "sampler-grid.json"
-RESULTS = HERE / "results"
-SAMPLERS = ("tpe", "gp", "skopt", "cmaes", "random", "flaml-cfo")
-WITHIN = 0.02
-CHECKPOINTS = (10, 20, 30, 60)
+RESULTS = Path(__file__).with_name("results")
+WORKLOADS = ("space-write", "space-read")
+SAMPLERS = ("tpe", "tpe-univariate", "gp", "skopt", "cmaes", "random", "flaml-cfo", "nevergrad")
+CHECKPOINTS = (10, 20, 40, 80)
 
-Search = Callable[[SearchSpace, ReplayTable, int, int], list[Point]]
+# (space, surrogate, seed, trials) -> the true value of the configuration the search reports after
+# each measured trial (its best observed run so far)
+Search = Callable[[SearchSpace, Surrogate, int, int], list[float]]
+
+
+def _tracker(surrogate: Surrogate) -> tuple[Callable[[dict[str, Any], float], None], list[float]]:
+    state: dict[str, Any] = {"best": -1.0, "true": 0.0}
+    curve: list[float] = []
+
+    def seen(params: dict[str, Any], observed: float) -> None:
+        if observed > state["best"]:
+            state["best"], state["true"] = observed, surrogate.mean(params)
+        curve.append(state["true"])
+
+    return seen, curve
 
 
 def optuna_search(name: str) -> Search:
-    def run(space: SearchSpace, table: ReplayTable, seed: int, trials: int) -> list[Point]:
+    def run(space: SearchSpace, surrogate: Surrogate, seed: int, trials: int) -> list[float]:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        sampler = make_sampler(name, seed=seed, directions=["maximize"], trials=trials)
+        if name == "tpe-univariate":
+            sampler: optuna.samplers.BaseSampler = optuna.samplers.TPESampler(seed=seed)
+        else:
+            sampler = make_sampler(name, seed=seed, directions=["maximize"], trials=trials)
         study = optuna.create_study(direction="maximize", sampler=sampler)
-        rng, proposed = random.Random(seed), []
-        for _ in range(trials):
+        rng, (seen, curve) = random.Random(seed), _tracker(surrogate)
+        while len(curve) < trials:
             trial = study.ask()
-            point = table.snap(space.suggest(trial))
-            study.tell(trial, table.observe(point, rng))
-            proposed.append(point)
-        return proposed
+            params = space.suggest(trial)
+            broken = space.violations(params)
+            if broken:  # as the tuner does: told rejected, its nearest feasible neighbour runs next
+                trial.set_user_attr("outcome", "rejected")
+                study.tell(trial, state=optuna.trial.TrialState.FAIL)
+                study.enqueue_trial(space.repair(params, seed=trial.number))
+                continue
+            observed = surrogate.observe(params, rng)
+            study.tell(trial, observed)
+            seen(params, observed)
+        return curve
     return run
 
 
-def flaml_search(space: SearchSpace, table: ReplayTable, seed: int, trials: int) -> list[Point]:
+def _feasible(space: SearchSpace, params: dict[str, Any], seed: int) -> dict[str, Any]:
+    """A peer's proposal as the tuner would run it: inactive options dropped, constraints repaired."""
+    active: dict[str, Any] = {}
+    for p in space.parameters:
+        if p.active(active) and p.name in params:
+            active[p.name] = params[p.name]
+    return space.repair(active, seed=seed) if space.violations(active) else active
+
+
+def flaml_search(space: SearchSpace, surrogate: Surrogate, seed: int, trials: int) -> list[float]:
     """FLAML's CFO (cost-frugal local search), through its suggest / on_trial_complete interface."""
     from flaml import CFO, tune
 
-    config = {}
+    config: dict[str, Any] = {}
     for p in space.parameters:
-        if getattr(p, "log", False):
+        if isinstance(p, CategoricalParam):
+            config[p.name] = tune.choice(list(p.choices))
+        elif getattr(p, "log", False):
             config[p.name] = tune.lograndint(p.low, p.high + 1)
         else:
             config[p.name] = tune.randint(p.low, p.high + 1)
     search = CFO(metric="ops_per_sec", mode="max", space=config, seed=seed)
-    rng, proposed, asked = random.Random(seed), [], 0
-    while len(proposed) < trials:
+    rng, (seen, curve), asked = random.Random(seed), _tracker(surrogate), 0
+    while len(curve) < trials:
         asked += 1
-        params = search.suggest(str(asked))
-        if params is None:  # CFO declines to repeat a configuration it has measured; ask again
+        proposal = search.suggest(str(asked))
+        if proposal is None:  # CFO declines to repeat a configuration it has measured; ask again
             if asked > 50 * trials:
                 raise RuntimeError("FLAML CFO stopped proposing new configurations")
             continue
-        point = table.snap(params)
-        search.on_trial_complete(str(asked), {"ops_per_sec": table.observe(point, rng), "config": params})
-        proposed.append(point)
-    return proposed
+        params = _feasible(space, proposal, asked)
+        observed = surrogate.observe(params, rng)
+        search.on_trial_complete(str(asked), {"ops_per_sec": observed, "config": proposal})
+        seen(params, observed)
+    return curve
+
+
+def nevergrad_search(space: SearchSpace, surrogate: Surrogate, seed: int, trials: int) -> list[float]:
+    """Nevergrad's NGOpt, its recommended default optimizer, through ask / tell (it minimizes)."""
+    import nevergrad as ng
+
+    kwargs: dict[str, Any] = {}
+    for p in space.parameters:
+        if isinstance(p, CategoricalParam):
+            kwargs[p.name] = ng.p.Choice(list(p.choices))
+        elif getattr(p, "log", False):
+            kwargs[p.name] = ng.p.Log(lower=p.low, upper=p.high).set_integer_casting()
+        else:
+            kwargs[p.name] = ng.p.Scalar(lower=p.low, upper=p.high).set_integer_casting()
+    parametrization = ng.p.Dict(**kwargs)
+    parametrization.random_state.seed(seed)
+    optimizer = ng.optimizers.NGOpt(parametrization=parametrization, budget=trials)
+    rng, (seen, curve) = random.Random(seed), _tracker(surrogate)
+    while len(curve) < trials:
+        candidate = optimizer.ask()
+        params = _feasible(space, dict(candidate.value), len(curve))
+        observed = surrogate.observe(params, rng)
+        optimizer.tell(candidate, -observed)
+        seen(params, observed)
+    return curve
 
 
 def searches() -> dict[str, Search]:
-    return {**{n: optuna_search(n) for n in SAMPLERS if n != "flaml-cfo"}, "flaml-cfo": flaml_search}
+    found: dict[str, Search] = {n: optuna_search(n) for n in SAMPLERS if n not in ("flaml-cfo", "nevergrad")}
+    return {**found, "flaml-cfo": flaml_search, "nevergrad": nevergrad_search}
 
 
-def score(table: ReplayTable, proposed: list[Point]) -> tuple[int | None, list[float]]:
-    """Trials until a proposal within WITHIN of the optimum (None: never), and the regret curve:
-    1 - (highest true value among the proposals so far) / optimum."""
-    best, regret, reached = 0.0, [], None
-    optimum = table.optimum()
-    for i, point in enumerate(proposed, 1):
-        best = max(best, table.mean(point))
-        regret.append(1 - best / optimum)
-        if reached is None and best >= (1 - WITHIN) * optimum:
-            reached = i
-    return reached, regret
+def bench(name: str, space: SearchSpace, surrogate: Surrogate, best: float, seeds: int,
+          trials: int) -> dict[str, Any]:
+    started, regrets = time.monotonic(), []
+    search = searches()[name]
+    for seed in range(seeds):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            curve = search(space, surrogate, seed, trials)
+        regrets.append([1 - v / best for v in curve])
+    return {"regret": regrets, "median_regret": [statistics.median(r[i] for r in regrets) for i in range(trials)],
+            "seconds": round(time.monotonic() - started, 1)}
+
+
+def beats_random(results: dict[str, Any], name: str, step: int) -> float | None:
+    """How often (over seeds) a sampler's reported configuration is better than random search's with
+    the same seed, after ``step`` trials (a tie counts half)."""
+    if "random" not in results or name == "random":
+        return None
+    mine, theirs = results[name]["regret"], results["random"]["regret"]
+    wins = [1.0 if a[step - 1] < b[step - 1] else 0.5 if a[step - 1] == b[step - 1] else 0.0
+            for a, b in zip(mine, theirs)]
+    return sum(wins) / len(wins)
+
+
+def run_workload(name: str, samplers: list[str], seeds: int, trials: int) -> dict[str, Any]:
+    header, runs = load_recording(name)
+    space = space_of(header)
+    params = {c["name"]: c["params"] for c in header["configurations"]}
+    surrogate = Surrogate.fit(space, runs, params)
+    check = validate(space, runs, params)
+    best, where = optimum(surrogate)
+    print(f"{name}: {len(runs)} real runs of {check['configurations']} configurations; noise (sd of log ops/s "
+          f"between repeats) {surrogate.noise:.3f}; held-out rank agreement Spearman {check['spearman']:.2f}, "
+          f"Kendall {check['kendall']:.2f}; surrogate optimum {best:,.0f} ops/s", flush=True)
+    results: dict[str, Any] = {}
+    for sampler in samplers:
+        results[sampler] = bench(sampler, space, surrogate, best, seeds, trials)
+    for sampler in samplers:
+        results[sampler]["beats_random"] = {n: beats_random(results, sampler, n) for n in CHECKPOINTS if n <= trials}
+        r = results[sampler]
+        at = ", ".join(f"{100 * r['median_regret'][n - 1]:5.1f} %" for n in CHECKPOINTS if n <= trials)
+        vs = ", ".join("  -  " if v is None else f"{v:4.2f}" for v in r["beats_random"].values())
+        print(f"  {sampler:<15} median regret {at} | beats random {vs} ({r['seconds']:.0f} s)", flush=True)
+    return {"recording": {k: header[k] for k in ("workload", "description", "memory_limit_bytes", "db_bench",
+                                                  "machine", "started")},
+            "runs": len(runs), "noise_sd_log": surrogate.noise, "validation": check, "optimum_ops_per_sec": best,
+            "optimum": where, "samplers": results}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--trials", type=int, default=60)
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--trials", type=int, default=80)
     parser.add_argument("--samplers", default=",".join(SAMPLERS))
-    parser.add_argument("--table", type=Path, default=TABLE)
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     names = args.samplers.split(",")
     unknown = [n for n in names if n not in SAMPLERS]
     if unknown:
         raise SystemExit(f"--samplers: unknown {unknown} (choose from {', '.join(SAMPLERS)})")
-    space = load_space(SPACE).resolve(Context.of_host())
-    table = ReplayTable.load(args.table, space)
-    near = sum(table.mean(p) >= (1 - WITHIN) * table.optimum() for p in table.runs)
-    print(f"{len(table.runs)} recorded points, optimum {table.optimum():,.0f} ops/s ({near} points within 2 % of it), "
-          f"median run-to-run CV {100 * table.noise_cv():.1f} %; {args.seeds} seeds x {args.trials} trials")
-    results = {}
-    for name in names:
-        started, reached, curves, search = time.monotonic(), [], [], searches()[name]
-        for seed in range(args.seeds):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                proposed = search(space, table, seed, args.trials)
-            r, curve = score(table, proposed)
-            reached.append(r)
-            curves.append(curve)
-        results[name] = summarize(reached, curves, args.trials, time.monotonic() - started)
-        s = results[name]
-        at = ", ".join(f"{100 * s['median_regret'][n - 1]:.1f} %" for n in CHECKPOINTS if n <= args.trials)
-        print(f"{name:<10} within 2 %: {s['reached']}/{args.seeds} seeds, median trials {s['median_trials_to_2pct']}; "
-              f"median regret after {'/'.join(str(n) for n in CHECKPOINTS if n <= args.trials)} trials: {at} "
-              f"({s['seconds']:.0f} s)", flush=True)
+    if "gp" in names and importlib.util.find_spec("torch") is None:
+        raise SystemExit("--samplers gp needs PyTorch (pip install 'rocksdb-tuner[gp]')")
+    report = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "seeds": args.seeds, "trials": args.trials,
+              "checkpoints": [n for n in CHECKPOINTS if n <= args.trials],
+              "workloads": {w: run_workload(w, names, args.seeds, args.trials) for w in args.workloads.split(",")}}
     args.out.mkdir(parents=True, exist_ok=True)
-    report = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "table": str(args.table),
-              "points": len(table.runs), "points_within": near, "optimum_ops_per_sec": table.optimum(), "noise_cv": table.noise_cv(),
-              "seeds": args.seeds, "trials": args.trials, "within": WITHIN, "samplers": results}
     (args.out / "sampler-benchmark.json").write_text(json.dumps(report, indent=1) + "\n")
-    plot(results, args.out / "sampler-regret.png", args.seeds)
+    plot(report, args.out / "sampler-regret.png")
     print(f"wrote {args.out / 'sampler-benchmark.json'} and {args.out / 'sampler-regret.png'}")
 
 
-def summarize(reached: list[int | None], curves: list[list[float]], trials: int, seconds: float) -> dict:
-    """Median trials to within 2 % (a seed that never got there counts as trials + 1, i.e. "> trials")."""
-    counted = sorted(r if r is not None else trials + 1 for r in reached)
-    median = statistics.median(counted)
-    return {
-        "reached": sum(r is not None for r in reached),
-        "median_trials_to_2pct": median if median <= trials else f"> {trials}",
-        "trials_to_2pct": reached,
-        "median_regret": [statistics.median(c[i] for c in curves) for i in range(trials)],
-        "median_final_regret": statistics.median(c[-1] for c in curves),
-        "seconds": round(seconds, 1),
-    }
-
-
-def plot(results: dict, path: Path, seeds: int) -> None:
+def plot(report: dict[str, Any], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for name, s in results.items():
-        ax.plot(range(1, len(s["median_regret"]) + 1), [100 * r for r in s["median_regret"]], label=name)
-    ax.axhline(100 * WITHIN, color="grey", linestyle=":", linewidth=1)
-    ax.set_xlabel("trial")
-    ax.set_ylabel("regret, % below the optimum (median of seeds)")
-    ax.set_title(f"Samplers on recorded db_bench runs ({seeds} seeds)")
-    ax.set_ylim(bottom=0)
-    ax.legend()
+    workloads = report["workloads"]
+    fig, axes = plt.subplots(1, len(workloads), figsize=(6.5 * len(workloads), 4.2), squeeze=False)
+    for ax, (name, w) in zip(axes[0], workloads.items()):
+        for sampler, r in w["samplers"].items():
+            steps = range(1, len(r["median_regret"]) + 1)
+            ax.plot(steps, [100 * x for x in r["median_regret"]], label=sampler)
+        ax.set_xlabel("measured trials")
+        ax.set_ylabel("regret, % below the optimum (median of seeds)")
+        ax.set_title(f"{name} ({report['seeds']} seeds)")
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
