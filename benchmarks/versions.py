@@ -1,0 +1,112 @@
+"""Same question, two RocksDB versions: does a study's answer hold on another db_bench build?
+
+    .venv/bin/python benchmarks/versions.py [--study runs/default-fillrandom] [--rounds 5] [--top 5]
+
+Takes a finished study's best configurations (its ``--top`` ranked trials, the reported best
+first) and db_bench's defaults (pinned to the same values on every version: objectives/versions.py),
+and measures every one on every release build in the cache, in interleaved rounds (each round
+visits every version and configuration in a fresh random order), on the study's own workload.
+Per version: each configuration's median ops/s, the best's gain over the defaults as the geometric
+mean of the paired per-round ratios with a 95 % t interval (scipy), and Kendall's tau between the
+configurations' order on the two versions.
+
+Writes benchmarks/results/versions.json with the machine, the builds and the date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+from scipy import stats
+
+from objectives.dbbench import DbBench, probe, release_builds
+from objectives.measurement import measure
+from objectives.runner import Runner
+from objectives.workloads import load_workload
+from search_spaces import Context, load_space
+from tuner import ranking
+from tuner.experiment import machine_info
+
+RESULTS = Path(__file__).with_name("results") / "versions.json"
+
+
+def configurations(study_dir: Path, top: int) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
+    """(the study's summary, name -> db_bench flags): the defaults and the study's ``top`` best."""
+    summary = json.loads((study_dir / "summary.json").read_text())
+    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    host = summary["host"]
+    ctx = Context(cores=host["cores"], ram=host["ram_bytes"], data=summary["data_bytes"], scale=summary["scale"],
+                  budget=host["memory_budget_bytes"])
+    space = load_space(summary["space"]).resolve(ctx)
+    best = summary["best"]["trial"]
+    order = ranking.top_k(study.trials, ["maximize"], top)
+    order = [t for t in order if t.number == best] + [t for t in order if t.number != best][:top - 1]
+    configs: dict[str, dict[str, str]] = {"rocksdb-default": {}}
+    for t in order:
+        configs[f"trial {t.number}" + (" (best)" if t.number == best else "")] = space.flags(t.params)
+    return summary, configs
+
+
+def gain(best: list[float], base: list[float]) -> dict[str, float]:
+    """Geometric mean of the paired ratios best/base with its 95 % t interval."""
+    logs = [math.log(b / a) for b, a in zip(best, base)]
+    mean = statistics.fmean(logs)
+    half = stats.t.ppf(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return {"ratio": math.exp(mean), "low": math.exp(mean - half), "high": math.exp(mean + half)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--study", type=Path, default=Path("runs/default-fillrandom"))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--top", type=int, default=5)
+    parser.add_argument("--versions", default=None, help="comma-separated (default: every release build)")
+    args = parser.parse_args()
+    summary, configs = configurations(args.study, args.top)
+    versions = args.versions.split(",") if args.versions else [b.parent.name[:-8] for b in reversed(release_builds())]
+    builds: dict[str, DbBench] = {v: probe(version=v) for v in versions}
+    host = Context.of_host()
+    workload = load_workload(summary["workload"]).resolve(summary["scale"], host)
+    samples: dict[str, dict[str, list[float]]] = {v: {c: [] for c in configs} for v in versions}
+    rng = random.Random(1)
+    with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-versions-") as tmp:
+        root = Path(tmp)
+        (root / "work").mkdir()
+        runners = {v: Runner(db, root / "work") for v, db in builds.items()}
+        for i in range(args.rounds):
+            for v, name in rng.sample([(v, c) for v in versions for c in configs], len(versions) * len(configs)):
+                m = measure(runners[v], workload, configs[name], root / "logs", 1, 1).metrics
+                samples[v][name].append(m["ops_per_sec"])
+                print(f"round {i + 1}/{args.rounds} {v} {name}: {m['ops_per_sec']:,.0f} ops/s", flush=True)
+        machine = machine_info(host, root / "work")
+    best = next(c for c in configs if c.endswith("(best)"))
+    per_version = {v: {"db_bench": builds[v].to_dict(),
+                       "median_ops_per_sec": {c: statistics.median(s) for c, s in samples[v].items()},
+                       "best_over_default": gain(samples[v][best], samples[v]["rocksdb-default"])}
+                   for v in versions}
+    tau = {}
+    for a, b in zip(versions, versions[1:]):
+        ma, mb = per_version[a]["median_ops_per_sec"], per_version[b]["median_ops_per_sec"]
+        tau[f"{a} vs {b}"] = float(stats.kendalltau([ma[c] for c in configs], [mb[c] for c in configs]).statistic)
+    record = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine, "study": summary["study"],
+              "workload": workload.description, "scale": summary["scale"], "rounds": args.rounds,
+              "configurations": configs, "samples": samples, "versions": per_version, "kendall_tau": tau}
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(record, indent=2) + "\n")
+    for v in versions:
+        g = per_version[v]["best_over_default"]
+        print(f"{v}: best / defaults {g['ratio']:.2f}x (95 % {g['low']:.2f}-{g['high']:.2f})")
+    print(f"Kendall tau of the {len(configs)} configurations' order: {tau}\nwrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
