@@ -69,13 +69,24 @@ def test_skopt_and_cmaes_refuse_constrained_studies():
 
 def test_the_budget_keeps_room_for_the_revalidation_it_owes():
     plan = Plan(k=3, select_rounds=2, min_rounds=3, ablation=False)
-    budget = Budget(seconds=100.0, plan=plan, configurations=2)
-    assert budget.revalidation_runs() == 3 * 2 + 2 * 3
-    assert budget.allows(spent=0.0, per_trial=5.0, running=0)  # 5 + 12 * 5 = 65 <= 100
-    assert not budget.allows(spent=40.0, per_trial=5.0, running=0)  # 40 + 65 > 100
-    assert budget.allows(spent=30.0, per_trial=5.0, running=0)  # 30 + 5 + 60 = 95
-    assert not budget.allows(spent=30.0, per_trial=5.0, running=2)  # 30 + 15 + 60 > 100: the running ones count
-    assert Budget(None, plan, 2).allows(spent=1e9, per_trial=1e9, running=9)
+    budget = Budget(seconds=100.0, plan=plan, configurations=2, ablations=4)
+    assert budget.core_runs() == budget.full_runs() == 3 * 2 + 2 * 3
+    assert budget.allows(spent=0.0, per_run=5.0, running=0)  # 5 + 12 * 5 = 65 <= 100
+    assert not budget.allows(spent=40.0, per_run=5.0, running=0)  # 40 + 65 > 100
+    assert budget.allows(spent=30.0, per_run=5.0, running=0)  # 30 + 5 + 60 = 95
+    assert not budget.allows(spent=30.0, per_run=5.0, running=2)  # 30 + 15 + 60 > 100: the running ones count
+    assert Budget(None, plan, 2, 4).allows(spent=1e9, per_run=1e9, running=9)
+
+
+def test_a_small_budget_reserves_no_ablation_and_drops_it_when_it_does_not_fit():
+    plan = Plan(k=3, select_rounds=2, min_rounds=3, ablation=True)
+    budget = Budget(seconds=100.0, plan=plan, configurations=2, ablations=4)
+    assert budget.full_runs() == 12 + (4 + 3) * 3  # 33 runs: the ablations and the minimal configuration
+    assert budget.reserve_runs(per_run=1.0) == 33  # 33 s <= half of the budget: all of it is reserved
+    assert budget.reserve_runs(per_run=2.0) == 12  # 66 s > 50 s: only choosing and the gain
+    assert budget.fit(spent=10.0, per_run=2.0).ablation  # 10 + 66 <= 100: it still fits at the end
+    assert not budget.fit(spent=60.0, per_run=2.0).ablation  # 60 + 66 > 100: skipped
+    assert Budget(None, plan, 2, 4).fit(spent=1e9, per_run=1e9).ablation
 
 
 def test_a_budget_alone_runs_as_many_trials_as_fit(tmp_path):

@@ -1,12 +1,23 @@
 """A study's budget in machine time: db_bench wall time of baselines, trials (every rung and repeat)
 and re-validation together. The search stops starting trials when the next one and the
-re-validation it still owes would not fit."""
+re-validation it still owes would not fit. The re-validation's ablation (the measured "why") is
+reserved for only while the whole re-validation takes at most ``SHARE`` of the budget, so that a
+small budget goes to the search and to an honest gain first; at the end it runs if it still fits."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, replace
 
 from tuner.engine.plan import Plan
+
+SHARE = 0.5  # the largest part of the budget reserved for the whole re-validation, ablation included
+
+
+def typical(seconds: list[float]) -> float:
+    """A run's expected length: the median of the runs so far (a slow outlier, e.g. a zstd-19 start,
+    must not starve the search); 0 before any."""
+    return statistics.median(seconds) if seconds else 0.0
 
 
 @dataclass(frozen=True)
@@ -15,18 +26,38 @@ class Budget:
 
     seconds: float | None
     plan: Plan
-    configurations: int  # measured in each estimation round: baselines, the winner, its ablations
+    configurations: int  # measured in each estimation round besides the ablations: baselines, the winner
+    ablations: int  # at most one per tuned option
 
-    def revalidation_runs(self) -> int:
-        """Runs the re-validation needs at least (its minimal configuration's rounds included)."""
-        if not self.plan.k:
+    def core_runs(self, plan: Plan | None = None) -> int:
+        """Runs of the re-validation without its ablation: choosing among the top K and the gain."""
+        plan = plan or self.plan
+        if not plan.k:
             return 0
-        select = self.plan.k * self.plan.select_rounds if self.plan.k > 1 else 0
-        minimal = 3 * self.plan.min_rounds if self.plan.ablation else 0
-        return select + self.configurations * self.plan.min_rounds + minimal
+        select = plan.k * plan.select_rounds if plan.k > 1 else 0
+        return select + self.configurations * plan.min_rounds
 
-    def allows(self, spent: float, per_trial: float, running: int) -> bool:
+    def full_runs(self) -> int:
+        """Runs of the whole re-validation at least: ablations and the minimal configuration included."""
+        if not self.plan.k or not self.plan.ablation:
+            return self.core_runs()
+        return self.core_runs() + (self.ablations + 3) * self.plan.min_rounds
+
+    def reserve_runs(self, per_run: float) -> int:
+        """Runs to keep for the re-validation while searching."""
+        if self.seconds is None or self.full_runs() * per_run <= SHARE * self.seconds:
+            return self.full_runs()
+        return self.core_runs()
+
+    def allows(self, spent: float, per_run: float, running: int) -> bool:
         """Whether one more trial fits beside those running and the re-validation still owed."""
         if self.seconds is None:
             return True
-        return spent + (running + 1) * per_trial + self.revalidation_runs() * per_trial <= self.seconds
+        return spent + (running + 1 + self.reserve_runs(per_run)) * per_run <= self.seconds
+
+    def fit(self, spent: float, per_run: float) -> Plan:
+        """The re-validation plan for what is left: without the ablation when it would not fit."""
+        if (self.seconds is None or not self.plan.ablation
+                or spent + self.full_runs() * per_run <= self.seconds):
+            return self.plan
+        return replace(self.plan, ablation=False)

@@ -15,10 +15,11 @@ from typing import Any, Callable
 import optuna
 
 from objectives.runner import RunFailed
-from tuner.engine.budget import Budget
+from tuner.engine.budget import Budget, typical
 from tuner.engine.loop import TrialLoop
 from tuner.engine.lock import StudyBusy, StudyLock
 from tuner.engine.measurer import Measurer
+from tuner.engine.plan import Plan
 from tuner.engine.prepare import Prepared, prepare_out
 from tuner.engine.revalidation import Remeasure
 from tuner.engine.storage import StudyStore
@@ -57,19 +58,30 @@ class Engine:
             raise
         self.measurer = Measurer(executor, bus.note)
         n_baselines = len(self._baselines())
-        self.budget = Budget(self.config.budget, parts.plan,
-                             n_baselines + 1 + (len(parts.space.parameters) if parts.plan.ablation else 0))
+        self.budget = Budget(self.config.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
         self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out, self._afford)
 
     def _afford(self, runs: int) -> bool:
         """Whether ``runs`` more runs of a trial's length fit the --budget (always, without one)."""
         if self.config.budget is None:
             return True
-        snapshot = self.snapshot()
-        timed = [t.user_attrs["seconds"] for t in snapshot.trials if "seconds" in t.user_attrs]
-        per_run = sum(timed) / len(timed) if timed else 0.0
-        spent = snapshot.machine_seconds()["total"] + (self.remeasure.seconds() if self.revalidation is None else 0.0)
+        spent, per_run = self._spent()
         return spent + runs * per_run <= self.config.budget
+
+    def _spent(self) -> tuple[float, float]:
+        """Machine seconds spent so far (re-validation included) and a typical run's length."""
+        snapshot = self.snapshot()
+        per_run = typical([t.user_attrs["seconds"] for t in snapshot.trials if "seconds" in t.user_attrs
+                           and t.user_attrs.get("outcome") != "warm-start"])
+        return snapshot.machine_seconds()["total"] + (self.remeasure.seconds() if self.revalidation is None else 0.0), per_run
+
+    def _revalidation_plan(self) -> Plan:
+        """The re-validation's plan, without the ablation when what is left of the --budget is too little."""
+        plan = self.budget.fit(*self._spent())
+        if plan.ablation != self.parts.plan.ablation:
+            self.bus.note("re-validation: the ablation (the measured why) does not fit the rest of the --budget; "
+                          "skipped, the why is then the trials' correlations")
+        return plan
 
     def close(self) -> None:
         """Let go of the executor and release the study lock."""
@@ -129,7 +141,8 @@ class Engine:
             self.run_baselines()
             self.run_trials()
             if self.config.revalidate:
-                self.revalidation = self.remeasure.revalidate(self.snapshot(), self.parts.plan, self.parts.reference)
+                self.revalidation = self.remeasure.revalidate(self.snapshot(), self._revalidation_plan(),
+                                                              self.parts.reference)
         except KeyboardInterrupt:
             self.bus.study_stopped(self.snapshot(), "KILLED")
             raise

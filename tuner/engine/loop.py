@@ -16,7 +16,7 @@ import optuna
 
 from objectives.runner import IntervalObserver
 from tuner import ranking
-from tuner.engine.budget import Budget
+from tuner.engine.budget import Budget, typical
 from tuner.engine.prepare import Prepared
 from tuner.engine.storage import StudyStore
 from tuner.events import EventBus
@@ -72,9 +72,8 @@ class TrialLoop:
         done = [t.user_attrs["seconds"] for t in trials if "seconds" in t.user_attrs
                 and t.user_attrs.get("outcome") != "warm-start"]
         baselines = [b.get("seconds", 0.0) for b in self.snapshot().baselines]
-        per_trial = sum(done) / len(done) if done else (max(baselines) if baselines else 0.0)
-        spent = sum(done) + sum(baselines)
-        return self.budget.allows(spent, per_trial, running)
+        per_run = typical(done) if done else (max(baselines) if baselines else 0.0)
+        return self.budget.allows(sum(done) + sum(baselines), per_run, running)
 
     def _arrived(self, running: dict[str, _Running], outcome: Outcome) -> None:
         job = outcome.job
