@@ -106,12 +106,18 @@ def project(space: SearchSpace, flags: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
+# db_bench's --compression_level defaults to 32767, "the library's default level": zstd's is 3.
+LIBRARY_DEFAULT_LEVEL, ZSTD_DEFAULT_LEVEL = "32767", "3"
+
+
 def enqueue_starts(store: StudyStore) -> list[str]:
     """Enqueue db_bench's defaults and the benchmark.sh-style configuration; return their names."""
     parts = store.parts
     db = parts.db_bench
     defaults = {p.flag: db.default(p.flag) for p in parts.space.parameters if db.default(p.flag) is not None}
     defaults.update({f: v for f, (v, _) in PINNED.items() if f in defaults})  # what every run pins
+    if defaults.get("compression_level") == LIBRARY_DEFAULT_LEVEL:
+        defaults["compression_level"] = ZSTD_DEFAULT_LEVEL
     bsh, _ = benchmark_sh(parts.space.context)  # type: ignore[arg-type]
     names = []
     for name, flags in ((DEFAULT_BASELINE, defaults), ("benchmark.sh", {**defaults, **bsh})):  # unset: defaults
