@@ -7,7 +7,7 @@ first) and db_bench's defaults (pinned to the same values on every version: obje
 and measures every one on every release build in the cache, in interleaved rounds (each round
 visits every version and configuration in a fresh random order), on the study's own workload.
 Per version: each configuration's median ops/s, the best's gain over the defaults as the geometric
-mean of the paired per-round ratios with a 95 % t interval (scipy), and Kendall's tau between the
+mean of the paired per-round ratios with a 95 % t interval (tuner.stats.paired_ratio), and Kendall's tau between the
 configurations' order on the two versions.
 
 Writes benchmarks/results/versions.json with the machine, the builds and the date.
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import statistics
 import tempfile
@@ -26,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import optuna
-from scipy import stats
 
 from objectives.dbbench import DbBench, probe, release_builds
 from objectives.measurement import measure
@@ -35,6 +33,7 @@ from objectives.workloads import load_workload
 from search_spaces import Context, load_space
 from tuner import ranking
 from tuner.experiment import machine_info
+from tuner.stats import paired_ratio, rank_correlation
 
 RESULTS = Path(__file__).with_name("results") / "versions.json"
 
@@ -54,14 +53,6 @@ def configurations(study_dir: Path, top: int) -> tuple[dict[str, Any], dict[str,
     for t in order:
         configs[f"trial {t.number}" + (" (best)" if t.number == best else "")] = space.flags(t.params)
     return summary, configs
-
-
-def gain(best: list[float], base: list[float]) -> dict[str, float]:
-    """Geometric mean of the paired ratios best/base with its 95 % t interval."""
-    logs = [math.log(b / a) for b, a in zip(best, base)]
-    mean = statistics.fmean(logs)
-    half = stats.t.ppf(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return {"ratio": math.exp(mean), "low": math.exp(mean - half), "high": math.exp(mean + half)}
 
 
 def main() -> None:
@@ -91,12 +82,12 @@ def main() -> None:
     best = next(c for c in configs if c.endswith("(best)"))
     per_version = {v: {"db_bench": builds[v].to_dict(),
                        "median_ops_per_sec": {c: statistics.median(s) for c, s in samples[v].items()},
-                       "best_over_default": gain(samples[v][best], samples[v]["rocksdb-default"])}
+                       "best_over_default": paired_ratio(samples[v][best], samples[v]["rocksdb-default"])}
                    for v in versions}
     tau = {}
     for a, b in zip(versions, versions[1:]):
         ma, mb = per_version[a]["median_ops_per_sec"], per_version[b]["median_ops_per_sec"]
-        tau[f"{a} vs {b}"] = float(stats.kendalltau([ma[c] for c in configs], [mb[c] for c in configs]).statistic)
+        tau[f"{a} vs {b}"] = rank_correlation([ma[c] for c in configs], [mb[c] for c in configs])
     record = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine, "study": summary["study"],
               "workload": workload.description, "scale": summary["scale"], "rounds": args.rounds,
               "configurations": configs, "samples": samples, "versions": per_version, "kendall_tau": tau}
@@ -104,7 +95,7 @@ def main() -> None:
     RESULTS.write_text(json.dumps(record, indent=2) + "\n")
     for v in versions:
         g = per_version[v]["best_over_default"]
-        print(f"{v}: best / defaults {g['ratio']:.2f}x (95 % {g['low']:.2f}-{g['high']:.2f})")
+        print(f"{v}: best / defaults {g['ratio']:.2f}x (95 % {g['ci95'][0]:.2f}-{g['ci95'][1]:.2f}, {g['verdict']})")
     print(f"Kendall tau of the {len(configs)} configurations' order: {tau}\nwrote {RESULTS}")
 
 

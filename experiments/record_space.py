@@ -31,8 +31,7 @@ from typing import Any
 from objectives.dbbench import DbBench, probe
 from objectives.measurement import measure
 from objectives.runner import Runner, RunFailed
-from objectives.versions import PINNED
-from objectives.configurations import benchmark_sh
+from objectives.configurations import benchmark_sh, db_bench_defaults
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, MiB, load_space
 from tuner.engine.warmstart import project
@@ -57,8 +56,7 @@ def configurations(w: Workload, count: int, seed: int, budget: int | None, db: D
                   budget=budget if budget else host.ram // 4)
     space = load_space("default").resolve(ctx)
     rng = random.Random(seed)
-    defaults = {p.flag: db.default(p.flag) for p in space.parameters if db.default(p.flag) is not None}
-    defaults.update({f: v for f, (v, _) in PINNED.items() if f in defaults})
+    defaults = db_bench_defaults([p.flag for p in space.parameters], db)
     configs = [{"name": "rocksdb-default", "params": project(space, defaults)},
                {"name": "benchmark.sh", "params": project(space, {**defaults, **benchmark_sh(ctx)[0]})}]
     while len(configs) < count + 2:

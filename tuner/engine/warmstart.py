@@ -26,8 +26,7 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState, create_trial
 
-from objectives.configurations import benchmark_sh
-from objectives.versions import PINNED
+from objectives.configurations import benchmark_sh, db_bench_defaults
 from search_spaces import SearchSpace
 from search_spaces.parameters import CategoricalParam
 from tuner import ranking
@@ -106,18 +105,10 @@ def project(space: SearchSpace, flags: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-# db_bench's --compression_level defaults to 32767, "the library's default level": zstd's is 3.
-LIBRARY_DEFAULT_LEVEL, ZSTD_DEFAULT_LEVEL = "32767", "3"
-
-
 def enqueue_starts(store: StudyStore) -> list[str]:
     """Enqueue db_bench's defaults and the benchmark.sh-style configuration; return their names."""
     parts = store.parts
-    db = parts.db_bench
-    defaults = {p.flag: db.default(p.flag) for p in parts.space.parameters if db.default(p.flag) is not None}
-    defaults.update({f: v for f, (v, _) in PINNED.items() if f in defaults})  # what every run pins
-    if defaults.get("compression_level") == LIBRARY_DEFAULT_LEVEL:
-        defaults["compression_level"] = ZSTD_DEFAULT_LEVEL
+    defaults = db_bench_defaults([p.flag for p in parts.space.parameters], parts.db_bench)
     bsh, _ = benchmark_sh(parts.space.context)  # type: ignore[arg-type]
     names = []
     for name, flags in ((DEFAULT_BASELINE, defaults), ("benchmark.sh", {**defaults, **bsh})):  # unset: defaults
