@@ -61,6 +61,21 @@ def test_skopt_running_trials_keep_parallel_proposals_apart():
     assert first.params != second.params
 
 
+def test_skopt_does_not_propose_a_configuration_it_has_measured_again(monkeypatch):
+    """When skopt's acquisition lands on a point already measured (the default job of 2026-11-23 saw
+    one configuration proposed 10 times), the adapter explores a random point instead."""
+    import skopt
+
+    sampler = make_sampler("skopt", seed=0, directions=["maximize"])
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    for level in range(1, 13):
+        study.add_trial(_trial(TrialState.COMPLETE, 100.0 + level, type="zstd", level=level))
+    monkeypatch.setattr(skopt.Optimizer, "ask", lambda self: [12, 1])  # the best so far: level 12, zstd
+    measured = {t.params["level"] for t in study.trials}
+    proposals = [study.ask(SPACE).params for _ in range(5)]
+    assert all(p["type"] == "lz4" or p["level"] not in measured for p in proposals), proposals
+
+
 def test_skopt_and_cmaes_refuse_constrained_studies():
     for name in ("skopt", "cmaes"):
         with pytest.raises(SamplerError, match=f"--sampler {name} cannot honour --max-p99-us"):

@@ -98,12 +98,13 @@ class Remeasure:
         self.note(f"re-validation: {best} against {reference.name} ({len(entries)} configurations, "
                   f"{plan.min_rounds} to {plan.max_rounds} rounds, until the interval is within {plan.target:.0%})")
         rounds = plan.min_rounds
+        owed = 3 * plan.min_rounds if ablated else 0  # the minimal configuration's stage, still to come
         while True:
             saved = self.rounds(entries, rounds, "estimate", plan)
             rows = {r["name"]: r for r in sample_rows(saved, entries)}
             gain = _ratio(rows, best, reference.name)
             if (relative_width(gain) <= plan.target or rounds >= plan.max_rounds or best in saved["failed"]
-                    or not self.afford(len(entries))):
+                    or not self.afford(len(entries) + owed)):
                 break
             rounds += 1
         out: dict[str, Any] = {"rounds": saved["rounds"], "configurations": list(rows.values()), "best": best,
