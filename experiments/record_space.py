@@ -72,6 +72,7 @@ def record(kind: str, count: int, repeats: int, fidelity: int, seed: int, db: Db
            scale: float = 1.0) -> Path:
     """Measure (or resume measuring) one recording into ``data``; returns its JSON-lines file.
     ``scale`` is the full data size (1 for the committed recordings; tests use a tiny one)."""
+    data.mkdir(parents=True, exist_ok=True)
     scales = tuple(f * scale for f in (0.125, 0.5, 1.0)) if fidelity else (scale,)
     name = f"space-{kind}" + ("-fidelity" if fidelity else "")
     out = data / f"{name}.jsonl"
