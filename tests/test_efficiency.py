@@ -105,14 +105,18 @@ def test_a_small_budget_reserves_no_ablation_and_drops_it_when_it_does_not_fit()
 
 
 def test_a_budget_alone_runs_as_many_trials_as_fit(tmp_path):
-    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--budget", "8s", "--sampler", "random",
-              "--seed", "1", "--out", str(tmp_path / "o"), "--json")
+    args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--budget", "8s", "--sampler", "random",
+            "--seed", "1", "--study", "budget", "--out", str(tmp_path / "o"), "--json"]
+    r = tuner(*args)
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     spent = summary["machine_seconds"]
     assert summary["budget_seconds"] == 8.0 and spent["total"] <= 8.0 + 2.0  # at most one run's overshoot
     assert summary["trials"]["complete"] >= 2 and spent["baselines"] > 0 and spent["trials"] > 0
     assert "of the 8s budget spent" in r.stderr
+    again = tuner(*args)  # the budget is spent: a resume measures nothing more, re-validation included
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["machine_seconds"] == spent
 
 
 def test_fidelity_climbs_rungs_and_prunes_by_successive_halving(tmp_path):

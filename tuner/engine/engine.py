@@ -9,6 +9,7 @@ learns goes to the study's storage; what happens is told to observers as events 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -76,8 +77,13 @@ class Engine:
         return snapshot.machine_seconds()["total"] + (self.remeasure.seconds() if self.revalidation is None else 0.0), per_run
 
     def _revalidation_plan(self) -> Plan:
-        """The re-validation's plan, without the ablation when what is left of the --budget is too little."""
+        """The re-validation's plan, without the ablation when what is left of the --budget is too little.
+        Decided once and saved, so that a resume goes on with the same configurations."""
+        decided = self.store.attr("revalidation:ablation")
+        if decided is not None:
+            return replace(self.parts.plan, ablation=self.parts.plan.ablation and decided)
         plan = self.budget.fit(*self._spent())
+        self.store.set_attr("revalidation:ablation", plan.ablation)
         if plan.ablation != self.parts.plan.ablation:
             self.bus.note("re-validation: the ablation (the measured why) does not fit the rest of the --budget; "
                           "skipped, the why is then the trials' correlations")
