@@ -31,10 +31,9 @@ from typing import Any
 from objectives.dbbench import DbBench, probe
 from objectives.measurement import measure
 from objectives.runner import Runner, RunFailed
-from objectives.configurations import benchmark_sh, db_bench_defaults
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, MiB, load_space
-from tuner.engine.warmstart import project
+from tuner.engine.warmstart import starts
 from tuner.experiment import machine_info
 
 DATA = Path(__file__).with_name("data")
@@ -56,13 +55,12 @@ def configurations(w: Workload, count: int, seed: int, budget: int | None, db: D
                   budget=budget if budget else host.ram // 4)
     space = load_space("default").resolve(ctx)
     rng = random.Random(seed)
-    defaults = db_bench_defaults([p.flag for p in space.parameters], db)
-    configs = [{"name": "rocksdb-default", "params": project(space, defaults)},
-               {"name": "benchmark.sh", "params": project(space, {**defaults, **benchmark_sh(ctx)[0]})}]
-    while len(configs) < count + 2:
+    configs = [{"name": name, "params": params} for name, params in starts(space, db)]
+    first = len(configs)
+    while len(configs) < count + first:
         params = space.sample(rng)
         if not space.violations(params):
-            configs.append({"name": f"random-{len(configs) - 2:03d}", "params": params})
+            configs.append({"name": f"random-{len(configs) - first:03d}", "params": params})
     for c in configs:
         c["flags"] = space.flags(c["params"])
     return configs

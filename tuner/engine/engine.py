@@ -16,7 +16,7 @@ from typing import Any, Callable
 import optuna
 
 from objectives.runner import RunFailed
-from tuner.engine.budget import Budget, typical
+from tuner.engine.budget import Budget, usage
 from tuner.engine.loop import TrialLoop
 from tuner.engine.lock import StudyBusy, StudyLock
 from tuner.engine.measurer import Measurer
@@ -71,10 +71,8 @@ class Engine:
 
     def _spent(self) -> tuple[float, float]:
         """Machine seconds spent so far (re-validation included) and a typical run's length."""
-        snapshot = self.snapshot()
-        per_run = typical([t.user_attrs["seconds"] for t in snapshot.trials if "seconds" in t.user_attrs
-                           and t.user_attrs.get("outcome") != "warm-start"])
-        return snapshot.machine_seconds()["total"] + (self.remeasure.seconds() if self.revalidation is None else 0.0), per_run
+        spent, per_run = usage(self.snapshot())
+        return spent + (self.remeasure.seconds() if self.revalidation is None else 0.0), per_run
 
     def _revalidation_plan(self) -> Plan:
         """The re-validation's plan, without the ablation when what is left of the --budget is too little.

@@ -16,7 +16,7 @@ import optuna
 
 from objectives.runner import IntervalObserver
 from tuner import ranking
-from tuner.engine.budget import Budget, typical
+from tuner.engine.budget import Budget, usage
 from tuner.engine.prepare import Prepared
 from tuner.engine.storage import StudyStore
 from tuner.events import EventBus
@@ -51,9 +51,8 @@ class TrialLoop:
         running: dict[str, _Running] = {}
         try:
             while True:
-                trials = self.store.trials()
-                counted = ranking.counted(trials)
-                if len(running) < self.executor.slots and self._may_start(trials, counted, len(running)):
+                counted = ranking.counted(self.store.trials())
+                if len(running) < self.executor.slots and self._may_start(counted, len(running)):
                     self._start_trial(running, counted)
                     continue
                 if not running:
@@ -66,14 +65,10 @@ class TrialLoop:
                 self.store.interrupted(entry.trial)
             raise
 
-    def _may_start(self, trials: tuple[Any, ...], counted: int, running: int) -> bool:
+    def _may_start(self, counted: int, running: int) -> bool:
         if counted + running >= self.parts.trials_wanted:
             return False
-        done = [t.user_attrs["seconds"] for t in trials if "seconds" in t.user_attrs
-                and t.user_attrs.get("outcome") != "warm-start"]
-        baselines = [b.get("seconds", 0.0) for b in self.snapshot().baselines]
-        per_run = typical(done) if done else (max(baselines) if baselines else 0.0)
-        return self.budget.allows(sum(done) + sum(baselines), per_run, running)
+        return self.budget.allows(*usage(self.snapshot()), running)
 
     def _arrived(self, running: dict[str, _Running], outcome: Outcome) -> None:
         job = outcome.job

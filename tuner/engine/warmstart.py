@@ -27,6 +27,7 @@ import optuna
 from optuna.trial import TrialState, create_trial
 
 from objectives.configurations import benchmark_sh, db_bench_defaults
+from objectives.dbbench import DbBench
 from search_spaces import SearchSpace
 from search_spaces.parameters import CategoricalParam
 from tuner import ranking
@@ -105,17 +106,22 @@ def project(space: SearchSpace, flags: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
+def starts(space: SearchSpace, db: DbBench) -> list[tuple[str, dict[str, Any]]]:
+    """db_bench's defaults and the benchmark.sh-style configuration (unset options at db_bench's
+    defaults), projected onto ``space``; one whose projection is empty is left out."""
+    defaults = db_bench_defaults([p.flag for p in space.parameters], db)
+    bsh, _ = benchmark_sh(space.context)  # type: ignore[arg-type]
+    named = ((DEFAULT_BASELINE, project(space, defaults)), ("benchmark.sh", project(space, {**defaults, **bsh})))
+    return [(name, params) for name, params in named if params]
+
+
 def enqueue_starts(store: StudyStore) -> list[str]:
-    """Enqueue db_bench's defaults and the benchmark.sh-style configuration; return their names."""
-    parts = store.parts
-    defaults = db_bench_defaults([p.flag for p in parts.space.parameters], parts.db_bench)
-    bsh, _ = benchmark_sh(parts.space.context)  # type: ignore[arg-type]
+    """Enqueue the ``starts`` (a projection that breaks a constraint is rejected and repaired like any
+    proposal); return their names."""
     names = []
-    for name, flags in ((DEFAULT_BASELINE, defaults), ("benchmark.sh", {**defaults, **bsh})):  # unset: defaults
-        params = project(parts.space, flags)
-        if params:  # a projection that breaks a constraint is rejected and repaired like any proposal
-            store.study.enqueue_trial(params, user_attrs={"enqueued": name})
-            names.append(name)
+    for name, params in starts(store.parts.space, store.parts.db_bench):
+        store.study.enqueue_trial(params, user_attrs={"enqueued": name})
+        names.append(name)
     return names
 
 
