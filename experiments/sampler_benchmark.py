@@ -3,8 +3,10 @@
 For each recorded workload (experiments/record_space.py: the full default space, all 9 options with
 the conditional zstd level, a write-heavy and a read-heavy one within a memory cgroup), a surrogate
 (experiments/surrogate.py) fitted on the real runs, with their measured noise, answers the samplers'
-proposals. Every sampler searches the same way the tuner does: a proposal that breaks a constraint is
-told as rejected and its nearest feasible neighbour runs next (rejected ones cost no budget). The
+proposals. Every sampler searches the same way the tuner does: it first measures the study's starts
+(db_bench's defaults and the benchmark.sh-style configuration, as recorded), and a proposal that
+breaks a constraint is told as rejected and its nearest feasible neighbour runs next (rejected ones
+cost no budget). The
 configuration a search would report is its best *observed* run (noise included); its regret is how
 far that configuration's true (noise-free) value falls below the surrogate's optimum.
 
@@ -16,7 +18,7 @@ Prints a table (median regret after 10/20/40/80 trials, and how often a sampler'
 better than random search's with the same seed), writes experiments/results/sampler-benchmark.json
 and sampler-regret.png.
 
-    .venv/bin/python experiments/sampler_benchmark.py [--seeds 20] [--trials 80] [--samplers tpe,gp,...]
+    .venv/bin/python experiments/sampler_benchmark.py [--seeds 20] [--trials 80] [--samplers tpe,gp,...] [--jobs N]
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import random
 import statistics
 import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import optuna
 
@@ -43,9 +47,9 @@ WORKLOADS = ("space-write", "space-read")
 SAMPLERS = ("tpe", "tpe-univariate", "gp", "skopt", "cmaes", "random", "flaml-cfo", "nevergrad")
 CHECKPOINTS = (10, 20, 40, 80)
 
-# (space, surrogate, seed, trials) -> the true value of the configuration the search reports after
-# each measured trial (its best observed run so far)
-Search = Callable[[SearchSpace, Surrogate, int, int], list[float]]
+# (space, surrogate, seed, trials, starts) -> the true value of the configuration the search reports
+# after each measured trial (its best observed run so far); the starts are measured first
+Search = Callable[[SearchSpace, Surrogate, int, int, Sequence[dict[str, Any]]], list[float]]
 
 
 def _tracker(surrogate: Surrogate) -> tuple[Callable[[dict[str, Any], float], None], list[float]]:
@@ -61,13 +65,16 @@ def _tracker(surrogate: Surrogate) -> tuple[Callable[[dict[str, Any], float], No
 
 
 def optuna_search(name: str) -> Search:
-    def run(space: SearchSpace, surrogate: Surrogate, seed: int, trials: int) -> list[float]:
+    def run(space: SearchSpace, surrogate: Surrogate, seed: int, trials: int,
+            starts: Sequence[dict[str, Any]]) -> list[float]:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         if name == "tpe-univariate":
             sampler: optuna.samplers.BaseSampler = optuna.samplers.TPESampler(seed=seed)
         else:
             sampler = make_sampler(name, seed=seed, directions=["maximize"], trials=trials)
         study = optuna.create_study(direction="maximize", sampler=sampler)
+        for start in starts:
+            study.enqueue_trial(start)
         rng, (seen, curve) = random.Random(seed), _tracker(surrogate)
         while len(curve) < trials:
             trial = study.ask()
@@ -94,7 +101,14 @@ def _feasible(space: SearchSpace, params: dict[str, Any], seed: int) -> dict[str
     return space.repair(active, seed=seed) if space.violations(active) else active
 
 
-def flaml_search(space: SearchSpace, surrogate: Surrogate, seed: int, trials: int) -> list[float]:
+def _complete(space: SearchSpace, params: dict[str, Any]) -> dict[str, Any]:
+    """A start with a value for every option, as peers want it (an inactive one at its low end)."""
+    return {p.name: params.get(p.name, p.choices[0] if isinstance(p, CategoricalParam) else p.low)
+            for p in space.parameters}
+
+
+def flaml_search(space: SearchSpace, surrogate: Surrogate, seed: int, trials: int,
+                 starts: Sequence[dict[str, Any]]) -> list[float]:
     """FLAML's CFO (cost-frugal local search), through its suggest / on_trial_complete interface."""
     from flaml import CFO, tune
 
@@ -106,8 +120,13 @@ def flaml_search(space: SearchSpace, surrogate: Surrogate, seed: int, trials: in
             config[p.name] = tune.lograndint(p.low, p.high + 1)
         else:
             config[p.name] = tune.randint(p.low, p.high + 1)
-    search = CFO(metric="ops_per_sec", mode="max", space=config, seed=seed)
     rng, (seen, curve), asked = random.Random(seed), _tracker(surrogate), 0
+    told = []  # the starts, measured here and given to CFO as evaluated points
+    for start in starts:
+        told.append(surrogate.observe(start, rng))
+        seen(start, told[-1])
+    search = CFO(metric="ops_per_sec", mode="max", space=config, seed=seed,
+                 points_to_evaluate=[_complete(space, s) for s in starts] or None, evaluated_rewards=told or None)
     while len(curve) < trials:
         asked += 1
         proposal = search.suggest(str(asked))
@@ -122,7 +141,8 @@ def flaml_search(space: SearchSpace, surrogate: Surrogate, seed: int, trials: in
     return curve
 
 
-def nevergrad_search(space: SearchSpace, surrogate: Surrogate, seed: int, trials: int) -> list[float]:
+def nevergrad_search(space: SearchSpace, surrogate: Surrogate, seed: int, trials: int,
+                     starts: Sequence[dict[str, Any]]) -> list[float]:
     """Nevergrad's NGOpt, its recommended default optimizer, through ask / tell (it minimizes)."""
     import nevergrad as ng
 
@@ -137,6 +157,8 @@ def nevergrad_search(space: SearchSpace, surrogate: Surrogate, seed: int, trials
     parametrization = ng.p.Dict(**kwargs)
     parametrization.random_state.seed(seed)
     optimizer = ng.optimizers.NGOpt(parametrization=parametrization, budget=trials)
+    for start in reversed(starts):  # asked last in, first out
+        optimizer.suggest(_complete(space, start))
     rng, (seen, curve) = random.Random(seed), _tracker(surrogate)
     while len(curve) < trials:
         candidate = optimizer.ask()
@@ -153,13 +175,13 @@ def searches() -> dict[str, Search]:
 
 
 def bench(name: str, space: SearchSpace, surrogate: Surrogate, best: float, seeds: int,
-          trials: int) -> dict[str, Any]:
+          trials: int, starts: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     started, regrets = time.monotonic(), []
     search = searches()[name]
     for seed in range(seeds):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            curve = search(space, surrogate, seed, trials)
+            curve = search(space, surrogate, seed, trials, starts)
         regrets.append([1 - v / best for v in curve])
     return {"regret": regrets, "median_regret": [statistics.median(r[i] for r in regrets) for i in range(trials)],
             "seconds": round(time.monotonic() - started, 1)}
@@ -176,19 +198,20 @@ def beats_random(results: dict[str, Any], name: str, step: int) -> float | None:
     return sum(wins) / len(wins)
 
 
-def run_workload(name: str, samplers: list[str], seeds: int, trials: int) -> dict[str, Any]:
+def run_workload(name: str, samplers: list[str], seeds: int, trials: int, jobs: int = 1) -> dict[str, Any]:
     header, runs = load_recording(name)
     space = space_of(header)
     params = {c["name"]: c["params"] for c in header["configurations"]}
     surrogate = Surrogate.fit(space, runs, params)
     check = validate(space, runs, params)
     best, where = optimum(surrogate)
+    starts = [c["params"] for c in header["configurations"] if not c["name"].startswith("random-")]
     print(f"{name}: {len(runs)} real runs of {check['configurations']} configurations; noise (sd of log ops/s "
           f"between repeats) {surrogate.noise:.3f}; held-out rank agreement Spearman {check['spearman']:.2f}, "
           f"Kendall {check['kendall']:.2f}; surrogate optimum {best:,.0f} ops/s", flush=True)
-    results: dict[str, Any] = {}
-    for sampler in samplers:
-        results[sampler] = bench(sampler, space, surrogate, best, seeds, trials)
+    with ProcessPoolExecutor(jobs) as pool:  # one sampler per process
+        futures = {s: pool.submit(bench, s, space, surrogate, best, seeds, trials, starts) for s in samplers}
+        results: dict[str, Any] = {s: f.result() for s, f in futures.items()}
     for sampler in samplers:
         results[sampler]["beats_random"] = {n: beats_random(results, sampler, n) for n in CHECKPOINTS if n <= trials}
         r = results[sampler]
@@ -208,6 +231,7 @@ def main() -> None:
     parser.add_argument("--samplers", default=",".join(SAMPLERS))
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="samplers run at once (default: cores)")
     args = parser.parse_args()
     names = args.samplers.split(",")
     unknown = [n for n in names if n not in SAMPLERS]
@@ -217,7 +241,8 @@ def main() -> None:
         raise SystemExit("--samplers gp needs PyTorch (pip install 'rocksdb-tuner[gp]')")
     report = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "seeds": args.seeds, "trials": args.trials,
               "checkpoints": [n for n in CHECKPOINTS if n <= args.trials],
-              "workloads": {w: run_workload(w, names, args.seeds, args.trials) for w in args.workloads.split(",")}}
+              "workloads": {w: run_workload(w, names, args.seeds, args.trials, args.jobs)
+                            for w in args.workloads.split(",")}}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "sampler-benchmark.json").write_text(json.dumps(report, indent=1) + "\n")
     plot(report, args.out / "sampler-regret.png")

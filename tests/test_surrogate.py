@@ -99,6 +99,18 @@ def test_every_sampler_searches_the_surrogate(scripts, space, sampler):
     assert all(-0.2 < r < 1 for curve in result["regret"] for r in curve)
 
 
+@pytest.mark.parametrize("sampler", ["tpe", "skopt", "random", "flaml-cfo", "nevergrad"])
+def test_every_sampler_measures_the_starts_first(scripts, space, sampler):
+    """As the tuner does: db_bench's defaults and the benchmark.sh-style configuration come first."""
+    surrogate = scripts("surrogate")
+    bench = scripts("sampler_benchmark")
+    configs, runs, _ = _landscape(space, 80, 0.0, 4)
+    model = surrogate.Surrogate.fit(space, runs, configs)
+    worst, second = sorted(configs.values(), key=model.mean)[:2]
+    curve = bench.searches()[sampler](space, model, 0, 3, [worst, second])
+    assert curve[:2] == [model.mean(worst), model.mean(second)]
+
+
 def test_fidelity_analysis_on_known_rankings(scripts):
     fidelity = scripts("fidelity")
     header = {"scales": [0.125, 0.5, 1.0]}
