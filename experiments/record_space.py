@@ -83,11 +83,14 @@ def record(kind: str, count: int, repeats: int, fidelity: int, seed: int, db: Db
         full, limit = workload(kind, scale)
         budget = limit * 3 // 4 if limit else None
         configs = configurations(full, fidelity or count, seed, budget, db)
-        (data / f"{name}.json").write_text(json.dumps({
+        header = data / f"{name}.json"
+        began = (json.loads(header.read_text())["started"] if done and header.exists()  # a resume keeps it
+                 else time.strftime("%Y-%m-%d %H:%M:%S"))
+        header.write_text(json.dumps({
             "what": __doc__.splitlines()[0], "workload": kind, "description": full.description, "scale": scale,
             "memory_limit_bytes": limit, "memory_budget_bytes": budget, "scales": scales, "repeats": passes,
             "db_bench": db.to_dict(), "machine": machine_info(Context.of_host(), root / "work"),
-            "started": time.strftime("%Y-%m-%d %H:%M:%S"), "configurations": configs}, indent=1) + "\n")
+            "started": began, "configurations": configs}, indent=1) + "\n")
         runner = Runner(db, root / "work", memory_limit=limit)
         total = len(configs) * len(scales) * passes
         count, started = len(done), time.monotonic()
