@@ -4,6 +4,8 @@ data sizes), and the scikit-optimize adapter's model of failed, pruned and runni
 from __future__ import annotations
 
 import json
+import statistics
+from pathlib import Path
 
 import optuna
 import pytest
@@ -14,7 +16,7 @@ from tests.conftest import TINY
 from tests.test_cli import tuner
 from tuner.engine.budget import Budget
 from tuner.engine.plan import Plan
-from tuner.samplers import SamplerError, make_sampler
+from tuner.samplers import RANKED, UNCONSTRAINED_ONLY, SamplerError, choose, make_sampler
 from tuner.samplers.skopt_sampler import _observations
 
 SPACE = {"level": IntDistribution(1, 19), "type": CategoricalDistribution(["lz4", "zstd"])}
@@ -74,6 +76,27 @@ def test_skopt_does_not_propose_a_configuration_it_has_measured_again(monkeypatc
     measured = {t.params["level"] for t in study.trials}
     proposals = [study.ask(SPACE).params for _ in range(5)]
     assert all(p["type"] == "lz4" or p["level"] not in measured for p in proposals), proposals
+
+
+BENCHMARK = Path(__file__).parents[1] / "experiments" / "results" / "sampler-benchmark.json"
+
+
+def test_auto_follows_the_sampler_benchmark():
+    """The order ``auto`` chooses from is the committed benchmark's: median regret averaged over its
+    recorded workloads at 20, 40 and 80 trials, 20 seeds or more."""
+    report = json.loads(BENCHMARK.read_text())
+    assert report["seeds"] >= 20 and report["workloads"] and set(report["workloads"]) <= {"space-write", "space-read"}
+
+    def regret(name: str) -> float:
+        return statistics.fmean(w["samplers"][name]["median_regret"][n - 1]
+                                for w in report["workloads"].values() for n in (20, 40, 80))
+
+    assert set(RANKED) == {"tpe", "skopt", "cmaes", "random"}  # the default install's model-free and model-based
+    assert list(RANKED) == sorted(RANKED, key=regret)
+    assert choose("auto", multi_objective=False, constrained=False) == RANKED[0]
+    assert choose("auto", multi_objective=False, constrained=True) == next(n for n in RANKED if n not in UNCONSTRAINED_ONLY)
+    assert choose("auto", multi_objective=True, constrained=False) == "tpe"
+    assert choose("gp", multi_objective=False, constrained=False) == "gp"
 
 
 def test_skopt_and_cmaes_refuse_constrained_studies():

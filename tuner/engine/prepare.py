@@ -145,8 +145,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
                   budget=budget)
     space = (config.space if isinstance(config.space, SearchSpace) else load_space(config.space)).resolve(ctx)
     check_flags(db_bench, workload, space)
-    sampler_name = choose(config.sampler, multi_objective=len(score.directions) > 1,
-                          constrained=score.constrained, parallel=config.on_ray)
+    sampler_name = choose(config.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
     config = replace(config, sampler=sampler_name)
     sampler = make_sampler(sampler_name, seed=config.seed, directions=score.directions, grid=space.grid(),
                            constraints_func=_constraints_of if score.constrained else None, trials=config.trials or 40)

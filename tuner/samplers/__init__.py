@@ -15,6 +15,10 @@ from tuner.samplers.skopt_sampler import SkoptSampler
 SAMPLERS = ("auto", "tpe", "gp", "cmaes", "random", "grid", "nsga2", "skopt")
 SINGLE_OBJECTIVE_ONLY = ("cmaes", "skopt")
 UNCONSTRAINED_ONLY = ("cmaes", "skopt")  # model-based samplers that would ignore Optuna's constraints_func
+# Best first on the sampler benchmark (experiments/results/sampler-benchmark.json, README "Which
+# sampler"): median regret averaged over its recorded workloads at 20, 40 and 80 trials, among the
+# default install's samplers (gp needs PyTorch). tests/test_efficiency.py holds it to that file.
+RANKED = ("tpe", "skopt", "random", "cmaes")
 
 
 class SamplerError(ValueError):
@@ -29,15 +33,15 @@ class AskTellGridSampler(optuna.samplers.GridSampler):
         pass
 
 
-def choose(name: str, *, multi_objective: bool, constrained: bool, parallel: bool) -> str:
-    """The sampler ``auto`` stands for. On the recorded-grid benchmark
-    (experiments/results/sampler-benchmark.json) skopt's GP came closest to the optimum after 20-40
-    trials and TPE did no better than random; skopt serves single-objective serial studies only, so
-    multi-objective, constrained (--max-p99-us / --max-write-amp) and parallel studies get TPE, which
-    handles constraints and proposes apart under constant liar."""
+def choose(name: str, *, multi_objective: bool, constrained: bool) -> str:
+    """The sampler ``auto`` stands for: the best of ``RANKED`` that can serve the study (skopt and
+    CMA-ES cannot honour --max-p99-us / --max-write-amp); TPE for several objectives, which the
+    benchmark does not cover."""
     if name != "auto":
         return name
-    return "tpe" if multi_objective or constrained or parallel else "skopt"
+    if multi_objective:
+        return "tpe"
+    return next(n for n in RANKED if not (constrained and n in UNCONSTRAINED_ONLY))
 
 
 def make_sampler(
