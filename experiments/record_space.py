@@ -23,6 +23,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -127,6 +129,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rocksdb-version", default=None)
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # as Ctrl-C: the temporary DB is removed
     record(args.workload, args.configs, args.repeats, args.fidelity, args.seed, probe(version=args.rocksdb_version))
 
 
