@@ -15,19 +15,14 @@ from tuner.model import StudySnapshot
 SHARE = 0.5  # the largest part of the budget reserved for the whole re-validation, ablation included
 
 
-def typical(seconds: list[float]) -> float:
-    """A run's expected length: the median of the runs so far (a slow outlier, e.g. a zstd-19 start,
-    must not starve the search); 0 before any."""
-    return statistics.median(seconds) if seconds else 0.0
-
-
 def usage(snapshot: StudySnapshot) -> tuple[float, float]:
     """Machine seconds a study has spent (baselines, trials, stored re-validation) and a run's
-    expected length: the typical trial, or before any the longest baseline."""
+    expected length: the median trial (a slow outlier, e.g. a zstd-19 start, must not starve the
+    search), or before any the longest baseline."""
     trials = [t.user_attrs["seconds"] for t in snapshot.trials if "seconds" in t.user_attrs
               and t.user_attrs.get("outcome") != "warm-start"]
     baselines = [b.get("seconds", 0.0) for b in snapshot.baselines]
-    return snapshot.machine_seconds()["total"], typical(trials) if trials else max(baselines, default=0.0)
+    return snapshot.machine_seconds()["total"], statistics.median(trials) if trials else max(baselines, default=0.0)
 
 
 @dataclass(frozen=True)
