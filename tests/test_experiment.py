@@ -12,6 +12,7 @@ from mlflow import MlflowClient
 
 from search_spaces import Context, SearchSpace, SpaceError
 from tuner import experiment
+from tuner.experiment.report import write_overview
 
 TUNER = [sys.executable, "-m", "tuner.cli"]
 
@@ -104,3 +105,11 @@ def test_quick_experiment_runs_the_three_steps_and_reports(tmp_path, session_sto
     again = _cli("experiment", "S2", "--quick", "--runs-dir", str(runs), "--work-dir", str(work_dir))
     assert again.returncode == 0, again.stderr[-3000:]
     assert json.loads((out / "result.json").read_text())["head_to_head"] == r["head_to_head"]  # resumed, not re-run
+
+    overview = tmp_path / "results"  # beside a study not yet re-run in this design (one search, no seeds)
+    for name, design in (("S2", r), ("S0", {**r, "id": "S0", "tuner": {"seeds": r["tuner"]["seeds"]}})):
+        (overview / name).mkdir(parents=True)
+        (overview / name / "result.json").write_text(json.dumps({**design, "quick": False}))
+    table = write_overview(overview).read_text()
+    assert "| [S2](S2/report.md)" in table and "| [S0]" not in table
+    assert "Not yet re-run in this design: [S0](S0/report.md)" in table

@@ -154,12 +154,19 @@ class StudySnapshot:
         return trial_log_dir(self.out, number)
 
 
+WARM_START = "warm-start"  # the outcome of a trial copied from an earlier study
+
+
+def measured_here(trials: Iterable[FrozenTrial]) -> list[FrozenTrial]:
+    """The trials this study ran (warm-start copies were measured by another study)."""
+    return [t for t in trials if t.user_attrs.get("outcome") != WARM_START]
+
+
 def machine_seconds(trials: Iterable[FrozenTrial], baselines: Iterable[dict[str, Any]],
                     revalidation: dict[str, Any] | None) -> dict[str, float]:
-    """Seconds of db_bench per part of a study (warm-start copies were measured elsewhere)."""
+    """Seconds of db_bench per part of a study."""
     parts = {"baselines": sum(b.get("seconds", 0.0) for b in baselines),
-             "trials": sum(t.user_attrs.get("seconds", 0.0) for t in trials
-                           if t.user_attrs.get("outcome") != "warm-start"),
+             "trials": sum(t.user_attrs.get("seconds", 0.0) for t in measured_here(trials)),
              "revalidation": (revalidation or {}).get("seconds", 0.0)}
     return {**parts, "total": sum(parts.values())}
 

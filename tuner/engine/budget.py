@@ -10,7 +10,7 @@ import statistics
 from dataclasses import dataclass, replace
 
 from tuner.engine.plan import Plan
-from tuner.model import StudySnapshot
+from tuner.model import StudySnapshot, measured_here
 
 SHARE = 0.5  # the largest part of the budget reserved for the whole re-validation, ablation included
 
@@ -19,8 +19,7 @@ def usage(snapshot: StudySnapshot) -> tuple[float, float]:
     """Machine seconds a study has spent (baselines, trials, stored re-validation) and a run's
     expected length: the median trial (a slow outlier, e.g. a zstd-19 start, must not starve the
     search), or before any the longest baseline."""
-    trials = [t.user_attrs["seconds"] for t in snapshot.trials if "seconds" in t.user_attrs
-              and t.user_attrs.get("outcome") != "warm-start"]
+    trials = [t.user_attrs["seconds"] for t in measured_here(snapshot.trials) if "seconds" in t.user_attrs]
     baselines = [b.get("seconds", 0.0) for b in snapshot.baselines]
     return snapshot.machine_seconds()["total"], statistics.median(trials) if trials else max(baselines, default=0.0)
 

@@ -32,9 +32,7 @@ from search_spaces import SearchSpace
 from search_spaces.parameters import CategoricalParam
 from tuner import ranking
 from tuner.engine.storage import StudyStore
-from tuner.model import DEFAULT_BASELINE
-
-OUTCOME = "warm-start"
+from tuner.model import DEFAULT_BASELINE, WARM_START
 
 
 class WarmStartError(ValueError):
@@ -78,7 +76,7 @@ def warm_start(store: StudyStore, source: str) -> int:
             continue
         distributions = {name: space.parameter(name).distribution() for name in trial.params}
         attrs: dict[str, Any] = {k: v for k, v in trial.user_attrs.items() if k in ("metrics", "constraints")}
-        attrs.update(outcome=OUTCOME, warm_start_from=f"{earlier.study_name}#{trial.number}")
+        attrs.update(outcome=WARM_START, warm_start_from=f"{earlier.study_name}#{trial.number}")
         store.study.add_trial(create_trial(params=trial.params, distributions=distributions,
                                                   values=trial.values, user_attrs=attrs))
         copied += 1

@@ -312,11 +312,11 @@ def _bars_plot(r: dict[str, Any], ax: Any) -> bool:
 # -- overview ---------------------------------------------------------------------------------------
 def write_overview(results: Path) -> Path:
     """``overview.md``: per experiment, tuned/hand-found and tuned/default over seeds with intervals."""
-    found = []
+    found, older = [], []
     for path in sorted(results.glob("*/result.json")):
         r = json.loads(path.read_text())
-        if not r.get("quick"):
-            found.append(r)
+        if not r.get("quick"):  # a result without seeds is from the previous, one-search design
+            (found if "across_seeds" in r["tuner"] else older).append(r)
     lines = ["# Experiments S0-S4: the tuner against the five hand-tuned studies", "",
              "Each row: the study's sweep; the tuner, searched with several seeds, each with the sweep's machine "
              "time (db_bench wall time); and a head-to-head of all their bests with the defaults, the "
@@ -344,6 +344,9 @@ def write_overview(results: Path) -> Path:
         machines.add(f"{m['cpu']}, {m['cores']} cores, {m['ram_bytes'] / 1024**3:.1f} GiB, {m['work_dir_fs']}; "
                      f"db_bench {db['version']} ({db['build']})")
     lines += ["", "Machine and db_bench: " + "; ".join(sorted(machines)) + ".", ""]
+    if older:
+        lines += ["Not yet re-run in this design: " + ", ".join(f"[{r['id']}]({r['id']}/report.md)" for r in older)
+                  + " (one search per study, burst throughput; their reports are labelled as such).", ""]
     notes = results / "overview-notes.md"
     if notes.is_file():
         lines += [notes.read_text().strip(), ""]
