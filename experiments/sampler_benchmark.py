@@ -16,7 +16,8 @@ optimizers from PyPI: FLAML's CFO and Nevergrad's NGOpt (peers get a repaired pr
 
 Prints a table (median regret after 10/20/40/80 trials, and how often a sampler's configuration is
 better than random search's with the same seed), writes experiments/results/sampler-benchmark.json
-and sampler-regret.png.
+and sampler-regret.png (a workload not re-run, e.g. with --workloads space-read, keeps its results
+from the existing file when that has the same seeds and trials).
 
     .venv/bin/python experiments/sampler_benchmark.py [--seeds 20] [--trials 80] [--samplers tpe,gp,...] [--jobs N]
 """
@@ -174,17 +175,26 @@ def searches() -> dict[str, Search]:
     return {**found, "flaml-cfo": flaml_search, "nevergrad": nevergrad_search}
 
 
+def regret_curve(name: str, space: SearchSpace, surrogate: Surrogate, best: float, seed: int, trials: int,
+                 starts: Sequence[dict[str, Any]] = ()) -> tuple[list[float], float]:
+    """One search: its regret after each measured trial, and the seconds it took."""
+    started = time.monotonic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        curve = searches()[name](space, surrogate, seed, trials, starts)
+    return [1 - v / best for v in curve], time.monotonic() - started
+
+
+def summarise(searches_run: Sequence[tuple[list[float], float]]) -> dict[str, Any]:
+    regrets = [r for r, _ in searches_run]
+    return {"regret": regrets,
+            "median_regret": [statistics.median(r[i] for r in regrets) for i in range(len(regrets[0]))],
+            "seconds": round(sum(s for _, s in searches_run), 1)}
+
+
 def bench(name: str, space: SearchSpace, surrogate: Surrogate, best: float, seeds: int,
           trials: int, starts: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
-    started, regrets = time.monotonic(), []
-    search = searches()[name]
-    for seed in range(seeds):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            curve = search(space, surrogate, seed, trials, starts)
-        regrets.append([1 - v / best for v in curve])
-    return {"regret": regrets, "median_regret": [statistics.median(r[i] for r in regrets) for i in range(trials)],
-            "seconds": round(time.monotonic() - started, 1)}
+    return summarise([regret_curve(name, space, surrogate, best, seed, trials, starts) for seed in range(seeds)])
 
 
 def beats_random(results: dict[str, Any], name: str, step: int) -> float | None:
@@ -209,16 +219,18 @@ def run_workload(name: str, samplers: list[str], seeds: int, trials: int, jobs: 
     print(f"{name}: {len(runs)} real runs of {check['configurations']} configurations; noise (sd of log ops/s "
           f"between repeats) {surrogate.noise:.3f}; held-out rank agreement Spearman {check['spearman']:.2f}, "
           f"Kendall {check['kendall']:.2f}; surrogate optimum {best:,.0f} ops/s", flush=True)
-    with ProcessPoolExecutor(jobs) as pool:  # one sampler per process
-        futures = {s: pool.submit(bench, s, space, surrogate, best, seeds, trials, starts) for s in samplers}
-        results: dict[str, Any] = {s: f.result() for s, f in futures.items()}
+    with ProcessPoolExecutor(jobs) as pool:  # one search (sampler, seed) per task
+        futures = {s: [pool.submit(regret_curve, s, space, surrogate, best, seed, trials, starts)
+                       for seed in range(seeds)] for s in samplers}
+        results: dict[str, Any] = {s: summarise([f.result() for f in fs]) for s, fs in futures.items()}
     for sampler in samplers:
         results[sampler]["beats_random"] = {n: beats_random(results, sampler, n) for n in CHECKPOINTS if n <= trials}
         r = results[sampler]
         at = ", ".join(f"{100 * r['median_regret'][n - 1]:5.1f} %" for n in CHECKPOINTS if n <= trials)
         vs = ", ".join("  -  " if v is None else f"{v:4.2f}" for v in r["beats_random"].values())
         print(f"  {sampler:<15} median regret {at} | beats random {vs} ({r['seconds']:.0f} s)", flush=True)
-    return {"recording": {k: header[k] for k in ("workload", "description", "memory_limit_bytes", "db_bench",
+    return {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "recording": {k: header[k] for k in ("workload", "description", "memory_limit_bytes", "db_bench",
                                                   "machine", "started")},
             "runs": len(runs), "noise_sd_log": surrogate.noise, "validation": check, "optimum_ops_per_sec": best,
             "optimum": where, "samplers": results}
@@ -231,22 +243,29 @@ def main() -> None:
     parser.add_argument("--samplers", default=",".join(SAMPLERS))
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="samplers run at once (default: cores)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="searches run at once (default: cores)")
     args = parser.parse_args()
     names = args.samplers.split(",")
     unknown = [n for n in names if n not in SAMPLERS]
     if unknown:
         raise SystemExit(f"--samplers: unknown {unknown} (choose from {', '.join(SAMPLERS)})")
+    wanted = args.workloads.split(",")
+    if set(wanted) - set(WORKLOADS):
+        raise SystemExit(f"--workloads: unknown {sorted(set(wanted) - set(WORKLOADS))} (choose from {', '.join(WORKLOADS)})")
     if "gp" in names and importlib.util.find_spec("torch") is None:
         raise SystemExit("--samplers gp needs PyTorch (pip install 'rocksdb-tuner[gp]')")
-    report = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "seeds": args.seeds, "trials": args.trials,
-              "checkpoints": [n for n in CHECKPOINTS if n <= args.trials],
-              "workloads": {w: run_workload(w, names, args.seeds, args.trials, args.jobs)
-                            for w in args.workloads.split(",")}}
+    report = {"seeds": args.seeds, "trials": args.trials, "checkpoints": [n for n in CHECKPOINTS if n <= args.trials],
+              "workloads": {w: run_workload(w, names, args.seeds, args.trials, args.jobs) for w in wanted}}
+    path = args.out / "sampler-benchmark.json"
+    previous = json.loads(path.read_text()) if path.exists() else {}
+    if (previous.get("seeds"), previous.get("trials")) == (args.seeds, args.trials):
+        kept = {w: {"when": previous.get("when"), **r}  # not re-run: kept as measured, with when
+                for w, r in previous["workloads"].items() if w not in wanted}
+        report["workloads"] = {**kept, **report["workloads"]}
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "sampler-benchmark.json").write_text(json.dumps(report, indent=1) + "\n")
+    path.write_text(json.dumps(report, indent=1) + "\n")
     plot(report, args.out / "sampler-regret.png")
-    print(f"wrote {args.out / 'sampler-benchmark.json'} and {args.out / 'sampler-regret.png'}")
+    print(f"wrote {path} and {args.out / 'sampler-regret.png'}")
 
 
 def plot(report: dict[str, Any], path: Path) -> None:
