@@ -89,7 +89,9 @@ def record(kind: str, count: int, repeats: int, fidelity: int, seed: int, db: Db
         began = (json.loads(header.read_text())["started"] if done and header.exists()  # a resume keeps it
                  else time.strftime("%Y-%m-%d %H:%M:%S"))
         header.write_text(json.dumps({
-            "what": __doc__.splitlines()[0], "workload": kind, "description": full.description, "scale": scale,
+            "what": __doc__.splitlines()[0], "workload": kind, "scale": scale,
+            "description": full.description + (f" Recorded within a {limit // MiB} MiB memory cgroup instead (the "
+                                               f"memory_limit_bytes)." if limit else ""),
             "memory_limit_bytes": limit, "memory_budget_bytes": budget, "scales": scales, "repeats": passes,
             "db_bench": db.to_dict(), "machine": machine_info(Context.of_host(), root / "work"),
             "started": began, "configurations": configs}, indent=1) + "\n")
