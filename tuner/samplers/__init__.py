@@ -18,7 +18,7 @@ UNCONSTRAINED_ONLY = ("cmaes", "skopt")  # model-based samplers that would ignor
 # Best first on the sampler benchmark (experiments/results/sampler-benchmark.json, README "Which
 # sampler"): median regret averaged over its recorded workloads at 20, 40 and 80 trials, among the
 # default install's samplers (gp needs PyTorch). tests/test_efficiency.py holds it to that file.
-RANKED = ("tpe", "skopt", "random", "cmaes")
+RANKED = ("skopt", "tpe", "random", "cmaes")
 
 
 class SamplerError(ValueError):
