@@ -30,7 +30,7 @@ class ConsoleProgress(SilentProgress):
         self.durations: list[float] = []
         self.initial = 0  # trials already measured when the study started (a resume)
         self.parallel = 1  # trials in flight at once
-        self.started = time.monotonic()
+        self.started = time.monotonic()  # reset by study_started
 
     def _line(self, text: str) -> None:
         if self.bar is not None:
@@ -48,6 +48,7 @@ class ConsoleProgress(SilentProgress):
                        "balance; 'make db_bench' builds a release one, which the tuner then prefers.")
         done = s.counted()
         self.durations, self.initial = [], done  # one Progress may serve several studies in turn
+        self.started = time.monotonic()
         self.parallel = max(1, s.config.parallel)
         if done:
             of = f" of {s.trials_wanted}" if s.config.trials is not None else ""
