@@ -275,11 +275,13 @@ def plot(report: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     workloads = report["workloads"]
+    names = sorted({s for w in workloads.values() for s in w["samplers"]})
+    color = {s: plt.get_cmap("tab10")(i % 10) for i, s in enumerate(names)}  # one colour per sampler in all panels
     fig, axes = plt.subplots(1, len(workloads), figsize=(6.5 * len(workloads), 4.2), squeeze=False)
     for ax, (name, w) in zip(axes[0], workloads.items()):
         for sampler, r in w["samplers"].items():
             steps = range(1, len(r["median_regret"]) + 1)
-            ax.plot(steps, [100 * x for x in r["median_regret"]], label=sampler)
+            ax.plot(steps, [100 * x for x in r["median_regret"]], label=sampler, color=color[sampler])
         ax.set_xlabel("measured trials")
         ax.set_ylabel("regret, % below the optimum (median of seeds)")
         ax.set_title(f"{name} ({report['seeds']} seeds)")
