@@ -136,10 +136,12 @@ class TrialLoop:
             trial.set_user_attr("log_dir", str(trial_log_dir(self.parts.out, trial.number)))
             return trial, params
         self.store.reject(trial, violations)
+        then = "the grid point is skipped"
         if self.parts.repair_rejected:
             repaired = self.parts.space.repair(params, seed=trial.number)
             self.store.study.enqueue_trial(repaired, user_attrs={"repaired_from": trial.number})
-        self.bus.trial_rejected(self.snapshot(), trial.number, violations[0])
+            then = "the nearest feasible configuration runs next"
+        self.bus.trial_rejected(self.snapshot(), trial.number, f"{violations[0]}; {then}")
         return None
 
 def _pruning_observer(trial: optuna.Trial) -> IntervalObserver:

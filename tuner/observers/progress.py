@@ -74,7 +74,7 @@ class ConsoleProgress(SilentProgress):
             self._line(f"baseline {record['name']}: FAILED: {record['reason']}")
 
     def trial_rejected(self, snapshot: StudySnapshot, number: int, reason: str) -> None:
-        self._line(f"trial {number}: not run, breaks {reason}; the nearest feasible configuration runs next")
+        self._line(f"trial {number}: not run, breaks {reason}")
 
     def trial_done(self, snapshot: StudySnapshot, trial: FrozenTrial, seconds: float) -> None:
         best, total = snapshot.best(), snapshot.trials_wanted
