@@ -6,13 +6,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
+from types import SimpleNamespace
 
+import optuna
 import pytest
 from mlflow import MlflowClient
 
-from search_spaces import Context, SearchSpace, SpaceError
+from search_spaces import Context, SearchSpace, SpaceError, load_space
 from tuner import experiment
+from tuner.engine.warmstart import warm_start_auto
+from tuner.events import Observer
 from tuner.experiment.report import write_overview
+from tuner.experiment.run import ExperimentRun
 
 TUNER = [sys.executable, "-m", "tuner.cli"]
 
@@ -39,6 +45,37 @@ def test_grid_values_may_be_expressions_and_must_lie_in_the_range():
     spec["parameters"]["write_buffer_size"]["grid"] = ["data"]
     with pytest.raises(SpaceError, match=r"write_buffer_size\.grid: \[67108864\] outside"):
         SearchSpace.from_dict(spec).resolve(ctx)
+
+
+def test_an_experiments_tuner_learns_from_no_experiments_study():
+    """S3's tuner once warm-started from S1's: a result would depend on which experiment ran first."""
+    excluded = ExperimentRun(experiment.load("S3"), Observer()).tuner_config(1, 60.0).library_exclude
+    assert {f"{x}-" for x in experiment.names()} | {"-quick-"} == set(excluded)
+
+
+def test_another_workloads_best_configurations_are_clipped_into_this_space(tmp_path, host):
+    """A study over a larger data set has a larger block cache range; its best configuration runs here
+    with the cache clipped to this space's range (S1 once ran 232 MB outside its 208 MB range, and
+    its plots then refused the trial)."""
+    ctx = Context(cores=2, ram=host.ram, data=208_000_000, budget=host.ram // 4)
+    small, big = (load_space("default").resolve(replace(ctx, data=d)) for d in (208_000_000, 464_000_000))
+    storage = f"sqlite:///{tmp_path / 'lib.db'}"
+    earlier = optuna.create_study(study_name="lib", storage=storage, direction="maximize")
+    top = {"cache_size": 232_000_000, "compression_type": "zstd", "compression_level": 7, "bloom_bits": 10}
+    earlier.add_trial(optuna.trial.create_trial(
+        params=top, values=[1.0], distributions={k: big.parameter(k).distribution() for k in top},
+        user_attrs={"outcome": "complete"}))
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "summary.json").write_text(json.dumps(
+        {"study": "lib", "storage": storage, "best": {"trial": 0}, "space": "default", "objective": "throughput",
+         "db_bench": {"version": "9.11.2"}, "workload": "fillrandom", "scale": 2.0, "data_bytes": 464_000_000}))
+    parts = SimpleNamespace(name="new", space=small, score=SimpleNamespace(objective="throughput"),
+                            db_bench=SimpleNamespace(version="9.11.2"), config=SimpleNamespace(scale=1.0),
+                            workload=SimpleNamespace(name="S1", data_bytes=lambda: 208_000_000))
+    store = SimpleNamespace(parts=parts, study=optuna.create_study(direction="maximize"))
+    assert "runs first the 1 best configurations of lib" in warm_start_auto(store, tmp_path)
+    enqueued = store.study.get_trials(deepcopy=False)[0]
+    assert enqueued.system_attrs["fixed_params"] == {**top, "cache_size": small.parameter("cache_size").high}
 
 
 @pytest.mark.parametrize("text, message", [

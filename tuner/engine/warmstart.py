@@ -12,7 +12,8 @@
 - ``--warm-start auto`` picks the most similar finished study of a library (``--library DIR``, the
   ``runs/`` studies by default): same space, objective and db_bench build, then the same workload
   and scale (whose trials are copied as above) or else the nearest workload, whose five best
-  configurations are measured first here (their values, from another workload, are not copied).
+  configurations are measured first here, projected onto this space as above (their values, from
+  another workload, are not copied; a range scaled to a larger data set may not hold them).
   Studies named by ``exclude`` are never picked (experiments leave their own source study out).
 """
 
@@ -166,8 +167,9 @@ def warm_start_auto(store: StudyStore, library: Path, exclude: tuple[str, ...] =
         return f"learns from {warm_start(store, str(found))} trials of {found.parent} (not counted, never named best)"
     earlier = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
     top = ranking.top_k(earlier.get_trials(deepcopy=False), [d.name.lower() for d in earlier.directions], 5)
+    space = store.parts.space
     for t in top:
-        params = {k: v for k, v in t.params.items() if any(p.name == k for p in store.parts.space.parameters)}
-        store.study.enqueue_trial(params, user_attrs={"enqueued": f"{summary['study']}#{t.number}"})
+        flags = {p.flag: t.params[p.name] for p in space.parameters if p.name in t.params}
+        store.study.enqueue_trial(project(space, flags), user_attrs={"enqueued": f"{summary['study']}#{t.number}"})
     return (f"runs first the {len(top)} best configurations of {summary['study']} ({summary['workload']} at scale "
             f"{summary['scale']:g}, {found.parent})")

@@ -135,7 +135,7 @@ def _tuner_lines(r: dict[str, Any], plots: list[str]) -> list[str]:
     lines = ["", f"## 2. The tuner: {len(tn['seeds'])} searches (seeds), {budget}", "",
              "Each search runs as a user would: sampler `auto`, db_bench's defaults and the benchmark.sh-style "
              "configuration first, `--warm-start auto` from the finished studies of `runs/` but never from this "
-             "experiment's (leave-one-out); the hand-found configuration is not shown to it. "
+             "experiment's (leave-one-out) nor another experiment's; the hand-found configuration is not shown to it. "
              f"Sweep: {r['sweep']['runs']} runs, {sweep_s:.0f} s of machine time.", "",
              "| seed | sampler | trials | machine s | started from | best trial | its one run |",
              "|---|---|---|---|---|---|---|"]

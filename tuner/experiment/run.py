@@ -9,8 +9,8 @@ the study found. Running it takes three steps, all on this machine in one sessio
 2. **tuner**, once per seed (3 by default): a study over the default space as a user would run it
    (sampler ``auto``, db_bench's defaults and the benchmark.sh-style configuration first,
    ``--warm-start auto`` from the finished studies under ``runs/``), with a ``--budget`` equal to
-   the sweep's machine time. It never sees the hand-found configuration, nor any study of this
-   experiment (leave-one-out);
+   the sweep's machine time. It never sees the hand-found configuration, nor any experiment's study:
+   not this one's (leave-one-out), nor another's (a result would depend on which ran first);
 3. **head-to-head**: RocksDB defaults, the benchmark.sh-style configuration, the study's hand-found
    configuration (scaled), the sweep's best and each seed's best, each measured once per round for
    ``rounds`` rounds, every round in a fresh random order, so that drift and order effects hit all
@@ -154,7 +154,7 @@ class ExperimentRun:
         return self._config(f"tuner-seed{seed}", space="default", sampler="auto", seed=seed,
                             trials=QUICK["tuner_trials"] if self.quick else None,
                             budget=None if self.quick else budget, warm_start="auto", library=self.library,
-                            library_exclude=(f"{self.experiment.id}-", "-quick-"))
+                            library_exclude=(*sorted({f"{x}-" for x in (*names(), self.experiment.id)}), "-quick-"))
 
     def run(self) -> dict[str, Any]:
         """Sweep, tuner per seed, head-to-head; write result.json and the report; return the result."""
