@@ -45,12 +45,13 @@ def test_skopt_is_taught_failures_as_worst_running_trials_as_the_mean_and_nothin
         _trial(TrialState.RUNNING, type="zstd", level=5),
     )
     current = study.ask()
-    xs, ys = _observations(study, study.trials[current.number], SPACE, ["level", "type"])
+    xs, ys, told = _observations(study, study.trials[current.number], SPACE, ["level", "type"])
     taught = dict(zip(map(tuple, xs), ys))
     assert taught[(3, 1)] == -100.0 and taught[(1, 0)] == -300.0  # minimized
     assert taught[(19, 1)] == taught[(18, 1)] > -100.0  # worse than the worst seen
     assert taught[(5, 1)] == -200.0  # constant liar: the mean
     assert (17, 1) not in taught and len(taught) == 5
+    assert {"type": "zstd", "level": 17} not in told and {"type": "lz4"} in told and len(told) == 5
 
 
 def test_skopt_running_trials_keep_parallel_proposals_apart():
@@ -76,6 +77,29 @@ def test_skopt_does_not_propose_a_configuration_it_has_measured_again(monkeypatc
     measured = {t.params["level"] for t in study.trials}
     proposals = [study.ask(SPACE).params for _ in range(5)]
     assert all(p["type"] == "lz4" or p["level"] not in measured for p in proposals), proposals
+
+
+def test_skopt_does_not_repeat_a_configuration_through_a_parameter_it_did_not_use(monkeypatch):
+    """A proposal of lz4 repeats the measured lz4 trial whatever zstd level skopt puts beside it (S3
+    and S4 of 2026-11-24 ran one compression=none configuration 13 times): the configuration, not the
+    raw point, is what must be new."""
+    import skopt
+
+    sampler = make_sampler("skopt", seed=0, directions=["maximize"])
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.add_trial(_trial(TrialState.COMPLETE, 300.0, type="lz4"))  # skopt was told level 1 (lower bound)
+    for level in range(1, 12):
+        study.add_trial(_trial(TrialState.COMPLETE, 100.0 + level, type="zstd", level=level))
+    monkeypatch.setattr(skopt.Optimizer, "ask", lambda self: [7, 0])  # lz4 beside a level it will not use
+
+    def ask() -> dict:  # define-by-run, as SearchSpace.suggest: the level only for zstd
+        trial = study.ask()
+        kind = trial.suggest_categorical("type", ["lz4", "zstd"])
+        return {"type": kind, **({"level": trial.suggest_int("level", 1, 19)} if kind == "zstd" else {})}
+
+    measured = [t.params for t in study.trials]
+    proposals = [ask() for _ in range(5)]
+    assert not [p for p in proposals if p in measured], proposals
 
 
 BENCHMARK = Path(__file__).parents[1] / "experiments" / "results" / "sampler-benchmark.json"

@@ -11,10 +11,12 @@ in) is told the finished trials and asked for one point:
 - trials still running (``--parallel``) as the mean of the values seen: a constant liar, so that
   several proposals at once do not coincide.
 
-A proposal equal to a point already told is replaced by a random point not yet told (if one of 64
-draws is): on integer and categorical options the GP's acquisition can settle on a corner of the
-space (the default job of 2026-11-23 measured one configuration 10 times and another corner 4 times
-in trials 74-92, all below the defaults).
+A proposal that repeats a configuration already told is replaced by a random one not yet told (if
+one of 64 draws is): on integer and categorical options the GP's acquisition can settle on a corner of
+the space (the default job of 2026-11-23 measured one configuration 10 times and another corner 4 times
+in trials 74-92, all below the defaults). A configuration is what a trial ran, its active parameters:
+a proposal of ``compression_type=none`` repeats a measured none trial whatever zstd level skopt put
+beside it (the experiments of 2026-11-24 ran one such configuration 13 times in S3 and in S4).
 
 skopt cannot honour Optuna's constraints (``--max-p99-us``, ``--max-write-amp``): such studies are
 refused it (tuner.samplers). Only skopt's GP and ET estimators are offered: its GBRT path breaks with
@@ -73,7 +75,7 @@ class SkoptSampler(optuna.samplers.BaseSampler):
         import skopt
 
         names = sorted(search_space)
-        xs, ys = _observations(study, trial, search_space, names)
+        xs, ys, told = _observations(study, trial, search_space, names)
         optimizer = skopt.Optimizer(
             [_dimension(search_space[n]) for n in names],
             base_estimator=self._estimator,
@@ -83,11 +85,14 @@ class SkoptSampler(optuna.samplers.BaseSampler):
         )
         if xs:
             optimizer.tell(xs, ys)
-        point = optimizer.ask()
-        if point in xs:  # measured already: a second run teaches the model little, so explore instead
-            fresh = [p for p in optimizer.space.rvs(n_samples=RANDOM_TRIES, random_state=self._rng) if p not in xs]
-            point = fresh[0] if fresh else point
-        return {n: _from_skopt(search_space[n], v) for n, v in zip(names, point)}
+        def params(point: list[Any]) -> dict[str, Any]:
+            return {n: _from_skopt(search_space[n], v) for n, v in zip(names, point)}
+
+        proposal = params(optimizer.ask())
+        if _repeats(proposal, told):  # measured already: a second run teaches the model little, so explore
+            fresh = (params(p) for p in optimizer.space.rvs(n_samples=RANDOM_TRIES, random_state=self._rng))
+            proposal = next((p for p in fresh if not _repeats(p, told)), proposal)
+        return proposal
 
     def sample_independent(
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
@@ -99,10 +104,11 @@ _TAUGHT_AS_WORST = ("failed", "rejected")
 
 
 def _observations(study: optuna.Study, current: FrozenTrial, space: dict[str, BaseDistribution],
-                  names: list[str]) -> tuple[list[list[Any]], list[float]]:
-    """(points, values to minimize) to tell skopt: see the module's docstring."""
+                  names: list[str]) -> tuple[list[list[Any]], list[float], list[dict[str, Any]]]:
+    """(points, values to minimize) to tell skopt, and the told trials' parameters: see the module's
+    docstring."""
     sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
-    xs, ys, bad, running = [], [], [], []
+    xs, ys, bad, running, told = [], [], [], [], []
     for t in study.get_trials(deepcopy=False):
         point = _point(t.params, space, names)
         if point is None or t.number == current.number:
@@ -115,10 +121,21 @@ def _observations(study: optuna.Study, current: FrozenTrial, space: dict[str, Ba
             bad.append(point)
         elif t.state == TrialState.RUNNING:
             running.append(point)
+        else:
+            continue
+        told.append(t.params)
     if ys:
         worst, mean = max(ys), sum(ys) / len(ys)
         xs, ys = xs + bad + running, ys + [worst + abs(worst) * 0.1 + 1e-9] * len(bad) + [mean] * len(running)
-    return xs, ys
+    return xs, ys, told
+
+
+def _repeats(proposal: dict[str, Any], told: list[dict[str, Any]]) -> bool:
+    """Whether ``proposal`` runs a configuration already told: one that agrees with a told trial on
+    every parameter that trial used. Which parameters are active follows from the values of those
+    before them, so a parameter the told trial did not use (a zstd level beside ``none``) is inactive
+    in the proposal too."""
+    return any(all(k in proposal and proposal[k] == v for k, v in params.items()) for params in told)
 
 
 def _point(params: dict[str, Any], space: dict[str, BaseDistribution], names: list[str]) -> list[Any] | None:
