@@ -138,6 +138,9 @@ def test_the_budget_keeps_room_for_the_revalidation_it_owes():
     assert budget.allows(spent=30.0, per_run=5.0, running=0)  # 30 + 5 + 60 = 95
     assert not budget.allows(spent=30.0, per_run=5.0, running=2)  # 30 + 15 + 60 > 100: the running ones count
     assert Budget(None, plan, 2, 4).allows(spent=1e9, per_run=1e9, running=9)
+    assert budget.trials_left(spent=30.0, per_run=5.0, running=0) == 2  # (100 - 30) / 5 = 14, less 12 owed
+    assert budget.trials_left(spent=30.0, per_run=5.0, running=2) == 0
+    assert budget.trials_left(spent=30.0, per_run=0.0, running=0) is None  # no run length known yet
 
 
 def test_a_small_budget_reserves_no_ablation_and_drops_it_when_it_does_not_fit():

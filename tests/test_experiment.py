@@ -73,9 +73,10 @@ def test_another_workloads_best_configurations_are_clipped_into_this_space(tmp_p
                             db_bench=SimpleNamespace(version="9.11.2"), config=SimpleNamespace(scale=1.0),
                             workload=SimpleNamespace(name="S1", data_bytes=lambda: 208_000_000))
     store = SimpleNamespace(parts=parts, study=optuna.create_study(direction="maximize"))
-    assert "runs first the 1 best configurations of lib" in warm_start_auto(store, tmp_path)
-    enqueued = store.study.get_trials(deepcopy=False)[0]
-    assert enqueued.system_attrs["fixed_params"] == {**top, "cache_size": small.parameter("cache_size").high}
+    note, configurations = warm_start_auto(store, tmp_path)
+    assert "then runs the 1 best configurations of lib" in note
+    assert configurations == [{"name": "lib#0", "optional": True,
+                               "params": {**top, "cache_size": small.parameter("cache_size").high}}]
 
 
 @pytest.mark.parametrize("text, message", [

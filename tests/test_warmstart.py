@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import TINY
 from tests.test_cli import tuner
+from tuner.engine.warmstart import next_start
 
 pytestmark = pytest.mark.dbbench
 
@@ -69,10 +70,53 @@ def test_warm_start_auto_picks_the_most_similar_study_of_the_library(tmp_path):
                  "--library", "lib", "--json")
     assert same.returncode == 0, same.stderr
     assert "learns from 3 trials of lib/fill" in same.stderr and json.loads(same.stdout)["trials"]["warm-start"] == 3
-    near = tuner(*base, "--workload", "overwrite", "--study", "near", "--out", "near", "--warm-start", "auto",
+    six = [a if a != "3" else "6" for a in base]  # room for the 3 configurations within half of the trials
+    near = tuner(*six, "--workload", "overwrite", "--study", "near", "--out", "near", "--warm-start", "auto",
                  "--library", "lib", "--json")
     assert near.returncode == 0, near.stderr
-    assert "runs first the 3 best configurations of" in near.stderr
+    assert "then runs the 3 best configurations of" in near.stderr
     trials = optuna.load_study(study_name="near", storage=json.loads(near.stdout)["storage"]).trials
     assert all(t.user_attrs.get("enqueued", "").split("#")[0] in ("fill", "s2") for t in trials[:3])
     assert "warm-start" not in json.loads(near.stdout)["trials"]
+
+
+def test_the_starts_leave_the_sampler_at_least_half_of_a_small_search(tmp_path):
+    """db_bench's defaults and benchmark.sh always run first; another study's configurations only
+    while the starts take at most half of the trials (S1's 115 s once went to 7 starts)."""
+    lib = ["tune", "--scale", str(TINY), "--sampler", "random", "--seed", "2", "--no-starts"]
+    assert tuner(*lib, "--trials", "3", "--workload", "fillrandom", "--study", "fill", "--out", "lib/fill").returncode == 0
+    r = tuner("tune", "--scale", str(TINY), "--seed", "3", "--sampler", "random", "--trials", "6",
+              "--workload", "overwrite", "--study", "small", "--out", "small", "--warm-start", "auto",
+              "--library", "lib", "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    trials = optuna.load_study(study_name="small", storage=summary["storage"]).trials
+    names = [t.user_attrs.get("enqueued") for t in trials]
+    assert names[:3] == ["rocksdb-default", "benchmark.sh", names[2]] and names[2].startswith("fill#")
+    assert names[3:] == [None] * (len(trials) - 3)  # the sampler's: 3 of 6
+    left_out = [n for n in summary["seeded"] if n.startswith("left out")]
+    assert len(left_out) == 1 and "at most 50 % of the 6 trials expected" in left_out[0], summary["seeded"]
+    assert left_out[0].count("fill#") == 2 and left_out[0] in r.stderr
+
+
+def _start(name: str | None = None, outcome: str = "complete", **attrs) -> optuna.trial.FrozenTrial:
+    return optuna.trial.create_trial(value=1.0, user_attrs={"outcome": outcome, **attrs,
+                                                            **({"enqueued": name} if name else {})})
+
+
+def test_next_start_runs_the_required_first_and_the_optional_within_their_share():
+    queue = [{"name": "rocksdb-default", "params": {}}, {"name": "benchmark.sh", "params": {}},
+             *({"name": f"w#{i}", "params": {}, "optional": True} for i in range(3))]
+    # required ones run whatever the share (expected 1 trial), in order, passing those run
+    assert next_start(queue, [], 1) == (queue[0], [])
+    assert next_start(queue, [_start("rocksdb-default")], 1) == (queue[1], [])
+    two = [_start("rocksdb-default"), _start("benchmark.sh")]
+    # an optional one while the starts, it included, are at most half of the expected trials
+    assert next_start(queue, two, 6) == (queue[2], [])
+    assert next_start(queue, [*two, _start("w#0")], 6) == (None, ["w#1", "w#2"])
+    assert next_start(queue, two, None) == (queue[2], [])  # run length not known yet: it runs
+    # copies from an earlier study and repaired starts are not the sampler's; a proposal of its own is
+    copied = [*two, _start(outcome="warm-start"), _start(repaired_from=1)]
+    assert next_start(queue, copied, 100) == (queue[2], [])
+    assert next_start(queue, [*two, _start()], 100) == (None, [])  # the sampler took over: nothing left out now
+    assert next_start(queue, [*two, *(_start(f"w#{i}") for i in range(3))], 100) == (None, [])

@@ -6,6 +6,7 @@ small budget goes to the search and to an honest gain first; at the end it runs 
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, replace
 
@@ -57,7 +58,15 @@ class Budget:
         """Whether one more trial fits beside those running and the re-validation still owed."""
         if self.seconds is None:
             return True
-        return spent + (running + 1 + self.reserve_runs(per_run)) * per_run <= self.seconds
+        left = self.trials_left(spent, per_run, running)
+        return spent <= self.seconds if left is None else left >= 1
+
+    def trials_left(self, spent: float, per_run: float, running: int) -> int | None:
+        """How many more trials fit beside those running and the re-validation still owed; None
+        when there is no budget or no run length known yet."""
+        if self.seconds is None or per_run <= 0:
+            return None
+        return max(0, math.floor((self.seconds - spent) / per_run) - running - self.reserve_runs(per_run))
 
     def fit(self, spent: float, per_run: float) -> Plan:
         """The re-validation plan for what is left: without the ablation when it would not fit."""

@@ -24,8 +24,7 @@ from tuner.engine.plan import Plan
 from tuner.engine.prepare import Prepared, prepare_out
 from tuner.engine.revalidation import Remeasure
 from tuner.engine.storage import StudyStore
-from tuner.engine.warmstart import (WarmStartError, enqueue_hand_found, enqueue_starts, warm_start,
-                                    warm_start_auto)
+from tuner.engine.warmstart import WarmStartError, named_starts, warm_start, warm_start_auto
 from tuner.events import EventBus
 from tuner.executors import Executor, Job
 from tuner.model import DEFAULT_BASELINE, DEFAULT_BASELINE_DOC, StudySnapshot, UsageError
@@ -95,19 +94,21 @@ class Engine:
         self.lock.release()
 
     def _seed(self) -> list[str]:
-        """A new study measures db_bench's defaults, the benchmark.sh-style and the hand-found
-        configurations first, and learns from --warm-start's trials."""
-        notes = []  # the copies first, so that they keep the earlier study's order and numbers
+        """A new study's starts (tuner.engine.warmstart): db_bench's defaults, the benchmark.sh-style
+        and the hand-found configurations, then --warm-start's; kept in the study for the trial loop."""
+        notes, optional = [], []  # the copies first, so that they keep the earlier study's order and numbers
         if self.config.warm_start == "auto":
-            notes.append(warm_start_auto(self.store, Path(self.config.library), self.config.library_exclude))
+            note, optional = warm_start_auto(self.store, Path(self.config.library), self.config.library_exclude)
+            notes.append(note)
         elif self.config.warm_start:
             copied = warm_start(self.store, self.config.warm_start)
             notes.append(f"learns from {copied} trials of {self.config.warm_start} (not counted, never named best)")
-        starts = enqueue_starts(self.store) if self.config.starts and self.config.sampler != "grid" else []
-        if self.config.hand_found_first:
-            starts += enqueue_hand_found(self.store)
-        if starts:
-            notes.insert(0, f"runs {', '.join(starts)} first")
+        parts = self.parts
+        required = named_starts(parts.space, parts.db_bench, parts.workload, hand_found=self.config.hand_found_first,
+                                defaults=self.config.starts and self.config.sampler != "grid")
+        if required:
+            notes.insert(0, f"runs {', '.join(s['name'] for s in required)} first")
+        self.store.set_attr("starts", required + optional)
         self.store.set_attr("seeded", notes)
         return notes
 

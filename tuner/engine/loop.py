@@ -13,12 +13,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import optuna
+from optuna.trial import TrialState
 
 from objectives.runner import IntervalObserver
 from tuner import ranking
 from tuner.engine.budget import Budget, usage
 from tuner.engine.prepare import Prepared
 from tuner.engine.storage import StudyStore
+from tuner.engine.warmstart import STARTS_SHARE, next_start
 from tuner.events import EventBus
 from tuner.executors import Executor, Job, Outcome, retried, should_retry
 from tuner.model import StudySnapshot, trial_log_dir
@@ -109,6 +111,7 @@ class TrialLoop:
 
     def _start_trial(self, running: dict[str, _Running], counted: int) -> None:
         """Ask for a configuration; a feasible one is submitted, a rejected one repaired."""
+        self._queue_start(counted, len(running))
         asked = self._ask()
         if asked is None:
             return
@@ -121,6 +124,27 @@ class TrialLoop:
                   workload=rungs[0] if rungs else None)
         running[job.key] = _Running(trial, params, time.monotonic())
         self.executor.submit(job)
+
+    def _queue_start(self, counted: int, running: int) -> None:
+        """Enqueue the study's next start (tuner.engine.warmstart.next_start), unless a configuration
+        waits already (a repaired proposal, or a start a killed run had enqueued)."""
+        queue = self.store.attr("starts")
+        trials = self.store.trials()
+        if not queue or any(t.state == TrialState.WAITING for t in trials):
+            return
+        if self.config.budget is None:
+            expected: int | None = self.parts.trials_wanted
+        else:
+            left = self.budget.trials_left(*usage(self.snapshot()), running)
+            expected = None if left is None else counted + running + left
+        start, left_out = next_start(queue, trials, expected)
+        if start is not None:
+            self.store.study.enqueue_trial(start["params"], user_attrs={"enqueued": start["name"]})
+        elif left_out:
+            note = (f"left out {', '.join(left_out)}: the starts may take at most {100 * STARTS_SHARE:.0f} % of the "
+                    f"{expected} trials expected, the rest is the sampler's")
+            self.store.set_attr("seeded", [*(self.store.attr("seeded") or ()), note])
+            self.bus.note(note)
 
     def _ask(self) -> tuple[optuna.Trial, dict[str, Any]] | None:
         """The sampler's next configuration, or None when it broke a constraint.

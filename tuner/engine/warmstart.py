@@ -2,8 +2,8 @@
 
 - Every new study first measures, as trials the sampler learns from, db_bench's defaults and the
   RocksDB tuning guide's tools/benchmark.sh-style configuration (scaled), then the workload's
-  hand-found configurations (S0-S4), each projected onto the search space (``enqueue_trial``: a
-  numeric value outside its range is clipped to it, an option the space lacks is left out).
+  hand-found configurations (S0-S4), each projected onto the search space (a numeric value outside
+  its range is clipped to it, an option the space lacks is left out).
 - ``--warm-start SOURCE`` copies the complete trials of an earlier study on the same workload,
   space, objective and scale, measured by the same db_bench version and build, into a new study
   (Optuna ``add_trial``): the sampler learns from them, but they are not this run's measurements,
@@ -12,9 +12,16 @@
 - ``--warm-start auto`` picks the most similar finished study of a library (``--library DIR``, the
   ``runs/`` studies by default): same space, objective and db_bench build, then the same workload
   and scale (whose trials are copied as above) or else the nearest workload, whose five best
-  configurations are measured first here, projected onto this space as above (their values, from
-  another workload, are not copied; a range scaled to a larger data set may not hold them).
+  configurations are measured after the starts, projected onto this space as above (their values,
+  from another workload, are not copied; a range scaled to a larger data set may not hold them).
   Studies named by ``exclude`` are never picked (experiments leave their own source study out).
+
+The configurations measured first are the study's *starts*, kept in order in the study (attribute
+``starts``) and run one at a time as the trial loop asks (:func:`next_start`), so that a resumed
+study goes on where it stopped. Another study's configurations are optional: they run only while
+all starts together take at most ``STARTS_SHARE`` of the trials the study expects (``--trials``, or
+what fits the ``--budget``), so that a small budget is not spent on starts alone (S1's 115 s once
+went to 7 starts and the sampler never proposed).
 """
 
 from __future__ import annotations
@@ -22,18 +29,21 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import optuna
-from optuna.trial import TrialState, create_trial
+from optuna.trial import FrozenTrial, TrialState, create_trial
 
 from objectives.configurations import benchmark_sh, db_bench_defaults
 from objectives.dbbench import DbBench
+from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from search_spaces.parameters import CategoricalParam
 from tuner import ranking
 from tuner.engine.storage import StudyStore
 from tuner.model import DEFAULT_BASELINE, WARM_START
+
+STARTS_SHARE = 0.5  # the largest share of a study's expected trials its starts take, when optional ones remain
 
 
 class WarmStartError(ValueError):
@@ -114,25 +124,36 @@ def starts(space: SearchSpace, db: DbBench) -> list[tuple[str, dict[str, Any]]]:
     return [(name, params) for name, params in named if params]
 
 
-def enqueue_starts(store: StudyStore) -> list[str]:
-    """Enqueue the ``starts`` (a projection that breaks a constraint is rejected and repaired like any
-    proposal); return their names."""
-    names = []
-    for name, params in starts(store.parts.space, store.parts.db_bench):
-        store.study.enqueue_trial(params, user_attrs={"enqueued": name})
-        names.append(name)
-    return names
+def named_starts(space: SearchSpace, db: DbBench, workload: Workload, *, defaults: bool,
+                 hand_found: bool) -> list[dict[str, Any]]:
+    """The required starts, in order: db_bench's defaults and the benchmark.sh style (``defaults``),
+    then each hand-found baseline's configuration (``hand_found``), projected onto ``space``."""
+    named = starts(space, db) if defaults else []
+    if hand_found:
+        named += [(b.name, project(space, b.flags)) for b in workload.baselines]
+    return [{"name": name, "params": params} for name, params in named if params]
 
 
-def enqueue_hand_found(store: StudyStore) -> list[str]:
-    """Enqueue each hand-found baseline's configuration, projected onto the space; return their names."""
-    names = []
-    for baseline in store.parts.workload.baselines:
-        params = project(store.parts.space, baseline.flags)
-        if params:
-            store.study.enqueue_trial(params, user_attrs={"enqueued": baseline.name})
-            names.append(baseline.name)
-    return names
+def next_start(queue: Sequence[dict[str, Any]], trials: Sequence[FrozenTrial],
+               expected: int | None) -> tuple[dict[str, Any] | None, list[str]]:
+    """The start to run next, and the optional starts left out now (named once, when the sampler
+    takes over from them). Starts already asked for (by name) are passed. An optional start runs
+    only before the sampler's first proposal and while the starts, it included, are at most
+    ``STARTS_SHARE`` of the ``expected`` trials (None: not known yet, it runs)."""
+    ran = {t.user_attrs["enqueued"] for t in trials if "enqueued" in t.user_attrs}
+    sampled = any("enqueued" not in t.user_attrs and "repaired_from" not in t.user_attrs
+                  and t.user_attrs.get("outcome") != WARM_START for t in trials)
+    pending = [s for s in queue if s["name"] not in ran]
+    if not pending:
+        return None, []
+    first = pending[0]
+    if not first.get("optional"):
+        return first, []
+    if sampled:
+        return None, []
+    if expected is None or len(ran) + 1 <= STARTS_SHARE * expected:
+        return first, []
+    return None, [s["name"] for s in pending]
 
 
 def most_similar(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()) -> Path | None:
@@ -156,20 +177,22 @@ def most_similar(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()
     return best[1] if best else None
 
 
-def warm_start_auto(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()) -> str:
-    """--warm-start auto: copy the trials of the same study kind, or measure another workload's five
-    best configurations first; return what was done, in words."""
+def warm_start_auto(store: StudyStore, library: Path,
+                    exclude: tuple[str, ...] = ()) -> tuple[str, list[dict[str, Any]]]:
+    """--warm-start auto: copy the trials of the same study kind, or return another workload's five
+    best configurations as optional starts; with what was done, in words."""
     found = most_similar(store, library, exclude)
     if found is None:
-        return f"found no finished study like it in {library} to learn from"
+        return f"found no finished study like it in {library} to learn from", []
     summary = json.loads(found.read_text())
     if summary["workload"] == store.parts.workload.name and summary["scale"] == store.parts.config.scale:
-        return f"learns from {warm_start(store, str(found))} trials of {found.parent} (not counted, never named best)"
+        return f"learns from {warm_start(store, str(found))} trials of {found.parent} (not counted, never named best)", []
     earlier = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
     top = ranking.top_k(earlier.get_trials(deepcopy=False), [d.name.lower() for d in earlier.directions], 5)
     space = store.parts.space
-    for t in top:
-        flags = {p.flag: t.params[p.name] for p in space.parameters if p.name in t.params}
-        store.study.enqueue_trial(project(space, flags), user_attrs={"enqueued": f"{summary['study']}#{t.number}"})
-    return (f"runs first the {len(top)} best configurations of {summary['study']} ({summary['workload']} at scale "
-            f"{summary['scale']:g}, {found.parent})")
+    configurations = [{"name": f"{summary['study']}#{t.number}", "optional": True,
+                       "params": project(space, {p.flag: t.params[p.name] for p in space.parameters
+                                                 if p.name in t.params})} for t in top]
+    return (f"then runs the {len(top)} best configurations of {summary['study']} ({summary['workload']} at scale "
+            f"{summary['scale']:g}, {found.parent}) while the starts take at most "
+            f"{100 * STARTS_SHARE:.0f} % of the trials"), configurations
