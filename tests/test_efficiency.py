@@ -105,6 +105,25 @@ def test_skopt_does_not_repeat_a_configuration_through_a_parameter_it_did_not_us
 BENCHMARK = Path(__file__).parents[1] / "experiments" / "results" / "sampler-benchmark.json"
 
 
+def test_skopt_fits_with_one_blas_thread(monkeypatch):
+    """OpenBLAS's thread per core busy-waits beside a running db_bench (--parallel): the GP is
+    fitted with one (a thread per core made two searches at once 10x slower)."""
+    import skopt
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen: list[int] = []
+    tell = skopt.Optimizer.tell
+    monkeypatch.setattr(skopt.Optimizer, "tell", lambda self, *a, **k: (
+        seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"), tell(self, *a, **k))[1])
+    sampler = make_sampler("skopt", seed=0, directions=["maximize"])
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    for level in range(1, 12):
+        study.add_trial(_trial(TrialState.COMPLETE, 100.0 + level, type="zstd", level=level))
+    with threadpool_limits(limits=2, user_api="blas"):  # what OpenBLAS takes on 2 cores
+        study.ask().suggest_int("level", 1, 19)
+    assert seen and set(seen) == {1}
+
+
 def test_auto_follows_the_sampler_benchmark():
     """The order ``auto`` chooses from is the committed benchmark's: median regret averaged over its
     recorded workloads at 20, 40 and 80 trials, 20 seeds or more."""

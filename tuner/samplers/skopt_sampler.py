@@ -18,6 +18,12 @@ in trials 74-92, all below the defaults). A configuration is what a trial ran, i
 a proposal of ``compression_type=none`` repeats a measured none trial whatever zstd level skopt put
 beside it (the experiments of 2026-11-24 ran one such configuration 13 times in S3 and in S4).
 
+skopt fits and asks with one BLAS thread: its matrices have a few hundred rows at most, and OpenBLAS's
+default of a thread per core busy-waits beside whatever else runs (a db_bench trial under
+``--parallel``, another search of the sampler benchmark). Measured 2026-11-25 on 2 cores, 40 trials of
+the write-heavy sampler benchmark, the same proposals either way: alone, 12.4 s with a thread per core
+(23.5 s of CPU) and 11.3 s with one; beside two other searches, 118 s and 11.5 s.
+
 skopt cannot honour Optuna's constraints (``--max-p99-us``, ``--max-write-amp``): such studies are
 refused it (tuner.samplers). Only skopt's GP and ET estimators are offered: its GBRT path breaks with
 numpy >= 2.4 (``np.in1d`` is gone).
@@ -33,6 +39,7 @@ import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
+from threadpoolctl import threadpool_limits
 
 ESTIMATORS = ("GP", "ET")
 RANDOM_TRIES = 64  # random points drawn to replace a proposal already measured (a small space may have none)
@@ -72,10 +79,16 @@ class SkoptSampler(optuna.samplers.BaseSampler):
             return {}
         if len(study.directions) > 1:
             raise ValueError("the skopt sampler supports single-objective studies only")
-        import skopt
-
         names = sorted(search_space)
         xs, ys, told = _observations(study, trial, search_space, names)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._propose(search_space, names, xs, ys, told)
+
+    def _propose(self, search_space: dict[str, BaseDistribution], names: list[str], xs: list[list[Any]],
+                 ys: list[float], told: list[dict[str, Any]]) -> dict[str, Any]:
+        """skopt's next point for the told trials; one already told is replaced by a random one."""
+        import skopt
+
         optimizer = skopt.Optimizer(
             [_dimension(search_space[n]) for n in names],
             base_estimator=self._estimator,
