@@ -152,13 +152,15 @@ def test_the_budget_keeps_room_for_the_revalidation_it_owes():
     plan = Plan(k=3, select_rounds=2, min_rounds=3, ablation=False)
     budget = Budget(seconds=100.0, plan=plan, configurations=2, ablations=4)
     assert budget.core_runs() == budget.full_runs() == 3 * 2 + 2 * 3
-    assert budget.allows(spent=0.0, per_run=5.0, running=0)  # 5 + 12 * 5 = 65 <= 100
-    assert not budget.allows(spent=40.0, per_run=5.0, running=0)  # 40 + 65 > 100
-    assert budget.allows(spent=30.0, per_run=5.0, running=0)  # 30 + 5 + 60 = 95
-    assert not budget.allows(spent=30.0, per_run=5.0, running=2)  # 30 + 15 + 60 > 100: the running ones count
+    # a trial runs while it, the 12 runs owed and one spare run fit
+    assert budget.allows(spent=0.0, per_run=5.0, running=0)  # 5 + 12 * 5 + 5 = 70 <= 100
+    assert not budget.allows(spent=40.0, per_run=5.0, running=0)  # 40 + 70 > 100
+    assert budget.allows(spent=30.0, per_run=5.0, running=0)  # 30 + 5 + 60 + 5 = 100
+    assert not budget.allows(spent=31.0, per_run=5.0, running=0)  # 31 + 70 > 100: no room for the spare run
+    assert not budget.allows(spent=25.0, per_run=5.0, running=2)  # 25 + 15 + 60 + 5 > 100: the running ones count
     assert Budget(None, plan, 2, 4).allows(spent=1e9, per_run=1e9, running=9)
-    assert budget.trials_left(spent=30.0, per_run=5.0, running=0) == 2  # (100 - 30) / 5 = 14, less 12 owed
-    assert budget.trials_left(spent=30.0, per_run=5.0, running=2) == 0
+    assert budget.trials_left(spent=20.0, per_run=5.0, running=0) == 3  # (100 - 20) / 5 = 16, less 12 owed, 1 spare
+    assert budget.trials_left(spent=20.0, per_run=5.0, running=3) == 0
     assert budget.trials_left(spent=30.0, per_run=0.0, running=0) is None  # no run length known yet
 
 
