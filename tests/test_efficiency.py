@@ -113,8 +113,12 @@ def test_skopt_fits_with_one_blas_thread(monkeypatch):
 
     seen: list[int] = []
     tell = skopt.Optimizer.tell
-    monkeypatch.setattr(skopt.Optimizer, "tell", lambda self, *a, **k: (
-        seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"), tell(self, *a, **k))[1])
+
+    def tell_noting_threads(self, *args, **kwargs):
+        seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+        return tell(self, *args, **kwargs)
+
+    monkeypatch.setattr(skopt.Optimizer, "tell", tell_noting_threads)
     sampler = make_sampler("skopt", seed=0, directions=["maximize"])
     study = optuna.create_study(direction="maximize", sampler=sampler)
     for level in range(1, 12):

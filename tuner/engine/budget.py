@@ -59,7 +59,8 @@ class Budget:
         return self.core_runs()
 
     def allows(self, spent: float, per_run: float, running: int) -> bool:
-        """Whether one more trial fits beside those running and the re-validation still owed."""
+        """Whether one more trial fits beside those running, the re-validation still owed and the
+        spare run."""
         if self.seconds is None:
             return True
         left = self.trials_left(spent, per_run, running)
