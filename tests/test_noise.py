@@ -134,8 +134,10 @@ def test_confirm_scale_revalidates_at_the_larger_scale(tmp_path):
 
 def test_median_pruner_stops_a_hopeless_trial_early(tmp_path):
     """Five unthrottled trials (the median pruner's start-up), then one whose writer db_bench throttles
-    to 3 MB/s (~25k ops/s, about 40 s to finish): the pruner stops it a few seconds in; it is PRUNED,
-    counted, and logged. (A later unthrottled trial below the median could be pruned too, by design,
+    to 3 MB/s (~25k ops/s, about 60 s to finish): the pruner stops it a few seconds in; it is PRUNED,
+    counted, and logged. The unthrottled trials must span several one-second reports for the pruner to
+    compare against: at scale 0.7 they took 2.4 s and reported one or two (one on a CI host, which
+    failed), at 1.5 about 5 s and four or five. (A later unthrottled trial below the median could be pruned too, by design,
     so the throttled one is the only trial the pruner may judge.)"""
     from tuner import Study, TuneConfig
     from tuner.observers.progress import SilentProgress
@@ -145,7 +147,7 @@ def test_median_pruner_stops_a_hopeless_trial_early(tmp_path):
                      'options_key = "DBOptions.benchmark_write_rate_limit"\n'
                      '[parameters.bloom_bits]\ntype = "int"\nlow = 6\nhigh = 12\n'
                      'options_key = "TableOptions/BlockBasedTable.filter_policy"\n')
-    study = Study(TuneConfig(workload="fillrandom", scale=0.7, space=space, trials=6, sampler="random", seed=1,
+    study = Study(TuneConfig(workload="fillrandom", scale=1.5, space=space, trials=6, sampler="random", seed=1,
                              pruner="median", pruner_warmup=2, out=tmp_path / "o", mlflow=False, plots=False,
                              revalidate=0, drain=False, starts=False),
                   SilentProgress())
