@@ -144,10 +144,11 @@ def test_quick_experiment_runs_the_three_steps_and_reports(tmp_path, session_sto
     assert again.returncode == 0, again.stderr[-3000:]
     assert json.loads((out / "result.json").read_text())["head_to_head"] == r["head_to_head"]  # resumed, not re-run
 
-    overview = tmp_path / "results"  # beside a study not yet re-run in this design (one search, no seeds)
-    for name, design in (("S2", r), ("S0", {**r, "id": "S0", "tuner": {"seeds": r["tuner"]["seeds"]}})):
-        (overview / name).mkdir(parents=True)
-        (overview / name / "result.json").write_text(json.dumps({**design, "quick": False}))
+    overview = tmp_path / "results"  # S2's run, and a re-run of S0 kept beside S0's (absent) report
+    for where, result in (("S2", r), ("S0/rerun-elsewhere", {**r, "id": "S0"})):
+        (overview / where).mkdir(parents=True)
+        (overview / where / "result.json").write_text(json.dumps({**result, "quick": False}))
     table = write_overview(overview).read_text()
-    assert "| [S2](S2/report.md)" in table and "| [S0]" not in table
-    assert "Not yet re-run in this design: [S0](S0/report.md)" in table
+    main, reruns = table.split("## Re-runs: elsewhere")
+    assert "| [S2](S2/report.md)" in main and "[S0]" not in main
+    assert "| [S0](S0/rerun-elsewhere/report.md)" in reruns and "[S2]" not in reruns

@@ -311,12 +311,9 @@ def _bars_plot(r: dict[str, Any], ax: Any) -> bool:
 
 # -- overview ---------------------------------------------------------------------------------------
 def write_overview(results: Path) -> Path:
-    """``overview.md``: per experiment, tuned/hand-found and tuned/default over seeds with intervals."""
-    found, older = [], []
-    for path in sorted(results.glob("*/result.json")):
-        r = json.loads(path.read_text())
-        if not r.get("quick"):  # a result without seeds is from the previous, one-search design
-            (found if "across_seeds" in r["tuner"] else older).append(r)
+    """``overview.md``: per experiment, tuned/hand-found and tuned/default over seeds with intervals; the
+    runs in ``<id>/result.json`` first, then one table per re-run set (``<id>/rerun-<label>/``, e.g. on
+    another host), each table with the machine it ran on."""
     lines = ["# Experiments S0-S4: the tuner against the five hand-tuned studies", "",
              "Each row: the study's sweep; the tuner, searched with several seeds, each with the sweep's machine "
              "time (db_bench wall time); and a head-to-head of all their bests with the defaults, the "
@@ -324,18 +321,39 @@ def write_overview(results: Path) -> Path:
              "same machine in one session. Tuned ratios are the geometric mean over seeds of each seed's ratio "
              "(paired by round), with a 95 % t interval over seeds and the worst seed; the verdict is drawn from "
              "that interval (\"ties\": it includes 1). The goal: >= 1.10x the hand-found configuration, never "
-             "below the defaults.", "",
-             "| study | sweep: runs, machine time | tuner: seeds x machine time (trials) | tuned / hand-found "
+             "below the defaults.", "", *_overview_table(results, sorted(results.glob("*/result.json")))]
+    notes = results / "overview-notes.md"
+    if notes.is_file():
+        lines += [notes.read_text().strip(), ""]
+    reruns: dict[str, list[Path]] = {}
+    for path in sorted(results.glob("*/rerun-*/result.json")):
+        reruns.setdefault(path.parent.name, []).append(path)
+    for label, paths in reruns.items():
+        lines += [f"## Re-runs: {label.removeprefix('rerun-')}", "",
+                  "Kept beside their studies' reports, not in the table above; the same columns.", "",
+                  *_overview_table(results, paths)]
+    out = results / "overview.md"
+    out.write_text("\n".join(lines))
+    return out
+
+
+def _overview_table(results: Path, paths: list[Path]) -> list[str]:
+    """One overview table of the full (not --quick) results at ``paths``, and the machines they ran on."""
+    lines = ["| study | sweep: runs, machine time | tuner: seeds x machine time (trials) | tuned / hand-found "
              "| tuned / default | hand-found / default | sweep best / default | verdict |",
              "|---|---|---|---|---|---|---|---|"]
     machines = set()
-    for r in found:
+    for path in paths:
+        r = json.loads(path.read_text())
+        if r.get("quick"):
+            continue
         h2h = {c["name"]: c for c in r["head_to_head"]["configurations"]}
         hand, sweep = h2h.get(r["hand_found"] or "", {}), h2h.get("sweep best", {})
         tn, seeds = r["tuner"], r["tuner"]["across_seeds"]
         trials = "/".join(str(t["runs"]) for t in tn["seeds"])
         spent = max(t["machine_seconds"]["total"] for t in tn["seeds"])
-        lines.append(f"| [{r['id']}]({r['id']}/report.md) {r['title']} | {r['sweep']['runs']}, "
+        report = (path.parent / "report.md").relative_to(results)
+        lines.append(f"| [{r['id']}]({report}) {r['title']} | {r['sweep']['runs']}, "
                      f"{r['sweep']['machine_seconds']['total']:.0f} s | {len(tn['seeds'])} x <= {spent:.0f} s "
                      f"({trials}) | {_seeds_ratio(seeds.get('vs_hand_found'))} | {_seeds_ratio(seeds.get('vs_default'))} "
                      f"| {_ratio(hand.get('vs_default'))} | {_ratio(sweep.get('vs_default'))} | "
@@ -343,13 +361,4 @@ def write_overview(results: Path) -> Path:
         m, db = r["machine"], r["db_bench"]
         machines.add(f"{m['cpu']}, {m['cores']} cores, {m['ram_bytes'] / 1024**3:.1f} GiB, {m['work_dir_fs']}; "
                      f"db_bench {db['version']} ({db['build']})")
-    lines += ["", "Machine and db_bench: " + "; ".join(sorted(machines)) + ".", ""]
-    if older:
-        lines += ["Not yet re-run in this design: " + ", ".join(f"[{r['id']}]({r['id']}/report.md)" for r in older)
-                  + " (one search per study, burst throughput; their reports are labelled as such).", ""]
-    notes = results / "overview-notes.md"
-    if notes.is_file():
-        lines += [notes.read_text().strip(), ""]
-    out = results / "overview.md"
-    out.write_text("\n".join(lines))
-    return out
+    return lines + ["", "Machine and db_bench: " + "; ".join(sorted(machines)) + ".", ""]
