@@ -70,7 +70,7 @@ def test_the_defaults_start_runs_what_the_baseline_runs(db_bench):
     workload = load_workload("S0").resolve(1.0, host)
     space = load_space("default").resolve(Context(cores=host.cores, ram=host.ram, data=workload.data_bytes(),
                                                   scale=1.0, budget=host.ram // 4))
-    (name, defaults), (_, bsh) = starts(space, db_bench, workload.flags)
+    (name, defaults), (_, bsh) = starts(space, db_bench, workload)
     assert name == "rocksdb-default" and defaults["write_buffer_size"] == workload.flags["write_buffer_size"]
     assert defaults["write_buffer_size"] < 3 * 2**20 < bsh["write_buffer_size"]  # benchmark.sh sets its own
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState, create_trial
@@ -115,11 +115,11 @@ def project(space: SearchSpace, flags: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-def starts(space: SearchSpace, db: DbBench, workload: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def starts(space: SearchSpace, db: DbBench, workload: Workload) -> list[tuple[str, dict[str, Any]]]:
     """What the rocksdb-default baseline runs (db_bench's defaults under the ``workload``'s own flags,
     as S0's scaled memtable) and the benchmark.sh-style configuration on top of it, projected onto
     ``space``; one whose projection is empty is left out."""
-    defaults = {**db_bench_defaults([p.flag for p in space.parameters], db), **workload}
+    defaults = {**db_bench_defaults([p.flag for p in space.parameters], db), **workload.flags}
     bsh, _ = benchmark_sh(space.context)  # type: ignore[arg-type]
     named = ((DEFAULT_BASELINE, project(space, defaults)), ("benchmark.sh", project(space, {**defaults, **bsh})))
     return [(name, params) for name, params in named if params]
@@ -129,7 +129,7 @@ def named_starts(space: SearchSpace, db: DbBench, workload: Workload, *, default
                  hand_found: bool) -> list[dict[str, Any]]:
     """The required starts, in order: db_bench's defaults and the benchmark.sh style (``defaults``),
     then each hand-found baseline's configuration (``hand_found``), projected onto ``space``."""
-    named = starts(space, db, workload.flags) if defaults else []
+    named = starts(space, db, workload) if defaults else []
     if hand_found:
         named += [(b.name, project(space, b.flags)) for b in workload.baselines]
     return [{"name": name, "params": params} for name, params in named if params]
