@@ -7,10 +7,12 @@ PYTHON   ?= python3
 VENV     ?= .venv
 # gp (PyTorch for --sampler gp, ~5 GB) is opt-in: make EXTRAS=gp,test
 EXTRAS   ?= test
-# The default study: 40 minutes of db_bench time, search and re-validation included; the sampler is
-# the CLI's default (auto). Resumable by name, so re-running `make tune` continues or re-reports it.
-TUNE_ARGS ?= --workload fillrandom --scale 2 --space default --budget 40m --seed 1 \
-             --study default-fillrandom --out runs/default-fillrandom
+# The default study: steady-state overwrites on a preloaded 2 GiB DB within 1 GiB of memory, in
+# RocksDB's own file and level sizes; 40 minutes of db_bench time, search and re-validation included;
+# the sampler is the CLI's default (auto). Resumable by name: re-running `make tune` continues or
+# re-reports it.
+TUNE_ARGS ?= --workload steady-overwrite --target-data 2GiB --target-memory 1GiB --duration 20s \
+             --space default --budget 40m --seed 1 --study default-steady-overwrite --out runs/default-steady-overwrite
 PYTEST_ARGS ?=
 # 1: `make tune` and `make test` build a release db_bench once (~14 min on 2 cores, cached in
 # ~/.cache/rocksdb-tuner) and the tuner prefers it; 0: use the distribution's assertion build as is.

@@ -25,7 +25,8 @@ Definitions (also in docs/metrics.md):
 - ``memory_peak_bytes``, ``oom_kills``: under a memory limit, the scored phases' cgroup peak
   (process and page cache) and the OOM killer's strikes.
 - ``db_size_bytes`` after the last phase; ``peak_rss_bytes`` the largest phase's; ``wall_seconds``
-  and ``cpu_seconds`` (user + system) summed over phases.
+  and ``cpu_seconds`` (user + system) summed over phases; ``checkpoint_seconds``: making the
+  run's copy of a preloaded (or replayed) DB, before its first phase (None for a load workload).
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def summarize(run: RunResult, operations: dict[str, int] | None = None) -> dict[
     metrics["db_size_bytes"] = float(run.db_size_bytes)
     metrics["peak_rss_bytes"] = float(max((p.peak_rss_bytes for p in run.phases), default=0))
     metrics["wall_seconds"] = sum(p.wall_seconds for p in run.phases)
+    metrics["checkpoint_seconds"] = run.checkpoint_seconds  # a preloaded or replayed DB's copy, else None
     metrics["cpu_seconds"] = sum(p.cpu_seconds for p in run.phases)
     return metrics
 

@@ -14,6 +14,8 @@ cgroup of their own (objectives.memory), their DB's files dropped from the page 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import signal
@@ -30,7 +32,7 @@ from objectives.memory import Cgroups, MemoryCgroup, MemoryLimitError, evict
 from objectives.parser import Output, ParseError, parse, parse_report, require
 from objectives.rocksdb_log import LogFacts, read_log
 from objectives.versions import pinned_defaults
-from objectives.workloads import Flag, Workload
+from objectives.workloads import Flag, Phase, Workload
 
 MARKER = ".rocksdb-tuner-owned"
 _KILL_GRACE = 3.0
@@ -45,6 +47,9 @@ _SETPRIV = shutil.which("setpriv")
 # then memtables flushed and compaction run until nothing is pending.
 LSM_STATE = ("stats", "levelstats", "memstats")
 DRAIN = ("flush", "waitforcompaction")
+# Preloaded DBs live in the work dir as rocksdb-tuner-preload-<key>/db; building one may take long.
+PRELOAD_PREFIX = "rocksdb-tuner-preload-"
+PRELOAD_TIMEOUT = 6 * 3600.0
 
 
 # Called with (phase, second, ops/s of that second) as db_bench reports; True stops the run.
@@ -98,10 +103,64 @@ class RunResult:
     db_size_bytes: int
     options_text: str
     seed: int
+    checkpoint_seconds: float | None = None  # the copy of the snapshot it started on, when it did
 
     @property
     def commands(self) -> list[list[str]]:
         return [p.command for p in self.phases]
+
+
+@dataclass(frozen=True)
+class Preloaded:
+    """A workload's DB built once: where (a RocksDB directory), how long it took and its size."""
+
+    path: Path
+    seconds: float
+    size_bytes: int
+    reused: bool = False
+
+
+def phase_command(db_bench: str, phase: Phase, flags: dict[str, Flag], db: Path, seed: int, report: Path,
+                  existing: bool, drain: bool) -> list[str]:
+    """The db_bench command line of one phase: the runner's own flags, then ``flags``."""
+    benchmarks = list(phase.benchmarks)
+    if drain:
+        benchmarks += [*(LSM_STATE if phase.scored else ()), *DRAIN]
+    fixed: dict[str, Flag] = {
+        "db": str(db),
+        "benchmarks": ",".join(benchmarks),
+        "use_existing_db": existing,
+        "statistics": True,
+        "histogram": True,
+        "progress_reports": False,
+        "seed": seed,
+        "report_interval_seconds": REPORT_INTERVAL_SECONDS,
+        "report_file": str(report),
+    }
+    assert fixed.keys() == RUNNER_FLAGS
+    return [db_bench, *(format_flag(k, v) for k, v in {**fixed, **flags}.items())]
+
+
+def sweep_stale(work_dir: Path, keep: tuple[Path, ...] = ()) -> list[Path]:
+    """Remove the trial and preload directories in ``work_dir`` of tuner processes on this host that
+    are gone, but those in ``keep``."""
+    removed = []
+    for path in work_dir.glob("rocksdb-tuner-*"):
+        owner = _owner(path)
+        if path not in keep and owner and owner[0] == socket.gethostname() and not _alive(owner[1]):
+            remove_owned(path)
+            removed.append(path)
+    return removed
+
+
+def preload_dir(db_bench: DbBench, work_dir: Path, workload: Workload, seed: int) -> Path:
+    """Where ``workload``'s preloaded DB is built in the work dir (``<this>/db``): named by what builds
+    it (benchmarks, flags, seed, db_bench's binary and version), so a resumed study finds its own."""
+    assert workload.preload is not None
+    what = {"benchmarks": workload.preload.benchmarks, "flags": {**workload.flags, **workload.preload.flags},
+            "pinned": pinned_defaults(db_bench.flags), "seed": seed, "db_bench": [db_bench.path, db_bench.version]}
+    key = hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return work_dir / f"{PRELOAD_PREFIX}{key}"
 
 
 def format_flag(name: str, value: Flag) -> str:
@@ -124,44 +183,59 @@ class Runner:
         self.cgroups: Cgroups | None = None
         self.memory_fallback: str | None = None  # why scored phases read with direct I/O instead
         if memory_limit:
-            try:
-                self.cgroups = Cgroups.detect()
-            except MemoryLimitError as exc:
-                self.memory_fallback = (f"no memory cgroup ({exc}): scored phases read with --use_direct_reads "
-                                        "instead, so the page cache cannot hold what the block cache does not")
+            self._detect()
 
-    def sweep_stale(self) -> list[Path]:
-        """Remove trial directories of tuner processes on this host that are gone (killed runs)."""
-        removed = []
-        for path in self.work_dir.glob("rocksdb-tuner-*"):
-            owner = _owner(path)
-            if owner and owner[0] == socket.gethostname() and not _alive(owner[1]):
-                remove_owned(path)
-                removed.append(path)
-        return removed
+    def _detect(self) -> None:
+        """Find the memory cgroup hierarchy, else fall back to direct reads (said in memory_fallback)."""
+        if self.cgroups is not None or self.memory_fallback is not None:
+            return
+        try:
+            self.cgroups = Cgroups.detect()
+        except MemoryLimitError as exc:
+            self.memory_fallback = (f"no memory cgroup ({exc}): scored phases read with --use_direct_reads "
+                                    "instead, so the page cache cannot hold what the block cache does not")
+
+    def sweep_stale(self, keep: tuple[Path, ...] = ()) -> list[Path]:
+        """Remove trial and preload directories of tuner processes on this host that are gone (killed
+        runs), but those in ``keep`` (the preloaded DBs a resumed study reuses)."""
+        return sweep_stale(self.work_dir, keep)
 
     def command(self, workload: Workload, index: int, flags: dict[str, Flag], db: Path, seed: int,
                 report: Path) -> list[str]:
         phase = workload.phases[index]
-        merged: dict[str, Flag] = {**self.pinned, **workload.phase_flags(index), **flags}
-        if phase.scored and self.memory_fallback:
-            merged["use_direct_reads"] = True
-        benchmarks = list(phase.benchmarks)
-        if workload.drain:
-            benchmarks += [*(LSM_STATE if phase.scored else ()), *DRAIN]
-        fixed: dict[str, Flag] = {
-            "db": str(db),
-            "benchmarks": ",".join(benchmarks),
-            "use_existing_db": index > 0 or bool(workload.snapshot),
-            "statistics": True,
-            "histogram": True,
-            "progress_reports": False,
-            "seed": seed,
-            "report_interval_seconds": REPORT_INTERVAL_SECONDS,
-            "report_file": str(report),
-        }
-        assert fixed.keys() == RUNNER_FLAGS
-        return [self.db_bench.path, *(format_flag(k, v) for k, v in {**fixed, **merged}.items())]
+        return self._command(phase, {**workload.phase_flags(index), **flags}, db, seed, report,
+                             existing=index > 0 or workload.kind != "load", drain=workload.drain)
+
+    def _command(self, phase: Phase, flags: dict[str, Flag], db: Path, seed: int, report: Path, existing: bool,
+                 drain: bool) -> list[str]:
+        direct = {"use_direct_reads": True} if phase.scored and self.memory_fallback else {}
+        return phase_command(self.db_bench.path, phase, {**self.pinned, **flags, **direct}, db, seed, report, existing,
+                             drain)
+
+    def preload(self, workload: Workload, log_dir: Path, seed: int = 1) -> Preloaded:
+        """Build ``workload``'s DB once (its [preload] phase, then a flush and a wait for compaction) at
+        :meth:`preload_dir`; a DB built there before (a resumed study) is reused. Built in a temporary
+        directory renamed when complete, so a killed build never passes for a DB."""
+        final = preload_dir(self.db_bench, self.work_dir, workload, seed)
+        if (final / MARKER).is_file() and (final / "db" / "CURRENT").is_file():
+            _mark(final)  # ours now: a sweep by this process leaves it alone
+            return Preloaded(final / "db", 0.0, _tree_size(final / "db"), reused=True)
+        assert workload.preload is not None
+        log_dir.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(prefix=f"{PRELOAD_PREFIX}building-", dir=self.work_dir))
+        _mark(building)
+        report = log_dir / "preload.report.csv"
+        cmd = self._command(workload.preload, {**workload.flags, **workload.preload.flags}, building / "db", seed,
+                            report, existing=False, drain=True)
+        try:
+            run = self._execute("preload", cmd, log_dir, time.monotonic() + PRELOAD_TIMEOUT, [])
+            self._read_phase(run, workload.preload.measured(), False, log_dir, report, building / "db", [])
+            os.rename(building, final)
+        except OSError as exc:
+            raise RunFailed(f"preload: {exc.strerror or exc}: {exc.filename or ''}".strip()) from None
+        finally:
+            remove_owned(building)
+        return Preloaded(final / "db", run.wall_seconds, _tree_size(final / "db"))
 
     def run(self, workload: Workload, flags: dict[str, Flag], log_dir: Path, seed: int = 1,
             observer: IntervalObserver | None = None) -> RunResult:
@@ -171,18 +245,22 @@ class Runner:
         True, db_bench is stopped and RunStopped raised."""
         log_dir.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix="rocksdb-tuner-", dir=self.work_dir))
-        (tmp / MARKER).write_text(f"host={socket.gethostname()}\npid={os.getpid()}\n")
+        _mark(tmp)
         db = tmp / "db"
         deadline = time.monotonic() + self.timeout
         phases: list[PhaseRun] = []
         try:
+            if workload.kind == "preloaded" and not workload.snapshot:
+                raise RunFailed("the workload's preloaded DB has not been built (Runner.preload)")
             if workload.snapshot:
+                started = time.monotonic()
                 clone_snapshot(Path(workload.snapshot), db)
+                checkpoint = time.monotonic() - started
             for index, phase in enumerate(workload.phases):
                 report = log_dir / f"{phase.name}.report.csv"
                 cmd = self.command(workload, index, flags, db, seed, report)
                 watch = _ReportWatch(phase.name, report, observer) if observer and phase.scored else None
-                cgroup = self._cgroup(phase.scored, db)
+                cgroup = self._cgroup(phase.scored, db, workload.memory or self.memory_limit)
                 try:
                     run = self._execute(phase.name, cmd, log_dir, deadline, phases, watch, cgroup)
                 finally:
@@ -194,18 +272,23 @@ class Runner:
                     run.memory = memory
                 phases.append(run)
                 self._read_phase(run, phase.measured(), workload.drain, log_dir, report, db, phases)
-            return RunResult(phases, _tree_size(db), _latest_options(db), seed)
+            return RunResult(phases, _tree_size(db), _latest_options(db), seed,
+                             checkpoint if workload.snapshot else None)
         except OSError as exc:
             raise RunFailed(f"{exc.strerror or exc}: {exc.filename or ''}".strip(), phases) from None
         finally:
             remove_owned(tmp)
 
-    def _cgroup(self, scored: bool, db: Path) -> MemoryCgroup | None:
-        """A memory cgroup for a scored phase under a memory limit, its DB evicted from the page cache."""
-        if not scored or self.cgroups is None or self.memory_limit is None:
+    def _cgroup(self, scored: bool, db: Path, limit: int | None) -> MemoryCgroup | None:
+        """A memory cgroup for a scored phase under a memory limit (the workload's own, else the
+        runner's), its DB evicted from the page cache."""
+        if not scored or limit is None:
+            return None
+        self._detect()
+        if self.cgroups is None:
             return None
         evict(db)
-        return self.cgroups.make(self.memory_limit)
+        return self.cgroups.make(limit)
 
     def _read_phase(self, run: PhaseRun, measured: tuple[str, ...], drain: bool, log_dir: Path, report: Path,
                     db: Path, phases: list[PhaseRun]) -> None:
@@ -364,6 +447,11 @@ def _tree_size(path: Path) -> int:
 def _latest_options(db: Path) -> str:
     files = sorted(db.glob("OPTIONS-*"), key=lambda p: int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else -1)
     return files[-1].read_text() if files else ""
+
+
+def _mark(path: Path) -> None:
+    """Mark a directory as this process's (host and pid): only marked directories are ever removed."""
+    (path / MARKER).write_text(f"host={socket.gethostname()}\npid={os.getpid()}\n")
 
 
 def _owner(path: Path) -> tuple[str, int] | None:

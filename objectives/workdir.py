@@ -18,6 +18,9 @@ GiB = 1 << 30
 MiB = 1 << 20
 # A trial needs the DB (data plus space amplification while compaction rewrites files) and the WAL.
 SPACE_FACTOR = 3
+# A preloaded DB (at most its raw data: compression only shrinks it) plus what one trial's checkpoint
+# writes beside the hard-linked files (at most a rewrite of the whole DB).
+PRELOADED_FACTOR = 2
 SPACE_SLACK = 64 * MiB
 _SYSTEM = {"/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/root", "/run", "/sbin", "/sys",
            "/usr", "/var", "/home", "/tmp", "/var/tmp"}
@@ -67,16 +70,21 @@ def prepare(path: Path | None) -> Path:
     return real
 
 
-def need_bytes(data_bytes: int) -> int:
+def need_bytes(data_bytes: int, factor: int = SPACE_FACTOR) -> int:
     """Free space one trial of a workload with ``data_bytes`` of keys and values is allowed to need."""
-    return SPACE_FACTOR * data_bytes + SPACE_SLACK
+    return factor * data_bytes + SPACE_SLACK
 
 
-def check_space(path: Path, data_bytes: int, what: str) -> None:
+def largest_data(path: Path, factor: int = SPACE_FACTOR) -> int:
+    """The most data whose trials the disk under ``path`` holds now."""
+    return max(0, (shutil.disk_usage(path).free - SPACE_SLACK) // factor)
+
+
+def check_space(path: Path, data_bytes: int, what: str, factor: int = SPACE_FACTOR) -> None:
     """WorkDirError when the disk under ``path`` has less free space than a trial may need."""
     free = shutil.disk_usage(path).free
-    need = need_bytes(data_bytes)
+    need = need_bytes(data_bytes, factor)
     if free < need:
         raise WorkDirError(f"--work-dir {path}: {free / MiB:,.0f} MiB free, but {what} needs about "
-                           f"{need / MiB:,.0f} MiB per trial ({SPACE_FACTOR} x {data_bytes / MiB:,.0f} MiB of data "
+                           f"{need / MiB:,.0f} MiB per trial ({factor} x {data_bytes / MiB:,.0f} MiB of data "
                            f"+ {SPACE_SLACK // MiB} MiB); free space, use a bigger disk or a smaller --scale")

@@ -2,7 +2,12 @@
 
 Each phase is one db_bench invocation on the same DB directory (later phases reopen it with
 ``--use_existing_db=1``), so every phase has its own statistics, peak RSS and CPU time.
-A flag value written as ``{expr = "1_000_000 * scale"}`` is evaluated against the host context.
+A flag value written as ``{expr = "1_000_000 * scale"}`` is evaluated against the host context
+(and ``duration``, the seconds of a timed phase: the workload's ``duration`` or ``--duration``).
+
+Three kinds: a *load* workload fills its DB from empty in every run; a *preloaded* one builds its
+DB once per study (its ``[preload]`` phase) and every run starts on a hard-linked checkpoint of it,
+so a run costs its timed phases whatever the DB's size; a *replay* runs a trace on a copy of a DB.
 """
 
 from __future__ import annotations
@@ -77,6 +82,15 @@ class Workload:
     data_to_memory: float | None = None  # default memory limit: data / this (read-heavy workloads)
     snapshot: str | None = None  # each run starts on a copy of this DB (trace replay)
     data: int | None = None  # its raw data bytes when the flags do not say (a snapshot's size)
+    preload: Phase | None = None  # builds the DB once per study; runs start on checkpoints of it
+    duration: float | None = None  # seconds of each timed phase (the name ``duration`` in expressions)
+    memory: int | None = None  # bytes its scored phases run within (a cgroup), when not the runner's
+
+    @property
+    def kind(self) -> str:
+        """``load`` (every run fills its DB from empty), ``preloaded`` (runs start on a checkpoint of
+        a DB built once) or ``replay`` (a trace on a copy of a given DB)."""
+        return "preloaded" if self.preload is not None else "replay" if self.snapshot else "load"
 
     @property
     def scored_phases(self) -> tuple[Phase, ...]:
@@ -106,12 +120,13 @@ class Workload:
         """Evaluate ``{expr = ...}`` values for a scale and host (``data`` is known only after)."""
         if not scale > 0:
             raise WorkloadError(f"--scale must be > 0, got {scale}")
-        base = replace(ctx, scale=scale)
+        base = replace(ctx, scale=scale, extra={**ctx.extra, "duration": self.duration or 0})
         flags = evaluate_flags(self.flags, base, "flags")
         phases = tuple(
             replace(p, flags=evaluate_flags(p.flags, base, f"phases.{p.name}.flags")) for p in self.phases
         )
-        resolved = replace(self, flags=flags, phases=phases, scale=scale)
+        preload = self.preload and replace(self.preload, flags=evaluate_flags(self.preload.flags, base, "preload.flags"))
+        resolved = replace(self, flags=flags, phases=phases, scale=scale, preload=preload)
         with_data = replace(base, data=resolved.data_bytes())
         baselines = tuple(
             replace(b, flags=evaluate_flags(b.flags, with_data, f"baselines.{b.name}.flags")) for b in self.baselines
@@ -123,7 +138,7 @@ class Workload:
         if not isinstance(data, dict):
             raise WorkloadError("workload: expected a table with 'phases'")
         unknown = sorted(set(data) - {"name", "description", "source", "flags", "phases", "baselines", "drain",
-                                      "data_to_memory"})
+                                      "data_to_memory", "preload", "duration"})
         if unknown:
             raise WorkloadError(f"unknown top-level field(s) {', '.join(unknown)}")
         flags = check_flags(data.get("flags", {}), "flags")
@@ -140,6 +155,15 @@ class Workload:
                 raise WorkloadError(
                     f"phases[{index}].benchmarks: {fresh[0]} needs a fresh DB; only the first phase may load"
                 )
+        preload = _preload(data["preload"]) if "preload" in data else None
+        if preload is not None:
+            fresh = [b for p in phases for b in p.benchmarks if b.startswith(FRESH_DB)]
+            if fresh:
+                raise WorkloadError(f"phases: {fresh[0]} loads a fresh DB; a preloaded workload loads in [preload]")
+        duration = data.get("duration")
+        if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float))
+                                     or not duration > 0):
+            raise WorkloadError(f"duration: expected seconds > 0 for each timed phase, got {duration!r}")
         if not any(p.scored for p in phases):
             raise WorkloadError("phases: no phase has 'scored = true'")
         for phase in phases:
@@ -169,11 +193,24 @@ class Workload:
             baselines=tuple(baselines),
             drain=drain,
             data_to_memory=float(ratio) if ratio is not None else None,
+            preload=preload,
+            duration=float(duration) if duration is not None else None,
         )
 
 
-def _phase(index: int, spec: Any) -> Phase:
-    where = f"phases[{index}]"
+def _preload(spec: Any) -> Phase:
+    """The ``[preload]`` table: benchmarks that build the DB once (the first must load it), and flags."""
+    if not isinstance(spec, dict) or set(spec) - {"benchmarks", "flags"}:
+        raise WorkloadError("preload: expected a table with 'benchmarks' and optional 'flags'")
+    phase = _phase(0, {"name": "preload", **spec}, "preload")
+    if not phase.benchmarks[0].startswith(FRESH_DB):
+        raise WorkloadError(f"preload.benchmarks: the first must load the DB (fillseq, fillrandom, ...), "
+                            f"not {phase.benchmarks[0]}")
+    return phase
+
+
+def _phase(index: int, spec: Any, where: str = "") -> Phase:
+    where = where or f"phases[{index}]"
     if not isinstance(spec, dict):
         raise WorkloadError(f"{where}: expected a table")
     unknown = sorted(set(spec) - {"name", "benchmarks", "flags", "scored"})

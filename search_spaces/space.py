@@ -123,6 +123,17 @@ class SearchSpace:
             raise SpaceError(f"space {self.name!r}: found no feasible configuration near {params}")
         return best
 
+    def distance(self, a: dict[str, Value], b: dict[str, Value]) -> float:
+        """How far apart two configurations are, 0 to 1: the mean over parameters of the gap along each
+        one's (log) range, 0/1 for a choice; a parameter active in one only counts as 1."""
+        gaps = []
+        for p in self.parameters:
+            if p.name in a and p.name in b:
+                gaps.append(p.gap(a[p.name], b[p.name]))
+            elif p.name in a or p.name in b:
+                gaps.append(1.0)
+        return sum(gaps) / len(gaps) if gaps else 0.0
+
     # -- using ------------------------------------------------------------------------------------
     def _ctx(self) -> Context:
         if self.context is None:

@@ -155,27 +155,27 @@ def test_skopt_and_cmaes_refuse_constrained_studies():
 def test_the_budget_keeps_room_for_the_revalidation_it_owes():
     plan = Plan(k=3, select_rounds=2, min_rounds=3, ablation=False)
     budget = Budget(seconds=100.0, plan=plan, configurations=2, ablations=4)
-    assert budget.core_runs() == budget.full_runs() == 3 * 2 + 2 * 3
-    # a trial runs while it, the 12 runs owed and one spare run fit
-    assert budget.allows(spent=0.0, per_run=5.0, running=0)  # 5 + 12 * 5 + 5 = 70 <= 100
-    assert not budget.allows(spent=40.0, per_run=5.0, running=0)  # 40 + 70 > 100
-    assert budget.allows(spent=30.0, per_run=5.0, running=0)  # 30 + 5 + 60 + 5 = 100
-    assert not budget.allows(spent=31.0, per_run=5.0, running=0)  # 31 + 70 > 100: no room for the spare run
-    assert not budget.allows(spent=25.0, per_run=5.0, running=2)  # 25 + 15 + 60 + 5 > 100: the running ones count
+    assert budget.core_runs() == budget.full_runs() == (3 + 1) * 2 + 2 * 3  # the reference runs beside the top 3
+    # a trial runs while it, the 14 runs owed and one spare run fit
+    assert budget.allows(spent=0.0, per_run=5.0, running=0)  # 5 + 14 * 5 + 5 = 80 <= 100
+    assert not budget.allows(spent=30.0, per_run=5.0, running=0)  # 30 + 80 > 100
+    assert budget.allows(spent=20.0, per_run=5.0, running=0)  # 20 + 5 + 70 + 5 = 100
+    assert not budget.allows(spent=21.0, per_run=5.0, running=0)  # 21 + 80 > 100: no room for the spare run
+    assert not budget.allows(spent=15.0, per_run=5.0, running=2)  # 15 + 15 + 70 + 5 > 100: the running ones count
     assert Budget(None, plan, 2, 4).allows(spent=1e9, per_run=1e9, running=9)
-    assert budget.trials_left(spent=20.0, per_run=5.0, running=0) == 3  # (100 - 20) / 5 = 16, less 12 owed, 1 spare
-    assert budget.trials_left(spent=20.0, per_run=5.0, running=3) == 0
+    assert budget.trials_left(spent=10.0, per_run=5.0, running=0) == 3  # (100 - 10) / 5 = 18, less 14 owed, 1 spare
+    assert budget.trials_left(spent=10.0, per_run=5.0, running=3) == 0
     assert budget.trials_left(spent=30.0, per_run=0.0, running=0) is None  # no run length known yet
 
 
 def test_a_small_budget_reserves_no_ablation_and_drops_it_when_it_does_not_fit():
     plan = Plan(k=3, select_rounds=2, min_rounds=3, ablation=True)
     budget = Budget(seconds=100.0, plan=plan, configurations=2, ablations=4)
-    assert budget.full_runs() == 12 + (4 + 3) * 3  # 33 runs: the ablations and the minimal configuration
-    assert budget.reserve_runs(per_run=1.0) == 33  # 33 s <= half of the budget: all of it is reserved
-    assert budget.reserve_runs(per_run=2.0) == 12  # 66 s > 50 s: only choosing and the gain
-    assert budget.fit(spent=10.0, per_run=2.0).ablation  # 10 + 66 <= 100: it still fits at the end
-    assert not budget.fit(spent=60.0, per_run=2.0).ablation  # 60 + 66 > 100: skipped
+    assert budget.full_runs() == 14 + (4 + 3) * 3  # 35 runs: the ablations and the minimal configuration
+    assert budget.reserve_runs(per_run=1.0) == 35  # 35 s <= half of the budget: all of it is reserved
+    assert budget.reserve_runs(per_run=2.0) == 14  # 70 s > 50 s: only choosing and the gain
+    assert budget.fit(spent=10.0, per_run=2.0).ablation  # 10 + 70 <= 100: it still fits at the end
+    assert not budget.fit(spent=60.0, per_run=2.0).ablation  # 60 + 70 > 100: skipped
     assert Budget(None, plan, 2, 4).fit(spent=1e9, per_run=1e9).ablation
 
 

@@ -15,7 +15,8 @@ PACKAGES = ("search_spaces", "objectives", "tuner")
 LAYERS: list[list[tuple[str, ...]]] = [
     [("search_spaces",)],
     [("objectives",)],
-    [("tuner.model", "tuner.ranking", "tuner.stats", "tuner.fmt", "tuner.events", "tuner.options_file")],
+    [("tuner.model", "tuner.ranking", "tuner.stats", "tuner.fmt", "tuner.events", "tuner.options_file",
+      "tuner.target")],
     [("tuner.samplers",), ("tuner.pruners",), ("tuner.executors",)],
     [("tuner.engine",)],
     [("tuner.observers",), ("tuner.outputs",)],

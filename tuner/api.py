@@ -13,7 +13,8 @@ from typing import Any
 import optuna
 
 from objectives.dbbench import DbBench, probe
-from objectives.runner import Runner
+from objectives.runner import Preloaded, Runner, remove_owned
+from objectives.workloads import Workload
 from search_spaces import host_cores, host_ram_bytes
 from tuner.engine import Engine, Prepared, Slot, check_values, prepare, pruner_of, score_of
 from tuner.events import EventBus, Observer
@@ -108,8 +109,9 @@ class Study:
         """Baselines, trials, re-validation; then summary, OPTIONS.ini, comparison and plots."""
         try:
             try:
-                snapshot = self.engine.run(self.runner.sweep_stale)
-                self.runner.sweep_stale()  # what a killed run's workers left, if they outlived its start
+                keep = tuple(path.parent for path in self._preloaded)
+                snapshot = self.engine.run(lambda: self.runner.sweep_stale(keep), self._build)
+                self.runner.sweep_stale(keep)  # what a killed run's workers left, if they outlived its start
             except TrackingError as exc:  # the store refused the study's parent run
                 raise UsageError(str(exc)) from None
             try:
@@ -125,6 +127,17 @@ class Study:
             return result
         finally:
             self.close()
+            for path in self._preloaded:  # temporary DBs like any trial's: a resume builds them again
+                remove_owned(path.parent)
+
+    def _build(self, workload: Workload, log_dir: Path) -> Preloaded:
+        return self.runner.preload(workload, log_dir, self.parts.db_bench_seed)
+
+    @property
+    def _preloaded(self) -> list[Path]:
+        """The preloaded DBs the trials and the re-validation at the target start from."""
+        workloads = (self.parts.workload, self.parts.plan.workload)
+        return [Path(w.snapshot) for w in workloads if w is not None and w.kind == "preloaded" and w.snapshot]
 
     def _plots(self, snapshot: StudySnapshot) -> Path | None:
         if not self.config.plots:

@@ -166,7 +166,21 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     t.add_argument("--work-dir", type=Path, help="where trial DBs are created (default the system temp dir)")
     t.add_argument("--max-p99-us", type=_positive_float, help="budget: P99 latency of scored phases, microseconds")
     t.add_argument("--max-write-amp", type=_positive_float, help="budget: write amplification")
-    t.add_argument("--scale", type=_positive_float, default=1.0, help="workload size factor (default 1)")
+    t.add_argument("--scale", type=_positive_float,
+                   help="workload size factor (default 1; not with --target-data, which sizes the trials)")
+    t.add_argument("--target-data", type=parse_size, metavar="SIZE",
+                   help="raw data (keys and values) of the DB you deploy, e.g. 4GiB: trials run at this size in "
+                        "its LSM shape, and the answer is confirmed there (default: none, the workload's own size, "
+                        "as the summary says)")
+    t.add_argument("--target-memory", type=parse_size, metavar="SIZE",
+                   help="memory RocksDB may use there, page cache included, e.g. 1GiB: trials run in a memory "
+                        "cgroup of this size (default: the workload's data_to_memory, if it sets one)")
+    t.add_argument("--base-options", type=Path, metavar="OPTIONS",
+                   help="your current RocksDB OPTIONS file: every option the space does not search (file and level "
+                        "sizes, L0 triggers, ...) stays as it is there, and it is the baseline gains are measured "
+                        "against (default: RocksDB's defaults)")
+    t.add_argument("--duration", type=_duration, metavar="TIME",
+                   help="length of each timed phase of a preloaded workload, e.g. 30s (default the workload's)")
     t.add_argument("--memory-budget", type=parse_size,
                    help="memtables + block cache limit (default 3/4 of --memory-limit, else RAM / 4)")
     t.add_argument("--memory-limit", type=parse_size, metavar="SIZE",
@@ -298,6 +312,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         rocksdb_version=args.rocksdb_version,
         seed=args.seed, trial_timeout=args.trial_timeout, work_dir=args.work_dir, max_p99_us=args.max_p99_us,
         max_write_amp=args.max_write_amp, scale=args.scale, memory_budget=args.memory_budget,
+        target_data=args.target_data, target_memory=args.target_memory, base_options=args.base_options,
+        duration=args.duration,
         memory_limit=args.memory_limit, db_snapshot=args.db_snapshot, drain=not args.no_drain,
         baselines=not args.no_baselines, mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri,
         experiment=args.experiment, plots=not args.no_plots, repeats=args.repeats, pruner=args.pruner, pruner_warmup=args.pruner_warmup,
@@ -322,7 +338,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
         name = signal.Signals(received[0]).name if received else "SIGINT"
         print(f"\ninterrupted ({name}): finished trials are saved. Resume with: rocksdb-tuner tune --study "
               f"{study.name} --out {study.out} --workload {args.workload} --space {args.space}"
-              + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else ""),
+              + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
+              + "".join(f" {flag} {value}" for flag, value in (
+                  ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),
+                  ("--base-options", args.base_options), ("--duration", args.duration and f"{args.duration:g}s"))
+                  if value is not None),
               file=sys.stderr)
         return 128 + (received[0] if received else signal.SIGINT)
     if args.json:
@@ -440,9 +460,13 @@ def cmd_workloads(_: argparse.Namespace) -> int:
     for name in workload_presets():
         w = load_workload(name).resolve(1.0, host)
         phases = " -> ".join(f"{p.name}[{','.join(p.benchmarks)}]{'*' if p.scored else ''}" for p in w.phases)
-        print(f"{name:<18} {w.data_bytes() / 1e6:7.0f} MB  {phases}")
-        print(f"{'':<18} {w.description}")
-    print("\n* = scored phase. Sizes at --scale 1.")
+        if w.preload is not None:
+            phases = f"(once: {','.join(w.preload.benchmarks)}) " + phases
+        timed = f", {w.duration:g} s timed phases" if w.duration else ""
+        print(f"{name:<22} {w.kind:<9} {w.data_bytes() / 1e6:7.0f} MB{timed}  {phases}")
+        print(f"{'':<22} {w.description}")
+    print("\n* = scored phase. Sizes at --scale 1. load: every run fills its DB from empty; preloaded: the DB is "
+          "built once per study and every run starts on a checkpoint of it (--target-data sizes it).")
     return 0
 
 

@@ -16,3 +16,14 @@ def fmt_duration(seconds: float) -> str:
         return f"{minutes}m{seconds:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
+
+
+def fmt_bytes(value: float | None) -> str:
+    """``2.0 GiB``, ``512 MiB``, ``900 KiB``: binary units, as the size flags take them."""
+    if value is None:
+        return "-"
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(value) >= size:
+            shown = value / size
+            return f"{shown:,.1f} {unit}" if shown < 10 else f"{shown:,.0f} {unit}"
+    return f"{value:,.0f} B"

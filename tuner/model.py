@@ -48,7 +48,11 @@ class TuneConfig:
     work_dir: Path | None = None
     max_p99_us: float | None = None
     max_write_amp: float | None = None
-    scale: float = 1.0
+    scale: float | None = None  # the trials' data size factor: 1 without a target; with one, set to reach it
+    target_data: int | None = None  # raw bytes of the production DB the answer is for (--target-data)
+    target_memory: int | None = None  # what RocksDB may use there, page cache included (--target-memory)
+    base_options: Path | None = None  # the user's OPTIONS: every option not searched stays as it is there
+    duration: float | None = None  # seconds of each timed phase (--duration; the workload's own by default)
     memory_budget: int | None = None
     memory_limit: int | None = None  # scored phases run in a memory cgroup of this many bytes
     drain: bool = True  # charge deferred flushes and compactions (sustained ops/s); False: burst ops/s
@@ -121,6 +125,8 @@ class StudySnapshot:
     slot: dict[str, Any] = field(default_factory=dict)  # what one trial may use (cores, memory)
     memory: dict[str, Any] | None = None  # the scored phases' memory limit and how it is enforced
     seeded: tuple[str, ...] = ()  # what the new study ran first or learned from (starts, --warm-start)
+    target: dict[str, Any] | None = None  # what the study tunes for (tuner.target) and what its trials scaled
+    preload: dict[str, Any] | None = None  # the preloaded DB the trials start from: path, size, seconds
 
     @property
     def directions(self) -> list[str]:
@@ -148,7 +154,7 @@ class StudySnapshot:
 
     def machine_seconds(self) -> dict[str, float]:
         """db_bench's wall time so far: baselines, trials (all rungs and repeats), re-validation."""
-        return machine_seconds(self.trials, self.baselines, self.revalidation)
+        return machine_seconds(self.trials, self.baselines, self.revalidation, self.preload)
 
     def log_dir(self, number: int) -> Path:
         return trial_log_dir(self.out, number)
@@ -163,9 +169,10 @@ def measured_here(trials: Iterable[FrozenTrial]) -> list[FrozenTrial]:
 
 
 def machine_seconds(trials: Iterable[FrozenTrial], baselines: Iterable[dict[str, Any]],
-                    revalidation: dict[str, Any] | None) -> dict[str, float]:
+                    revalidation: dict[str, Any] | None, preload: dict[str, Any] | None = None) -> dict[str, float]:
     """Seconds of db_bench per part of a study."""
-    parts = {"baselines": sum(b.get("seconds", 0.0) for b in baselines),
+    parts = {"preload": (preload or {}).get("seconds", 0.0),
+             "baselines": sum(b.get("seconds", 0.0) for b in baselines),
              "trials": sum(t.user_attrs.get("seconds", 0.0) for t in measured_here(trials)),
              "revalidation": (revalidation or {}).get("seconds", 0.0)}
     return {**parts, "total": sum(parts.values())}

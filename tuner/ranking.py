@@ -100,6 +100,27 @@ def top_k(trials: Iterable[FrozenTrial], directions: Sequence[str], k: int,
     return ([t for t in order if feasible(t)] or order)[:k]
 
 
+def distinct_top(trials: Iterable[FrozenTrial], directions: Sequence[str], k: int,
+                 distance: Callable[[dict[str, Any], dict[str, Any]], float], apart: float = 0.25,
+                 near: float = 0.85, prefer: Sequence[float] | None = None) -> list[FrozenTrial]:
+    """``k`` finalists from distinct regions: the best, then each time the best trial at least ``apart``
+    (``distance``) from every one chosen among those within ``near`` of the best's ops/s (plausible
+    winners, given run-to-run noise); when no such trial is left, the next best. Not k neighbours of
+    one optimum."""
+    order = ranked(trials, directions, prefer)
+    pool = ([t for t in order if feasible(t)] or order)
+    if pool:
+        pool = [t for i, t in enumerate(pool) if i < k or ops(t) >= near * ops(pool[0])]
+    chosen: list[FrozenTrial] = []
+    for t in pool:
+        if len(chosen) < k and all(distance(t.params, c.params) >= apart for c in chosen):
+            chosen.append(t)
+    for t in pool:
+        if len(chosen) < k and t not in chosen:
+            chosen.append(t)
+    return sorted(chosen, key=pool.index)
+
+
 def best(trials: Sequence[FrozenTrial], directions: Sequence[str], revalidation: dict[str, Any] | None = None,
          prefer: Sequence[float] | None = None) -> FrozenTrial | None:
     """The re-validated winner when there was a re-validation, else the first in rank."""

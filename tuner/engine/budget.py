@@ -43,7 +43,7 @@ class Budget:
         plan = plan or self.plan
         if not plan.k:
             return 0
-        select = plan.k * plan.select_rounds if plan.k > 1 else 0
+        select = (plan.k + 1) * plan.select_rounds if plan.k > 1 else 0  # the finalists and the reference
         return select + self.configurations * plan.min_rounds
 
     def full_runs(self) -> int:

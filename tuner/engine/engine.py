@@ -21,13 +21,15 @@ from tuner.engine.loop import TrialLoop
 from tuner.engine.lock import StudyBusy, StudyLock
 from tuner.engine.measurer import Measurer
 from tuner.engine.plan import Plan
-from tuner.engine.prepare import Prepared, prepare_out
+from tuner.engine.prepare import Prepared, prepare_out, uses_duration
+from tuner.engine.preload import Build, run_preload
 from tuner.engine.revalidation import Remeasure
 from tuner.engine.storage import StudyStore
 from tuner.engine.warmstart import WarmStartError, named_starts, warm_start, warm_start_auto
 from tuner.events import EventBus
 from tuner.executors import Executor, Job
 from tuner.model import DEFAULT_BASELINE, DEFAULT_BASELINE_DOC, StudySnapshot, UsageError
+from tuner.target import SHAPE, lsm_levels, scaled
 from tuner.stats import spread
 
 
@@ -125,12 +127,34 @@ class Engine:
                              db_bench_seed=p.db_bench_seed, trials_wanted=p.trials_wanted, work_dir=p.work_dir,
                              trials=self.store.trials(), baselines=baselines, revalidation=self.revalidation,
                              slot=p.slot.to_dict(), memory=self.memory,
-                             seeded=tuple(self.store.attr("seeded") or ()))
+                             seeded=tuple(self.store.attr("seeded") or ()), target=self._target(),
+                             preload=self.store.attr("preload"))
+
+    def _target(self) -> dict[str, Any] | None:
+        """What the study tunes for, and how its trials compare with it (what was scaled, and why)."""
+        p = self.parts
+        if p.target is None:
+            return None
+        trial_data = p.workload.data_bytes()
+        rows = scaled(p.workload.flags, p.target)
+        if not p.target.assumed and trial_data < 0.99 * p.target.data:  # not the key count's rounding
+            rows.insert(0, {"option": "data", "trial": trial_data, "target": p.target.data,
+                            "why": "--scale: trials smaller than the target; the re-validation confirms at the target"})
+            if p.target.memory and p.memory_limit and p.memory_limit < p.target.memory:
+                rows.insert(1, {"option": "memory", "trial": p.memory_limit, "target": p.target.memory,
+                                "why": "the target's memory:data ratio (at least 64 MiB)"})
+        shape = {**p.target.shape, **{k: v for k, v in p.workload.flags.items() if k in SHAPE}}
+        return {**p.target.to_dict(), "trial_data_bytes": trial_data, "trial_levels": lsm_levels(trial_data, shape),
+                "trial_memory_bytes": p.memory_limit, "kind": p.workload.kind,
+                "duration_seconds": p.workload.duration if uses_duration(p.workload) else None,
+                "confirmed_at_bytes": p.plan.workload.data_bytes() if p.plan.workload else trial_data,
+                "scaled": rows}
 
     # -- the study --------------------------------------------------------------------------------
-    def run(self, sweep_stale: Callable[[], list[Path]]) -> StudySnapshot:
-        """Baselines, trials up to --trials counted ones, re-validation; the final snapshot.
-        ``sweep_stale`` removes trial directories that killed tuner runs left behind."""
+    def run(self, sweep_stale: Callable[[], list[Path]], build: Build | None = None) -> StudySnapshot:
+        """The preloaded DB, baselines, trials up to --trials counted ones, re-validation; the final
+        snapshot. ``sweep_stale`` removes trial directories that killed tuner runs left behind;
+        ``build`` builds a preloaded workload's DB (objectives.runner.Runner.preload)."""
         self.bus.study_started(self.snapshot())
         for note in self.seeded:
             self.bus.note(f"this new study {note}")
@@ -143,8 +167,15 @@ class Engine:
         if stale:
             self.bus.note(f"removed {len(stale)} trial directories left by killed tuner runs in {self.parts.work_dir}")
         try:
+            if self.parts.workload.kind == "preloaded":
+                assert build is not None, "a preloaded workload needs a builder"
+                run_preload(self.store, self.bus, build, self.parts.workload, self.parts.out)
             self.run_baselines()
             self.run_trials()
+            confirm = self.parts.plan.workload
+            if self.config.revalidate and confirm is not None and confirm.kind == "preloaded":
+                assert build is not None, "a preloaded workload needs a builder"
+                run_preload(self.store, self.bus, build, confirm, self.parts.out, "target")
             if self.config.revalidate:
                 self.revalidation = self.remeasure.revalidate(self.snapshot(), self._revalidation_plan(),
                                                               self.parts.reference)

@@ -15,7 +15,7 @@ import optuna
 
 from objectives import workdir
 from objectives.dbbench import DbBench
-from objectives.runner import RUNNER_FLAGS
+from objectives.runner import RUNNER_FLAGS, preload_dir
 from objectives.scores import Score
 from objectives.trace import trace_workload
 from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Workload, load_workload
@@ -25,6 +25,7 @@ from tuner.engine.baseline_file import NAME as BASELINE_NAME
 from tuner.engine.baseline_file import load_baseline
 from tuner.engine.plan import Plan, Reference
 from tuner.model import DEFAULT_BASELINE, TuneConfig, UsageError
+from tuner.target import Target, make_target
 from tuner.pruners import PrunerError, make_pruner
 from tuner.samplers import choose, make_sampler
 
@@ -66,6 +67,7 @@ class Prepared:
     reference: Reference  # what gains are measured against
     user_baseline: tuple[dict[str, Flag], str] | None  # --baseline's flags and description
     rungs: tuple[Workload, ...] = ()  # --fidelity: the workload at each rung's data size, the last the full one
+    target: Target | None = None  # what the study tunes for (tuner.target)
 
 
 def check_values(config: TuneConfig) -> None:
@@ -87,8 +89,10 @@ def check_values(config: TuneConfig) -> None:
             raise UsageError("--fidelity: needs --objective throughput (Optuna cannot prune multi-objective studies)")
     if not config.trial_timeout > 0:
         raise UsageError(f"--trial-timeout: must be > 0 seconds, got {config.trial_timeout}")
-    if not config.scale > 0:
+    if config.scale is not None and not config.scale > 0:
         raise UsageError(f"--scale: must be > 0, got {config.scale}")
+    if config.duration is not None and not config.duration > 0:
+        raise UsageError(f"--duration: must be > 0 seconds, got {config.duration}")
     for flag, value, least in (("--repeats", config.repeats, 1), ("--revalidate", config.revalidate, 0),
                                ("--revalidate-rounds", config.revalidate_rounds, 2),
                                ("--revalidate-max-rounds", config.revalidate_max_rounds, config.revalidate_rounds),
@@ -137,13 +141,20 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
             slot: Slot) -> Prepared:
     """Scale workload and space to the trials' slot, check flags, build the sampler and the work
     directory."""
-    host = Context.of_host()
-    workload = workload_of(config).resolve(config.scale, replace(host, cores=slot.cores, ram=slot.ram))
+    host = replace(Context.of_host(), cores=slot.cores, ram=slot.ram)
+    unresolved = config.space if isinstance(config.space, SearchSpace) else load_space(config.space)
+    target, workload, confirm = target_workload(config, unresolved, host)
+    config = replace(config, scale=workload.scale)
     workload = replace(workload, drain=workload.drain and config.drain)
-    limit, budget = memory_plan(config, workload, slot)
-    ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=workload.data_bytes(), scale=config.scale,
-                  budget=budget)
-    space = (config.space if isinstance(config.space, SearchSpace) else load_space(config.space)).resolve(ctx)
+    if config.confirm_scale is not None:
+        confirm = replace(workload_of(config).resolve(config.confirm_scale, host), drain=workload.drain)
+    elif confirm is not None:  # at the target, in its memory
+        confirm = replace(confirm, drain=workload.drain, memory=target.memory or (
+            int(confirm.data_bytes() / confirm.data_to_memory) if confirm.data_to_memory else None))
+    work_dir, workload, confirm = _work_dir(config, db_bench, target, workload, confirm)
+    limit, budget = memory_plan(config, workload, slot, target)
+    ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget)
+    space = unresolved.resolve(ctx)
     check_flags(db_bench, workload, space)
     sampler_name = choose(config.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
     config = replace(config, sampler=sampler_name)
@@ -154,23 +165,9 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     trials = config.trials if config.trials is not None else 10**9  # a --budget alone: as many as fit
     wanted = min(trials, space.feasible_grid_size()) if grid else trials
     name = config.study or f"{workload.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    rungs = tuple(replace(workload_of(config).resolve(config.scale * f, replace(host, cores=slot.cores, ram=slot.ram)),
-                          drain=workload.drain) for f in config.fidelity[:-1]) + (workload,) if config.fidelity else ()
-    confirm = None
-    if config.confirm_scale is not None:
-        confirm = replace(workload_of(config).resolve(config.confirm_scale, replace(host, cores=slot.cores, ram=slot.ram)),
-                          drain=workload.drain)
-    try:
-        work_dir = workdir.prepare(Path(config.work_dir) if config.work_dir is not None else None)
-        largest = max(workload.data_bytes(), confirm.data_bytes() if confirm else 0)
-        workdir.check_space(work_dir, largest, f"workload {workload.name} at --scale "
-                            f"{max(config.scale, config.confirm_scale or 0):g}")
-    except workdir.WorkDirError as exc:
-        raise UsageError(str(exc)) from None
-    user, reference = None, Reference(DEFAULT_BASELINE, {})
-    if config.baseline is not None:
-        flags, values, doc = load_baseline(Path(config.baseline), space)
-        user, reference = (flags, doc), Reference(BASELINE_NAME, flags, values)
+    rungs = tuple(replace(workload_of(config).resolve(workload.scale * f, host), drain=workload.drain)
+                  for f in config.fidelity[:-1]) + (workload,) if config.fidelity else ()
+    user, reference = _reference(config, space, target)
     plan = Plan(k=config.revalidate, min_rounds=config.revalidate_rounds, max_rounds=config.revalidate_max_rounds,
                 target=config.interval_target, ablation=config.ablation, seed=config.seed or 0, workload=confirm,
                 confirm_scale=config.confirm_scale)
@@ -179,24 +176,65 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
                     workload=workload, space=space, trials_wanted=wanted, repair_rejected=not grid, work_dir=work_dir,
                     out=out, storage=config.storage or f"sqlite:///{(out / 'study.db').resolve()}",
                     db_bench_seed=config.seed if config.seed else 1, slot=slot, memory_limit=limit, plan=plan,
-                    reference=reference, user_baseline=user, rungs=rungs)
+                    reference=reference, user_baseline=user, rungs=rungs, target=target)
+
+
+def _work_dir(config: TuneConfig, db_bench: DbBench, target: Target, workload: Workload,
+              confirm: Workload | None) -> tuple[Path, Workload, Workload | None]:
+    """The work dir, checked to hold the trials' DBs; preloaded workloads with their DB's place in it."""
+    try:
+        work_dir = workdir.prepare(Path(config.work_dir) if config.work_dir is not None else None)
+    except workdir.WorkDirError as exc:
+        raise UsageError(str(exc)) from None
+    check_disk(work_dir, workload, target, confirm)
+    seed = config.seed if config.seed else 1
+    if workload.kind == "preloaded":
+        workload = replace(workload, snapshot=str(preload_dir(db_bench, work_dir, workload, seed) / "db"))
+    if confirm is not None and confirm.kind == "preloaded":
+        confirm = replace(confirm, snapshot=str(preload_dir(db_bench, work_dir, confirm, seed) / "db"))
+    return work_dir, workload, confirm
+
+
+def _reference(config: TuneConfig, space: SearchSpace,
+               target: Target) -> tuple[tuple[dict[str, Flag], str] | None, Reference]:
+    """(the user's configuration as a baseline: --baseline, else --base-options' searched options; what
+    gains are measured against: it, else rocksdb-default)."""
+    if config.baseline is not None:
+        flags, values, doc = load_baseline(Path(config.baseline), space)
+        return (flags, doc), Reference(BASELINE_NAME, flags, values)
+    if config.base_options is not None:
+        searched = {p.flag: p for p in space.parameters}
+        flags = {f: v for f, v in target.base.items() if f in searched}
+        values = {searched[f].name: v for f, v in flags.items()}
+        return ((flags, f"your configuration: the OPTIONS file {config.base_options} (--base-options)"),
+                Reference(BASELINE_NAME, flags, values))
+    return None, Reference(DEFAULT_BASELINE, {})
 
 
 MIN_MEMORY_LIMIT = 64 * MiB
 
 
-def memory_plan(config: TuneConfig, workload: Workload, slot: Slot) -> tuple[int | None, int]:
+def memory_plan(config: TuneConfig, workload: Workload, slot: Slot,
+                target: Target | None = None) -> tuple[int | None, int]:
     """(memory limit of the scored phases, memory budget of the space).
 
-    The limit is --memory-limit, else the workload's data / data_to_memory (at least 64 MiB), else
-    none. The budget (memtables + block cache) is --memory-budget, else 3/4 of the limit (the rest
-    is db_bench itself and the page cache), else a quarter of the slot's memory."""
+    The limit is --target-memory (or --memory-limit), else the workload's data / data_to_memory (at
+    least 64 MiB), else none. The budget (memtables + block cache) is --memory-budget, else 3/4 of the
+    limit (the rest is db_bench itself and the page cache), else a quarter of the slot's memory."""
+    if config.memory_limit is not None and config.target_memory is not None:
+        raise UsageError("--memory-limit: --target-memory already sets the memory the trials run in; give one")
     limit = config.memory_limit
+    if config.target_memory is not None and target is not None:  # the target's memory:data ratio
+        limit = max(MIN_MEMORY_LIMIT, int(target.memory * min(1.0, workload.data_bytes() / target.data)))
     if limit is None and workload.data_to_memory:
         limit = max(MIN_MEMORY_LIMIT, int(workload.data_bytes() / workload.data_to_memory))
     if limit is not None and not 0 < limit <= slot.ram:
-        raise UsageError(f"--memory-limit: {limit / MiB:,.0f} MiB; a trial has {slot.ram / GiB:.1f} GiB of memory "
-                         f"(more than 0, at most that)")
+        flag = "--memory-limit" if config.memory_limit else "--target-memory" if config.target_memory else \
+            "--target-data" if config.target_data else "--scale"
+        raise UsageError(f"{flag}: the trials' memory would be {limit / MiB:,.0f} MiB; a trial has "
+                         f"{slot.ram / GiB:.1f} GiB of memory (more than 0, at most that)"
+                         + ("" if flag == "--memory-limit" else f"; the workload's data / {workload.data_to_memory:g}"
+                            " sets it: give --target-memory" if not config.target_memory else ""))
     budget = config.memory_budget if config.memory_budget is not None else (limit * 3 // 4 if limit else slot.ram // 4)
     if budget <= 0:
         raise UsageError(f"--memory-budget: must be > 0 bytes, got {budget}")
@@ -206,6 +244,68 @@ def memory_plan(config: TuneConfig, workload: Workload, slot: Slot) -> tuple[int
             f"a trial's {slot.ram / GiB:.1f} GiB share of memory"
         raise UsageError(f"--memory-budget: {budget / GiB:,.1f} GiB is more than {what}")
     return limit, budget
+
+
+def target_workload(config: TuneConfig, space: SearchSpace,
+                    host: Context) -> tuple[Target, Workload, Workload | None]:
+    """What the study tunes for; its workload as the trials run it: at the target's data (or at a
+    smaller --scale) in the target's LSM shape with the base options the space does not search, or,
+    with no --target-data, at --scale as the workload itself is shaped; and, when the trials are
+    smaller than the target, the workload at the target, where the re-validation confirms (its
+    memory the target's)."""
+    named = workload_of(config)
+    if config.duration is not None:
+        if not uses_duration(named):
+            raise UsageError(f"--duration: workload {named.name} has no timed phase (its phases run a set number "
+                             "of operations); the preloaded workloads (rocksdb-tuner workloads) have")
+        named = replace(named, duration=config.duration)
+    if config.target_data is not None and named.kind == "replay":
+        raise UsageError("--target-data: a trace replays on its --db-snapshot as it is; the snapshot is the target")
+    if named.kind == "preloaded" or config.target_data is not None:
+        for flag, given, why in (
+                ("--fidelity", config.fidelity, "runs of a preloaded DB cost their timed phase whatever its size, "
+                 "and a target confirms at its own size"),
+                ("--confirm-scale", config.confirm_scale, "a target is confirmed at --target-data"),
+                ("--ray-address", config.ray_address, "the preloaded DB lives in this host's --work-dir")):
+            if given and (flag != "--ray-address" or named.kind == "preloaded"):
+                raise UsageError(f"{flag}: not with {'a preloaded workload' if named.kind == 'preloaded' else '--target-data'}"
+                                 f" ({why})")
+    one = named.resolve(1.0, host)
+    target = make_target(config.target_data, config.target_memory, config.base_options,
+                         int(one.data_bytes() * (config.scale or 1.0)), host.ram)
+    if target.assumed:
+        return target, named.resolve(config.scale or 1.0, host), None
+    searched = {p.flag for p in space.parameters}
+    base = {f: v for f, v in target.base.items() if f not in searched}
+    at_target = named.resolve(target.data / one.data_bytes(), host)
+    at_target = replace(at_target, flags={**at_target.flags, **base, **target.shape}, memory=target.memory)
+    if config.scale is None or at_target.data_bytes() <= 1.01 * one.data_bytes() * config.scale:
+        return target, replace(at_target, memory=None), None
+    trials = named.resolve(config.scale, host)  # smaller than the target, in its shape; confirmed at the target
+    return target, replace(trials, flags={**trials.flags, **base, **target.shape}), at_target
+
+
+def uses_duration(workload: Workload) -> bool:
+    """Whether a phase's flags use the name ``duration`` (a timed phase)."""
+    values = [v for p in (*workload.phases, *((workload.preload,) if workload.preload else ()))
+              for v in p.flags.values()] + list(workload.flags.values())
+    return any(isinstance(v, dict) and "duration" in v.get("expr", "") for v in values)
+
+
+def check_disk(work_dir: Path, workload: Workload, target: Target, confirm: Workload | None) -> None:
+    """The work dir's disk holds a trial's DB (and a preloaded one), else one line naming the flag."""
+    largest = max(workload.data_bytes(), confirm.data_bytes() if confirm else 0)
+    factor = workdir.PRELOADED_FACTOR if workload.kind == "preloaded" else workdir.SPACE_FACTOR
+    try:
+        workdir.check_space(work_dir, largest, f"workload {workload.name} at {largest / GiB:,.2f} GiB of data",
+                            factor)
+    except workdir.WorkDirError as exc:
+        if target.assumed:
+            raise UsageError(str(exc)) from None
+        fits = workdir.largest_data(work_dir, factor)
+        raise UsageError(f"--target-data: {target.data / GiB:,.1f} GiB does not fit this machine: {exc}; the "
+                         f"largest target its disk holds is about {fits / GiB:,.1f} GiB (or give a --work-dir "
+                         "on a bigger disk)") from None
 
 
 def workload_of(config: TuneConfig) -> Workload:

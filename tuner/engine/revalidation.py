@@ -56,24 +56,32 @@ class Remeasure:
     afford: Callable[[int], bool] = lambda runs: True  # do ``runs`` more runs fit the --budget?
 
     def revalidate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference) -> dict[str, Any] | None:
-        finalists = ranking.top_k(snapshot.trials, snapshot.directions, plan.k, snapshot.weights)
+        space = snapshot.space
+        finalists = ranking.distinct_top(snapshot.trials, snapshot.directions, plan.k, space.distance,
+                                         prefer=snapshot.weights)
         if not finalists:
             return None
-        space = snapshot.space
         if reference.name == DEFAULT_BASELINE and not reference.values:
             reference = replace(reference, values=_default_values(snapshot))
         result: dict[str, Any] = {"reference": reference.name, "plan": _plan_dict(plan)}
         winner = finalists[0]
         if len(finalists) > 1:
             entries = {f"trial {t.number}": {"flags": space.flags(t.params), "trial": t.number} for t in finalists}
-            self.note(f"re-validation: choosing among the {len(finalists)} best trials in {plan.select_rounds} rounds")
+            entries[reference.name] = {"flags": reference.flags}  # each finalist against it, round by round
+            self.note(f"re-validation: choosing among {len(finalists)} finalists from distinct regions of the space, "
+                      f"beside {reference.name}, in {plan.select_rounds} rounds")
             saved = self.rounds(entries, plan.select_rounds, "select", plan)
             rows = sample_rows(saved, entries)
-            measured = [r for r in rows if r.get("median_ops_per_sec") and "failed" not in r]
+            measured = [r for r in rows if r.get("median_ops_per_sec") and "failed" not in r and r["trial"] is not None]
             if measured:
                 chosen = max(measured, key=lambda r: r["median_ops_per_sec"])
                 winner = next(t for t in finalists if t.number == chosen["trial"])
+            by_name = {r["name"]: r for r in rows}
             result["select"] = {"rounds": saved["rounds"], "configurations": rows, "winner": f"trial {winner.number}",
+                                "vs_reference": {r["name"]: _ratio(by_name, r["name"], reference.name)
+                                                 for r in rows if r["trial"] is not None},
+                                "distance_to_winner": {f"trial {t.number}": round(space.distance(t.params, winner.params), 3)
+                                                       for t in finalists},
                                 "rank_correlation": _rank_change(finalists, rows, plan)}
         estimate = self._estimate(snapshot, plan, reference, winner)
         result.update(estimate)
@@ -214,13 +222,18 @@ def _with_reference(space: SearchSpace, params: dict[str, Any], names: set[str],
 
 
 def _rank_change(finalists: list[Any], rows: list[dict[str, Any]], plan: Plan) -> dict[str, Any] | None:
-    """With --confirm-scale: how the finalists' order at the search's scale (their trial's ops/s)
-    compares with their order at the confirm scale (median ops/s)."""
-    if plan.confirm_scale is None:
+    """When the re-validation runs at another size (the target, or --confirm-scale): how the finalists'
+    order in the search (their trial's ops/s) compares with their order there (median ops/s), and
+    whether the search's best stays the answer."""
+    if plan.workload is None:
         return None
-    medians = {r["trial"]: r.get("median_ops_per_sec") for r in rows}
+    medians = {r["trial"]: r.get("median_ops_per_sec") for r in rows if r["trial"] is not None}
     pairs = [(ranking.ops(t), medians[t.number]) for t in finalists if medians.get(t.number)]
-    return {"confirm_scale": plan.confirm_scale, "search_ops_per_sec": [p[0] for p in pairs],
+    there = max(medians, key=lambda n: medians[n] or 0.0) if medians else None
+    return {"confirm_scale": plan.confirm_scale, "confirm_data_bytes": plan.workload.data_bytes(),
+            "search_best": f"trial {finalists[0].number}", "confirmed_best": f"trial {there}",
+            "changed": there is not None and there != finalists[0].number,
+            "search_ops_per_sec": [p[0] for p in pairs],
             "confirm_ops_per_sec": [p[1] for p in pairs],
             "kendall_tau": rank_correlation([p[0] for p in pairs], [p[1] for p in pairs])}
 

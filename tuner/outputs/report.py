@@ -12,9 +12,10 @@ from optuna.trial import FrozenTrial
 from objectives.versions import pinned_defaults
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
-from tuner.fmt import fmt_ops
+from tuner.fmt import fmt_bytes, fmt_ops
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult
 from tuner.stats import paired_ratio
+from tuner.outputs.deployment import answer, gain_lines, target_lines
 from tuner.outputs.explain import explain
 
 
@@ -118,8 +119,13 @@ def verdict_lines(summary: dict[str, Any]) -> list[str]:
                      f"{ratio_text(minimal['vs_reference'])} vs {ref}, {ratio_text(minimal['vs_full'])} vs the full best")
     change = (reval.get("select") or {}).get("rank_correlation")
     if change:
-        lines.append(f"at --confirm-scale {change['confirm_scale']:g}: the finalists' order against the search's "
-                     f"Kendall tau {change['kendall_tau'] if change['kendall_tau'] is not None else 'n/a'}")
+        where = f"--confirm-scale {change['confirm_scale']:g}" if change.get("confirm_scale") else \
+            f"the target ({fmt_bytes(change['confirm_data_bytes'])})"
+        tau = change["kendall_tau"]
+        lines.append(f"at {where}: the finalists' order against the search's Kendall tau "
+                     f"{f'{tau:.2f}' if tau is not None else 'n/a'}; "
+                     + (f"the answer changed: {change['search_best']} led the search, {change['confirmed_best']} "
+                        "led there" if change.get("changed") else f"{change['search_best']} led both"))
     return lines
 
 
@@ -139,7 +145,8 @@ def _why(summary: dict[str, Any]) -> list[str]:
 def closing_table(summary: dict[str, Any]) -> str:
     header = (f"{'configuration':<28} {'ops/s':>12} {'range':>19} {'P99 us':>10} {'write amp':>13} "
               f"{'vs default':>11}")
-    lines = [header, "-" * len(header)]
+    lines = [*target_lines(summary), "", header, "-" * len(header)] if summary.get("target") else \
+        [header, "-" * len(header)]
     for row in summary["comparison"]:
         ops, spread, p99, wa, ratio = _cells(row)
         lines.append(f"{row['name']:<28} {ops:>12} {spread:>19} {p99:>10} {wa:>13} {ratio:>11}")
@@ -149,10 +156,13 @@ def closing_table(summary: dict[str, Any]) -> str:
     if summary.get("recommendation"):
         lines.append(summary["recommendation"])
     lines += [""] + verdict_lines(summary) if verdict_lines(summary) else []
+    lines += [""] + gain_lines(summary) if gain_lines(summary) else []
     best = summary.get("best")
     if best:
         lines.append("")
-        lines.append("best configuration (db_bench flags): " + " ".join(f"--{k}={v}" for k, v in best["flags"].items()))
+        kept = (summary.get("answer") or {}).get("recommend") == "reference"
+        lines.append(("best tuned configuration, not recommended (db_bench flags): " if kept else
+                      "best configuration (db_bench flags): ") + " ".join(f"--{k}={v}" for k, v in best["flags"].items()))
         if not best["feasible"]:
             lines.append("NOTE: no trial met the budgets; this is the least-violating one.")
         lines += _why(summary)
@@ -170,7 +180,8 @@ def comparison_markdown(summary: dict[str, Any]) -> str:
              "|---|---:|---:|---:|---:|---:|"]
     for row in summary["comparison"]:
         lines.append("| " + " | ".join((row["name"], *_cells(row))) + " |")
-    lines += [""] + [f"{line}" for line in verdict_lines(summary)]
+    lines += [""] + [f"{line}" for line in verdict_lines(summary)] + [""] + gain_lines(summary) + \
+        ([""] + target_lines(summary) if summary.get("target") else [])
     best = summary.get("best")
     if best:
         lines += ["", "Best configuration (db_bench flags): `" +
@@ -243,7 +254,10 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "explanation": explain(snapshot, best) if best else None,
         "mlflow": mlflow,
         "failures": [{"trial": t.number, "reason": t.user_attrs.get("fail_reason", "")} for t in groups["failed"]][:50],
+        "target": snapshot.target,
+        "preload": snapshot.preload,
     }
+    summary["answer"] = answer(summary)
     if len(snapshot.directions) > 1:
         summary["pareto"] = [_trial_row(t) for t in snapshot.pareto_front()]
         weights = snapshot.config.prefer
@@ -267,7 +281,12 @@ def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None)
     best = summary["best"]
     write_atomic(snapshot.out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
     write_atomic(snapshot.out / "comparison.md", comparison_markdown(summary))
-    if best is not None:
+    kept = (summary.get("answer") or {}).get("recommend") == "reference"
+    if kept:  # nothing beat the reference: its own OPTIONS, as its runs wrote them
+        ref = next(b for b in snapshot.baselines if b["name"] == summary["answer"]["name"])
+        _write_options(snapshot, Path(ref["log_dir"]) / "OPTIONS", {"cache_size": ref["flags"].get("cache_size")},
+                       "OPTIONS.ini")
+    elif best is not None:
         _write_options(snapshot, Path(best["log_dir"]) / "OPTIONS", best["params"], "OPTIONS.ini")
     minimal = (snapshot.revalidation or {}).get("minimal")
     if minimal:  # the options that matter, the rest at the reference's values: measured in its own rounds

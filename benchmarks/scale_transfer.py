@@ -1,0 +1,123 @@
+"""Does a study's answer hold when the DB grows? Its answer and db_bench's defaults measured at
+several multiples of the data it was tuned on, in RocksDB's file and level sizes.
+
+    .venv/bin/python benchmarks/scale_transfer.py --study runs/default-steady-overwrite [--factors 1,4,16]
+        [--rounds 5] [--out benchmarks/results/scale-transfer/default-job.json]
+
+For each factor F: the study's workload at F times its trials' data, in the target's LSM shape (the
+study's --base-options, else RocksDB's defaults: 64 MiB files, 256 MiB L1 x 10; never the scaled-down
+sizes of a load preset), within F times its trials' memory (the same memory:data ratio), with the
+study's --duration. A preloaded workload's DB is built once per size and every run starts on a
+checkpoint of it; a load workload loads from empty in every run. Each round runs every configuration
+once, in a fresh random order; the answer's gain over the defaults is the geometric mean of the
+per-round ratios with a 95 % t interval (tuner.stats.paired_ratio). The record (machine, db_bench,
+date, every sample) is rewritten after each size, so a long run shows its progress.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from objectives.dbbench import probe
+from objectives.measurement import measure
+from objectives.runner import Runner, RunFailed, remove_owned
+from search_spaces import Context, load_space
+from tuner.engine.prepare import target_workload
+from tuner.experiment import machine_info
+from tuner.model import TuneConfig
+from tuner.stats import paired_ratio
+
+RESULTS = Path(__file__).with_name("results") / "scale-transfer"
+
+
+def configurations(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """db_bench's defaults and the study's best (the best tuned one, also when its answer kept the defaults)."""
+    best = summary["best"]
+    return {"rocksdb-default": {}, f"best (trial {best['trial']})": best["flags"]}
+
+
+def workload_at(summary: dict[str, Any], factor: int, host: Context):  # noqa: ANN201 - a Workload
+    """The study's workload at ``factor`` times its trials' data, in the target's shape and memory ratio."""
+    target = summary.get("target") or {}
+    data = int(target.get("trial_data_bytes") or summary["data_bytes"]) * factor
+    memory = target.get("trial_memory_bytes") or (summary.get("memory") or {}).get("limit_bytes")
+    config = TuneConfig(workload=summary["workload"], target_data=data,
+                        target_memory=int(memory * factor) if memory else None,
+                        duration=target.get("duration_seconds"),
+                        base_options=Path(target["source"].removeprefix("the OPTIONS file ")) if
+                        target.get("source", "").startswith("the OPTIONS file ") else None)
+    _, workload, _ = target_workload(config, load_space(summary["space"]), host)
+    return replace(workload, memory=config.target_memory), config.target_memory
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--study", type=Path, required=True, help="a finished study's --out directory")
+    parser.add_argument("--factors", default="1,4,16")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--work-dir", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    summary = json.loads((args.study / "summary.json").read_text())
+    db_bench = probe(summary["db_bench"]["path"])
+    configs = configurations(summary)
+    host = Context.of_host()
+    out = args.out or RESULTS / f"{summary['study']}.json"
+    record: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "study": summary["study"],
+                              "workload": summary["workload"], "db_bench": db_bench.to_dict(),
+                              "study_answer": summary.get("answer"),
+                              "configurations": configs, "rounds": args.rounds, "sizes": []}
+    rng = random.Random(1)
+    with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-transfer-", dir=args.work_dir) as tmp:
+        root = Path(tmp)
+        (root / "work").mkdir()
+        record["machine"] = machine_info(host, root / "work")
+        for factor in (int(f) for f in args.factors.split(",")):
+            workload, memory = workload_at(summary, factor, host)
+            runner = Runner(db_bench, root / "work", timeout=3600.0, memory_limit=memory)
+            size: dict[str, Any] = {"factor": factor, "data_bytes": workload.data_bytes(), "memory_bytes": memory,
+                                    "flags": workload.flags, "samples": {c: [] for c in configs}, "failed": {}}
+            if workload.kind == "preloaded":
+                built = runner.preload(workload, root / "logs" / f"preload-{factor}")
+                workload = replace(workload, snapshot=str(built.path))
+                size["preload"] = {"seconds": built.seconds, "size_bytes": built.size_bytes}
+                print(f"{factor}x: preloaded {built.size_bytes / 2**30:.1f} GiB in {built.seconds:.0f} s", flush=True)
+            for i in range(args.rounds):
+                for name in rng.sample(sorted(configs), len(configs)):
+                    try:
+                        m = measure(runner, workload, configs[name], root / "logs" / "run", 1, 1).metrics
+                    except RunFailed as exc:
+                        size["failed"].setdefault(name, []).append(exc.reason)
+                        print(f"{factor}x round {i + 1} {name}: FAILED {exc.reason}", flush=True)
+                        continue
+                    size["samples"][name].append(m)
+                    print(f"{factor}x round {i + 1}/{args.rounds} {name}: {m['ops_per_sec']:,.0f} ops/s, write amp "
+                          f"{m['write_amp']:.2f}, {m['wall_seconds']:.0f} s", flush=True)
+            if workload.kind == "preloaded":
+                remove_owned(Path(workload.snapshot).parent)
+            ops = {c: [s["ops_per_sec"] for s in size["samples"][c]] for c in configs}
+            best = next(c for c in configs if c != "rocksdb-default")
+            size["median_ops_per_sec"] = {c: statistics.median(v) for c, v in ops.items() if v}
+            size["median_write_amp"] = {c: statistics.median(s["write_amp"] for s in size["samples"][c])
+                                        for c in configs if size["samples"][c]}
+            size["best_over_default"] = paired_ratio(ops[best], ops["rocksdb-default"])
+            record["sizes"].append(size)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(record, indent=2, default=str) + "\n")
+            g = size["best_over_default"]
+            print(f"{factor}x ({workload.data_bytes() / 2**30:.1f} GiB): best / defaults {g['ratio']:.2f}x "
+                  f"(95 % CI {g['ci95'][0]:.2f}-{g['ci95'][1]:.2f}, {g['verdict']})" if g.get("ci95") else
+                  f"{factor}x: not enough rounds", flush=True)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""Answers for the size a user deploys (issue 30): a target (data, memory, base OPTIONS), trials in
+its LSM shape, preloaded DBs and their checkpoints, confirmation at the target, and bad targets
+refused before any run. The live tests run the real db_bench."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from dataclasses import replace
+
+import optuna
+import pytest
+
+from objectives.measurement import measure
+from objectives.runner import Runner
+from objectives.workloads import load_workload
+from search_spaces import GiB, MiB
+from tests.conftest import leftovers
+from tests.test_cli import tuner
+from tuner import options_file, ranking
+from tuner.model import UsageError
+from tuner.target import SHAPE, lsm_levels, load_base_options, make_target, scaled
+
+OPTIONS = """[Version]
+  rocksdb_version=9.11.2
+[DBOptions]
+  max_background_jobs=6
+  bytes_per_sync=1048576
+[CFOptions "default"]
+  write_buffer_size=134217728
+  target_file_size_base=33554432
+  max_bytes_for_level_base=134217728
+  max_bytes_for_level_multiplier=8.000000
+  level0_file_num_compaction_trigger=2
+  compression=kLZ4Compression
+  comparator=leveldb.BytewiseComparator
+[TableOptions/BlockBasedTable "default"]
+  filter_policy=bloomfilter:10:false
+  block_size=16384
+"""
+
+
+def test_lsm_levels_follow_the_level_sizes():
+    shape = {f: d for f, (_, d) in SHAPE.items()}  # RocksDB's: L1 256 MiB, x10
+    assert lsm_levels(200 * MiB, shape) == 1
+    assert lsm_levels(1 * GiB, shape) == 2  # L1 full, L2 partly
+    assert lsm_levels(2 * GiB + 512 * MiB, shape) == 2  # L1 + L2 hold 2.75 GiB
+    assert lsm_levels(4 * GiB, shape) == 3
+    assert lsm_levels(64 * GiB, shape) == 4
+    # the toy default job: 232 MB with L1 scaled to 64 MiB has two levels, at RocksDB's sizes one
+    assert lsm_levels(232_000_000, {**shape, "max_bytes_for_level_base": 64 * MiB}) == 2
+    assert lsm_levels(232_000_000, shape) == 1
+
+
+def test_base_options_keep_the_users_shape_and_options(tmp_path):
+    path = tmp_path / "OPTIONS"
+    path.write_text(OPTIONS)
+    shape, other = load_base_options(path)
+    assert shape["target_file_size_base"] == 32 * MiB and shape["max_bytes_for_level_base"] == 128 * MiB
+    assert shape["max_bytes_for_level_multiplier"] == 8 and shape["level0_file_num_compaction_trigger"] == 2
+    assert shape["level0_stop_writes_trigger"] == 36  # not in the file: RocksDB's default
+    assert other == {"write_buffer_size": 128 * MiB, "compression_type": "lz4", "max_background_jobs": 6,
+                     "bytes_per_sync": 1048576, "bloom_bits": 10, "block_size": 16384}
+    target = make_target(4 * GiB, 1 * GiB, path, 0, ram=8 * GiB)
+    assert target.levels() == 3 and not target.assumed and str(path) in target.source
+    # what a load preset scales down is listed against the target's value
+    rows = scaled({"target_file_size_base": 8 * MiB, "num": 5}, target)
+    assert [(r["option"], r["trial"], r["target"]) for r in rows] == [("target_file_size_base", 8 * MiB, 32 * MiB)]
+
+
+@pytest.mark.parametrize("data, memory, base, ram, match", [
+    (4 * GiB, 32 * GiB, None, 24 * GiB, "--target-memory: 32,768 MiB; this machine has 24,576 MiB"),
+    (None, 1 * GiB, None, 24 * GiB, "--target-memory: give the data it serves too"),
+    (0, None, None, 24 * GiB, "--target-data: must be > 0"),
+    (4 * GiB, None, "missing.ini", 24 * GiB, "--base-options missing.ini: cannot read it"),
+])
+def test_bad_targets_are_refused_with_the_flag_named(data, memory, base, ram, match):
+    with pytest.raises(UsageError, match=match):
+        make_target(data, memory, Path(base) if base else None, 0, ram)
+
+
+def test_finalists_come_from_distinct_regions():
+    """Three near-identical configurations lead by a hair; a distinct one close behind is a finalist."""
+    dist = optuna.distributions.FloatDistribution(0, 1)
+
+    def trial(number: int, ops: float, x: float) -> optuna.trial.FrozenTrial:
+        return optuna.trial.create_trial(params={"x": x}, distributions={"x": dist}, values=[ops],
+                                         user_attrs={"outcome": "complete", "metrics": {"ops_per_sec": ops}})
+
+    trials = [trial(0, 100, 0.50), trial(1, 99, 0.51), trial(2, 98, 0.52), trial(3, 97, 0.95), trial(4, 10, 0.0)]
+    for i, t in enumerate(trials):
+        t.number = i
+    chosen = ranking.distinct_top(trials, ["maximize"], 3, lambda a, b: abs(a["x"] - b["x"]))
+    assert [t.number for t in chosen] == [0, 1, 3]  # the best, the distinct one, then the next best
+    assert len(ranking.distinct_top(trials, ["maximize"], 3, lambda a, b: 0.0)) == 3  # all alike: the top 3
+
+
+def _files(db: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(db.iterdir()) if p.is_file()}
+
+
+@pytest.mark.dbbench
+def test_checkpoints_leave_the_preloaded_db_untouched(db_bench, host, work_dir, tmp_path):
+    """Two runs write and compact on checkpoints of one preloaded DB; its files stay byte for byte."""
+    workload = replace(load_workload("steady-overwrite"), duration=2.0).resolve(0.01, host)  # 50k keys, 21 MB
+    runner = Runner(db_bench, work_dir)
+    built = runner.preload(workload, tmp_path / "logs", seed=1)
+    assert (built.path / "CURRENT").is_file() and not built.reused and built.size_bytes > 5 * MiB
+    before = _files(built.path)
+    workload = replace(workload, snapshot=str(built.path))
+    for flags in ({}, {"write_buffer_size": 1 * MiB, "compression_type": "none"}):
+        m = measure(runner, workload, flags, tmp_path / "run", 1, 1)
+        assert m.metrics["ops_per_sec"] > 0 and m.metrics["checkpoint_seconds"] < 2.0
+        assert m.metrics["write_amp"] > 0  # it wrote: flushes and compactions on the checkpoint
+    assert _files(built.path) == before
+    assert runner.preload(workload, tmp_path / "logs", seed=1).reused  # a resumed study finds it
+    assert leftovers(work_dir) == [built.path.parent.name]  # the runs' checkpoints are gone
+
+
+@pytest.mark.dbbench
+def test_a_target_shaped_trial_runs_in_the_targets_lsm_shape(tmp_path):
+    """--target-data on a preloaded workload: the trials' OPTIONS files have RocksDB's file and level
+    sizes (never scaled down); with --base-options, the user's; the summary says what the target is."""
+    r = tuner("tune", "--workload", "steady-overwrite", "--target-data", "24MiB", "--duration", "2s", "--trials",
+              "1", "--no-starts", "--sampler", "random", "--seed", "1", "--out", "o", "--no-mlflow", "--no-plots",
+              drain=True)
+    assert r.returncode == 0, r.stderr
+    sections = options_file.parse_options((tmp_path / "o" / "trials" / "0000" / "OPTIONS").read_text())
+    assert options_file.lookup(sections, "CFOptions.target_file_size_base") == str(64 * MiB)
+    assert options_file.lookup(sections, "CFOptions.max_bytes_for_level_base") == str(256 * MiB)
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    target = summary["target"]
+    assert target["data_bytes"] == 24 * MiB and not target["assumed"] and target["scaled"] == []
+    assert abs(target["trial_data_bytes"] - 24 * MiB) < 1000 and target["kind"] == "preloaded"
+    assert "target: 24 MiB of data" in r.stdout and "scaled: nothing" in r.stdout
+    command = (tmp_path / "o" / "trials" / "0000" / "overwrite.command").read_text()
+    assert "--use_existing_db=true" in command and "--duration=2" in command
+    assert not any(n.startswith("rocksdb-tuner-preload") for n in os.listdir(Path(summary["preload"]["trials"]["path"]).parents[1]))
+
+    base = tmp_path / "OPTIONS"
+    base.write_text(OPTIONS)
+    r = tuner("tune", "--workload", "steady-overwrite", "--target-data", "24MiB", "--duration", "2s", "--trials",
+              "1", "--no-starts", "--sampler", "random", "--seed", "1", "--out", "b", "--no-mlflow", "--no-plots",
+              "--base-options", str(base), drain=True)
+    assert r.returncode == 0, r.stderr
+    sections = options_file.parse_options((tmp_path / "b" / "trials" / "0000" / "OPTIONS").read_text())
+    assert options_file.lookup(sections, "CFOptions.target_file_size_base") == str(32 * MiB)
+    assert options_file.lookup(sections, "CFOptions.level0_file_num_compaction_trigger") == "2"
+    assert options_file.lookup(sections, "DBOptions.bytes_per_sync") == "1048576"  # not searched: the user's
+    baselines = {b["name"]: b for b in json.loads((tmp_path / "b" / "summary.json").read_text())["baselines"]}
+    assert baselines["current"]["params"]["write_buffer_size"] == 128 * MiB  # searched: the user's, as a baseline
+
+
+@pytest.mark.dbbench
+def test_without_a_target_the_summary_says_what_was_assumed_and_scaled(tmp_path):
+    r = tuner("tune", "--workload", "fillrandom", "--scale", "0.02", "--trials", "1", "--no-starts", "--sampler",
+              "random", "--out", "o", "--no-mlflow", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    target = json.loads((tmp_path / "o" / "summary.json").read_text())["target"]
+    assert target["assumed"] and {s["option"] for s in target["scaled"]} == {"target_file_size_base",
+                                                                            "max_bytes_for_level_base"}
+    assert "target: none given" in r.stdout and "scaled: target_file_size_base 256 KiB (RocksDB's default: 64 MiB)" \
+        in r.stdout
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--target-data", "4GiB", "--target-memory", "1TiB"], "--target-memory: 1,048,576 MiB; this machine has"),
+    (["--target-data", "900TiB"], "--target-data: 921,600.0 GiB does not fit this machine"),
+    (["--target-data", "4GiB", "--confirm-scale", "2", "--revalidate", "1"], "--confirm-scale: not with"),
+    (["--workload", "fillrandom", "--duration", "30s"], "--duration: workload fillrandom has no timed phase"),
+    (["--target-data", "4GiB", "--target-memory", "1GiB", "--memory-limit", "1GiB"], "--memory-limit: --target-memory"),
+])
+def test_bad_targets_get_one_line_before_any_run(tmp_path, args, match):
+    full = ["tune", "--trials", "1", "--out", "never", "--no-mlflow", *args]
+    if "--workload" not in args:
+        full += ["--workload", "steady-overwrite"]
+    r = tuner(*full)
+    assert r.returncode == 2 and match in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "never").exists()
+
+
+TWO_MEMTABLES = """name = "two-memtables"
+[parameters.write_buffer_size]
+type = "categorical"
+choices = [131072, 50331648]
+options_key = "CFOptions.write_buffer_size"
+"""
+
+
+@pytest.mark.dbbench
+def test_confirmation_at_the_target_changes_the_answer_when_the_toy_winner_loses_there(tmp_path):
+    """Trials on 2 MB: a 48 MiB memtable never flushes and wins easily over 128 KiB ones. At the
+    target, 80 MiB of data within 64 MiB of memory, two 48 MiB memtables do not fit (nor do the
+    defaults' 64 MiB ones): the confirmation at the target reports the small memtables instead."""
+    space = tmp_path / "two.toml"
+    space.write_text(TWO_MEMTABLES)
+    r = tuner("tune", "--workload", "fillrandom", "--scale", "0.02", "--target-data", "80MiB", "--target-memory",
+              "64MiB", "--space", str(space), "--sampler", "grid", "--trials", "2", "--no-starts", "--seed", "1",
+              "--revalidate", "2", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation",
+              "--out", "o", "--no-mlflow", "--no-plots", drain=True)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    trials = {t["params"]["write_buffer_size"]: t for t in summary["trials"] if t["outcome"] == "complete"}
+    big, small = trials[50331648], trials[131072]
+    assert big["metrics"]["ops_per_sec"] > small["metrics"]["ops_per_sec"]  # the toy winner
+    change = summary["revalidation"]["select"]["rank_correlation"]
+    assert change["search_best"] == f"trial {big['number']}" and change["confirmed_best"] == f"trial {small['number']}"
+    assert change["changed"] and change["confirm_data_bytes"] >= 80 * MiB * 0.99
+    assert summary["best"]["params"]["write_buffer_size"] == 131072 and summary["answer"]["recommend"] == "best"
+    assert "the answer changed" in r.stdout and "scaled: data 2.2 MiB (the target's: 80 MiB)" in r.stdout
+    options = options_file.parse_options((tmp_path / "o" / "OPTIONS.ini").read_text())
+    assert options_file.lookup(options, "CFOptions.write_buffer_size") == "131072"
+    assert options_file.lookup(options, "CFOptions.max_bytes_for_level_base") == str(256 * MiB)  # the target's shape
+    confirm = next((tmp_path / "o" / "revalidation-select").rglob("load.command")).read_text()
+    assert "--num=723" in confirm  # 80 MiB / 116 B: the runs at the target load its data

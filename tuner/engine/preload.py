@@ -1,0 +1,43 @@
+"""A preloaded workload's DB, built once per study before anything is measured on it (and, when the
+trials are smaller than the target, the target's before the re-validation); every run then starts on
+a hard-linked checkpoint of it (objectives.runner)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from objectives.runner import Preloaded, RunFailed
+from objectives.workloads import Workload
+from search_spaces import GiB
+from tuner.engine.storage import StudyStore
+from tuner.events import EventBus
+from tuner.model import UsageError
+
+Build = Callable[[Workload, Path], Preloaded]  # builds a workload's preloaded DB, its logs in the path
+
+
+def run_preload(store: StudyStore, bus: EventBus, build: Build, workload: Workload, out: Path,
+                role: str = "trials") -> None:
+    """Build the DB every run of ``workload`` starts from (``role``: the trials', or the target's for the
+    re-validation), or reuse the one a killed run of this study left. Its machine time is saved in the
+    study (``preload``) and counts toward the --budget."""
+    assert workload.preload is not None
+    saved = store.attr("preload") or {"seconds": 0.0, "builds": 0}
+    logs = out / f"preload-{role}"
+    bus.note(f"preloading the DB every {'run' if role == 'trials' else 'run at the target'} starts from: "
+             f"{', '.join(workload.preload.benchmarks)} of {workload.data_bytes() / GiB:,.2f} GiB (raw keys and "
+             "values), then a flush and the compactions it owes; each run works on a hard-linked checkpoint of it")
+    try:
+        done = build(workload, logs)
+    except RunFailed as exc:
+        raise UsageError(f"--workload {workload.name}: building the preloaded DB failed: {exc.reason} (logs in "
+                         f"{logs})") from None
+    if not done.reused:
+        saved["seconds"] += round(done.seconds, 2)
+        saved["builds"] += 1
+    saved[role] = {"path": str(done.path), "size_bytes": done.size_bytes, "seconds": round(done.seconds, 2),
+                   "data_bytes": workload.data_bytes()}
+    store.set_attr("preload", saved)
+    bus.note(f"preloaded DB: {done.size_bytes / GiB:,.2f} GiB on disk, "
+             + ("reused from a stopped run of this study" if done.reused else f"built in {done.seconds:,.0f} s"))

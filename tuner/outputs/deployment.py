@@ -1,0 +1,106 @@
+"""What a study's answer is for: the target it tuned for, what its trials scaled, and the answer
+itself: the best configuration when it beat the reference at the target, else "keep your
+configuration" (and then ``OPTIONS.ini`` is the reference's own)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tuner.fmt import fmt_bytes, fmt_duration
+from tuner.model import DEFAULT_BASELINE
+
+
+def answer(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """``{"recommend": "best" | "reference", "name": ..., "why": ...}`` after a re-validation, else None."""
+    reval = summary.get("revalidation") or {}
+    if not reval.get("best") or not summary.get("best"):
+        return None
+    gain, ref = reval["best_vs_reference"], reval["reference"]
+    where = "at the target" if summary.get("target") and not summary["target"]["assumed"] else "in the re-validation"
+    failed = {r["name"]: r["failed"] for r in reval.get("configurations", []) if "failed" in r}
+    if ref in failed and reval["best"] not in failed:
+        return {"recommend": "best", "name": reval["best"],
+                "why": f"{ref} failed {where} ({failed[ref]}) and {reval['best']} ran"}
+    if gain["verdict"] == "faster":
+        return {"recommend": "best", "name": reval["best"],
+                "why": f"{reval['best']} beat {ref} {where} ({gain['ratio']:.2f}x, its 95 % interval above 1)"}
+    how = "no measurable difference" if gain["verdict"] == "tie" else "slower" if gain["verdict"] == "slower" \
+        else "not measured"
+    return {"recommend": "reference", "name": ref,
+            "why": f"the best tuned configuration ({reval['best']}) against {ref} {where}: {how}; keep "
+                   f"{'your configuration' if ref != DEFAULT_BASELINE else 'the defaults'}"}
+
+
+def search_gain(summary: dict[str, Any]) -> float | None:
+    """The best trial's single run over rocksdb-default's single run, as the search saw them."""
+    best = (summary.get("best") or {}).get("metrics", {}).get("ops_per_sec")
+    default = next((b["metrics"].get("ops_per_sec") for b in summary.get("baselines", [])
+                    if b["name"] == DEFAULT_BASELINE and b.get("metrics")), None)
+    return best / default if best and default else None
+
+
+def target_lines(summary: dict[str, Any]) -> list[str]:
+    """What the study tuned for, how its trials relate to it, and what was scaled."""
+    t = summary.get("target")
+    if not t:
+        return []
+    shape = t["shape"]
+    lsm = (f"{fmt_bytes(shape['target_file_size_base'])} files, L1 {fmt_bytes(shape['max_bytes_for_level_base'])} "
+           f"x{shape['max_bytes_for_level_multiplier']}, L0 compaction at {shape['level0_file_num_compaction_trigger']} "
+           f"files")
+    memory = fmt_bytes(t["memory_bytes"]) + " of memory (page cache included)" if t["memory_bytes"] else \
+        "no memory limit given"
+    if t["assumed"]:
+        lines = [f"target: none given (--target-data, --target-memory, --base-options): assumed the workload's own "
+                 f"{fmt_bytes(t['data_bytes'])} of data, {memory}"]
+    else:
+        lines = [f"target: {fmt_bytes(t['data_bytes'])} of data (raw keys and values), {memory}; {t['source']}: "
+                 f"{lsm}; {t['levels']} level(s) below L0"]
+    trials = f"trials: {fmt_bytes(t['trial_data_bytes'])} of data ({t['trial_levels']} level(s) below L0)"
+    if t.get("trial_memory_bytes"):
+        trials += f" within {fmt_bytes(t['trial_memory_bytes'])}"
+    if t["kind"] == "preloaded":
+        pre = (summary.get("preload") or {}).get("trials", {})
+        trials += (f", each on a hard-linked checkpoint of a DB preloaded once ({fmt_bytes(pre.get('size_bytes'))} on "
+                   f"disk, built in {fmt_duration(pre.get('seconds', 0.0))})")
+        if t.get("duration_seconds"):
+            trials += f", {t['duration_seconds']:g} s per timed phase, then the flush and compactions it owes"
+    else:
+        trials += ", each loading its DB from empty (a load workload)"
+    lines.append(trials)
+    label = "RocksDB's default" if t["assumed"] else "the target's"
+    for why in dict.fromkeys(s["why"] for s in t["scaled"]):
+        lines.append("scaled: " + "; ".join(f"{s['option']} {_value(s['trial'])} ({label}: {_value(s['target'])})"
+                                            for s in t["scaled"] if s["why"] == why) + f": {why}")
+    if any(s["option"] not in ("data", "memory") for s in t["scaled"]):
+        lines.append(f"the answer may not hold at {label.replace(' default', '')} file and level sizes (docs/scale.md)"
+                     + ("; give --target-data for the DB you deploy" if t["assumed"] else ""))
+    if not t["scaled"] and not t["assumed"]:
+        lines.append("scaled: nothing (the trials keep the target's size, shape and memory)")
+    return lines
+
+
+def gain_lines(summary: dict[str, Any]) -> list[str]:
+    """The gain over the defaults as the search saw it (single runs at the tuning size) beside the
+    gain confirmed in paired rounds (at the target, when one was given), and the answer."""
+    out = []
+    found = search_gain(summary)
+    reval = summary.get("revalidation") or {}
+    confirmed = reval.get("best_vs_reference") if reval.get("reference") == DEFAULT_BASELINE else \
+        (reval.get("vs") or {}).get(DEFAULT_BASELINE)
+    t = summary.get("target") or {}
+    if found is not None and confirmed and confirmed.get("ratio"):
+        where = f"at the target ({fmt_bytes(t['confirmed_at_bytes'])})" if t and not t.get("assumed") else "re-validated"
+        ci = f", 95 % CI {confirmed['ci95'][0]:.2f}-{confirmed['ci95'][1]:.2f}" if confirmed.get("ci95") else ""
+        out.append(f"gain over rocksdb-default: {found:.2f}x in the search (single runs at "
+                   f"{fmt_bytes(t.get('trial_data_bytes'))}, the runs that chose it) | {confirmed['ratio']:.2f}x {where} "
+                   f"({confirmed['n']} paired rounds that chose nothing{ci})")
+    a = summary.get("answer")
+    if a:
+        out.append(f"answer: {'use ' + a['name'] if a['recommend'] == 'best' else 'keep ' + a['name']}: {a['why']}"
+                   + ("" if a["recommend"] == "best" else f"; OPTIONS.ini is {a['name']}'s"))
+    return out
+
+
+def _value(v: Any) -> str:
+    return fmt_bytes(v) if isinstance(v, int) and not isinstance(v, bool) and v >= 2**16 else str(v)

@@ -1,0 +1,158 @@
+"""The deployment a study tunes for: its data, its memory, and the options its DB runs with today.
+
+``--target-data`` (raw bytes of the production DB), ``--target-memory`` (what RocksDB may use there,
+page cache included) and ``--base-options OPTIONS`` (the user's current OPTIONS file; without it,
+RocksDB's defaults). Trials keep the target's LSM shape: its file sizes, level sizes, L0 triggers
+and level multiplier as the target has them, never scaled down with the trial's data; every other
+option the base sets and db_bench can set stays as the user has it, and the options the space
+searches start from the user's values (the ``current`` baseline).
+
+Without a target a study tunes for what its workload assumes (its own data size and shape); the
+presets of load workloads shrink file and level sizes so that a small load still builds a multi-level
+LSM tree, and :func:`scaled` lists each such option against RocksDB's value, so the summary says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from objectives.workloads import Flag
+from search_spaces import MiB
+from tuner import options_file
+from tuner.model import UsageError
+
+# The LSM shape as db_bench flags: flag -> (OPTIONS key, RocksDB's default). db_bench passes
+# level_compaction_dynamic_level_bytes=false in every version (objectives.versions pins it; the
+# library's default is true from 8.4): a base OPTIONS file that turns it on is followed.
+SHAPE: dict[str, tuple[str, Flag]] = {
+    "target_file_size_base": ("CFOptions.target_file_size_base", 64 * MiB),
+    "target_file_size_multiplier": ("CFOptions.target_file_size_multiplier", 1),
+    "max_bytes_for_level_base": ("CFOptions.max_bytes_for_level_base", 256 * MiB),
+    "max_bytes_for_level_multiplier": ("CFOptions.max_bytes_for_level_multiplier", 10),
+    "level0_file_num_compaction_trigger": ("CFOptions.level0_file_num_compaction_trigger", 4),
+    "level0_slowdown_writes_trigger": ("CFOptions.level0_slowdown_writes_trigger", 20),
+    "level0_stop_writes_trigger": ("CFOptions.level0_stop_writes_trigger", 36),
+    "num_levels": ("CFOptions.num_levels", 7),
+    "level_compaction_dynamic_level_bytes": ("CFOptions.level_compaction_dynamic_level_bytes", False),
+}
+# Other options of a base OPTIONS file that db_bench can set: db_bench flag -> OPTIONS key. The rest of
+# the file (comparators, paths, column families, ...) is not carried into trials; the summary says so.
+OTHER: dict[str, str] = {
+    "write_buffer_size": "CFOptions.write_buffer_size",
+    "max_write_buffer_number": "CFOptions.max_write_buffer_number",
+    "min_write_buffer_number_to_merge": "CFOptions.min_write_buffer_number_to_merge",
+    "compression_type": "CFOptions.compression",
+    "compression_level": "CFOptions.compression_opts.level",
+    "max_background_jobs": "DBOptions.max_background_jobs",
+    "subcompactions": "DBOptions.max_subcompactions",
+    "bytes_per_sync": "DBOptions.bytes_per_sync",
+    "wal_bytes_per_sync": "DBOptions.wal_bytes_per_sync",
+    "delayed_write_rate": "DBOptions.delayed_write_rate",
+    "soft_pending_compaction_bytes_limit": "CFOptions.soft_pending_compaction_bytes_limit",
+    "hard_pending_compaction_bytes_limit": "CFOptions.hard_pending_compaction_bytes_limit",
+    "max_compaction_bytes": "CFOptions.max_compaction_bytes",
+    "bloom_bits": "TableOptions/BlockBasedTable.filter_policy",
+    "block_size": "TableOptions/BlockBasedTable.block_size",
+    "cache_index_and_filter_blocks": "TableOptions/BlockBasedTable.cache_index_and_filter_blocks",
+    "cache_size": options_file.BLOCK_CACHE_KEY,
+}
+# Why a load workload's preset shrinks a shape option (their TOML files say the same).
+_WHY_SCALED = "the workload scales file and level sizes with its data so that a small load builds a multi-level LSM"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the study tunes for. ``assumed``: no --target-data was given; the workload's own data."""
+
+    data: int
+    memory: int | None
+    shape: dict[str, Flag]
+    base: dict[str, Flag] = field(default_factory=dict)  # other options of --base-options, as db_bench flags
+    source: str = "RocksDB's defaults"
+    assumed: bool = False
+
+    def levels(self, data: int | None = None) -> int:
+        """Levels below L0 a DB of ``data`` raw bytes (the target's by default) fills with this shape."""
+        return lsm_levels(data if data is not None else self.data, self.shape)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"data_bytes": self.data, "memory_bytes": self.memory, "shape": self.shape, "base": self.base,
+                "source": self.source, "assumed": self.assumed, "levels": self.levels()}
+
+
+def lsm_levels(data: int, shape: dict[str, Flag]) -> int:
+    """Levels below L0 that ``data`` bytes fill with static level sizes: L1 holds
+    max_bytes_for_level_base, each next level max_bytes_for_level_multiplier times more (raw bytes,
+    before compression: an upper bound)."""
+    base = float(shape.get("max_bytes_for_level_base", SHAPE["max_bytes_for_level_base"][1]))
+    multiplier = float(shape.get("max_bytes_for_level_multiplier", SHAPE["max_bytes_for_level_multiplier"][1]))
+    if data <= base or multiplier <= 1:
+        return 1
+    return 1 + math.ceil(math.log(data / base, multiplier) - 1e-9)
+
+
+def load_base_options(path: Path) -> tuple[dict[str, Flag], dict[str, Flag]]:
+    """(the LSM shape, every other option db_bench can set) of an OPTIONS file, as db_bench flags; the
+    shape's missing keys at RocksDB's defaults."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise UsageError(f"--base-options {path}: cannot read it: {exc.strerror}") from None
+    if "[CFOptions" not in text:
+        raise UsageError(f"--base-options {path}: not a RocksDB OPTIONS file (no [CFOptions ...] section)")
+    sections = options_file.parse_options(text)
+    shape: dict[str, Flag] = {}
+    for flag, (key, default) in SHAPE.items():
+        value = _flag_value(key, options_file.lookup(sections, key))
+        shape[flag] = default if value is None else value
+    other: dict[str, Flag] = {}
+    for flag, key in OTHER.items():
+        value = _flag_value(key, options_file.lookup(sections, key))
+        if value is not None:
+            other[flag] = value
+    return shape, other
+
+
+def _flag_value(key: str, text: str | None) -> Flag | None:
+    value = options_file.decode(key, text)
+    if isinstance(value, str):
+        if value in ("true", "false"):
+            return value == "true"
+        try:
+            number = float(value)
+        except ValueError:  # a name (e.g. lz4) is a flag value; a struct or a list is not: not carried over
+            return value if value.replace("_", "").isalnum() else None
+        return int(number) if number.is_integer() else number
+    return value  # type: ignore[return-value]
+
+
+def make_target(data: int | None, memory: int | None, base_options: Path | None, workload_data: int,
+                ram: int) -> Target:
+    """The target of a request: --target-data/--target-memory/--base-options, or, with no
+    --target-data, the workload's own data (``assumed``)."""
+    if data is not None and data <= 0:
+        raise UsageError(f"--target-data: must be > 0 bytes, got {data}")
+    if memory is not None and not 0 < memory <= ram:
+        raise UsageError(f"--target-memory: {memory / MiB:,.0f} MiB; this machine has {ram / MiB:,.0f} MiB "
+                         "(a trial runs within the target's memory: more than 0, at most the machine's)")
+    if memory is not None and data is None:
+        raise UsageError("--target-memory: give the data it serves too (--target-data SIZE)")
+    shape, base = dict((f, d) for f, (_, d) in SHAPE.items()), {}
+    source = "RocksDB's defaults"
+    if base_options is not None:
+        shape, base = load_base_options(base_options)
+        source = f"the OPTIONS file {base_options}"
+    return Target(data=data if data is not None else workload_data, memory=memory, shape=shape, base=base,
+                  source=source, assumed=data is None)
+
+
+def scaled(flags: dict[str, Flag], target: Target) -> list[dict[str, Any]]:
+    """The LSM shape options a workload's trials run with that differ from the target's, with why."""
+    out = []
+    for flag, target_value in target.shape.items():
+        if flag in flags and str(flags[flag]) != str(target_value):
+            out.append({"option": flag, "trial": flags[flag], "target": target_value, "why": _WHY_SCALED})
+    return out
