@@ -65,10 +65,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--also", action="append", default=[], metavar="NAME=SUMMARY",
+                        help="another study's best (its summary.json) measured beside them, e.g. the answer of a "
+                             "study tuned on another workload or size")
     args = parser.parse_args()
     summary = json.loads((args.study / "summary.json").read_text())
     db_bench = probe(summary["db_bench"]["path"])
     configs = configurations(summary)
+    for item in args.also:
+        name, _, path = item.partition("=")
+        configs[name] = json.loads(Path(path).read_text())["best"]["flags"]
     host = Context.of_host()
     out = args.out or RESULTS / f"{summary['study']}.json"
     record: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "study": summary["study"],
@@ -104,18 +110,20 @@ def main() -> None:
             if workload.kind == "preloaded":
                 remove_owned(Path(workload.snapshot).parent)
             ops = {c: [s["ops_per_sec"] for s in size["samples"][c]] for c in configs}
-            best = next(c for c in configs if c != "rocksdb-default")
+            best = next(c for c in configs if c.startswith("best (trial"))
             size["median_ops_per_sec"] = {c: statistics.median(v) for c, v in ops.items() if v}
             size["median_write_amp"] = {c: statistics.median(s["write_amp"] for s in size["samples"][c])
                                         for c in configs if size["samples"][c]}
             size["best_over_default"] = paired_ratio(ops[best], ops["rocksdb-default"])
+            size["over_default"] = {c: paired_ratio(ops[c], ops["rocksdb-default"]) for c in configs
+                                    if c != "rocksdb-default"}
             record["sizes"].append(size)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(record, indent=2, default=str) + "\n")
-            g = size["best_over_default"]
-            print(f"{factor}x ({workload.data_bytes() / 2**30:.1f} GiB): best / defaults {g['ratio']:.2f}x "
-                  f"(95 % CI {g['ci95'][0]:.2f}-{g['ci95'][1]:.2f}, {g['verdict']})" if g.get("ci95") else
-                  f"{factor}x: not enough rounds", flush=True)
+            for name, g in size["over_default"].items():
+                print(f"{factor}x ({workload.data_bytes() / 2**30:.1f} GiB): {name} / defaults {g['ratio']:.2f}x "
+                      f"(95 % CI {g['ci95'][0]:.2f}-{g['ci95'][1]:.2f}, {g['verdict']})" if g.get("ci95") else
+                      f"{factor}x: {name}: not enough rounds", flush=True)
     print(f"wrote {out}")
 
 

@@ -47,6 +47,11 @@ _SETPRIV = shutil.which("setpriv")
 # then memtables flushed and compaction run until nothing is pending.
 LSM_STATE = ("stats", "levelstats", "memstats")
 DRAIN = ("flush", "waitforcompaction")
+# A preloaded workload's timed phase ends as RocksDB's benchmark.sh `flush_mt_l0` leaves a DB: memtables
+# and L0 flushed (compact0 merges every L0 file into L1, retrying after running compactions), then the
+# compactions that leaves owed; so every configuration pays for the L0 files it left below the trigger,
+# and none gains from where the phase happened to end in its L0 -> L1 cycle (docs/scale.md).
+STEADY_DRAIN = ("flush", "compact0", "waitforcompaction")
 # Preloaded DBs live in the work dir as rocksdb-tuner-preload-<key>/db; building one may take long.
 PRELOAD_PREFIX = "rocksdb-tuner-preload-"
 PRELOAD_TIMEOUT = 6 * 3600.0
@@ -121,11 +126,12 @@ class Preloaded:
 
 
 def phase_command(db_bench: str, phase: Phase, flags: dict[str, Flag], db: Path, seed: int, report: Path,
-                  existing: bool, drain: bool) -> list[str]:
-    """The db_bench command line of one phase: the runner's own flags, then ``flags``."""
+                  existing: bool, drain: tuple[str, ...]) -> list[str]:
+    """The db_bench command line of one phase: its benchmarks, then (``drain``) the LSM state and the
+    drain's; the runner's own flags, then ``flags``."""
     benchmarks = list(phase.benchmarks)
     if drain:
-        benchmarks += [*(LSM_STATE if phase.scored else ()), *DRAIN]
+        benchmarks += [*(LSM_STATE if phase.scored else ()), *drain]
     fixed: dict[str, Flag] = {
         "db": str(db),
         "benchmarks": ",".join(benchmarks),
@@ -203,11 +209,12 @@ class Runner:
     def command(self, workload: Workload, index: int, flags: dict[str, Flag], db: Path, seed: int,
                 report: Path) -> list[str]:
         phase = workload.phases[index]
+        drain = (STEADY_DRAIN if workload.kind == "preloaded" else DRAIN) if workload.drain else ()
         return self._command(phase, {**workload.phase_flags(index), **flags}, db, seed, report,
-                             existing=index > 0 or workload.kind != "load", drain=workload.drain)
+                             existing=index > 0 or workload.kind != "load", drain=drain)
 
     def _command(self, phase: Phase, flags: dict[str, Flag], db: Path, seed: int, report: Path, existing: bool,
-                 drain: bool) -> list[str]:
+                 drain: tuple[str, ...]) -> list[str]:
         direct = {"use_direct_reads": True} if phase.scored and self.memory_fallback else {}
         return phase_command(self.db_bench.path, phase, {**self.pinned, **flags, **direct}, db, seed, report, existing,
                              drain)
@@ -226,7 +233,7 @@ class Runner:
         _mark(building)
         report = log_dir / "preload.report.csv"
         cmd = self._command(workload.preload, {**workload.flags, **workload.preload.flags}, building / "db", seed,
-                            report, existing=False, drain=True)
+                            report, existing=False, drain=DRAIN)
         try:
             run = self._execute("preload", cmd, log_dir, time.monotonic() + PRELOAD_TIMEOUT, [])
             self._read_phase(run, workload.preload.measured(), False, log_dir, report, building / "db", [])

@@ -185,34 +185,35 @@ def test_bad_targets_get_one_line_before_any_run(tmp_path, args, match):
 TWO_MEMTABLES = """name = "two-memtables"
 [parameters.write_buffer_size]
 type = "categorical"
-choices = [131072, 50331648]
+choices = [65536, 100663296]
 options_key = "CFOptions.write_buffer_size"
 """
 
 
 @pytest.mark.dbbench
 def test_confirmation_at_the_target_changes_the_answer_when_the_toy_winner_loses_there(tmp_path):
-    """Trials on 2 MB: a 48 MiB memtable never flushes and wins easily over 128 KiB ones. At the
-    target, 80 MiB of data within 64 MiB of memory, two 48 MiB memtables do not fit (nor do the
-    defaults' 64 MiB ones): the confirmation at the target reports the small memtables instead."""
+    """Trials on 2 MB: a 96 MiB memtable never flushes and wins easily over 64 KiB ones (36 flushes).
+    At the target, 128 MiB of data within 64 MiB of memory, the 96 MiB memtable does not fit (nor does
+    the defaults' 64 MiB one): the confirmation at the target reports the small memtables instead."""
     space = tmp_path / "two.toml"
     space.write_text(TWO_MEMTABLES)
-    r = tuner("tune", "--workload", "fillrandom", "--scale", "0.02", "--target-data", "80MiB", "--target-memory",
+    r = tuner("tune", "--workload", "fillrandom", "--scale", "0.02", "--target-data", "128MiB", "--target-memory",
               "64MiB", "--space", str(space), "--sampler", "grid", "--trials", "2", "--no-starts", "--seed", "1",
               "--revalidate", "2", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation",
               "--out", "o", "--no-mlflow", "--no-plots", drain=True)
     assert r.returncode == 0, r.stderr
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    trials = {t["params"]["write_buffer_size"]: t for t in summary["trials"] if t["outcome"] == "complete"}
-    big, small = trials[50331648], trials[131072]
-    assert big["metrics"]["ops_per_sec"] > small["metrics"]["ops_per_sec"]  # the toy winner
+    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    trials = {t.params["write_buffer_size"]: t for t in study.trials if t.user_attrs.get("outcome") == "complete"}
+    big, small = trials[100663296], trials[65536]
+    assert big.values[0] > small.values[0]  # the toy winner
     change = summary["revalidation"]["select"]["rank_correlation"]
-    assert change["search_best"] == f"trial {big['number']}" and change["confirmed_best"] == f"trial {small['number']}"
-    assert change["changed"] and change["confirm_data_bytes"] >= 80 * MiB * 0.99
-    assert summary["best"]["params"]["write_buffer_size"] == 131072 and summary["answer"]["recommend"] == "best"
-    assert "the answer changed" in r.stdout and "scaled: data 2.2 MiB (the target's: 80 MiB)" in r.stdout
+    assert change["search_best"] == f"trial {big.number}" and change["confirmed_best"] == f"trial {small.number}"
+    assert change["changed"] and change["confirm_data_bytes"] >= 128 * MiB * 0.99
+    assert summary["best"]["params"]["write_buffer_size"] == 65536 and summary["answer"]["recommend"] == "best"
+    assert "the answer changed" in r.stdout and "scaled: data 2.2 MiB (the target's: 128 MiB)" in r.stdout
     options = options_file.parse_options((tmp_path / "o" / "OPTIONS.ini").read_text())
-    assert options_file.lookup(options, "CFOptions.write_buffer_size") == "131072"
+    assert options_file.lookup(options, "CFOptions.write_buffer_size") == "65536"
     assert options_file.lookup(options, "CFOptions.max_bytes_for_level_base") == str(256 * MiB)  # the target's shape
     confirm = next((tmp_path / "o" / "revalidation-select").rglob("load.command")).read_text()
-    assert "--num=723" in confirm  # 80 MiB / 116 B: the runs at the target load its data
+    assert "--num=1157" in confirm  # 128 MiB / 116 B: the runs at the target load its data

@@ -74,8 +74,10 @@ class Study:
                "files dropped from the page cache first") if cgroups else self.runner.memory_fallback
         if self.parts.config.on_ray:
             how = "a memory cgroup per scored phase on each worker node (direct reads where a node has none)"
-        return {"limit_bytes": limit, "how": how, "source": "--memory-limit" if self.parts.config.memory_limit
-                else f"workload data / {self.parts.workload.data_to_memory:g} (data_to_memory)"}
+        config = self.parts.config
+        source = "--memory-limit" if config.memory_limit else "--target-memory" if config.target_memory else \
+            f"workload data / {self.parts.workload.data_to_memory:g} (data_to_memory)"
+        return {"limit_bytes": limit, "how": how, "source": source}
 
     def _ray(self, config: TuneConfig, db_bench: DbBench) -> RayExecutor:
         executor = RayExecutor(config, db_bench, self.bus.note)

@@ -131,9 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _tune_parser(t: argparse.ArgumentParser) -> None:
-    t.add_argument("--workload", default="fillrandom",
+    t.add_argument("--workload",
                    help="preset name, TOML/YAML file, or trace:FILE (a RocksDB trace, with --db-snapshot) "
-                        "(default fillrandom)")
+                        "(default fillrandom; with --target-data, steady-overwrite on a preloaded DB)")
     t.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
     t.add_argument("--trials", type=_trials, default=None,
                    help="measured trials in the study, resumed ones included (default 20, or as many as --budget allows)")
@@ -337,7 +337,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         name = signal.Signals(received[0]).name if received else "SIGINT"
         print(f"\ninterrupted ({name}): finished trials are saved. Resume with: rocksdb-tuner tune --study "
-              f"{study.name} --out {study.out} --workload {args.workload} --space {args.space}"
+              f"{study.name} --out {study.out} --workload {args.workload or study.parts.workload.name} "
+              f"--space {args.space}"
               + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
               + "".join(f" {flag} {value}" for flag, value in (
                   ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),

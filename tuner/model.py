@@ -30,7 +30,7 @@ class UsageError(ValueError):
 class TuneConfig:
     """Everything a study needs; the CLI flags map one to one onto these fields."""
 
-    workload: str | Path = "fillrandom"
+    workload: str | Path | None = None  # None: fillrandom, or steady-overwrite with a --target-data
     space: str | Path | SearchSpace = "default"  # a preset name, a file, or a space built in code
     trials: int | None = 20  # measured trials; None with a --budget: as many as it allows
     budget: float | None = None  # seconds of machine time (db_bench wall time) for the whole study

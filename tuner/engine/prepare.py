@@ -144,7 +144,8 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     host = replace(Context.of_host(), cores=slot.cores, ram=slot.ram)
     unresolved = config.space if isinstance(config.space, SearchSpace) else load_space(config.space)
     target, workload, confirm = target_workload(config, unresolved, host)
-    config = replace(config, scale=workload.scale)
+    config = replace(config, scale=workload.scale,
+                     workload=config.workload if config.workload is not None else workload.name)
     workload = replace(workload, drain=workload.drain and config.drain)
     if config.confirm_scale is not None:
         confirm = replace(workload_of(config).resolve(config.confirm_scale, host), drain=workload.drain)
@@ -308,8 +309,16 @@ def check_disk(work_dir: Path, workload: Workload, target: Target, confirm: Work
                          "on a bigger disk)") from None
 
 
+DEFAULT_WORKLOAD = "fillrandom"
+TARGET_WORKLOAD = "steady-overwrite"  # with --target-data: a load of the target's size in every run would cost minutes
+
+
 def workload_of(config: TuneConfig) -> Workload:
-    """The workload a request names: a preset, a file, or ``trace:TRACE`` on --db-snapshot."""
+    """The workload a request names: a preset, a file, or ``trace:TRACE`` on --db-snapshot; none named,
+    fillrandom, or with a --target-data the preloaded steady-overwrite."""
+    chosen = config.workload if config.workload is not None else \
+        TARGET_WORKLOAD if config.target_data is not None else DEFAULT_WORKLOAD
+    config = replace(config, workload=chosen)
     name = str(config.workload)
     if name.startswith("trace:"):
         if not config.db_snapshot:

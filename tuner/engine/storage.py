@@ -58,6 +58,8 @@ class StudyStore:
                     "scale": p.config.scale}
         if not p.workload.drain:  # burst ops/s do not compare with sustained ones
             identity["drain"] = False
+        if p.target is not None and not p.target.assumed:  # another target is another question
+            identity["target"] = {"data": p.target.data, "memory": p.target.memory, "source": p.target.source}
         if not study.user_attrs.get("uid"):  # names the study in MLflow, whatever its storage URL
             study.set_user_attr("uid", uuid.uuid4().hex)
         if not study.user_attrs.get("identity"):
