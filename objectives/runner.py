@@ -153,7 +153,7 @@ def sweep_stale(work_dir: Path, keep: tuple[Path, ...] = ()) -> list[Path]:
     removed = []
     for path in work_dir.glob("rocksdb-tuner-*"):
         owner = _owner(path)
-        if path not in keep and owner and owner[0] == socket.gethostname() and not _alive(owner[1]):
+        if path not in keep and owner and owner[0] == socket.gethostname() and not _alive(*owner[1:]):
             remove_owned(path)
             removed.append(path)
     return removed
@@ -457,27 +457,41 @@ def _latest_options(db: Path) -> str:
 
 
 def _mark(path: Path) -> None:
-    """Mark a directory as this process's (host and pid): only marked directories are ever removed."""
-    (path / MARKER).write_text(f"host={socket.gethostname()}\npid={os.getpid()}\n")
+    """Mark a directory as this process's (host, pid and the pid's start time): only marked directories
+    are ever removed."""
+    (path / MARKER).write_text(f"host={socket.gethostname()}\npid={os.getpid()}\nstarted={_started(os.getpid())}\n")
 
 
-def _owner(path: Path) -> tuple[str, int] | None:
-    """(host, pid) from a trial directory's marker, or None when it has no valid marker."""
+def _owner(path: Path) -> tuple[str, int, str | None] | None:
+    """(host, pid, the pid's start time) from a directory's marker, or None when it has no valid marker."""
     try:
         fields = dict(line.split("=", 1) for line in (path / MARKER).read_text().splitlines() if "=" in line)
-        return fields["host"], int(fields["pid"])
+        return fields["host"], int(fields["pid"]), fields.get("started")
     except (OSError, KeyError, ValueError):
         return None
 
 
-def _alive(pid: int) -> bool:
+def _started(pid: int) -> str | None:
+    """When a process started (clock ticks since boot, /proc/PID/stat), None where unreadable: with the
+    pid it names one process, as pids are reused (32,768 of them on many hosts)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()[19]  # field 22; the name in parentheses may hold spaces
+
+
+def _alive(pid: int, started: str | None = None) -> bool:
+    """Whether the process that marked a directory still runs: the pid exists and, when the marker
+    says when it started, it is the same process (not a later one given the same pid)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    now = _started(pid)
+    return started is None or now is None or now == started
 
 
 def remove_owned(path: Path) -> None:

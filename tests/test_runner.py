@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from objectives.metrics import summarize
-from objectives.runner import MARKER, Runner, RunFailed, remove_owned
+from objectives.runner import MARKER, Runner, RunFailed, _started, remove_owned
 from objectives.workloads import load_workload
 from tests.conftest import TINY, leftovers
 from tuner.options_file import mismatches
@@ -102,6 +102,9 @@ def test_sweep_removes_only_dead_tuners_directories_on_this_host(db_bench, work_
     cases = {
         "rocksdb-tuner-dead": f"host={socket.gethostname()}\npid={dead.pid}\n",
         "rocksdb-tuner-alive": f"host={socket.gethostname()}\npid={os.getpid()}\n",
+        "rocksdb-tuner-alive-since": f"host={socket.gethostname()}\npid={os.getpid()}\nstarted={_started(os.getpid())}\n",
+        # the pid runs, but a later process than the one that marked it (pids are reused)
+        "rocksdb-tuner-reused": f"host={socket.gethostname()}\npid={os.getpid()}\nstarted=1{_started(os.getpid())}\n",
         "rocksdb-tuner-elsewhere": f"host=not-{socket.gethostname()}\npid={dead.pid}\n",
         "rocksdb-tuner-unmarked": None,
     }
@@ -110,5 +113,6 @@ def test_sweep_removes_only_dead_tuners_directories_on_this_host(db_bench, work_
         if marker is not None:
             (work_dir / name / MARKER).write_text(marker)
     removed = Runner(db_bench, work_dir).sweep_stale()
-    assert [p.name for p in removed] == ["rocksdb-tuner-dead"]
-    assert sorted(os.listdir(work_dir)) == ["rocksdb-tuner-alive", "rocksdb-tuner-elsewhere", "rocksdb-tuner-unmarked"]
+    assert sorted(p.name for p in removed) == ["rocksdb-tuner-dead", "rocksdb-tuner-reused"]
+    assert sorted(os.listdir(work_dir)) == ["rocksdb-tuner-alive", "rocksdb-tuner-alive-since", "rocksdb-tuner-elsewhere",
+                                            "rocksdb-tuner-unmarked"]
