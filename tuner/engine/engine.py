@@ -21,8 +21,8 @@ from tuner.engine.loop import TrialLoop
 from tuner.engine.lock import StudyBusy, StudyLock
 from tuner.engine.measurer import Measurer
 from tuner.engine.plan import Plan
-from tuner.engine.prepare import Prepared, prepare_out, uses_duration
-from tuner.engine.preload import Build, run_preload
+from tuner.engine.prepare import Prepared, prepare_out
+from tuner.engine.preload import Build, Preloading
 from tuner.engine.revalidation import Remeasure
 from tuner.engine.storage import StudyStore
 from tuner.engine.warmstart import WarmStartError, named_starts, warm_start, warm_start_auto
@@ -58,7 +58,9 @@ class Engine:
         except BaseException:
             self.close()
             raise
-        self.measurer = Measurer(executor, bus.note)
+        self.preloading = Preloading(executor, parts.workload, self.store, bus, parts.out)
+        self.executor = self.preloading
+        self.measurer = Measurer(self.preloading, bus.note)
         n_baselines = len(self._baselines())
         self.budget = Budget(self.config.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
         self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out, self._afford)
@@ -146,7 +148,7 @@ class Engine:
         shape = {**p.target.shape, **{k: v for k, v in p.workload.flags.items() if k in SHAPE}}
         return {**p.target.to_dict(), "trial_data_bytes": trial_data, "trial_levels": lsm_levels(trial_data, shape),
                 "trial_memory_bytes": p.memory_limit, "kind": p.workload.kind,
-                "duration_seconds": p.workload.duration if uses_duration(p.workload) else None,
+                "duration_seconds": p.workload.duration,  # set only for workloads with timed phases
                 "confirmed_at_bytes": p.plan.workload.data_bytes() if p.plan.workload else trial_data,
                 "scaled": rows}
 
@@ -167,15 +169,9 @@ class Engine:
         if stale:
             self.bus.note(f"removed {len(stale)} trial directories left by killed tuner runs in {self.parts.work_dir}")
         try:
-            if self.parts.workload.kind == "preloaded":
-                assert build is not None, "a preloaded workload needs a builder"
-                run_preload(self.store, self.bus, build, self.parts.workload, self.parts.out)
+            self.preloading.build = build
             self.run_baselines()
             self.run_trials()
-            confirm = self.parts.plan.workload
-            if self.config.revalidate and confirm is not None and confirm.kind == "preloaded":
-                assert build is not None, "a preloaded workload needs a builder"
-                run_preload(self.store, self.bus, build, confirm, self.parts.out, "target")
             if self.config.revalidate:
                 self.revalidation = self.remeasure.revalidate(self.snapshot(), self._revalidation_plan(),
                                                               self.parts.reference)

@@ -1,6 +1,6 @@
-"""A preloaded workload's DB, built once per study before anything is measured on it (and, when the
-trials are smaller than the target, the target's before the re-validation); every run then starts on
-a hard-linked checkpoint of it (objectives.runner)."""
+"""A preloaded workload's DB, built once per study just before the first run that starts from it (and,
+when the trials are smaller than the target, the target's before the re-validation's first run); every
+run then starts on a hard-linked checkpoint of it (objectives.runner)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from objectives.workloads import Workload
 from search_spaces import GiB
 from tuner.engine.storage import StudyStore
 from tuner.events import EventBus
+from tuner.executors import Executor, Job, Outcome
 from tuner.model import UsageError
 
 Build = Callable[[Workload, Path], Preloaded]  # builds a workload's preloaded DB, its logs in the path
@@ -41,3 +42,35 @@ def run_preload(store: StudyStore, bus: EventBus, build: Build, workload: Worklo
     store.set_attr("preload", saved)
     bus.note(f"preloaded DB: {done.size_bytes / GiB:,.2f} GiB on disk, "
              + ("reused from a stopped run of this study" if done.reused else f"built in {done.seconds:,.0f} s"))
+
+
+class Preloading:
+    """The study's executor, building the preloaded DB a job starts from just before the first job that
+    needs it: a study with nothing left to measure (one resumed to re-report) builds none."""
+
+    def __init__(self, inner: Executor, workload: Workload, store: StudyStore, bus: EventBus, out: Path):
+        self.inner, self.workload, self.store, self.bus, self.out = inner, workload, store, bus, out
+        self.slots = inner.slots
+        self.build: Build | None = None  # set when the study runs (objectives.runner.Runner.preload)
+        self.built: set[str] = set()
+
+    def submit(self, job: Job) -> None:
+        workload = job.workload or self.workload
+        if workload.kind == "preloaded" and str(workload.snapshot) not in self.built:
+            assert self.build is not None, "a preloaded workload needs a builder"
+            run_preload(self.store, self.bus, self.build, workload, self.out,
+                        "trials" if job.workload is None else "target")
+            self.built.add(str(workload.snapshot))
+        self.inner.submit(job)
+
+    def wait(self, timeout: float) -> list[Outcome]:
+        return self.inner.wait(timeout)
+
+    def cancel(self) -> None:
+        self.inner.cancel()
+
+    def describe(self) -> str | None:
+        return self.inner.describe()
+
+    def close(self) -> None:
+        self.inner.close()
