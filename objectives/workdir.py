@@ -87,4 +87,4 @@ def check_space(path: Path, data_bytes: int, what: str, factor: int = SPACE_FACT
     if free < need:
         raise WorkDirError(f"--work-dir {path}: {free / MiB:,.0f} MiB free, but {what} needs about "
                            f"{need / MiB:,.0f} MiB per trial ({factor} x {data_bytes / MiB:,.0f} MiB of data "
-                           f"+ {SPACE_SLACK // MiB} MiB); free space, use a bigger disk or a smaller --scale")
+                           f"+ {SPACE_SLACK // MiB} MiB): free some space, use a bigger disk or a smaller --scale")

@@ -145,7 +145,7 @@ def test_too_little_free_disk_is_refused_before_anything_runs(tmp_path, tmpfs):
     work.mkdir()
     r = tuner("tune", "--workload", "fillrandom", "--scale", "2", "--work-dir", str(work), "--out", "never")
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
-    assert f"--work-dir {work}: 320 MiB free, but workload fillrandom at --scale 2 needs about" in r.stderr
+    assert f"--work-dir {work}: 320 MiB free, but workload fillrandom with 221 MiB of data needs about" in r.stderr
     assert not (tmp_path / "never").exists() and not (tmp_path / "mlruns").exists()
 
 

@@ -135,6 +135,7 @@ def test_a_target_shaped_trial_runs_in_the_targets_lsm_shape(tmp_path):
     target = summary["target"]
     assert target["data_bytes"] == 24 * MiB and not target["assumed"] and target["scaled"] == []
     assert abs(target["trial_data_bytes"] - 24 * MiB) < 1000 and target["kind"] == "preloaded"
+    assert target["duration_seconds"] == 2 and "2 s per timed phase" in r.stdout
     assert "target: 24 MiB of data" in r.stdout and "scaled: nothing" in r.stdout
     command = (tmp_path / "o" / "trials" / "0000" / "overwrite.command").read_text()
     assert "--use_existing_db=true" in command and "--duration=2" in command
@@ -172,6 +173,7 @@ def test_without_a_target_the_summary_says_what_was_assumed_and_scaled(tmp_path)
     (["--target-data", "4GiB", "--confirm-scale", "2", "--revalidate", "1"], "--confirm-scale: not with"),
     (["--workload", "fillrandom", "--duration", "30s"], "--duration: workload fillrandom has no timed phase"),
     (["--target-data", "4GiB", "--target-memory", "1GiB", "--memory-limit", "1GiB"], "--memory-limit: --target-memory"),
+    (["--target-data", "4GiB", "--scale", "2"], "--scale: with --target-data, the trials' share of the target's data"),
 ])
 def test_bad_targets_get_one_line_before_any_run(tmp_path, args, match):
     full = ["tune", "--trials", "1", "--out", "never", "--no-mlflow", *args]
@@ -192,7 +194,7 @@ options_key = "CFOptions.write_buffer_size"
 
 @pytest.mark.dbbench
 def test_confirmation_at_the_target_changes_the_answer_when_the_toy_winner_loses_there(tmp_path):
-    """Trials on 2 MB: a 96 MiB memtable never flushes and wins easily over 64 KiB ones (36 flushes).
+    """Trials on 2.6 MiB (0.02 of the target): a 96 MiB memtable never flushes and wins easily over 64 KiB ones (36 flushes).
     At the target, 128 MiB of data within 64 MiB of memory, the 96 MiB memtable does not fit (nor does
     the defaults' 64 MiB one): the confirmation at the target reports the small memtables instead."""
     space = tmp_path / "two.toml"
@@ -211,7 +213,7 @@ def test_confirmation_at_the_target_changes_the_answer_when_the_toy_winner_loses
     assert change["search_best"] == f"trial {big.number}" and change["confirmed_best"] == f"trial {small.number}"
     assert change["changed"] and change["confirm_data_bytes"] >= 128 * MiB * 0.99
     assert summary["best"]["params"]["write_buffer_size"] == 65536 and summary["answer"]["recommend"] == "best"
-    assert "the answer changed" in r.stdout and "scaled: data 2.2 MiB (the target's: 128 MiB)" in r.stdout
+    assert "the answer changed" in r.stdout and "scaled: data 2.6 MiB (the target's: 128 MiB)" in r.stdout
     options = options_file.parse_options((tmp_path / "o" / "OPTIONS.ini").read_text())
     assert options_file.lookup(options, "CFOptions.write_buffer_size") == "65536"
     assert options_file.lookup(options, "CFOptions.max_bytes_for_level_base") == str(256 * MiB)  # the target's shape

@@ -24,6 +24,7 @@ from objectives.workloads import Flag
 from tuner.engine.baseline_file import NAME as BASELINE_NAME
 from tuner.engine.baseline_file import load_baseline
 from tuner.engine.plan import Plan, Reference
+from tuner.fmt import fmt_bytes
 from tuner.model import DEFAULT_BASELINE, TuneConfig, UsageError
 from tuner.target import Target, make_target
 from tuner.pruners import PrunerError, make_pruner
@@ -249,8 +250,8 @@ def memory_plan(config: TuneConfig, workload: Workload, slot: Slot,
 
 def target_workload(config: TuneConfig, space: SearchSpace,
                     host: Context) -> tuple[Target, Workload, Workload | None]:
-    """What the study tunes for; its workload as the trials run it: at the target's data (or at a
-    smaller --scale) in the target's LSM shape with the base options the space does not search, or,
+    """What the study tunes for; its workload as the trials run it: at the target's data (or at
+    --scale times it) in the target's LSM shape with the base options the space does not search, or,
     with no --target-data, at --scale as the workload itself is shaped; and, when the trials are
     smaller than the target, the workload at the target, where the re-validation confirms (its
     memory the target's)."""
@@ -280,9 +281,13 @@ def target_workload(config: TuneConfig, space: SearchSpace,
     base = {f: v for f, v in target.base.items() if f not in searched}
     at_target = named.resolve(target.data / one.data_bytes(), host)
     at_target = replace(at_target, flags={**at_target.flags, **base, **target.shape}, memory=target.memory)
-    if config.scale is None or at_target.data_bytes() <= 1.01 * one.data_bytes() * config.scale:
+    if config.scale is not None and config.scale > 1:
+        raise UsageError(f"--scale: with --target-data, the trials' share of the target's data (at most 1), got "
+                         f"{config.scale:g}")
+    if config.scale is None or config.scale > 0.99:
         return target, replace(at_target, memory=None), None
-    trials = named.resolve(config.scale, host)  # smaller than the target, in its shape; confirmed at the target
+    # smaller than the target, in its shape; confirmed at the target
+    trials = named.resolve(config.scale * target.data / one.data_bytes(), host)
     return target, replace(trials, flags={**trials.flags, **base, **target.shape}), at_target
 
 
@@ -298,8 +303,7 @@ def check_disk(work_dir: Path, workload: Workload, target: Target, confirm: Work
     largest = max(workload.data_bytes(), confirm.data_bytes() if confirm else 0)
     factor = workdir.PRELOADED_FACTOR if workload.kind == "preloaded" else workdir.SPACE_FACTOR
     try:
-        workdir.check_space(work_dir, largest, f"workload {workload.name} at {largest / GiB:,.2f} GiB of data",
-                            factor)
+        workdir.check_space(work_dir, largest, f"workload {workload.name} with {fmt_bytes(largest)} of data", factor)
     except workdir.WorkDirError as exc:
         if target.assumed:
             raise UsageError(str(exc)) from None

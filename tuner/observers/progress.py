@@ -11,7 +11,7 @@ from optuna.trial import FrozenTrial
 
 from tuner.events import Observer
 from tuner.model import StudySnapshot, TuneResult
-from tuner.fmt import fmt_duration, fmt_ops
+from tuner.fmt import fmt_bytes, fmt_duration, fmt_ops
 
 
 class SilentProgress(Observer):
@@ -40,7 +40,7 @@ class ConsoleProgress(SilentProgress):
 
     def study_started(self, snapshot: StudySnapshot) -> None:
         s, db = snapshot, snapshot.db_bench
-        self._line(f"study {s.name}: workload {s.workload.name} (scale {s.config.scale:g}), "
+        self._line(f"study {s.name}: workload {s.workload.name} ({fmt_bytes(s.workload.data_bytes())} of data per trial), "
                    f"space {s.space.name}, sampler {s.config.sampler}, {s.score.describe()}")
         self._line(f"db_bench {db.version} at {db.path} ({db.build}); storage {s.storage}")
         if db.assertions:

@@ -174,7 +174,7 @@ def closing_table(summary: dict[str, Any]) -> str:
 
 def comparison_markdown(summary: dict[str, Any]) -> str:
     """The comparison as a Markdown table (``comparison.md``): defaults vs hand-found vs best."""
-    lines = [f"# {summary['study']}: {summary['workload']} (scale {summary['scale']:g}), "
+    lines = [f"# {summary['study']}: {summary['workload']} ({fmt_bytes(summary['data_bytes'])} of data per trial), "
              f"db_bench {summary['db_bench']['version']} ({summary['db_bench']['build']})", "",
              "| configuration | ops/s | range | P99 us | write amp (stored / logical) | vs rocksdb-default |",
              "|---|---:|---:|---:|---:|---:|"]
