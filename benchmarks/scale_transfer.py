@@ -44,14 +44,16 @@ def configurations(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {"rocksdb-default": {}, f"best (trial {best['trial']})": best["flags"]}
 
 
-def workload_at(summary: dict[str, Any], factor: int, host: Context):  # noqa: ANN201 - a Workload
-    """The study's workload at ``factor`` times its trials' data, in the target's shape and memory ratio."""
+def workload_at(summary: dict[str, Any], factor: int, host: Context,
+                duration: float | None = None):  # noqa: ANN201 - a Workload
+    """The study's workload at ``factor`` times its trials' data, in the target's shape and memory ratio,
+    with its timed phases' duration (``duration`` overrides it)."""
     target = summary.get("target") or {}
     data = int(target.get("trial_data_bytes") or summary["data_bytes"]) * factor
     memory = target.get("trial_memory_bytes") or (summary.get("memory") or {}).get("limit_bytes")
     config = TuneConfig(workload=summary["workload"], target_data=data,
                         target_memory=int(memory * factor) if memory else None,
-                        duration=target.get("duration_seconds"),
+                        duration=duration or target.get("duration_seconds"),
                         base_options=Path(target["source"].removeprefix("the OPTIONS file ")) if
                         target.get("source", "").startswith("the OPTIONS file ") else None)
     _, workload, _ = target_workload(config, load_space(summary["space"]), host)
@@ -65,6 +67,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--duration", type=float, default=None,
+                        help="seconds of each timed phase (default the study's; summaries before 2026-11-25 20:00 "
+                             "UTC did not record it: give the study's --duration)")
     parser.add_argument("--also", action="append", default=[], metavar="NAME=SUMMARY",
                         help="another study's best (its summary.json) measured beside them, e.g. the answer of a "
                              "study tuned on another workload or size")
@@ -87,9 +92,10 @@ def main() -> None:
         (root / "work").mkdir()
         record["machine"] = machine_info(host, root / "work")
         for factor in (int(f) for f in args.factors.split(",")):
-            workload, memory = workload_at(summary, factor, host)
+            workload, memory = workload_at(summary, factor, host, args.duration)
             runner = Runner(db_bench, root / "work", timeout=3600.0, memory_limit=memory)
             size: dict[str, Any] = {"factor": factor, "data_bytes": workload.data_bytes(), "memory_bytes": memory,
+                                    "duration_seconds": workload.duration,
                                     "flags": workload.flags, "samples": {c: [] for c in configs}, "failed": {}}
             if workload.kind == "preloaded":
                 built = runner.preload(workload, root / "logs" / f"preload-{factor}")
