@@ -89,3 +89,12 @@ def test_s4s_picks_re_measured_lower_by_what_its_result_gives():
         pick = next(t for t in seed["trials"] if t["number"] == seed["best_trial"])
         drops.append(1 - head[f"tuned best (seed {number})"]["median_ops_per_sec"] / pick["ops_per_sec"])
     _quoted(f"{min(drops) * 100:.0f}-{max(drops) * 100:.0f} % lower", ("experiments/results/S4/reading.md",))
+
+
+@pytest.mark.parametrize("seconds", [20, 30])
+def test_the_phase_length_measurements_are_quoted_as_their_json_gives_them(seconds):
+    size = _json(f"benchmarks/results/scale-transfer/phase-{seconds}s.json")["sizes"][0]
+    _quoted(_ratio(size["best_over_default"]), ("README.md", "docs/scale.md"))
+    medians = size["median_ops_per_sec"]
+    _quoted(f"| {seconds} s | {medians['rocksdb-default']:,.0f}, ", ("docs/scale.md",))
+    _quoted(f"{medians['best (trial 8)']:,.0f}, ", ("docs/scale.md",))
