@@ -63,7 +63,7 @@ class Study:
             if ray is not None:
                 ray.close()
             raise
-        self.engine = Engine(self.parts, self.bus, executor, self._memory())
+        self.engine = Engine(self.parts, self.bus, executor, self._memory(), self._build)
 
     def _memory(self) -> dict[str, Any] | None:
         limit = self.parts.memory_limit
@@ -112,7 +112,7 @@ class Study:
         try:
             try:
                 keep = tuple(path.parent for path in self._preloaded)
-                snapshot = self.engine.run(lambda: self.runner.sweep_stale(keep), self._build)
+                snapshot = self.engine.run(lambda: self.runner.sweep_stale(keep))
                 self.runner.sweep_stale(keep)  # what a killed run's workers left, if they outlived its start
             except TrackingError as exc:  # the store refused the study's parent run
                 raise UsageError(str(exc)) from None

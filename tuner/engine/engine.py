@@ -36,7 +36,8 @@ from tuner.stats import spread
 class Engine:
     """A prepared study with its storage open and its lock held; :meth:`run` measures."""
 
-    def __init__(self, parts: Prepared, bus: EventBus, executor: Executor, memory: dict[str, Any] | None = None):
+    def __init__(self, parts: Prepared, bus: EventBus, executor: Executor, memory: dict[str, Any] | None = None,
+                 build: Build | None = None):
         self.parts, self.bus, self.config = parts, bus, parts.config
         self.memory = memory  # the memory limit and how it is enforced, for the snapshot
         self.revalidation: dict[str, Any] | None = None
@@ -58,9 +59,8 @@ class Engine:
         except BaseException:
             self.close()
             raise
-        self.preloading = Preloading(executor, parts.workload, self.store, bus, parts.out)
-        self.executor = self.preloading
-        self.measurer = Measurer(self.preloading, bus.note)
+        self.executor = Preloading(executor, parts.workload, self.store, bus, parts.out, build)
+        self.measurer = Measurer(self.executor, bus.note)
         n_baselines = len(self._baselines())
         self.budget = Budget(self.config.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
         self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out, self._afford)
@@ -153,10 +153,9 @@ class Engine:
                 "scaled": rows}
 
     # -- the study --------------------------------------------------------------------------------
-    def run(self, sweep_stale: Callable[[], list[Path]], build: Build | None = None) -> StudySnapshot:
+    def run(self, sweep_stale: Callable[[], list[Path]]) -> StudySnapshot:
         """The preloaded DB, baselines, trials up to --trials counted ones, re-validation; the final
-        snapshot. ``sweep_stale`` removes trial directories that killed tuner runs left behind;
-        ``build`` builds a preloaded workload's DB (objectives.runner.Runner.preload)."""
+        snapshot. ``sweep_stale`` removes trial directories that killed tuner runs left behind."""
         self.bus.study_started(self.snapshot())
         for note in self.seeded:
             self.bus.note(f"this new study {note}")
@@ -169,7 +168,6 @@ class Engine:
         if stale:
             self.bus.note(f"removed {len(stale)} trial directories left by killed tuner runs in {self.parts.work_dir}")
         try:
-            self.preloading.build = build
             self.run_baselines()
             self.run_trials()
             if self.config.revalidate:

@@ -48,10 +48,11 @@ class Preloading:
     """The study's executor, building the preloaded DB a job starts from just before the first job that
     needs it: a study with nothing left to measure (one resumed to re-report) builds none."""
 
-    def __init__(self, inner: Executor, workload: Workload, store: StudyStore, bus: EventBus, out: Path):
+    def __init__(self, inner: Executor, workload: Workload, store: StudyStore, bus: EventBus, out: Path,
+                 build: Build | None):
         self.inner, self.workload, self.store, self.bus, self.out = inner, workload, store, bus, out
         self.slots = inner.slots
-        self.build: Build | None = None  # set when the study runs (objectives.runner.Runner.preload)
+        self.build = build  # objectives.runner.Runner.preload; None where no job starts from a preloaded DB
         self.built: set[str] = set()
 
     def submit(self, job: Job) -> None:
