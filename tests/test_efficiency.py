@@ -12,12 +12,14 @@ import pytest
 from optuna.distributions import CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
-from tests.conftest import TINY
+from tests.conftest import TINY, fast
 from tests.test_cli import tuner
 from tuner.engine.budget import Budget
 from tuner.engine.plan import Plan
-from tuner.samplers import RANKED, UNCONSTRAINED_ONLY, SamplerError, choose, make_sampler
+from tuner.outputs.report import closing_table
+from tuner.samplers import RANKED, UNCONSTRAINED_ONLY, SamplerError, choose, make_sampler, study_seed
 from tuner.samplers.skopt_sampler import _observations
+from tuner.samplers.startup import MODEL, RANDOM, Startup, startup_size
 
 SPACE = {"level": IntDistribution(1, 19), "type": CategoricalDistribution(["lz4", "zstd"])}
 
@@ -100,6 +102,36 @@ def test_skopt_does_not_repeat_a_configuration_through_a_parameter_it_did_not_us
     measured = [t.params for t in study.trials]
     proposals = [ask() for _ in range(5)]
     assert not [p for p in proposals if p in measured], proposals
+
+
+@pytest.mark.parametrize("name", ["tpe", "skopt", "cmaes"])
+def test_the_model_proposes_once_the_startup_holds_its_size_starts_and_running_trials_included(name):
+    sampler = make_sampler(name, seed=3, directions=["maximize"], trials=16)
+    assert isinstance(sampler, Startup) and sampler.size == startup_size(16) == 4
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.add_trial(_trial(TrialState.COMPLETE, 100.0, type="zstd", level=3))  # a start
+    study.add_trial(_trial(TrialState.FAIL, outcome="interrupted", type="zstd", level=9))  # says nothing
+    seen = []
+    for value in (120.0, 90.0, 130.0, 110.0):
+        trial = study.ask(SPACE)
+        seen.append(sampler.provenance(trial.number))
+        study.tell(trial, value)
+    assert seen == [RANDOM, RANDOM, RANDOM, MODEL]
+    running = study.ask(SPACE)  # a parallel slot: the running trial counts among the start-up
+    sampler.size = 6
+    assert sampler.provenance(running.number) == MODEL and sampler.provenance(study.ask(SPACE).number) == MODEL
+    sampler.size = 8
+    assert sampler.provenance(study.ask(SPACE).number) == RANDOM
+
+
+def test_one_seed_draws_other_random_points_in_another_study_and_the_same_in_the_same():
+    def first_points(study: str) -> list[dict]:
+        sampler = make_sampler("tpe", seed=study_seed(1, study), directions=["maximize"], trials=40)
+        s = optuna.create_study(direction="maximize", sampler=sampler)
+        return [s.ask(SPACE).params for _ in range(3)]
+
+    assert study_seed(1, "a") != study_seed(1, "b") and study_seed(None, "a") is None
+    assert first_points("s0-seed1") == first_points("s0-seed1") != first_points("s1-seed1")
 
 
 BENCHMARK = Path(__file__).parents[1] / "experiments" / "results" / "sampler-benchmark.json"
@@ -192,6 +224,25 @@ def test_a_budget_alone_runs_as_many_trials_as_fit(tmp_path):
     again = tuner(*args)  # the budget is spent: a resume measures nothing more, re-validation included
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["machine_seconds"] == spent
+
+
+def test_a_budget_sizes_the_startup_once_the_baselines_ran_and_every_trial_says_how_it_was_chosen(tmp_path):
+    r = tuner(*fast(["tune", "--workload", "fillrandom", "--scale", str(TINY), "--budget", "10s", "--sampler", "tpe",
+                     "--seed", "1", "--study", "startup", "--out", str(tmp_path / "o"), "--json"]))
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    startup = summary["startup"]
+    assert startup["size"] == startup_size(startup["expected_trials"])  # what the budget allows, not 40 trials
+    assert f"proposes after {startup['size']} trials" in r.stderr
+    trials = optuna.load_study(study_name="startup", storage=f"sqlite:///{tmp_path / 'o' / 'study.db'}").trials
+    learnable = [t.user_attrs["provenance"] for t in trials if t.user_attrs.get("outcome") in ("complete", "rejected")]
+    first_model = learnable.index(MODEL)
+    assert first_model == startup["size"] and learnable[0] == "start" and RANDOM in learnable[:first_model]
+    assert set(learnable[:first_model]) <= {"start", RANDOM, "neighbour of a rejected proposal"}
+    complete = [t.user_attrs["provenance"] for t in trials if t.user_attrs.get("outcome") == "complete"]
+    assert summary["provenance"] == {k: complete.count(k) for k in set(complete)}
+    assert summary["best"]["provenance"] in complete
+    assert f"chosen as: {summary['best']['provenance']} (the trials counted: " in closing_table(summary)
 
 
 def test_fidelity_climbs_rungs_and_prunes_by_successive_halving(tmp_path):

@@ -106,7 +106,8 @@ def test_quick_experiment_runs_the_three_steps_and_reports(tmp_path, session_sto
     seeds = r["tuner"]["seeds"]
     assert [(t["seed"], t["runs"]) for t in seeds] == [(1, 3), (2, 3)]  # two searches, 3 trials each
     assert all(t["seeded"][0] == "runs rocksdb-default, benchmark.sh first" for t in seeds)
-    assert all(t["outcome"] == "complete" for t in r["sweep"]["trials"])
+    assert all(t["outcome"] in ("complete", "rejected") for t in r["sweep"]["trials"])  # an infeasible grid point
+    assert all(t["provenance"] == "grid point" for t in r["sweep"]["trials"])
     h2h = {c["name"]: c for c in r["head_to_head"]["configurations"]}
     assert list(h2h) == ["rocksdb-default", "benchmark.sh", "hand-found:S2", "sweep best", "tuned best (seed 1)",
                          "tuned best (seed 2)"]

@@ -127,6 +127,7 @@ class StudySnapshot:
     seeded: tuple[str, ...] = ()  # what the new study ran first or learned from (starts, --warm-start)
     target: dict[str, Any] | None = None  # what the study tunes for (tuner.target) and what its trials scaled
     preload: dict[str, Any] | None = None  # the preloaded DB the trials start from: path, size, seconds
+    startup: dict[str, Any] | None = None  # the sampler's start-up: trials expected, its size
 
     @property
     def directions(self) -> list[str]:
@@ -161,6 +162,10 @@ class StudySnapshot:
 
 
 WARM_START = "warm-start"  # the outcome of a trial copied from an earlier study
+# A trial's provenance (user attribute "provenance"): "start", "warm start", "neighbour of a rejected
+# proposal", "copied from an earlier study", or the sampler's own: "random initial point" or "model
+# proposal" (tuner.samplers.startup), "random point", "grid point", "<name> proposal".
+WARM_START_PROVENANCE = "warm start"  # an earlier study's configuration, run as an optional start
 
 
 def measured_here(trials: Iterable[FrozenTrial]) -> list[FrozenTrial]:

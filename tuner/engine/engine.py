@@ -130,7 +130,7 @@ class Engine:
                              trials=self.store.trials(), baselines=baselines, revalidation=self.revalidation,
                              slot=p.slot.to_dict(), memory=self.memory,
                              seeded=tuple(self.store.attr("seeded") or ()), target=self._target(),
-                             preload=self.store.attr("preload"))
+                             preload=self.store.attr("preload"), startup=self.store.attr("startup"))
 
     def _target(self) -> dict[str, Any] | None:
         """What the study tunes for, and how its trials compare with it (what was scaled, and why)."""

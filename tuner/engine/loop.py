@@ -23,7 +23,9 @@ from tuner.engine.storage import StudyStore
 from tuner.engine.warmstart import STARTS_SHARE, next_start
 from tuner.events import EventBus
 from tuner.executors import Executor, Job, Outcome, retried, should_retry
-from tuner.model import StudySnapshot, trial_log_dir
+from tuner.model import WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
+from tuner.samplers import provenance
+from tuner.samplers.startup import Startup, startup_size
 
 # --fidelity: rung i reports at step RUNG_BASE ** i, the steps Optuna's successive-halving pruner
 # (reduction factor RUNG_BASE) compares trials at.
@@ -51,6 +53,7 @@ class TrialLoop:
         """Keep the executor's slots busy with asked configurations; tell each outcome as it
         arrives (with --fidelity, a configuration climbs the rungs first)."""
         running: dict[str, _Running] = {}
+        self._size_startup()
         try:
             while True:
                 counted = ranking.counted(self.store.trials())
@@ -66,6 +69,32 @@ class TrialLoop:
             for entry in running.values():
                 self.store.interrupted(entry.trial)
             raise
+
+    def _expected(self, counted: int, running: int) -> int | None:
+        """The trials this study is expected to count: --trials, or what the --budget allows beside
+        those counted and running (None while no run's length is known)."""
+        if self.config.budget is None:
+            return self.parts.trials_wanted
+        left = self.budget.trials_left(*usage(self.snapshot()), running)
+        return None if left is None else min(self.parts.trials_wanted, counted + running + left)
+
+    def _size_startup(self) -> None:
+        """Size the sampler's start-up (random initial points, starts included) to the trials
+        expected, once the baselines have measured a run's length; decided once and kept, so that a
+        resume goes on with the same."""
+        sampler = self.parts.sampler
+        if not isinstance(sampler, Startup):
+            return
+        decided = self.store.attr("startup")
+        if decided is None:
+            expected = self._expected(ranking.counted(self.store.trials()), 0)
+            if expected is None:
+                return
+            decided = {"expected_trials": expected, "size": startup_size(expected)}
+            self.store.set_attr("startup", decided)
+            self.bus.note(f"the sampler's model proposes after {decided['size']} trials (starts and random initial "
+                          f"points), a quarter of the {expected} expected")
+        sampler.size = decided["size"]
 
     def _may_start(self, counted: int, running: int) -> bool:
         if counted + running >= self.parts.trials_wanted:
@@ -132,14 +161,11 @@ class TrialLoop:
         trials = self.store.trials()
         if not queue or any(t.state == TrialState.WAITING for t in trials):
             return
-        if self.config.budget is None:
-            expected: int | None = self.parts.trials_wanted
-        else:
-            left = self.budget.trials_left(*usage(self.snapshot()), running)
-            expected = None if left is None else counted + running + left
+        expected = self._expected(counted, running)
         start, left_out = next_start(queue, trials, expected)
         if start is not None:
-            self.store.study.enqueue_trial(start["params"], user_attrs={"enqueued": start["name"]})
+            self.store.study.enqueue_trial(start["params"], user_attrs={
+                "enqueued": start["name"], "provenance": WARM_START_PROVENANCE if start.get("optional") else "start"})
         elif left_out:
             note = (f"left out {', '.join(left_out)}: the starts may take at most {100 * STARTS_SHARE:.0f} % of the "
                     f"{expected} trials expected, the rest is the sampler's")
@@ -154,7 +180,9 @@ class TrialLoop:
         the next trial. Samplers that ignore failed trials (GP) would otherwise propose it forever.
         """
         trial = self.store.study.ask()
-        params = self.parts.space.suggest(trial)
+        params = self.parts.space.suggest(trial)  # Optuna consults the sampler at the first suggestion
+        if "provenance" not in trial.user_attrs:  # not a start, a warm start or a repaired proposal
+            trial.set_user_attr("provenance", provenance(self.parts.sampler, self.config.sampler, trial.number))
         violations = self.parts.space.violations(params)
         if not violations:
             trial.set_user_attr("log_dir", str(trial_log_dir(self.parts.out, trial.number)))
@@ -163,7 +191,8 @@ class TrialLoop:
         then = "the grid point is skipped"
         if self.parts.repair_rejected:
             repaired = self.parts.space.repair(params, seed=trial.number)
-            self.store.study.enqueue_trial(repaired, user_attrs={"repaired_from": trial.number})
+            self.store.study.enqueue_trial(repaired, user_attrs={"repaired_from": trial.number,
+                                                                 "provenance": "neighbour of a rejected proposal"})
             then = "the nearest feasible configuration runs next"
         self.bus.trial_rejected(self.snapshot(), trial.number, f"{violations[0]}; {then}")
         return None

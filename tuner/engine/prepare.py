@@ -28,7 +28,7 @@ from tuner.fmt import fmt_bytes
 from tuner.model import DEFAULT_BASELINE, TuneConfig, UsageError
 from tuner.target import Target, make_target
 from tuner.pruners import PrunerError, make_pruner
-from tuner.samplers import choose, make_sampler
+from tuner.samplers import choose, make_sampler, study_seed
 
 
 @dataclass(frozen=True)
@@ -160,13 +160,15 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     check_flags(db_bench, workload, space)
     sampler_name = choose(config.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
     config = replace(config, sampler=sampler_name)
-    sampler = make_sampler(sampler_name, seed=config.seed, directions=score.directions, grid=space.grid(),
-                           constraints_func=_constraints_of if score.constrained else None, trials=config.trials or 40)
+    name = config.study or f"{workload.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    # the start-up is sized to --trials here, and to what a --budget allows once the baselines ran (TrialLoop)
+    sampler = make_sampler(sampler_name, seed=study_seed(config.seed, name), directions=score.directions,
+                           grid=space.grid(), constraints_func=_constraints_of if score.constrained else None,
+                           trials=config.trials or 40)
     # A grid visits every feasible point by itself: no repairs, and no more trials than points.
     grid = sampler_name == "grid"
     trials = config.trials if config.trials is not None else 10**9  # a --budget alone: as many as fit
     wanted = min(trials, space.feasible_grid_size()) if grid else trials
-    name = config.study or f"{workload.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     rungs = tuple(replace(workload_of(config).resolve(workload.scale * f, host), drain=workload.drain)
                   for f in config.fidelity[:-1]) + (workload,) if config.fidelity else ()
     user, reference = _reference(config, space, target)

@@ -87,7 +87,8 @@ def warm_start(store: StudyStore, source: str) -> int:
             continue
         distributions = {name: space.parameter(name).distribution() for name in trial.params}
         attrs: dict[str, Any] = {k: v for k, v in trial.user_attrs.items() if k in ("metrics", "constraints")}
-        attrs.update(outcome=WARM_START, warm_start_from=f"{earlier.study_name}#{trial.number}")
+        attrs.update(outcome=WARM_START, warm_start_from=f"{earlier.study_name}#{trial.number}",
+                     provenance="copied from an earlier study")
         store.study.add_trial(create_trial(params=trial.params, distributions=distributions,
                                                   values=trial.values, user_attrs=attrs))
         copied += 1

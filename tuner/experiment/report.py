@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -342,7 +343,7 @@ def _overview_table(results: Path, paths: list[Path]) -> list[str]:
     lines = ["| study | sweep: runs, machine time | tuner: seeds x machine time (trials) | tuned / hand-found "
              "| tuned / default | hand-found / default | sweep best / default | verdict |",
              "|---|---|---|---|---|---|---|---|"]
-    machines = set()
+    machines, winners = set(), []
     for path in paths:
         r = json.loads(path.read_text())
         if r.get("quick"):
@@ -358,7 +359,30 @@ def _overview_table(results: Path, paths: list[Path]) -> list[str]:
                      f"({trials}) | {_seeds_ratio(seeds.get('vs_hand_found'))} | {_seeds_ratio(seeds.get('vs_default'))} "
                      f"| {_ratio(hand.get('vs_default'))} | {_ratio(sweep.get('vs_default'))} | "
                      f"{verdict(seeds.get('vs_hand_found'))} |")
+        winners.append((r["id"], [_winner(t) for t in tn["seeds"]]))
         m, db = r["machine"], r["db_bench"]
         machines.add(f"{m['cpu']}, {m['cores']} cores, {m['ram_bytes'] / 1024**3:.1f} GiB, {m['work_dir_fs']}; "
                      f"db_bench {db['version']} ({db['build']})")
-    return lines + ["", "Machine and db_bench: " + "; ".join(sorted(machines)) + ".", ""]
+    counts = Counter(kind for _, kinds in winners for kind in kinds)
+    return lines + ["", "Machine and db_bench: " + "; ".join(sorted(machines)) + ".", "",
+                    "Where each seed's best trial came from" + (UNRECORDED_NOTE if counts[UNRECORDED] else "") + ": "
+                    + "; ".join(
+                        f"{study}: {', '.join(kinds)}" for study, kinds in winners) + ". In all: " + ", ".join(
+                        f"{n} {kind}" for kind, n in counts.most_common()) + ".", ""]
+
+
+UNRECORDED = "sampler"
+UNRECORDED_NOTE = (" (\"sampler\": a random initial point or a model proposal; results recorded before 2026-11-26 "
+                   "do not say which)")
+
+
+def _winner(seed: dict[str, Any]) -> str:
+    """How a seed's best trial was chosen: its recorded provenance; for results recorded before
+    provenance was (2026-11-26), a start or warm start by the name it was enqueued under, else the
+    sampler's, random initial point or model proposal unknown."""
+    best = next((t for t in seed["trials"] if t["number"] == seed["best_trial"]), {})
+    if best.get("provenance"):
+        return best["provenance"]
+    if best.get("enqueued"):
+        return "warm start" if "#" in best["enqueued"] else "start"
+    return UNRECORDED

@@ -279,7 +279,8 @@ def _study_part(study: StudySnapshot) -> dict[str, Any]:
         trials.append({"number": t.number, "outcome": t.user_attrs.get("outcome", t.state.name.lower()),
                        "params": t.params, "ops_per_sec": m.get("ops_per_sec"), "p99_us": m.get("p99_us"),
                        "write_amp": m.get("write_amp"), "compaction_micros": m.get("compaction_micros"),
-                       "seconds": t.user_attrs.get("seconds"), "enqueued": t.user_attrs.get("enqueued")})
+                       "seconds": t.user_attrs.get("seconds"), "enqueued": t.user_attrs.get("enqueued"),
+                       "provenance": t.user_attrs.get("provenance")})
     best = study.best()
     default = next((b for b in study.baselines if b["name"] == DEFAULT_BASELINE), None)
     return {"study": study.name, "space": study.space.name, "trials": trials,

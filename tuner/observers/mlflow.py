@@ -411,12 +411,14 @@ def _study_tags(s: StudySnapshot) -> dict[str, str]:
 
 
 def _trial_tags(attrs: dict[str, Any]) -> dict[str, str]:
-    """What a trial's user attributes add to its run's tags: why it failed, where it ran."""
+    """What a trial's user attributes add to its run's tags: how it was chosen, why it failed, where it ran."""
     tags: dict[str, str] = {}
     if "fail_reason" in attrs:
         tags["fail_reason"] = str(attrs["fail_reason"])[:5000]
     if "repaired_from" in attrs:
         tags["repaired_from"] = str(attrs["repaired_from"])
+    if "provenance" in attrs:  # how the configuration was chosen
+        tags["provenance"] = str(attrs["provenance"])
     if attrs.get("options_mismatch"):
         tags["options_mismatch"] = json.dumps(attrs["options_mismatch"])[:5000]
     if attrs.get("constraints"):

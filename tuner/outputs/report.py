@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from optuna.trial import FrozenTrial
 
@@ -32,6 +33,8 @@ def _trial_row(t: FrozenTrial) -> dict[str, Any]:
         row["metrics"] = t.user_attrs["metrics"]
     if "fail_reason" in t.user_attrs:
         row["reason"] = t.user_attrs["fail_reason"]
+    if "provenance" in t.user_attrs:
+        row["provenance"] = t.user_attrs["provenance"]
     return row
 
 
@@ -165,6 +168,9 @@ def closing_table(summary: dict[str, Any]) -> str:
                       "best configuration (db_bench flags): ") + " ".join(f"--{k}={v}" for k, v in best["flags"].items()))
         if not best["feasible"]:
             lines.append("NOTE: no trial met the budgets; this is the least-violating one.")
+        if best.get("provenance"):
+            counts = ", ".join(f"{n} {kind}" for kind, n in sorted((summary.get("provenance") or {}).items()))
+            lines.append(f"chosen as: {best['provenance']} (the trials counted: {counts})")
         lines += _why(summary)
     else:
         lines.append("")
@@ -206,10 +212,17 @@ def _best(snapshot: StudySnapshot) -> dict[str, Any] | None:
         "metrics": best_trial.user_attrs["metrics"],
         "feasible": ranking.feasible(best_trial),
         "log_dir": best_trial.user_attrs.get("log_dir"),
+        "provenance": best_trial.user_attrs.get("provenance"),
     }
     if "options_mismatch" in best_trial.user_attrs:
         best["options_mismatch"] = best_trial.user_attrs["options_mismatch"]
     return best
+
+
+def provenance_counts(trials: Iterable[FrozenTrial]) -> dict[str, int]:
+    """How the counted trials were chosen: trials per provenance (start, random initial point, ...)."""
+    groups = ranking.by_outcome(trials)
+    return dict(Counter(t.user_attrs.get("provenance", "not recorded") for k in ranking.COUNTED for t in groups[k]))
 
 
 def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -246,6 +259,8 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "budget_seconds": snapshot.config.budget,
         "fidelity": list(snapshot.config.fidelity) if snapshot.config.fidelity else None,
         "seeded": list(snapshot.seeded),
+        "startup": snapshot.startup,
+        "provenance": provenance_counts(snapshot.trials),
         "best": best,
         "baselines": baselines,
         "repeats": snapshot.config.repeats,

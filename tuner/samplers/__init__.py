@@ -1,9 +1,11 @@
-"""Sampler construction by name: Optuna's samplers plus the scikit-optimize adapter."""
+"""Sampler construction by name: Optuna's samplers plus the scikit-optimize adapter; the
+model-based ones behind one start-up (:mod:`.startup`)."""
 
 from __future__ import annotations
 
 import importlib.util
 import warnings
+import zlib
 from typing import Callable, Sequence
 
 import optuna
@@ -11,6 +13,7 @@ from optuna.exceptions import ExperimentalWarning
 from optuna.trial import FrozenTrial
 
 from tuner.samplers.skopt_sampler import SkoptSampler
+from tuner.samplers.startup import MODEL, Startup, startup_size
 
 SAMPLERS = ("auto", "tpe", "gp", "cmaes", "random", "grid", "nsga2", "skopt")
 SINGLE_OBJECTIVE_ONLY = ("cmaes", "skopt")
@@ -19,6 +22,7 @@ UNCONSTRAINED_ONLY = ("cmaes", "skopt")  # model-based samplers that would ignor
 # sampler"): median regret averaged over its recorded workloads at 20, 40 and 80 trials, among the
 # default install's samplers (gp needs PyTorch). tests/test_efficiency.py holds it to that file.
 RANKED = ("skopt", "tpe", "random", "cmaes")
+WITH_STARTUP = ("tpe", "gp", "cmaes", "skopt")  # model-based: random initial points first (tuner.samplers.startup)
 
 
 class SamplerError(ValueError):
@@ -53,10 +57,25 @@ def make_sampler(
     constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     trials: int = 50,
 ) -> optuna.samplers.BaseSampler:
-    """The sampler called ``name``; ``constraints_func`` is passed to those that support it."""
+    """The sampler called ``name``; ``constraints_func`` is passed to those that support it. A
+    model-based one proposes after a start-up sized to ``trials`` (:class:`.startup.Startup`)."""
     with warnings.catch_warnings():  # TPE's multivariate/group and constraints are "experimental" in Optuna
         warnings.simplefilter("ignore", ExperimentalWarning)
-        return _make(name, seed, directions, grid, constraints_func, trials)
+        sampler = _make(name, seed, directions, grid, constraints_func, trials)
+    return Startup(sampler, startup_size(trials), seed) if name in WITH_STARTUP else sampler
+
+
+def study_seed(seed: int | None, study: str) -> int | None:
+    """The samplers' seed of a study: ``--seed`` mixed with the study's name, so that two studies
+    with one ``--seed`` draw different random points (and one study resumed draws the same)."""
+    return None if seed is None else zlib.crc32(f"{study}\0{seed}".encode())
+
+
+def provenance(sampler: optuna.samplers.BaseSampler, name: str, number: int) -> str:
+    """How the sampler ``name`` chose trial ``number``'s configuration."""
+    if isinstance(sampler, Startup):
+        return sampler.provenance(number) or MODEL
+    return {"random": "random point", "grid": "grid point"}.get(name, f"{name} proposal")
 
 
 def _make(
@@ -74,7 +93,7 @@ def _make(
     if constraints_func is not None and name in UNCONSTRAINED_ONLY:
         raise SamplerError(f"--sampler {name} cannot honour --max-p99-us / --max-write-amp (it has no constraint "
                            "handling); use tpe, gp or nsga2")
-    startup = max(3, min(10, trials // 4))
+    startup = 1  # the model's own: Startup draws the random initial points
     if name == "tpe":
         return optuna.samplers.TPESampler(
             seed=seed, n_startup_trials=startup, multivariate=True, group=True,

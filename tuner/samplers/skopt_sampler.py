@@ -41,6 +41,8 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 from threadpoolctl import threadpool_limits
 
+from tuner.samplers.startup import LEARNED_FAILURES
+
 ESTIMATORS = ("GP", "ET")
 RANDOM_TRIES = 64  # random points drawn to replace a proposal already measured (a small space may have none)
 
@@ -113,9 +115,6 @@ class SkoptSampler(optuna.samplers.BaseSampler):
         return self._independent.sample_independent(study, trial, param_name, param_distribution)
 
 
-_TAUGHT_AS_WORST = ("failed", "rejected")
-
-
 def _observations(study: optuna.Study, current: FrozenTrial, space: dict[str, BaseDistribution],
                   names: list[str]) -> tuple[list[list[Any]], list[float], list[dict[str, Any]]]:
     """(points, values to minimize) to tell skopt, and the told trials' parameters: see the module's
@@ -130,7 +129,7 @@ def _observations(study: optuna.Study, current: FrozenTrial, space: dict[str, Ba
             xs.append(point)
             ys.append(sign * t.values[0])
         elif t.state == TrialState.PRUNED or (t.state == TrialState.FAIL
-                                                and t.user_attrs.get("outcome", "failed") in _TAUGHT_AS_WORST):
+                                                and t.user_attrs.get("outcome", "failed") in LEARNED_FAILURES):
             bad.append(point)
         elif t.state == TrialState.RUNNING:
             running.append(point)
