@@ -336,21 +336,24 @@ def cmd_tune(args: argparse.Namespace) -> int:
         result = study.run()
     except KeyboardInterrupt:
         name = signal.Signals(received[0]).name if received else "SIGINT"
-        print(f"\ninterrupted ({name}): finished trials are saved. Resume with: rocksdb-tuner tune --study "
-              f"{study.name} --out {study.out} --workload {args.workload or study.parts.workload.name} "
-              f"--space {args.space}"
-              + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
-              + "".join(f" {flag} {value}" for flag, value in (
-                  ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),
-                  ("--base-options", args.base_options), ("--duration", args.duration and f"{args.duration:g}s"))
-                  if value is not None),
-              file=sys.stderr)
+        print(f"\ninterrupted ({name}): finished trials are saved. Resume with: {_resume(args, study)}", file=sys.stderr)
         return 128 + (received[0] if received else signal.SIGINT)
     if args.json:
         print(json.dumps(result.summary, indent=2, default=str))
     else:
         print(closing_table(result.summary))
     return 0 if result.summary["best"] else 1
+
+
+def _resume(args: argparse.Namespace, study: Study) -> str:
+    """The command that resumes ``study`` as ``args`` started it."""
+    return (f"rocksdb-tuner tune --study {study.name} --out {study.out} "
+            f"--workload {args.workload or study.parts.workload.name} --space {args.space}"
+            + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
+            + "".join(f" {flag} {value}" for flag, value in (
+                ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),
+                ("--base-options", args.base_options), ("--duration", args.duration and f"{args.duration:g}s"))
+                if value is not None))
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
