@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import signal
@@ -13,6 +14,7 @@ from typing import Sequence
 
 from objectives import workdir
 from objectives.dbbench import DbBenchError, installed, probe, probe_path
+from objectives.runner import EnvironmentFault
 from objectives.scores import OBJECTIVES
 from objectives.workloads import WorkloadError, load_workload
 from objectives.workloads import preset_names as workload_presets
@@ -338,11 +340,21 @@ def cmd_tune(args: argparse.Namespace) -> int:
         name = signal.Signals(received[0]).name if received else "SIGINT"
         print(f"\ninterrupted ({name}): finished trials are saved. Resume with: {_resume(args, study)}", file=sys.stderr)
         return 128 + (received[0] if received else signal.SIGINT)
+    except EnvironmentFault as exc:
+        print(_stopped(exc, f"Finished trials are saved; fix it, then resume with: {_resume(args, study)}"),
+              file=sys.stderr)
+        return os.EX_TEMPFAIL
     if args.json:
         print(json.dumps(result.summary, indent=2, default=str))
     else:
         print(closing_table(result.summary))
     return 0 if result.summary["best"] else 1
+
+
+def _stopped(exc: EnvironmentFault, resume: str) -> str:
+    """The one line a study stopped by an environment fault ends with, then ``resume``."""
+    return (f"\nstopped: {exc.fault} ({exc.reason}). Not the configuration's failure: no sampler learns from it, "
+            f"and what it stopped runs again. {resume}")
 
 
 def _resume(args: argparse.Namespace, study: Study) -> str:
@@ -393,6 +405,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             print(f"\ninterrupted: finished runs are saved; `rocksdb-tuner experiment {e.id}"
                   f"{' --quick' if args.quick else ''}` resumes.", file=sys.stderr)
             return 130
+        except EnvironmentFault as exc:
+            print(_stopped(exc, f"Finished runs are saved; fix it, then `rocksdb-tuner experiment {e.id}"
+                                f"{' --quick' if args.quick else ''}` resumes."), file=sys.stderr)
+            return os.EX_TEMPFAIL
         print(f"{e.id}: wrote {run.results_dir / 'report.md'}")
     if not args.quick and not args.results:
         print(f"wrote {write_overview(experiment.RESULTS)}")
