@@ -14,6 +14,7 @@ cgroup of their own (objectives.memory), their DB's files dropped from the page 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -24,7 +25,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NoReturn
 
 from objectives import workdir
 from objectives.dbbench import DbBench
@@ -55,6 +56,10 @@ STEADY_DRAIN = ("flush", "compact0", "waitforcompaction")
 # Preloaded DBs live in the work dir as rocksdb-tuner-preload-<key>/db; building one may take long.
 PRELOAD_PREFIX = "rocksdb-tuner-preload-"
 PRELOAD_TIMEOUT = 6 * 3600.0
+# Signals that end db_bench from outside when the runner did not send them (its own stops, the trial
+# timeout and a pruner's, never reach the classification): kill(1), a closed terminal, a supervisor.
+OUTSIDE_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
+DISK_FULL = "the disk is full"
 
 
 # Called with (phase, second, ops/s of that second) as db_bench reports; True stops the run.
@@ -78,6 +83,15 @@ class RunFailed(RuntimeError):
         self.phases = phases or []
 
 
+class EnvironmentFault(RuntimeError):
+    """The run failed for a reason outside the configuration (``fault``: a full disk, a vanished work
+    directory or preloaded DB, db_bench killed from outside); ``reason`` is the failure as seen."""
+
+    def __init__(self, fault: str, reason: str):
+        super().__init__(f"{fault}: {reason}")
+        self.fault, self.reason = fault, reason
+
+
 @dataclass
 class PhaseRun:
     """One db_bench invocation: its command, resources used, parsed output and LOG."""
@@ -95,6 +109,7 @@ class PhaseRun:
     log: LogFacts = field(default_factory=LogFacts)
     drain_seconds: float | None = None  # a draining scored phase: its ops' end to the last flush/compaction
     memory: dict[str, int | None] | None = None  # its memory cgroup's limit, peak and OOM kills
+    host_oom_kills: int = 0  # the kernel's OOM kills on this host while it ran (/proc/vmstat)
 
     def operations_end(self) -> float:
         """When the phase's timed benchmarks ended: the DB's open (LOG) plus their seconds."""
@@ -239,7 +254,8 @@ class Runner:
             self._read_phase(run, workload.preload.measured(), False, log_dir, report, building / "db", [])
             os.rename(building, final)
         except OSError as exc:
-            raise RunFailed(f"preload: {exc.strerror or exc}: {exc.filename or ''}".strip()) from None
+            reason = f"preload: {exc.strerror or exc}: {exc.filename or ''}".strip()
+            raise (EnvironmentFault(DISK_FULL, reason) if exc.errno == errno.ENOSPC else RunFailed(reason)) from None
         finally:
             remove_owned(building)
         return Preloaded(final / "db", run.wall_seconds, _tree_size(final / "db"))
@@ -251,12 +267,13 @@ class Runner:
         ``observer`` sees the scored phases' per-second throughput while they run; when it returns
         True, db_bench is stopped and RunStopped raised."""
         log_dir.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix="rocksdb-tuner-", dir=self.work_dir))
-        _mark(tmp)
-        db = tmp / "db"
         deadline = time.monotonic() + self.timeout
         phases: list[PhaseRun] = []
+        tmp: Path | None = None
         try:
+            tmp = Path(tempfile.mkdtemp(prefix="rocksdb-tuner-", dir=self.work_dir))
+            _mark(tmp)
+            db = tmp / "db"
             if workload.kind == "preloaded" and not workload.snapshot:
                 raise RunFailed("the workload's preloaded DB has not been built (Runner.preload)")
             if workload.snapshot:
@@ -279,12 +296,18 @@ class Runner:
                     run.memory = memory
                 phases.append(run)
                 self._read_phase(run, phase.measured(), workload.drain, log_dir, report, db, phases)
+            if not db.is_dir():  # removed from outside after db_bench last wrote it
+                raise RunFailed(f"{db} vanished", phases)
             return RunResult(phases, _tree_size(db), _latest_options(db), seed,
                              checkpoint if workload.snapshot else None)
         except OSError as exc:
-            raise RunFailed(f"{exc.strerror or exc}: {exc.filename or ''}".strip(), phases) from None
+            failed = RunFailed(f"{exc.strerror or exc}: {exc.filename or ''}".strip(), phases)
+            raise _classified(failed, self.work_dir, tmp, workload, exc.errno == errno.ENOSPC) from None
+        except RunFailed as exc:
+            raise _classified(exc, self.work_dir, tmp, workload) from None
         finally:
-            remove_owned(tmp)
+            if tmp is not None:
+                remove_owned(tmp)
 
     def _cgroup(self, scored: bool, db: Path, limit: int | None) -> MemoryCgroup | None:
         """A memory cgroup for a scored phase under a memory limit (the workload's own, else the
@@ -306,14 +329,18 @@ class Runner:
         stderr = (log_dir / f"{run.name}.stderr").read_text(errors="replace")
         if run.returncode != 0:
             reason = _exit_reason(run.name, run.returncode, stderr or stdout)
-            if run.memory and run.memory.get("oom_kills"):
+            cgroup_oom = bool(run.memory and run.memory.get("oom_kills"))
+            host_oom = run.returncode == -signal.SIGKILL and run.host_oom_kills > 0
+            if cgroup_oom:
                 reason += f" (out of memory: its cgroup's limit is {run.memory['memory_limit_bytes'] / 2**20:.0f} MiB)"
-            raise RunFailed(reason, phases)
+            elif host_oom:
+                reason += " (out of memory: the kernel's OOM killer struck while it ran)"
+            _fail(reason, run.returncode, stderr + stdout, cgroup_oom or host_oom, phases)
         try:
             run.output = parse(stdout)
             require(run.output, measured)
         except ParseError as exc:
-            raise RunFailed(f"phase {run.name}: {exc}", phases) from None
+            _fail(f"phase {run.name}: {exc}", 0, stderr + stdout, False, phases)
         run.log = read_log(db / "LOG")
         if run.scored and drain:
             run.drain_seconds = run.log.drain_seconds(run.operations_end())
@@ -321,7 +348,7 @@ class Runner:
     def _execute(self, name: str, cmd: list[str], log_dir: Path, deadline: float, done: list[PhaseRun],
                  watch: _ReportWatch | None = None, cgroup: MemoryCgroup | None = None) -> PhaseRun:
         (log_dir / f"{name}.command").write_text(" ".join(cmd) + "\n")
-        started, started_at = time.monotonic(), time.time()
+        started, started_at, ooms = time.monotonic(), time.time(), _host_oom_kills()
         with open(log_dir / f"{name}.stdout", "wb") as out, open(log_dir / f"{name}.stderr", "wb") as err:
             argv = [_SETPRIV, "--pdeathsig", "KILL", "--", *cmd] if _SETPRIV else cmd
             if cgroup is not None:
@@ -361,6 +388,7 @@ class Runner:
             cpu_seconds=usage.ru_utime + usage.ru_stime,
             peak_rss_bytes=usage.ru_maxrss * 1024,
             started_at=started_at,
+            host_oom_kills=_host_oom_kills() - ooms,
         )
 
 
@@ -420,6 +448,58 @@ def _exit_reason(phase: str, code: int, text: str) -> str:
     lines = [ln.strip() for ln in text.replace("\r", "\n").splitlines() if ln.strip()]
     last = lines[-1][:300] if lines else "no output"
     return f"phase {phase}: db_bench {what}: {last}"
+
+
+def environment_fault(returncode: int, output: str, oom_killed: bool) -> str | None:
+    """What outside the configuration made a db_bench phase fail (``returncode`` as os.waitstatus_to_exitcode
+    gives it, ``output`` its stderr and stdout), or None when the failure is the configuration's own: a
+    crash signal, db_bench's own error, an OOM kill (``oom_killed``: the OOM killer struck meanwhile).
+
+    - ENOSPC in the output (RocksDB quotes strerror: "No space left on device"): the disk is full;
+    - a signal of OUTSIDE_SIGNALS that the OOM killer did not send: db_bench was killed from outside.
+    """
+    if os.strerror(errno.ENOSPC) in output:
+        return DISK_FULL
+    if returncode < 0 and -returncode in OUTSIDE_SIGNALS and not oom_killed:
+        return f"db_bench was killed from outside ({signal.Signals(-returncode).name})"
+    return None
+
+
+def _fail(reason: str, returncode: int, output: str, oom_killed: bool, phases: list[PhaseRun]) -> NoReturn:
+    """Raise a phase's failure: an EnvironmentFault when :func:`environment_fault` names one, else RunFailed."""
+    fault = environment_fault(returncode, output, oom_killed)
+    if fault is not None:
+        raise EnvironmentFault(fault, reason)
+    raise RunFailed(reason, phases)
+
+
+def _classified(failed: RunFailed, work_dir: Path, tmp: Path | None, workload: Workload,
+                disk_full: bool = False) -> RunFailed | EnvironmentFault:
+    """A failed run as an EnvironmentFault when the disk was full (``disk_full``) or what it ran in is
+    gone: the work directory, the run's own directory, the DB it started from (a preloaded one, a
+    snapshot); else as it was."""
+    if disk_full:
+        fault = DISK_FULL
+    elif not work_dir.is_dir():
+        fault = f"the work directory {work_dir} vanished"
+    elif tmp is not None and not tmp.is_dir():
+        fault = f"the run's directory {tmp} vanished"
+    elif workload.snapshot and not Path(workload.snapshot).is_dir():
+        fault = f"the DB {workload.snapshot} the run starts from vanished"
+    else:
+        return failed
+    return EnvironmentFault(fault, failed.reason)
+
+
+def _host_oom_kills() -> int:
+    """How many processes the kernel's OOM killer has killed on this host since boot (0 where unknown)."""
+    try:
+        for line in Path("/proc/vmstat").read_text().splitlines():
+            if line.startswith("oom_kill "):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def clone_snapshot(snapshot: Path, db: Path) -> None:

@@ -1,9 +1,12 @@
 """Fault injection on real processes (issue 9, docs/reliability.md).
 
 Each test runs a real `rocksdb-tuner tune` on the real db_bench and hurts the db_bench of one trial
-the way production hurts it: a segfault, a hang, the OOM killer, a full disk. That trial must be
-FAILED with a reason naming the cause, the study must go on to its count, and no DB directory may
-be left behind. Full-disk tests use a small tmpfs as the work dir (mounting needs root, as in CI).
+the way production hurts it: a segfault, a hang, a full disk, a kill from outside. A failure of the
+configuration (a crash, a hang, db_bench's own error) must be a FAILED trial with a reason naming the
+cause, and the study must go on to its count; a failure of the environment (issue 31: a full disk,
+db_bench killed from outside) must stop the study with one line naming it and the resume command,
+the trial told to no sampler. No DB directory may be left behind. Full-disk tests use a small tmpfs
+as the work dir (mounting needs root, as in CI).
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ def _db_bench_pids(work: Path) -> list[int]:
 
 
 def _run_with_fault(tmp_path: Path, work: Path, fault: Callable[[int], None], *extra: str,
-                    on_failed: Callable[[], None] | None = None) -> tuple[dict, str]:
-    """Run a 3-trial study (no hand-found baselines, just rocksdb-default); when trial 0 is done,
-    apply ``fault`` to the next db_bench process, i.e. trial 1's."""
+                    code: int = 0) -> str:
+    """Run a 3-trial study (no hand-found baselines, just rocksdb-default) into ``tmp_path/out``; when
+    trial 0 is done, apply ``fault`` to the next db_bench process, i.e. trial 1's. The tuner must exit
+    ``code``; its stderr is returned."""
     out = tmp_path / "out"
     args = ["tune", "--workload", "fillrandom", "--scale", "0.5", "--trials", "3", "--seed", "3", "--sampler",
             "random", "--out", str(out), "--work-dir", str(work), "--no-plots", "--no-baselines", *extra]
@@ -58,13 +62,15 @@ def _run_with_fault(tmp_path: Path, work: Path, fault: Callable[[int], None], *e
         lines.append(line)
         if line.startswith("trial 0:") and not injected.is_set():
             threading.Thread(target=inject, daemon=True).start()
-        if "FAILED" in line and on_failed is not None:
-            on_failed()
     proc.wait(timeout=300)
     stderr = "".join(lines)
     assert injected.is_set(), stderr
-    assert proc.returncode == 0, stderr
-    return json.loads((out / "summary.json").read_text()), stderr
+    assert proc.returncode == code, stderr
+    return stderr
+
+
+def _summary(tmp_path: Path) -> dict:
+    return json.loads((tmp_path / "out" / "summary.json").read_text())
 
 
 def _one_failure(summary: dict) -> str:
@@ -74,20 +80,48 @@ def _one_failure(summary: dict) -> str:
     return failure["reason"]
 
 
-@pytest.mark.parametrize("sig, name", [(signal.SIGSEGV, "SIGSEGV"), (signal.SIGKILL, "SIGKILL"),
-                                       (signal.SIGABRT, "SIGABRT"), (signal.SIGBUS, "SIGBUS")])
+@pytest.mark.parametrize("sig, name", [(signal.SIGSEGV, "SIGSEGV"), (signal.SIGABRT, "SIGABRT"),
+                                       (signal.SIGBUS, "SIGBUS")])
 def test_db_bench_crash_fails_the_trial_with_the_signal(tmp_path, work_dir, sig, name):
-    """A segfault, an abort, a bus error or the OOM killer (SIGKILL) during a trial."""
-    summary, _ = _run_with_fault(tmp_path, work_dir, lambda pid: os.kill(pid, sig))
-    assert _one_failure(summary).startswith(f"phase load: db_bench killed by {name}")
+    """A segfault, an abort or a bus error during a trial: the configuration's failure."""
+    _run_with_fault(tmp_path, work_dir, lambda pid: os.kill(pid, sig))
+    assert _one_failure(_summary(tmp_path)).startswith(f"phase load: db_bench killed by {name}")
+    assert leftovers(work_dir) == [] and not _db_bench_pids(work_dir)
+
+
+def _stopped(stderr: str, fault: str) -> str:
+    """The one line a study stopped by an environment fault ends with: it names ``fault`` and the
+    resume command."""
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert lines[-1].startswith(f"stopped: {fault} (trial 1: phase load: db_bench "), stderr
+    assert "resume with: rocksdb-tuner tune --study " in lines[-1] and "Traceback" not in stderr, stderr
+    assert not any("FAILED" in ln for ln in lines), stderr
+    return lines[-1]
+
+
+def _trials(tmp_path: Path) -> list[optuna.trial.FrozenTrial]:
+    db = tmp_path / "out" / "study.db"
+    (name,) = optuna.get_all_study_names(f"sqlite:///{db}")
+    return optuna.load_study(study_name=name, storage=f"sqlite:///{db}").trials
+
+
+def test_db_bench_killed_from_outside_stops_the_study_untaught(tmp_path, work_dir):
+    """SIGKILL from another process (not the trial timeout, a pruner or the OOM killer) is not the
+    configuration's failure: the study stops, trial 1 is interrupted and queued to run again."""
+    stderr = _run_with_fault(tmp_path, work_dir, lambda pid: os.kill(pid, signal.SIGKILL), code=75)
+    _stopped(stderr, "db_bench was killed from outside (SIGKILL)")
+    trials = _trials(tmp_path)
+    assert [t.user_attrs.get("outcome") for t in trials] == ["complete", "interrupted", None], trials
+    assert trials[1].state == optuna.trial.TrialState.FAIL and "killed by SIGKILL" in trials[1].user_attrs["fail_reason"]
+    assert trials[2].state == optuna.trial.TrialState.WAITING
+    assert trials[2].system_attrs["fixed_params"] == trials[1].params
     assert leftovers(work_dir) == [] and not _db_bench_pids(work_dir)
 
 
 def test_hung_db_bench_is_killed_at_the_trial_timeout(tmp_path, work_dir):
     """SIGSTOP freezes db_bench (a hang): the runner kills it at --trial-timeout, even stopped."""
-    summary, _ = _run_with_fault(tmp_path, work_dir, lambda pid: os.kill(pid, signal.SIGSTOP),
-                                 "--trial-timeout", "15")
-    assert _one_failure(summary) == "phase load: timeout, killed after the trial's 15 s limit"
+    _run_with_fault(tmp_path, work_dir, lambda pid: os.kill(pid, signal.SIGSTOP), "--trial-timeout", "15")
+    assert _one_failure(_summary(tmp_path)) == "phase load: timeout, killed after the trial's 15 s limit"
     assert leftovers(work_dir) == [] and not _db_bench_pids(work_dir)
 
 
@@ -118,9 +152,11 @@ def tmpfs(tmp_path):
     subprocess.run(["umount", "-l", str(mount)], check=True)
 
 
-def test_full_disk_fails_the_trial_and_the_study_goes_on(tmp_path, tmpfs):
-    """Another process fills the disk during trial 1: that trial fails naming ENOSPC; once the space
-    is freed the study completes, and the full disk left no DB directory behind."""
+def test_full_disk_stops_the_study_and_the_resume_runs_the_trial_again(tmp_path, tmpfs):
+    """Another process fills the disk during trial 1 (issue 31): the study stops with one line naming
+    the full disk and the resume command; trial 1 is interrupted, not failed (no sampler learns that
+    its configuration is bad), and its DB is removed. Once the space is freed, the resume runs that
+    configuration again and completes the study."""
     work = tmpfs / "work"
     work.mkdir()
     filler = tmpfs / "filler"
@@ -134,9 +170,20 @@ def test_full_disk_fails_the_trial_and_the_study_goes_on(tmp_path, tmpfs):
             except OSError:
                 pass
 
-    summary, _ = _run_with_fault(tmp_path, work, fill, on_failed=lambda: filler.unlink(missing_ok=True))
-    reason = _one_failure(summary)
-    assert "No space left on device" in reason, reason
+    line = _stopped(_run_with_fault(tmp_path, work, fill, code=75), "the disk is full")
+    assert "No space left on device" in line, line
+    assert leftovers(work) == [] and not _db_bench_pids(work)
+    (interrupted,) = [t for t in _trials(tmp_path) if t.user_attrs.get("outcome") == "interrupted"]
+    assert "No space left on device" in interrupted.user_attrs["fail_reason"]
+    filler.unlink()
+    resume = line.split("resume with: rocksdb-tuner ", 1)[1].split()
+    r = tuner(*resume, "--work-dir", str(work), "--no-baselines", "--seed", "3", "--sampler", "random")
+    assert r.returncode == 0, r.stderr
+    summary = _summary(tmp_path)
+    assert summary["trials"]["complete"] == 3 and summary["trials"]["failed"] == 0, summary["trials"]
+    assert summary["trials"]["interrupted"] == 1
+    again = [t for t in _trials(tmp_path) if t.number > interrupted.number and t.params == interrupted.params]
+    assert [t.user_attrs["outcome"] for t in again] == ["complete"]
     assert leftovers(work) == []
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+from dataclasses import replace
 
 import pytest
 
 from objectives.metrics import summarize
-from objectives.runner import MARKER, Runner, RunFailed, _started, remove_owned
+from objectives.runner import MARKER, EnvironmentFault, Runner, RunFailed, _started, remove_owned
 from objectives.workloads import load_workload
 from tests.conftest import TINY, leftovers
 from tuner.options_file import mismatches
@@ -62,6 +64,22 @@ def test_failing_db_bench_names_the_cause(db_bench, host, work_dir, tmp_path):
         Runner(db_bench, work_dir).run(workload, {"compression_type": "bogus"}, tmp_path / "log")
     assert err.value.reason == "phase load: db_bench exit code 1: Cannot parse compression type 'bogus'"
     assert leftovers(work_dir) == []
+
+
+def test_a_vanished_work_dir_or_start_db_is_an_environment_fault(db_bench, host, work_dir, tmp_path):
+    """Not the configuration's failure (issue 31): the work directory removed, or the DB a run starts
+    from (a preloaded one, a snapshot) gone."""
+    workload = load_workload("fillrandom").resolve(TINY, host)
+    runner = Runner(db_bench, work_dir)
+    gone = replace(workload, snapshot=str(tmp_path / "preloaded" / "db"))
+    with pytest.raises(EnvironmentFault) as err:
+        runner.run(gone, {}, tmp_path / "log")
+    assert err.value.fault == f"the DB {tmp_path / 'preloaded' / 'db'} the run starts from vanished"
+    assert "No such file or directory" in err.value.reason and leftovers(work_dir) == []
+    shutil.rmtree(work_dir)
+    with pytest.raises(EnvironmentFault) as err:
+        runner.run(workload, {}, tmp_path / "log")
+    assert err.value.fault == f"the work directory {work_dir} vanished"
 
 
 def test_timeout_kills_db_bench(db_bench, host, work_dir, tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import signal
@@ -13,6 +14,7 @@ from typing import Sequence
 
 from objectives import workdir
 from objectives.dbbench import DbBenchError, installed, probe, probe_path
+from objectives.runner import EnvironmentFault
 from objectives.scores import OBJECTIVES
 from objectives.workloads import WorkloadError, load_workload
 from objectives.workloads import preset_names as workload_presets
@@ -336,21 +338,34 @@ def cmd_tune(args: argparse.Namespace) -> int:
         result = study.run()
     except KeyboardInterrupt:
         name = signal.Signals(received[0]).name if received else "SIGINT"
-        print(f"\ninterrupted ({name}): finished trials are saved. Resume with: rocksdb-tuner tune --study "
-              f"{study.name} --out {study.out} --workload {args.workload or study.parts.workload.name} "
-              f"--space {args.space}"
-              + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
-              + "".join(f" {flag} {value}" for flag, value in (
-                  ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),
-                  ("--base-options", args.base_options), ("--duration", args.duration and f"{args.duration:g}s"))
-                  if value is not None),
-              file=sys.stderr)
+        print(f"\ninterrupted ({name}): finished trials are saved. Resume with: {_resume(args, study)}", file=sys.stderr)
         return 128 + (received[0] if received else signal.SIGINT)
+    except EnvironmentFault as exc:
+        print(_stopped(exc, f"Finished trials are saved; fix it, then resume with: {_resume(args, study)}"),
+              file=sys.stderr)
+        return os.EX_TEMPFAIL
     if args.json:
         print(json.dumps(result.summary, indent=2, default=str))
     else:
         print(closing_table(result.summary))
     return 0 if result.summary["best"] else 1
+
+
+def _stopped(exc: EnvironmentFault, resume: str) -> str:
+    """The one line a study stopped by an environment fault ends with, then ``resume``."""
+    return (f"\nstopped: {exc.fault} ({exc.reason}). Not the configuration's failure: no sampler learns from it, "
+            f"and what it stopped runs again. {resume}")
+
+
+def _resume(args: argparse.Namespace, study: Study) -> str:
+    """The command that resumes ``study`` as ``args`` started it."""
+    return (f"rocksdb-tuner tune --study {study.name} --out {study.out} "
+            f"--workload {args.workload or study.parts.workload.name} --space {args.space}"
+            + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
+            + "".join(f" {flag} {value}" for flag, value in (
+                ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),
+                ("--base-options", args.base_options), ("--duration", args.duration and f"{args.duration:g}s"))
+                if value is not None))
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
@@ -390,6 +405,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             print(f"\ninterrupted: finished runs are saved; `rocksdb-tuner experiment {e.id}"
                   f"{' --quick' if args.quick else ''}` resumes.", file=sys.stderr)
             return 130
+        except EnvironmentFault as exc:
+            print(_stopped(exc, f"Finished runs are saved; fix it, then `rocksdb-tuner experiment {e.id}"
+                                f"{' --quick' if args.quick else ''}` resumes."), file=sys.stderr)
+            return os.EX_TEMPFAIL
         print(f"{e.id}: wrote {run.results_dir / 'report.md'}")
     if not args.quick and not args.results:
         print(f"wrote {write_overview(experiment.RESULTS)}")

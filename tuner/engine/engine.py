@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import optuna
 
-from objectives.runner import RunFailed
+from objectives.runner import EnvironmentFault, RunFailed
 from tuner.engine.budget import Budget, usage
 from tuner.engine.loop import TrialLoop
 from tuner.engine.lock import StudyBusy, StudyLock
@@ -155,7 +155,8 @@ class Engine:
     # -- the study --------------------------------------------------------------------------------
     def run(self, sweep_stale: Callable[[], list[Path]]) -> StudySnapshot:
         """The preloaded DB, baselines, trials up to --trials counted ones, re-validation; the final
-        snapshot. ``sweep_stale`` removes trial directories that killed tuner runs left behind."""
+        snapshot. ``sweep_stale`` removes trial directories that killed tuner runs left behind. An
+        EnvironmentFault stops it wherever it strikes, recording no result for what it failed."""
         self.bus.study_started(self.snapshot())
         for note in self.seeded:
             self.bus.note(f"this new study {note}")
@@ -173,7 +174,7 @@ class Engine:
             if self.config.revalidate:
                 self.revalidation = self.remeasure.revalidate(self.snapshot(), self._revalidation_plan(),
                                                               self.parts.reference)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, EnvironmentFault):  # stopped, to be resumed
             self.bus.study_stopped(self.snapshot(), "KILLED")
             raise
         except BaseException:

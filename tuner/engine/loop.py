@@ -4,6 +4,11 @@ The sampler proposes (through Optuna's ask); a proposal that breaks a constraint
 and its nearest feasible neighbour enqueued; a feasible one is a job for the executor; outcomes are
 told as they arrive, under the retry policy. With --fidelity a configuration first climbs the rungs
 (smaller data sizes), and Optuna's successive-halving pruner decides at each whether it goes on.
+
+Ctrl-C, and a failure of the environment rather than of the configuration (an EnvironmentFault: a
+full disk, a vanished work directory, db_bench killed from outside), stop the loop: the jobs in
+flight are cancelled and their trials told "interrupted", which no sampler learns from and
+--trials does not count; after a fault their configurations are enqueued to run again on resume.
 """
 
 from __future__ import annotations
@@ -15,14 +20,14 @@ from typing import Any, Callable
 import optuna
 from optuna.trial import TrialState
 
-from objectives.runner import IntervalObserver
+from objectives.runner import EnvironmentFault, IntervalObserver
 from tuner import ranking
 from tuner.engine.budget import Budget, usage
 from tuner.engine.prepare import Prepared
 from tuner.engine.storage import StudyStore
 from tuner.engine.warmstart import STARTS_SHARE, next_start
 from tuner.events import EventBus
-from tuner.executors import Executor, Job, Outcome, retried, should_retry
+from tuner.executors import Executor, Job, Outcome, raise_fault, retried, should_retry
 from tuner.model import WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
 from tuner.samplers import provenance
 from tuner.samplers.startup import Startup, startup_size
@@ -65,10 +70,17 @@ class TrialLoop:
                 for outcome in self.executor.wait(timeout=1.0):
                     self._arrived(running, outcome)
         except KeyboardInterrupt:
-            self.executor.cancel()
-            for entry in running.values():
-                self.store.interrupted(entry.trial)
+            self._stop(running, "interrupted by the user (Ctrl-C)", rerun=False)
             raise
+        except EnvironmentFault as exc:
+            self._stop(running, f"not the configuration's failure: {exc}", rerun=True)
+            raise
+
+    def _stop(self, running: dict[str, _Running], reason: str, rerun: bool) -> None:
+        """Cancel the jobs in flight; their trials are told interrupted (``rerun``: to run again)."""
+        self.executor.cancel()
+        for entry in running.values():
+            self.store.interrupted(entry.trial, reason, rerun)
 
     def _expected(self, counted: int, running: int) -> int | None:
         """The trials this study is expected to count: --trials, or what the --budget allows beside
@@ -108,6 +120,7 @@ class TrialLoop:
             running[job.key].trial.set_user_attr(f"lost_attempt_{job.attempt}", outcome.reason)
             self.executor.submit(retried(job))
             return
+        raise_fault(outcome)
         entry = running.pop(job.key)
         if self._climbed(entry, outcome, running):
             return

@@ -1,5 +1,5 @@
 """Measuring one configuration and waiting for it (baselines, re-validation), on the study's
-executor and under the same retry policy as the trial loop."""
+executor and under the same retry policy as the trial loop; an environment fault stops the study."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from typing import Callable
 from objectives.measurement import Measurement
 from objectives.runner import RunFailed
 from objectives.workloads import Flag, Workload
-from tuner.executors import Executor, Job, Outcome, failure_reason, retried, should_retry
+from tuner.executors import Executor, Job, Outcome, failure_reason, raise_fault, retried, should_retry
 
 
 class Measurer:
-    """Submits a job, waits for its outcome, runs a lost one once more; raises RunFailed."""
+    """Submits a job, waits for its outcome, runs a lost one once more; raises RunFailed, or
+    EnvironmentFault for a failure that is not the configuration's."""
 
     def __init__(self, executor: Executor, note: Callable[[str], None]):
         self.executor, self.note = executor, note
@@ -27,6 +28,7 @@ class Measurer:
                 job = retried(job)
                 continue
             if outcome.measurement is None:
+                raise_fault(outcome)
                 raise RunFailed(failure_reason(outcome))
             return outcome.measurement
 

@@ -20,6 +20,9 @@ from tuner.executors import Outcome, failure_reason
 from tuner.model import UsageError
 from tuner.stats import spread
 
+# What a trial was enqueued as (a named start, a repaired proposal) and how it was chosen: its re-run keeps it.
+_ORIGIN = ("enqueued", "repaired_from", "provenance")
+
 
 class StudyStore:
     """The Optuna study of a prepared study, and every write the engine makes to it."""
@@ -48,7 +51,7 @@ class StudyStore:
             storage.set_trial_user_attr(trial_id, "outcome", "interrupted")
             storage.set_trial_user_attr(trial_id, "fail_reason", "abandoned: the tuner stopped mid-trial")
             study.tell(trial.number, state=TrialState.FAIL)
-            self._rerun_grid_point(study, trial.params)
+            self._rerun(study, trial.params, trial.user_attrs, always=False)
         return study
 
     def _check_identity(self, study: optuna.Study) -> None:
@@ -82,10 +85,12 @@ class StudyStore:
             raise UsageError(f"--repeats: study {p.name} measures each trial {study.user_attrs.get('repeats', 1)} "
                              f"time(s), not {p.config.repeats}; its trials would not compare")
 
-    def _rerun_grid_point(self, study: optuna.Study, params: dict[str, Any]) -> None:
-        """Optuna's grid counts a failed point as visited: an interrupted one is queued to run again."""
-        if self.parts.config.sampler == "grid" and params:
-            study.enqueue_trial(params)
+    def _rerun(self, study: optuna.Study, params: dict[str, Any], attrs: dict[str, Any], always: bool) -> None:
+        """Queue an interrupted configuration to run again, as the start or repair it was (``attrs``):
+        ``always`` (an environment fault stopped it), and on the grid, which counts a failed point as
+        visited."""
+        if params and (always or self.parts.config.sampler == "grid"):
+            study.enqueue_trial(params, user_attrs={k: v for k, v in attrs.items() if k in _ORIGIN})
 
     # -- reading ----------------------------------------------------------------------------------
     def trials(self) -> tuple[FrozenTrial, ...]:
@@ -104,11 +109,13 @@ class StudyStore:
         trial.set_user_attr("fail_reason", "; ".join(violations))
         self.study.tell(trial, state=TrialState.FAIL)
 
-    def interrupted(self, trial: optuna.Trial) -> None:
+    def interrupted(self, trial: optuna.Trial, reason: str, rerun: bool) -> None:
+        """Told FAIL with outcome "interrupted" (neither counted nor taught); ``rerun``: its
+        configuration is queued to run again."""
         trial.set_user_attr("outcome", "interrupted")
-        trial.set_user_attr("fail_reason", "interrupted by the user (Ctrl-C)")
+        trial.set_user_attr("fail_reason", reason)
         self.study.tell(trial, state=TrialState.FAIL)
-        self._rerun_grid_point(self.study, trial.params)
+        self._rerun(self.study, trial.params, trial.user_attrs, always=rerun)
 
     def pruned(self, trial: optuna.Trial, phase: str, second: int | None, seconds: float) -> None:
         """Told PRUNED: at ``second`` of ``phase`` by the pruner, or after a --fidelity rung (second None)."""

@@ -3,7 +3,9 @@
 and an executor never knows which sampler chose the configuration.
 
 One retry policy serves every executor: a job whose worker was lost (its process or node died) is
-run once more; any other failure is final.
+run once more; any other failure is final. A failure of the environment rather than of the
+configuration (``Outcome.fault``: a full disk, a vanished work directory, db_bench killed from
+outside) is neither: the engine stops the study (:func:`raise_fault`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from objectives.measurement import Measurement
-from objectives.runner import IntervalObserver
+from objectives.runner import EnvironmentFault, IntervalObserver
 from objectives.workloads import Flag, Workload
 
 RETRIES = 1
@@ -34,8 +36,9 @@ class Job:
 
 @dataclass
 class Outcome:
-    """What became of a job: a measurement, or a failure reason (``lost`` when its worker died, or
-    ``stopped`` at (phase, second) when its observer stopped it)."""
+    """What became of a job: a measurement, or a failure reason (``lost`` when its worker died,
+    ``stopped`` at (phase, second) when its observer stopped it, ``fault`` when the environment
+    failed it, see objectives.runner.EnvironmentFault)."""
 
     job: Job
     measurement: Measurement | None = None
@@ -44,6 +47,7 @@ class Outcome:
     stopped: tuple[str, int] | None = None
     node: dict[str, Any] | None = None  # where it ran, when that is not this process
     db_bench: dict[str, Any] | None = None  # the node's db_bench, when it is not the driver's
+    fault: str | None = None
 
 
 def should_retry(outcome: Outcome) -> bool:
@@ -53,6 +57,12 @@ def should_retry(outcome: Outcome) -> bool:
 
 def retried(job: Job) -> Job:
     return replace(job, attempt=job.attempt + 1)
+
+
+def raise_fault(outcome: Outcome) -> None:
+    """Raise the EnvironmentFault an outcome reports, its reason naming the job; nothing otherwise."""
+    if outcome.fault is not None:
+        raise EnvironmentFault(outcome.fault, f"{outcome.job.key}: {outcome.reason}")
 
 
 def failure_reason(outcome: Outcome) -> str:

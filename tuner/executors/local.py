@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from objectives.measurement import measure
-from objectives.runner import Runner, RunFailed, RunStopped
+from objectives.runner import EnvironmentFault, Runner, RunFailed, RunStopped
 from objectives.workloads import Workload
 from tuner.executors import Job, Outcome
 
@@ -32,6 +32,8 @@ class LocalExecutor:
             outcome = Outcome(job, reason=str(exc), stopped=(exc.phase, exc.second))
         except RunFailed as exc:
             outcome = Outcome(job, reason=exc.reason)
+        except EnvironmentFault as exc:
+            outcome = Outcome(job, reason=exc.reason, fault=exc.fault)
         self.pending.pop(0)
         return [outcome]
 

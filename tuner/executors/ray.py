@@ -26,7 +26,7 @@ from typing import Any, Callable
 from objectives import workdir
 from objectives.dbbench import DbBench, DbBenchError, probe
 from objectives.measurement import measure
-from objectives.runner import Runner, RunFailed
+from objectives.runner import EnvironmentFault, Runner, RunFailed
 from objectives.workloads import Flag, Workload
 from search_spaces import host_ram_bytes
 from tuner.executors import Job, Outcome
@@ -133,8 +133,10 @@ def measure_task(spec: TaskSpec) -> dict[str, Any]:
                                       "measurement": measure(runner, spec.workload, spec.flags, logs, spec.repeats, spec.seed)}
         except RunFailed as exc:
             result = {"ok": False, "reason": exc.reason}
-        except workdir.WorkDirError as exc:
-            result = {"ok": False, "reason": f"node {node['host']}: {exc}"}
+        except EnvironmentFault as exc:
+            result = {"ok": False, "reason": f"node {node['host']}: {exc.reason}", "fault": exc.fault}
+        except workdir.WorkDirError as exc:  # e.g. the node's --work-dir vanished
+            result = {"ok": False, "reason": f"node {node['host']}: {exc}", "fault": "the work directory is unusable"}
         finally:
             node["measured_to"] = time.time()
             os.sched_setaffinity(0, before)
@@ -301,7 +303,7 @@ class RayExecutor:
         if result["ok"]:
             outcome.measurement = result["measurement"]
         else:
-            outcome.reason = result["reason"]
+            outcome.reason, outcome.fault = result["reason"], result.get("fault")
         return outcome
 
     def cancel(self) -> None:

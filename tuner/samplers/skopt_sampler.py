@@ -6,8 +6,8 @@ in) is told the finished trials and asked for one point:
 
 - complete trials with their value; trials that failed or broke a constraint (outcome ``failed`` or
   ``rejected``) and pruned ones as the worst value seen, so the model steers away from them; trials
-  interrupted, abandoned or lost to a dead worker are not taught (they say nothing of the
-  configuration);
+  interrupted (Ctrl-C, or stopped by a full disk or another environment fault), abandoned or lost
+  to a dead worker are not taught (they say nothing of the configuration);
 - trials still running (``--parallel``) as the mean of the values seen: a constant liar, so that
   several proposals at once do not coincide.
 
