@@ -5,6 +5,9 @@ regenerated there, not edited here)."""
 from __future__ import annotations
 
 import json
+import math
+import statistics
+import time
 from pathlib import Path
 from typing import Any
 
@@ -304,3 +307,214 @@ def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_jso
           for day in ("2026-11-23", "2026-11-25")}
     _quoted(f"CV was {100 * cv['2026-11-23']:.0f} % in the default job of 2026-11-23", ("README.md",))
     _quoted(f"{100 * cv['2026-11-25']:.1f} % in the two of 2026-11-25", ("README.md",))
+
+
+def _row(doc: str, start: str) -> str:
+    """The one table row of ``doc`` that starts with ``start``, emphasis removed."""
+    rows = [line for line in (ROOT / doc).read_text().replace("**", "").splitlines() if line.startswith(start)]
+    assert len(rows) == 1, f"{doc}: {len(rows)} rows start with {start!r}"
+    return rows[0]
+
+
+@pytest.mark.parametrize("name", ["S0", "S1", "S2", "S3", "S4"])
+def test_readmes_s0_s4_table_is_quoted_as_the_results_give_it(name):
+    r = _study(name)
+    seeds = r["tuner"]["across_seeds"]
+    trials = "/".join(str(s["runs"]) for s in r["tuner"]["seeds"])
+    tie = " tie" if seeds["vs_hand_found"]["verdict"] == "tie" else ""
+    cells = [f"{r['sweep']['machine_seconds']['total']:.0f} s", trials, _ratio(seeds["vs_hand_found"]) + tie,
+             _ratio(seeds["vs_default"]), _ratio(_h2h(r)[r["hand_found"]]["vs_default"])]
+    row = _row("README.md", f"| {name} ")
+    assert row.endswith(" | " + " | ".join(cells) + " |"), f"README's {name} row {row!r} is not {cells} (from result.json)"
+
+
+def test_the_re_runs_of_s0_s2_are_quoted_as_their_results_give_them():
+    reruns = {name: _study(name, rerun=True)["tuner"]["across_seeds"] for name in ("S0", "S1", "S2")}
+    hand = ", ".join(f"{name} {_ratio(r['vs_hand_found'])}" for name, r in reruns.items())
+    default = [f"{r['vs_default']['ratio']:.2f}x" for r in reruns.values()]
+    s2 = reruns["S2"]["vs_default"]
+    assert s2["verdict"] == "tie" and all(reruns[n]["vs_default"]["verdict"] == "faster" for n in ("S0", "S1"))
+    _quoted(f"tuned / hand-found {hand}; tuned / default {default[0]}, {default[1]}, {_ratio(s2)}", ("README.md",))
+    notes = ("experiments/results/overview-notes.md",)
+    _quoted(f"{hand}; against the defaults it wins in S0 ({default[0]}) and S1 ({default[1]}) and ties in S2 "
+            f"({default[2]}, {s2['ci95'][0]:.2f}-{s2['ci95'][1]:.2f})", notes)
+    s1, s2_result = _study("S1", rerun=True), _study("S2", rerun=True)
+    best = [s["best_trial"] for s in s1["tuner"]["seeds"]]
+    _quoted(f"(trials {best[0]}, {best[1]} and {best[2]};", notes)
+    runs = [s["runs"] for s in s2_result["tuner"]["seeds"]]
+    _quoted(f"in S2 ({min(runs)}-{max(runs)} trials, 7 of them starts)", notes)
+    assert s2_result["tuner"]["seeds"][0]["best_trial"] == s2_result["tuner"]["seeds"][1]["best_trial"]
+    _quoted(f"seeds 1 and 2's bests (trial {s2_result['tuner']['seeds'][0]['best_trial']})", notes)
+    s0 = _study("S0", rerun=True)
+    _quoted("(S0 {} against {}; S2 {}, {}, against {})".format(
+        _vs_default(s0, "sweep best")[0], f"{reruns['S0']['vs_default']['ratio']:.2f}x",
+        *_vs_default(s2_result, "sweep best"), default[2]), notes)
+
+
+def test_the_overviews_notes_are_quoted_as_the_results_give_them():
+    notes = ("experiments/results/overview-notes.md",)
+    s = {name: _study(name) for name in ("S0", "S1", "S2", "S3", "S4")}
+    seeds = {name: r["tuner"]["across_seeds"] for name, r in s.items()}
+    _quoted("misses it in S1, where it ties ({}, {})".format(*_over_seeds(s["S1"], "vs_hand_found")[:2]), notes)
+    _quoted("ties in S1 ({}, {}) and S2 ({}, {})".format(*_over_seeds(s["S1"], "vs_default")[:2],
+                                                          *_over_seeds(s["S2"], "vs_default")[:2]), notes)
+    _quoted(f"(subcompactions): {seeds['S0']['vs_hand_found']['ratio']:.2f}x the hand-found", notes)
+    _quoted(f"(merge): {seeds['S2']['vs_hand_found']['ratio']:.2f}x the hand-found", notes)
+    _quoted(f"loses to the defaults on 2 cores ({_vs_default(s['S2'], 'hand-found:S2')[0]})", notes)
+    _quoted(f"the trio alone gives {_vs_default(s['S3'], 'sweep best')[0]}", notes)
+    picks = _picks(s["S3"])
+    _quoted(f"({picks[0]['vs_default']['ratio']:.2f}x and {picks[1]['vs_default']['ratio']:.2f}x the defaults)", notes)
+    s4 = _h2h(s["S4"])
+    _quoted(f"({_span([c['median_ops_per_sec'] / 1000 for c in _picks(s['S4'])], '{:.0f}k')} against "
+            f"{_k(s4['sweep best']['median_ops_per_sec'], 1)} ops/s)", notes)
+    drops = [1 - c["median_ops_per_sec"] / run for r in (s["S3"], s["S4"]) for c, run in zip(_picks(r), _best_runs(r))]
+    _quoted(f"the picks came {min(drops) * 100:.0f}-{max(drops) * 100:.0f} % lower (S3, S4)", notes)
+    spreads = []
+    for r, seed in ((s["S3"], 3), (s["S4"], 2)):
+        trials = r["tuner"]["seeds"][seed - 1]["trials"]
+        pick = next(t for t in trials if t["number"] == r["tuner"]["seeds"][seed - 1]["best_trial"])
+        same = [t["ops_per_sec"] for t in trials if t["outcome"] == "complete" and t["params"] == pick["params"]]
+        assert len(same) == 13
+        spreads.append(f"{max(same) / min(same):.2f}x")
+    _quoted(f"one configuration's fastest run was {spreads[0]} and {spreads[1]} its slowest across 13 runs", notes)
+
+
+SAMPLERS = {"skopt": "skopt (GP)", "tpe": "tpe (the tuner's: multivariate, grouped)", "tpe-univariate": "Optuna's univariate TPE",
+            "random": "random", "cmaes": "CMA-ES", "nevergrad": "Nevergrad NGOpt", "flaml-cfo": "FLAML CFO"}
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS)
+def test_readmes_sampler_table_is_quoted_as_the_sampler_benchmark_gives_it(sampler):
+    report = _json("experiments/results/sampler-benchmark.json")
+    recorded = [report["workloads"][w]["samplers"][sampler] for w in ("space-write", "space-read")]
+    regrets = [f"{100 * r['median_regret'][n - 1]:.1f} %" for r in recorded for n in report["checkpoints"]]
+    beats = "" if sampler == "random" else " / ".join(f"{r['beats_random']['80']:.2f}" for r in recorded)
+    seconds = " / ".join(f"{r['seconds'] / report['seeds']:.0f}" for r in recorded) + " s"
+    cells = " | ".join([*regrets, beats, seconds])
+    assert _row("README.md", f"| {SAMPLERS[sampler]} |") == f"| {SAMPLERS[sampler]} | {cells} |"
+
+
+def test_the_sampler_rule_and_the_recordings_are_quoted_as_their_json_gives_them():
+    report = _json("experiments/results/sampler-benchmark.json")
+    workloads = report["workloads"]
+
+    def mean(name: str) -> float:
+        return 100 * sum(w["samplers"][name]["median_regret"][n - 1] for w in workloads.values() for n in (20, 40, 80)) / 6
+
+    _quoted("skopt {:.1f} %, TPE {:.1f} %, random {:.1f} %, CMA-ES {:.1f} %".format(
+        *(mean(n) for n in ("skopt", "tpe", "random", "cmaes"))), ("README.md",))
+    skopt = [f"{100 * w['samplers']['skopt']['median_regret'][n - 1]:.1f}" for w in workloads.values() for n in (20, 40, 80)]
+    _quoted(f"to {' / '.join(skopt[:3])} % (write, after 20 / 40 / 80 trials)", ("README.md",))
+    _quoted(f"to {' / '.join(skopt[3:])} % (read)", ("README.md",))
+    _quoted(f"({workloads['space-write']['samplers']['skopt']['seconds'] / report['seeds']:.0f} s of CPU per search", ("README.md",))
+    for name, w in workloads.items():
+        _quoted(f"{w['runs']} real runs", ("README.md",))
+        _quoted(f"{w['noise_sd_log']:.2f} in log ops/s", ("README.md",))
+        _quoted(f"Spearman {w['validation']['spearman']:.2f} (Kendall {w['validation']['kendall']:.2f}", ("README.md",))
+        _quoted(f"benchmarked 2026-11-25 {w['when'].split()[1]}", ("README.md",))
+    _quoted(f"optimum, {_k(workloads['space-write']['optimum_ops_per_sec'])} ops/s", ("README.md",))
+    _quoted(f"optimum, {_k(workloads['space-read']['optimum_ops_per_sec'], 1)} ops/s", ("README.md",))
+
+
+def _passes(name: str) -> tuple[list[dict[str, Any]], dict[str, dict[int, dict[str, Any]]]]:
+    """A recording's runs (experiments/data/<name>.jsonl), and by configuration and pass."""
+    runs = [json.loads(line) for line in (ROOT / f"experiments/data/{name}.jsonl").read_text().splitlines()]
+    by: dict[str, dict[int, dict[str, Any]]] = {}
+    for run in runs:
+        by.setdefault(run["config"], {})[run["repeat"]] = run
+    return runs, by
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%H:%M", time.gmtime(seconds))
+
+
+@pytest.mark.parametrize("name", ["space-write", "space-read"])
+def test_the_sampler_benchmarks_recordings_are_quoted_as_their_runs_give_them(name):
+    """Times are the runs' start times (record_space.py stamps a run as it starts)."""
+    runs, by = _passes(name)
+    second = [r["when"] for r in runs if r["repeat"] == 1]
+    redone = [r for r in runs if r["repeat"] == 0 and r["when"] > min(second)]  # first-pass runs measured again
+    drift = statistics.mean(math.log(p[1]["metrics"]["ops_per_sec"] / p[0]["metrics"]["ops_per_sec"]) for p in by.values())
+    report = _json("experiments/results/sampler-benchmark.json")["workloads"][name]
+    regret = report["samplers"]["random"]["regret"]
+    readme = ("README.md",)
+    _quoted(f"recorded 2026-11-23 {_utc(min(r['when'] for r in runs))}–{_utc(max(r['when'] for r in runs))} UTC", readme)
+    _quoted(f"ran {100 * (math.exp(drift) - 1):.1f} % faster on average than the first", readme)
+    _quoted(f"db_bench's defaults sit {100 * regret[0][0]:.0f} % below it", readme)  # every search's first trial
+    if name == "space-write":
+        _quoted(f"({len(redone)} runs of the first pass that overlapped other CPU work on the machine were discarded "
+                "and measured again)", readme)
+        _quoted(f"second pass ({_utc(min(second))}–{_utc(max(second))} UTC)", readme)
+        _quoted(f"small memtables ({report['optimum']['write_buffer_size'] / 1e6:.1f} MB)", readme)
+    else:
+        assert not redone
+        wall = [r["metrics"]["wall_seconds"] for r in runs]
+        _quoted(f"a run takes {statistics.median(wall):.0f} s (median; mean {statistics.mean(wall):.0f} s), "
+                f"{sum(wall) / 60:.0f} minutes of db_bench in all", readme)
+        passes = [f"{by[c][p]['metrics']['ops_per_sec'] / 1000:.1f}k" for c in ("rocksdb-default", "benchmark.sh") for p in (0, 1)]
+        _quoted(f"(observed: {passes[0]} and {passes[1]} ops/s in the two passes), the benchmark.sh-style start "
+                f"{100 * report['samplers']['random']['median_regret'][1]:.0f} % ({passes[2]} and {passes[3]})", readme)
+        optimum = report["optimum"]
+        _quoted(f"zstd at level {optimum['compression_level']} with a {optimum['cache_size'] / 1e6:.1f} MB block cache "
+                f"and {optimum['bloom_bits']} bloom bits", readme)
+
+
+@pytest.mark.parametrize("path, rows", [
+    ("experiments/results/pruning.json", ("| no pruner |", "| median pruner, warm-up 2 s |")),
+    ("experiments/results/pruning-warmup4.json", ("| no pruner (run again) |", "| median pruner, warm-up 4 s (the default) |"))])
+def test_readmes_pruning_table_is_quoted_as_its_json_gives_it(path, rows):
+    measured = _json(path)
+    for (study, remeasured), start in zip((("none", "best without pruner"), ("median", "best with median pruner")), rows):
+        s, r = measured["studies"][study], measured["remeasured"][remeasured]
+        seconds = f"{s['db_bench_seconds']:.0f} s"
+        if study == "median":
+            seconds += f" (−{100 * measured['db_bench_time_saved_fraction']:.0f} %)"
+        cells = [seconds, f"{s['trials']['pruned']} / {measured['args']['trials']}",
+                 f"{r['median']:,.0f} ops/s ({min(r['ops_per_sec']):,.0f}–{max(r['ops_per_sec']):,.0f})", f"{r['vs_default']:.2f}×"]
+        assert _row("README.md", start) == f"{start} {' | '.join(cells)} |"
+    when = f"{measured['when'][11:16]} UTC"
+    _quoted(f"release db_bench {measured['db_bench']['version']}, burst ops/s before the drain was charged, 2 cores, "
+            f"{_json('experiments/results/pruning.json')['when'][:10]} ", ("README.md",))
+    _quoted(f"the warm-up 4 s pair {when}" if "warmup" in measured["args"] else f"2 cores, {measured['when'][:10]} {when}",
+            ("README.md",))
+
+
+def test_the_sampler_benchmarks_quartiles_are_quoted_as_its_json_gives_them():
+    """Quartiles over the 20 seeds of the true regret after N trials (statistics.quantiles, inclusive)."""
+    workloads = _json("experiments/results/sampler-benchmark.json")["workloads"]
+
+    def quartiles(workload: str, sampler: str, trials: int) -> str:
+        regrets = [100 * seed[trials - 1] for seed in workloads[workload]["samplers"][sampler]["regret"]]
+        low, _, high = statistics.quantiles(regrets, n=4, method="inclusive")
+        return f"{low:.1f}–{high:.1f} %"
+
+    _quoted(f"(quartiles after 40 trials: TPE {quartiles('space-write', 'tpe', 40)}, skopt "
+            f"{quartiles('space-write', 'skopt', 40)})", ("README.md",))
+    _quoted(f"(quartiles after 80 trials {quartiles('space-read', 'skopt', 80)},", ("README.md",))
+    _quoted(f"TPE improves more slowly ({quartiles('space-read', 'tpe', 80)})", ("README.md",))
+
+
+def test_the_tracking_overhead_is_quoted_as_its_json_gives_it():
+    results = _json("benchmarks/results/tracking_overhead.json")["results"]
+    sqlite, server = results["sqlite"], results["server"]
+    _quoted(f"{results['none']['trial_db_bench_seconds']:.2f} s of db_bench each", ("README.md",))
+    _quoted(f"{sqlite['per_run_seconds'] * 1000:.0f} ms on the SQLite store ({sqlite['per_trial_overhead_pct']:.1f} % of a "
+            f"trial) and {server['per_run_seconds'] * 1000:.0f} ms on a local `mlflow server` over HTTP "
+            f"({server['per_trial_overhead_pct']:.1f} %)", ("README.md",))
+    _quoted(f"{sqlite['start_seconds']:.2f} s / {server['start_seconds']:.2f} s once per study; the final artifacts "
+            f"{sqlite['finish_seconds']:.2f} s / {server['finish_seconds']:.2f} s", ("README.md",))
+
+
+def test_the_parallel_trials_are_quoted_as_their_json_gives_them():
+    measured = _json("benchmarks/results/parallel.json")
+    rate = {name: s["trials_per_hour"] for name, s in measured["studies"].items()}
+    two, one, pair = rate["--parallel 1 (2 cores)"], rate["--parallel 1 (1 core)"], rate["--parallel 2 (1 core each)"]
+    assert _row("README.md", "| `--parallel 1`, both cores |").endswith(f"| {two:.0f} |")
+    assert _row("README.md", "| `--parallel 1`, pinned to one core |").endswith(f"| {one:.0f} |")
+    assert _row("README.md", "| `--parallel 2`, one pinned core per trial |").endswith(
+        f"| {pair:.0f} ({measured['speedup']:.2f}x the one-core run, {pair / two:.2f}x the two-core run) |")
+    stats = measured["interference"]["stats"]
+    _quoted(f"a median of {_k(stats['alone']['median'])} ops/s alone and {_k(stats['in_pair']['median'])} beside a second "
+            f"run on the other core (5 interleaved rounds each, CV {100 * stats['alone']['cv']:.1f} % and "
+            f"{100 * stats['in_pair']['cv']:.1f} %)", ("README.md",))
