@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tuner import experiment
 from tuner.outputs.deployment import search_gain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -518,3 +519,19 @@ def test_the_parallel_trials_are_quoted_as_their_json_gives_them():
     _quoted(f"a median of {_k(stats['alone']['median'])} ops/s alone and {_k(stats['in_pair']['median'])} beside a second "
             f"run on the other core (5 interleaved rounds each, CV {100 * stats['alone']['cv']:.1f} % and "
             f"{100 * stats['in_pair']['cv']:.1f} %)", ("README.md",))
+
+
+REPORTS = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "experiments/results").glob("**/result.json"))
+
+
+@pytest.mark.parametrize("where", REPORTS)
+def test_each_report_is_current_with_its_reading_and_labels_a_stale_scale_note(where):
+    """report.md is generated from result.json and reading.md (`rocksdb-tuner experiment ID --report-only`);
+    a scale note stored with a run that the study's definition has since changed is labelled there."""
+    result, report = _json(f"{where}/result.json"), (ROOT / where / "report.md").read_text()
+    reading = ROOT / where / "reading.md"
+    if reading.is_file():
+        assert reading.read_text().strip() in report, f"{where}/report.md predates its reading.md: regenerate it"
+    now = experiment.load(result["id"]).scale_note
+    labelled = f"MB raw. {result['scale_note']} (This note was stored with the run and is out of date"
+    assert result["scale_note"] == now or (labelled in report and now in report), f"{where}/report.md: unlabelled old note"
