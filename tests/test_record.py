@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tuner import experiment
+from tuner.experiment.report import write_overview
 from tuner.outputs.deployment import search_gain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -535,3 +536,14 @@ def test_each_report_is_current_with_its_reading_and_labels_a_stale_scale_note(w
     now = experiment.load(result["id"]).scale_note
     labelled = f"MB raw. {result['scale_note']} (This note was stored with the run and is out of date"
     assert result["scale_note"] == now or (labelled in report and now in report), f"{where}/report.md: unlabelled old note"
+
+
+def test_the_overview_is_what_its_generator_writes_from_the_results(tmp_path):
+    """overview.md is generated (tables from result.json, notes from overview-notes.md): a copy of the
+    results written again must give the committed file."""
+    results = ROOT / "experiments/results"
+    for path in [results / "overview-notes.md", *results.glob("**/result.json"), *results.glob("**/report.md")]:
+        (tmp_path / path.relative_to(results)).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path.relative_to(results)).write_text(path.read_text())
+    assert write_overview(tmp_path).read_text() == (results / "overview.md").read_text(), \
+        "experiments/results/overview.md is not current: rocksdb-tuner experiment all --report-only"
