@@ -547,3 +547,115 @@ def test_the_overview_is_what_its_generator_writes_from_the_results(tmp_path):
         (tmp_path / path.relative_to(results)).write_text(path.read_text())
     assert write_overview(tmp_path).read_text() == (results / "overview.md").read_text(), \
         "experiments/results/overview.md is not current: rocksdb-tuner experiment all --report-only"
+
+
+def _sweep(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return [t for t in result["sweep"]["trials"] if t["outcome"] == "complete"]
+
+
+def _where(trials: list[dict[str, Any]], **params: Any) -> list[dict[str, Any]]:
+    return [t for t in trials if all(t["params"].get(k) == v for k, v in params.items())]
+
+
+def _tried(result: dict[str, Any], start: str | None = None) -> list[dict[str, Any]]:
+    """Every seed's measured trials; with ``start``, those enqueued from a start whose name begins so."""
+    return [t for s in result["tuner"]["seeds"] for t in s["trials"] if t["outcome"] == "complete"
+            and (start is None or (t.get("enqueued") or "").startswith(start))]
+
+
+def _ks(trials: list[dict[str, Any]], digits: int = 0) -> str:
+    return _span([t["ops_per_sec"] / 1000 for t in trials], f"{{:.{digits}f}}k")
+
+
+def test_s0s_sweep_and_searches_are_quoted_as_its_result_gives_them():
+    r, doc = _study("S0"), ("experiments/results/S0/reading.md",)
+    sweep = _sweep(r)
+    _quoted(f"{_span([t['compaction_micros'] / 1e6 for t in sweep], '{:.1f}')} s at every value from 1 to 8, with single "
+            f"runs from {_k(min(t['ops_per_sec'] for t in sweep))} to {_k(max(t['ops_per_sec'] for t in sweep))} ops/s", doc)
+    proposals = [t for t in _tried(r) if not t.get("enqueued")]
+    assert len(proposals) == 3
+    _quoted(f"with 4-10 MB memtables, {_ks(proposals)} ops/s)", doc)
+
+
+def test_s1s_sweep_and_single_runs_are_quoted_as_its_result_gives_them():
+    r, doc = _study("S1"), ("experiments/results/S1/reading.md",)
+    sweep = _sweep(r)
+    caches = sorted({t["params"]["cache_size"] for t in sweep})
+    _quoted(f"the sweep is {_ks(sweep)} over {100 * caches[0] / r['data_bytes']:.1f}-{100 * caches[-1] / r['data_bytes']:.1f} % "
+            "of the data with no trend", doc)
+    for cache in (caches[0], caches[-1]):
+        on, off = (_where(sweep, cache_size=cache, bloom_bits=bits)[0]["ops_per_sec"] for bits in (10, 0))
+        _quoted(f"{_k(on)} against {_k(off)} at {cache / 2**20:.3g} MiB", doc)
+    runs = lambda start: ", ".join(f"{t['ops_per_sec']:,.0f}" for t in _tried(r, start)).rsplit(", ", 1)  # noqa: E731
+    _quoted("The defaults' trial measured {} and {} ops/s in the three seeds".format(*runs("rocksdb-default")), doc)
+    _quoted("the fillrandom configuration above {} and {};".format(*runs("default-fillrandom#13")), doc)
+    _quoted(f"the head-to-head's defaults {_span([v / 1000 for v in _h2h(r)['rocksdb-default']['ops_per_sec']], '{:.0f}k')}", doc)
+
+
+def test_s2s_sweep_and_searches_are_quoted_as_its_result_gives_them():
+    r, doc = _study("S2"), ("experiments/results/S2/reading.md",)
+    sweep = _sweep(r)
+    small, large = sorted({t["params"]["write_buffer_size"] for t in sweep})[::2]
+    amp = lambda size, *merges: _span([t["write_amp"] for m in merges for t in _where(sweep, write_buffer_size=size, min_write_buffer_number_to_merge=m)], "{:.2f}")  # noqa: E731
+    highest = max(t["write_amp"] for t in _where(sweep, write_buffer_size=small, min_write_buffer_number_to_merge=1))
+    _quoted(f"at {small / 2**20:.1f} MiB buffers write amplification falls from {highest:.2f} (merge 1) to "
+            f"{amp(small, 6)} (merge 6), at {large / 2**20:.0f} MiB from {amp(large, 1)} to {amp(large, 4, 6)}", doc)
+    slow = _where(sweep, write_buffer_size=small, max_write_buffer_number=4, min_write_buffer_number_to_merge=1)[0]
+    fast = [t for m in (4, 6) for t in _where(sweep, write_buffer_size=small, max_write_buffer_number=8, min_write_buffer_number_to_merge=m)]
+    _quoted(f"{_k(slow['ops_per_sec'])} ops/s against {_ks(fast)} at merge 4-6 ({small / 2**20:.1f} MiB x 8), with "
+            f"{slow['compaction_micros'] / 1e6:.1f} s of compaction against "
+            f"{_span([t['compaction_micros'] / 1e6 for t in fast], '{:.1f}')} s", doc)
+    defaults = _tried(r, "rocksdb-default")
+    rounds = [v / 1000 for v in _h2h(r)["rocksdb-default"]["ops_per_sec"]] + [t["ops_per_sec"] / 1000 for t in defaults]
+    _quoted(f"measured {_span(rounds, '{:.0f}k')} across the head-to-head rounds and the three seeds' default trials", doc)
+    everything = sweep + _tried(r)
+    _quoted(f"all {len(sweep)} sweep points and {len(_tried(r))} tuner trials was {_k(max(t['ops_per_sec'] for t in everything))}", doc)
+    warm = _tried(r, "default-fillrandom")
+    _quoted(f"they ran at {_ks(warm)}, below every seed's default trial ({_ks(defaults)}), with write amplification "
+            f"{_span([t['write_amp'] for t in warm], '{:.1f}')}", doc)
+
+
+def test_s3s_sweep_and_searches_are_quoted_as_its_result_gives_them():
+    r, doc = _study("S3"), ("experiments/results/S3/reading.md",)
+    sweep = _sweep(r)
+    _quoted(f"all {len(sweep)} sweep points ran between {_k(min(t['ops_per_sec'] for t in sweep))} and "
+            f"{_k(max(t['ops_per_sec'] for t in sweep))} ops/s (one run each, P99 {_span([t['p99_us'] for t in sweep], '{:.0f}')} us)", doc)
+    _quoted(f"the {r['machine']['memory_budget_bytes'] / 2**30:.1f} GiB memory budget", doc)
+    by = lambda name, value: _where(sweep, **{name: value})  # noqa: E731
+    median = lambda trials, key: statistics.median(t[key] for t in trials)  # noqa: E731
+    sizes = sorted({t["params"]["write_buffer_size"] for t in sweep})
+    _quoted(f"({median(by('write_buffer_size', sizes[0]), 'write_amp'):.2f} at {sizes[0] / 2**20:.1f} MiB to "
+            f"{median(by('write_buffer_size', sizes[-1]), 'write_amp'):.2f} at {sizes[-1] / 2**20:.0f} MiB)", doc)
+    merge = {m: by("min_write_buffer_number_to_merge", m) for m in (1, 3)}
+    _quoted(f"({median(merge[1], 'write_amp'):.2f} at merge 1, {median(merge[3], 'write_amp'):.2f} at merge 3)", doc)
+    _quoted(f"(median {_k(median(merge[3], 'ops_per_sec'))} over {len(merge[3])} points against "
+            f"{_k(median(merge[1], 'ops_per_sec'))} over {len(merge[1])})", doc)
+    two = by("max_write_buffer_number", 2)
+    _quoted(f"2 buffers slowest ({_k(median(two, 'ops_per_sec'))} over {len(two)})", doc)
+    seed = r["tuner"]["seeds"][2]
+    pick = next(t for t in seed["trials"] if t["number"] == seed["best_trial"])
+    same = [t for t in seed["trials"] if t["outcome"] == "complete" and t["params"] == pick["params"]]
+    low, high = min(t["ops_per_sec"] for t in same), max(t["ops_per_sec"] for t in same)
+    _quoted(f"spent {sum(t['seconds'] for t in same):.0f} of its {seed['machine_seconds']['total']:.0f} s on one configuration: "
+            f"{low:,.0f}-{high:,.0f} ops/s over those {len(same)} runs, a {100 * (high / low - 1):.0f} % spread", doc)
+    zstd = [t for t in r["tuner"]["seeds"][1]["trials"] if t["params"].get("compression_level", 0) >= 18]
+    _quoted(f"ran fillrandom at {_ks(zstd, 1)} ops/s and took {_span([t['seconds'] for t in zstd], '{:.0f}')} s each", doc)
+
+
+def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
+    r, doc = _study("S4"), ("experiments/results/S4/reading.md",)
+    sweep = _sweep(r)
+    median = lambda **params: statistics.median(t["ops_per_sec"] for t in _where(sweep, **params))  # noqa: E731
+    caches = sorted({t["params"]["cache_size"] for t in sweep})
+    half = next(c for c in caches if c == r["data_bytes"] // 2)
+    assert caches[0] * 64 == caches[-1] == r["data_bytes"]
+    _quoted(f"from {_k(median(cache_size=caches[0]), 1)} ops/s (median over the four zstd levels) at 1/64 of the data to "
+            f"{_k(median(cache_size=caches[-1]), 1)} with the whole data cached", doc)
+    _quoted(f"the full cache ran {median(cache_size=caches[-1]) / median(cache_size=half):.2f}x the half cache "
+            f"({_k(median(cache_size=caches[-1]), 1)} against {_k(median(cache_size=half), 1)} median)", doc)
+    level = lambda n: _where(sweep, compression_level=n)  # noqa: E731
+    _quoted(f"median write amplification {statistics.median(t['write_amp'] for t in level(3)):.3f} at level 3, "
+            f"{statistics.median(t['write_amp'] for t in level(18)):.3f} at level 18, while compaction takes "
+            f"{_span([t['compaction_micros'] / 1e6 for t in level(18)], '{:.1f}')} s at level 18 against "
+            f"{_span([t['compaction_micros'] / 1e6 for t in level(3)], '{:.1f}')} s at level 3", doc)
+    _quoted(f"({_span([c['params']['cache_size'] / 2**20 for c in _picks(r)], '{:.0f}')} MiB)", doc)
