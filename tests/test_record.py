@@ -520,6 +520,8 @@ def test_the_parallel_trials_are_quoted_as_their_json_gives_them():
     _quoted(f"a median of {_k(stats['alone']['median'])} ops/s alone and {_k(stats['in_pair']['median'])} beside a second "
             f"run on the other core (5 interleaved rounds each, CV {100 * stats['alone']['cv']:.1f} % and "
             f"{100 * stats['in_pair']['cv']:.1f} %)", ("README.md",))
+    _quoted(f"({measured['interference']['pair_vs_alone']:.2f}x, within its {100 * stats['in_pair']['cv']:.0f} % noise",
+            ("docs/parallel.md",))
 
 
 REPORTS = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "experiments/results").glob("**/result.json"))
@@ -659,3 +661,11 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
             f"{_span([t['compaction_micros'] / 1e6 for t in level(18)], '{:.1f}')} s at level 18 against "
             f"{_span([t['compaction_micros'] / 1e6 for t in level(3)], '{:.1f}')} s at level 3", doc)
     _quoted(f"({_span([c['params']['cache_size'] / 2**20 for c in _picks(r)], '{:.0f}')} MiB)", doc)
+
+
+def test_readmes_why_block_is_quoted_from_the_fillrandom_default_jobs_console_output():
+    console = {line.strip() for line in (RESULTS / "default-job-fillrandom-2026-11-25/console.log").read_text().splitlines()}
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("   write_buffer_size = 1921512"):].split("   ...", 1)[0]
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    assert len(lines) == 3 and all(line in console for line in lines), "README's why lines are not the console's"
