@@ -669,3 +669,15 @@ def test_readmes_why_block_is_quoted_from_the_fillrandom_default_jobs_console_ou
     block = readme[readme.index("   write_buffer_size = 1921512"):].split("   ...", 1)[0]
     lines = [line.strip() for line in block.splitlines() if line.strip()]
     assert len(lines) == 3 and all(line in console for line in lines), "README's why lines are not the console's"
+
+
+@pytest.mark.parametrize("fraction", ["0.125", "0.5"])
+def test_readmes_fidelity_table_is_quoted_as_its_json_gives_it(fraction):
+    measured = _json("experiments/results/fidelity.json")
+    f, wall = measured["fidelities"][fraction], measured["median_wall_seconds"]
+    label = {"0.125": "1/8 (125k keys)", "0.5": "1/2 (500k keys)"}[fraction]
+    cells = [f"{f['spearman']:.2f} ({f['spearman_p']:.1g})".replace("e-0", "e-"), f"{f['kendall']:.2f}",
+             f"{100 * f['best_third_kept']:.0f} %", "yes" if f["full_best_kept"] else "no", f"{wall[fraction]:.1f} s"]
+    assert _row("README.md", f"| {label} |") == f"| {label} | {' | '.join(cells)} |"
+    assert _row("README.md", "| full (1M keys) |").endswith(f"| {wall['1.0']:.1f} s |")
+    _quoted(f"costs {100 * wall['0.125'] / wall['1.0']:.0f} % of its time", ("README.md",))
