@@ -681,3 +681,24 @@ def test_readmes_fidelity_table_is_quoted_as_its_json_gives_it(fraction):
     assert _row("README.md", f"| {label} |") == f"| {label} | {' | '.join(cells)} |"
     assert _row("README.md", "| full (1M keys) |").endswith(f"| {wall['1.0']:.1f} s |")
     _quoted(f"costs {100 * wall['0.125'] / wall['1.0']:.0f} % of its time", ("README.md",))
+
+
+def test_the_default_jobs_search_and_its_first_preloaded_run_are_quoted_as_their_json_gives_them():
+    summary = _json("benchmarks/results/default-job/summary.json")
+    readme, scale = ("README.md",), ("docs/scale.md",)
+    _quoted(f"{summary['trials']['complete']} trials were measured ({summary['trials']['rejected']} proposals broke a "
+            "constraint)", readme)
+    select = summary["revalidation"]["select"]
+    finalists = [f"{select['vs_reference'][c['name']]['ratio']:.2f}x" for c in select["configurations"] if c["name"] in select["vs_reference"]]
+    _quoted(f"came out {finalists[0]}, {finalists[1]} and {finalists[2]} the defaults in {select['rounds']} rounds", readme)
+    _quoted(f"preloaded once ({summary['preload']['trials']['size_bytes'] / 2**30:.1f} GiB on disk, built in "
+            f"{summary['preload']['seconds']:.0f}s)", readme)
+    first = "benchmarks/results/default-job/l0-free-drain-2026-11-25"
+    free = _json(f"{first}/summary.json")["revalidation"]["best_vs_reference"]
+    charged = _json(f"{first}/best-vs-defaults-with-l0-charged.json")["sizes"][0]["best_over_default"]
+    _quoted(f"confirmed them at {free['ratio']:.2f}x ({free['ci95'][0]:.2f}-{free['ci95'][1]:.2f}, bimodal rounds); charged, "
+            f"they ran {charged['ratio']:.2f}x", readme)
+    _quoted(f"{free['ratio']:.2f}x the defaults, 95 % CI {free['ci95'][0]:.2f}-{free['ci95'][1]:.2f}), and with L0 charged the "
+            f"same configuration ran {_ratio(charged).replace('x (', 'x the defaults (')}", scale)
+    _quoted(f"re-measured at {free['ratio']:.2f}x the defaults (bimodal rounds) where charging L0 gave {charged['ratio']:.2f}x",
+            ("docs/metrics.md",))
