@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 import time
 from pathlib import Path
@@ -702,3 +703,15 @@ def test_the_default_jobs_search_and_its_first_preloaded_run_are_quoted_as_their
             f"same configuration ran {_ratio(charged).replace('x (', 'x the defaults (')}", scale)
     _quoted(f"re-measured at {free['ratio']:.2f}x the defaults (bimodal rounds) where charging L0 gave {charged['ratio']:.2f}x",
             ("docs/metrics.md",))
+
+
+def test_the_default_jobs_wall_time_and_best_single_runs_are_quoted_as_its_console_output_gives_them():
+    console = (RESULTS / "default-job/console.log").read_text()
+    minutes, seconds = re.search(r"^done in (\d+)m(\d+)s;", console, re.M).groups()
+    _quoted(f"Wall time {minutes} min {seconds} s.", ("README.md",))
+    runs = {m[0]: float(m[1].replace(",", "")) for m in re.findall(r"^(baseline rocksdb-default|trial \d+): ([\d,]+) ops/s", console, re.M)}
+    default = runs.pop("baseline rocksdb-default")
+    top = sorted(runs, key=runs.get, reverse=True)[:3]
+    ratios = [f"{runs[name] / default:.2f}x" for name in top]
+    _quoted(f"the best single runs were {ratios[0]}, {ratios[1]} and {ratios[2]} the defaults' baseline run ({top[0]}: ", ("README.md",))
+    _quoted(f"; {top[1]}; {top[2]}: ", ("README.md",))
