@@ -589,7 +589,11 @@ def test_s1s_sweep_and_single_runs_are_quoted_as_its_result_gives_them():
     for cache in (caches[0], caches[-1]):
         on, off = (_where(sweep, cache_size=cache, bloom_bits=bits)[0]["ops_per_sec"] for bits in (10, 0))
         _quoted(f"{_k(on)} against {_k(off)} at {cache / 2**20:.3g} MiB", doc)
-    runs = lambda start: ", ".join(f"{t['ops_per_sec']:,.0f}" for t in _tried(r, start)).rsplit(", ", 1)  # noqa: E731
+
+    def runs(start: str) -> list[str]:
+        """``a, b`` and ``c``: the seeds' runs of one start, split before the last."""
+        return ", ".join(f"{t['ops_per_sec']:,.0f}" for t in _tried(r, start)).rsplit(", ", 1)
+
     _quoted("The defaults' trial measured {} and {} ops/s in the three seeds".format(*runs("rocksdb-default")), doc)
     _quoted("the fillrandom configuration above {} and {};".format(*runs("default-fillrandom#13")), doc)
     _quoted(f"the head-to-head's defaults {_span([v / 1000 for v in _h2h(r)['rocksdb-default']['ops_per_sec']], '{:.0f}k')}", doc)
@@ -599,12 +603,17 @@ def test_s2s_sweep_and_searches_are_quoted_as_its_result_gives_them():
     r, doc = _study("S2"), ("experiments/results/S2/reading.md",)
     sweep = _sweep(r)
     small, large = sorted({t["params"]["write_buffer_size"] for t in sweep})[::2]
-    amp = lambda size, *merges: _span([t["write_amp"] for m in merges for t in _where(sweep, write_buffer_size=size, min_write_buffer_number_to_merge=m)], "{:.2f}")  # noqa: E731
+
+    def amp(size: int, *merges: int) -> str:
+        return _span([t["write_amp"] for m in merges
+                      for t in _where(sweep, write_buffer_size=size, min_write_buffer_number_to_merge=m)], "{:.2f}")
+
     highest = max(t["write_amp"] for t in _where(sweep, write_buffer_size=small, min_write_buffer_number_to_merge=1))
     _quoted(f"at {small / 2**20:.1f} MiB buffers write amplification falls from {highest:.2f} (merge 1) to "
             f"{amp(small, 6)} (merge 6), at {large / 2**20:.0f} MiB from {amp(large, 1)} to {amp(large, 4, 6)}", doc)
     slow = _where(sweep, write_buffer_size=small, max_write_buffer_number=4, min_write_buffer_number_to_merge=1)[0]
-    fast = [t for m in (4, 6) for t in _where(sweep, write_buffer_size=small, max_write_buffer_number=8, min_write_buffer_number_to_merge=m)]
+    fast = [t for m in (4, 6)
+            for t in _where(sweep, write_buffer_size=small, max_write_buffer_number=8, min_write_buffer_number_to_merge=m)]
     _quoted(f"{_k(slow['ops_per_sec'])} ops/s against {_ks(fast)} at merge 4-6 ({small / 2**20:.1f} MiB x 8), with "
             f"{slow['compaction_micros'] / 1e6:.1f} s of compaction against "
             f"{_span([t['compaction_micros'] / 1e6 for t in fast], '{:.1f}')} s", doc)
@@ -612,7 +621,8 @@ def test_s2s_sweep_and_searches_are_quoted_as_its_result_gives_them():
     rounds = [v / 1000 for v in _h2h(r)["rocksdb-default"]["ops_per_sec"]] + [t["ops_per_sec"] / 1000 for t in defaults]
     _quoted(f"measured {_span(rounds, '{:.0f}k')} across the head-to-head rounds and the three seeds' default trials", doc)
     everything = sweep + _tried(r)
-    _quoted(f"all {len(sweep)} sweep points and {len(_tried(r))} tuner trials was {_k(max(t['ops_per_sec'] for t in everything))}", doc)
+    _quoted(f"all {len(sweep)} sweep points and {len(_tried(r))} tuner trials was "
+            f"{_k(max(t['ops_per_sec'] for t in everything))}", doc)
     warm = _tried(r, "default-fillrandom")
     _quoted(f"they ran at {_ks(warm)}, below every seed's default trial ({_ks(defaults)}), with write amplification "
             f"{_span([t['write_amp'] for t in warm], '{:.1f}')}", doc)
@@ -622,10 +632,16 @@ def test_s3s_sweep_and_searches_are_quoted_as_its_result_gives_them():
     r, doc = _study("S3"), ("experiments/results/S3/reading.md",)
     sweep = _sweep(r)
     _quoted(f"all {len(sweep)} sweep points ran between {_k(min(t['ops_per_sec'] for t in sweep))} and "
-            f"{_k(max(t['ops_per_sec'] for t in sweep))} ops/s (one run each, P99 {_span([t['p99_us'] for t in sweep], '{:.0f}')} us)", doc)
+            f"{_k(max(t['ops_per_sec'] for t in sweep))} ops/s (one run each, P99 "
+            f"{_span([t['p99_us'] for t in sweep], '{:.0f}')} us)", doc)
     _quoted(f"the {r['machine']['memory_budget_bytes'] / 2**30:.1f} GiB memory budget", doc)
-    by = lambda name, value: _where(sweep, **{name: value})  # noqa: E731
-    median = lambda trials, key: statistics.median(t[key] for t in trials)  # noqa: E731
+
+    def by(name: str, value: Any) -> list[dict[str, Any]]:
+        return _where(sweep, **{name: value})
+
+    def median(trials: list[dict[str, Any]], key: str) -> float:
+        return statistics.median(t[key] for t in trials)
+
     sizes = sorted({t["params"]["write_buffer_size"] for t in sweep})
     _quoted(f"({median(by('write_buffer_size', sizes[0]), 'write_amp'):.2f} at {sizes[0] / 2**20:.1f} MiB to "
             f"{median(by('write_buffer_size', sizes[-1]), 'write_amp'):.2f} at {sizes[-1] / 2**20:.0f} MiB)", doc)
@@ -648,7 +664,10 @@ def test_s3s_sweep_and_searches_are_quoted_as_its_result_gives_them():
 def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
     r, doc = _study("S4"), ("experiments/results/S4/reading.md",)
     sweep = _sweep(r)
-    median = lambda **params: statistics.median(t["ops_per_sec"] for t in _where(sweep, **params))  # noqa: E731
+
+    def median(**params: Any) -> float:
+        return statistics.median(t["ops_per_sec"] for t in _where(sweep, **params))
+
     caches = sorted({t["params"]["cache_size"] for t in sweep})
     half = next(c for c in caches if c == r["data_bytes"] // 2)
     assert caches[0] * 64 == caches[-1] == r["data_bytes"]
@@ -656,7 +675,10 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
             f"{_k(median(cache_size=caches[-1]), 1)} with the whole data cached", doc)
     _quoted(f"the full cache ran {median(cache_size=caches[-1]) / median(cache_size=half):.2f}x the half cache "
             f"({_k(median(cache_size=caches[-1]), 1)} against {_k(median(cache_size=half), 1)} median)", doc)
-    level = lambda n: _where(sweep, compression_level=n)  # noqa: E731
+
+    def level(n: int) -> list[dict[str, Any]]:
+        return _where(sweep, compression_level=n)
+
     _quoted(f"median write amplification {statistics.median(t['write_amp'] for t in level(3)):.3f} at level 3, "
             f"{statistics.median(t['write_amp'] for t in level(18)):.3f} at level 18, while compaction takes "
             f"{_span([t['compaction_micros'] / 1e6 for t in level(18)], '{:.1f}')} s at level 18 against "
@@ -690,7 +712,8 @@ def test_the_default_jobs_search_and_its_first_preloaded_run_are_quoted_as_their
     _quoted(f"{summary['trials']['complete']} trials were measured ({summary['trials']['rejected']} proposals broke a "
             "constraint)", readme)
     select = summary["revalidation"]["select"]
-    finalists = [f"{select['vs_reference'][c['name']]['ratio']:.2f}x" for c in select["configurations"] if c["name"] in select["vs_reference"]]
+    finalists = [f"{select['vs_reference'][c['name']]['ratio']:.2f}x" for c in select["configurations"]
+                 if c["name"] in select["vs_reference"]]
     _quoted(f"came out {finalists[0]}, {finalists[1]} and {finalists[2]} the defaults in {select['rounds']} rounds", readme)
     _quoted(f"preloaded once ({summary['preload']['trials']['size_bytes'] / 2**30:.1f} GiB on disk, built in "
             f"{summary['preload']['seconds']:.0f}s)", readme)
@@ -709,9 +732,11 @@ def test_the_default_jobs_wall_time_and_best_single_runs_are_quoted_as_its_conso
     console = (RESULTS / "default-job/console.log").read_text()
     minutes, seconds = re.search(r"^done in (\d+)m(\d+)s;", console, re.M).groups()
     _quoted(f"Wall time {minutes} min {seconds} s.", ("README.md",))
-    runs = {m[0]: float(m[1].replace(",", "")) for m in re.findall(r"^(baseline rocksdb-default|trial \d+): ([\d,]+) ops/s", console, re.M)}
+    runs = {name: float(ops.replace(",", ""))
+            for name, ops in re.findall(r"^(baseline rocksdb-default|trial \d+): ([\d,]+) ops/s", console, re.M)}
     default = runs.pop("baseline rocksdb-default")
     top = sorted(runs, key=runs.get, reverse=True)[:3]
     ratios = [f"{runs[name] / default:.2f}x" for name in top]
-    _quoted(f"the best single runs were {ratios[0]}, {ratios[1]} and {ratios[2]} the defaults' baseline run ({top[0]}: ", ("README.md",))
+    _quoted(f"the best single runs were {ratios[0]}, {ratios[1]} and {ratios[2]} the defaults' baseline run ({top[0]}: ",
+            ("README.md",))
     _quoted(f"; {top[1]}; {top[2]}: ", ("README.md",))
