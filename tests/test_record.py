@@ -740,3 +740,18 @@ def test_the_default_jobs_wall_time_and_best_single_runs_are_quoted_as_its_conso
     _quoted(f"the best single runs were {ratios[0]}, {ratios[1]} and {ratios[2]} the defaults' baseline run ({top[0]}: ",
             ("README.md",))
     _quoted(f"; {top[1]}; {top[2]}: ", ("README.md",))
+
+
+def test_what_a_run_costs_is_quoted_as_the_scale_transfer_and_the_default_job_give_it():
+    sizes = _json("benchmarks/results/scale-transfer/default-job.json")["sizes"]
+    job = _json("benchmarks/results/default-job/summary.json")["preload"]["seconds"]
+    for size in sizes:
+        runs = [run for samples in size["samples"].values() for run in samples]
+        preload = f"{size['preload']['seconds']:.0f}"
+        if size["factor"] == 1:
+            preload = _span([size["preload"]["seconds"], job], "{:.0f}")
+        cells = [f"{preload} s", f"{size['preload']['size_bytes'] / 2**30:.1f} GiB",
+                 f"{max(r['checkpoint_seconds'] for r in runs) * 1000:.0f} ms",
+                 f"{_span([r['wall_seconds'] for r in runs], '{:.0f}')} s"]
+        row = f"| {size['data_bytes'] / 2**30:.0f} GiB |"
+        assert len(runs) == 12 and _row("docs/scale.md", row) == f"{row} {' | '.join(cells)} |"
