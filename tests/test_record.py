@@ -5,11 +5,17 @@ regenerated there, not edited here)."""
 from __future__ import annotations
 
 import json
+import math
+import re
+import statistics
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tuner import experiment
+from tuner.experiment.report import write_overview
 from tuner.outputs.deployment import search_gain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,3 +104,654 @@ def test_the_phase_length_measurements_are_quoted_as_their_json_gives_them(secon
     medians = size["median_ops_per_sec"]
     _quoted(f"| {seconds} s | {medians['rocksdb-default']:,.0f}, ", ("docs/scale.md",))
     _quoted(f"{medians['best (trial 8)']:,.0f}, ", ("docs/scale.md",))
+
+
+# -- S0-S4: the readings, README and the overview's notes quote the experiments' result.json ----------
+# (the overview's tables are generated from the same files by `rocksdb-tuner experiment all --report-only`)
+RERUN = "rerun-2026-11-25"
+
+
+def _study(name: str, rerun: bool = False) -> dict[str, Any]:
+    return _json(f"experiments/results/{name}/{RERUN + '/' if rerun else ''}result.json")
+
+
+def _h2h(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["name"]: c for c in result["head_to_head"]["configurations"]}
+
+
+def _over_seeds(result: dict[str, Any], against: str) -> tuple[str, str, str]:
+    """``1.25x``, ``1.15-1.36`` and ``1.20x`` (the worst seed): the across-seeds ratio as the readings quote it."""
+    r = result["tuner"]["across_seeds"][against]
+    return f"{r['ratio']:.2f}x", f"{r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}", f"{r['worst']:.2f}x"
+
+
+def _vs_default(result: dict[str, Any], name: str) -> tuple[str, str]:
+    r = _h2h(result)[name]["vs_default"]
+    return f"{r['ratio']:.2f}x", f"{r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}"
+
+
+def _k(ops: float, digits: int = 0) -> str:
+    return f"{ops / 1000:.{digits}f}k"
+
+
+def _span(values: list[float], fmt: str) -> str:
+    low, high = (fmt.format(v) for v in (min(values), max(values)))
+    return low if low == high else f"{low}-{high}"
+
+
+def _picks(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The head-to-head rows of the seeds' bests, by seed."""
+    return [c for c in result["head_to_head"]["configurations"] if c.get("seed") is not None]
+
+
+@pytest.mark.parametrize("name", ["S1", "S2", "S3"])
+def test_the_readings_open_with_their_results_verdict(name):
+    result = _study(name)
+    ratio, ci, worst = _over_seeds(result, "vs_hand_found")
+    d_ratio, d_ci, _ = _over_seeds(result, "vs_default")
+    hand = _vs_default(result, result["hand_found"])
+    doc = f"experiments/results/{name}/reading.md"
+    _quoted(f"({ratio}, {ci} over 3 seeds, worst seed {worst})", (doc,))
+    _quoted(f"({d_ratio}, {d_ci}", (doc,))
+    _quoted(f"({hand[0]}, {hand[1]})", (doc,))
+
+
+def test_s0s_reading_is_quoted_as_its_result_gives_it():
+    r, doc = _study("S0"), ("experiments/results/S0/reading.md",)
+    ratio, ci, worst = _over_seeds(r, "vs_hand_found")
+    _quoted(f"({ratio}, {ci} over 3 seeds, worst seed {worst}) and the defaults ({'%s, %s' % _over_seeds(r, 'vs_default')[:2]})", doc)
+    _quoted("is {} ({}) of the defaults here, a tie".format(*_vs_default(r, "hand-found:S0")), doc)
+    _quoted("re-measured at {} ({})".format(*_vs_default(r, "sweep best")), doc)
+    _quoted(f"the sweep's {r['sweep']['machine_seconds']['total']:.0f} s, {r['sweep']['runs']} trials", doc)
+    picks = _picks(r)
+    _quoted("the three picks are {}, {} and {} the defaults".format(
+        *(f"{c['vs_default']['ratio']:.2f}x" for c in picks)), doc)
+    h2h = _h2h(r)
+    _quoted(f"Write amplification is {_span([c['median_write_amp'] for c in picks], '{:.1f}')} against the defaults' "
+            f"{h2h['rocksdb-default']['median_write_amp']:.1f}; P99 {_span([c['median_p99_us'] for c in picks], '{:.1f}')} "
+            f"us against {h2h['rocksdb-default']['median_p99_us']:.1f} us", doc)
+    _quoted("is {} ({}) of the defaults, with a P99 of {:.1f} us".format(
+        *_vs_default(r, "benchmark.sh"), h2h["benchmark.sh"]["median_p99_us"]), doc)
+
+
+def test_s0s_re_run_is_quoted_as_its_result_gives_it():
+    r, doc = _study("S0", rerun=True), ("experiments/results/S0/reading.md",)
+    ratio, ci, worst = _over_seeds(r, "vs_hand_found")
+    d_ratio, d_ci, _ = _over_seeds(r, "vs_default")
+    _quoted(f"{r['tuner']['budget_seconds']:.0f} s (the sweep's {r['sweep']['runs']} runs)", doc)
+    _quoted(f"{ratio} ({ci}), worst seed {worst}, and the defaults {d_ratio} ({d_ci})", doc)
+    _quoted("4 jobs; {} the defaults, {})".format(*_vs_default(r, "sweep best")), doc)
+    _quoted("ran at {} the defaults against {} for the same 4 jobs".format(
+        _vs_default(r, "hand-found:S0")[0], _vs_default(r, "sweep best")[0]), doc)
+    spent = [s["machine_seconds"]["total"] for s in r["tuner"]["seeds"]]
+    _quoted(f"spent {_span(spent, '{:.0f}')} s of the {r['tuner']['budget_seconds']:.0f} s", doc)
+    sweep = {t["params"]["subcompactions"]: t for t in r["sweep"]["trials"] if t["outcome"] == "complete"}
+    more = [t for n, t in sweep.items() if n >= 3]
+    _quoted(f"fell from {_k(sweep[1]['ops_per_sec'])} ops/s at 1 subcompaction to "
+            f"{_span([t['ops_per_sec'] / 1000 for t in more], '{:.0f}k')} at 3-8, with write amplification rising "
+            f"from {sweep[1]['write_amp']:.1f} to {_span([t['write_amp'] for t in more], '{:.1f}')}", doc)
+
+
+def _best_runs(result: dict[str, Any]) -> list[float]:
+    """Each seed's pick: the single run that made it its seed's best."""
+    return [next(t for t in s["trials"] if t["number"] == s["best_trial"])["ops_per_sec"] for s in result["tuner"]["seeds"]]
+
+
+def _medians(configurations: list[dict[str, Any]]) -> str:
+    """``124k, 123k and 136k``: head-to-head medians as the readings list them."""
+    k = [_k(c["median_ops_per_sec"]) for c in configurations]
+    return ", ".join(k[:-1]) + " and " + k[-1]
+
+
+def test_s1s_reading_is_quoted_as_its_result_gives_it():
+    r, doc = _study("S1"), ("experiments/results/S1/reading.md",)
+    h2h = _h2h(r)
+    _quoted(f"The sweep took {r['sweep']['machine_seconds']['total']:.0f} s of machine time: {r['sweep']['runs']} runs", doc)
+    _quoted(f"({_span([s['machine_seconds']['total'] for s in r['tuner']['seeds']], '{:.0f}')} s spent)", doc)
+    first, *others = _best_runs(r)
+    _quoted(f"seed 1 picked the defaults' trial ({first:,.0f} ops/s)", doc)
+    _quoted(f"{others[0]:,.0f} and {others[1]:,.0f} in one run each", doc)
+    _quoted(f"they are {_medians(_picks(r))} median against the defaults' {_k(h2h['rocksdb-default']['median_ops_per_sec'])} "
+            f"and the hand-found configuration's {_k(h2h['hand-found:S1']['median_ops_per_sec'])}", doc)
+    re = _study("S1", rerun=True)
+    ratio, ci, worst = _over_seeds(re, "vs_hand_found")
+    _quoted(f"{ratio} ({ci}), worst seed {worst}, and the defaults {'%s (%s)' % _over_seeds(re, 'vs_default')[:2]}", doc)
+    _quoted("tied with the defaults again ({}, {})".format(*_vs_default(re, "hand-found:S1")), doc)
+
+
+def test_s2s_reading_is_quoted_as_its_result_gives_it():
+    r, doc = _study("S2"), ("experiments/results/S2/reading.md",)
+    h2h = _h2h(r)
+    default = _k(h2h["rocksdb-default"]["median_ops_per_sec"])
+    _quoted(f"re-measured at {_k(h2h['hand-found:S2']['median_ops_per_sec'])} median against the defaults' {default}", doc)
+    sweep = next(t for t in r["sweep"]["trials"] if t["number"] == r["sweep"]["best_trial"])
+    _quoted(f"{_k(sweep['ops_per_sec'])} in its single run) re-measured at {_k(h2h['sweep best']['median_ops_per_sec'])}, "
+            f"{_vs_default(r, 'sweep best')[0]} the defaults", doc)
+    _quoted(f"Each seed's best, re-measured: {_medians(_picks(r))} median against the defaults' {default}", doc)
+    seeds = r["tuner"]["seeds"]
+    _quoted(f"seed 2's (trial {seeds[1]['best_trial']})", doc)
+    _quoted(f"seeds 1 and 3's (trials {seeds[0]['best_trial']} and {seeds[2]['best_trial']})", doc)
+    picks = _picks(r)
+    _quoted(f"write {picks[0]['median_write_amp']:.2f} and {picks[2]['median_write_amp']:.2f} against the defaults' "
+            f"{h2h['rocksdb-default']['median_write_amp']:.2f}", doc)
+
+
+def test_s2s_re_run_is_quoted_as_its_result_gives_it():
+    r, doc = _study("S2", rerun=True), ("experiments/results/S2/reading.md",)
+    ratio, ci, worst = _over_seeds(r, "vs_hand_found")
+    _quoted(f"{ratio} ({ci}), worst seed {worst}", doc)
+    _quoted("loses to the defaults again ({}, {})".format(*_vs_default(r, "hand-found:S2")), doc)
+    _quoted("ties the defaults, {} ({})".format(*_over_seeds(r, "vs_default")[:2]), doc)
+    _quoted(f"The budget ({r['tuner']['budget_seconds']:.0f} s", doc)
+    picks = _picks(r)
+    low, high = picks[1]["vs_default"]["ci95"]
+    _quoted(f"re-measured at {picks[1]['vs_default']['ratio']:.2f}x ({low:.2f}-{high:.2f}) the defaults; seed 1's "
+            f"(63 MiB x 3, lz4) at {picks[0]['vs_default']['ratio']:.2f}x", doc)
+    _quoted("beat the defaults, {} ({}), where the table's run had {}".format(
+        *_vs_default(r, "sweep best"), _vs_default(_study("S2"), "sweep best")[0]), doc)
+
+
+def test_s3s_reading_is_quoted_as_its_result_gives_it():
+    r, doc = _study("S3"), ("experiments/results/S3/reading.md",)
+    h2h, picks, seeds = _h2h(r), _picks(r), r["tuner"]["seeds"]
+    _quoted("re-measured at {} ({}) the defaults".format(*_vs_default(r, "sweep best")), doc)
+    _quoted(f"(trials {seeds[0]['best_trial']} and {seeds[1]['best_trial']})", doc)
+    _quoted(f"Re-measured they are {picks[0]['vs_default']['ratio']:.2f}x and {picks[1]['vs_default']['ratio']:.2f}x the "
+            f"defaults, at write amplification {picks[0]['median_write_amp']:.2f} and {picks[1]['median_write_amp']:.2f} "
+            f"(defaults {h2h['rocksdb-default']['median_write_amp']:.2f})", doc)
+    _quoted(f"({_k(_best_runs(r)[2])}, trial {seeds[2]['best_trial']}) was picked and re-measured at "
+            f"{_k(picks[2]['median_ops_per_sec'])} median, {picks[2]['vs_default']['ratio']:.2f}x the defaults, at write "
+            f"amplification {picks[2]['median_write_amp']:.2f}", doc)
+    runs = [s["runs"] for s in seeds]
+    assert runs[0] == runs[2]
+    _quoted(f"Seed 2 ran {runs[1]} trials against {runs[0]} for seeds 1 and 3", doc)
+    _quoted(f"a third of its {seeds[1]['machine_seconds']['total']:.0f} s", doc)
+    bsh = h2h["benchmark.sh"]["ops_per_sec"]
+    _quoted(f"ran at {bsh[2]:,.0f} ops/s against {_span([v / 1000 for v in bsh[:2] + bsh[3:]], '{:.0f}k')} in its "
+            "other four rounds", doc)
+    _quoted("({}, {}) is that round".format(*_vs_default(r, "benchmark.sh")), doc)
+
+
+def test_s4s_reading_is_quoted_as_its_result_gives_it():
+    r, doc = _study("S4"), ("experiments/results/S4/reading.md",)
+    h2h, picks, seeds = _h2h(r), _picks(r), r["tuner"]["seeds"]
+    ratio, ci, worst = _over_seeds(r, "vs_hand_found")
+    _quoted(f"({ratio}, {ci} over 3 seeds, worst seed {worst}) and the defaults ({'%s, %s' % _over_seeds(r, 'vs_default')[:2]})", doc)
+    _quoted("is itself {} ({}) the defaults".format(*_vs_default(r, "hand-found:S4")), doc)
+    vs_hand = h2h["sweep best"]["vs_hand_found"]
+    _quoted("re-measured at {} ({}) the defaults and {:.2f}x ({:.2f}-{:.2f}) the hand-found".format(
+        *_vs_default(r, "sweep best"), vs_hand["ratio"], *vs_hand["ci95"]), doc)
+    medians = _span([c["median_ops_per_sec"] / 1000 for c in picks], "{:.1f}k")
+    _quoted(f"{medians} median against {_k(h2h['sweep best']['median_ops_per_sec'], 1)}, with P99 "
+            f"{_span([c['median_p99_us'] for c in picks], '{:.0f}')} us against {h2h['sweep best']['median_p99_us']:.0f} us", doc)
+    _quoted(f"({_span([v / 1000 for v in _best_runs(r)], '{:.1f}k')} ops/s); re-measured in 5 rounds they are {medians}", doc)
+    _quoted(f"seed 1's (trial {seeds[0]['best_trial']})", doc)
+    _quoted(f"(trial {seeds[2]['best_trial']}); seed 1's", doc)
+    bsh = h2h["benchmark.sh"]["ops_per_sec"]
+    _quoted(f"({bsh[2]:,.0f} ops/s against {_span([v / 1000 for v in bsh[:2] + bsh[3:]], '{:.0f}k')} in its other rounds)", doc)
+    _quoted("({}, {}) is that round".format(*_vs_default(r, "benchmark.sh")), doc)
+
+
+def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_json_gives_them():
+    """benchmarks/results/versions.json and the summary of the study it measured (2026-11-23, restored
+    from commit 3b00fbd into default-job-fillrandom-2026-11-23/)."""
+    versions = _json("benchmarks/results/versions.json")
+    for version, measured in versions["versions"].items():
+        medians = measured["median_ops_per_sec"]
+        best, low, high = measured["best_over_default"]["ratio"], *measured["best_over_default"]["ci95"]
+        row = " | ".join(f"{medians[name]:,.0f}" for name in ("rocksdb-default", "trial 21 (best)", "trial 73", "trial 13"))
+        _quoted(f"| {row} | {best:.2f}× ({low:.2f}–{high:.2f}) |", ("README.md",))
+    _quoted(f"(Kendall's tau {versions['kendall_tau']['7.8.3 vs 9.11.2']:.2f} over the 4 configurations", ("README.md",))
+    summary = _json("benchmarks/results/default-job-fillrandom-2026-11-23/summary.json")
+    assert summary["study"] == versions["study"] and summary["revalidation"]["best_trial"] == 21
+    best = summary["revalidation"]["best_vs_reference"]
+    _quoted(f"re-validation on 9.11.2 gave {best['ratio']:.2f}× ({best['ci95'][0]:.2f}–{best['ci95'][1]:.2f}", ("README.md",))
+    cv = {day: _json(f"benchmarks/results/default-job-fillrandom-{day}/summary.json")["revalidation"]["noise_cv_reference"]
+          for day in ("2026-11-23", "2026-11-25")}
+    _quoted(f"CV was {100 * cv['2026-11-23']:.0f} % in the default job of 2026-11-23", ("README.md",))
+    _quoted(f"{100 * cv['2026-11-25']:.1f} % in the two of 2026-11-25", ("README.md",))
+
+
+def _row(doc: str, start: str) -> str:
+    """The one table row of ``doc`` that starts with ``start``, emphasis removed."""
+    rows = [line for line in (ROOT / doc).read_text().replace("**", "").splitlines() if line.startswith(start)]
+    assert len(rows) == 1, f"{doc}: {len(rows)} rows start with {start!r}"
+    return rows[0]
+
+
+@pytest.mark.parametrize("name", ["S0", "S1", "S2", "S3", "S4"])
+def test_readmes_s0_s4_table_is_quoted_as_the_results_give_it(name):
+    r = _study(name)
+    seeds = r["tuner"]["across_seeds"]
+    trials = "/".join(str(s["runs"]) for s in r["tuner"]["seeds"])
+    tie = " tie" if seeds["vs_hand_found"]["verdict"] == "tie" else ""
+    cells = [f"{r['sweep']['machine_seconds']['total']:.0f} s", trials, _ratio(seeds["vs_hand_found"]) + tie,
+             _ratio(seeds["vs_default"]), _ratio(_h2h(r)[r["hand_found"]]["vs_default"])]
+    row = _row("README.md", f"| {name} ")
+    assert row.endswith(" | " + " | ".join(cells) + " |"), f"README's {name} row {row!r} is not {cells} (from result.json)"
+
+
+def test_the_re_runs_of_s0_s2_are_quoted_as_their_results_give_them():
+    reruns = {name: _study(name, rerun=True)["tuner"]["across_seeds"] for name in ("S0", "S1", "S2")}
+    hand = ", ".join(f"{name} {_ratio(r['vs_hand_found'])}" for name, r in reruns.items())
+    default = [f"{r['vs_default']['ratio']:.2f}x" for r in reruns.values()]
+    s2 = reruns["S2"]["vs_default"]
+    assert s2["verdict"] == "tie" and all(reruns[n]["vs_default"]["verdict"] == "faster" for n in ("S0", "S1"))
+    _quoted(f"tuned / hand-found {hand}; tuned / default {default[0]}, {default[1]}, {_ratio(s2)}", ("README.md",))
+    notes = ("experiments/results/overview-notes.md",)
+    _quoted(f"{hand}; against the defaults it wins in S0 ({default[0]}) and S1 ({default[1]}) and ties in S2 "
+            f"({default[2]}, {s2['ci95'][0]:.2f}-{s2['ci95'][1]:.2f})", notes)
+    s1, s2_result = _study("S1", rerun=True), _study("S2", rerun=True)
+    best = [s["best_trial"] for s in s1["tuner"]["seeds"]]
+    _quoted(f"(trials {best[0]}, {best[1]} and {best[2]};", notes)
+    runs = [s["runs"] for s in s2_result["tuner"]["seeds"]]
+    _quoted(f"in S2 ({min(runs)}-{max(runs)} trials, 7 of them starts)", notes)
+    assert s2_result["tuner"]["seeds"][0]["best_trial"] == s2_result["tuner"]["seeds"][1]["best_trial"]
+    _quoted(f"seeds 1 and 2's bests (trial {s2_result['tuner']['seeds'][0]['best_trial']})", notes)
+    s0 = _study("S0", rerun=True)
+    _quoted("(S0 {} against {}; S2 {}, {}, against {})".format(
+        _vs_default(s0, "sweep best")[0], f"{reruns['S0']['vs_default']['ratio']:.2f}x",
+        *_vs_default(s2_result, "sweep best"), default[2]), notes)
+
+
+def test_the_overviews_notes_are_quoted_as_the_results_give_them():
+    notes = ("experiments/results/overview-notes.md",)
+    s = {name: _study(name) for name in ("S0", "S1", "S2", "S3", "S4")}
+    seeds = {name: r["tuner"]["across_seeds"] for name, r in s.items()}
+    _quoted("misses it in S1, where it ties ({}, {})".format(*_over_seeds(s["S1"], "vs_hand_found")[:2]), notes)
+    _quoted("ties in S1 ({}, {}) and S2 ({}, {})".format(*_over_seeds(s["S1"], "vs_default")[:2],
+                                                          *_over_seeds(s["S2"], "vs_default")[:2]), notes)
+    _quoted(f"(subcompactions): {seeds['S0']['vs_hand_found']['ratio']:.2f}x the hand-found", notes)
+    _quoted(f"(merge): {seeds['S2']['vs_hand_found']['ratio']:.2f}x the hand-found", notes)
+    _quoted(f"loses to the defaults on 2 cores ({_vs_default(s['S2'], 'hand-found:S2')[0]})", notes)
+    _quoted(f"the trio alone gives {_vs_default(s['S3'], 'sweep best')[0]}", notes)
+    picks = _picks(s["S3"])
+    _quoted(f"({picks[0]['vs_default']['ratio']:.2f}x and {picks[1]['vs_default']['ratio']:.2f}x the defaults)", notes)
+    s4 = _h2h(s["S4"])
+    _quoted(f"({_span([c['median_ops_per_sec'] / 1000 for c in _picks(s['S4'])], '{:.0f}k')} against "
+            f"{_k(s4['sweep best']['median_ops_per_sec'], 1)} ops/s)", notes)
+    drops = [1 - c["median_ops_per_sec"] / run for r in (s["S3"], s["S4"]) for c, run in zip(_picks(r), _best_runs(r))]
+    _quoted(f"the picks came {min(drops) * 100:.0f}-{max(drops) * 100:.0f} % lower (S3, S4)", notes)
+    spreads = []
+    for r, seed in ((s["S3"], 3), (s["S4"], 2)):
+        trials = r["tuner"]["seeds"][seed - 1]["trials"]
+        pick = next(t for t in trials if t["number"] == r["tuner"]["seeds"][seed - 1]["best_trial"])
+        same = [t["ops_per_sec"] for t in trials if t["outcome"] == "complete" and t["params"] == pick["params"]]
+        assert len(same) == 13
+        spreads.append(f"{max(same) / min(same):.2f}x")
+    _quoted(f"one configuration's fastest run was {spreads[0]} and {spreads[1]} its slowest across 13 runs", notes)
+
+
+SAMPLERS = {"skopt": "skopt (GP)", "tpe": "tpe (the tuner's: multivariate, grouped)", "tpe-univariate": "Optuna's univariate TPE",
+            "random": "random", "cmaes": "CMA-ES", "nevergrad": "Nevergrad NGOpt", "flaml-cfo": "FLAML CFO"}
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS)
+def test_readmes_sampler_table_is_quoted_as_the_sampler_benchmark_gives_it(sampler):
+    report = _json("experiments/results/sampler-benchmark.json")
+    recorded = [report["workloads"][w]["samplers"][sampler] for w in ("space-write", "space-read")]
+    regrets = [f"{100 * r['median_regret'][n - 1]:.1f} %" for r in recorded for n in report["checkpoints"]]
+    beats = "" if sampler == "random" else " / ".join(f"{r['beats_random']['80']:.2f}" for r in recorded)
+    seconds = " / ".join(f"{r['seconds'] / report['seeds']:.0f}" for r in recorded) + " s"
+    cells = " | ".join([*regrets, beats, seconds])
+    assert _row("README.md", f"| {SAMPLERS[sampler]} |") == f"| {SAMPLERS[sampler]} | {cells} |"
+
+
+def test_the_sampler_rule_and_the_recordings_are_quoted_as_their_json_gives_them():
+    report = _json("experiments/results/sampler-benchmark.json")
+    workloads = report["workloads"]
+
+    def mean(name: str) -> float:
+        return 100 * sum(w["samplers"][name]["median_regret"][n - 1] for w in workloads.values() for n in (20, 40, 80)) / 6
+
+    _quoted("skopt {:.1f} %, TPE {:.1f} %, random {:.1f} %, CMA-ES {:.1f} %".format(
+        *(mean(n) for n in ("skopt", "tpe", "random", "cmaes"))), ("README.md",))
+    skopt = [f"{100 * w['samplers']['skopt']['median_regret'][n - 1]:.1f}" for w in workloads.values() for n in (20, 40, 80)]
+    _quoted(f"to {' / '.join(skopt[:3])} % (write, after 20 / 40 / 80 trials)", ("README.md",))
+    _quoted(f"to {' / '.join(skopt[3:])} % (read)", ("README.md",))
+    _quoted(f"({workloads['space-write']['samplers']['skopt']['seconds'] / report['seeds']:.0f} s of CPU per search", ("README.md",))
+    for name, w in workloads.items():
+        _quoted(f"{w['runs']} real runs", ("README.md",))
+        _quoted(f"{w['noise_sd_log']:.2f} in log ops/s", ("README.md",))
+        _quoted(f"Spearman {w['validation']['spearman']:.2f} (Kendall {w['validation']['kendall']:.2f}", ("README.md",))
+        _quoted(f"benchmarked 2026-11-25 {w['when'].split()[1]}", ("README.md",))
+    _quoted(f"optimum, {_k(workloads['space-write']['optimum_ops_per_sec'])} ops/s", ("README.md",))
+    _quoted(f"optimum, {_k(workloads['space-read']['optimum_ops_per_sec'], 1)} ops/s", ("README.md",))
+
+
+def _passes(name: str) -> tuple[list[dict[str, Any]], dict[str, dict[int, dict[str, Any]]]]:
+    """A recording's runs (experiments/data/<name>.jsonl), and by configuration and pass."""
+    runs = [json.loads(line) for line in (ROOT / f"experiments/data/{name}.jsonl").read_text().splitlines()]
+    by: dict[str, dict[int, dict[str, Any]]] = {}
+    for run in runs:
+        by.setdefault(run["config"], {})[run["repeat"]] = run
+    return runs, by
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%H:%M", time.gmtime(seconds))
+
+
+@pytest.mark.parametrize("name", ["space-write", "space-read"])
+def test_the_sampler_benchmarks_recordings_are_quoted_as_their_runs_give_them(name):
+    """Times are the runs' start times (record_space.py stamps a run as it starts)."""
+    runs, by = _passes(name)
+    second = [r["when"] for r in runs if r["repeat"] == 1]
+    redone = [r for r in runs if r["repeat"] == 0 and r["when"] > min(second)]  # first-pass runs measured again
+    drift = statistics.mean(math.log(p[1]["metrics"]["ops_per_sec"] / p[0]["metrics"]["ops_per_sec"]) for p in by.values())
+    report = _json("experiments/results/sampler-benchmark.json")["workloads"][name]
+    regret = report["samplers"]["random"]["regret"]
+    readme = ("README.md",)
+    _quoted(f"recorded 2026-11-23 {_utc(min(r['when'] for r in runs))}–{_utc(max(r['when'] for r in runs))} UTC", readme)
+    _quoted(f"ran {100 * (math.exp(drift) - 1):.1f} % faster on average than the first", readme)
+    _quoted(f"db_bench's defaults sit {100 * regret[0][0]:.0f} % below it", readme)  # every search's first trial
+    if name == "space-write":
+        _quoted(f"({len(redone)} runs of the first pass that overlapped other CPU work on the machine were discarded "
+                "and measured again)", readme)
+        _quoted(f"second pass ({_utc(min(second))}–{_utc(max(second))} UTC)", readme)
+        _quoted(f"small memtables ({report['optimum']['write_buffer_size'] / 1e6:.1f} MB)", readme)
+    else:
+        assert not redone
+        wall = [r["metrics"]["wall_seconds"] for r in runs]
+        _quoted(f"a run takes {statistics.median(wall):.0f} s (median; mean {statistics.mean(wall):.0f} s), "
+                f"{sum(wall) / 60:.0f} minutes of db_bench in all", readme)
+        passes = [f"{by[c][p]['metrics']['ops_per_sec'] / 1000:.1f}k" for c in ("rocksdb-default", "benchmark.sh") for p in (0, 1)]
+        _quoted(f"(observed: {passes[0]} and {passes[1]} ops/s in the two passes), the benchmark.sh-style start "
+                f"{100 * report['samplers']['random']['median_regret'][1]:.0f} % ({passes[2]} and {passes[3]})", readme)
+        optimum = report["optimum"]
+        _quoted(f"zstd at level {optimum['compression_level']} with a {optimum['cache_size'] / 1e6:.1f} MB block cache "
+                f"and {optimum['bloom_bits']} bloom bits", readme)
+
+
+@pytest.mark.parametrize("path, rows", [
+    ("experiments/results/pruning.json", ("| no pruner |", "| median pruner, warm-up 2 s |")),
+    ("experiments/results/pruning-warmup4.json", ("| no pruner (run again) |", "| median pruner, warm-up 4 s (the default) |"))])
+def test_readmes_pruning_table_is_quoted_as_its_json_gives_it(path, rows):
+    measured = _json(path)
+    for (study, remeasured), start in zip((("none", "best without pruner"), ("median", "best with median pruner")), rows):
+        s, r = measured["studies"][study], measured["remeasured"][remeasured]
+        seconds = f"{s['db_bench_seconds']:.0f} s"
+        if study == "median":
+            seconds += f" (−{100 * measured['db_bench_time_saved_fraction']:.0f} %)"
+        cells = [seconds, f"{s['trials']['pruned']} / {measured['args']['trials']}",
+                 f"{r['median']:,.0f} ops/s ({min(r['ops_per_sec']):,.0f}–{max(r['ops_per_sec']):,.0f})", f"{r['vs_default']:.2f}×"]
+        assert _row("README.md", start) == f"{start} {' | '.join(cells)} |"
+    when = f"{measured['when'][11:16]} UTC"
+    _quoted(f"release db_bench {measured['db_bench']['version']}, burst ops/s before the drain was charged, 2 cores, "
+            f"{_json('experiments/results/pruning.json')['when'][:10]} ", ("README.md",))
+    _quoted(f"the warm-up 4 s pair {when}" if "warmup" in measured["args"] else f"2 cores, {measured['when'][:10]} {when}",
+            ("README.md",))
+
+
+def test_the_sampler_benchmarks_quartiles_are_quoted_as_its_json_gives_them():
+    """Quartiles over the 20 seeds of the true regret after N trials (statistics.quantiles, inclusive)."""
+    workloads = _json("experiments/results/sampler-benchmark.json")["workloads"]
+
+    def quartiles(workload: str, sampler: str, trials: int) -> str:
+        regrets = [100 * seed[trials - 1] for seed in workloads[workload]["samplers"][sampler]["regret"]]
+        low, _, high = statistics.quantiles(regrets, n=4, method="inclusive")
+        return f"{low:.1f}–{high:.1f} %"
+
+    _quoted(f"(quartiles after 40 trials: TPE {quartiles('space-write', 'tpe', 40)}, skopt "
+            f"{quartiles('space-write', 'skopt', 40)})", ("README.md",))
+    _quoted(f"(quartiles after 80 trials {quartiles('space-read', 'skopt', 80)},", ("README.md",))
+    _quoted(f"TPE improves more slowly ({quartiles('space-read', 'tpe', 80)})", ("README.md",))
+
+
+def test_the_tracking_overhead_is_quoted_as_its_json_gives_it():
+    results = _json("benchmarks/results/tracking_overhead.json")["results"]
+    sqlite, server = results["sqlite"], results["server"]
+    _quoted(f"{results['none']['trial_db_bench_seconds']:.2f} s of db_bench each", ("README.md",))
+    _quoted(f"{sqlite['per_run_seconds'] * 1000:.0f} ms on the SQLite store ({sqlite['per_trial_overhead_pct']:.1f} % of a "
+            f"trial) and {server['per_run_seconds'] * 1000:.0f} ms on a local `mlflow server` over HTTP "
+            f"({server['per_trial_overhead_pct']:.1f} %)", ("README.md",))
+    _quoted(f"{sqlite['start_seconds']:.2f} s / {server['start_seconds']:.2f} s once per study; the final artifacts "
+            f"{sqlite['finish_seconds']:.2f} s / {server['finish_seconds']:.2f} s", ("README.md",))
+
+
+def test_the_parallel_trials_are_quoted_as_their_json_gives_them():
+    measured = _json("benchmarks/results/parallel.json")
+    rate = {name: s["trials_per_hour"] for name, s in measured["studies"].items()}
+    two, one, pair = rate["--parallel 1 (2 cores)"], rate["--parallel 1 (1 core)"], rate["--parallel 2 (1 core each)"]
+    assert _row("README.md", "| `--parallel 1`, both cores |").endswith(f"| {two:.0f} |")
+    assert _row("README.md", "| `--parallel 1`, pinned to one core |").endswith(f"| {one:.0f} |")
+    assert _row("README.md", "| `--parallel 2`, one pinned core per trial |").endswith(
+        f"| {pair:.0f} ({measured['speedup']:.2f}x the one-core run, {pair / two:.2f}x the two-core run) |")
+    stats = measured["interference"]["stats"]
+    _quoted(f"a median of {_k(stats['alone']['median'])} ops/s alone and {_k(stats['in_pair']['median'])} beside a second "
+            f"run on the other core (5 interleaved rounds each, CV {100 * stats['alone']['cv']:.1f} % and "
+            f"{100 * stats['in_pair']['cv']:.1f} %)", ("README.md",))
+    _quoted(f"({measured['interference']['pair_vs_alone']:.2f}x, within its {100 * stats['in_pair']['cv']:.0f} % noise",
+            ("docs/parallel.md",))
+
+
+REPORTS = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "experiments/results").glob("**/result.json"))
+
+
+@pytest.mark.parametrize("where", REPORTS)
+def test_each_report_is_current_with_its_reading_and_labels_a_stale_scale_note(where):
+    """report.md is generated from result.json and reading.md (`rocksdb-tuner experiment ID --report-only`);
+    a scale note stored with a run that the study's definition has since changed is labelled there."""
+    result, report = _json(f"{where}/result.json"), (ROOT / where / "report.md").read_text()
+    reading = ROOT / where / "reading.md"
+    if reading.is_file():
+        assert reading.read_text().strip() in report, f"{where}/report.md predates its reading.md: regenerate it"
+    now = experiment.load(result["id"]).scale_note
+    labelled = f"MB raw. {result['scale_note']} (This note was stored with the run and is out of date"
+    assert result["scale_note"] == now or (labelled in report and now in report), f"{where}/report.md: unlabelled old note"
+
+
+def test_the_overview_is_what_its_generator_writes_from_the_results(tmp_path):
+    """overview.md is generated (tables from result.json, notes from overview-notes.md): a copy of the
+    results written again must give the committed file."""
+    results = ROOT / "experiments/results"
+    for path in [results / "overview-notes.md", *results.glob("**/result.json")]:
+        (tmp_path / path.relative_to(results)).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path.relative_to(results)).write_text(path.read_text())
+    assert write_overview(tmp_path).read_text() == (results / "overview.md").read_text(), \
+        "experiments/results/overview.md is not current: rocksdb-tuner experiment all --report-only"
+
+
+def _sweep(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return [t for t in result["sweep"]["trials"] if t["outcome"] == "complete"]
+
+
+def _where(trials: list[dict[str, Any]], **params: Any) -> list[dict[str, Any]]:
+    return [t for t in trials if all(t["params"].get(k) == v for k, v in params.items())]
+
+
+def _tried(result: dict[str, Any], start: str | None = None) -> list[dict[str, Any]]:
+    """Every seed's measured trials; with ``start``, those enqueued from a start whose name begins so."""
+    return [t for s in result["tuner"]["seeds"] for t in s["trials"] if t["outcome"] == "complete"
+            and (start is None or (t.get("enqueued") or "").startswith(start))]
+
+
+def _ks(trials: list[dict[str, Any]], digits: int = 0) -> str:
+    return _span([t["ops_per_sec"] / 1000 for t in trials], f"{{:.{digits}f}}k")
+
+
+def test_s0s_sweep_and_searches_are_quoted_as_its_result_gives_them():
+    r, doc = _study("S0"), ("experiments/results/S0/reading.md",)
+    sweep = _sweep(r)
+    _quoted(f"{_span([t['compaction_micros'] / 1e6 for t in sweep], '{:.1f}')} s at every value from 1 to 8, with single "
+            f"runs from {_k(min(t['ops_per_sec'] for t in sweep))} to {_k(max(t['ops_per_sec'] for t in sweep))} ops/s", doc)
+    proposals = [t for t in _tried(r) if not t.get("enqueued")]
+    assert len(proposals) == 3
+    _quoted(f"with 4-10 MB memtables, {_ks(proposals)} ops/s)", doc)
+
+
+def test_s1s_sweep_and_single_runs_are_quoted_as_its_result_gives_them():
+    r, doc = _study("S1"), ("experiments/results/S1/reading.md",)
+    sweep = _sweep(r)
+    caches = sorted({t["params"]["cache_size"] for t in sweep})
+    _quoted(f"the sweep is {_ks(sweep)} over {100 * caches[0] / r['data_bytes']:.1f}-{100 * caches[-1] / r['data_bytes']:.1f} % "
+            "of the data with no trend", doc)
+    for cache in (caches[0], caches[-1]):
+        on, off = (_where(sweep, cache_size=cache, bloom_bits=bits)[0]["ops_per_sec"] for bits in (10, 0))
+        _quoted(f"{_k(on)} against {_k(off)} at {cache / 2**20:.3g} MiB", doc)
+
+    def runs(start: str) -> list[str]:
+        """``a, b`` and ``c``: the seeds' runs of one start, split before the last."""
+        return ", ".join(f"{t['ops_per_sec']:,.0f}" for t in _tried(r, start)).rsplit(", ", 1)
+
+    _quoted("The defaults' trial measured {} and {} ops/s in the three seeds".format(*runs("rocksdb-default")), doc)
+    _quoted("the fillrandom configuration above {} and {};".format(*runs("default-fillrandom#13")), doc)
+    _quoted(f"the head-to-head's defaults {_span([v / 1000 for v in _h2h(r)['rocksdb-default']['ops_per_sec']], '{:.0f}k')}", doc)
+
+
+def test_s2s_sweep_and_searches_are_quoted_as_its_result_gives_them():
+    r, doc = _study("S2"), ("experiments/results/S2/reading.md",)
+    sweep = _sweep(r)
+    small, large = sorted({t["params"]["write_buffer_size"] for t in sweep})[::2]
+
+    def amp(size: int, *merges: int) -> str:
+        return _span([t["write_amp"] for m in merges
+                      for t in _where(sweep, write_buffer_size=size, min_write_buffer_number_to_merge=m)], "{:.2f}")
+
+    highest = max(t["write_amp"] for t in _where(sweep, write_buffer_size=small, min_write_buffer_number_to_merge=1))
+    _quoted(f"at {small / 2**20:.1f} MiB buffers write amplification falls from {highest:.2f} (merge 1) to "
+            f"{amp(small, 6)} (merge 6), at {large / 2**20:.0f} MiB from {amp(large, 1)} to {amp(large, 4, 6)}", doc)
+    slow = _where(sweep, write_buffer_size=small, max_write_buffer_number=4, min_write_buffer_number_to_merge=1)[0]
+    fast = [t for m in (4, 6)
+            for t in _where(sweep, write_buffer_size=small, max_write_buffer_number=8, min_write_buffer_number_to_merge=m)]
+    _quoted(f"{_k(slow['ops_per_sec'])} ops/s against {_ks(fast)} at merge 4-6 ({small / 2**20:.1f} MiB x 8), with "
+            f"{slow['compaction_micros'] / 1e6:.1f} s of compaction against "
+            f"{_span([t['compaction_micros'] / 1e6 for t in fast], '{:.1f}')} s", doc)
+    defaults = _tried(r, "rocksdb-default")
+    rounds = [v / 1000 for v in _h2h(r)["rocksdb-default"]["ops_per_sec"]] + [t["ops_per_sec"] / 1000 for t in defaults]
+    _quoted(f"measured {_span(rounds, '{:.0f}k')} across the head-to-head rounds and the three seeds' default trials", doc)
+    everything = sweep + _tried(r)
+    _quoted(f"all {len(sweep)} sweep points and {len(_tried(r))} tuner trials was "
+            f"{_k(max(t['ops_per_sec'] for t in everything))}", doc)
+    warm = _tried(r, "default-fillrandom")
+    _quoted(f"they ran at {_ks(warm)}, below every seed's default trial ({_ks(defaults)}), with write amplification "
+            f"{_span([t['write_amp'] for t in warm], '{:.1f}')}", doc)
+
+
+def test_s3s_sweep_and_searches_are_quoted_as_its_result_gives_them():
+    r, doc = _study("S3"), ("experiments/results/S3/reading.md",)
+    sweep = _sweep(r)
+    _quoted(f"all {len(sweep)} sweep points ran between {_k(min(t['ops_per_sec'] for t in sweep))} and "
+            f"{_k(max(t['ops_per_sec'] for t in sweep))} ops/s (one run each, P99 "
+            f"{_span([t['p99_us'] for t in sweep], '{:.0f}')} us)", doc)
+    _quoted(f"the {r['machine']['memory_budget_bytes'] / 2**30:.1f} GiB memory budget", doc)
+
+    def by(name: str, value: Any) -> list[dict[str, Any]]:
+        return _where(sweep, **{name: value})
+
+    def median(trials: list[dict[str, Any]], key: str) -> float:
+        return statistics.median(t[key] for t in trials)
+
+    sizes = sorted({t["params"]["write_buffer_size"] for t in sweep})
+    _quoted(f"({median(by('write_buffer_size', sizes[0]), 'write_amp'):.2f} at {sizes[0] / 2**20:.1f} MiB to "
+            f"{median(by('write_buffer_size', sizes[-1]), 'write_amp'):.2f} at {sizes[-1] / 2**20:.0f} MiB)", doc)
+    merge = {m: by("min_write_buffer_number_to_merge", m) for m in (1, 3)}
+    _quoted(f"({median(merge[1], 'write_amp'):.2f} at merge 1, {median(merge[3], 'write_amp'):.2f} at merge 3)", doc)
+    _quoted(f"(median {_k(median(merge[3], 'ops_per_sec'))} over {len(merge[3])} points against "
+            f"{_k(median(merge[1], 'ops_per_sec'))} over {len(merge[1])})", doc)
+    two = by("max_write_buffer_number", 2)
+    _quoted(f"2 buffers slowest ({_k(median(two, 'ops_per_sec'))} over {len(two)})", doc)
+    seed = r["tuner"]["seeds"][2]
+    pick = next(t for t in seed["trials"] if t["number"] == seed["best_trial"])
+    same = [t for t in seed["trials"] if t["outcome"] == "complete" and t["params"] == pick["params"]]
+    low, high = min(t["ops_per_sec"] for t in same), max(t["ops_per_sec"] for t in same)
+    _quoted(f"spent {sum(t['seconds'] for t in same):.0f} of its {seed['machine_seconds']['total']:.0f} s on one configuration: "
+            f"{low:,.0f}-{high:,.0f} ops/s over those {len(same)} runs, a {100 * (high / low - 1):.0f} % spread", doc)
+    zstd = [t for t in r["tuner"]["seeds"][1]["trials"] if t["params"].get("compression_level", 0) >= 18]
+    _quoted(f"ran fillrandom at {_ks(zstd, 1)} ops/s and took {_span([t['seconds'] for t in zstd], '{:.0f}')} s each", doc)
+
+
+def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
+    r, doc = _study("S4"), ("experiments/results/S4/reading.md",)
+    sweep = _sweep(r)
+
+    def median(**params: Any) -> float:
+        return statistics.median(t["ops_per_sec"] for t in _where(sweep, **params))
+
+    caches = sorted({t["params"]["cache_size"] for t in sweep})
+    half = next(c for c in caches if c == r["data_bytes"] // 2)
+    assert caches[0] * 64 == caches[-1] == r["data_bytes"]
+    _quoted(f"from {_k(median(cache_size=caches[0]), 1)} ops/s (median over the four zstd levels) at 1/64 of the data to "
+            f"{_k(median(cache_size=caches[-1]), 1)} with the whole data cached", doc)
+    _quoted(f"the full cache ran {median(cache_size=caches[-1]) / median(cache_size=half):.2f}x the half cache "
+            f"({_k(median(cache_size=caches[-1]), 1)} against {_k(median(cache_size=half), 1)} median)", doc)
+
+    def level(n: int) -> list[dict[str, Any]]:
+        return _where(sweep, compression_level=n)
+
+    _quoted(f"median write amplification {statistics.median(t['write_amp'] for t in level(3)):.3f} at level 3, "
+            f"{statistics.median(t['write_amp'] for t in level(18)):.3f} at level 18, while compaction takes "
+            f"{_span([t['compaction_micros'] / 1e6 for t in level(18)], '{:.1f}')} s at level 18 against "
+            f"{_span([t['compaction_micros'] / 1e6 for t in level(3)], '{:.1f}')} s at level 3", doc)
+    _quoted(f"({_span([c['params']['cache_size'] / 2**20 for c in _picks(r)], '{:.0f}')} MiB)", doc)
+
+
+def test_readmes_why_block_is_quoted_from_the_fillrandom_default_jobs_console_output():
+    console = {line.strip() for line in (RESULTS / "default-job-fillrandom-2026-11-25/console.log").read_text().splitlines()}
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("   write_buffer_size = 1921512"):].split("   ...", 1)[0]
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    assert len(lines) == 3 and all(line in console for line in lines), "README's why lines are not the console's"
+
+
+@pytest.mark.parametrize("fraction", ["0.125", "0.5"])
+def test_readmes_fidelity_table_is_quoted_as_its_json_gives_it(fraction):
+    measured = _json("experiments/results/fidelity.json")
+    f, wall = measured["fidelities"][fraction], measured["median_wall_seconds"]
+    label = {"0.125": "1/8 (125k keys)", "0.5": "1/2 (500k keys)"}[fraction]
+    cells = [f"{f['spearman']:.2f} ({f['spearman_p']:.1g})".replace("e-0", "e-"), f"{f['kendall']:.2f}",
+             f"{100 * f['best_third_kept']:.0f} %", "yes" if f["full_best_kept"] else "no", f"{wall[fraction]:.1f} s"]
+    assert _row("README.md", f"| {label} |") == f"| {label} | {' | '.join(cells)} |"
+    assert _row("README.md", "| full (1M keys) |").endswith(f"| {wall['1.0']:.1f} s |")
+    _quoted(f"costs {100 * wall['0.125'] / wall['1.0']:.0f} % of its time", ("README.md",))
+
+
+def test_the_default_jobs_search_and_its_first_preloaded_run_are_quoted_as_their_json_gives_them():
+    summary = _json("benchmarks/results/default-job/summary.json")
+    readme, scale = ("README.md",), ("docs/scale.md",)
+    _quoted(f"{summary['trials']['complete']} trials were measured ({summary['trials']['rejected']} proposals broke a "
+            "constraint)", readme)
+    select = summary["revalidation"]["select"]
+    finalists = [f"{select['vs_reference'][c['name']]['ratio']:.2f}x" for c in select["configurations"]
+                 if c["name"] in select["vs_reference"]]
+    _quoted(f"came out {finalists[0]}, {finalists[1]} and {finalists[2]} the defaults in {select['rounds']} rounds", readme)
+    _quoted(f"preloaded once ({summary['preload']['trials']['size_bytes'] / 2**30:.1f} GiB on disk, built in "
+            f"{summary['preload']['seconds']:.0f}s)", readme)
+    first = "benchmarks/results/default-job/l0-free-drain-2026-11-25"
+    free = _json(f"{first}/summary.json")["revalidation"]["best_vs_reference"]
+    charged = _json(f"{first}/best-vs-defaults-with-l0-charged.json")["sizes"][0]["best_over_default"]
+    _quoted(f"confirmed them at {free['ratio']:.2f}x ({free['ci95'][0]:.2f}-{free['ci95'][1]:.2f}, bimodal rounds); charged, "
+            f"they ran {charged['ratio']:.2f}x", readme)
+    _quoted(f"{free['ratio']:.2f}x the defaults, 95 % CI {free['ci95'][0]:.2f}-{free['ci95'][1]:.2f}), and with L0 charged the "
+            f"same configuration ran {_ratio(charged).replace('x (', 'x the defaults (')}", scale)
+    _quoted(f"re-measured at {free['ratio']:.2f}x the defaults (bimodal rounds) where charging L0 gave {charged['ratio']:.2f}x",
+            ("docs/metrics.md",))
+
+
+def test_the_default_jobs_wall_time_and_best_single_runs_are_quoted_as_its_console_output_gives_them():
+    console = (RESULTS / "default-job/console.log").read_text()
+    minutes, seconds = re.search(r"^done in (\d+)m(\d+)s;", console, re.M).groups()
+    _quoted(f"Wall time {minutes} min {seconds} s.", ("README.md",))
+    runs = {name: float(ops.replace(",", ""))
+            for name, ops in re.findall(r"^(baseline rocksdb-default|trial \d+): ([\d,]+) ops/s", console, re.M)}
+    default = runs.pop("baseline rocksdb-default")
+    top = sorted(runs, key=runs.get, reverse=True)[:3]
+    ratios = [f"{runs[name] / default:.2f}x" for name in top]
+    _quoted(f"the best single runs were {ratios[0]}, {ratios[1]} and {ratios[2]} the defaults' baseline run ({top[0]}: ",
+            ("README.md",))
+    _quoted(f"; {top[1]}; {top[2]}: ", ("README.md",))
+
+
+def test_what_a_run_costs_is_quoted_as_the_scale_transfer_and_the_default_job_give_it():
+    sizes = _json("benchmarks/results/scale-transfer/default-job.json")["sizes"]
+    job = _json("benchmarks/results/default-job/summary.json")["preload"]["seconds"]
+    for size in sizes:
+        runs = [run for samples in size["samples"].values() for run in samples]
+        preload = f"{size['preload']['seconds']:.0f}"
+        if size["factor"] == 1:
+            preload = _span([size["preload"]["seconds"], job], "{:.0f}")
+        cells = [f"{preload} s", f"{size['preload']['size_bytes'] / 2**30:.1f} GiB",
+                 f"{max(r['checkpoint_seconds'] for r in runs) * 1000:.0f} ms",
+                 f"{_span([r['wall_seconds'] for r in runs], '{:.0f}')} s"]
+        row = f"| {size['data_bytes'] / 2**30:.0f} GiB |"
+        assert len(runs) == 12 and _row("docs/scale.md", row) == f"{row} {' | '.join(cells)} |"

@@ -387,7 +387,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             saved = dest / "result.json"
             if not saved.is_file():
                 raise experiment.ExperimentError(f"--report-only: {saved} does not exist; run the experiment first")
-            write_report(json.loads(saved.read_text()), dest)
+            write_report(json.loads(saved.read_text()), dest, scale_note=e.scale_note)
             print(f"wrote {dest / 'report.md'}")
         print(f"wrote {write_overview(experiment.RESULTS)}")
         return 0

@@ -69,17 +69,21 @@ def _swept(result: dict[str, Any]) -> list[str]:
     return [n for n in names if len({t["params"].get(n) for t in trials}) > 1]
 
 
-def write_report(result: dict[str, Any], dest: Path) -> list[Path]:
-    """``result.json``, ``report.md`` and the plots in ``dest``; returns the files written."""
+def write_report(result: dict[str, Any], dest: Path, scale_note: str | None = None) -> list[Path]:
+    """``result.json``, ``report.md`` and the plots in ``dest``; returns the files written. ``scale_note``: the
+    study definition's note now; when the run stored another, the report labels the run's as out of date."""
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "result.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
     plots = _plots(result, dest)
-    (dest / "report.md").write_text(_markdown(result, [p.name for p in plots], dest))
+    (dest / "report.md").write_text(_markdown(result, [p.name for p in plots], dest, scale_note))
     return [dest / "result.json", dest / "report.md", *plots]
 
 
-def _markdown(r: dict[str, Any], plots: list[str], dest: Path) -> str:
+def _markdown(r: dict[str, Any], plots: list[str], dest: Path, scale_note: str | None = None) -> str:
     m, db = r["machine"], r["db_bench"]
+    stale = "" if scale_note in (None, r["scale_note"]) else (
+        f" (This note was stored with the run and is out of date; it stays until {r['id']} is re-run. The study's "
+        f"note now reads: {scale_note})")
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(r["finished"]))
     lines = [
         f"# {r['id']}: {r['title']}, reproduced on this machine" + (" (quick smoke run, not a measurement)" if r["quick"] else ""),
@@ -89,7 +93,7 @@ def _markdown(r: dict[str, Any], plots: list[str], dest: Path) -> str:
         f"trial DBs on {m['work_dir_fs'] or 'unknown fs'}, kernel {m['kernel']}; db_bench {db['version']} "
         f"({db['build']}, {db['path']}).",
         "",
-        f"Workload `{r['workload']}` at scale {r['scale']:g}: {r['data_bytes'] / 1e6:.0f} MB raw. {r['scale_note']}",
+        f"Workload `{r['workload']}` at scale {r['scale']:g}: {r['data_bytes'] / 1e6:.0f} MB raw. {r['scale_note']}{stale}",
         "",
         "## What the study found",
         "",
