@@ -1,4 +1,5 @@
-"""Tunable parameters: integer, float and categorical, each mapped to a db_bench flag and an OPTIONS key.
+"""Tunable parameters: integer, float and categorical, each mapped to a db_bench flag and an OPTIONS key
+(from the option catalogue, :mod:`search_spaces.catalogue`, unless the space file gives its own).
 
 A parameter read from a file may carry expressions as bounds (see :mod:`search_spaces.context`);
 :meth:`Parameter.resolve` turns them into numbers for one host and workload.
@@ -20,6 +21,7 @@ from optuna.distributions import (
     IntDistribution,
 )
 
+from search_spaces.catalogue import by_flag
 from search_spaces.context import Context, ExpressionError
 from search_spaces.errors import SpaceError
 
@@ -95,7 +97,7 @@ class _Numeric(Parameter):
             outside = [v for v in grid if not low <= v <= high]
             if outside:
                 raise SpaceError(f"parameters.{self.name}.grid: {outside} outside [{low}, {high}] on this host")
-        if self.flag in MEMORY_FLAGS:
+        if (info := by_flag(self.flag)) is not None and info.memory:
             if low < 0:
                 raise SpaceError(f"parameters.{self.name}: a size in bytes cannot be negative, got low {low}")
             if high > ctx.ram:
@@ -213,9 +215,6 @@ class CategoricalParam(Parameter):
 
 _KINDS: dict[str, type[Parameter]] = {"int": IntParam, "float": FloatParam, "categorical": CategoricalParam}
 _COMMON = {"type", "flag", "options_key", "doc", "when", "grid"}
-# db_bench flags that size memory: a range beyond the host's RAM is an input error, not a trial.
-MEMORY_FLAGS = frozenset({"write_buffer_size", "db_write_buffer_size", "cache_size", "row_cache_size",
-                          "compressed_cache_size", "memtablerep_bucket_count"})
 _OPTIONS_KEY = re.compile(r"^(DBOptions|CFOptions|TableOptions/BlockBasedTable)\.[A-Za-z_][\w.]*$")
 _NUMERIC = _COMMON | {"low", "high", "log"}
 _ALLOWED = {"int": _NUMERIC, "float": _NUMERIC, "categorical": _COMMON | {"choices"}}
@@ -238,11 +237,14 @@ def parameter_from_dict(name: str, spec: Any) -> Parameter:
     unknown = sorted(set(spec) - _ALLOWED[kind])
     if unknown:
         raise SpaceError(f"{where}: unknown field(s) {', '.join(unknown)} for type {kind}")
-    if "options_key" not in spec:
-        raise SpaceError(f"{where}.options_key: missing (e.g. 'CFOptions.write_buffer_size')")
     for text_field in ("flag", "options_key", "doc"):
         if text_field in spec and not isinstance(spec[text_field], str):
             raise SpaceError(f"{where}.{text_field}: expected a string")
+    known = by_flag(spec.get("flag", name))  # a catalogued option's key and doc are the catalogue's
+    spec = {"options_key": known.options_key, "doc": known.doc, **spec} if known and known.options_key else spec
+    if "options_key" not in spec:
+        raise SpaceError(f"{where}.options_key: missing, and {spec.get('flag', name)!r} is not in the option "
+                         "catalogue (search_spaces/catalogue.toml); give one, e.g. 'CFOptions.write_buffer_size'")
     if not _OPTIONS_KEY.match(spec["options_key"]):
         raise SpaceError(f"{where}.options_key: {spec['options_key']!r} is not 'DBOptions.<key>', "
                          "'CFOptions.<key>' or 'TableOptions/BlockBasedTable.<key>'")

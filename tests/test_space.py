@@ -156,3 +156,50 @@ def test_repair_moves_only_the_parameters_of_broken_constraints(ctx):
     assert {k: repaired[k] for k in unchanged} == {k: proposal[k] for k in unchanged}
     # nearest: one step on one of the two counts, not a random jump
     assert (repaired["max_write_buffer_number"], repaired["min_write_buffer_number_to_merge"]) in {(3, 2), (5, 4), (4, 3), (3, 1)}
+
+
+# -- the option catalogue ---------------------------------------------------------------------------
+RECORDED_OPTIONS = Path(__file__).parents[1] / "benchmarks" / "results" / "default-job" / "OPTIONS.ini"
+
+
+def test_every_catalogued_options_key_is_one_rocksdb_writes():
+    """Read against an OPTIONS file db_bench 9.11.2 wrote (the default job's, a recorded real file)."""
+    from search_spaces.catalogue import catalogue
+    from tuner import options_file
+
+    sections = options_file.parse_options(RECORDED_OPTIONS.read_text())
+    missing = [o.options_key for o in catalogue().values() if o.options_key
+               and o.options_key not in options_file.NOT_SERIALIZED
+               and options_file.lookup(sections, o.options_key) is None]
+    assert not missing
+
+
+def test_every_catalogued_rocksdict_call_exists_in_rocksdict():
+    import rocksdict
+
+    from search_spaces.catalogue import catalogue
+
+    objects = {"options": rocksdict.Options, "table": rocksdict.BlockBasedOptions}
+    calls = {name: o.rocksdict_call() for name, o in catalogue().items() if o.rocksdict}
+    assert {"write_buffer_size", "cache_size", "bloom_bits", "compression_level"} <= set(calls)
+    assert not [name for name, (obj, method, _) in calls.items() if not hasattr(objects[obj], method)]
+
+
+def test_a_catalogued_option_needs_no_key_of_its_own_and_an_unknown_one_is_named(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('[parameters.cache_size]\ntype = "int"\nlow = 1\nhigh = 4\n'
+                    '[parameters.block_size]\ntype = "int"\nlow = 1024\nhigh = 4096\ndoc = "mine"\n')
+    space = load_space(str(path))
+    assert space.parameter("cache_size").options_key == "TableOptions/BlockBasedTable.block_cache"
+    assert space.parameter("cache_size").doc.startswith("Block cache bytes")
+    assert space.parameter("block_size").doc == "mine"
+    path.write_text('[parameters.mystery]\ntype = "int"\nlow = 1\nhigh = 4\n')
+    with pytest.raises(SpaceError, match="parameters.mystery.options_key: missing, and 'mystery' is not in the option "
+                                         "catalogue"):
+        load_space(str(path))
+
+
+def test_a_catalogued_memory_size_beyond_ram_is_refused(ctx):
+    space = SearchSpace.from_dict({"parameters": {"db_write_buffer_size": {"type": "int", "low": 1, "high": ctx.ram * 2}}})
+    with pytest.raises(SpaceError, match="more than this host's RAM"):
+        space.resolve(ctx)

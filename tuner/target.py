@@ -21,44 +21,18 @@ from typing import Any
 
 from objectives.workloads import Flag
 from search_spaces import MiB
+from search_spaces.catalogue import catalogue
 from tuner import options_file
 from tuner.model import UsageError
 
-# The LSM shape as db_bench flags: flag -> (OPTIONS key, RocksDB's default). db_bench passes
-# level_compaction_dynamic_level_bytes=false in every version (objectives.versions pins it; the
-# library's default is true from 8.4): a base OPTIONS file that turns it on is followed.
-SHAPE: dict[str, tuple[str, Flag]] = {
-    "target_file_size_base": ("CFOptions.target_file_size_base", 64 * MiB),
-    "target_file_size_multiplier": ("CFOptions.target_file_size_multiplier", 1),
-    "max_bytes_for_level_base": ("CFOptions.max_bytes_for_level_base", 256 * MiB),
-    "max_bytes_for_level_multiplier": ("CFOptions.max_bytes_for_level_multiplier", 10),
-    "level0_file_num_compaction_trigger": ("CFOptions.level0_file_num_compaction_trigger", 4),
-    "level0_slowdown_writes_trigger": ("CFOptions.level0_slowdown_writes_trigger", 20),
-    "level0_stop_writes_trigger": ("CFOptions.level0_stop_writes_trigger", 36),
-    "num_levels": ("CFOptions.num_levels", 7),
-    "level_compaction_dynamic_level_bytes": ("CFOptions.level_compaction_dynamic_level_bytes", False),
-}
-# Other options of a base OPTIONS file that db_bench can set: db_bench flag -> OPTIONS key. The rest of
-# the file (comparators, paths, column families, ...) is not carried into trials; the summary says so.
-OTHER: dict[str, str] = {
-    "write_buffer_size": "CFOptions.write_buffer_size",
-    "max_write_buffer_number": "CFOptions.max_write_buffer_number",
-    "min_write_buffer_number_to_merge": "CFOptions.min_write_buffer_number_to_merge",
-    "compression_type": "CFOptions.compression",
-    "compression_level": "CFOptions.compression_opts.level",
-    "max_background_jobs": "DBOptions.max_background_jobs",
-    "subcompactions": "DBOptions.max_subcompactions",
-    "bytes_per_sync": "DBOptions.bytes_per_sync",
-    "wal_bytes_per_sync": "DBOptions.wal_bytes_per_sync",
-    "delayed_write_rate": "DBOptions.delayed_write_rate",
-    "soft_pending_compaction_bytes_limit": "CFOptions.soft_pending_compaction_bytes_limit",
-    "hard_pending_compaction_bytes_limit": "CFOptions.hard_pending_compaction_bytes_limit",
-    "max_compaction_bytes": "CFOptions.max_compaction_bytes",
-    "bloom_bits": "TableOptions/BlockBasedTable.filter_policy",
-    "block_size": "TableOptions/BlockBasedTable.block_size",
-    "cache_index_and_filter_blocks": "TableOptions/BlockBasedTable.cache_index_and_filter_blocks",
-    "cache_size": options_file.BLOCK_CACHE_KEY,
-}
+# The LSM shape as db_bench flags: flag -> (OPTIONS key, RocksDB's default), from the option
+# catalogue's role = "shape" entries (search_spaces/catalogue.toml says why dynamic level bytes is there).
+SHAPE: dict[str, tuple[str, Flag]] = {o.flag: (o.options_key, o.default) for o in catalogue().values()
+                                      if o.role == "shape" and o.options_key and o.default is not None}
+# Other options of a base OPTIONS file that db_bench can set: db_bench flag -> OPTIONS key, every other
+# catalogued option with a key. The rest of the file (comparators, paths, column families, ...) is not
+# carried into trials; the summary says so.
+OTHER: dict[str, str] = {o.flag: o.options_key for o in catalogue().values() if o.role != "shape" and o.options_key}
 # Why a load workload's preset shrinks a shape option (their TOML files say the same).
 _WHY_SCALED = "the workload scales file and level sizes with its data so that a small load builds a multi-level LSM"
 

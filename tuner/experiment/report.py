@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from objectives.runner import format_flag
+from search_spaces.catalogue import catalogue
 from tuner.fmt import fmt_ops
 
 MiB = 1024**2
@@ -42,7 +43,7 @@ def _tuned(r: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for c in r["head_to_head"]["configurations"] if c.get("seed") is not None]
 
 
-SIZES = ("write_buffer_size", "cache_size")
+SIZES = frozenset(n for n, o in catalogue().items() if o.unit == "bytes")  # shown in MiB
 # Legend names in the sweep plot.
 SHORT = {"max_write_buffer_number": "buffers", "min_write_buffer_number_to_merge": "merge",
          "write_buffer_size": "buffer size", "compression_level": "zstd level", "cache_size": "cache",

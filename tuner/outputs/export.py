@@ -1,8 +1,9 @@
 """Applying a study's best configuration: export as OPTIONS file, db_bench flags or rocksdict code,
 ``apply()`` to a live ``rocksdict.Options``, and ``verify()`` an OPTIONS file for real.
 
-One table (``ROCKSDICT``) maps each parameter to the rocksdict call that sets it; ``apply()`` runs
-those calls and ``--format python`` writes them out, so the two cannot drift apart.
+The option catalogue (``search_spaces/catalogue.toml``) names the rocksdict call that sets each
+option; ``apply()`` runs those calls and ``--format python`` writes them out, so the two cannot drift
+apart.
 """
 
 from __future__ import annotations
@@ -17,26 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from search_spaces import load_space
+from search_spaces.catalogue import catalogue
 from tuner import options_file
 
 FORMATS = ("options", "flags", "python")
 _COMPRESSION = {"none": "none", "snappy": "snappy", "zlib": "zlib", "bzip2": "bz2", "lz4": "lz4",
                 "lz4hc": "lz4hc", "zstd": "zstd"}
-# parameter -> (object, method, argument expression with {v}); "table" is the BlockBasedOptions.
-ROCKSDICT: dict[str, tuple[str, str, str]] = {
-    "subcompactions": ("options", "set_max_subcompactions", "{v}"),
-    "max_background_jobs": ("options", "set_max_background_jobs", "{v}"),
-    "write_buffer_size": ("options", "set_write_buffer_size", "{v}"),
-    "max_write_buffer_number": ("options", "set_max_write_buffer_number", "{v}"),
-    "min_write_buffer_number_to_merge": ("options", "set_min_write_buffer_number_to_merge", "{v}"),
-    "compression_type": ("options", "set_compression_type", "DBCompressionType.{v}()"),
-    # (window_bits, level, strategy, max_dict_bytes): RocksDB's defaults but the level
-    "compression_level": ("options", "set_compression_options", "-14, {v}, 0, 0"),
-    "cache_size": ("table", "set_block_cache", "Cache({v})"),
-    "bloom_bits": ("table", "set_bloom_filter", "{v}, False"),
-}
-
-
 class ExportError(ValueError):
     """No best configuration to export, or one that cannot be expressed in the asked format."""
 
@@ -64,9 +51,11 @@ def load_best(summary: Path) -> Best:
 def _calls(params: dict[str, Any]) -> list[tuple[str, str, str]]:
     calls = []
     for name, value in params.items():
-        if name not in ROCKSDICT:
-            raise ExportError(f"parameter {name!r} has no rocksdict mapping (known: {', '.join(ROCKSDICT)})")
-        target, method, template = ROCKSDICT[name]
+        known = catalogue().get(name)
+        if known is None or known.rocksdict is None:
+            settable = ", ".join(n for n, o in catalogue().items() if o.rocksdict)
+            raise ExportError(f"parameter {name!r} has no rocksdict call in the option catalogue (known: {settable})")
+        target, method, template = known.rocksdict_call()
         if name == "bloom_bits" and int(value) <= 0:
             continue  # 0 = no filter: RocksDB's default
         if name == "compression_type":
@@ -89,7 +78,7 @@ def apply(params: dict[str, Any], options: Any = None) -> Any:
                  "DBCompressionType": rocksdict.DBCompressionType}
     calls = _calls(params)
     for target, method, args in calls:
-        eval(f"{target}.{method}({args})", {"__builtins__": {}}, namespace)  # args come from ROCKSDICT only
+        eval(f"{target}.{method}({args})", {"__builtins__": {}}, namespace)  # args come from the catalogue only
     if any(target == "table" for target, _, _ in calls):
         options.set_block_based_table_factory(table)
     return options

@@ -1,0 +1,63 @@
+"""The option catalogue (``catalogue.toml``): for each RocksDB option the tool knows, its db_bench
+flag, OPTIONS key, rocksdict call, kind, unit, role and doc, read by spaces, memory checks, the
+target, exports and reports."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from search_spaces.errors import SpaceError
+
+FILE = Path(__file__).with_name("catalogue.toml")
+KINDS = ("int", "float", "bool", "choice")
+ROLES = ("option", "shape")
+_FIELDS = {"flag", "options_key", "rocksdict", "kind", "unit", "memory", "role", "default", "doc"}
+_ROCKSDICT = re.compile(r"^(options|table)\.(set_\w+)\((.*)\)$")
+
+
+@dataclass(frozen=True)
+class OptionInfo:
+    """One catalogued option (see ``catalogue.toml`` for the fields)."""
+
+    name: str
+    flag: str
+    kind: str
+    unit: str
+    doc: str
+    options_key: str | None = None
+    rocksdict: str | None = None
+    memory: bool = False
+    role: str = "option"
+    default: int | float | bool | None = None
+
+    def rocksdict_call(self) -> tuple[str, str, str]:
+        """(object, method, argument template) of the rocksdict call that sets it."""
+        match = _ROCKSDICT.match(self.rocksdict or "")
+        if match is None:
+            raise SpaceError(f"{FILE.name}: {self.name} has no rocksdict call")
+        return match[1], match[2], match[3]
+
+
+@cache
+def catalogue() -> dict[str, OptionInfo]:
+    """Every catalogued option by name."""
+    out = {}
+    for name, spec in tomllib.loads(FILE.read_text()).items():
+        unknown = set(spec) - _FIELDS
+        if unknown or spec.get("kind") not in KINDS or spec.get("role", "option") not in ROLES:
+            raise SpaceError(f"{FILE.name}: {name}: bad entry (unknown fields {sorted(unknown)}, kind "
+                             f"{spec.get('kind')!r}, role {spec.get('role')!r})")
+        out[name] = OptionInfo(name=name, flag=spec.get("flag", name), kind=spec["kind"], unit=spec["unit"],
+                               doc=spec["doc"], options_key=spec.get("options_key"), rocksdict=spec.get("rocksdict"),
+                               memory=spec.get("memory", False), role=spec.get("role", "option"),
+                               default=spec.get("default"))
+    return out
+
+
+def by_flag(flag: str) -> OptionInfo | None:
+    """The catalogued option set by db_bench's ``--flag``, if any."""
+    return next((o for o in catalogue().values() if o.flag == flag), None)
