@@ -97,13 +97,18 @@ def test_s4s_picks_re_measured_lower_by_what_its_result_gives():
     _quoted(f"{min(drops) * 100:.0f}-{max(drops) * 100:.0f} % lower", ("experiments/results/S4/reading.md",))
 
 
-@pytest.mark.parametrize("seconds", [20, 30])
+@pytest.mark.parametrize("seconds", [20, 30, 60, 120])
 def test_the_phase_length_measurements_are_quoted_as_their_json_gives_them(seconds):
     size = _json(f"benchmarks/results/scale-transfer/phase-{seconds}s.json")["sizes"][0]
     _quoted(_ratio(size["best_over_default"]), ("README.md", "docs/scale.md"))
-    medians = size["median_ops_per_sec"]
-    _quoted(f"| {seconds} s | {medians['rocksdb-default']:,.0f}, ", ("docs/scale.md",))
-    _quoted(f"{medians['best (trial 8)']:,.0f}, ", ("docs/scale.md",))
+    def cells(name: str) -> str:  # medians of sustained ops/s, burst ops/s and drain seconds
+        samples = size["samples"][name]
+        ops, burst, drain = (statistics.median(x[k] for x in samples) for k in ("ops_per_sec", "burst_ops_per_sec",
+                                                                               "drain_seconds"))
+        return f"{ops:,.0f}, {burst:,.0f}, {drain:.1f} s"
+
+    row = f"| {seconds} s | {cells('rocksdb-default')} | {cells('best (trial 8)')} | {_ratio(size['best_over_default'])} |"
+    _quoted(row, ("docs/scale.md",))
 
 
 # -- S0-S4: the readings, README and the overview's notes quote the experiments' result.json ----------
@@ -732,6 +737,7 @@ def test_the_default_jobs_wall_time_and_best_single_runs_are_quoted_as_its_conso
     console = (RESULTS / "default-job/console.log").read_text()
     minutes, seconds = re.search(r"^done in (\d+)m(\d+)s;", console, re.M).groups()
     _quoted(f"Wall time {minutes} min {seconds} s.", ("README.md",))
+    _quoted(f"9.11.2 (2026-11-25, {minutes} min {seconds} s; summary,", ("README.md",))
     runs = {name: float(ops.replace(",", ""))
             for name, ops in re.findall(r"^(baseline rocksdb-default|trial \d+): ([\d,]+) ops/s", console, re.M)}
     default = runs.pop("baseline rocksdb-default")
@@ -755,3 +761,12 @@ def test_what_a_run_costs_is_quoted_as_the_scale_transfer_and_the_default_job_gi
                  f"{_span([r['wall_seconds'] for r in runs], '{:.0f}')} s"]
         row = f"| {size['data_bytes'] / 2**30:.0f} GiB |"
         assert len(runs) == 12 and _row("docs/scale.md", row) == f"{row} {' | '.join(cells)} |"
+
+
+def test_what_the_defaults_phase_wrote_is_derived_from_the_default_jobs_summary():
+    """Bytes a phase wrote: the defaults' burst ops/s over the job's 20 s phase, 20 B keys + 400 B values."""
+    summary = _json("benchmarks/results/default-job/summary.json")
+    default = next(b for b in summary["baselines"] if b["name"] == "rocksdb-default")
+    seconds = summary["target"].get("duration_seconds") or 20  # the job's --duration; this summary predates the field
+    written = default["metrics"]["burst_ops_per_sec"] * seconds * (20 + 400) / 2**30
+    _quoted(f"the defaults' {seconds:.0f} s of overwrites in the default job wrote {written:.2f} GiB", ("README.md",))
