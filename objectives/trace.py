@@ -40,17 +40,26 @@ def count_queries(trace: Path) -> dict[str, int]:
     return counts
 
 
+def snapshot_files(snapshot: Path) -> tuple[int, Path | None]:
+    """A DB directory runs start from (--db-snapshot): the bytes of its files and its latest OPTIONS
+    file (None if it has none)."""
+    if not (snapshot / "CURRENT").is_file():
+        raise WorkloadError(f"--db-snapshot {snapshot}: not a RocksDB directory (no CURRENT file)")
+    files = [snapshot / f for f in os.listdir(snapshot) if (snapshot / f).is_file()]
+    options = sorted((f for f in files if f.name.startswith("OPTIONS-") and f.name[8:].isdigit()),
+                     key=lambda f: int(f.name[8:]))
+    return sum(f.stat().st_size for f in files), options[-1] if options else None
+
+
 def trace_workload(trace: Path, snapshot: Path) -> Workload:
     """The workload that replays ``trace`` on copies of ``snapshot``."""
     if not trace.is_file():
         raise WorkloadError(f"--workload trace:{trace}: no such trace file")
-    if not (snapshot / "CURRENT").is_file():
-        raise WorkloadError(f"--db-snapshot {snapshot}: not a RocksDB directory (no CURRENT file)")
+    size, _ = snapshot_files(snapshot)
     counts = count_queries(trace)
     total = sum(counts.values())
     if not total:
         raise WorkloadError(f"--workload trace:{trace}: the file holds no query of a RocksDB trace")
-    size = sum(os.path.getsize(snapshot / f) for f in os.listdir(snapshot) if (snapshot / f).is_file())
     mix = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
     phase = Phase("replay", ("replay",), {"trace_file": str(trace.resolve()), "num_column_families": 2,
                                            "trace_replay_fast_forward": FAST_FORWARD}, scored=True, operations=total)

@@ -106,3 +106,9 @@ def fast(args: list[str] | tuple[str, ...], drain: bool = False, revalidate: boo
 def leftovers(work_dir: Path) -> list[str]:
     """Trial directories the runner left behind in a work dir."""
     return [p for p in os.listdir(work_dir) if p.startswith("rocksdb-tuner-")]
+
+
+def first_measured(out: Path) -> Path:
+    """A study's first trial directory that holds a measured run (its DB's OPTIONS file); a proposal
+    rejected by a constraint has none."""
+    return next(d for d in sorted((out / "trials").iterdir()) if (d / "OPTIONS").is_file())

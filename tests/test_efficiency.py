@@ -242,6 +242,8 @@ def test_a_budget_sizes_the_startup_once_the_baselines_ran_and_every_trial_says_
     complete = [t.user_attrs["provenance"] for t in trials if t.user_attrs.get("outcome") == "complete"]
     assert summary["provenance"] == {k: complete.count(k) for k in set(complete)}
     assert summary["best"]["provenance"] in complete
+    when = summary["when"]  # the trials' first start and last end, from the storage
+    assert when["first_trial_started"] < when["last_trial_ended"] and when["last_trial_ended"].endswith(" UTC")
     assert f"chosen as: {summary['best']['provenance']} (the trials counted: " in closing_table(summary)
 
 

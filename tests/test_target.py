@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 from pathlib import Path
 
 from dataclasses import replace
@@ -18,7 +19,7 @@ from objectives.measurement import measure
 from objectives.runner import Runner
 from objectives.workloads import load_workload
 from search_spaces import GiB, MiB
-from tests.conftest import leftovers
+from tests.conftest import first_measured, leftovers
 from tests.test_cli import tuner
 from tuner import options_file, ranking
 from tuner.model import UsageError
@@ -128,7 +129,7 @@ def test_a_target_shaped_trial_runs_in_the_targets_lsm_shape(tmp_path):
               "1", "--no-starts", "--sampler", "random", "--seed", "1", "--out", "o", "--no-mlflow", "--no-plots",
               drain=True)
     assert r.returncode == 0, r.stderr
-    sections = options_file.parse_options((tmp_path / "o" / "trials" / "0000" / "OPTIONS").read_text())
+    sections = options_file.parse_options((first_measured(tmp_path / "o") / "OPTIONS").read_text())
     assert options_file.lookup(sections, "CFOptions.target_file_size_base") == str(64 * MiB)
     assert options_file.lookup(sections, "CFOptions.max_bytes_for_level_base") == str(256 * MiB)
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
@@ -137,7 +138,7 @@ def test_a_target_shaped_trial_runs_in_the_targets_lsm_shape(tmp_path):
     assert abs(target["trial_data_bytes"] - 24 * MiB) < 1000 and target["kind"] == "preloaded"
     assert target["duration_seconds"] == 2 and "2 s per timed phase" in r.stdout
     assert "target: 24 MiB of data" in r.stdout and "scaled: nothing" in r.stdout
-    command = (tmp_path / "o" / "trials" / "0000" / "overwrite.command").read_text()
+    command = (first_measured(tmp_path / "o") / "overwrite.command").read_text()
     assert "--use_existing_db=true" in command and "--duration=2" in command
     assert not any(n.startswith("rocksdb-tuner-preload") for n in os.listdir(Path(summary["preload"]["trials"]["path"]).parents[1]))
 
@@ -147,12 +148,45 @@ def test_a_target_shaped_trial_runs_in_the_targets_lsm_shape(tmp_path):
               "1", "--no-starts", "--sampler", "random", "--seed", "1", "--out", "b", "--no-mlflow", "--no-plots",
               "--base-options", str(base), drain=True)
     assert r.returncode == 0, r.stderr
-    sections = options_file.parse_options((tmp_path / "b" / "trials" / "0000" / "OPTIONS").read_text())
+    sections = options_file.parse_options((first_measured(tmp_path / "b") / "OPTIONS").read_text())
     assert options_file.lookup(sections, "CFOptions.target_file_size_base") == str(32 * MiB)
     assert options_file.lookup(sections, "CFOptions.level0_file_num_compaction_trigger") == "2"
     assert options_file.lookup(sections, "DBOptions.bytes_per_sync") == "1048576"  # not searched: the user's
     baselines = {b["name"]: b for b in json.loads((tmp_path / "b" / "summary.json").read_text())["baselines"]}
     assert baselines["current"]["params"]["write_buffer_size"] == 128 * MiB  # searched: the user's, as a baseline
+
+
+@pytest.mark.dbbench
+def test_a_preloaded_workload_starts_from_the_users_db_snapshot(tmp_path, db_bench):
+    """--db-snapshot: runs start on hard-linked copies of the user's DB (never written, never removed),
+    whose size is the target's data and whose OPTIONS file is the base; no DB is built."""
+    mine = tmp_path / "mine"
+    subprocess.run([db_bench.path, "--benchmarks=fillseq,flush", "--num=40000", "--key_size=20", "--value_size=400",
+                    "--target_file_size_base=33554432", "--level0_file_num_compaction_trigger=2", f"--db={mine}",
+                    "--progress_reports=false", "--disable_wal=true"], check=True, capture_output=True)
+    before = _files(mine)
+    r = tuner("tune", "--workload", "steady-overwrite", "--db-snapshot", str(mine), "--duration", "2s", "--trials", "1",
+              "--no-starts", "--sampler", "random", "--seed", "1", "--out", "o", "--no-mlflow", "--no-plots",
+              drain=True)
+    assert r.returncode == 0, r.stderr
+    assert _files(mine) == before and "hard-linked copy of --db-snapshot" in r.stderr
+    sections = options_file.parse_options((first_measured(tmp_path / "o") / "OPTIONS").read_text())
+    assert options_file.lookup(sections, "CFOptions.target_file_size_base") == str(32 * MiB)  # the snapshot's
+    assert options_file.lookup(sections, "CFOptions.level0_file_num_compaction_trigger") == "2"
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["target"]["data_bytes"] == sum(f.stat().st_size for f in mine.iterdir() if f.is_file())
+    assert summary["preload"] is None and summary["trials"]["complete"] == 1
+    assert not (tmp_path / "o" / "preload-trials").exists()
+    longer = tuner("tune", "--workload", "steady-overwrite", "--db-snapshot", str(mine), "--duration", "3s", "--trials",
+                   "2", "--no-starts", "--sampler", "random", "--seed", "1", "--out", "o", "--no-mlflow",
+                   "--study", summary["study"], drain=True)
+    assert longer.returncode == 2 and "--duration: study" in longer.stderr and "runs 2 s phases, not 3 s" in longer.stderr
+    for args, match in ((["--workload", "fillrandom"], "--db-snapshot: workload fillrandom loads its DB from empty"),
+                        (["--workload", "steady-overwrite", "--scale", "0.5"], "--scale: the runs start from --db-snapshot"),
+                        (["--workload", "steady-overwrite", "--db-snapshot", str(tmp_path)], "not a RocksDB directory")):
+        bad = tuner("tune", "--db-snapshot", str(mine), *args, "--trials", "1", "--out", "never", "--no-mlflow")
+        assert bad.returncode == 2 and match in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert _files(mine) == before
 
 
 @pytest.mark.dbbench

@@ -15,7 +15,7 @@ import pytest
 from objectives.dbbench import installed, probe_path
 from objectives.trace import count_queries
 from objectives.versions import PINNED
-from tests.conftest import TINY
+from tests.conftest import TINY, first_measured
 from tests.test_cli import tuner
 from tuner.options_file import lookup, parse_options
 
@@ -101,7 +101,7 @@ def test_tuning_on_a_recorded_trace_leaves_the_snapshot_unchanged(tmp_path, db_b
     assert summary["trials"]["complete"] == 3
     best = summary["best"]["metrics"]
     assert best["ops_per_sec"] > 0 and best["burst_ops_per_sec"] >= best["ops_per_sec"]
-    stdout = (tmp_path / "o" / "trials" / "0000" / "replay.stdout").read_text()
+    stdout = (first_measured(tmp_path / "o") / "replay.stdout").read_text()
     assert "Replay completed" in stdout
     missing = tuner("tune", "--workload", f"trace:{trace}", "--out", "never")
     assert missing.returncode == 2 and "needs --db-snapshot DIR" in missing.stderr

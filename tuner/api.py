@@ -137,9 +137,11 @@ class Study:
 
     @property
     def _preloaded(self) -> list[Path]:
-        """The preloaded DBs the trials and the re-validation at the target start from."""
+        """The preloaded DBs the study built, which the trials and the re-validation at the target start
+        from (not a --db-snapshot: the user's)."""
         workloads = (self.parts.workload, self.parts.plan.workload)
-        return [Path(w.snapshot) for w in workloads if w is not None and w.kind == "preloaded" and w.snapshot]
+        return [Path(w.snapshot) for w in workloads if w is not None and w.kind == "preloaded" and w.snapshot
+                and not self.parts.config.db_snapshot]
 
     def _plots(self, snapshot: StudySnapshot) -> Path | None:
         if not self.config.plots:

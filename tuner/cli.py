@@ -133,123 +133,129 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _tune_parser(t: argparse.ArgumentParser) -> None:
-    t.add_argument("--workload",
+    """`tune`'s options, grouped as `tune --help` shows them."""
+    g = t.add_argument_group('what is measured', 'the workload, the space searched and the score')
+    g.add_argument("--workload",
                    help="preset name, TOML/YAML file, or trace:FILE (a RocksDB trace, with --db-snapshot) "
                         "(default fillrandom; with --target-data, steady-overwrite on a preloaded DB)")
-    t.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
-    t.add_argument("--trials", type=_trials, default=None,
-                   help="measured trials in the study, resumed ones included (default 20, or as many as --budget allows)")
-    t.add_argument("--budget", type=_duration, metavar="TIME",
-                   help="machine time for the whole study (db_bench's wall time: baselines, trials, repeats, "
-                        "re-validation), e.g. 45m or 2h; the search stops when the next trial and the "
-                        "re-validation would not fit")
-    t.add_argument("--fidelity", type=_fractions, metavar="F,F,1",
-                   help="multi-fidelity: each configuration runs at these fractions of the data size in turn "
-                        "(e.g. 0.125,0.5,1); successive halving keeps the best third of each rung for the next; "
-                        "every reported figure is at full size")
-    t.add_argument("--sampler", default="auto",
-                   help=f"one of {', '.join(SAMPLERS)} (default auto: skopt for a serial single-objective study "
-                        "without --max-* constraints, else tpe)")
-    t.add_argument("--objective", default="throughput", choices=OBJECTIVES,
+    g.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
+    g.add_argument("--duration", type=_duration, metavar="TIME",
+                   help="length of each timed phase of a preloaded workload, e.g. 30s (default the workload's)")
+    g.add_argument("--scale", type=_positive_float,
+                   help="workload size factor (default 1); with --target-data, the trials' share of the target's "
+                        "data (0 < F <= 1), the answer confirmed at the target")
+    g.add_argument("--db-snapshot", type=Path, metavar="DIR",
+                   help="the DB runs start from, never written (each run works on a hard-linked copy): with "
+                        "--workload trace:TRACE the DB the trace was recorded on; with a preloaded workload your own "
+                        "DB instead of one the study builds (its size the target's data unless --target-data, its "
+                        "OPTIONS file the --base-options unless given)")
+    g.add_argument("--objective", default="throughput", choices=OBJECTIVES,
                    help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp")
-    t.add_argument("--prefer", type=_weights, metavar="WEIGHTS",
+    g.add_argument("--prefer", type=_weights, metavar="WEIGHTS",
                    help="with --objective multi, how the one recommended configuration is picked from the Pareto "
                         "front: weights of ops, p99, write_amp, e.g. ops=2,p99=1,write_amp=0 (default 1 each: the "
                         "front member nearest the ideal point)")
-    t.add_argument("--study", help="study name; an existing one is resumed (default <workload>-<time>)")
-    t.add_argument("--storage", help="Optuna storage URL (default sqlite:///OUT/study.db)")
-    t.add_argument("--out", type=Path, help="output directory (default runs/<study>)")
-    t.add_argument("--db-bench", help="db_bench binary (default $ROCKSDB_TUNER_DB_BENCH, else the newest release "
-                   "build of 'make db_bench', else db_bench on PATH)")
-    t.add_argument("--rocksdb-version", metavar="V",
-                   help="measure with the db_bench of RocksDB V (e.g. 9.11 or 7.8; `rocksdb-tuner doctor` lists them)")
-    t.add_argument("--seed", type=int, help="sampler seed (also db_bench's --seed); makes a study reproducible")
-    t.add_argument("--trial-timeout", type=_positive_float, default=600.0, help="seconds before a trial is killed")
-    t.add_argument("--work-dir", type=Path, help="where trial DBs are created (default the system temp dir)")
-    t.add_argument("--max-p99-us", type=_positive_float, help="budget: P99 latency of scored phases, microseconds")
-    t.add_argument("--max-write-amp", type=_positive_float, help="budget: write amplification")
-    t.add_argument("--scale", type=_positive_float,
-                   help="workload size factor (default 1; not with --target-data, which sizes the trials)")
-    t.add_argument("--target-data", type=parse_size, metavar="SIZE",
+    g.add_argument("--max-p99-us", type=_positive_float, help="budget: P99 latency of scored phases, microseconds")
+    g.add_argument("--max-write-amp", type=_positive_float, help="budget: write amplification")
+    g.add_argument("--no-drain", action="store_true",
+                   help="score burst ops/s: do not flush and wait for compaction after each phase, so deferred work "
+                        "is free (faster trials; the default charges it: docs/metrics.md)")
+    g = t.add_argument_group('the deployment', 'the DB the answer is for: trials keep its shape, the answer is confirmed there')
+    g.add_argument("--target-data", type=parse_size, metavar="SIZE",
                    help="raw data (keys and values) of the DB you deploy, e.g. 4GiB: trials run at this size in "
                         "its LSM shape, and the answer is confirmed there (default: none, the workload's own size, "
                         "as the summary says)")
-    t.add_argument("--target-memory", type=parse_size, metavar="SIZE",
+    g.add_argument("--target-memory", type=parse_size, metavar="SIZE",
                    help="memory RocksDB may use there, page cache included, e.g. 1GiB: trials run in a memory "
                         "cgroup of this size (default: the workload's data_to_memory, if it sets one)")
-    t.add_argument("--base-options", type=Path, metavar="OPTIONS",
+    g.add_argument("--base-options", type=Path, metavar="OPTIONS",
                    help="your current RocksDB OPTIONS file: every option the space does not search (file and level "
                         "sizes, L0 triggers, ...) stays as it is there, and it is the baseline gains are measured "
                         "against (default: RocksDB's defaults)")
-    t.add_argument("--duration", type=_duration, metavar="TIME",
-                   help="length of each timed phase of a preloaded workload, e.g. 30s (default the workload's)")
-    t.add_argument("--memory-budget", type=parse_size,
-                   help="memtables + block cache limit (default 3/4 of --memory-limit, else RAM / 4)")
-    t.add_argument("--memory-limit", type=parse_size, metavar="SIZE",
+    g.add_argument("--memory-limit", type=parse_size, metavar="SIZE",
                    help="run scored phases in a memory cgroup of SIZE: process and page cache, like a server whose "
                         "data exceeds its memory (default: the workload's data / data_to_memory, if it sets one)")
-    t.add_argument("--no-drain", action="store_true",
-                   help="score burst ops/s: do not flush and wait for compaction after each phase, so deferred work "
-                        "is free (faster trials; the default charges it: docs/metrics.md)")
-    t.add_argument("--db-snapshot", type=Path, metavar="DIR",
-                   help="with --workload trace:TRACE, the DB the trace was recorded on (never written: each trial "
-                        "replays on a copy)")
-    t.add_argument("--no-baselines", action="store_true", help="skip hand-found baselines (defaults still run)")
-    t.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
-    _measurement_args(t)
-
-
-def _measurement_args(t: argparse.ArgumentParser) -> None:
-    """How each configuration is measured and re-validated."""
-    t.add_argument("--repeats", type=_count(1), default=1,
-                   help="measure each trial (and baseline) R times, one after the other; its score is the median")
-    t.add_argument("--warm-start", metavar="SOURCE",
+    g.add_argument("--memory-budget", type=parse_size,
+                   help="memtables + block cache limit (default 3/4 of --memory-limit, else RAM / 4)")
+    g = t.add_argument_group('search', 'how configurations are chosen and how many')
+    g.add_argument("--trials", type=_trials, default=None,
+                   help="measured trials in the study, resumed ones included (default 20, or as many as --budget allows)")
+    g.add_argument("--budget", type=_duration, metavar="TIME",
+                   help="machine time for the whole study (db_bench's wall time: baselines, trials, repeats, "
+                        "re-validation), e.g. 45m or 2h; the search stops when the next trial and the "
+                        "re-validation would not fit")
+    g.add_argument("--sampler", default="auto",
+                   help=f"one of {', '.join(SAMPLERS)} (default auto: skopt for a serial single-objective study "
+                        "without --max-* constraints, else tpe)")
+    g.add_argument("--seed", type=int, help="sampler seed (also db_bench's --seed); makes a study reproducible")
+    g.add_argument("--fidelity", type=_fractions, metavar="F,F,1",
+                   help="multi-fidelity: each configuration runs at these fractions of the data size in turn "
+                        "(e.g. 0.125,0.5,1); successive halving keeps the best third of each rung for the next; "
+                        "every reported figure is at full size")
+    g.add_argument("--pruner", default="none", choices=PRUNERS,
+                   help="stop hopeless trials early from their per-second throughput (default none)")
+    g.add_argument("--pruner-warmup", type=_count(0), default=4, metavar="SECONDS",
+                   help="seconds of a scored phase before a trial may be pruned (default 4)")
+    g.add_argument("--warm-start", metavar="SOURCE",
                    help="a new study learns from an earlier one's trials: its --out dir, summary.json, or name "
                         "in --storage (same workload, space, objective, scale and db_bench build); or auto: the "
                         "most similar finished study of --library")
-    t.add_argument("--library", type=Path, default=Path("runs"), metavar="DIR",
+    g.add_argument("--library", type=Path, default=Path("runs"), metavar="DIR",
                    help="where --warm-start auto looks for finished studies (default runs)")
-    t.add_argument("--no-starts", action="store_true",
+    g.add_argument("--no-starts", action="store_true",
                    help="do not measure db_bench's defaults and the benchmark.sh-style configuration as the first "
                         "trials")
-    t.add_argument("--pruner", default="none", choices=PRUNERS,
-                   help="stop hopeless trials early from their per-second throughput (default none)")
-    t.add_argument("--pruner-warmup", type=_count(0), default=4, metavar="SECONDS",
-                   help="seconds of a scored phase before a trial may be pruned (default 4)")
-    t.add_argument("--revalidate", type=_count(0), default=3, metavar="K",
+    g.add_argument("--no-baselines", action="store_true", help="skip hand-found baselines (defaults still run)")
+    g = t.add_argument_group('measurement', 'how one configuration is run')
+    g.add_argument("--repeats", type=_count(1), default=1,
+                   help="measure each trial (and baseline) R times, one after the other; its score is the median")
+    g.add_argument("--trial-timeout", type=_positive_float, default=600.0, help="seconds before a trial is killed")
+    g.add_argument("--db-bench", help="db_bench binary (default $ROCKSDB_TUNER_DB_BENCH, else the newest release "
+                   "build of 'make db_bench', else db_bench on PATH)")
+    g.add_argument("--rocksdb-version", metavar="V",
+                   help="measure with the db_bench of RocksDB V (e.g. 9.11 or 7.8; `rocksdb-tuner doctor` lists them)")
+    g.add_argument("--work-dir", type=Path, help="where trial DBs are created (default the system temp dir)")
+    g = t.add_argument_group('re-validation', 'how the answer and its gain are confirmed after the search')
+    g.add_argument("--revalidate", type=_count(0), default=3, metavar="K",
                    help="after the search, choose the best of the top K trials on rounds of their own, then measure "
                         "it against the baselines in paired rounds for its gain and interval (default 3; 0: report "
                         "single runs, not re-validated)")
-    t.add_argument("--revalidate-rounds", type=_count(2), default=5, metavar="N",
+    g.add_argument("--revalidate-rounds", type=_count(2), default=5, metavar="N",
                    help="paired rounds of the gain's estimate, at least (default 5)")
-    t.add_argument("--revalidate-max-rounds", type=_count(2), default=10, metavar="M",
+    g.add_argument("--revalidate-max-rounds", type=_count(2), default=10, metavar="M",
                    help="... and at most, while the interval is wider than --interval-target (default 10)")
-    t.add_argument("--interval-target", type=_positive_float, default=0.10, metavar="W",
+    g.add_argument("--interval-target", type=_positive_float, default=0.10, metavar="W",
                    help="stop adding rounds when the gain's 95 %% interval has high / low - 1 <= W (default 0.10)")
-    t.add_argument("--no-ablation", action="store_true",
+    g.add_argument("--no-ablation", action="store_true",
                    help="do not re-measure the best with each option put back to the reference's value (the "
                         "measured 'why' and the minimal configuration)")
-    t.add_argument("--baseline", type=Path, metavar="FILE",
+    g.add_argument("--baseline", type=Path, metavar="FILE",
                    help="your current configuration, an OPTIONS file or db_bench flags: measured beside the "
                         "defaults, and what the reported gain is against")
-    t.add_argument("--confirm-scale", type=_positive_float, metavar="F",
+    g.add_argument("--confirm-scale", type=_positive_float, metavar="F",
                    help="re-validate at --scale F (the size you run), and report how the finalists' order changed")
-    t.add_argument("--parallel", type=_count(1), default=1, metavar="N",
+    g = t.add_argument_group('execution', 'where trials run')
+    g.add_argument("--parallel", type=_count(1), default=1, metavar="N",
                    help="run up to N trials at once on Ray (default 1: one at a time, in this process)")
-    t.add_argument("--ray-address", metavar="ADDR",
+    g.add_argument("--ray-address", metavar="ADDR",
                    help="run trials on an existing Ray cluster (auto, HOST:PORT or ray://HOST:PORT); default a "
                         "local Ray instance when --parallel > 1")
-    t.add_argument("--cpus-per-trial", type=_count(1), metavar="C",
+    g.add_argument("--cpus-per-trial", type=_count(1), metavar="C",
                    help="cores reserved and pinned for each parallel trial (default the cluster's CPUs / N)")
-    t.add_argument("--one-trial-per-node", action="store_true",
+    g.add_argument("--one-trial-per-node", action="store_true",
                    help="never run two trials on one node (measurement-grade: no shared disk or caches)")
-    t.add_argument("--allow-mixed-db-bench", action="store_true",
+    g.add_argument("--allow-mixed-db-bench", action="store_true",
                    help="accept nodes whose db_bench version or build differs from this host's")
-    t.add_argument("--mlflow-uri", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else "
+    g = t.add_argument_group('tracking and outputs', 'where the study is kept and what it writes')
+    g.add_argument("--study", help="study name; an existing one is resumed (default <workload>-<time>)")
+    g.add_argument("--storage", help="Optuna storage URL (default sqlite:///OUT/study.db)")
+    g.add_argument("--out", type=Path, help="output directory (default runs/<study>)")
+    g.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
+    g.add_argument("--mlflow-uri", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else "
                    "sqlite:///mlruns/mlflow.db in the current directory)")
-    t.add_argument("--experiment", help="MLflow experiment name (default the workload's name)")
-    t.add_argument("--no-mlflow", action="store_true", help="do not track the study in MLflow")
-    t.add_argument("--no-plots", action="store_true", help="do not draw OUT/plots/ (PNG + HTML)")
+    g.add_argument("--experiment", help="MLflow experiment name (default the workload's name)")
+    g.add_argument("--no-mlflow", action="store_true", help="do not track the study in MLflow")
+    g.add_argument("--no-plots", action="store_true", help="do not draw OUT/plots/ (PNG + HTML)")
 
 
 def _experiment_parser(x: argparse.ArgumentParser) -> None:

@@ -56,7 +56,7 @@ class TuneConfig:
     memory_budget: int | None = None
     memory_limit: int | None = None  # scored phases run in a memory cgroup of this many bytes
     drain: bool = True  # charge deferred flushes and compactions (sustained ops/s); False: burst ops/s
-    db_snapshot: Path | None = None  # the DB a trace workload (workload "trace:FILE") replays on
+    db_snapshot: Path | None = None  # the DB a trace replays on, or a preloaded workload's runs start from
     baselines: bool = True
     mlflow: bool = True
     mlflow_uri: str | None = None

@@ -59,7 +59,8 @@ class Engine:
         except BaseException:
             self.close()
             raise
-        self.executor = Preloading(executor, parts.workload, self.store, bus, parts.out, build)
+        given = parts.workload.snapshot if parts.config.db_snapshot and parts.workload.kind == "preloaded" else None
+        self.executor = Preloading(executor, parts.workload, self.store, bus, parts.out, build, given)
         self.measurer = Measurer(self.executor, bus.note)
         n_baselines = len(self._baselines())
         self.budget = Budget(self.config.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
@@ -162,6 +163,9 @@ class Engine:
             self.bus.note(f"this new study {note}")
         if self.memory:
             self.bus.note(f"scored phases run within {self.memory['limit_bytes'] / 2**20:,.0f} MiB: {self.memory['how']}")
+        if self.config.db_snapshot and self.parts.workload.kind == "preloaded":
+            self.bus.note(f"every run starts on a hard-linked copy of --db-snapshot {self.parts.workload.snapshot} "
+                          "(never written); the timed phases use db_bench's keys and values of the workload")
         where = self.executor.describe() if self.executor else None
         if where:
             self.bus.note(where)

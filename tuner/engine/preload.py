@@ -49,11 +49,11 @@ class Preloading:
     needs it: a study with nothing left to measure (one resumed to re-report) builds none."""
 
     def __init__(self, inner: Executor, workload: Workload, store: StudyStore, bus: EventBus, out: Path,
-                 build: Build | None):
+                 build: Build | None, given: str | None = None):
         self.inner, self.workload, self.store, self.bus, self.out = inner, workload, store, bus, out
         self.slots = inner.slots
         self.build = build  # objectives.runner.Runner.preload; None where no job starts from a preloaded DB
-        self.built: set[str] = set()
+        self.built: set[str] = {given} if given else set()  # given: the user's DB (--db-snapshot), never built
 
     def submit(self, job: Job) -> None:
         workload = job.workload or self.workload

@@ -17,10 +17,9 @@ from objectives import workdir
 from objectives.dbbench import DbBench
 from objectives.runner import RUNNER_FLAGS, preload_dir
 from objectives.scores import Score
-from objectives.trace import trace_workload
-from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Workload, load_workload
+from objectives.trace import snapshot_files, trace_workload
+from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag, Workload, WorkloadError, load_workload
 from search_spaces import Context, GiB, MiB, SearchSpace, load_space
-from objectives.workloads import Flag
 from tuner.engine.baseline_file import NAME as BASELINE_NAME
 from tuner.engine.baseline_file import load_baseline
 from tuner.engine.plan import Plan, Reference
@@ -161,8 +160,10 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     sampler_name = choose(config.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
     config = replace(config, sampler=sampler_name)
     name = config.study or f"{workload.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    # the start-up is sized to --trials here, and to what a --budget allows once the baselines ran (TrialLoop)
-    sampler = make_sampler(sampler_name, seed=study_seed(config.seed, name), directions=score.directions,
+    # the start-up is sized to --trials here, and to what a --budget allows once the baselines ran (TrialLoop);
+    # the random stream follows --seed and what the study measures (one command, one stream)
+    measures = f"{workload.name}|{space.name}|{score.objective}|{workload.data_bytes()}"
+    sampler = make_sampler(sampler_name, seed=study_seed(config.seed, measures), directions=score.directions,
                            grid=space.grid(), constraints_func=_constraints_of if score.constrained else None,
                            trials=config.trials or 40)
     # A grid visits every feasible point by itself: no repairs, and no more trials than points.
@@ -193,7 +194,8 @@ def _work_dir(config: TuneConfig, db_bench: DbBench, target: Target, workload: W
     check_disk(work_dir, workload, target, confirm)
     seed = config.seed if config.seed else 1
     if workload.kind == "preloaded":
-        workload = replace(workload, snapshot=str(preload_dir(db_bench, work_dir, workload, seed) / "db"))
+        given = Path(config.db_snapshot).resolve() if config.db_snapshot else None  # the user's DB, never written
+        workload = replace(workload, snapshot=str(given or preload_dir(db_bench, work_dir, workload, seed) / "db"))
     if confirm is not None and confirm.kind == "preloaded":
         confirm = replace(confirm, snapshot=str(preload_dir(db_bench, work_dir, confirm, seed) / "db"))
     return work_dir, workload, confirm
@@ -275,8 +277,11 @@ def target_workload(config: TuneConfig, space: SearchSpace,
                 raise UsageError(f"{flag}: not with {'a preloaded workload' if named.kind == 'preloaded' else '--target-data'}"
                                  f" ({why})")
     one = named.resolve(1.0, host)
-    target = make_target(config.target_data, config.target_memory, config.base_options,
-                         int(one.data_bytes() * (config.scale or 1.0)), host.ram)
+    data, base_options = config.target_data, config.base_options
+    if config.db_snapshot and named.kind == "preloaded":  # the user's DB: the target, its OPTIONS the base
+        data, base_options = _snapshot_target(config)
+    target = make_target(data, config.target_memory, base_options, int(one.data_bytes() * (config.scale or 1.0)),
+                         host.ram)
     if target.assumed:
         return target, named.resolve(config.scale or 1.0, host), None
     searched = {p.flag for p in space.parameters}
@@ -291,6 +296,21 @@ def target_workload(config: TuneConfig, space: SearchSpace,
     # smaller than the target, in its shape; confirmed at the target
     trials = named.resolve(config.scale * target.data / one.data_bytes(), host)
     return target, replace(trials, flags={**trials.flags, **base, **target.shape}), at_target
+
+
+def _snapshot_target(config: TuneConfig) -> tuple[int, Path | None]:
+    """A preloaded workload on --db-snapshot: (the target's data, its base OPTIONS): --target-data, else
+    the snapshot's bytes on disk; --base-options, else the snapshot's own latest OPTIONS file."""
+    assert config.db_snapshot is not None
+    if config.scale is not None and config.scale <= 0.99:
+        raise UsageError(f"--scale: the runs start from --db-snapshot {config.db_snapshot} as it is (its size is the "
+                         f"target's), not from {config.scale:g} of it")
+    try:
+        size, options = snapshot_files(Path(config.db_snapshot))
+    except WorkloadError as exc:
+        raise UsageError(str(exc)) from None
+    return (config.target_data if config.target_data is not None else size,
+            config.base_options if config.base_options is not None else options)
 
 
 def uses_duration(workload: Workload) -> bool:
@@ -330,9 +350,11 @@ def workload_of(config: TuneConfig) -> Workload:
         if not config.db_snapshot:
             raise UsageError("--workload trace:TRACE needs --db-snapshot DIR: the DB the trace was recorded on")
         return trace_workload(Path(name[len("trace:"):]), Path(config.db_snapshot))
-    if config.db_snapshot:
-        raise UsageError("--db-snapshot: only a trace workload (--workload trace:TRACE) starts from a snapshot")
-    return load_workload(config.workload)
+    named = load_workload(config.workload)
+    if config.db_snapshot and named.kind != "preloaded":
+        raise UsageError(f"--db-snapshot: workload {named.name} loads its DB from empty; a snapshot is where a "
+                         "trace workload (trace:TRACE) or a preloaded one (rocksdb-tuner workloads) starts")
+    return named
 
 
 def check_flags(db_bench: DbBench, workload: Workload, space: SearchSpace) -> None:

@@ -63,6 +63,8 @@ class StudyStore:
             identity["drain"] = False
         if p.target is not None and not p.target.assumed:  # another target is another question
             identity["target"] = {"data": p.target.data, "memory": p.target.memory, "source": p.target.source}
+        if p.config.db_snapshot and p.workload.kind == "preloaded":  # the DB the runs start from
+            identity["db_snapshot"] = p.workload.snapshot
         if not study.user_attrs.get("uid"):  # names the study in MLflow, whatever its storage URL
             study.set_user_attr("uid", uuid.uuid4().hex)
         if not study.user_attrs.get("identity"):
@@ -81,9 +83,23 @@ class StudyStore:
                     f"(assertions={before['assertions']}) at {before['path']}, not {now['version']} "
                     f"(assertions={now['assertions']}) at {now['path']}; measurements would not compare, "
                     "use another --study name")
+        self._check_duration(study)
         if study.user_attrs.get("repeats", 1) != p.config.repeats:
             raise UsageError(f"--repeats: study {p.name} measures each trial {study.user_attrs.get('repeats', 1)} "
                              f"time(s), not {p.config.repeats}; its trials would not compare")
+
+    def _check_duration(self, study: optuna.Study) -> None:
+        """A study of timed phases keeps their length: a 20 s and a 30 s run of one configuration differ
+        (docs/scale.md, "How long a phase"). A study made before this was recorded takes its resume's."""
+        duration = self.parts.workload.duration
+        if duration is None:
+            return
+        saved = study.user_attrs.get("duration")
+        if saved is None:
+            study.set_user_attr("duration", duration)
+        elif saved != duration:
+            raise UsageError(f"--duration: study {self.parts.name} runs {saved:g} s phases, not {duration:g} s; its "
+                             "trials would not compare (use another --study name)")
 
     def _rerun(self, study: optuna.Study, params: dict[str, Any], attrs: dict[str, Any], always: bool) -> None:
         """Queue an interrupted configuration to run again, as the start or repair it was (``attrs``):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from datetime import timezone
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -14,7 +15,7 @@ from objectives.versions import pinned_defaults
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
 from tuner.fmt import fmt_bytes, fmt_ops
-from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult
+from tuner.model import DEFAULT_BASELINE, WARM_START, StudySnapshot, TuneResult
 from tuner.stats import paired_ratio
 from tuner.outputs.deployment import answer, gain_lines, target_lines
 from tuner.outputs.explain import explain
@@ -225,6 +226,17 @@ def provenance_counts(trials: Iterable[FrozenTrial]) -> dict[str, int]:
     return dict(Counter(t.user_attrs.get("provenance", "not recorded") for k in ranking.COUNTED for t in groups[k]))
 
 
+def _when(snapshot: StudySnapshot) -> dict[str, str] | None:
+    """When the study's trials ran (UTC): the first start and the last end, from its storage."""
+    here = [t for t in snapshot.trials if t.datetime_start is not None and t.user_attrs.get("outcome") != WARM_START]
+    if not here:
+        return None
+    first = min(t.datetime_start for t in here)
+    last = max(t.datetime_complete or t.datetime_start for t in here)
+    return {k: v.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") for k, v in
+            (("first_trial_started", first), ("last_trial_ended", last))}
+
+
 def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> dict[str, Any]:
     """The content of ``summary.json``; ``mlflow`` says where the study is tracked."""
     groups = snapshot.by_outcome()
@@ -256,6 +268,7 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "storage": snapshot.storage,
         "trials": {k: len(v) for k, v in groups.items()},
         "machine_seconds": snapshot.machine_seconds(),
+        "when": _when(snapshot),
         "budget_seconds": snapshot.config.budget,
         "fidelity": list(snapshot.config.fidelity) if snapshot.config.fidelity else None,
         "seeded": list(snapshot.seeded),

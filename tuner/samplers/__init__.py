@@ -65,10 +65,11 @@ def make_sampler(
     return Startup(sampler, startup_size(trials), seed) if name in WITH_STARTUP else sampler
 
 
-def study_seed(seed: int | None, study: str) -> int | None:
-    """The samplers' seed of a study: ``--seed`` mixed with the study's name, so that two studies
-    with one ``--seed`` draw different random points (and one study resumed draws the same)."""
-    return None if seed is None else zlib.crc32(f"{study}\0{seed}".encode())
+def study_seed(seed: int | None, measures: str) -> int | None:
+    """The samplers' seed of a study: ``--seed`` mixed with what the study measures (its workload,
+    space, objective and size), so that studies of other workloads or spaces with one ``--seed`` draw
+    different random points, and one command (or a resumed study) draws the same."""
+    return None if seed is None else zlib.crc32(f"{measures}\0{seed}".encode())
 
 
 def provenance(sampler: optuna.samplers.BaseSampler, name: str, number: int) -> str:
