@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -171,7 +172,7 @@ def test_a_failing_program_fails_its_trials_with_one_line(tmp_path):
     trials = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
     failed = [t.user_attrs["fail_reason"] for t in trials if t.user_attrs.get("outcome") == "failed"]
     assert failed == ["command: exit code 1: no such column family"] * 2
-    assert "trial 1: FAILED: command: exit code 1: no such column family" in r.stderr
+    assert len(re.findall(r"^trial \d+: FAILED: command: exit code 1: no such column family \(", r.stderr, re.M)) == 2
     assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
 
 
