@@ -25,6 +25,12 @@ class Measurement:
     representative: int = 0  # which repeat the metrics are from
 
 
+def representative(each: list[dict[str, float | None]]) -> int:
+    """Which repeat stands for all: the one with the median ops/s (the lower middle one of an even count)."""
+    middle = statistics.median_low([m["ops_per_sec"] or 0.0 for m in each])
+    return next(i for i, m in enumerate(each) if (m["ops_per_sec"] or 0.0) == middle)
+
+
 def measure(runner: Runner, workload: Workload, flags: dict[str, Flag], log_dir: Path, repeats: int, seed: int,
             observer: IntervalObserver | None = None) -> Measurement:
     """Run the workload ``repeats`` times one after the other; with repeats, run i logs to
@@ -36,8 +42,7 @@ def measure(runner: Runner, workload: Workload, flags: dict[str, Flag], log_dir:
         runs.append(runner.run(workload, flags, where, seed=seed, observer=observer if i == 0 else None))
     operations = {p.name: p.operations for p in workload.phases if p.operations}
     each = [summarize(r, operations) for r in runs]
-    middle = statistics.median_low([m["ops_per_sec"] or 0.0 for m in each])
-    pick = next(i for i, m in enumerate(each) if (m["ops_per_sec"] or 0.0) == middle)
+    pick = representative(each)
     log_dir.mkdir(parents=True, exist_ok=True)
     (log_dir / "OPTIONS").write_text(runs[pick].options_text)
     return Measurement(each[pick], phase_details(runs[pick]), runs[pick].options_text, runs[pick].commands,

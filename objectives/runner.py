@@ -244,8 +244,7 @@ class Runner:
             return Preloaded(final / "db", 0.0, _tree_size(final / "db"), reused=True)
         assert workload.preload is not None
         log_dir.mkdir(parents=True, exist_ok=True)
-        building = Path(tempfile.mkdtemp(prefix=f"{PRELOAD_PREFIX}building-", dir=self.work_dir))
-        _mark(building)
+        building = make_owned(self.work_dir, f"{PRELOAD_PREFIX}building-")
         report = log_dir / "preload.report.csv"
         cmd = self._command(workload.preload, {**workload.flags, **workload.preload.flags}, building / "db", seed,
                             report, existing=False, drain=DRAIN)
@@ -271,8 +270,7 @@ class Runner:
         phases: list[PhaseRun] = []
         tmp: Path | None = None
         try:
-            tmp = Path(tempfile.mkdtemp(prefix="rocksdb-tuner-", dir=self.work_dir))
-            _mark(tmp)
+            tmp = make_owned(self.work_dir)
             db = tmp / "db"
             if workload.kind == "preloaded" and not workload.snapshot:
                 raise RunFailed("the workload's preloaded DB has not been built (Runner.preload)")
@@ -298,7 +296,7 @@ class Runner:
                 self._read_phase(run, phase.measured(), workload.drain, log_dir, report, db, phases)
             if not db.is_dir():  # removed from outside after db_bench last wrote it
                 raise RunFailed(f"{db} vanished", phases)
-            return RunResult(phases, _tree_size(db), _latest_options(db), seed,
+            return RunResult(phases, _tree_size(db), latest_options(db), seed,
                              checkpoint if workload.snapshot else None)
         except OSError as exc:
             failed = RunFailed(f"{exc.strerror or exc}: {exc.filename or ''}".strip(), phases)
@@ -531,9 +529,18 @@ def _tree_size(path: Path) -> int:
     return total
 
 
-def _latest_options(db: Path) -> str:
+def latest_options(db: Path) -> str:
+    """The newest OPTIONS file RocksDB wrote in ``db``, "" when it wrote none."""
     files = sorted(db.glob("OPTIONS-*"), key=lambda p: int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else -1)
     return files[-1].read_text() if files else ""
+
+
+def make_owned(work_dir: Path, prefix: str = "rocksdb-tuner-") -> Path:
+    """A new directory in ``work_dir``, marked as this process's: :func:`remove_owned` and the sweeps
+    of stale directories remove it, and nothing unmarked."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=work_dir))
+    _mark(path)
+    return path
 
 
 def _mark(path: Path) -> None:

@@ -504,6 +504,8 @@ def test_tune_help_groups_its_options_by_part():
               "tracking and outputs:"]
     where = [text.index(t) for t in titles]
     assert where == sorted(where)
-    assert text.index("--target-data SIZE") > text.index("the deployment:") > text.index("--no-drain")
+    deployment = text.index("the deployment:")
+    assert deployment < text.index("  --target-data SIZE", deployment) < text.index("search:")
+    assert text.index("  --backend BACKEND") < deployment
     ungrouped = [g for g in tune._action_groups if g.title in ("options", "optional arguments")]
     assert [a.dest for g in ungrouped for a in g._group_actions] == ["help"]

@@ -16,7 +16,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("search_spaces",)],
     [("objectives",)],
     [("tuner.model", "tuner.ranking", "tuner.stats", "tuner.fmt", "tuner.events", "tuner.options_file",
-      "tuner.target")],
+      "tuner.target", "tuner.backends")],
     [("tuner.samplers",), ("tuner.pruners",), ("tuner.executors",)],
     [("tuner.engine",)],
     [("tuner.observers",), ("tuner.outputs",)],

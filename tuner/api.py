@@ -16,6 +16,7 @@ from objectives.dbbench import DbBench, probe
 from objectives.runner import Preloaded, Runner, remove_owned
 from objectives.workloads import Workload
 from search_spaces import host_cores, host_ram_bytes
+from tuner.backends import BACKENDS, Backend, Setup
 from tuner.engine import Engine, Prepared, Slot, check_values, prepare, pruner_of, score_of
 from tuner.events import EventBus, Observer
 from tuner.executors import Executor
@@ -58,12 +59,22 @@ class Study:
                 ray.bind(self.parts.workload, self.parts.db_bench_seed, self.parts.memory_limit)
                 executor = ray
             else:
-                executor = LocalExecutor(self.runner, self.parts.workload, self.parts.db_bench_seed)
+                executor = LocalExecutor(self._backend())
         except BaseException:
             if ray is not None:
                 ray.close()
             raise
         self.engine = Engine(self.parts, self.bus, executor, self._memory(), self._build)
+
+    def _backend(self) -> Backend:
+        """The study's backend (--backend), set up with its runner, workload and searched options."""
+        p = self.parts
+        setup = Setup(p.work_dir, p.config.trial_timeout, p.db_bench_seed,
+                      {q.flag: q.options_key for q in p.space.parameters}, p.workload, self.runner, p.config.command)
+        try:
+            return BACKENDS[p.config.backend](setup)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
 
     def _memory(self) -> dict[str, Any] | None:
         limit = self.parts.memory_limit

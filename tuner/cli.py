@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import sys
@@ -21,6 +22,7 @@ from objectives.workloads import preset_names as workload_presets
 from search_spaces import Context, GiB, SpaceError, load_space
 from search_spaces import preset_names as space_presets
 from tuner.api import Study
+from tuner.backends import BACKENDS
 from tuner.experiment import ExperimentError
 from tuner.model import TuneConfig, UsageError
 from tuner.observers.mlflow import TrackingError
@@ -138,6 +140,13 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     g.add_argument("--workload",
                    help="preset name, TOML/YAML file, or trace:FILE (a RocksDB trace, with --db-snapshot) "
                         "(default fillrandom; with --target-data, steady-overwrite on a preloaded DB)")
+    g.add_argument("--backend", default="db_bench",
+                   help=f"what measures a configuration, one of {', '.join(BACKENDS)}: db_bench runs --workload; "
+                        "command runs --command, your own program (default db_bench)")
+    g.add_argument("--command", metavar="TEMPLATE", dest="program",  # args.command names the subcommand
+                   help="--backend command: the program run on each configuration, split as a shell would split it; "
+                        "{options} becomes its OPTIONS file, {db} a fresh DB directory, {seed} the seed. It prints "
+                        "its metrics as a JSON line on stdout: ops_per_sec, and p99_us or any other number")
     g.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
     g.add_argument("--duration", type=_duration, metavar="TIME",
                    help="length of each timed phase of a preloaded workload, e.g. 30s (default the workload's)")
@@ -177,6 +186,11 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                         "data exceeds its memory (default: the workload's data / data_to_memory, if it sets one)")
     g.add_argument("--memory-budget", type=parse_size,
                    help="memtables + block cache limit (default 3/4 of --memory-limit, else RAM / 4)")
+    _search_args(t)
+
+
+def _search_args(t: argparse.ArgumentParser) -> None:
+    """`tune`'s options on the search and on how one configuration is run."""
     g = t.add_argument_group('search', 'how configurations are chosen and how many')
     g.add_argument("--trials", type=_trials, default=None,
                    help="measured trials in the study, resumed ones included (default 20, or as many as --budget allows)")
@@ -215,6 +229,11 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     g.add_argument("--rocksdb-version", metavar="V",
                    help="measure with the db_bench of RocksDB V (e.g. 9.11 or 7.8; `rocksdb-tuner doctor` lists them)")
     g.add_argument("--work-dir", type=Path, help="where trial DBs are created (default the system temp dir)")
+    _revalidation_args(t)
+
+
+def _revalidation_args(t: argparse.ArgumentParser) -> None:
+    """`tune`'s options on the re-validation, where trials run and what is kept."""
     g = t.add_argument_group('re-validation', 'how the answer and its gain are confirmed after the search')
     g.add_argument("--revalidate", type=_count(0), default=3, metavar="K",
                    help="after the search, choose the best of the top K trials on rounds of their own, then measure "
@@ -314,7 +333,8 @@ def _other_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
 def cmd_tune(args: argparse.Namespace) -> int:
     trials = args.trials if args.trials is not None or args.budget else 20
     config = TuneConfig(
-        workload=args.workload, space=args.space, trials=trials, budget=args.budget, fidelity=args.fidelity,
+        workload=args.workload, backend=args.backend, command=args.program, space=args.space, trials=trials,
+        budget=args.budget, fidelity=args.fidelity,
         sampler=args.sampler,
         objective=args.objective, prefer=args.prefer, study=args.study, storage=args.storage, out=args.out, db_bench=args.db_bench,
         rocksdb_version=args.rocksdb_version,
@@ -365,8 +385,9 @@ def _stopped(exc: EnvironmentFault, resume: str) -> str:
 
 def _resume(args: argparse.Namespace, study: Study) -> str:
     """The command that resumes ``study`` as ``args`` started it."""
-    return (f"rocksdb-tuner tune --study {study.name} --out {study.out} "
-            f"--workload {args.workload or study.parts.workload.name} --space {args.space}"
+    measured = f"--workload {args.workload or study.parts.workload.name}" if args.backend == "db_bench" else \
+        f"--backend {args.backend}" + (f" --command {shlex.quote(args.program)}" if args.program else "")
+    return (f"rocksdb-tuner tune --study {study.name} --out {study.out} {measured} --space {args.space}"
             + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
             + "".join(f" {flag} {value}" for flag, value in (
                 ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),

@@ -42,6 +42,8 @@ class TuneConfig:
     storage: str | None = None
     out: Path | None = None
     db_bench: str | None = None
+    backend: str = "db_bench"  # what measures a configuration (tuner.backends.BACKENDS)
+    command: str | None = None  # --backend command: the program to run, with {options} and {db} in it
     rocksdb_version: str | None = None  # pick the db_bench build of this RocksDB version (e.g. "9.11")
     seed: int | None = None
     trial_timeout: float = 600.0

@@ -45,16 +45,22 @@ def parse_options(text: str) -> dict[str, dict[str, str]]:
 
 def lookup(sections: dict[str, dict[str, str]], key: str) -> str | None:
     """The text value of ``key`` (see module doc), or None if absent."""
-    if key.startswith("TableOptions/BlockBasedTable."):
-        section, rest = "TableOptions/BlockBasedTable", key.split(".", 1)[1]
-    else:
-        section, rest = key.split(".", 1)
-    name, _, field = rest.partition(".")
+    section, name, field = _split(key)
     value = sections.get(section, {}).get(name)
     if value is None or not field:
         return value
     inner = dict(part.split("=", 1) for part in value.strip("{}").split(";") if "=" in part)
     return inner.get(field)
+
+
+def _split(key: str) -> tuple[str, str, str]:
+    """(section, option name, struct field or "") of a key."""
+    if key.startswith("TableOptions/BlockBasedTable."):
+        section, rest = "TableOptions/BlockBasedTable", key.split(".", 1)[1]
+    else:
+        section, rest = key.split(".", 1)
+    name, _, field = rest.partition(".")
+    return section, name, field
 
 
 def encode(key: str, value: object) -> str:
@@ -114,3 +120,41 @@ def with_block_cache(options_text: str, capacity: int | None) -> str:
             lines.insert(i + 1, f"  block_cache={int(capacity)}")
             break
     return "\n".join(lines) + "\n"
+
+
+def with_values(options_text: str, values: dict[str, object]) -> str:
+    """``options_text`` with each ``{options_key: value}`` set as RocksDB writes it (:func:`encode`): a
+    line replaced, a field of a struct value (``compression_opts.level``) replaced, or a line added
+    at the top of its section (``block_cache``, which RocksDB does not write)."""
+    lines = options_text.splitlines()
+    for key, value in values.items():
+        section, name, field = _split(key)
+        start, end = _section_lines(lines, section)
+        if start is None:
+            raise ValueError(f"{key}: the OPTIONS file has no section {section}")
+        text = encode(key, value)
+        at = next((i for i in range(start + 1, end) if lines[i].strip().partition("=")[0].strip() == name), None)
+        if at is None:
+            if field:
+                raise ValueError(f"{key}: the OPTIONS file has no {name}")
+            lines.insert(start + 1, f"  {name}={text}")
+            continue
+        indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+        if field:
+            inner = lines[at].split("=", 1)[1].strip().strip("{}")
+            fields = [part for part in inner.split(";") if part and part.split("=", 1)[0] != field]
+            text = "{" + "".join(f"{part};" for part in [*fields, f"{field}={text}"]) + "}"
+        lines[at] = f"{indent}{name}={text}"
+    return "\n".join(lines) + "\n"
+
+
+def _section_lines(lines: list[str], section: str) -> tuple[int | None, int]:
+    """(the header line of ``section``'s default-CF block or None, the line after its last one)."""
+    start = None
+    for i, line in enumerate(lines):
+        match = _SECTION_RE.match(line.strip())
+        if match and start is not None:
+            return start, i
+        if match and match[1] == section and match[2] in (None, "default"):
+            start = i
+    return start, len(lines)

@@ -20,6 +20,7 @@ from objectives.scores import Score
 from objectives.trace import snapshot_files, trace_workload
 from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag, Workload, WorkloadError, load_workload
 from search_spaces import Context, GiB, MiB, SearchSpace, load_space
+from tuner.backends import BACKENDS
 from tuner.engine.baseline_file import NAME as BASELINE_NAME
 from tuner.engine.baseline_file import load_baseline
 from tuner.engine.plan import Plan, Reference
@@ -116,6 +117,31 @@ def check_values(config: TuneConfig) -> None:
     if config.pruner != "none" and config.on_ray:
         raise UsageError("--pruner: needs --parallel 1 without --ray-address (a pruner watches each run "
                          "second by second in this process)")
+    check_backend(config)
+
+
+def check_backend(config: TuneConfig) -> None:
+    """The backend a request names; what only db_bench's workloads take is refused for another."""
+    backend = BACKENDS.get(config.backend)
+    if backend is None:
+        raise UsageError(f"--backend: unknown {config.backend!r} (choose from {', '.join(BACKENDS)})")
+    if backend.needs_command and config.command is None:
+        raise UsageError(f"--command: the {backend.name} backend runs your program: give it, e.g. --command "
+                         "'python app.py --options {options} --db {db}'")
+    if not backend.needs_command and config.command is not None:
+        raise UsageError(f"--command: goes with --backend command, not {backend.name}")
+    if not backend.per_second and config.pruner != "none":
+        raise UsageError(f"--pruner: the {backend.name} backend reports no per-second throughput to prune on")
+    if not backend.runs_workloads:
+        for flag, given in (("--workload", config.workload), ("--fidelity", config.fidelity), ("--scale", config.scale),
+                            ("--target-data", config.target_data), ("--target-memory", config.target_memory),
+                            ("--base-options", config.base_options), ("--duration", config.duration),
+                            ("--memory-limit", config.memory_limit), ("--db-snapshot", config.db_snapshot),
+                            ("--confirm-scale", config.confirm_scale), ("--parallel", config.parallel > 1),
+                            ("--ray-address", config.ray_address)):
+            if given:
+                raise UsageError(f"{flag}: shapes db_bench's workloads and runs; the {backend.name} backend runs "
+                                 "your program as it is, on this host")
 
 
 def score_of(config: TuneConfig) -> Score:
@@ -147,6 +173,8 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     config = replace(config, scale=workload.scale,
                      workload=config.workload if config.workload is not None else workload.name)
     workload = replace(workload, drain=workload.drain and config.drain)
+    if not BACKENDS[config.backend].runs_workloads:  # its hand-found configurations are db_bench's workload's
+        workload = replace(workload, baselines=())
     if config.confirm_scale is not None:
         confirm = replace(workload_of(config).resolve(config.confirm_scale, host), drain=workload.drain)
     elif confirm is not None:  # at the target, in its memory
@@ -156,13 +184,15 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     limit, budget = memory_plan(config, workload, slot, target)
     ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget)
     space = unresolved.resolve(ctx)
-    check_flags(db_bench, workload, space)
+    if BACKENDS[config.backend].runs_workloads:
+        check_flags(db_bench, workload, space)
     sampler_name = choose(config.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
     config = replace(config, sampler=sampler_name)
-    name = config.study or f"{workload.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    what = workload.name if BACKENDS[config.backend].runs_workloads else config.backend
+    name = config.study or f"{what}-{time.strftime('%Y%m%d-%H%M%S')}"
     # the start-up is sized to --trials here, and to what a --budget allows once the baselines ran (TrialLoop);
     # the random stream follows --seed and what the study measures (one command, one stream)
-    measures = f"{workload.name}|{space.name}|{score.objective}|{workload.data_bytes()}"
+    measures = f"{what}|{space.name}|{score.objective}|{workload.data_bytes()}"
     sampler = make_sampler(sampler_name, seed=study_seed(config.seed, measures), directions=score.directions,
                            grid=space.grid(), constraints_func=_constraints_of if score.constrained else None,
                            trials=config.trials or 40)

@@ -59,6 +59,8 @@ class StudyStore:
         p = self.parts
         identity = {"workload": p.workload.name, "space": p.space.name, "objective": p.score.objective,
                     "scale": p.config.scale}
+        if p.config.backend != "db_bench":  # another program measured is another question
+            identity["backend"] = {"name": p.config.backend, "command": p.config.command}
         if not p.workload.drain:  # burst ops/s do not compare with sustained ones
             identity["drain"] = False
         if p.target is not None and not p.target.assumed:  # another target is another question

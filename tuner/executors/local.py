@@ -1,10 +1,9 @@
-"""Jobs measured one at a time in this process, by the runner on this host's db_bench."""
+"""Jobs measured one at a time in this process, by the study's backend (tuner.backends)."""
 
 from __future__ import annotations
 
-from objectives.measurement import measure
-from objectives.runner import EnvironmentFault, Runner, RunFailed, RunStopped
-from objectives.workloads import Workload
+from objectives.runner import EnvironmentFault, RunFailed, RunStopped
+from tuner.backends import Backend
 from tuner.executors import Job, Outcome
 
 
@@ -13,8 +12,8 @@ class LocalExecutor:
 
     slots = 1
 
-    def __init__(self, runner: Runner, workload: Workload, seed: int):
-        self.runner, self.workload, self.seed = runner, workload, seed
+    def __init__(self, backend: Backend):
+        self.backend = backend
         self.pending: list[Job] = []
 
     def submit(self, job: Job) -> None:
@@ -25,8 +24,9 @@ class LocalExecutor:
             return []
         job = self.pending[0]
         try:
-            m = measure(self.runner, job.workload or self.workload, job.flags, job.log_dir, job.repeats, self.seed,
-                        job.observer)
+            m = self.backend.measure(job.flags, job.log_dir, job.repeats, job.observer, job.workload)
+            job.log_dir.mkdir(parents=True, exist_ok=True)
+            (job.log_dir / "OPTIONS").write_text(m.options_text)  # what OPTIONS.ini is made from
             outcome = Outcome(job, measurement=m)
         except RunStopped as exc:
             outcome = Outcome(job, reason=str(exc), stopped=(exc.phase, exc.second))
@@ -38,7 +38,7 @@ class LocalExecutor:
         return [outcome]
 
     def cancel(self) -> None:
-        self.pending.clear()  # the runner already killed db_bench and removed its DB
+        self.pending.clear()  # the backend already killed its run and removed its DB
 
     def describe(self) -> str | None:
         return None

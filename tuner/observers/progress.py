@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from optuna.trial import FrozenTrial
 
+from tuner.backends import BACKENDS
 from tuner.events import Observer
 from tuner.model import StudySnapshot, TuneResult
 from tuner.fmt import fmt_bytes, fmt_duration, fmt_ops
@@ -40,8 +41,10 @@ class ConsoleProgress(SilentProgress):
 
     def study_started(self, snapshot: StudySnapshot) -> None:
         s, db = snapshot, snapshot.db_bench
-        self._line(f"study {s.name}: workload {s.workload.name} ({fmt_bytes(s.workload.data_bytes())} of data per trial), "
-                   f"space {s.space.name}, sampler {s.config.sampler}, {s.score.describe()}")
+        measured = f"workload {s.workload.name} ({fmt_bytes(s.workload.data_bytes())} of data per trial)" \
+            if BACKENDS[s.config.backend].runs_workloads else \
+            f"backend {s.config.backend}" + (f" ({s.config.command})" if s.config.command else "")
+        self._line(f"study {s.name}: {measured}, space {s.space.name}, sampler {s.config.sampler}, {s.score.describe()}")
         self._line(f"db_bench {db.version} at {db.path} ({db.build}); storage {s.storage}")
         if db.assertions:
             self._line("WARNING: this db_bench was built with assertions: it runs slower and shifts the CPU/IO "
@@ -68,8 +71,8 @@ class ConsoleProgress(SilentProgress):
     def baseline_done(self, snapshot: StudySnapshot, record: dict[str, Any]) -> None:
         if record["state"] == "COMPLETE":
             m = record["metrics"]
-            self._line(f"baseline {record['name']}: {fmt_ops(m['ops_per_sec'])} ops/s, P99 {_num(m['p99_us'])} us, "
-                       f"write amp {_num(m['write_amp'])} ({record['seconds']:.0f}s)")
+            self._line(f"baseline {record['name']}: {fmt_ops(m['ops_per_sec'])} ops/s, P99 {_num(m.get('p99_us'))} us, "
+                       f"write amp {_num(m.get('write_amp'))} ({record['seconds']:.0f}s)")
         else:
             self._line(f"baseline {record['name']}: FAILED: {record['reason']}")
 
@@ -93,7 +96,7 @@ class ConsoleProgress(SilentProgress):
         )
         if trial.user_attrs.get("outcome") == "complete":
             m = trial.user_attrs["metrics"]
-            what = f"{fmt_ops(m['ops_per_sec'])} ops/s, P99 {_num(m['p99_us'])} us, write amp {_num(m['write_amp'])}"
+            what = f"{fmt_ops(m['ops_per_sec'])} ops/s, P99 {_num(m.get('p99_us'))} us, write amp {_num(m.get('write_amp'))}"
         elif trial.user_attrs.get("outcome") == "pruned":
             at = trial.user_attrs["pruned_at"]
             so_far = trial.intermediate_values.get(max(trial.intermediate_values, default=0))

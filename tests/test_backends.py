@@ -1,0 +1,224 @@
+"""Measurement backends (tuner.backends): a new one is a class and a registration line; the command
+backend runs a program on each configuration's OPTIONS file, and each way the program can fail is
+one clear line and a failed trial; the shipped rocksdict example is tuned end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+from mlflow import MlflowClient
+
+from objectives.measurement import Measurement
+from search_spaces import load_space
+from tests.test_cli import TUNER, tuner
+from tuner import options_file, tune
+from tuner.backends import BACKENDS, Backend, Setup
+from tuner.backends.command import CommandBackend, rocksdb_defaults
+from tuner.engine.prepare import check_backend
+from tuner.executors import Job, Outcome
+from tuner.executors.local import LocalExecutor
+from tuner.model import TuneConfig, UsageError
+from tuner.observers.progress import SilentProgress
+
+APP = Path(__file__).resolve().parents[1] / "examples" / "rocksdict_app" / "app.py"
+KEYS = {"max_background_jobs": "DBOptions.max_background_jobs", "write_buffer_size": "CFOptions.write_buffer_size"}
+
+
+class Formula(Backend):
+    """A backend of one's own, measuring nothing: ops/s is a formula of the configuration."""
+
+    name = "formula"
+
+    def measure(self, flags, log_dir, repeats, observer=None, workload=None) -> Measurement:
+        return Measurement({"ops_per_sec": 1000.0 + 10 * int(flags.get("max_background_jobs", 2))}, [], "", [])
+
+
+def test_a_new_backend_is_one_class_and_a_registration_line(tmp_path, monkeypatch, db_bench):
+    monkeypatch.setitem(BACKENDS, "formula", Formula)  # the registration line
+    result = tune(backend="formula", trials=4, sampler="random", seed=1, out=tmp_path / "out",
+                  work_dir=tmp_path, mlflow=False, plots=False, revalidate=0, baselines=False, starts=False,
+                  progress=SilentProgress())
+    jobs = [t["params"].get("max_background_jobs", 2) for t in result.trials if t["outcome"] == "complete"]
+    assert len(jobs) == 4
+    assert result.best_metrics["ops_per_sec"] == 1000.0 + 10 * max(jobs)
+    assert result.summary["study"].startswith("formula-")
+
+
+def _outcome(tmp_path: Path, script: str, flags: dict | None = None, timeout: float = 30.0,
+             repeats: int = 1) -> Outcome:
+    """What the local executor makes of ``python -c script {options} {db}`` run on ``flags``."""
+    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} {{options}} {{db}}"
+    executor = LocalExecutor(CommandBackend(Setup(tmp_path, timeout, 1, KEYS, command=command)))
+    executor.submit(Job("trial 0", flags or {}, tmp_path / "logs", repeats))
+    (outcome,) = executor.wait(1.0)
+    return outcome
+
+
+def test_the_program_gets_the_configurations_options_file_and_a_fresh_db(tmp_path):
+    """The OPTIONS file carries the searched values; the DB directory is new and removed afterwards,
+    and nothing the backend did not create is touched."""
+    script = ("import json, re, sys, os; t = open(sys.argv[1]).read(); "
+              "print('warming up'); assert os.listdir(sys.argv[2]) == []; "
+              "print(json.dumps({'ops_per_sec': float(re.search(r'max_background_jobs=(\\d+)', t)[1]), "
+              "'p99_us': 7, 'my_metric': 1.5}))")
+    (tmp_path / "mine").mkdir()
+    m = _outcome(tmp_path, script, {"max_background_jobs": 7, "write_buffer_size": 1 << 20}).measurement
+    assert m is not None
+    assert {k: v for k, v in m.metrics.items() if k != "wall_seconds"} == \
+        {"ops_per_sec": 7.0, "p99_us": 7.0, "my_metric": 1.5}
+    sections = options_file.parse_options(m.options_text)
+    assert options_file.lookup(sections, "CFOptions.write_buffer_size") == str(1 << 20)
+    assert (tmp_path / "logs" / "OPTIONS").read_text() == m.options_text
+    assert sorted(os.listdir(tmp_path)) == ["logs", "mine"]
+
+
+def test_repeats_each_run_on_a_fresh_db_and_the_median_stands_for_them(tmp_path):
+    script = ("import json, os, sys; n = sys.argv[2] + '/../../n'; k = int(open(n).read()) if os.path.exists(n) "
+              "else 0; open(n, 'w').write(str(k + 1)); print(json.dumps({'ops_per_sec': [30, 10, 20][k]}))")
+    m = _outcome(tmp_path, script, repeats=3).measurement
+    assert m is not None and [r["ops_per_sec"] for r in m.repeats] == [30.0, 10.0, 20.0]
+    assert m.metrics["ops_per_sec"] == 20.0 and m.representative == 2
+    assert sorted(os.listdir(tmp_path / "logs")) == ["OPTIONS", "repeat-0", "repeat-1", "repeat-2"]
+
+
+def test_options_values_go_where_rocksdb_writes_them():
+    values = {"CFOptions.compression": "zstd", "CFOptions.compression_opts.level": 9,
+              "TableOptions/BlockBasedTable.filter_policy": 10, "TableOptions/BlockBasedTable.block_cache": 1 << 26,
+              "DBOptions.max_subcompactions": 3}
+    sections = options_file.parse_options(options_file.with_values(rocksdb_defaults(), values))
+    for key, value in values.items():
+        assert options_file.lookup(sections, key) == options_file.encode(key, value), key
+    assert options_file.lookup(sections, "CFOptions.compression_opts.window_bits") == "-14"  # the struct's rest kept
+
+
+@pytest.mark.parametrize("script, reason", [
+    ("import sys; print('opening', file=sys.stderr); print('Invalid argument: bad option', file=sys.stderr); "
+     "sys.exit(3)", "command: exit code 3: Invalid argument: bad option"),
+    ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "command: killed by SIGSEGV: no output"),
+    ("print('done')", 'command: no metrics: no JSON line with "ops_per_sec" on its stdout'),
+    ("print('{\"ops_per_sec\": 12,')", "command: malformed JSON on stdout line 1: Expecting property name enclosed "
+                                         "in double quotes: line 1 column 20 (char 19)"),
+    ("print('{\"ops_per_sec\": \"fast\"}')", "command: stdout line 1: metric ops_per_sec is not a number: 'fast'"),
+    ("print('{\"ops_per_sec\": 0}')", "command: stdout line 1: ops_per_sec must be > 0, got 0"),
+])
+def test_each_failure_of_the_program_is_one_clear_line(tmp_path, script, reason):
+    """A failed outcome (the engine tells it as a FAILED trial) with one line of reason; no DB left."""
+    outcome = _outcome(tmp_path, script)
+    assert outcome.measurement is None and outcome.fault is None
+    assert outcome.reason == reason
+    assert os.listdir(tmp_path) == ["logs"]
+
+
+def test_a_hung_program_is_killed_with_its_children_at_the_timeout(tmp_path):
+    script = ("import subprocess, sys, time; child = subprocess.Popen([sys.executable, '-c', 'import time; "
+              "time.sleep(60)']); open(sys.argv[2] + '/../../child', 'w').write(str(child.pid)); time.sleep(60)")
+    started = time.monotonic()
+    outcome = _outcome(tmp_path, script, timeout=1.0)
+    assert outcome.reason == "command: timeout, killed after the trial's 1 s limit (--trial-timeout)"
+    assert time.monotonic() - started < 10
+    child = int((tmp_path / "child").read_text())
+    time.sleep(0.5)
+    try:
+        state = Path(f"/proc/{child}/stat").read_text().rpartition(")")[2].split()[0]
+    except FileNotFoundError:
+        state = "gone"
+    assert state in ("gone", "Z")
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"backend": "nosuch"}, "--backend: unknown 'nosuch' (choose from db_bench, command)"),
+    ({"backend": "command"}, "--command: the command backend runs your program: give it"),
+    ({"command": "app {options}"}, "--command: goes with --backend command, not db_bench"),
+    ({"backend": "command", "command": "x", "workload": "ycsb-a"}, "--workload: shapes db_bench's workloads"),
+    ({"backend": "command", "command": "x", "pruner": "median"}, "--pruner: the command backend reports no "
+                                                                   "per-second throughput"),
+    ({"backend": "command", "command": "x", "parallel": 2}, "--parallel: shapes db_bench's workloads"),
+])
+def test_what_the_command_backend_cannot_do_is_refused(fields, message):
+    with pytest.raises(UsageError) as refused:
+        check_backend(TuneConfig(**fields))
+    assert str(refused.value).startswith(message)
+
+
+@pytest.mark.parametrize("command, message", [
+    ("", "--command: give the program to run"),
+    ("python app.py --db {db}", "--command: the program must be given the OPTIONS file: put {options} in it"),
+    ("no-such-program-here {options}", "--command: no-such-program-here: no such program"),
+    ("python 'app.py {options}", "--command: cannot split"),
+])
+def test_a_command_that_cannot_run_is_refused(tmp_path, command, message):
+    with pytest.raises(ValueError) as refused:
+        CommandBackend(Setup(tmp_path, 1.0, 1, KEYS, command=command))
+    assert str(refused.value).startswith(message)
+
+
+@pytest.mark.dbbench
+def test_a_failing_program_fails_its_trials_with_one_line(tmp_path):
+    command = f"{shlex.quote(sys.executable)} -c 'import sys; sys.exit(\"no such column family\")' {{options}}"
+    r = tuner("tune", "--backend", "command", "--command", command, "--trials", "2", "--out", "o", "--work-dir",
+              str(tmp_path), "--no-mlflow", "--no-baselines", "--no-starts", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["trials"]["failed"] == 2 and summary["best"] is None
+    trials = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
+    failed = [t.user_attrs["fail_reason"] for t in trials if t.user_attrs.get("outcome") == "failed"]
+    assert failed == ["command: exit code 1: no such column family"] * 2
+    assert len(re.findall(r"^trial \d+: FAILED: command: exit code 1: no such column family \(", r.stderr, re.M)) == 2
+    assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
+
+
+@pytest.mark.dbbench
+def test_the_rocksdict_example_is_tuned_exported_and_loaded_back(tmp_path):
+    """--backend command on examples/rocksdict_app: trials tracked in MLflow, the best re-validated,
+    its OPTIONS exported, and the application, opening a DB with that file, reports the tuned values."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    command = f"{shlex.quote(sys.executable)} {APP} --options {{options}} --db {{db}} --keys 3000 --ops 3000"
+    r = tuner("tune", "--backend", "command", "--command", command, "--trials", "4", "--sampler", "random",
+              "--seed", "3", "--out", "out", "--work-dir", str(tmp_path), "--mlflow-uri", uri, "--experiment", "app",
+              "--no-baselines", "--no-starts", "--revalidate", "1", "--revalidate-rounds", "2",
+              "--revalidate-max-rounds", "2", "--no-ablation", cwd=tmp_path, timeout=900)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["trials"]["complete"] == 4 and summary["trials"]["failed"] == 0
+    assert summary["revalidation"]
+    best = summary["best"]
+    assert best["metrics"]["ops_per_sec"] > 0 and best["metrics"]["p99_us"] > 0
+    client = MlflowClient(uri)
+    runs = client.search_runs([client.get_experiment_by_name("app").experiment_id], max_results=100)
+    trials = [r for r in runs if r.data.tags.get("role") == "trial" and r.data.tags.get("state") == "COMPLETE"]
+    assert len(trials) == 4 and all(r.data.metrics["ops_per_sec"] > 0 for r in trials)
+
+    exported = tmp_path / "tuned.ini"
+    r = subprocess.run([*TUNER, "export", "--summary", str(tmp_path / "out" / "summary.json"), "--output",
+                        str(exported)], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    report = subprocess.run([sys.executable, str(APP), "--report-options", str(exported)], capture_output=True,
+                            text=True, check=True)
+    got = json.loads(report.stdout)
+    # The export is the recommended configuration: the best, or the reference when the re-validation
+    # found no gain over it (rocksdb-default: RocksDB's defaults, no block_cache line).
+    kept = summary["answer"].get("recommend") == "reference"
+    params = {} if kept else best["params"]
+    defaults = options_file.parse_options(rocksdb_defaults())
+    in_best_run = options_file.parse_options((Path(best["log_dir"]) / "OPTIONS").read_text())
+    for p in load_space("default").parameters:
+        if p.name not in best["params"]:
+            continue
+        want = options_file.encode(p.options_key, params[p.name]) if p.name in params else None
+        if p.options_key == options_file.BLOCK_CACHE_KEY:
+            assert got["block_cache_capacity"] == (int(want) if want else 32 << 20)
+            continue
+        want = want or options_file.lookup(defaults, p.options_key)
+        assert options_file.lookup(got["options"], p.options_key) == want, p.name
+        # and the app ran the best trial with its tuned values: the OPTIONS file RocksDB wrote into its DB
+        assert options_file.lookup(in_best_run, p.options_key) == options_file.encode(p.options_key,
+                                                                                       best["params"][p.name]), p.name

@@ -1,0 +1,19 @@
+"""Measurement backends: what measures a configuration (tuner.backends.base.Backend).
+
+``db_bench`` runs the study's workload on RocksDB's benchmark tool (objectives/); ``command`` runs the
+user's own program on the configuration's OPTIONS file (--command). A new backend is a file with one
+Backend subclass and a line here.
+"""
+
+from __future__ import annotations
+
+from tuner.backends.base import Backend, Setup
+from tuner.backends.command import CommandBackend
+from tuner.backends.db_bench import DbBenchBackend
+
+BACKENDS: dict[str, type[Backend]] = {
+    "db_bench": DbBenchBackend,
+    "command": CommandBackend,
+}
+
+__all__ = ["BACKENDS", "Backend", "Setup"]

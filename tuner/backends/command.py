@@ -1,0 +1,180 @@
+"""The command backend: the user's own program, run on the OPTIONS file of each configuration.
+
+``--command`` is a template split as a shell would split it (shlex), never run through one. In each
+word ``{options}`` becomes the configuration's OPTIONS file, ``{db}`` a fresh, empty DB directory and
+``{seed}`` the study's seed; both files live in a run directory of the work dir, removed afterwards.
+The program runs in a process group of its own, killed after --trial-timeout, and reports metrics
+as JSON lines on stdout: the last object with ``ops_per_sec`` counts, with every other number in it
+(``p99_us``, any named metric); other lines are passed over. Its stdout and stderr are kept in the
+trial's log directory.
+
+The OPTIONS file is RocksDB's defaults (as rocksdict's RocksDB writes them for a new DB) with the
+searched options set. What the trial records and checks is the OPTIONS file RocksDB wrote into
+``{db}`` when the program opened it, or the one given when it wrote none.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from objectives.measurement import Measurement, representative
+from objectives.runner import (DISK_FULL, EnvironmentFault, IntervalObserver, RunFailed, latest_options, make_owned,
+                               remove_owned)
+from objectives.workloads import Flag, Workload
+from tuner import options_file
+from tuner.backends.base import Backend, Setup
+
+Metrics = dict[str, float | None]
+
+
+class CommandBackend(Backend):
+    name = "command"
+    needs_command = True
+
+    def __init__(self, setup: Setup):
+        super().__init__(setup)
+        self.argv = parse_template(setup.command or "")
+
+    def measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None = None,
+                workload: Workload | None = None) -> Measurement:
+        """Run the command ``repeats`` times, each on a fresh DB; the median run's metrics stand for all."""
+        if workload is not None:
+            raise RunFailed("the command backend runs no db_bench workload")
+        options = self.options_text(flags)
+        runs = [self._run(options, log_dir if repeats == 1 else log_dir / f"repeat-{i}") for i in range(repeats)]
+        each = [metrics for metrics, _, _ in runs]
+        pick = representative(each)
+        metrics, used, argv = runs[pick]
+        return Measurement(metrics, [], used, [argv], each if repeats > 1 else [], representative=pick)
+
+    def options_text(self, flags: dict[str, Flag]) -> str:
+        """RocksDB's default OPTIONS file with ``flags`` set under their parameters' OPTIONS keys."""
+        keys = self.setup.options_keys
+        unknown = sorted(set(flags) - set(keys))
+        if unknown:
+            raise RunFailed(f"--{unknown[0]}: not a searched parameter's flag, so it has no OPTIONS key the command "
+                            "backend could set")
+        try:
+            return options_file.with_values(rocksdb_defaults(), {keys[f]: v for f, v in flags.items()})
+        except ValueError as exc:
+            raise RunFailed(f"OPTIONS file: {exc}") from None
+
+    def _run(self, options: str, log_dir: Path) -> tuple[Metrics, str, list[str]]:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        tmp = make_owned(self.setup.work_dir)
+        try:
+            (tmp / "OPTIONS").write_text(options)
+            (tmp / "db").mkdir()
+            words = {"{options}": str(tmp / "OPTIONS"), "{db}": str(tmp / "db"), "{seed}": str(self.setup.seed)}
+            argv = [_filled(word, words) for word in self.argv]
+            (log_dir / "command.command").write_text(shlex.join(argv) + "\n")
+            started = time.monotonic()
+            stdout = run(argv, log_dir, self.setup.timeout)
+            metrics = {"wall_seconds": time.monotonic() - started, **read_metrics(stdout)}
+            return metrics, latest_options(tmp / "db") or options, argv
+        except OSError as exc:
+            reason = f"command: {exc.strerror or exc}: {exc.filename or ''}".strip()
+            raise (EnvironmentFault(DISK_FULL, reason) if exc.errno == errno.ENOSPC else RunFailed(reason)) from None
+        finally:
+            remove_owned(tmp)
+
+
+def parse_template(template: str) -> list[str]:
+    """The words of a --command template; ValueError (naming --command) when it cannot run."""
+    try:
+        argv = shlex.split(template)
+    except ValueError as exc:
+        raise ValueError(f"--command: cannot split {template!r}: {exc}") from None
+    if not argv:
+        raise ValueError("--command: give the program to run, e.g. --command 'python app.py --options {options} "
+                         "--db {db}'")
+    if not any("{options}" in word for word in argv):
+        raise ValueError("--command: the program must be given the OPTIONS file: put {options} in it")
+    if shutil.which(argv[0]) is None:
+        raise ValueError(f"--command: {argv[0]}: no such program (not a path to an executable, nor on PATH)")
+    return argv
+
+
+def _filled(word: str, values: dict[str, str]) -> str:
+    for placeholder, value in values.items():
+        word = word.replace(placeholder, value)
+    return word
+
+
+def run(argv: list[str], log_dir: Path, timeout: float) -> str:
+    """Run ``argv`` in its own process group, output to ``command.stdout``/``.stderr`` in ``log_dir``;
+    its stdout, or RunFailed on a timeout or a failed exit."""
+    with open(log_dir / "command.stdout", "wb") as out, open(log_dir / "command.stderr", "wb") as err:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+        timed_out = False
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            if proc.returncode is None:  # the timeout, or Ctrl-C: never leave the program running
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    if timed_out:
+        raise RunFailed(f"command: timeout, killed after the trial's {timeout:g} s limit (--trial-timeout)")
+    stdout = (log_dir / "command.stdout").read_text(errors="replace")
+    stderr = (log_dir / "command.stderr").read_text(errors="replace")
+    if proc.returncode != 0:
+        what = f"exit code {proc.returncode}"
+        if proc.returncode < 0:
+            try:
+                what = f"killed by {signal.Signals(-proc.returncode).name}"
+            except ValueError:
+                what = f"killed by signal {-proc.returncode}"
+        lines = [ln.strip() for ln in (stderr or stdout).splitlines() if ln.strip()]
+        reason = f"command: {what}: {lines[-1][:300] if lines else 'no output'}"
+        if os.strerror(errno.ENOSPC) in stderr + stdout:
+            raise EnvironmentFault(DISK_FULL, reason)
+        raise RunFailed(reason)
+    return stdout
+
+
+def read_metrics(stdout: str) -> Metrics:
+    """The metrics of the last JSON line on stdout that has ``ops_per_sec``; RunFailed when a line
+    that opens a JSON object does not parse, none has ``ops_per_sec``, or a metric is not a number."""
+    found: tuple[int, dict[str, object]] | None = None
+    for number, line in enumerate(stdout.splitlines(), 1):
+        if not line.strip().startswith("{"):
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise RunFailed(f"command: malformed JSON on stdout line {number}: {exc}") from None
+        if isinstance(record, dict) and "ops_per_sec" in record:
+            found = number, record
+    if found is None:
+        raise RunFailed('command: no metrics: no JSON line with "ops_per_sec" on its stdout')
+    number, record = found
+    for key, value in record.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise RunFailed(f"command: stdout line {number}: metric {key} is not a number: {value!r}")
+    if not (record["ops_per_sec"] or 0) > 0:
+        raise RunFailed(f"command: stdout line {number}: ops_per_sec must be > 0, got {record['ops_per_sec']}")
+    return {key: None if value is None else float(value) for key, value in record.items()}  # type: ignore[arg-type]
+
+
+@functools.cache
+def rocksdb_defaults() -> str:
+    """RocksDB's default OPTIONS file, as rocksdict's RocksDB writes it for a new DB."""
+    import rocksdict
+
+    with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-defaults-") as tmp:
+        options = rocksdict.Options(raw_mode=True)
+        options.create_if_missing(True)
+        rocksdict.Rdict(f"{tmp}/db", options).close()
+        return latest_options(Path(tmp) / "db")
