@@ -15,7 +15,7 @@ from objectives.versions import pinned_defaults
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
 from tuner.fmt import fmt_bytes, fmt_ops
-from tuner.model import DEFAULT_BASELINE, WARM_START, StudySnapshot, TuneResult
+from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
 from tuner.stats import paired_ratio
 from tuner.outputs.deployment import answer, gain_lines, target_lines
 from tuner.outputs.explain import explain
@@ -228,7 +228,7 @@ def provenance_counts(trials: Iterable[FrozenTrial]) -> dict[str, int]:
 
 def _when(snapshot: StudySnapshot) -> dict[str, str] | None:
     """When the study's trials ran (UTC): the first start and the last end, from its storage."""
-    here = [t for t in snapshot.trials if t.datetime_start is not None and t.user_attrs.get("outcome") != WARM_START]
+    here = [t for t in measured_here(snapshot.trials) if t.datetime_start is not None]
     if not here:
         return None
     first = min(t.datetime_start for t in here)
