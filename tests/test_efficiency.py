@@ -185,19 +185,33 @@ def test_skopt_and_cmaes_refuse_constrained_studies():
 
 
 def test_the_budget_keeps_room_for_the_revalidation_it_owes():
-    plan = Plan(k=3, select_rounds=2, min_rounds=3, ablation=False)
+    plan = Plan(k=3, select_rounds=1, min_rounds=3, ablation=False)
     budget = Budget(seconds=100.0, plan=plan, configurations=2, ablations=4)
-    assert budget.core_runs() == budget.full_runs() == (3 + 1) * 2 + 2 * 3  # the reference runs beside the top 3
-    # a trial runs while it, the 14 runs owed and one spare run fit
-    assert budget.allows(spent=0.0, per_run=5.0, running=0)  # 5 + 14 * 5 + 5 = 80 <= 100
-    assert not budget.allows(spent=30.0, per_run=5.0, running=0)  # 30 + 80 > 100
-    assert budget.allows(spent=20.0, per_run=5.0, running=0)  # 20 + 5 + 70 + 5 = 100
-    assert not budget.allows(spent=21.0, per_run=5.0, running=0)  # 21 + 80 > 100: no room for the spare run
-    assert not budget.allows(spent=15.0, per_run=5.0, running=2)  # 15 + 15 + 70 + 5 > 100: the running ones count
+    assert budget.core_runs() == budget.full_runs() == (3 + 1) * 1 + 2 * 3  # the reference runs beside the top 3
+    assert budget.reserve_runs(per_run=5.0) == 10  # 50 s: half of the budget, so all three finalists
+    # a trial runs while it, the 10 runs owed and one spare run fit
+    assert budget.allows(spent=0.0, per_run=5.0, running=0)  # 5 + 10 * 5 + 5 = 60 <= 100
+    assert budget.allows(spent=40.0, per_run=5.0, running=0)  # 40 + 5 + 50 + 5 = 100
+    assert not budget.allows(spent=41.0, per_run=5.0, running=0)  # 41 + 60 > 100: no room for the spare run
+    assert budget.allows(spent=30.0, per_run=5.0, running=2)  # 30 + 10 + 5 + 50 + 5 = 100
+    assert not budget.allows(spent=31.0, per_run=5.0, running=2)  # the running ones count
     assert Budget(None, plan, 2, 4).allows(spent=1e9, per_run=1e9, running=9)
-    assert budget.trials_left(spent=10.0, per_run=5.0, running=0) == 3  # (100 - 10) / 5 = 18, less 14 owed, 1 spare
-    assert budget.trials_left(spent=10.0, per_run=5.0, running=3) == 0
+    assert budget.trials_left(spent=10.0, per_run=5.0, running=0) == 7  # (100 - 10) / 5 = 18, less 10 owed, 1 spare
+    assert budget.trials_left(spent=10.0, per_run=5.0, running=7) == 0
     assert budget.trials_left(spent=30.0, per_run=0.0, running=0) is None  # no run length known yet
+
+
+def test_the_revalidation_chooses_among_fewer_finalists_when_runs_are_long_for_the_budget():
+    """Choosing among K costs (K + 1) x select_rounds runs: past half of the budget, K shrinks, down to
+    the best trial alone, whose gain over the reference paired rounds still measure."""
+    budget = Budget(seconds=100.0, plan=Plan(k=3, select_rounds=2, min_rounds=3, ablation=False), configurations=2,
+                    ablations=4)
+    assert budget.scaled(per_run=2.0).k == 3  # (4 x 2 + 2 x 3) x 2 s = 28 s <= 50 s
+    assert budget.scaled(per_run=4.0).k == 2  # 14 runs x 4 s = 56 s > 50 s; (3 x 2 + 6) x 4 s = 48 s
+    assert budget.scaled(per_run=5.0).k == 1  # 12 runs x 5 s = 60 s > 50 s: the best alone, 6 runs
+    assert budget.reserve_runs(per_run=5.0) == 6 and budget.fit(spent=0.0, per_run=5.0).k == 1
+    assert budget.scaled(per_run=30.0).k == 1  # never fewer than one: its gain is what the study reports
+    assert Budget(None, budget.plan, 2, 4).scaled(per_run=1e9).k == 3  # no budget: the plan as asked
 
 
 def test_a_small_budget_reserves_no_ablation_and_drops_it_when_it_does_not_fit():

@@ -1,8 +1,10 @@
 """A study's budget in machine time: db_bench wall time of baselines, trials (every rung and repeat)
 and re-validation together. The search stops starting trials when the next one and the
-re-validation it still owes would not fit. The re-validation's ablation (the measured "why") is
-reserved for only while the whole re-validation takes at most ``SHARE`` of the budget, so that a
-small budget goes to the search and to an honest gain first; at the end it runs if it still fits.
+re-validation it still owes would not fit. The re-validation is sized in proportion: while choosing
+among the top K and measuring the gain would take more than ``SHARE`` of the budget, fewer finalists
+are chosen among (down to the best trial alone, whose gain paired rounds still measure afresh); the
+ablation (the measured "why") is reserved for only while the whole re-validation fits ``SHARE``, so
+that a small budget goes to the search and to an honest gain first; at the end it runs if it still fits.
 The search also keeps ``SPARE_RUNS`` typical runs spare: a last trial slower than the median must not
 push the reserved re-validation out (the default job of 2026-11-25 lost its ablation by 6 s after a
 16 s last trial against a 10.8 s median, and 648 s of its budget went unspent)."""
@@ -46,17 +48,30 @@ class Budget:
         select = (plan.k + 1) * plan.select_rounds if plan.k > 1 else 0  # the finalists and the reference
         return select + self.configurations * plan.min_rounds
 
-    def full_runs(self) -> int:
+    def full_runs(self, plan: Plan | None = None) -> int:
         """Runs of the whole re-validation at least: ablations and the minimal configuration included."""
-        if not self.plan.k or not self.plan.ablation:
-            return self.core_runs()
-        return self.core_runs() + (self.ablations + 3) * self.plan.min_rounds
+        plan = plan or self.plan
+        if not plan.k or not plan.ablation:
+            return self.core_runs(plan)
+        return self.core_runs(plan) + (self.ablations + 3) * plan.min_rounds
+
+    def scaled(self, per_run: float) -> Plan:
+        """The plan in proportion to the budget: the most finalists (at most the plan's K) whose
+        choosing and gain take at most ``SHARE`` of it, at least the best trial alone."""
+        if self.seconds is None or per_run <= 0 or self.plan.k <= 1:
+            return self.plan
+        for k in range(self.plan.k, 1, -1):
+            plan = replace(self.plan, k=k)
+            if self.core_runs(plan) * per_run <= SHARE * self.seconds:
+                return plan
+        return replace(self.plan, k=1)
 
     def reserve_runs(self, per_run: float) -> int:
         """Runs to keep for the re-validation while searching."""
-        if self.seconds is None or self.full_runs() * per_run <= SHARE * self.seconds:
-            return self.full_runs()
-        return self.core_runs()
+        plan = self.scaled(per_run)
+        if self.seconds is None or self.full_runs(plan) * per_run <= SHARE * self.seconds:
+            return self.full_runs(plan)
+        return self.core_runs(plan)
 
     def allows(self, spent: float, per_run: float, running: int) -> bool:
         """Whether one more trial fits beside those running, the re-validation still owed and the
@@ -74,8 +89,9 @@ class Budget:
         return max(0, math.floor((self.seconds - spent) / per_run) - running - self.reserve_runs(per_run) - SPARE_RUNS)
 
     def fit(self, spent: float, per_run: float) -> Plan:
-        """The re-validation plan for what is left: without the ablation when it would not fit."""
-        if (self.seconds is None or not self.plan.ablation
-                or spent + self.full_runs() * per_run <= self.seconds):
-            return self.plan
-        return replace(self.plan, ablation=False)
+        """The re-validation plan for what is left: its finalists in proportion to the budget
+        (:meth:`scaled`), without the ablation when it would not fit."""
+        plan = self.scaled(per_run)
+        if self.seconds is None or not plan.ablation or spent + self.full_runs(plan) * per_run <= self.seconds:
+            return plan
+        return replace(plan, ablation=False)

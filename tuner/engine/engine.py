@@ -79,14 +79,22 @@ class Engine:
         return spent + (self.remeasure.seconds() if self.revalidation is None else 0.0), per_run
 
     def _revalidation_plan(self) -> Plan:
-        """The re-validation's plan, without the ablation when what is left of the --budget is too little.
-        Decided once and saved, so that a resume goes on with the same configurations."""
-        decided = self.store.attr("revalidation:ablation")
-        if decided is not None:
-            return replace(self.parts.plan, ablation=self.parts.plan.ablation and decided)
-        plan = self.budget.fit(*self._spent())
+        """The re-validation's plan in proportion to the --budget: fewer finalists when choosing among
+        K would take more than half of it, no ablation when what is left is too little. Decided once
+        and saved, so that a resume goes on with the same configurations."""
+        base = self.parts.plan
+        ablation, k = self.store.attr("revalidation:ablation"), self.store.attr("revalidation:k")
+        if ablation is not None:
+            return replace(base, ablation=base.ablation and ablation, k=min(base.k, k if k is not None else base.k))
+        spent, per_run = self._spent()
+        plan = self.budget.fit(spent, per_run)
         self.store.set_attr("revalidation:ablation", plan.ablation)
-        if plan.ablation != self.parts.plan.ablation:
+        self.store.set_attr("revalidation:k", plan.k)
+        if plan.k != base.k:
+            self.bus.note(f"re-validation: chooses among {plan.k} finalist{'s' if plan.k > 1 else ''}, not "
+                          f"{base.k}: with runs of {per_run:.0f} s, choosing among {base.k} would take more than "
+                          f"half of the --budget")
+        if plan.ablation != base.ablation:
             self.bus.note("re-validation: the ablation (the measured why) does not fit the rest of the --budget; "
                           "skipped, the why is then the trials' correlations")
         return plan
