@@ -7,6 +7,7 @@ picks one by version."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -43,6 +44,7 @@ class DbBench:
     source: str = ""
     benchmarks: frozenset[str] = frozenset()  # those its --help lists (a few, e.g. mixgraph, it does not)
     defaults: tuple[tuple[str, str], ...] = ()  # (flag, its default as --help prints it)
+    patches: tuple[str, ...] = ()  # what scripts/build_db_bench.sh changed in its source (BUILD_INFO.json)
 
     def default(self, flag: str) -> str | None:
         """This build's default of ``flag`` (as --help prints it), or None when it does not say."""
@@ -76,7 +78,7 @@ class DbBench:
 
     def to_dict(self) -> dict[str, object]:
         return {"path": self.path, "version": self.version, "assertions": self.assertions, "build": self.build,
-                "source": self.source}
+                "source": self.source, **({"patches": list(self.patches)} if self.patches else {})}
 
 
 def _version_key(text: str) -> tuple[int, ...]:
@@ -162,7 +164,17 @@ def probe_path(path: str, source: str = "") -> DbBench:
         raise DbBenchError(f"{path} does not behave like db_bench (exit {run.returncode}): {first}")
     listed = help_text[help_text.find("-benchmarks ("):help_text.find(" type: string", help_text.find("-benchmarks ("))]
     return DbBench(path=path, version=version.group(1), assertions=ASSERTIONS_WARNING in output, flags=flags,
-                   source=source, benchmarks=frozenset(_BENCH_RE.findall(listed)), defaults=_defaults(help_text))
+                   source=source, benchmarks=frozenset(_BENCH_RE.findall(listed)), defaults=_defaults(help_text),
+                   patches=_patches(path))
+
+
+def _patches(path: str) -> tuple[str, ...]:
+    """The source patches of a build scripts/build_db_bench.sh made (its BUILD_INFO.json beside it)."""
+    try:
+        info = json.loads((Path(path).parent / "BUILD_INFO.json").read_text())
+    except (OSError, ValueError):
+        return ()
+    return tuple(str(p) for p in info.get("patches") or ()) if isinstance(info, dict) else ()
 
 
 def _defaults(help_text: str) -> tuple[tuple[str, str], ...]:
