@@ -57,7 +57,8 @@ def _outcome(tmp_path: Path, script: str, flags: dict | None = None, timeout: fl
              repeats: int = 1) -> Outcome:
     """What the local executor makes of ``python -c script {options} {db}`` run on ``flags``."""
     command = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} {{options}} {{db}}"
-    executor = LocalExecutor(CommandBackend(Setup(tmp_path, timeout, 1, KEYS, command=command)))
+    executor = LocalExecutor()
+    executor.bind("command", Setup(tmp_path, timeout, 1, KEYS, command=command))
     executor.submit(Job("trial 0", flags or {}, tmp_path / "logs", repeats))
     (outcome,) = executor.wait(1.0)
     return outcome

@@ -12,16 +12,13 @@ from typing import Any
 
 import optuna
 
-from objectives.dbbench import DbBench, probe
+from objectives.dbbench import probe
 from objectives.runner import Preloaded, Runner, remove_owned
 from objectives.workloads import Workload
-from search_spaces import host_cores, host_ram_bytes
-from tuner.backends import BACKENDS, Backend, Setup
-from tuner.engine import Engine, Prepared, Slot, check_values, prepare, pruner_of, score_of
+from tuner.backends import Setup
+from tuner.engine import Engine, Prepared, check_values, prepare, pruner_of, score_of
 from tuner.events import EventBus, Observer
-from tuner.executors import Executor
-from tuner.executors.local import LocalExecutor
-from tuner.executors.ray import ParallelError, RayExecutor
+from tuner.executors import ExecutorError, executor_class
 from tuner.model import StudySnapshot, TuneConfig, TuneResult, UsageError
 from tuner.observers.mlflow import TrackingError, make_tracker
 from tuner.observers.progress import ConsoleProgress, SilentProgress
@@ -48,33 +45,30 @@ class Study:
         if self.tracker is not None:
             observers.append(self.tracker)
         self.bus = EventBus(observers)
-        ray = self._ray(config, db_bench) if config.on_ray else None  # before anything is written: Ray may refuse
+        executor = executor_class(config)(config, db_bench, self.bus.note)
         try:
-            slot = Slot(*ray.slot(), pinned=True) if ray else Slot(host_cores(), host_ram_bytes())
+            try:
+                slot = executor.start()  # before anything is written: Ray or a node may refuse
+            except ExecutorError as exc:
+                raise UsageError(str(exc)) from None
             self.parts: Prepared = prepare(config, score, pruner, db_bench, slot)
             self.runner = Runner(db_bench, work_dir=self.parts.work_dir, timeout=config.trial_timeout,
                                  memory_limit=self.parts.memory_limit)
-            executor: Executor
-            if ray is not None:
-                ray.bind(self.parts.workload, self.parts.db_bench_seed, self.parts.memory_limit)
-                executor = ray
-            else:
-                executor = LocalExecutor(self._backend())
+            try:
+                executor.bind(config.backend, self._setup())
+            except ValueError as exc:  # the backend refuses its setup (e.g. a --command it cannot run)
+                raise UsageError(str(exc)) from None
         except BaseException:
-            if ray is not None:
-                ray.close()
+            executor.close()
             raise
+        self.remote = executor.remote
         self.engine = Engine(self.parts, self.bus, executor, self._memory(), self._build)
 
-    def _backend(self) -> Backend:
-        """The study's backend (--backend), set up with its runner, workload and searched options."""
+    def _setup(self) -> Setup:
+        """What the study's backend (--backend) measures with: its runner, workload and searched options."""
         p = self.parts
-        setup = Setup(p.work_dir, p.config.trial_timeout, p.db_bench_seed,
-                      {q.flag: q.options_key for q in p.space.parameters}, p.workload, self.runner, p.config.command)
-        try:
-            return BACKENDS[p.config.backend](setup)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+        return Setup(p.work_dir, p.config.trial_timeout, p.db_bench_seed,
+                     {q.flag: q.options_key for q in p.space.parameters}, p.workload, self.runner, p.config.command)
 
     def _memory(self) -> dict[str, Any] | None:
         limit = self.parts.memory_limit
@@ -83,21 +77,12 @@ class Study:
         cgroups = self.runner.cgroups
         how = (f"a memory cgroup per scored phase (cgroup v{cgroups.version}, under {cgroups.parent}), its DB's "
                "files dropped from the page cache first") if cgroups else self.runner.memory_fallback
-        if self.parts.config.on_ray:
+        if self.remote:
             how = "a memory cgroup per scored phase on each worker node (direct reads where a node has none)"
         config = self.parts.config
         source = "--memory-limit" if config.memory_limit else "--target-memory" if config.target_memory else \
             f"workload data / {self.parts.workload.data_to_memory:g} (data_to_memory)"
         return {"limit_bytes": limit, "how": how, "source": source}
-
-    def _ray(self, config: TuneConfig, db_bench: DbBench) -> RayExecutor:
-        executor = RayExecutor(config, db_bench, self.bus.note)
-        try:
-            executor.start()
-        except ParallelError as exc:
-            executor.close()
-            raise UsageError(str(exc)) from None
-        return executor
 
     @property
     def name(self) -> str:

@@ -23,6 +23,7 @@ from search_spaces import Context, GiB, SpaceError, load_space
 from search_spaces import preset_names as space_presets
 from tuner.api import Study
 from tuner.backends import BACKENDS
+from tuner.executors import EXECUTORS
 from tuner.experiment import ExperimentError
 from tuner.model import TuneConfig, UsageError
 from tuner.observers.mlflow import TrackingError
@@ -254,6 +255,9 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
     g.add_argument("--confirm-scale", type=_positive_float, metavar="F",
                    help="re-validate at --scale F (the size you run), and report how the finalists' order changed")
     g = t.add_argument_group('execution', 'where trials run')
+    g.add_argument("--executor", choices=sorted(EXECUTORS), metavar="NAME",
+                   help=f"where trials run: {', '.join(sorted(EXECUTORS))} (default ray with --parallel > 1 or "
+                        "--ray-address, else local: one at a time in this process)")
     g.add_argument("--parallel", type=_count(1), default=1, metavar="N",
                    help="run up to N trials at once on Ray (default 1: one at a time, in this process)")
     g.add_argument("--ray-address", metavar="ADDR",
@@ -347,7 +351,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         experiment=args.experiment, plots=not args.no_plots, repeats=args.repeats, pruner=args.pruner, pruner_warmup=args.pruner_warmup,
         warm_start=args.warm_start, library=args.library, starts=not args.no_starts, revalidate=args.revalidate, revalidate_rounds=args.revalidate_rounds,
         revalidate_max_rounds=args.revalidate_max_rounds, interval_target=args.interval_target,
-        ablation=not args.no_ablation, baseline=args.baseline, confirm_scale=args.confirm_scale, parallel=args.parallel, ray_address=args.ray_address,
+        ablation=not args.no_ablation, baseline=args.baseline, confirm_scale=args.confirm_scale, executor=args.executor, parallel=args.parallel, ray_address=args.ray_address,
         cpus_per_trial=args.cpus_per_trial, one_trial_per_node=args.one_trial_per_node,
         allow_mixed_db_bench=args.allow_mixed_db_bench,
     )

@@ -78,6 +78,7 @@ class TuneConfig:
     ablation: bool = True  # re-measure the best with each option put back to the reference's value
     baseline: Path | None = None  # the user's configuration (OPTIONS file or db_bench flags): the reference
     confirm_scale: float | None = None  # re-validate at this --scale instead of the search's
+    executor: str | None = None  # where trials run (tuner.executors.EXECUTORS); None: ray if on_ray, else local
     parallel: int = 1  # trials at once, on Ray workers when > 1 (tuner.executors.ray)
     ray_address: str | None = None  # an existing Ray cluster ("auto", "HOST:PORT", "ray://HOST:PORT")
     cpus_per_trial: int | None = None  # default: the cluster's CPUs / --parallel, at least 1

@@ -24,24 +24,12 @@ from tuner.backends import BACKENDS
 from tuner.engine.baseline_file import NAME as BASELINE_NAME
 from tuner.engine.baseline_file import load_baseline
 from tuner.engine.plan import Plan, Reference
+from tuner.executors import Slot, executor_class
 from tuner.fmt import fmt_bytes
 from tuner.model import DEFAULT_BASELINE, TuneConfig, UsageError
 from tuner.target import Target, make_target
 from tuner.pruners import PrunerError, make_pruner
 from tuner.samplers import choose, make_sampler, study_seed
-
-
-@dataclass(frozen=True)
-class Slot:
-    """What one trial may use: the cores it is pinned to and its share of memory. A serial study's
-    slot is the host; with --parallel, a worker's cores and its node's memory divided among trials."""
-
-    cores: int
-    ram: int
-    pinned: bool = False  # the trial's db_bench is pinned to ``cores`` distinct cores
-
-    def to_dict(self) -> dict[str, object]:
-        return {"cores": self.cores, "ram_bytes": self.ram, "pinned": self.pinned}
 
 
 @dataclass(frozen=True)
@@ -106,17 +94,13 @@ def check_values(config: TuneConfig) -> None:
         raise UsageError(f"--confirm-scale: must be > 0, got {config.confirm_scale}")
     if config.confirm_scale is not None and not config.revalidate:
         raise UsageError("--confirm-scale: re-validates at that scale; it needs --revalidate K >= 1")
-    if config.cpus_per_trial is not None and (not isinstance(config.cpus_per_trial, int) or config.cpus_per_trial < 1):
-        raise UsageError(f"--cpus-per-trial: must be a whole number >= 1, got {config.cpus_per_trial}")
     if config.prefer is not None:
         if config.objective != "multi":
             raise UsageError("--prefer: weighs the objectives of --objective multi; this study has one objective")
         unknown = sorted(set(config.prefer) - {"ops_per_sec", "p99_us", "write_amp"})
         if unknown or any(not w >= 0 for w in config.prefer.values()) or not any(config.prefer.values()):
             raise UsageError(f"--prefer: weights >= 0 (not all 0) of ops_per_sec, p99_us, write_amp, got {config.prefer}")
-    if config.pruner != "none" and config.on_ray:
-        raise UsageError("--pruner: needs --parallel 1 without --ray-address (a pruner watches each run "
-                         "second by second in this process)")
+    executor_class(config).check(config)
     check_backend(config)
 
 

@@ -2,19 +2,35 @@
 
 from __future__ import annotations
 
+from objectives.dbbench import DbBench
 from objectives.runner import EnvironmentFault, RunFailed, RunStopped
-from tuner.backends import Backend
-from tuner.executors import Job, Outcome
+from search_spaces import host_cores, host_ram_bytes
+from tuner.backends import BACKENDS, Backend, Setup
+from tuner.executors.base import Job, Note, Outcome, Slot, keep_options
+from tuner.model import TuneConfig, UsageError
 
 
 class LocalExecutor:
-    """One slot; :meth:`wait` runs the submitted job to its end (Ctrl-C interrupts it)."""
+    """One slot, the whole host; :meth:`wait` runs the submitted job to its end (Ctrl-C interrupts it)."""
 
     slots = 1
+    remote = False
 
-    def __init__(self, backend: Backend):
-        self.backend = backend
+    def __init__(self, config: TuneConfig | None = None, db_bench: DbBench | None = None, note: Note | None = None):
+        self.backend: Backend | None = None  # set by bind()
         self.pending: list[Job] = []
+
+    @classmethod
+    def check(cls, config: TuneConfig) -> None:
+        for flag, given in (("--parallel", config.parallel > 1), ("--ray-address", config.ray_address)):
+            if given:
+                raise UsageError(f"{flag}: runs trials on Ray; --executor local runs one at a time in this process")
+
+    def start(self) -> Slot:
+        return Slot(host_cores(), host_ram_bytes())
+
+    def bind(self, backend: str, setup: Setup) -> None:
+        self.backend = BACKENDS[backend](setup)
 
     def submit(self, job: Job) -> None:
         self.pending.append(job)
@@ -22,11 +38,11 @@ class LocalExecutor:
     def wait(self, timeout: float) -> list[Outcome]:
         if not self.pending:
             return []
+        assert self.backend is not None, "bind() first"
         job = self.pending[0]
         try:
             m = self.backend.measure(job.flags, job.log_dir, job.repeats, job.observer, job.workload)
-            job.log_dir.mkdir(parents=True, exist_ok=True)
-            (job.log_dir / "OPTIONS").write_text(m.options_text)  # what OPTIONS.ini is made from
+            keep_options(job, m)
             outcome = Outcome(job, measurement=m)
         except RunStopped as exc:
             outcome = Outcome(job, reason=str(exc), stopped=(exc.phase, exc.second))

@@ -1,0 +1,133 @@
+"""What every executor is (:class:`Executor`), the jobs it runs and the outcomes it returns, and the
+one retry policy: a job whose worker was lost (its process or node died) is run once more; any
+other failure is final. A failure of the environment rather than of the configuration
+(``Outcome.fault``: a full disk, a vanished work directory, db_bench killed from outside) is
+neither: the engine stops the study (:func:`raise_fault`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from objectives.measurement import Measurement
+from objectives.runner import EnvironmentFault, IntervalObserver
+from objectives.workloads import Flag, Workload
+from tuner.backends import Setup
+from tuner.model import TuneConfig
+
+RETRIES = 1
+
+
+@dataclass(frozen=True)
+class Job:
+    """One configuration to measure: its flags, where its logs go, how many repeats."""
+
+    key: str  # unique among the jobs in flight, e.g. "trial 12"
+    flags: dict[str, Flag]
+    log_dir: Path
+    repeats: int
+    observer: IntervalObserver | None = None  # per-second throughput watcher (a pruner); local only
+    attempt: int = 0
+    workload: Workload | None = None  # another than the study's (--confirm-scale's scale)
+
+
+@dataclass
+class Outcome:
+    """What became of a job: a measurement, or a failure reason (``lost`` when its worker died,
+    ``stopped`` at (phase, second) when its observer stopped it, ``fault`` when the environment
+    failed it, see objectives.runner.EnvironmentFault)."""
+
+    job: Job
+    measurement: Measurement | None = None
+    reason: str = ""
+    lost: bool = False
+    stopped: tuple[str, int] | None = None
+    node: dict[str, Any] | None = None  # where it ran, when that is not this process
+    db_bench: dict[str, Any] | None = None  # the node's db_bench, when it is not the driver's
+    fault: str | None = None
+
+
+def keep_options(job: Job, measurement: Measurement) -> None:
+    """The OPTIONS a measured job ran with, as ``log_dir/OPTIONS`` (what OPTIONS.ini is made from)."""
+    job.log_dir.mkdir(parents=True, exist_ok=True)
+    (job.log_dir / "OPTIONS").write_text(measurement.options_text)
+
+
+def should_retry(outcome: Outcome) -> bool:
+    """The retry policy: a lost worker's job runs once more."""
+    return outcome.lost and outcome.job.attempt < RETRIES
+
+
+def retried(job: Job) -> Job:
+    return replace(job, attempt=job.attempt + 1)
+
+
+def raise_fault(outcome: Outcome) -> None:
+    """Raise the EnvironmentFault an outcome reports, its reason naming the job; nothing otherwise."""
+    if outcome.fault is not None:
+        raise EnvironmentFault(outcome.fault, f"{outcome.job.key}: {outcome.reason}")
+
+
+def failure_reason(outcome: Outcome) -> str:
+    """The reason a failed job gives, counting the attempts of a lost one."""
+    if outcome.lost:
+        return f"worker lost {outcome.job.attempt + 1} times, last: {outcome.reason}"
+    return outcome.reason
+
+
+class ExecutorError(ValueError):
+    """An executor cannot run this study (e.g. Ray is missing, a node lacks db_bench); the message
+    names the flag."""
+
+
+@dataclass(frozen=True)
+class Slot:
+    """What one trial may use: the cores it is pinned to and its share of memory. A serial study's
+    slot is the host; with --parallel, a worker's cores and its node's memory divided among trials."""
+
+    cores: int
+    ram: int
+    pinned: bool = False  # the trial's db_bench is pinned to ``cores`` distinct cores
+
+    def to_dict(self) -> dict[str, object]:
+        return {"cores": self.cores, "ram_bytes": self.ram, "pinned": self.pinned}
+
+
+class Executor(Protocol):
+    """Runs up to ``slots`` jobs at once. Built as ``Executor(config, db_bench, note)`` (a
+    :data:`Note` prints one line to the user); tuner.api calls :meth:`start`, prepares the study for the slot it
+    returns, then calls :meth:`bind`; the engine submits jobs and waits for their outcomes."""
+
+    slots: int
+    remote: bool  # jobs run in other processes or on other hosts (memory limits are then the nodes')
+
+    @classmethod
+    def check(cls, config: TuneConfig) -> None:
+        """Refuse settings this executor cannot honour (UsageError naming the flag), before any work."""
+
+    def start(self) -> Slot:
+        """Reach and check the workers (ExecutorError naming the flag); what one trial may use there."""
+
+    def bind(self, backend: str, setup: Setup) -> None:
+        """What every job measures with: the backend of that name (tuner.backends.BACKENDS) set up
+        with ``setup`` (a remote executor builds its own on each worker, with its own runner)."""
+
+    def submit(self, job: Job) -> None:
+        """Start a job (a local executor runs it in :meth:`wait`)."""
+
+    def wait(self, timeout: float) -> list[Outcome]:
+        """Outcomes of jobs that finished, waiting up to ``timeout`` seconds for one."""
+
+    def cancel(self) -> None:
+        """Stop every job in flight (Ctrl-C); their DB directories are removed."""
+
+    def describe(self) -> str | None:
+        """One line on where jobs run, or None for this process."""
+
+    def close(self) -> None:
+        """Let go of workers and connections."""
+
+
+Note = Callable[[str], None]  # an executor's way to print one line to the user

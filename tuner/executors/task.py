@@ -1,0 +1,174 @@
+"""What runs on a worker, for any executor whose jobs run away from the driver (Ray's today; a Slurm
+or Kubernetes one would reuse it): a :class:`TaskSpec` pickled to the node, :func:`measure_task`
+running it there (cores leased and pinned, the node's own db_bench, a fresh DB in the node's work
+dir, the study's backend), and :func:`outcome_of` turning what it returns into the engine's Outcome
+on the driver. Workers never touch the study storage or MLflow, so a cluster needs no shared
+filesystem.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from objectives import workdir
+from objectives.dbbench import DbBench, DbBenchError, probe
+from objectives.runner import EnvironmentFault, Runner, RunFailed
+from objectives.workloads import Flag, Workload
+from search_spaces import host_ram_bytes
+from tuner.backends import BACKENDS, Setup
+from tuner.executors.base import Job, Outcome, keep_options
+from tuner.model import TuneConfig
+
+LEASE_WAIT = 600.0  # seconds a task waits for free cores (the scheduler's CPU accounting should make it instant)
+
+
+class CoreLease:
+    """``count`` distinct cores of this machine, held through lock files until released."""
+
+    def __init__(self, count: int, lock_dir: Path | None = None):
+        self.count = count
+        self.lock_dir = lock_dir or Path(tempfile.gettempdir()) / f".rocksdb-tuner-cores-{os.getuid()}"
+        self.held: list[tuple[int, int]] = []  # (core, fd)
+
+    def acquire(self, deadline: float) -> list[int]:
+        self.lock_dir.mkdir(mode=0o700, exist_ok=True)
+        allowed = sorted(os.sched_getaffinity(0))
+        if self.count > len(allowed):
+            raise RunFailed(f"--cpus-per-trial {self.count}: node {socket.gethostname()} has {len(allowed)} cores")
+        while True:
+            for core in allowed:
+                if len(self.held) == self.count:
+                    break
+                fd = os.open(self.lock_dir / f"core-{core}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    self.held.append((core, fd))
+                except BlockingIOError:
+                    os.close(fd)
+            if len(self.held) == self.count:
+                return [c for c, _ in self.held]
+            self.release()
+            if time.monotonic() > deadline:
+                raise RunFailed(f"no {self.count} free cores on {socket.gethostname()}: other trials hold them "
+                                f"(lock files in {self.lock_dir})")
+            time.sleep(0.2)
+
+    def release(self) -> None:
+        for _, fd in self.held:
+            os.close(fd)  # closing drops the flock
+        self.held = []
+
+
+@dataclass
+class TaskSpec:
+    """Everything a worker needs to measure one configuration (pickled to the node): the job, and
+    the study's backend with its setup less the runner (the worker builds its own)."""
+
+    backend: str  # a name of tuner.backends.BACKENDS
+    flags: dict[str, Flag]
+    repeats: int
+    workload: Workload | None  # the job's, else the study's
+    seed: int
+    timeout: float
+    options_keys: dict[str, str]
+    command: str | None
+    cpus: int
+    db_bench: str | None  # an explicit --db-bench path, else the node's own discovery
+    work_dir: str | None
+    rocksdb_version: str | None = None  # the node's build of this version (--rocksdb-version)
+    memory_limit: int | None = None  # scored phases in a memory cgroup of this size
+
+    @classmethod
+    def of(cls, job: Job, backend: str, setup: Setup, cpus: int, config: TuneConfig) -> TaskSpec:
+        """A job as a task: ``config`` gives --db-bench, --work-dir and --rocksdb-version, which a
+        node resolves on its own."""
+        return cls(backend, job.flags, job.repeats, job.workload or setup.workload, setup.seed, setup.timeout,
+                   setup.options_keys, setup.command, cpus, config.db_bench,
+                   str(config.work_dir) if config.work_dir else None, config.rocksdb_version,
+                   setup.runner.memory_limit if setup.runner else None)
+
+
+def node_facts(db_bench: str | None, version: str | None = None, where: dict[str, Any] | None = None) -> dict[str, Any]:
+    """This node: ``where`` (the executor's name for it, e.g. Ray's node id and IP), host name,
+    cores, memory and its db_bench (or why there is none)."""
+    return _node(db_bench, version, where)[0]
+
+
+def _node(explicit: str | None, version: str | None, where: dict[str, Any] | None) -> tuple[dict[str, Any], DbBench | None]:
+    facts: dict[str, Any] = {"host": socket.gethostname(), **(where or {}), "cores": len(os.sched_getaffinity(0)),
+                             "ram": host_ram_bytes()}
+    try:
+        db = probe(explicit, version)
+    except DbBenchError as exc:
+        facts["db_bench_error"] = str(exc)
+        return facts, None
+    facts["db_bench"] = db.to_dict()
+    return facts, db
+
+
+def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Runs on the worker: lease cores, pin, measure with the study's backend, return the
+    measurement (or the reason it failed), the logs' bytes and the node's facts."""
+    started = time.monotonic()
+    backend = BACKENDS[spec.backend]
+    node, db = _node(spec.db_bench, spec.rocksdb_version, where)
+    if db is None and backend.runs_workloads:
+        return {"ok": False, "reason": f"node {node['host']}: {node['db_bench_error']}", "node": node, "logs": {}}
+    lease = CoreLease(spec.cpus)
+    before = os.sched_getaffinity(0)
+    with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-logs-") as tmp:
+        logs = Path(tmp)
+        try:
+            node["cores_used"] = lease.acquire(time.monotonic() + LEASE_WAIT)
+            os.sched_setaffinity(0, node["cores_used"])  # db_bench (or the command) inherits it
+            node["measured_from"] = time.time()
+            work_dir = workdir.prepare(Path(spec.work_dir) if spec.work_dir else None)
+            runner = None
+            if db is not None and backend.runs_workloads:
+                runner = Runner(db, work_dir=work_dir, timeout=spec.timeout, memory_limit=spec.memory_limit)
+                runner.sweep_stale()
+            setup = Setup(work_dir, spec.timeout, spec.seed, spec.options_keys, spec.workload, runner, spec.command)
+            result: dict[str, Any] = {"ok": True, "measurement": backend(setup).measure(
+                spec.flags, logs, spec.repeats, None, spec.workload)}
+        except RunFailed as exc:
+            result = {"ok": False, "reason": exc.reason}
+        except EnvironmentFault as exc:
+            result = {"ok": False, "reason": f"node {node['host']}: {exc.reason}", "fault": exc.fault}
+        except workdir.WorkDirError as exc:  # e.g. the node's --work-dir vanished
+            result = {"ok": False, "reason": f"node {node['host']}: {exc}", "fault": "the work directory is unusable"}
+        finally:
+            node["measured_to"] = time.time()
+            os.sched_setaffinity(0, before)
+            lease.release()
+        result["logs"] = {str(p.relative_to(logs)): p.read_bytes() for p in sorted(logs.rglob("*")) if p.is_file()}
+    result["node"] = node
+    result["seconds"] = time.monotonic() - started
+    return result
+
+
+def outcome_of(job: Job, result: dict[str, Any], driver_db_bench: str) -> Outcome:
+    """On the driver: what a task returned as the job's Outcome, its logs (and OPTIONS) written under
+    the job's log directory."""
+    for name, data in result.get("logs", {}).items():
+        path = job.log_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    node = result["node"]
+    theirs = node.get("db_bench") or {}
+    outcome = Outcome(job, node={k: node.get(k) for k in ("node_id", "host", "ip", "cores_used", "measured_from",
+                                                           "measured_to")},
+                      db_bench={k: theirs.get(k) for k in ("path", "version", "assertions")}
+                      if theirs and theirs.get("path") != driver_db_bench else None)
+    if result["ok"]:
+        outcome.measurement = result["measurement"]
+        keep_options(job, outcome.measurement)
+    else:
+        outcome.reason, outcome.fault = result["reason"], result.get("fault")
+    return outcome
