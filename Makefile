@@ -10,10 +10,9 @@ EXTRAS   ?= test
 # The default study: steady-state overwrites on a preloaded 2 GiB DB within 1 GiB of memory, in
 # RocksDB's own file and level sizes; 40 minutes of db_bench time, search and re-validation included;
 # the sampler is the CLI's default (auto). Resumable by name: re-running `make tune` continues or
-# re-reports it. Its 20 s phases are those of the results in benchmarks/results/default-job/; from
-# 30 s on the gain between configurations stops moving (docs/scale.md, "How long a phase"), and the
-# next re-run of this job uses 30 s phases (a study keeps its --duration: a new --study name then).
-TUNE_ARGS ?= --workload steady-overwrite --target-data 2GiB --target-memory 1GiB --duration 20s \
+# re-reports it. Phases run the preset's 30 s: from 30 s on the gain between configurations stops
+# moving (docs/scale.md, "How long a phase"); benchmarks/results/default-job/ holds this job's result.
+TUNE_ARGS ?= --workload steady-overwrite --target-data 2GiB --target-memory 1GiB \
              --space default --budget 40m --seed 1 --study default-steady-overwrite --out runs/default-steady-overwrite
 PYTEST_ARGS ?=
 # 1: `make tune` and `make test` build a release db_bench once (~14 min on 2 cores, cached in

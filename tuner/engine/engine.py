@@ -82,10 +82,9 @@ class Engine:
         """The re-validation's plan in proportion to the --budget: fewer finalists when choosing among
         K would take more than half of it, no ablation when what is left is too little. Decided once
         and saved, so that a resume goes on with the same configurations."""
-        base = self.parts.plan
-        ablation, k = self.store.attr("revalidation:ablation"), self.store.attr("revalidation:k")
-        if ablation is not None:
-            return replace(base, ablation=base.ablation and ablation, k=min(base.k, k if k is not None else base.k))
+        base, ablation = self.parts.plan, self.store.attr("revalidation:ablation")
+        if ablation is not None:  # a study from before "revalidation:k" kept its K
+            return replace(base, ablation=base.ablation and ablation, k=min(base.k, self.store.attr("revalidation:k", base.k)))
         spent, per_run = self._spent()
         plan = self.budget.fit(spent, per_run)
         self.store.set_attr("revalidation:ablation", plan.ablation)
