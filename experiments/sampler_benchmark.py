@@ -6,20 +6,26 @@ the conditional zstd level, a write-heavy and a read-heavy one within a memory c
 proposals. Every sampler searches the same way the tuner does: it first measures the study's starts
 (db_bench's defaults and the benchmark.sh-style configuration, as recorded), and a proposal that
 breaks a constraint is told as rejected and its nearest feasible neighbour runs next (rejected ones
-cost no budget). The
-configuration a search would report is its best *observed* run (noise included); its regret is how
-far that configuration's true (noise-free) value falls below the surrogate's optimum.
+cost no budget). The configuration a search would report is its best *observed* run (noise
+included); its regret is how far that configuration's true (noise-free) value falls below the
+surrogate's optimum.
 
-Samplers: the tuner's TPE (multivariate, grouped, constant liar), Optuna's default univariate TPE,
-Optuna's GP (needs PyTorch), the tuner's scikit-optimize adapter, CMA-ES, random search, and two peer
-optimizers from PyPI: FLAML's CFO and Nevergrad's NGOpt (peers get a repaired proposal's value).
+Each budget (10, 20, 40, 80 trials) is its own search, as a study with that budget runs it: the
+tuner's samplers take random initial points sized to it (tuner.samplers.startup_size), so a 10-trial
+search is not the first 10 trials of an 80-trial one.
 
-Prints a table (median regret after 10/20/40/80 trials, and how often a sampler's configuration is
-better than random search's with the same seed), writes experiments/results/sampler-benchmark.json
-and sampler-regret.png (a workload not re-run, e.g. with --workloads space-read, keeps its results
-from the existing file when that has the same seeds and trials).
+Samplers: the tuner's TPE (multivariate, grouped, constant liar) and Optuna 5's default TPE (its own
+10 random start-up trials), Optuna's GP (needs PyTorch), the tuner's scikit-optimize adapter, CMA-ES,
+random search, and two peer optimizers from PyPI: FLAML's CFO and Nevergrad's NGOpt (peers get a
+repaired proposal's value).
 
-    .venv/bin/python experiments/sampler_benchmark.py [--seeds 20] [--trials 80] [--samplers tpe,gp,...] [--jobs N]
+Prints, per budget, the median regret and the CPU per trial, and the chance that one sampler's
+search ends better than another's with the same seed (ties left out) with its exact 95 % interval;
+writes experiments/results/sampler-benchmark.json and sampler-regret.png (a workload not re-run, e.g.
+with --workloads space-read, keeps its results from the existing file when that has the same seeds
+and budgets).
+
+    .venv/bin/python experiments/sampler_benchmark.py [--seeds 20] [--budgets 10,20,40,80] [--samplers tpe,gp,...] [--jobs N]
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import optuna
+from scipy.stats import binomtest
 
 from search_spaces import SearchSpace
 from search_spaces.parameters import CategoricalParam
@@ -45,8 +52,8 @@ from tuner.samplers import make_sampler
 
 RESULTS = Path(__file__).with_name("results")
 WORKLOADS = ("space-write", "space-read")
-SAMPLERS = ("tpe", "tpe-univariate", "gp", "skopt", "cmaes", "random", "flaml-cfo", "nevergrad")
-CHECKPOINTS = (10, 20, 40, 80)
+SAMPLERS = ("tpe", "tpe-default", "gp", "skopt", "cmaes", "random", "flaml-cfo", "nevergrad")
+BUDGETS = (10, 20, 40, 80)
 
 # (space, surrogate, seed, trials, starts) -> the true value of the configuration the search reports
 # after each measured trial (its best observed run so far); the starts are measured first
@@ -69,7 +76,7 @@ def optuna_search(name: str) -> Search:
     def run(space: SearchSpace, surrogate: Surrogate, seed: int, trials: int,
             starts: Sequence[dict[str, Any]]) -> list[float]:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        if name == "tpe-univariate":
+        if name == "tpe-default":  # Optuna 5's defaults: multivariate, constant liar, 10 start-up trials
             sampler: optuna.samplers.BaseSampler = optuna.samplers.TPESampler(seed=seed)
         else:
             sampler = make_sampler(name, seed=seed, directions=["maximize"], trials=trials)
@@ -186,30 +193,41 @@ def regret_curve(name: str, space: SearchSpace, surrogate: Surrogate, best: floa
     return [1 - v / best for v in curve], time.process_time() - started
 
 
-def summarise(searches_run: Sequence[tuple[list[float], float]]) -> dict[str, Any]:
-    regrets = [r for r, _ in searches_run]
-    return {"regret": regrets,
-            "median_regret": [statistics.median(r[i] for r in regrets) for i in range(len(regrets[0]))],
-            "seconds": round(sum(s for _, s in searches_run), 1)}
+def versus(mine: Sequence[float], theirs: Sequence[float]) -> dict[str, Any]:
+    """How often a search ends with a smaller regret than another's with the same seed: wins, losses,
+    ties (both reported the same configuration, e.g. a start), and the chance of a win among the
+    seeds that differ with its exact (Clopper-Pearson) 95 % interval."""
+    wins = sum(a < b for a, b in zip(mine, theirs))
+    losses = sum(a > b for a, b in zip(mine, theirs))
+    out: dict[str, Any] = {"wins": wins, "losses": losses, "ties": len(mine) - wins - losses}
+    if wins + losses:
+        ci = binomtest(wins, wins + losses).proportion_ci(0.95)
+        out.update(p=wins / (wins + losses), ci95=[ci.low, ci.high])
+    return out
 
 
-def bench(name: str, space: SearchSpace, surrogate: Surrogate, best: float, seeds: int,
-          trials: int, starts: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
-    return summarise([regret_curve(name, space, surrogate, best, seed, trials, starts) for seed in range(seeds)])
+def summarise(name: str, budgets: Sequence[int], searches_run: dict[int, list[tuple[list[float], float]]]) -> dict[str, Any]:
+    """A sampler's searches: per budget, each seed's final regret, their median and the CPU per trial;
+    the largest budget's regret curves (for the plot)."""
+    top = max(budgets)
+    out: dict[str, Any] = {"budgets": {}}
+    for budget in budgets:
+        runs = searches_run[budget]
+        final = [curve[-1] for curve, _ in runs]
+        out["budgets"][str(budget)] = {"regret": final, "median_regret": statistics.median(final),
+                                       "cpu_ms_per_trial": 1000 * statistics.median(cpu / budget for _, cpu in runs)}
+    curves = [curve for curve, _ in searches_run[top]]
+    out["median_regret_curve"] = [statistics.median(c[i] for c in curves) for i in range(top)]
+    return out
 
 
-def beats_random(results: dict[str, Any], name: str, step: int) -> float | None:
-    """How often (over seeds) a sampler's reported configuration is better than random search's with
-    the same seed, after ``step`` trials (a tie counts half)."""
-    if "random" not in results or name == "random":
-        return None
-    mine, theirs = results[name]["regret"], results["random"]["regret"]
-    wins = [1.0 if a[step - 1] < b[step - 1] else 0.5 if a[step - 1] == b[step - 1] else 0.0
-            for a, b in zip(mine, theirs)]
-    return sum(wins) / len(wins)
+def compare(results: dict[str, Any], budgets: Sequence[int]) -> dict[str, Any]:
+    """Every ordered pair of samplers at every budget (:func:`versus`)."""
+    return {str(b): {a: {o: versus(results[a]["budgets"][str(b)]["regret"], results[o]["budgets"][str(b)]["regret"])
+                         for o in results if o != a} for a in results} for b in budgets}
 
 
-def run_workload(name: str, samplers: list[str], seeds: int, trials: int, jobs: int = 1) -> dict[str, Any]:
+def run_workload(name: str, samplers: list[str], seeds: int, budgets: Sequence[int], jobs: int = 1) -> dict[str, Any]:
     header, runs = load_recording(name)
     space = space_of(header)
     params = {c["name"]: c["params"] for c in header["configurations"]}
@@ -220,27 +238,27 @@ def run_workload(name: str, samplers: list[str], seeds: int, trials: int, jobs: 
     print(f"{name}: {len(runs)} real runs of {check['configurations']} configurations; noise (sd of log ops/s "
           f"between repeats) {surrogate.noise:.3f}; held-out rank agreement Spearman {check['spearman']:.2f}, "
           f"Kendall {check['kendall']:.2f}; surrogate optimum {best:,.0f} ops/s", flush=True)
-    with ProcessPoolExecutor(jobs) as pool:  # one search (sampler, seed) per task
-        futures = {s: [pool.submit(regret_curve, s, space, surrogate, best, seed, trials, starts)
-                       for seed in range(seeds)] for s in samplers}
-        results: dict[str, Any] = {s: summarise([f.result() for f in fs]) for s, fs in futures.items()}
+    with ProcessPoolExecutor(jobs) as pool:  # one search (sampler, budget, seed) per task, the longest first
+        futures = {(s, b): [pool.submit(regret_curve, s, space, surrogate, best, seed, b, starts) for seed in range(seeds)]
+                   for b in sorted(budgets, reverse=True) for s in samplers}
+        results = {s: summarise(s, budgets, {b: [f.result() for f in futures[s, b]] for b in budgets}) for s in samplers}
+    pairs = compare(results, budgets)
     for sampler in samplers:
-        results[sampler]["beats_random"] = {n: beats_random(results, sampler, n) for n in CHECKPOINTS if n <= trials}
-        r = results[sampler]
-        at = ", ".join(f"{100 * r['median_regret'][n - 1]:5.1f} %" for n in CHECKPOINTS if n <= trials)
-        vs = ", ".join("  -  " if v is None else f"{v:4.2f}" for v in r["beats_random"].values())
-        print(f"  {sampler:<15} median regret {at} | beats random {vs} ({r['seconds']:.0f} s)", flush=True)
+        r = results[sampler]["budgets"]
+        at = ", ".join(f"{100 * r[str(b)]['median_regret']:5.1f} %" for b in budgets)
+        cpu = ", ".join(f"{r[str(b)]['cpu_ms_per_trial']:6.1f}" for b in budgets)
+        print(f"  {sampler:<12} median regret {at} | CPU ms per trial {cpu}", flush=True)
     return {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "recording": {k: header[k] for k in ("workload", "description", "memory_limit_bytes", "db_bench",
                                                   "machine", "started")},
             "runs": len(runs), "noise_sd_log": surrogate.noise, "validation": check, "optimum_ops_per_sec": best,
-            "optimum": where, "samplers": results}
+            "optimum": where, "samplers": results, "versus": pairs}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--trials", type=int, default=80)
+    parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)), help="trials of each search")
     parser.add_argument("--samplers", default=",".join(SAMPLERS))
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--out", type=Path, default=RESULTS)
@@ -253,16 +271,21 @@ def main() -> None:
     wanted = args.workloads.split(",")
     if set(wanted) - set(WORKLOADS):
         raise SystemExit(f"--workloads: unknown {sorted(set(wanted) - set(WORKLOADS))} (choose from {', '.join(WORKLOADS)})")
+    try:
+        budgets = sorted({int(b) for b in args.budgets.split(",")})
+    except ValueError:
+        raise SystemExit(f"--budgets: whole numbers of trials, e.g. 10,20,40,80; got {args.budgets!r}") from None
     if "gp" in names and importlib.util.find_spec("torch") is None:
         raise SystemExit("--samplers gp needs PyTorch (pip install 'rocksdb-tuner[gp]')")
-    report = {"seeds": args.seeds, "trials": args.trials, "checkpoints": [n for n in CHECKPOINTS if n <= args.trials],
-              "workloads": {w: run_workload(w, names, args.seeds, args.trials, args.jobs) for w in wanted}}
+    started = time.monotonic()
+    report = {"seeds": args.seeds, "budgets": budgets, "optuna": optuna.__version__,
+              "workloads": {w: run_workload(w, names, args.seeds, budgets, args.jobs) for w in wanted}}
     path = args.out / "sampler-benchmark.json"
     previous = json.loads(path.read_text()) if path.exists() else {}
-    if (previous.get("seeds"), previous.get("trials")) == (args.seeds, args.trials):
-        kept = {w: {"when": previous.get("when"), **r}  # not re-run: kept as measured, with when
-                for w, r in previous["workloads"].items() if w not in wanted}
+    if (previous.get("seeds"), previous.get("budgets")) == (args.seeds, budgets):
+        kept = {w: r for w, r in previous["workloads"].items() if w not in wanted}  # not re-run: kept as measured
         report["workloads"] = {**kept, **report["workloads"]}
+    report["wall_seconds"] = round(time.monotonic() - started)
     args.out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=1) + "\n")
     plot(report, args.out / "sampler-regret.png")
@@ -281,9 +304,11 @@ def plot(report: dict[str, Any], path: Path) -> None:
     fig, axes = plt.subplots(1, len(workloads), figsize=(6.5 * len(workloads), 4.2), squeeze=False)
     for ax, (name, w) in zip(axes[0], workloads.items()):
         for sampler, r in w["samplers"].items():
-            steps = range(1, len(r["median_regret"]) + 1)
-            ax.plot(steps, [100 * x for x in r["median_regret"]], label=sampler, color=color[sampler])
-        ax.set_xlabel("measured trials")
+            steps = range(1, len(r["median_regret_curve"]) + 1)
+            ax.plot(steps, [100 * x for x in r["median_regret_curve"]], label=sampler, color=color[sampler])
+            budgets = [int(b) for b in r["budgets"]]
+            ax.scatter(budgets, [100 * r["budgets"][str(b)]["median_regret"] for b in budgets], color=color[sampler], s=14)
+        ax.set_xlabel(f"measured trials (line: the {max(report['budgets'])}-trial searches; dots: a search of that budget)")
         ax.set_ylabel("regret, % below the optimum (median of seeds)")
         ax.set_title(f"{name} ({report['seeds']} seeds)")
         ax.set_ylim(bottom=0)

@@ -117,7 +117,7 @@ def test_the_4_gib_target_is_quoted_as_its_summary_gives_it():
 def test_the_sampler_benchmarks_write_recording_gap_is_quoted_as_its_json_gives_it():
     """The write-heavy recording's TPE and skopt regrets, averaged over 20, 40 and 80 trials as
     tests/test_efficiency.py ranks the samplers."""
-    samplers = _json("experiments/results/sampler-benchmark.json")["workloads"]["space-write"]["samplers"]
+    samplers = _json("experiments/results/sampler-benchmark-2026-11-25.json")["workloads"]["space-write"]["samplers"]
     mean = {name: 100 * sum(samplers[name]["median_regret"][n - 1] for n in (20, 40, 80)) / 3 for name in ("tpe", "skopt")}
     assert mean["tpe"] < mean["skopt"]
     _quoted(f"by {mean['skopt'] - mean['tpe']:.1f} points ({mean['tpe']:.1f} % against skopt's {mean['skopt']:.1f} %)",
@@ -430,7 +430,7 @@ SAMPLERS = {"skopt": "skopt (GP)", "tpe": "tpe (the tuner's: multivariate, group
 
 @pytest.mark.parametrize("sampler", SAMPLERS)
 def test_readmes_sampler_table_is_quoted_as_the_sampler_benchmark_gives_it(sampler):
-    report = _json("experiments/results/sampler-benchmark.json")
+    report = _json("experiments/results/sampler-benchmark-2026-11-25.json")
     recorded = [report["workloads"][w]["samplers"][sampler] for w in ("space-write", "space-read")]
     regrets = [f"{100 * r['median_regret'][n - 1]:.1f} %" for r in recorded for n in report["checkpoints"]]
     beats = "" if sampler == "random" else " / ".join(f"{r['beats_random']['80']:.2f}" for r in recorded)
@@ -440,7 +440,7 @@ def test_readmes_sampler_table_is_quoted_as_the_sampler_benchmark_gives_it(sampl
 
 
 def test_the_sampler_rule_and_the_recordings_are_quoted_as_their_json_gives_them():
-    report = _json("experiments/results/sampler-benchmark.json")
+    report = _json("experiments/results/sampler-benchmark-2026-11-25.json")
     workloads = report["workloads"]
 
     def mean(name: str) -> float:
@@ -481,7 +481,7 @@ def test_the_sampler_benchmarks_recordings_are_quoted_as_their_runs_give_them(na
     second = [r["when"] for r in runs if r["repeat"] == 1]
     redone = [r for r in runs if r["repeat"] == 0 and r["when"] > min(second)]  # first-pass runs measured again
     drift = statistics.mean(math.log(p[1]["metrics"]["ops_per_sec"] / p[0]["metrics"]["ops_per_sec"]) for p in by.values())
-    report = _json("experiments/results/sampler-benchmark.json")["workloads"][name]
+    report = _json("experiments/results/sampler-benchmark-2026-11-25.json")["workloads"][name]
     regret = report["samplers"]["random"]["regret"]
     readme = ("README.md",)
     _quoted(f"recorded 2026-11-23 {_utc(min(r['when'] for r in runs))}–{_utc(max(r['when'] for r in runs))} UTC", readme)
@@ -527,7 +527,7 @@ def test_readmes_pruning_table_is_quoted_as_its_json_gives_it(path, rows):
 
 def test_the_sampler_benchmarks_quartiles_are_quoted_as_its_json_gives_them():
     """Quartiles over the 20 seeds of the true regret after N trials (statistics.quantiles, inclusive)."""
-    workloads = _json("experiments/results/sampler-benchmark.json")["workloads"]
+    workloads = _json("experiments/results/sampler-benchmark-2026-11-25.json")["workloads"]
 
     def quartiles(workload: str, sampler: str, trials: int) -> str:
         regrets = [100 * seed[trials - 1] for seed in workloads[workload]["samplers"][sampler]["regret"]]

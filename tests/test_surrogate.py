@@ -87,16 +87,30 @@ def test_the_surrogate_sees_no_pattern_in_noise(scripts, space):
     assert abs(surrogate.validate(space, runs, configs)["spearman"]) < 0.35
 
 
-@pytest.mark.parametrize("sampler", ["tpe", "tpe-univariate", "skopt", "cmaes", "random", "flaml-cfo", "nevergrad"])
+@pytest.mark.parametrize("sampler", ["tpe", "tpe-default", "skopt", "cmaes", "random", "flaml-cfo", "nevergrad"])
 def test_every_sampler_searches_the_surrogate(scripts, space, sampler):
     surrogate = scripts("surrogate")
     bench = scripts("sampler_benchmark")
     configs, runs, _ = _landscape(space, 80, 0.05, 3)
     model = surrogate.Surrogate.fit(space, runs, configs)
     best, _ = surrogate.optimum(model, samples=2000)
-    result = bench.bench(sampler, space, model, best, seeds=2, trials=8)
-    assert [len(r) for r in result["regret"]] == [8, 8]
-    assert all(-0.2 < r < 1 for curve in result["regret"] for r in curve)
+    result = bench.summarise(sampler, [4, 8], {b: [bench.regret_curve(sampler, space, model, best, seed, b)
+                                                   for seed in range(2)] for b in (4, 8)})
+    assert len(result["median_regret_curve"]) == 8 and set(result["budgets"]) == {"4", "8"}
+    assert all(-0.2 < r < 1 for b in result["budgets"].values() for r in b["regret"])
+    assert all(b["cpu_ms_per_trial"] > 0 for b in result["budgets"].values())
+
+
+def test_a_sampler_beats_another_as_often_as_its_seeds_say(scripts):
+    """Synthetic: 14 wins, 4 losses, 2 ties; the chance among the seeds that differ is 14/18, its exact
+    interval scipy's Clopper-Pearson one, and a sampler against itself has no chance at all (all ties)."""
+    bench = scripts("sampler_benchmark")
+    mine = [0.1] * 14 + [0.3] * 4 + [0.2] * 2
+    theirs = [0.2] * 14 + [0.2] * 4 + [0.2] * 2
+    got = bench.versus(mine, theirs)
+    assert (got["wins"], got["losses"], got["ties"]) == (14, 4, 2) and got["p"] == pytest.approx(14 / 18)
+    assert got["ci95"][0] == pytest.approx(0.5236, abs=1e-3) and got["ci95"][1] == pytest.approx(0.9359, abs=1e-3)
+    assert bench.versus(mine, mine) == {"wins": 0, "losses": 0, "ties": 20}
 
 
 @pytest.mark.parametrize("sampler", ["tpe", "skopt", "random", "flaml-cfo", "nevergrad"])
