@@ -89,7 +89,9 @@ class TuneConfig:
 
     @property
     def on_ray(self) -> bool:
-        """Trials run on Ray workers (--parallel > 1 or --ray-address)."""
+        """Trials run on Ray workers (--executor ray, or by default --parallel > 1 or --ray-address)."""
+        if self.executor is not None:
+            return self.executor == "ray"
         return self.parallel > 1 or bool(self.ray_address)
 
 
