@@ -17,7 +17,7 @@ from search_spaces import Context, SearchSpace, SpaceError, load_space
 from tuner import experiment
 from tuner.engine.warmstart import warm_start_auto
 from tuner.events import Observer
-from tuner.experiment.report import write_overview
+from tuner.experiment.writeup import write_overview
 from tuner.experiment.run import ExperimentRun
 
 TUNER = [sys.executable, "-m", "tuner.cli"]

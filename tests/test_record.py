@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tuner import experiment
-from tuner.experiment.report import write_overview
+from tuner.experiment.writeup import write_overview
 from tuner.outputs.deployment import search_gain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -335,9 +335,9 @@ def test_s4s_reading_is_quoted_as_its_result_gives_it():
 
 
 def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_json_gives_them():
-    """benchmarks/results/versions.json and the summary of the study it measured (2026-11-23, restored
+    """benchmarks/results/version_transfer.json and the summary of the study it measured (2026-11-23, restored
     from commit 3b00fbd into default-job-fillrandom-2026-11-23/)."""
-    versions = _json("benchmarks/results/versions.json")
+    versions = _json("benchmarks/results/version_transfer.json")
     for version, measured in versions["versions"].items():
         medians = measured["median_ops_per_sec"]
         best, low, high = measured["best_over_default"]["ratio"], *measured["best_over_default"]["ci95"]

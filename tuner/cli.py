@@ -401,7 +401,7 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     from tuner import experiment
-    from tuner.experiment.report import write_overview, write_report
+    from tuner.experiment.writeup import write_overview, write_report
 
     if not args.ids:
         for name in experiment.names():

@@ -18,7 +18,7 @@ the study found. Running it takes three steps, all on this machine in one sessio
    from the spread of the seeds' ratios (tuner.stats.across_seeds): one search cannot carry one.
 
 Steps 1 and 2 are ordinary studies in ``runs/experiments/<id>/studies.db``; every step resumes after
-an interruption. The result (``result.json``) and the report (:mod:`tuner.experiment.report`) go to
+an interruption. The result (``result.json``) and the report (:mod:`tuner.experiment.writeup`) go to
 ``experiments/results/<id>/``.
 """
 
@@ -181,7 +181,7 @@ class ExperimentRun:
         finally:
             final.close()
         result = self._result(final.snapshot(), sweep.snapshot(), tuners, entries, saved, budget, started)
-        from tuner.experiment.report import write_report
+        from tuner.experiment.writeup import write_report
 
         assert self.results_dir is not None
         written = write_report(result, self.results_dir)

@@ -1,6 +1,6 @@
 """Same question, two RocksDB versions: does a study's answer hold on another db_bench build?
 
-    .venv/bin/python benchmarks/versions.py [--study runs/default-fillrandom] [--rounds 5] [--top 5]
+    .venv/bin/python benchmarks/version_transfer.py [--study runs/default-fillrandom] [--rounds 5] [--top 5]
 
 Takes a finished study's best configurations (its ``--top`` ranked trials, the reported best
 first) and db_bench's defaults (pinned to the same values on every version: objectives/versions.py),
@@ -10,7 +10,7 @@ Per version: each configuration's median ops/s, the best's gain over the default
 mean of the paired per-round ratios with a 95 % t interval (tuner.stats.paired_ratio), and Kendall's tau between the
 configurations' order on the two versions.
 
-Writes benchmarks/results/versions.json with the machine, the builds and the date.
+Writes benchmarks/results/version_transfer.json with the machine, the builds and the date.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from tuner import ranking
 from tuner.experiment import machine_info
 from tuner.stats import paired_ratio, rank_correlation
 
-RESULTS = Path(__file__).with_name("results") / "versions.json"
+RESULTS = Path(__file__).with_name("results") / "version_transfer.json"
 
 
 def configurations(study_dir: Path, top: int) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:

@@ -1,6 +1,6 @@
 """What the measurement changes, measured: deferred work charged, and memory like production.
 
-    .venv/bin/python benchmarks/measurement.py [--rocksdb-version 9.11] [--rounds 3]
+    .venv/bin/python benchmarks/deferred_work.py [--rocksdb-version 9.11] [--rounds 3]
 
 1. fillrandom at scale 1 in interleaved rounds: db_bench's defaults, a configuration whose memtables
    hold all the data (nothing is flushed until the drain) and one with 4 MB memtables that flushes
@@ -8,7 +8,7 @@
 2. The reads-beyond-memory workload (an 80 MB DB of 400k x 400 B, 60k random reads) with a 4 MiB
    and a 32 MiB block cache, in a 48 MiB memory cgroup and without a limit.
 
-Writes benchmarks/results/measurement.json with the machine, db_bench build and date.
+Writes benchmarks/results/deferred_work.json with the machine, db_bench build and date.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from objectives.workloads import load_workload
 from search_spaces import Context, MiB
 from tuner.experiment import machine_info
 
-RESULTS = Path(__file__).with_name("results") / "measurement.json"
+RESULTS = Path(__file__).with_name("results") / "deferred_work.json"
 KEYS = ("ops_per_sec", "burst_ops_per_sec", "drain_seconds", "write_amp", "write_amp_logical", "l0_files",
         "memtable_bytes", "pending_compaction_bytes", "memory_peak_bytes")
 
