@@ -17,6 +17,7 @@ import optuna
 import pytest
 from mlflow import MlflowClient
 
+from objectives.dbbench import DbBenchError, probe
 from objectives.measurement import Measurement
 from search_spaces import load_space
 from tests.test_cli import TUNER, tuner
@@ -143,6 +144,9 @@ def test_a_hung_program_is_killed_with_its_children_at_the_timeout(tmp_path):
     ({"backend": "command", "command": "x", "pruner": "median"}, "--pruner: the command backend reports no "
                                                                    "per-second throughput"),
     ({"backend": "command", "command": "x", "parallel": 2}, "--parallel: shapes db_bench's workloads"),
+    ({"backend": "command", "command": "x", "executor": "ray"}, "--executor: shapes db_bench's workloads"),
+    ({"backend": "command", "command": "x", "db_bench": "/usr/bin/db_bench"}, "--db-bench: shapes db_bench's"),
+    ({"backend": "command", "command": "x", "rocksdb_version": "9.11"}, "--rocksdb-version: shapes db_bench's"),
 ])
 def test_what_the_command_backend_cannot_do_is_refused(fields, message):
     with pytest.raises(UsageError) as refused:
@@ -174,6 +178,36 @@ def test_a_failing_program_fails_its_trials_with_one_line(tmp_path):
     failed = [t.user_attrs["fail_reason"] for t in trials if t.user_attrs.get("outcome") == "failed"]
     assert failed == ["command: exit code 1: no such column family"] * 2
     assert len(re.findall(r"^trial \d+: FAILED: command: exit code 1: no such column family \(", r.stderr, re.M)) == 2
+    assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
+
+
+def test_a_command_study_needs_no_db_bench(tmp_path, monkeypatch):
+    """With no db_bench to find ($ROCKSDB_TUNER_DB_BENCH names no file, none on PATH), a command study
+    runs to its end: it probes none, and records, prints and tracks none (summary.json's db_bench is
+    null); its starts have nothing of db_bench's defaults."""
+    monkeypatch.setenv("ROCKSDB_TUNER_DB_BENCH", str(tmp_path / "no-db_bench"))
+    monkeypatch.setenv("PATH", os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
+                                               if not (Path(d) / "db_bench").exists()))
+    with pytest.raises(DbBenchError):
+        probe()
+    script = ("import json, re, sys; t = open(sys.argv[1]).read(); "
+              "print(json.dumps({'ops_per_sec': float(re.search(r'max_background_jobs=(\\d+)', t)[1])}))")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    r = tuner("tune", "--backend", "command", "--command", f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} "
+              "{options}", "--trials", "3", "--sampler", "random", "--seed", "1", "--out", "o", "--work-dir",
+              str(tmp_path), "--mlflow-uri", uri, "--experiment", "no-db_bench", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not [line for line in r.stderr.splitlines() if "db_bench" in line]
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["db_bench"] is None and "pinned_defaults" not in summary
+    assert summary["trials"]["complete"] == 3 and summary["baselines"][0]["state"] == "COMPLETE"
+    trials = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
+    assert [t.user_attrs.get("enqueued") for t in trials][:1] == ["benchmark.sh"]  # no rocksdb-default start
+    assert "db_bench" not in (tmp_path / "o" / "comparison.md").read_text().splitlines()[0]
+    client = MlflowClient(uri)
+    runs = client.search_runs([client.get_experiment_by_name("no-db_bench").experiment_id], max_results=100)
+    (study,) = [run for run in runs if run.data.tags.get("role") == "study"]
+    assert not [k for k in (*study.data.params, *study.data.tags) if k.startswith("db_bench")]
     assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
 
 

@@ -13,9 +13,9 @@ from typing import Any
 import optuna
 
 from objectives.dbbench import probe
-from objectives.runner import Preloaded, Runner, remove_owned
+from objectives.runner import Preloaded, Runner, remove_owned, sweep_stale
 from objectives.workloads import Workload
-from tuner.backends import Setup
+from tuner.backends import BACKENDS, Setup
 from tuner.engine import Engine, Prepared, check_values, prepare, pruner_of, score_of
 from tuner.events import EventBus, Observer
 from tuner.executors import ExecutorError, executor_class
@@ -27,7 +27,8 @@ from tuner.outputs.report import write_outputs
 
 
 class Study:
-    """A study ready to run: inputs checked, db_bench probed, storage opened and locked.
+    """A study ready to run: inputs checked, db_bench probed (when its backend runs db_bench's
+    workloads), storage opened and locked.
 
     ``Study(TuneConfig(...), progress).run()`` measures baselines and trials, writes the outputs
     and returns the :class:`TuneResult`."""
@@ -40,7 +41,7 @@ class Study:
         except TrackingError as exc:
             raise UsageError(str(exc)) from None
         pruner = pruner_of(config, score)
-        db_bench = probe(config.db_bench, config.rocksdb_version)
+        db_bench = probe(config.db_bench, config.rocksdb_version) if BACKENDS[config.backend].runs_workloads else None
         observers: list[Observer] = [progress or SilentProgress()]
         if self.tracker is not None:
             observers.append(self.tracker)
@@ -52,8 +53,10 @@ class Study:
             except ExecutorError as exc:
                 raise UsageError(str(exc)) from None
             self.parts: Prepared = prepare(config, score, pruner, db_bench, slot)
-            self.runner = Runner(db_bench, work_dir=self.parts.work_dir, timeout=config.trial_timeout,
-                                 memory_limit=self.parts.memory_limit)
+            # db_bench's runner; a backend that runs no db_bench workload has none
+            self.runner: Runner | None = None if db_bench is None else Runner(
+                db_bench, work_dir=self.parts.work_dir, timeout=config.trial_timeout,
+                memory_limit=self.parts.memory_limit)
             try:
                 executor.bind(config.backend, self._setup())
             except ValueError as exc:  # the backend refuses its setup (e.g. a --command it cannot run)
@@ -74,6 +77,7 @@ class Study:
         limit = self.parts.memory_limit
         if limit is None:
             return None
+        assert self.runner is not None  # only db_bench's workloads run within a memory limit
         cgroups = self.runner.cgroups
         how = (f"a memory cgroup per scored phase (cgroup v{cgroups.version}, under {cgroups.parent}), its DB's "
                "files dropped from the page cache first") if cgroups else self.runner.memory_fallback
@@ -108,8 +112,8 @@ class Study:
         try:
             try:
                 keep = tuple(path.parent for path in self._preloaded)
-                snapshot = self.engine.run(lambda: self.runner.sweep_stale(keep))
-                self.runner.sweep_stale(keep)  # what a killed run's workers left, if they outlived its start
+                snapshot = self.engine.run(lambda: sweep_stale(self.parts.work_dir, keep))
+                sweep_stale(self.parts.work_dir, keep)  # what a killed run's workers left, if they outlived its start
             except TrackingError as exc:  # the store refused the study's parent run
                 raise UsageError(str(exc)) from None
             try:
@@ -129,6 +133,7 @@ class Study:
                 remove_owned(path.parent)
 
     def _build(self, workload: Workload, log_dir: Path) -> Preloaded:
+        assert self.runner is not None  # only db_bench's workloads are preloaded
         return self.runner.preload(workload, log_dir, self.parts.db_bench_seed)
 
     @property

@@ -120,7 +120,7 @@ class StudySnapshot:
     workload: Workload
     space: SearchSpace
     score: Score
-    db_bench: DbBench
+    db_bench: DbBench | None  # None when the backend runs no db_bench workload
     db_bench_seed: int
     trials_wanted: int
     work_dir: Path

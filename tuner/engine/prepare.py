@@ -41,7 +41,7 @@ class Prepared:
     score: Score
     pruner: optuna.pruners.BasePruner
     sampler: optuna.samplers.BaseSampler
-    db_bench: DbBench
+    db_bench: DbBench | None  # None when the backend runs no db_bench workload (it is then not probed)
     workload: Workload
     space: SearchSpace
     trials_wanted: int
@@ -122,7 +122,8 @@ def check_backend(config: TuneConfig) -> None:
                             ("--base-options", config.base_options), ("--duration", config.duration),
                             ("--memory-limit", config.memory_limit), ("--db-snapshot", config.db_snapshot),
                             ("--confirm-scale", config.confirm_scale), ("--parallel", config.parallel > 1),
-                            ("--ray-address", config.ray_address)):
+                            ("--ray-address", config.ray_address), ("--executor", config.on_ray),
+                            ("--db-bench", config.db_bench), ("--rocksdb-version", config.rocksdb_version)):
             if given:
                 raise UsageError(f"{flag}: shapes db_bench's workloads and runs; the {backend.name} backend runs "
                                  "your program as it is, on this host")
@@ -147,10 +148,10 @@ def pruner_of(config: TuneConfig, score: Score) -> optuna.pruners.BasePruner:
         raise UsageError(str(exc)) from None
 
 
-def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner, db_bench: DbBench,
+def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner, db_bench: DbBench | None,
             slot: Slot) -> Prepared:
-    """Scale workload and space to the trials' slot, check flags, build the sampler and the work
-    directory."""
+    """Scale workload and space to the trials' slot, check flags (against ``db_bench``, None when the
+    backend runs no db_bench workload), build the sampler and the work directory."""
     host = replace(Context.of_host(), cores=slot.cores, ram=slot.ram)
     unresolved = config.space if isinstance(config.space, SearchSpace) else load_space(config.space)
     target, workload, confirm = target_workload(config, unresolved, host)
@@ -168,7 +169,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     limit, budget = memory_plan(config, workload, slot, target)
     ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget)
     space = unresolved.resolve(ctx)
-    if BACKENDS[config.backend].runs_workloads:
+    if db_bench is not None:
         check_flags(db_bench, workload, space)
     sampler_name = choose(config.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
     config = replace(config, sampler=sampler_name)
@@ -198,7 +199,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
                     reference=reference, user_baseline=user, rungs=rungs, target=target)
 
 
-def _work_dir(config: TuneConfig, db_bench: DbBench, target: Target, workload: Workload,
+def _work_dir(config: TuneConfig, db_bench: DbBench | None, target: Target, workload: Workload,
               confirm: Workload | None) -> tuple[Path, Workload, Workload | None]:
     """The work dir, checked to hold the trials' DBs; preloaded workloads with their DB's place in it."""
     try:
@@ -207,6 +208,8 @@ def _work_dir(config: TuneConfig, db_bench: DbBench, target: Target, workload: W
         raise UsageError(str(exc)) from None
     check_disk(work_dir, workload, target, confirm)
     seed = config.seed if config.seed else 1
+    if workload.kind == "preloaded" or (confirm is not None and confirm.kind == "preloaded"):
+        assert db_bench is not None  # only db_bench's workloads are preloaded
     if workload.kind == "preloaded":
         given = Path(config.db_snapshot).resolve() if config.db_snapshot else None  # the user's DB, never written
         workload = replace(workload, snapshot=str(given or preload_dir(db_bench, work_dir, workload, seed) / "db"))

@@ -72,12 +72,12 @@ class StudyStore:
         if not study.user_attrs.get("identity"):
             study.set_user_attr("identity", identity)
             study.set_user_attr("space", {q.name: q.describe() for q in p.space.parameters})
-            study.set_user_attr("db_bench", p.db_bench.to_dict())
+            study.set_user_attr("db_bench", p.db_bench.to_dict() if p.db_bench is not None else None)
             study.set_user_attr("repeats", p.config.repeats)
         elif study.user_attrs["identity"] != identity:
             raise UsageError(f"--study {p.name}: exists with {study.user_attrs['identity']}, not {identity}; "
                              "use another --study name to tune something else")
-        else:
+        elif p.db_bench is not None:  # measured by db_bench: by the same version and build
             before, now = study.user_attrs["db_bench"], p.db_bench.to_dict()
             if (before["version"], before["assertions"]) != (now["version"], now["assertions"]):
                 raise UsageError(

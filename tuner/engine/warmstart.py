@@ -1,7 +1,8 @@
 """Starting a study from what is already known, without peeking at what it will be judged on.
 
-- Every new study first measures, as trials the sampler learns from, db_bench's defaults and the
-  RocksDB tuning guide's tools/benchmark.sh-style configuration (scaled), then the workload's
+- Every new study first measures, as trials the sampler learns from, db_bench's defaults (none for a
+  backend that runs no db_bench workload: its program's defaults are no configuration of the space)
+  and the RocksDB tuning guide's tools/benchmark.sh-style configuration (scaled), then the workload's
   hand-found configurations (S0-S4), each projected onto the search space (a numeric value outside
   its range is clipped to it, an option the space lacks is left out).
 - ``--warm-start SOURCE`` copies the complete trials of an earlier study on the same workload,
@@ -10,10 +11,11 @@
   so they do not count toward ``--trials`` and cannot be named best. SOURCE is an earlier study's
   output directory or its ``summary.json``, or the name of another study in the same ``--storage``.
 - ``--warm-start auto`` picks the most similar finished study of a library (``--library DIR``, the
-  ``runs/`` studies by default): same space, objective and db_bench build, then the same workload
-  and scale (whose trials are copied as above) or else the nearest workload, whose five best
-  configurations are measured after the starts, projected onto this space as above (their values,
-  from another workload, are not copied; a range scaled to a larger data set may not hold them).
+  ``runs/`` studies by default): same space, objective and db_bench build (none, for a backend that
+  runs no db_bench workload), then the same workload and scale (whose trials are copied as above) or
+  else the nearest workload, whose five best configurations are measured after the starts, projected
+  onto this space as above (their values, from another workload, are not copied; a range scaled to a
+  larger data set may not hold them).
   Studies named by ``exclude`` are never picked (experiments leave their own source study out).
 
 The configurations measured first are the study's *starts*, kept in order in the study (attribute
@@ -74,6 +76,8 @@ def warm_start(store: StudyStore, source: str) -> int:
     space = store.parts.space
     for key in ("identity", "db_bench", "repeats"):
         theirs, ours = earlier.user_attrs.get(key), mine.get(key)
+        if key == "db_bench" and ours is None:  # no db_bench measures this study (its identity names the backend)
+            continue
         if key == "db_bench" and theirs and ours:
             theirs, ours = (theirs["version"], theirs["assertions"]), (ours["version"], ours["assertions"])
         if key == "repeats":
@@ -116,17 +120,20 @@ def project(space: SearchSpace, flags: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-def starts(space: SearchSpace, db: DbBench, workload: Workload) -> list[tuple[str, dict[str, Any]]]:
+def starts(space: SearchSpace, db: DbBench | None, workload: Workload) -> list[tuple[str, dict[str, Any]]]:
     """What the rocksdb-default baseline runs (db_bench's defaults under the ``workload``'s own flags,
-    as S0's scaled memtable) and the benchmark.sh-style configuration on top of it, projected onto
-    ``space``; one whose projection is empty is left out."""
-    defaults = {**db_bench_defaults([p.flag for p in space.parameters], db), **workload.flags}
+    as S0's scaled memtable; with no ``db``, a backend that runs no db_bench workload, the program's own
+    defaults: no flag) and the benchmark.sh-style configuration on top of it, projected onto ``space``;
+    one whose projection is empty is left out."""
+    defaults: dict[str, Any] = {}
+    if db is not None:
+        defaults = {**db_bench_defaults([p.flag for p in space.parameters], db), **workload.flags}
     bsh, _ = benchmark_sh(space.context)  # type: ignore[arg-type]
     named = ((DEFAULT_BASELINE, project(space, defaults)), ("benchmark.sh", project(space, {**defaults, **bsh})))
     return [(name, params) for name, params in named if params]
 
 
-def named_starts(space: SearchSpace, db: DbBench, workload: Workload, *, defaults: bool,
+def named_starts(space: SearchSpace, db: DbBench | None, workload: Workload, *, defaults: bool,
                  hand_found: bool) -> list[dict[str, Any]]:
     """The required starts, in order: db_bench's defaults and the benchmark.sh style (``defaults``),
     then each hand-found baseline's configuration (``hand_found``), projected onto ``space``."""
@@ -161,6 +168,7 @@ def next_start(queue: Sequence[dict[str, Any]], trials: Sequence[FrozenTrial],
 def most_similar(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()) -> Path | None:
     """The summary.json of the library's finished study most like this one (see the module's doc)."""
     parts = store.parts
+    version = parts.db_bench.version if parts.db_bench is not None else None  # None: studies without db_bench
     best: tuple[tuple[int, float], Path] | None = None
     for path in sorted(library.rglob("summary.json")) if library.is_dir() else []:
         try:
@@ -169,7 +177,7 @@ def most_similar(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()
             continue
         if (s.get("study") == parts.name or any(x and x in (s.get("study") or "") for x in exclude) or not s.get("best")
                 or s.get("space") != parts.space.name or s.get("objective") != parts.score.objective
-                or (s.get("db_bench") or {}).get("version") != parts.db_bench.version):
+                or (s.get("db_bench") or {}).get("version") != version):
             continue
         same = s.get("workload") == parts.workload.name
         distance = abs(math.log(max(1, s.get("data_bytes") or 1) / max(1, parts.workload.data_bytes())))

@@ -96,9 +96,10 @@ class Slot:
 
 
 class Executor(Protocol):
-    """Runs up to ``slots`` jobs at once. Built as ``Executor(config, db_bench, note)`` (a
-    :data:`Note` prints one line to the user); tuner.api calls :meth:`start`, prepares the study for the slot it
-    returns, then calls :meth:`bind`; the engine submits jobs and waits for their outcomes."""
+    """Runs up to ``slots`` jobs at once. Built as ``Executor(config, db_bench, note)`` (the probed
+    db_bench, None when the backend runs no db_bench workload; a :data:`Note` prints one line to the
+    user); tuner.api calls :meth:`start`, prepares the study for the slot it returns, then calls
+    :meth:`bind`; the engine submits jobs and waits for their outcomes."""
 
     slots: int
     remote: bool  # jobs run in other processes or on other hosts (memory limits are then the nodes')

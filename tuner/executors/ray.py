@@ -50,7 +50,8 @@ class RayExecutor:
 
     remote = True
 
-    def __init__(self, config: TuneConfig, db_bench: DbBench, note: Note):
+    def __init__(self, config: TuneConfig, db_bench: DbBench | None, note: Note):
+        assert db_bench is not None  # check_backend refuses Ray to a backend that runs no db_bench workload
         self.config, self.db_bench, self.note = config, db_bench, note
         self.task: tuple[str, Setup] | None = None  # set by bind(), once the study is prepared for the slot
         self.slots = config.parallel

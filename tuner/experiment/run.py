@@ -227,6 +227,7 @@ class ExperimentRun:
         verdicts = {key: across_seeds([r[key]["ratio"] for r in seeds if r.get(key)])
                     for key in ("vs_default", "vs_hand_found") if any(r.get(key) for r in seeds)}
         db = final.db_bench
+        assert db is not None  # an experiment's studies run db_bench's workloads
         ctx = final.space.context
         assert ctx is not None
         return {

@@ -383,7 +383,8 @@ def _study_params(s: StudySnapshot) -> dict[str, Any]:
     params: dict[str, Any] = {
         "workload": s.workload.name, "space": s.space.name, "objective": s.score.objective,
         "objective_description": s.score.describe(), "scale": s.config.scale,
-        "data_bytes": s.workload.data_bytes(), "db_bench.version": db.version, "db_bench.build": db.build,
+        "data_bytes": s.workload.data_bytes(),
+        **({"db_bench.version": db.version, "db_bench.build": db.build} if db is not None else {}),
         "host.cores": host.cores, "host.ram_bytes": host.ram, "memory_budget_bytes": host.budget,
         "storage": s.storage,
     }
@@ -399,7 +400,7 @@ def _study_mutable_tags(s: StudySnapshot) -> dict[str, str]:
         "role": "study", "study": s.name, "sampler": s.config.sampler,
         "seed": str(s.config.seed), "trials_requested": str(s.config.trials),
         "budget_seconds": str(s.config.budget),
-        "db_bench.path": s.db_bench.path, "out": str(s.out.resolve()),
+        **({"db_bench.path": s.db_bench.path} if s.db_bench is not None else {}), "out": str(s.out.resolve()),
         "work_dir": str(s.work_dir), "parallel": str(s.config.parallel),
         "ray_address": str(s.config.ray_address or ("local" if s.config.on_ray else "none")), **s.config.tags,
     }

@@ -45,8 +45,9 @@ class ConsoleProgress(SilentProgress):
             if BACKENDS[s.config.backend].runs_workloads else \
             f"backend {s.config.backend}" + (f" ({s.config.command})" if s.config.command else "")
         self._line(f"study {s.name}: {measured}, space {s.space.name}, sampler {s.config.sampler}, {s.score.describe()}")
-        self._line(f"db_bench {db.version} at {db.path} ({db.build}); storage {s.storage}")
-        if db.assertions:
+        used = f"db_bench {db.version} at {db.path} ({db.build}); " if db is not None else ""
+        self._line(f"{used}storage {s.storage}")
+        if db is not None and db.assertions:
             self._line("WARNING: this db_bench was built with assertions: it runs slower and shifts the CPU/IO "
                        "balance; 'make db_bench' builds a release one, which the tuner then prefers.")
         done = s.counted()

@@ -181,8 +181,9 @@ def closing_table(summary: dict[str, Any]) -> str:
 
 def comparison_markdown(summary: dict[str, Any]) -> str:
     """The comparison as a Markdown table (``comparison.md``): defaults vs hand-found vs best."""
-    lines = [f"# {summary['study']}: {summary['workload']} ({fmt_bytes(summary['data_bytes'])} of data per trial), "
-             f"db_bench {summary['db_bench']['version']} ({summary['db_bench']['build']})", "",
+    db = summary["db_bench"]
+    lines = [f"# {summary['study']}: {summary['workload']} ({fmt_bytes(summary['data_bytes'])} of data per trial)"
+             + (f", db_bench {db['version']} ({db['build']})" if db else ""), "",
              "| configuration | ops/s | range | P99 us | write amp (stored / logical) | vs rocksdb-default |",
              "|---|---:|---:|---:|---:|---:|"]
     for row in summary["comparison"]:
@@ -260,8 +261,8 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "scale": snapshot.config.scale,
         "drain": snapshot.workload.drain,
         "data_bytes": snapshot.workload.data_bytes(),
-        "db_bench": snapshot.db_bench.to_dict(),
-        "pinned_defaults": pinned_defaults(snapshot.db_bench.flags),
+        "db_bench": snapshot.db_bench.to_dict() if snapshot.db_bench is not None else None,
+        **({"pinned_defaults": pinned_defaults(snapshot.db_bench.flags)} if snapshot.db_bench is not None else {}),
         "host": {"cores": host_cores(), "ram_bytes": host_ram_bytes(), "memory_budget_bytes": host.budget},
         "slot": snapshot.slot,
         "memory": snapshot.memory,
