@@ -292,6 +292,39 @@ def main() -> None:
     print(f"wrote {path} and {args.out / 'sampler-regret.png'}")
 
 
+LABELS = {"tpe": "tpe (the tuner's: multivariate, grouped)", "tpe-default": "Optuna 5's default TPE", "gp": "Optuna's GP",
+          "skopt": "skopt (GP)", "cmaes": "CMA-ES", "random": "random", "flaml-cfo": "FLAML CFO", "nevergrad": "Nevergrad NGOpt"}
+
+
+def readme_tables(report: dict[str, Any], against: str) -> str:
+    """README's "Which sampler" tables, generated from the benchmark's JSON: per budget the median
+    regret and the CPU per trial; then per budget the chance of ending better than ``against`` (wins
+    among the seeds that differ, with the exact 95 % interval; "tie" when every seed ended alike)."""
+    workloads, budgets = report["workloads"], report["budgets"]
+    names = list(next(iter(workloads.values()))["samplers"])
+    short = {"space-write": "write", "space-read": "read"}
+    cols = [f"{short[w]}: {b}" for w in workloads for b in budgets]
+    head = "| sampler | " + " | ".join(cols) + f" | CPU ms per trial ({budgets[0]} → {budgets[-1]} trials), " + \
+        " / ".join(short[w] for w in workloads) + " |"
+    lines = [head, "|---" * (len(cols) + 2) + "|"]
+    for name in names:
+        regret = [f"{100 * w['samplers'][name]['budgets'][str(b)]['median_regret']:.1f} %" for w in workloads.values()
+                  for b in budgets]
+        cpu = " / ".join(" → ".join(f"{w['samplers'][name]['budgets'][str(b)]['cpu_ms_per_trial']:.0f}"
+                                  for b in (budgets[0], budgets[-1])) for w in workloads.values())
+        lines.append(f"| {LABELS[name]} | " + " | ".join(regret) + f" | {cpu} |")
+    lines += ["", f"| chance of ending better than {LABELS[against]} | " + " | ".join(cols) + " |",
+              "|---" * (len(cols) + 1) + "|"]
+    for name in (n for n in names if n != against):
+        cells = []
+        for w in workloads.values():
+            for b in budgets:
+                v = w["versus"][str(b)][name][against]
+                cells.append(f"{v['p']:.2f} ({v['ci95'][0]:.2f}-{v['ci95'][1]:.2f})" if "p" in v else "tie")
+        lines.append(f"| {LABELS[name]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def plot(report: dict[str, Any], path: Path) -> None:
     import matplotlib
 

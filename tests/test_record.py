@@ -4,6 +4,7 @@ regenerated there, not edited here)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import re
@@ -17,6 +18,7 @@ import pytest
 from tuner import experiment
 from tuner.experiment.writeup import write_overview
 from tuner.outputs.deployment import search_gain
+from tuner.samplers import RANKED
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -112,16 +114,6 @@ def test_the_4_gib_target_is_quoted_as_its_summary_gives_it():
             f"{low:.2f}-{high:.2f})", ("docs/scale.md",))
     _quoted(f"{search_gain(summary):.2f}x and {best['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}", ("README.md",))
     _quoted(f"({summary['machine_seconds']['total']:,.0f} s of db_bench", ("docs/scale.md",))
-
-
-def test_the_sampler_benchmarks_write_recording_gap_is_quoted_as_its_json_gives_it():
-    """The write-heavy recording's TPE and skopt regrets, averaged over 20, 40 and 80 trials as
-    tests/test_efficiency.py ranks the samplers."""
-    samplers = _json("experiments/results/sampler-benchmark-2026-11-25.json")["workloads"]["space-write"]["samplers"]
-    mean = {name: 100 * sum(samplers[name]["median_regret"][n - 1] for n in (20, 40, 80)) / 3 for name in ("tpe", "skopt")}
-    assert mean["tpe"] < mean["skopt"]
-    _quoted(f"by {mean['skopt'] - mean['tpe']:.1f} points ({mean['tpe']:.1f} % against skopt's {mean['skopt']:.1f} %)",
-            ("README.md",))
 
 
 def test_s4s_picks_re_measured_lower_by_what_its_result_gives():
@@ -424,41 +416,66 @@ def test_the_overviews_notes_are_quoted_as_the_results_give_them():
     _quoted(f"one configuration's fastest run was {spreads[0]} and {spreads[1]} its slowest across 13 runs", notes)
 
 
-SAMPLERS = {"skopt": "skopt (GP)", "tpe": "tpe (the tuner's: multivariate, grouped)", "tpe-univariate": "Optuna's univariate TPE",
-            "random": "random", "cmaes": "CMA-ES", "nevergrad": "Nevergrad NGOpt", "flaml-cfo": "FLAML CFO"}
+SAMPLER_BENCHMARK = "experiments/results/sampler-benchmark.json"
 
 
-@pytest.mark.parametrize("sampler", SAMPLERS)
-def test_readmes_sampler_table_is_quoted_as_the_sampler_benchmark_gives_it(sampler):
-    report = _json("experiments/results/sampler-benchmark-2026-11-25.json")
-    recorded = [report["workloads"][w]["samplers"][sampler] for w in ("space-write", "space-read")]
-    regrets = [f"{100 * r['median_regret'][n - 1]:.1f} %" for r in recorded for n in report["checkpoints"]]
-    beats = "" if sampler == "random" else " / ".join(f"{r['beats_random']['80']:.2f}" for r in recorded)
-    seconds = " / ".join(f"{r['seconds'] / report['seeds']:.0f}" for r in recorded) + " s"
-    cells = " | ".join([*regrets, beats, seconds])
-    assert _row("README.md", f"| {SAMPLERS[sampler]} |") == f"| {SAMPLERS[sampler]} | {cells} |"
+@pytest.fixture
+def sampler_benchmark(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(ROOT / "experiments"))  # experiments/ scripts import each other by name
+    return importlib.import_module("sampler_benchmark")
+
+
+def test_readmes_sampler_tables_are_what_the_benchmark_makes_of_its_json(sampler_benchmark):
+    report = _json(SAMPLER_BENCHMARK)
+    assert sampler_benchmark.readme_tables(report, RANKED[0]) in (ROOT / "README.md").read_text()
 
 
 def test_the_sampler_rule_and_the_recordings_are_quoted_as_their_json_gives_them():
-    report = _json("experiments/results/sampler-benchmark-2026-11-25.json")
+    report = _json(SAMPLER_BENCHMARK)
     workloads = report["workloads"]
 
     def mean(name: str) -> float:
-        return 100 * sum(w["samplers"][name]["median_regret"][n - 1] for w in workloads.values() for n in (20, 40, 80)) / 6
+        return 100 * statistics.fmean(w["samplers"][name]["budgets"][str(b)]["median_regret"]
+                                      for w in workloads.values() for b in report["budgets"])
 
     _quoted("skopt {:.1f} %, TPE {:.1f} %, random {:.1f} %, CMA-ES {:.1f} %".format(
         *(mean(n) for n in ("skopt", "tpe", "random", "cmaes"))), ("README.md",))
-    skopt = [f"{100 * w['samplers']['skopt']['median_regret'][n - 1]:.1f}" for w in workloads.values() for n in (20, 40, 80)]
-    _quoted(f"to {' / '.join(skopt[:3])} % (write, after 20 / 40 / 80 trials)", ("README.md",))
-    _quoted(f"to {' / '.join(skopt[3:])} % (read)", ("README.md",))
-    _quoted(f"({workloads['space-write']['samplers']['skopt']['seconds'] / report['seeds']:.0f} s of CPU per search", ("README.md",))
+    _quoted(f"Optuna {report['optuna']}; {report['seeds']} seeds per sampler and budget", ("README.md",))
+    _quoted(f"The run took {report['wall_seconds']:,} s on both cores", ("README.md",))
+    read80 = workloads["space-read"]["versus"]["80"]["skopt"]["tpe"]
+    _quoted(f"also the tuner's TPE ({read80['p']:.2f} of the seeds, 95 % interval {read80['ci95'][0]:.2f}-"
+            f"{read80['ci95'][1]:.2f})", ("README.md",))
+    per_search = [80 * w["samplers"]["skopt"]["budgets"]["80"]["cpu_ms_per_trial"] / 1000 for w in workloads.values()]
+    _quoted(f"skopt's 80-trial search alone cost {min(per_search):.0f}-{max(per_search):.0f} s of CPU", ("README.md",))
+    old = _json("experiments/results/sampler-benchmark-2026-11-25.json")["workloads"]["space-write"]
+    _quoted(f"records {old['samplers']['skopt']['seconds'] / 20:.0f} s per 80-trial search", ("README.md",))
     for name, w in workloads.items():
         _quoted(f"{w['runs']} real runs", ("README.md",))
         _quoted(f"{w['noise_sd_log']:.2f} in log ops/s", ("README.md",))
         _quoted(f"Spearman {w['validation']['spearman']:.2f} (Kendall {w['validation']['kendall']:.2f}", ("README.md",))
-        _quoted(f"benchmarked 2026-11-25 {w['when'].split()[1]}", ("README.md",))
+        _quoted(f"benchmarked {w['when'][:16]}", ("README.md",))
     _quoted(f"optimum, {_k(workloads['space-write']['optimum_ops_per_sec'])} ops/s", ("README.md",))
     _quoted(f"optimum, {_k(workloads['space-read']['optimum_ops_per_sec'], 1)} ops/s", ("README.md",))
+
+
+def test_where_the_sampler_does_not_matter_is_what_the_intervals_say():
+    """README: on the write-heavy recording at every budget and the read-heavy one at 10 trials no
+    interval among the default install's samplers and Optuna's TPE excludes an even chance; at 20 only
+    the tuner's TPE over CMA-ES; at 40 and 80 skopt beats random search and CMA-ES."""
+    workloads = _json(SAMPLER_BENCHMARK)["workloads"]
+    four = ("skopt", "tpe", "tpe-default", "cmaes", "random")
+
+    def clear(workload: str, budget: int) -> set[tuple[str, str]]:
+        pairs = workloads[workload]["versus"][str(budget)]
+        return {(a, o) for a in four for o in four if a != o and pairs[a][o].get("ci95", [0])[0] > 0.5}
+
+    assert all(not clear("space-write", b) for b in (10, 20, 40, 80)) and not clear("space-read", 10)
+    assert clear("space-read", 20) == {("tpe", "cmaes")}
+    for budget in (40, 80):
+        assert {("skopt", "random"), ("skopt", "cmaes"), ("tpe", "random"), ("tpe", "cmaes")} <= clear("space-read", budget)
+    assert ("skopt", "tpe") in clear("space-read", 80)
+    assert not any({(a, b), (b, a)} & clear(w, n) for a, b in [("tpe", "tpe-default")] for w in workloads
+                   for n in (10, 20, 40, 80))
 
 
 def _passes(name: str) -> tuple[list[dict[str, Any]], dict[str, dict[int, dict[str, Any]]]]:
@@ -481,12 +498,12 @@ def test_the_sampler_benchmarks_recordings_are_quoted_as_their_runs_give_them(na
     second = [r["when"] for r in runs if r["repeat"] == 1]
     redone = [r for r in runs if r["repeat"] == 0 and r["when"] > min(second)]  # first-pass runs measured again
     drift = statistics.mean(math.log(p[1]["metrics"]["ops_per_sec"] / p[0]["metrics"]["ops_per_sec"]) for p in by.values())
-    report = _json("experiments/results/sampler-benchmark-2026-11-25.json")["workloads"][name]
-    regret = report["samplers"]["random"]["regret"]
+    report = _json(SAMPLER_BENCHMARK)["workloads"][name]
+    curve = report["samplers"]["random"]["median_regret_curve"]  # every search measures the two starts first
     readme = ("README.md",)
     _quoted(f"recorded 2026-11-23 {_utc(min(r['when'] for r in runs))}–{_utc(max(r['when'] for r in runs))} UTC", readme)
     _quoted(f"ran {100 * (math.exp(drift) - 1):.1f} % faster on average than the first", readme)
-    _quoted(f"db_bench's defaults sit {100 * regret[0][0]:.0f} % below it", readme)  # every search's first trial
+    _quoted(f"db_bench's defaults sit {100 * curve[0]:.0f} % below it", readme)
     if name == "space-write":
         _quoted(f"({len(redone)} runs of the first pass that overlapped other CPU work on the machine were discarded "
                 "and measured again)", readme)
@@ -499,7 +516,7 @@ def test_the_sampler_benchmarks_recordings_are_quoted_as_their_runs_give_them(na
                 f"{sum(wall) / 60:.0f} minutes of db_bench in all", readme)
         passes = [f"{by[c][p]['metrics']['ops_per_sec'] / 1000:.1f}k" for c in ("rocksdb-default", "benchmark.sh") for p in (0, 1)]
         _quoted(f"(observed: {passes[0]} and {passes[1]} ops/s in the two passes), the benchmark.sh-style start "
-                f"{100 * report['samplers']['random']['median_regret'][1]:.0f} % ({passes[2]} and {passes[3]})", readme)
+                f"{100 * curve[1]:.0f} % ({passes[2]} and {passes[3]})", readme)
         optimum = report["optimum"]
         _quoted(f"zstd at level {optimum['compression_level']} with a {optimum['cache_size'] / 1e6:.1f} MB block cache "
                 f"and {optimum['bloom_bits']} bloom bits", readme)
@@ -523,21 +540,6 @@ def test_readmes_pruning_table_is_quoted_as_its_json_gives_it(path, rows):
             f"{_json('experiments/results/pruning.json')['when'][:10]} ", ("README.md",))
     _quoted(f"the warm-up 4 s pair {when}" if "warmup" in measured["args"] else f"2 cores, {measured['when'][:10]} {when}",
             ("README.md",))
-
-
-def test_the_sampler_benchmarks_quartiles_are_quoted_as_its_json_gives_them():
-    """Quartiles over the 20 seeds of the true regret after N trials (statistics.quantiles, inclusive)."""
-    workloads = _json("experiments/results/sampler-benchmark-2026-11-25.json")["workloads"]
-
-    def quartiles(workload: str, sampler: str, trials: int) -> str:
-        regrets = [100 * seed[trials - 1] for seed in workloads[workload]["samplers"][sampler]["regret"]]
-        low, _, high = statistics.quantiles(regrets, n=4, method="inclusive")
-        return f"{low:.1f}–{high:.1f} %"
-
-    _quoted(f"(quartiles after 40 trials: TPE {quartiles('space-write', 'tpe', 40)}, skopt "
-            f"{quartiles('space-write', 'skopt', 40)})", ("README.md",))
-    _quoted(f"(quartiles after 80 trials {quartiles('space-read', 'skopt', 80)},", ("README.md",))
-    _quoted(f"TPE improves more slowly ({quartiles('space-read', 'tpe', 80)})", ("README.md",))
 
 
 def test_the_tracking_overhead_is_quoted_as_its_json_gives_it():

@@ -18,8 +18,8 @@ from tuner.samplers.startup import MODEL, Startup, startup_size
 SAMPLERS = ("auto", "tpe", "gp", "cmaes", "random", "grid", "nsga2", "skopt")
 SINGLE_OBJECTIVE_ONLY = ("cmaes", "skopt")
 UNCONSTRAINED_ONLY = ("cmaes", "skopt")  # model-based samplers that would ignore Optuna's constraints_func
-# Best first on the sampler benchmark (experiments/results/sampler-benchmark-2026-11-25.json, README "Which
-# sampler"): median regret averaged over its recorded workloads at 20, 40 and 80 trials, among the
+# Best first on the sampler benchmark (experiments/results/sampler-benchmark.json, README "Which
+# sampler"): median regret averaged over its recorded workloads and budgets (10 to 80 trials), among the
 # default install's samplers (gp needs PyTorch). tests/test_efficiency.py holds it to that file.
 RANKED = ("skopt", "tpe", "random", "cmaes")
 WITH_STARTUP = ("tpe", "gp", "cmaes", "skopt")  # model-based: random initial points first (tuner.samplers.startup)
