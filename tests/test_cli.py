@@ -26,8 +26,8 @@ TUNER = [sys.executable, "-m", "tuner.cli"]
 def tuner(*args: str, cwd: Path | None = None, timeout: float = 600, plots: bool = False, drain: bool = False,
           revalidate: bool = False) -> subprocess.CompletedProcess:
     """Run the CLI. Studies skip what costs time without being the test's subject, unless the test
-    asks for it: plotting (~5 s; plots=True), the drain after each phase (--no-drain: db_bench's
-    waitforcompaction sleeps at least 5 s; drain=True) and the re-validation (--revalidate 0, unless
+    asks for it: plotting (~5 s; plots=True), the drain after each phase (--no-drain, see
+    tests.conftest.fast; drain=True) and the re-validation (--revalidate 0, unless
     the test passes --revalidate or revalidate=True). Each is tested where it is the subject; every
     study is still tracked in the session's MLflow store."""
     if args and args[0] == "tune":

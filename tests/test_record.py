@@ -809,6 +809,10 @@ def test_what_a_run_costs_is_quoted_as_the_scale_transfer_and_the_default_job_gi
         row = f"| {size['data_bytes'] / 2**30:.0f} GiB |"
         assert _row("docs/scale.md", row) == f"{row} {' | '.join(cells)} |"
     _quoted(f"checkpoint per run (largest of {len(runs)})", ("docs/scale.md",))
+    target = _json("benchmarks/results/target-4g/summary.json")["preload"]["target"]
+    row = "| 4 GiB (`benchmarks/results/target-4g/`, 2026-11-25, 20 s phases; the last two cells, over its 15 runs at " \
+          "the target, were read off run logs that are not kept) |"
+    assert _row("docs/scale.md", row).startswith(f"{row} {target['seconds']:.0f} s | {target['size_bytes'] / 2**30:.1f} GiB |")
 
 
 def test_what_the_defaults_phase_wrote_is_derived_from_the_default_jobs_summary():
