@@ -1,5 +1,5 @@
 """Experiments: a source study (S0-S4) reproduced on this machine beside the tuner (:mod:`.run`),
-and its report (:mod:`.report`)."""
+and its report (:mod:`.writeup`)."""
 
 from tuner.experiment.run import (RESULTS, Experiment, ExperimentError, ExperimentRun, load,
                                   machine_info, names)
