@@ -838,3 +838,32 @@ def test_the_drain_sleep_patch_is_quoted_as_its_json_gives_it():
     _quoted(f"({steady['median_ops_per_sec'][before] / 1000:.1f}k against {steady['median_ops_per_sec'][after] / 1000:.1f}k "
             f"and {toy['median_ops_per_sec'][before] / 1000:.0f}k against {toy['median_ops_per_sec'][after] / 1000:.0f}k",
             ("README.md",))
+
+
+def _versus_plain(seed: dict[str, Any]) -> str:
+    """One seed of benchmarks/versus_plain_optuna.py as README quotes it."""
+    tuner, plain, held = seed["tuner"], seed["plain"], seed["held_out"]
+    return (f"seed {seed['seed']}: the tuner ran {tuner['trials']['complete']} trials and its re-validation in "
+            f"{tuner['db_bench_seconds']:.0f} s of db_bench (it reported {_ratio(tuner['reported_gain'])} over the "
+            f"defaults), the plain script {plain['trials']} trials in {plain['db_bench_seconds']:.0f} s (its best run, "
+            f"{plain['best']['keys_per_second'] / 1000:.0f}k keys/s, was {plain['best']['keys_per_second'] / held['median_ops_per_sec']['plain']:.2f}x "
+            f"its held-out median); held out, the tuner's answer ran {_ratio(held['over_default']['tuner'])} the "
+            f"defaults, the plain script's {_ratio(held['over_default']['plain'])}, the tuner's over the plain "
+            f"script's {_ratio(held['tuner_over_plain'])}")
+
+
+def test_the_tuner_against_a_plain_optuna_script_is_quoted_as_its_json_gives_it():
+    measured = _json("benchmarks/results/versus_plain_optuna.json")
+    assert measured["db_bench"]["patches"] == ["waitforcompaction-no-sleep"] and len(measured["seeds"]) >= 2
+    for seed in measured["seeds"]:
+        assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
+        _quoted(_versus_plain(seed), ("README.md",))
+    _quoted(f"({measured['rounds']} rounds, {measured['when'][:10]})", ("README.md",))
+    seeds = measured["seeds"]
+    over = [s["plain"]["best"]["keys_per_second"] / s["held_out"]["median_ops_per_sec"]["plain"] - 1 for s in seeds]
+    _quoted(f"overstated what its answer does by {100 * min(over):.0f}-{100 * max(over):.0f} %", ("README.md",))
+    tuner = [s["tuner"]["trials"]["complete"] for s in seeds]
+    plain = [s["plain"]["trials"] for s in seeds]
+    _quoted(f"(its trials {min(tuner)}-{max(tuner)}, the plain script's {min(plain)}-{max(plain)})", ("README.md",))
+    share = [s["tuner"]["machine_seconds"]["revalidation"] / s["tuner"]["machine_seconds"]["total"] for s in seeds]
+    assert all(0.4 < x < 0.6 for x in share)  # "about half of the tuner's budget went to re-validation"
