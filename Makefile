@@ -15,7 +15,7 @@ EXTRAS   ?= test
 TUNE_ARGS ?= --workload steady-overwrite --target-data 2GiB --target-memory 1GiB \
              --space default --budget 40m --seed 1 --study default-steady-overwrite --out runs/default-steady-overwrite
 PYTEST_ARGS ?=
-# 1: `make tune` and `make test` build a release db_bench once (~14 min on 2 cores, cached in
+# 1: `make tune` and `make test` build a release db_bench once (14-23 min on 2 cores, cached in
 # ~/.cache/rocksdb-tuner) and the tuner prefers it; 0: use the distribution's assertion build as is.
 RELEASE_DB_BENCH ?= 1
 # The RocksDB version `make db_bench` builds from Debian's source packages (7.8 bookworm, 9.10 trixie,

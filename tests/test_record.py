@@ -867,3 +867,18 @@ def test_the_tuner_against_a_plain_optuna_script_is_quoted_as_its_json_gives_it(
     _quoted(f"(its trials {min(tuner)}-{max(tuner)}, the plain script's {min(plain)}-{max(plain)})", ("README.md",))
     share = [s["tuner"]["machine_seconds"]["revalidation"] / s["tuner"]["machine_seconds"]["total"] for s in seeds]
     assert all(0.4 < x < 0.6 for x in share)  # "about half of the tuner's budget went to re-validation"
+
+
+def test_the_set_up_costs_are_quoted_as_their_json_gives_them():
+    """benchmarks/setup_cost.py: `make setup` and `make db_bench` on a fresh clone, empty caches."""
+    measured = _json("benchmarks/results/setup_cost.json")
+    minutes, seconds = divmod(round(measured["db_bench_seconds"]), 60)
+    build = measured["db_bench_build"]
+    assert build["patches"] == ["waitforcompaction-no-sleep"]
+    _quoted(f"in {measured['setup_seconds']:.0f} s, `make db_bench` fetched Debian's rocksdb {build['version']} source "
+            f"and built the release db_bench with its one patch in {minutes} min {seconds} s", ("README.md",))
+    _quoted(f"The virtualenv takes {measured['venv_bytes'] / 1e9:.1f} GB, the stripped db_bench "
+            f"{measured['db_bench_bytes'] / 1e6:.1f} MB", ("README.md",))
+    _quoted(f"({minutes} min {seconds} s here on {measured['when'][:10]};", ("README.md",))
+    job = _json("benchmarks/results/default-job/summary.json")["machine_seconds"]
+    _quoted(f"before its first trial ({job['preload'] + job['baselines']:.0f} s of db_bench", ("README.md",))
