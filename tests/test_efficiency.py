@@ -1,5 +1,5 @@
 """What makes a study efficient: a --budget of machine time, --fidelity (successive halving over
-data sizes), and the scikit-optimize adapter's model of failed, pruned and running trials."""
+data sizes, judged by its rank agreement with the full size), and the scikit-optimize adapter's model of failed, pruned and running trials."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ from pathlib import Path
 
 import optuna
 import pytest
+import scipy.stats
 from optuna.distributions import CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
 from tests.conftest import TINY, fast
 from tests.test_cli import tuner
+from tuner import fidelity
 from tuner.engine.budget import Budget
 from tuner.engine.plan import Plan
 from tuner.outputs.report import closing_table
@@ -263,18 +265,58 @@ def test_a_budget_sizes_the_startup_once_the_baselines_ran_and_every_trial_says_
     assert f"chosen as: {summary['best']['provenance']} (the trials counted: " in closing_table(summary)
 
 
-def test_fidelity_climbs_rungs_and_prunes_by_successive_halving(tmp_path):
+def test_successive_halving_keeps_the_best_third_of_a_rung():
+    assert fidelity.promoted(5.0, []) and fidelity.promoted(5.0, [4.0, 1.0]) and not fidelity.promoted(4.0, [5.0])
+    rivals = [float(v) for v in range(1, 9)]  # 9 values: the best 3 go on
+    assert fidelity.promoted(6.5, rivals) and not fidelity.promoted(5.5, rivals)
+
+
+def test_a_rung_that_ranks_unlike_the_full_size_is_skipped_and_one_that_agrees_kept():
+    full = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
+    agrees = list(zip([1.0, 2.0, 3.0, 4.0, 6.0, 5.0], full))  # one swap in 15 pairs: tau = 13/15
+    reversed_ = list(zip([6.0, 5.0, 4.0, 3.0, 1.0, 2.0], full))  # tau = -13/15
+    both = fidelity.agreement([reversed_, agrees], [0.125, 0.5])
+    assert [r["agrees"] for r in both["rungs"]] == [False, True]
+    assert both["rungs"][1]["kendall_tau"] == pytest.approx(13 / 15)
+    assert both["start_rung"] == 1 and both["start_scale"] == 0.5
+    # a lower rung that agrees while a higher one does not gives no way round the higher one
+    assert fidelity.agreement([agrees, reversed_], [0.125, 0.5])["start_rung"] == 2
+    assert fidelity.agreement([agrees, agrees], [0.125, 0.5])["start_rung"] == 0
+    none = fidelity.agreement([reversed_], [0.25])
+    assert none["start_rung"] == 1 and none["start_scale"] == 1.0
+    assert "moves to the full size" in fidelity.describe({**none, "audited": list(range(6))})
+    # fewer than three pairs, or all tied: no evidence that the rung agrees
+    assert not fidelity.agreement([agrees[:2]], [0.25])["rungs"][0]["agrees"]
+    assert not fidelity.agreement([[(1.0, v) for v in full]], [0.25])["rungs"][0]["agrees"]
+
+
+def test_fidelity_audits_then_climbs_rungs_where_they_agree_with_the_full_size(tmp_path):
     out = tmp_path / "o"
-    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "8", "--fidelity", "0.25,1",
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "12", "--fidelity", "0.25,1",
               "--sampler", "random", "--seed", "3", "--no-baselines", "--study", "rungs", "--out", str(out), "--json")
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
-    trials = summary["trials"]
-    assert trials["complete"] + trials["pruned"] >= 8 and trials["pruned"] >= 1
     best = summary["best"]
     assert best["log_dir"].endswith("rung-1")  # reported figures are at full size
-    trial = out / "trials" / f"{best['trial']:04d}"
-    assert (trial / "rung-0" / "load.stdout").exists() and (trial / "rung-1" / "load.stdout").exists()
+    trials = sorted(optuna.load_study(study_name="rungs", storage=f"sqlite:///{out / 'study.db'}").trials,
+                    key=lambda t: t.number)
+    audit = [t for t in trials if t.user_attrs.get("audit")]
+    assert len(audit) == fidelity.AUDITED and all(t.state == TrialState.COMPLETE for t in audit)
+    assert all((out / "trials" / f"{t.number:04d}" / "rung-0" / "load.stdout").exists() for t in audit)
+    decided = summary["fidelity_agreement"]
+    assert decided["audited"] == [t.number for t in audit] and decided["rungs"][0]["n"] == fidelity.AUDITED
+    small = [t.user_attrs["rung_0"]["ops_per_sec"] for t in audit]
+    full = [t.user_attrs["metrics"]["ops_per_sec"] for t in audit]
+    assert decided["rungs"][0]["kendall_tau"] == pytest.approx(scipy.stats.kendalltau(small, full)[0])
+    assert decided["rungs"][0]["agrees"] == (decided["rungs"][0]["kendall_tau"] >= fidelity.AGREEMENT)
+    after = [t for t in trials if t.number > max(decided["audited"]) and t.user_attrs.get("outcome") != "rejected"]
+    assert after, "the study went on after the audit"
+    for t in after:  # where the judgement sent them: rung 0 when it agrees, else the full size only
+        ran_small = (out / "trials" / f"{t.number:04d}" / "rung-0").exists()
+        assert ran_small == (decided["start_rung"] == 0), (t.number, decided)
+    assert summary["trials"]["pruned"] == sum(t.state == TrialState.PRUNED for t in trials)
+    if decided["start_rung"] == 1:
+        assert summary["trials"]["pruned"] == 0
     again = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "8", "--fidelity", "0.5,1",
                   "--sampler", "random", "--seed", "3", "--no-baselines", "--study", "rungs", "--out", str(out))
     assert again.returncode == 2 and "--fidelity: study" in again.stderr

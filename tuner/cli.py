@@ -206,7 +206,8 @@ def _search_args(t: argparse.ArgumentParser) -> None:
     g.add_argument("--fidelity", type=_fractions, metavar="F,F,1",
                    help="multi-fidelity: each configuration runs at these fractions of the data size in turn "
                         "(e.g. 0.125,0.5,1); successive halving keeps the best third of each rung for the next; "
-                        "every reported figure is at full size")
+                        "the first 6 climb every rung, and a rung that ranks them unlike the full size (Kendall tau "
+                        "< 0.6) is skipped from then on; every reported figure is at full size")
     g.add_argument("--pruner", default="none", choices=PRUNERS,
                    help="stop hopeless trials early from their per-second throughput (default none)")
     g.add_argument("--pruner-warmup", type=_count(0), default=4, metavar="SECONDS",

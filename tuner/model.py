@@ -133,6 +133,7 @@ class StudySnapshot:
     target: dict[str, Any] | None = None  # what the study tunes for (tuner.target) and what its trials scaled
     preload: dict[str, Any] | None = None  # the preloaded DB the trials start from: path, size, seconds
     startup: dict[str, Any] | None = None  # the sampler's start-up: trials expected, its size
+    fidelity_agreement: dict[str, Any] | None = None  # --fidelity: each rung's agreement with the full size
 
     @property
     def directions(self) -> list[str]:

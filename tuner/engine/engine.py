@@ -136,9 +136,9 @@ class Engine:
                              workload=p.workload, space=p.space, score=p.score, db_bench=p.db_bench,
                              db_bench_seed=p.db_bench_seed, trials_wanted=p.trials_wanted, work_dir=p.work_dir,
                              trials=self.store.trials(), baselines=baselines, revalidation=self.revalidation,
-                             slot=p.slot.to_dict(), memory=self.memory,
-                             seeded=tuple(self.store.attr("seeded") or ()), target=self._target(),
-                             preload=self.store.attr("preload"), startup=self.store.attr("startup"))
+                             slot=p.slot.to_dict(), memory=self.memory, target=self._target(),
+                             seeded=tuple(self.store.attr("seeded") or ()), preload=self.store.attr("preload"),
+                             startup=self.store.attr("startup"), fidelity_agreement=self.store.attr("fidelity_agreement"))
 
     def _target(self) -> dict[str, Any] | None:
         """What the study tunes for, and how its trials compare with it (what was scaled, and why)."""

@@ -3,7 +3,9 @@
 The sampler proposes (through Optuna's ask); a proposal that breaks a constraint is told as rejected
 and its nearest feasible neighbour enqueued; a feasible one is a job for the executor; outcomes are
 told as they arrive, under the retry policy. With --fidelity a configuration first climbs the rungs
-(smaller data sizes), and Optuna's successive-halving pruner decides at each whether it goes on.
+(smaller data sizes), and successive halving decides at each whether it goes on; the first
+configurations climb them all unpruned, and a rung that ranks them unlike the full size is skipped
+from then on (tuner.fidelity).
 
 Ctrl-C, and a failure of the environment rather than of the configuration (an EnvironmentFault: a
 full disk, a vanished work directory, db_bench killed from outside), stop the loop: the jobs in
@@ -21,7 +23,7 @@ import optuna
 from optuna.trial import TrialState
 
 from objectives.runner import EnvironmentFault, IntervalObserver
-from tuner import ranking
+from tuner import fidelity, ranking
 from tuner.engine.budget import Budget, usage
 from tuner.engine.prepare import Prepared
 from tuner.engine.storage import StudyStore
@@ -32,9 +34,8 @@ from tuner.model import WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
 from tuner.samplers import provenance
 from tuner.samplers.startup import Startup, startup_size
 
-# --fidelity: rung i reports at step RUNG_BASE ** i, the steps Optuna's successive-halving pruner
-# (reduction factor RUNG_BASE) compares trials at.
-RUNG_BASE = 3
+# --fidelity: rung i reports its ops/s as Optuna's intermediate value at step RUNG_BASE ** i.
+RUNG_BASE = fidelity.REDUCTION
 RUNG_METRICS = ("ops_per_sec", "burst_ops_per_sec", "p99_us", "write_amp")
 
 
@@ -125,12 +126,14 @@ class TrialLoop:
         if self._climbed(entry, outcome, running):
             return
         self.store.record(entry.trial, entry.params, outcome, time.monotonic() - entry.started)
+        self._judge_rungs()
         snapshot = self.snapshot()
         self.bus.trial_done(snapshot, snapshot.trials[entry.trial.number], time.monotonic() - entry.started)
 
     def _climbed(self, entry: _Running, outcome: Outcome, running: dict[str, _Running]) -> bool:
-        """With --fidelity, a measured rung below the top: reported to the successive-halving pruner,
-        then pruned (told, True) or run at the next rung (resubmitted, True); False otherwise."""
+        """With --fidelity, a measured rung below the top: reported (Optuna's intermediate value at step
+        RUNG_BASE ** rung), then pruned by successive halving (told, True) or run at the next rung
+        (resubmitted, True); False otherwise. Audit configurations are never pruned."""
         rungs = self.parts.rungs
         if not rungs or entry.rung == len(rungs) - 1 or outcome.measurement is None:
             return False
@@ -138,7 +141,8 @@ class TrialLoop:
         scale, value = rungs[entry.rung].scale, metrics.get("ops_per_sec") or 0.0
         trial.report(value, RUNG_BASE ** entry.rung)
         trial.set_user_attr(f"rung_{entry.rung}", {"scale": scale, **{k: metrics.get(k) for k in RUNG_METRICS}})
-        if trial.should_prune():
+        if not trial.user_attrs.get("audit") and not fidelity.promoted(
+                value, fidelity.rivals(self.store.trials(), entry.rung, trial.number)):
             self.store.pruned(trial, f"scale {scale:g}", None, time.monotonic() - entry.started)
             snapshot = self.snapshot()
             self.bus.trial_done(snapshot, snapshot.trials[trial.number], time.monotonic() - entry.started)
@@ -160,12 +164,38 @@ class TrialLoop:
         trial, params = asked
         self.bus.trial_started(trial.number, counted + len(running) + 1, self.parts.trials_wanted, params)
         observer = _pruning_observer(trial) if self.config.pruner != "none" else None
-        rungs = self.parts.rungs
-        log_dir = trial_log_dir(self.parts.out, trial.number) / ("rung-0" if rungs else "")
+        rungs, first = self.parts.rungs, self._first_rung(trial)
+        log_dir = trial_log_dir(self.parts.out, trial.number) / (f"rung-{first}" if rungs else "")
+        if rungs:
+            trial.set_user_attr("log_dir", str(log_dir))  # the highest rung's logs and OPTIONS file
         job = Job(f"trial {trial.number}", self.parts.space.flags(params), log_dir, self.config.repeats, observer,
-                  workload=rungs[0] if rungs else None)
-        running[job.key] = _Running(trial, params, time.monotonic())
+                  workload=rungs[first] if rungs else None)
+        running[job.key] = _Running(trial, params, time.monotonic(), first)
         self.executor.submit(job)
+
+    def _first_rung(self, trial: optuna.Trial) -> int:
+        """With --fidelity, the rung a new configuration starts at: the first ones climb every rung
+        unpruned (an audit), then the lowest rung that ranks as the full size does (tuner.fidelity)."""
+        if not self.parts.rungs:
+            return 0
+        decided = self.store.attr("fidelity_agreement")
+        if decided is not None:
+            return decided["start_rung"]
+        if fidelity.auditing(self.store.trials()) < fidelity.AUDITED:
+            trial.set_user_attr("audit", True)
+        return 0
+
+    def _judge_rungs(self) -> None:
+        """Once the audit configurations are measured at the full size, judge each rung's agreement
+        with it, once (a resume keeps the judgement)."""
+        if not self.parts.rungs or self.store.attr("fidelity_agreement") is not None:
+            return
+        trials = self.store.trials()
+        if len(fidelity.audited(trials)) < fidelity.AUDITED:
+            return
+        decided = fidelity.judge(trials, list(self.config.fidelity[:-1]))
+        self.store.set_attr("fidelity_agreement", decided)
+        self.bus.note(fidelity.describe(decided))
 
     def _queue_start(self, counted: int, running: int) -> None:
         """Enqueue the study's next start (tuner.engine.warmstart.next_start), unless a configuration

@@ -137,9 +137,8 @@ def score_of(config: TuneConfig) -> Score:
 
 
 def pruner_of(config: TuneConfig, score: Score) -> optuna.pruners.BasePruner:
-    if config.fidelity:
-        # rung i reports at step 3**i: the rungs this pruner compares (min resource 1, reduction factor 3)
-        return optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3, min_early_stopping_rate=0)
+    if config.fidelity:  # the rungs are judged by tuner.fidelity's successive halving
+        return optuna.pruners.NopPruner()
     try:
         if not isinstance(config.pruner_warmup, int) or config.pruner_warmup < 0:
             raise PrunerError(f"--pruner-warmup: must be a whole number of seconds >= 0, got {config.pruner_warmup}")

@@ -272,6 +272,7 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "when": _when(snapshot),
         "budget_seconds": snapshot.config.budget,
         "fidelity": list(snapshot.config.fidelity) if snapshot.config.fidelity else None,
+        "fidelity_agreement": snapshot.fidelity_agreement,
         "seeded": list(snapshot.seeded),
         "startup": snapshot.startup,
         "provenance": provenance_counts(snapshot.trials),
