@@ -18,12 +18,12 @@ import pytest
 from objectives.measurement import measure
 from objectives.runner import Runner
 from objectives.workloads import load_workload
-from search_spaces import GiB, MiB
+from search_spaces import Context, GiB, MiB
 from tests.conftest import first_measured, leftovers
 from tests.test_cli import tuner
 from tuner import options_file, ranking
 from tuner.model import UsageError
-from tuner.target import SHAPE, lsm_levels, load_base_options, make_target, scaled
+from tuner.target import SHAPE, lsm_levels, load_base_options, make_target, scaled, shaped
 
 OPTIONS = """[Version]
   rocksdb_version=9.11.2
@@ -54,6 +54,20 @@ def test_lsm_levels_follow_the_level_sizes():
     # the toy default job: 232 MB with L1 scaled to 64 MiB has two levels, at RocksDB's sizes one
     assert lsm_levels(232_000_000, {**shape, "max_bytes_for_level_base": 64 * MiB}) == 2
     assert lsm_levels(232_000_000, shape) == 1
+
+
+def test_at_a_target_a_presets_scaled_options_give_way_to_the_targets(tmp_path):
+    # S0 scales its memtables with its data to imitate its study; at a target they are the target's
+    s0 = load_workload("S0").resolve(1.0, Context(cores=2, ram=24 * GiB))
+    assert "write_buffer_size" in s0.flags
+    target = make_target(4 * GiB, None, None, s0.data_bytes(), 24 * GiB)
+    flags = shaped(s0.flags, target, {"write_buffer_size"})
+    assert "write_buffer_size" not in flags  # RocksDB's default, as the baseline "rocksdb-default" runs it
+    assert flags["target_file_size_base"] == 64 * MiB and flags["num"] == s0.flags["num"]
+    path = tmp_path / "OPTIONS"
+    path.write_text(OPTIONS)
+    users = make_target(4 * GiB, None, path, s0.data_bytes(), 24 * GiB)
+    assert shaped(s0.flags, users, set())["write_buffer_size"] == users.base["write_buffer_size"]
 
 
 def test_base_options_keep_the_users_shape_and_options(tmp_path):

@@ -123,6 +123,14 @@ def make_target(data: int | None, memory: int | None, base_options: Path | None,
                   source=source, assumed=data is None)
 
 
+def shaped(flags: dict[str, Flag], target: Target, searched: set[str]) -> dict[str, Flag]:
+    """A workload's flags as a target runs them: in the target's shape, with the base options the space
+    does not search; a RocksDB option the preset sets (S0 scales its memtables with its data to imitate
+    its study) gives way to the target's own value, or to RocksDB's default, as the target runs it."""
+    workload = {f: v for f, v in flags.items() if f not in OTHER}
+    return {**workload, **{f: v for f, v in target.base.items() if f not in searched}, **target.shape}
+
+
 def scaled(flags: dict[str, Flag], target: Target) -> list[dict[str, Any]]:
     """The LSM shape options a workload's trials run with that differ from the target's, with why."""
     out = []

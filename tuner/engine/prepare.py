@@ -27,7 +27,7 @@ from tuner.engine.plan import Plan, Reference
 from tuner.executors import Slot, executor_class
 from tuner.fmt import fmt_bytes
 from tuner.model import DEFAULT_BASELINE, TuneConfig, UsageError
-from tuner.target import Target, make_target
+from tuner.target import Target, make_target, shaped
 from tuner.pruners import PrunerError, make_pruner
 from tuner.samplers import choose, make_sampler, study_seed
 
@@ -301,9 +301,8 @@ def target_workload(config: TuneConfig, space: SearchSpace,
     if target.assumed:
         return target, named.resolve(config.scale or 1.0, host), None
     searched = {p.flag for p in space.parameters}
-    base = {f: v for f, v in target.base.items() if f not in searched}
     at_target = named.resolve(target.data / one.data_bytes(), host)
-    at_target = replace(at_target, flags={**at_target.flags, **base, **target.shape}, memory=target.memory)
+    at_target = replace(at_target, flags=shaped(at_target.flags, target, searched), memory=target.memory)
     if config.scale is not None and config.scale > 1:
         raise UsageError(f"--scale: with --target-data, the trials' share of the target's data (at most 1), got "
                          f"{config.scale:g}")
@@ -311,7 +310,7 @@ def target_workload(config: TuneConfig, space: SearchSpace,
         return target, replace(at_target, memory=None), None
     # smaller than the target, in its shape; confirmed at the target
     trials = named.resolve(config.scale * target.data / one.data_bytes(), host)
-    return target, replace(trials, flags={**trials.flags, **base, **target.shape}), at_target
+    return target, replace(trials, flags=shaped(trials.flags, target, searched)), at_target
 
 
 def _snapshot_target(config: TuneConfig) -> tuple[int, Path | None]:
