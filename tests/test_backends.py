@@ -203,11 +203,16 @@ def test_a_command_study_needs_no_db_bench(tmp_path, monkeypatch):
     assert summary["trials"]["complete"] == 3 and summary["baselines"][0]["state"] == "COMPLETE"
     trials = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
     assert [t.user_attrs.get("enqueued") for t in trials][:1] == ["benchmark.sh"]  # no rocksdb-default start
-    assert "db_bench" not in (tmp_path / "o" / "comparison.md").read_text().splitlines()[0]
+    assert summary["backend"] == "command" and summary["command"].endswith("{options}")
+    title = (tmp_path / "o" / "comparison.md").read_text().splitlines()[0]
+    assert "db_bench" not in title and "the program `" in title and summary["workload"] not in title
+    assert "best configuration (options, in OPTIONS.ini for the program): " in r.stdout + r.stderr
     client = MlflowClient(uri)
     runs = client.search_runs([client.get_experiment_by_name("no-db_bench").experiment_id], max_results=100)
     (study,) = [run for run in runs if run.data.tags.get("role") == "study"]
     assert not [k for k in (*study.data.params, *study.data.tags) if k.startswith("db_bench")]
+    trial = next(run for run in runs if run.data.tags.get("role") == "trial")
+    assert [a.path for a in client.list_artifacts(trial.info.run_id)] == ["command"]  # the program's logs
     assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
 
 

@@ -138,13 +138,14 @@ class MlflowStore:
             raise self.unusable(exc) from None
 
     def run(self, *, name: str, tags: dict[str, str], params: dict[str, Any], metrics: list[Any], start: int,
-            end: int, status: str, artifacts: str | None) -> None:
-        """A finished run with its params, metrics and the files of ``artifacts`` (under db_bench/)."""
+            end: int, status: str, artifacts: str | None, artifact_path: str = "db_bench") -> None:
+        """A finished run with its params, metrics and the files of ``artifacts`` (under ``artifact_path``/:
+        the backend's name, db_bench/ or command/)."""
         run = self.client.create_run(self.experiment_id, start_time=start, tags=tags, run_name=name)
         run_id = run.info.run_id
         self.batch(run_id, params=params, metrics=metrics)
         if artifacts and Path(artifacts).is_dir() and any(Path(artifacts).iterdir()):
-            self.client.log_artifacts(run_id, artifacts, artifact_path="db_bench")
+            self.client.log_artifacts(run_id, artifacts, artifact_path=artifact_path)
         self.client.set_terminated(run_id, status=status, end_time=end)
         self.runs_logged += 1
 
@@ -325,8 +326,9 @@ class MlflowTracker(Observer):
         metrics = _metrics(values, timestamp=end)
         metrics += _phase_metrics(attrs.get("phases", []), start)
         metrics += [_metric("intermediate_value", v, start, int(step)) for step, v in trial.intermediate_values.items()]
-        self.store.run(name=_trial_run_name(trial.number, outcome, attrs), tags=tags, params=trial.params, metrics=metrics, start=start,
-                       end=end, status=status, artifacts=attrs.get("log_dir"))
+        self.store.run(name=_trial_run_name(trial.number, outcome, attrs), tags=tags, params=trial.params,
+                       metrics=metrics, start=start, end=end, status=status, artifacts=attrs.get("log_dir"),
+                       artifact_path=snapshot.config.backend)
 
     def _log_baseline(self, snapshot: StudySnapshot, key: str, record: dict[str, Any]) -> None:
         end = int(record.get("ended", time.time()) * 1000)
@@ -342,7 +344,7 @@ class MlflowTracker(Observer):
         metrics = _metrics(record.get("metrics", {}), timestamp=end) + _phase_metrics(record.get("phases", []), start)
         self.store.run(name=record["name"], tags=tags, params=dict(record.get("flags", {})), metrics=metrics,
                        start=start, end=end, status="FINISHED" if record["state"] == "COMPLETE" else "FAILED",
-                       artifacts=record.get("log_dir"))
+                       artifacts=record.get("log_dir"), artifact_path=snapshot.config.backend)
 
     def _pause(self, snapshot: StudySnapshot, exc: Exception) -> None:
         self.paused = _short(exc)

@@ -165,8 +165,8 @@ def closing_table(summary: dict[str, Any]) -> str:
     if best:
         lines.append("")
         kept = (summary.get("answer") or {}).get("recommend") == "reference"
-        lines.append(("best tuned configuration, not recommended (db_bench flags): " if kept else
-                      "best configuration (db_bench flags): ") + " ".join(f"--{k}={v}" for k, v in best["flags"].items()))
+        lines.append(("best tuned configuration, not recommended " if kept else "best configuration ") +
+                     _flags(summary, best["flags"]))
         if not best["feasible"]:
             lines.append("NOTE: no trial met the budgets; this is the least-violating one.")
         if best.get("provenance"):
@@ -179,11 +179,19 @@ def closing_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _flags(summary: dict[str, Any], flags: dict[str, Any]) -> str:
+    """A configuration as its measurement took it: db_bench's flags, or the options a program read."""
+    if summary.get("backend", "db_bench") == "db_bench":
+        return "(db_bench flags): " + " ".join(f"--{k}={v}" for k, v in flags.items())
+    return "(options, in OPTIONS.ini for the program): " + " ".join(f"{k}={v}" for k, v in flags.items())
+
+
 def comparison_markdown(summary: dict[str, Any]) -> str:
     """The comparison as a Markdown table (``comparison.md``): defaults vs hand-found vs best."""
     db = summary["db_bench"]
-    lines = [f"# {summary['study']}: {summary['workload']} ({fmt_bytes(summary['data_bytes'])} of data per trial)"
-             + (f", db_bench {db['version']} ({db['build']})" if db else ""), "",
+    what = (f"{summary['workload']} ({fmt_bytes(summary['data_bytes'])} of data per trial)"
+            if summary.get("backend", "db_bench") == "db_bench" else f"the program `{summary['command']}`")
+    lines = [f"# {summary['study']}: {what}" + (f", db_bench {db['version']} ({db['build']})" if db else ""), "",
              "| configuration | ops/s | range | P99 us | write amp (stored / logical) | vs rocksdb-default |",
              "|---|---:|---:|---:|---:|---:|"]
     for row in summary["comparison"]:
@@ -192,8 +200,8 @@ def comparison_markdown(summary: dict[str, Any]) -> str:
         ([""] + target_lines(summary) if summary.get("target") else [])
     best = summary.get("best")
     if best:
-        lines += ["", "Best configuration (db_bench flags): `" +
-                  " ".join(f"--{k}={v}" for k, v in best["flags"].items()) + "`"]
+        label, _, flags = _flags(summary, best["flags"]).partition(": ")
+        lines += ["", f"Best configuration {label}: `{flags}`"]
     lines += [line.replace("  ", "- ", 1) if line.startswith("  ") else line for line in _why(summary)]
     if (summary.get("revalidation") or {}).get("best"):
         lines += ["", "ops/s, P99 and write amp are medians of the re-validation's estimation rounds, each round in a "
@@ -252,6 +260,8 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
     summary: dict[str, Any] = {
         "study": snapshot.name,
         "workload": snapshot.workload.name,
+        "backend": snapshot.config.backend,
+        "command": snapshot.config.command,
         "space": snapshot.space.name,
         "sampler": snapshot.config.sampler,
         "objective": snapshot.score.objective,
