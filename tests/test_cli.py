@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-
 import importlib.util
 import json
 import os
@@ -492,20 +490,3 @@ def test_an_interrupted_grid_point_runs_again_on_resume(tmp_path):
     trials = optuna.load_study(study_name="grid", storage=f"sqlite:///{out / 'study.db'}").trials
     done = sorted(t.params["subcompactions"] for t in trials if t.user_attrs.get("outcome") == "complete")
     assert done == [1, 2, 3]  # every grid point measured once, the interrupted one included
-
-
-def test_tune_help_groups_its_options_by_part():
-    from tuner.cli import build_parser
-
-    parser = build_parser()
-    tune = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["tune"]
-    text = tune.format_help()
-    titles = ["what is measured:", "the deployment:", "search:", "measurement:", "re-validation:", "execution:",
-              "tracking and outputs:"]
-    where = [text.index(t) for t in titles]
-    assert where == sorted(where)
-    deployment = text.index("the deployment:")
-    assert deployment < text.index("  --target-data SIZE", deployment) < text.index("search:")
-    assert text.index("  --backend BACKEND") < deployment
-    ungrouped = [g for g in tune._action_groups if g.title in ("options", "optional arguments")]
-    assert [a.dest for g in ungrouped for a in g._group_actions] == ["help"]

@@ -15,7 +15,7 @@ from tuner import tune
 from tuner.backends import Setup
 from tuner.executors import EXECUTORS, Job, Outcome, Slot
 from tuner.executors.task import TaskSpec, measure_task, outcome_of
-from tuner.model import TuneConfig, UsageError
+from tuner.model import ExecutionConfig, TuneConfig, UsageError
 from tuner.observers.progress import SilentProgress
 
 pytestmark = pytest.mark.dbbench
@@ -32,8 +32,8 @@ class Processes:
 
     remote = True
 
-    def __init__(self, config: TuneConfig, db_bench, note):
-        self.config = config
+    def __init__(self, execution: ExecutionConfig, db_bench, note):
+        self.execution = execution
         self.slots = 2
         self.pool = concurrent.futures.ProcessPoolExecutor(self.slots)
         self.running: dict[concurrent.futures.Future, Job] = {}
@@ -41,7 +41,7 @@ class Processes:
 
     @classmethod
     def check(cls, config: TuneConfig) -> None:
-        if config.pruner != "none":
+        if config.search.pruner != "none":
             raise UsageError("--pruner: not with --executor processes")
 
     def start(self) -> Slot:
@@ -51,7 +51,7 @@ class Processes:
         self.task = (backend, setup)
 
     def submit(self, job: Job) -> None:
-        spec = TaskSpec.of(job, *self.task, 1, self.config)
+        spec = TaskSpec.of(job, *self.task, 1, self.execution)
         self.running[self.pool.submit(_in_worker, spec)] = job
 
     def wait(self, timeout: float) -> list[Outcome]:

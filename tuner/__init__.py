@@ -6,7 +6,9 @@
 """
 
 from tuner.api import Study, tune
-from tuner.model import TuneConfig, TuneResult, UsageError
+from tuner.model import (DeploymentConfig, ExecutionConfig, MeasurementConfig, RevalidationConfig, SearchConfig,
+                         TrackingConfig, TuneConfig, TuneResult, UsageError)
 from tuner.outputs.export import apply
 
-__all__ = ["Study", "TuneConfig", "TuneResult", "UsageError", "apply", "tune"]
+__all__ = ["DeploymentConfig", "ExecutionConfig", "MeasurementConfig", "RevalidationConfig", "SearchConfig", "Study",
+           "TrackingConfig", "TuneConfig", "TuneResult", "UsageError", "apply", "tune"]

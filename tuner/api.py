@@ -35,18 +35,20 @@ class Study:
 
     def __init__(self, config: TuneConfig, progress: Observer | None = None):
         check_values(config)
-        score = score_of(config)
+        score = score_of(config.search)
         try:
-            self.tracker = make_tracker(config.mlflow, config.mlflow_uri, config.experiment)
+            self.tracker = make_tracker(config.tracking)
         except TrackingError as exc:
             raise UsageError(str(exc)) from None
-        pruner = pruner_of(config, score)
-        db_bench = probe(config.db_bench, config.rocksdb_version) if BACKENDS[config.backend].runs_workloads else None
+        pruner = pruner_of(config.search, score)
+        execution, measurement = config.execution, config.measurement
+        db_bench = probe(execution.db_bench, execution.rocksdb_version) \
+            if BACKENDS[measurement.backend].runs_workloads else None
         observers: list[Observer] = [progress or SilentProgress()]
         if self.tracker is not None:
             observers.append(self.tracker)
         self.bus = EventBus(observers)
-        executor = executor_class(config)(config, db_bench, self.bus.note)
+        executor = executor_class(execution)(execution, db_bench, self.bus.note)
         try:
             try:
                 slot = executor.start()  # before anything is written: Ray or a node may refuse
@@ -55,10 +57,10 @@ class Study:
             self.parts: Prepared = prepare(config, score, pruner, db_bench, slot)
             # db_bench's runner; a backend that runs no db_bench workload has none
             self.runner: Runner | None = None if db_bench is None else Runner(
-                db_bench, work_dir=self.parts.work_dir, timeout=config.trial_timeout,
+                db_bench, work_dir=self.parts.work_dir, timeout=measurement.trial_timeout,
                 memory_limit=self.parts.memory_limit)
             try:
-                executor.bind(config.backend, self._setup())
+                executor.bind(measurement.backend, self._setup())
             except ValueError as exc:  # the backend refuses its setup (e.g. a --command it cannot run)
                 raise UsageError(str(exc)) from None
         except BaseException:
@@ -69,9 +71,9 @@ class Study:
 
     def _setup(self) -> Setup:
         """What the study's backend (--backend) measures with: its runner, workload and searched options."""
-        p = self.parts
-        return Setup(p.work_dir, p.config.trial_timeout, p.db_bench_seed,
-                     {q.flag: q.options_key for q in p.space.parameters}, p.workload, self.runner, p.config.command)
+        p, measurement = self.parts, self.parts.config.measurement
+        return Setup(p.work_dir, measurement.trial_timeout, p.db_bench_seed,
+                     {q.flag: q.options_key for q in p.space.parameters}, p.workload, self.runner, measurement.command)
 
     def _memory(self) -> dict[str, Any] | None:
         limit = self.parts.memory_limit
@@ -83,8 +85,8 @@ class Study:
                "files dropped from the page cache first") if cgroups else self.runner.memory_fallback
         if self.remote:
             how = "a memory cgroup per scored phase on each worker node (direct reads where a node has none)"
-        config = self.parts.config
-        source = "--memory-limit" if config.memory_limit else "--target-memory" if config.target_memory else \
+        deployment = self.parts.config.deployment
+        source = "--memory-limit" if deployment.memory_limit else "--target-memory" if deployment.target_memory else \
             f"workload data / {self.parts.workload.data_to_memory:g} (data_to_memory)"
         return {"limit_bytes": limit, "how": how, "source": source}
 
@@ -142,10 +144,10 @@ class Study:
         from (not a --db-snapshot: the user's)."""
         workloads = (self.parts.workload, self.parts.plan.workload)
         return [Path(w.snapshot) for w in workloads if w is not None and w.kind == "preloaded" and w.snapshot
-                and not self.parts.config.db_snapshot]
+                and not self.parts.config.measurement.db_snapshot]
 
     def _plots(self, snapshot: StudySnapshot) -> Path | None:
-        if not self.config.plots:
+        if not self.config.tracking.plots:
             return None
         dest, notes = write_plots(snapshot)
         for note in notes:
@@ -165,8 +167,8 @@ class Study:
 def tune(**kwargs: Any) -> TuneResult:
     """Run a study from a tuning script: ``tune(workload="fillrandom", trials=20, sampler="tpe")``.
 
-    Keyword arguments are the fields of :class:`TuneConfig`; progress goes to stderr unless a
-    ``progress`` observer is given.
+    Keyword arguments are :class:`TuneConfig`'s: its parts' fields by name (or a part whole);
+    progress goes to stderr unless a ``progress`` observer is given.
     """
     progress = kwargs.pop("progress", None) or ConsoleProgress()
     return Study(TuneConfig(**kwargs), progress).run()

@@ -25,7 +25,8 @@ from tuner.api import Study
 from tuner.backends import BACKENDS
 from tuner.executors import EXECUTORS
 from tuner.experiment import ExperimentError
-from tuner.model import TuneConfig, UsageError
+from tuner.model import (DeploymentConfig, ExecutionConfig, MeasurementConfig, RevalidationConfig, SearchConfig,
+                         TrackingConfig, TuneConfig, UsageError)
 from tuner.observers.mlflow import TrackingError
 from tuner.observers.progress import ConsoleProgress
 from tuner.outputs.export import FORMATS, ExportError, load_best, render, verify
@@ -136,8 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _tune_parser(t: argparse.ArgumentParser) -> None:
-    """`tune`'s options, grouped as `tune --help` shows them."""
-    g = t.add_argument_group('what is measured', 'the workload, the space searched and the score')
+    """`tune`'s options, one group per part of :class:`TuneConfig`, as `tune --help` shows them."""
+    g = t.add_argument_group('measurement', 'what each configuration runs, at what size, and how it is measured')
     g.add_argument("--workload",
                    help="preset name, TOML/YAML file, or trace:FILE (a RocksDB trace, with --db-snapshot) "
                         "(default fillrandom; with --target-data, steady-overwrite on a preloaded DB)")
@@ -148,7 +149,6 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                    help="--backend command: the program run on each configuration, split as a shell would split it; "
                         "{options} becomes its OPTIONS file, {db} a fresh DB directory, {seed} the seed. It prints "
                         "its metrics as a JSON line on stdout: ops_per_sec, and p99_us or any other number")
-    g.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
     g.add_argument("--duration", type=_duration, metavar="TIME",
                    help="length of each timed phase of a preloaded workload, e.g. 30s (default the workload's)")
     g.add_argument("--scale", type=_positive_float,
@@ -159,17 +159,13 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                         "--workload trace:TRACE the DB the trace was recorded on; with a preloaded workload your own "
                         "DB instead of one the study builds (its size the target's data unless --target-data, its "
                         "OPTIONS file the --base-options unless given)")
-    g.add_argument("--objective", default="throughput", choices=OBJECTIVES,
-                   help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp")
-    g.add_argument("--prefer", type=_weights, metavar="WEIGHTS",
-                   help="with --objective multi, how the one recommended configuration is picked from the Pareto "
-                        "front: weights of ops, p99, write_amp, e.g. ops=2,p99=1,write_amp=0 (default 1 each: the "
-                        "front member nearest the ideal point)")
-    g.add_argument("--max-p99-us", type=_positive_float, help="budget: P99 latency of scored phases, microseconds")
-    g.add_argument("--max-write-amp", type=_positive_float, help="budget: write amplification")
     g.add_argument("--no-drain", action="store_true",
                    help="score burst ops/s: do not flush and wait for compaction after each phase, so deferred work "
                         "is free (faster trials; the default charges it: docs/metrics.md)")
+    g.add_argument("--no-baselines", action="store_true", help="skip hand-found baselines (defaults still run)")
+    g.add_argument("--repeats", type=_count(1), default=1,
+                   help="measure each trial (and baseline) R times, one after the other; its score is the median")
+    g.add_argument("--trial-timeout", type=_positive_float, default=600.0, help="seconds before a trial is killed")
     g = t.add_argument_group('the deployment', 'the DB the answer is for: trials keep its shape, the answer is confirmed there')
     g.add_argument("--target-data", type=parse_size, metavar="SIZE",
                    help="raw data (keys and values) of the DB you deploy, e.g. 4GiB: trials run at this size in "
@@ -191,8 +187,17 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
 
 
 def _search_args(t: argparse.ArgumentParser) -> None:
-    """`tune`'s options on the search and on how one configuration is run."""
-    g = t.add_argument_group('search', 'how configurations are chosen and how many')
+    """`tune`'s options on the search: its space, its score, how configurations are chosen."""
+    g = t.add_argument_group('search', 'the space searched, the score, how configurations are chosen and how many')
+    g.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
+    g.add_argument("--objective", default="throughput", choices=OBJECTIVES,
+                   help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp")
+    g.add_argument("--prefer", type=_weights, metavar="WEIGHTS",
+                   help="with --objective multi, how the one recommended configuration is picked from the Pareto "
+                        "front: weights of ops, p99, write_amp, e.g. ops=2,p99=1,write_amp=0 (default 1 each: the "
+                        "front member nearest the ideal point)")
+    g.add_argument("--max-p99-us", type=_positive_float, help="budget: P99 latency of scored phases, microseconds")
+    g.add_argument("--max-write-amp", type=_positive_float, help="budget: write amplification")
     g.add_argument("--trials", type=_trials, default=None,
                    help="measured trials in the study, resumed ones included (default 20, or as many as --budget allows)")
     g.add_argument("--budget", type=_duration, metavar="TIME",
@@ -221,16 +226,6 @@ def _search_args(t: argparse.ArgumentParser) -> None:
     g.add_argument("--no-starts", action="store_true",
                    help="do not measure db_bench's defaults and the benchmark.sh-style configuration as the first "
                         "trials")
-    g.add_argument("--no-baselines", action="store_true", help="skip hand-found baselines (defaults still run)")
-    g = t.add_argument_group('measurement', 'how one configuration is run')
-    g.add_argument("--repeats", type=_count(1), default=1,
-                   help="measure each trial (and baseline) R times, one after the other; its score is the median")
-    g.add_argument("--trial-timeout", type=_positive_float, default=600.0, help="seconds before a trial is killed")
-    g.add_argument("--db-bench", help="db_bench binary (default $ROCKSDB_TUNER_DB_BENCH, else the newest release "
-                   "build of 'make db_bench', else db_bench on PATH)")
-    g.add_argument("--rocksdb-version", metavar="V",
-                   help="measure with the db_bench of RocksDB V (e.g. 9.11 or 7.8; `rocksdb-tuner doctor` lists them)")
-    g.add_argument("--work-dir", type=Path, help="where trial DBs are created (default the system temp dir)")
     _revalidation_args(t)
 
 
@@ -255,7 +250,8 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
                         "defaults, and what the reported gain is against")
     g.add_argument("--confirm-scale", type=_positive_float, metavar="F",
                    help="re-validate at --scale F (the size you run), and report how the finalists' order changed")
-    g = t.add_argument_group('execution', 'where trials run')
+    g = t.add_argument_group('execution', 'where trials run: this process or Ray workers, with which db_bench, '
+                             'in which directory')
     g.add_argument("--executor", choices=sorted(EXECUTORS), metavar="NAME",
                    help=f"where trials run: {', '.join(sorted(EXECUTORS))} (default ray with --parallel > 1 or "
                         "--ray-address, else local: one at a time in this process)")
@@ -270,6 +266,11 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
                    help="never run two trials on one node (measurement-grade: no shared disk or caches)")
     g.add_argument("--allow-mixed-db-bench", action="store_true",
                    help="accept nodes whose db_bench version or build differs from this host's")
+    g.add_argument("--db-bench", help="db_bench binary (default $ROCKSDB_TUNER_DB_BENCH, else the newest release "
+                   "build of 'make db_bench', else db_bench on PATH)")
+    g.add_argument("--rocksdb-version", metavar="V",
+                   help="measure with the db_bench of RocksDB V (e.g. 9.11 or 7.8; `rocksdb-tuner doctor` lists them)")
+    g.add_argument("--work-dir", type=Path, help="where trial DBs are created (default the system temp dir)")
     g = t.add_argument_group('tracking and outputs', 'where the study is kept and what it writes')
     g.add_argument("--study", help="study name; an existing one is resumed (default <workload>-<time>)")
     g.add_argument("--storage", help="Optuna storage URL (default sqlite:///OUT/study.db)")
@@ -335,28 +336,39 @@ def _other_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     s.add_argument("--workload", default="fillrandom", help="workload whose data size scales the ranges")
 
 
-def cmd_tune(args: argparse.Namespace) -> int:
-    trials = args.trials if args.trials is not None or args.budget else 20
-    config = TuneConfig(
-        workload=args.workload, backend=args.backend, command=args.program, space=args.space, trials=trials,
-        budget=args.budget, fidelity=args.fidelity,
-        sampler=args.sampler,
-        objective=args.objective, prefer=args.prefer, study=args.study, storage=args.storage, out=args.out, db_bench=args.db_bench,
-        rocksdb_version=args.rocksdb_version,
-        seed=args.seed, trial_timeout=args.trial_timeout, work_dir=args.work_dir, max_p99_us=args.max_p99_us,
-        max_write_amp=args.max_write_amp, scale=args.scale, memory_budget=args.memory_budget,
-        target_data=args.target_data, target_memory=args.target_memory, base_options=args.base_options,
-        duration=args.duration,
-        memory_limit=args.memory_limit, db_snapshot=args.db_snapshot, drain=not args.no_drain,
-        baselines=not args.no_baselines, mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri,
-        experiment=args.experiment, plots=not args.no_plots, repeats=args.repeats, pruner=args.pruner, pruner_warmup=args.pruner_warmup,
-        warm_start=args.warm_start, library=args.library, starts=not args.no_starts, revalidate=args.revalidate, revalidate_rounds=args.revalidate_rounds,
-        revalidate_max_rounds=args.revalidate_max_rounds, interval_target=args.interval_target,
-        ablation=not args.no_ablation, baseline=args.baseline, confirm_scale=args.confirm_scale, executor=args.executor, parallel=args.parallel, ray_address=args.ray_address,
-        cpus_per_trial=args.cpus_per_trial, one_trial_per_node=args.one_trial_per_node,
-        allow_mixed_db_bench=args.allow_mixed_db_bench,
+def tune_config(args: argparse.Namespace) -> TuneConfig:
+    """`tune`'s options as a :class:`TuneConfig`, a part from each group of `tune --help`."""
+    return TuneConfig(
+        measurement=MeasurementConfig(
+            workload=args.workload, backend=args.backend, command=args.program, scale=args.scale,
+            duration=args.duration, db_snapshot=args.db_snapshot, drain=not args.no_drain,
+            baselines=not args.no_baselines, repeats=args.repeats, trial_timeout=args.trial_timeout),
+        deployment=DeploymentConfig(
+            target_data=args.target_data, target_memory=args.target_memory, base_options=args.base_options,
+            memory_limit=args.memory_limit, memory_budget=args.memory_budget),
+        search=SearchConfig(
+            space=args.space, trials=args.trials if args.trials is not None or args.budget else 20,
+            budget=args.budget, fidelity=args.fidelity, sampler=args.sampler, objective=args.objective,
+            prefer=args.prefer, max_p99_us=args.max_p99_us, max_write_amp=args.max_write_amp, seed=args.seed,
+            pruner=args.pruner, pruner_warmup=args.pruner_warmup, warm_start=args.warm_start, library=args.library,
+            starts=not args.no_starts),
+        revalidation=RevalidationConfig(
+            revalidate=args.revalidate, revalidate_rounds=args.revalidate_rounds,
+            revalidate_max_rounds=args.revalidate_max_rounds, interval_target=args.interval_target,
+            ablation=not args.no_ablation, baseline=args.baseline, confirm_scale=args.confirm_scale),
+        execution=ExecutionConfig(
+            executor=args.executor, parallel=args.parallel, ray_address=args.ray_address,
+            cpus_per_trial=args.cpus_per_trial, one_trial_per_node=args.one_trial_per_node,
+            allow_mixed_db_bench=args.allow_mixed_db_bench, db_bench=args.db_bench,
+            rocksdb_version=args.rocksdb_version, work_dir=args.work_dir),
+        tracking=TrackingConfig(
+            study=args.study, storage=args.storage, out=args.out, mlflow=not args.no_mlflow,
+            mlflow_uri=args.mlflow_uri, experiment=args.experiment, plots=not args.no_plots),
     )
-    study = Study(config, ConsoleProgress())
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    study = Study(tune_config(args), ConsoleProgress())
     received: list[int] = []
 
     def stop(signum: int, _frame: object) -> None:  # SIGTERM/SIGHUP take the Ctrl-C path: clean up, then exit

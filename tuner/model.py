@@ -6,7 +6,7 @@ and outputs read it (ranking through :mod:`tuner.ranking`), and never reach back
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -26,11 +26,37 @@ class UsageError(ValueError):
     """A tuning request that cannot start; the message names the flag or field."""
 
 
-@dataclass
-class TuneConfig:
-    """Everything a study needs; the CLI flags map one to one onto these fields."""
+@dataclass(frozen=True)
+class MeasurementConfig:
+    """What each configuration runs and how it is measured (``tune --help``'s "measurement")."""
 
     workload: str | Path | None = None  # None: fillrandom, or steady-overwrite with a --target-data
+    backend: str = "db_bench"  # what measures a configuration (tuner.backends.BACKENDS)
+    command: str | None = None  # --backend command: the program to run, with {options} and {db} in it
+    scale: float | None = None  # the trials' data size factor: 1 without a target; with one, set to reach it
+    duration: float | None = None  # seconds of each timed phase (--duration; the workload's own by default)
+    db_snapshot: Path | None = None  # the DB a trace replays on, or a preloaded workload's runs start from
+    drain: bool = True  # charge deferred flushes and compactions (sustained ops/s); False: burst ops/s
+    baselines: bool = True
+    repeats: int = 1
+    trial_timeout: float = 600.0
+
+
+@dataclass(frozen=True)
+class DeploymentConfig:
+    """The DB the answer is for, and the memory its trials run in (``tune --help``'s "the deployment")."""
+
+    target_data: int | None = None  # raw bytes of the production DB the answer is for (--target-data)
+    target_memory: int | None = None  # what RocksDB may use there, page cache included (--target-memory)
+    base_options: Path | None = None  # the user's OPTIONS: every option not searched stays as it is there
+    memory_limit: int | None = None  # scored phases run in a memory cgroup of this many bytes
+    memory_budget: int | None = None
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """What is searched, for which score, and how configurations are chosen (``tune --help``'s "search")."""
+
     space: str | Path | SearchSpace = "default"  # a preset name, a file, or a space built in code
     trials: int | None = 20  # measured trials; None with a --budget: as many as it allows
     budget: float | None = None  # seconds of machine time (db_bench wall time) for the whole study
@@ -38,39 +64,22 @@ class TuneConfig:
     sampler: str = "auto"  # see tuner.samplers.choose
     objective: str = "throughput"
     prefer: dict[str, float] | None = None  # --objective multi: weights of ops_per_sec, p99_us, write_amp (1 each)
-    study: str | None = None
-    storage: str | None = None
-    out: Path | None = None
-    db_bench: str | None = None
-    backend: str = "db_bench"  # what measures a configuration (tuner.backends.BACKENDS)
-    command: str | None = None  # --backend command: the program to run, with {options} and {db} in it
-    rocksdb_version: str | None = None  # pick the db_bench build of this RocksDB version (e.g. "9.11")
-    seed: int | None = None
-    trial_timeout: float = 600.0
-    work_dir: Path | None = None
     max_p99_us: float | None = None
     max_write_amp: float | None = None
-    scale: float | None = None  # the trials' data size factor: 1 without a target; with one, set to reach it
-    target_data: int | None = None  # raw bytes of the production DB the answer is for (--target-data)
-    target_memory: int | None = None  # what RocksDB may use there, page cache included (--target-memory)
-    base_options: Path | None = None  # the user's OPTIONS: every option not searched stays as it is there
-    duration: float | None = None  # seconds of each timed phase (--duration; the workload's own by default)
-    memory_budget: int | None = None
-    memory_limit: int | None = None  # scored phases run in a memory cgroup of this many bytes
-    drain: bool = True  # charge deferred flushes and compactions (sustained ops/s); False: burst ops/s
-    db_snapshot: Path | None = None  # the DB a trace replays on, or a preloaded workload's runs start from
-    baselines: bool = True
-    mlflow: bool = True
-    mlflow_uri: str | None = None
-    experiment: str | None = None
-    plots: bool = True
-    repeats: int = 1
+    seed: int | None = None  # the sampler's; also db_bench's --seed and the re-validation's order
     pruner: str = "none"
     pruner_warmup: int = 4  # experiments/results/pruning*.json: 2 s pruned too eagerly on fillrandom
     warm_start: str | None = None  # an earlier study (its dir, summary.json or name), or "auto"
     library: Path = Path("runs")  # where --warm-start auto looks for finished studies
     library_exclude: tuple[str, ...] = ()  # studies whose name contains one of these are never picked
     starts: bool = True  # measure db_bench's defaults and the benchmark.sh-style configuration first
+    hand_found_first: bool = True  # a new study runs the workload's hand-found configurations first
+
+
+@dataclass(frozen=True)
+class RevalidationConfig:
+    """How the answer and its gain are confirmed after the search (``tune --help``'s "re-validation")."""
+
     revalidate: int = 3  # finalists re-measured after the search (0: single runs, not re-validated)
     revalidate_rounds: int = 5  # estimation rounds at least ...
     revalidate_max_rounds: int = 10  # ... and at most, while the interval is wider than interval_target
@@ -78,14 +87,21 @@ class TuneConfig:
     ablation: bool = True  # re-measure the best with each option put back to the reference's value
     baseline: Path | None = None  # the user's configuration (OPTIONS file or db_bench flags): the reference
     confirm_scale: float | None = None  # re-validate at this --scale instead of the search's
+
+
+@dataclass(frozen=True)
+class ExecutionConfig:
+    """Where trials run and with which db_bench (``tune --help``'s "execution"); what executors read."""
+
     executor: str | None = None  # where trials run (tuner.executors.EXECUTORS); None: ray if on_ray, else local
     parallel: int = 1  # trials at once, on Ray workers when > 1 (tuner.executors.ray)
     ray_address: str | None = None  # an existing Ray cluster ("auto", "HOST:PORT", "ray://HOST:PORT")
     cpus_per_trial: int | None = None  # default: the cluster's CPUs / --parallel, at least 1
     one_trial_per_node: bool = False
     allow_mixed_db_bench: bool = False
-    hand_found_first: bool = True  # a new study runs the workload's hand-found configurations first
-    tags: dict[str, str] = field(default_factory=dict)  # extra MLflow tags on every run of the study
+    db_bench: str | None = None  # an explicit binary; each Ray node resolves its own otherwise
+    rocksdb_version: str | None = None  # pick the db_bench build of this RocksDB version (e.g. "9.11")
+    work_dir: Path | None = None  # where trial DBs are created (on each node)
 
     @property
     def on_ray(self) -> bool:
@@ -93,6 +109,65 @@ class TuneConfig:
         if self.executor is not None:
             return self.executor == "ray"
         return self.parallel > 1 or bool(self.ray_address)
+
+
+@dataclass(frozen=True)
+class TrackingConfig:
+    """Where the study is kept and what it writes (``tune --help``'s "tracking and outputs")."""
+
+    study: str | None = None
+    storage: str | None = None
+    out: Path | None = None
+    mlflow: bool = True
+    mlflow_uri: str | None = None
+    experiment: str | None = None
+    plots: bool = True
+    tags: dict[str, str] = field(default_factory=dict)  # extra MLflow tags on every run of the study
+
+
+PARTS: dict[str, type] = {"measurement": MeasurementConfig, "deployment": DeploymentConfig, "search": SearchConfig,
+                          "revalidation": RevalidationConfig, "execution": ExecutionConfig, "tracking": TrackingConfig}
+_PART_OF: dict[str, str] = {f.name: part for part, kind in PARTS.items() for f in fields(kind)}
+
+
+@dataclass(frozen=True, init=False)
+class TuneConfig:
+    """Everything a study needs, in parts: one per group of ``tune --help``, each read by the
+    components it concerns (the executors read ``execution``, the re-validation ``revalidation``,
+    MLflow ``tracking``).
+
+    Built from the parts' fields by name, as the CLI's flags name them, each landing in its part:
+    ``TuneConfig(workload="fillrandom", trials=20)``; a part may be given whole, and named fields
+    then change it. ``dataclasses.replace(config, scale=2.0)`` goes through the same constructor.
+    A field also reads flat, ``config.trials`` being ``config.search.trials``."""
+
+    measurement: MeasurementConfig
+    deployment: DeploymentConfig
+    search: SearchConfig
+    revalidation: RevalidationConfig
+    execution: ExecutionConfig
+    tracking: TrackingConfig
+
+    def __init__(self, *, measurement: MeasurementConfig | None = None, deployment: DeploymentConfig | None = None,
+                 search: SearchConfig | None = None, revalidation: RevalidationConfig | None = None,
+                 execution: ExecutionConfig | None = None, tracking: TrackingConfig | None = None,
+                 **changes: Any) -> None:
+        unknown = sorted(set(changes) - set(_PART_OF))
+        if unknown:
+            raise TypeError(f"TuneConfig() got an unexpected keyword argument {unknown[0]!r}")
+        given = {"measurement": measurement, "deployment": deployment, "search": search,
+                 "revalidation": revalidation, "execution": execution, "tracking": tracking}
+        for name, kind in PARTS.items():
+            part = given[name] or kind()
+            object.__setattr__(self, name, replace(part, **{k: v for k, v in changes.items() if _PART_OF[k] == name}))
+
+    def __getattr__(self, name: str) -> Any:
+        """A flat read, ``config.trials``: the field of the part that holds it (called only for
+        names that are not the parts themselves)."""
+        part = _PART_OF.get(name)
+        if part is None:
+            raise AttributeError(f"'TuneConfig' object has no attribute {name!r}")
+        return getattr(getattr(self, part), name)
 
 
 @dataclass
@@ -153,7 +228,7 @@ class StudySnapshot:
     @property
     def weights(self) -> tuple[float, ...] | None:
         """--prefer's weight of each objective, in the score's order (1 where not given)."""
-        prefer = self.config.prefer
+        prefer = self.config.search.prefer
         return tuple(prefer.get(m, 1.0) for m in self.score.metrics) if prefer else None
 
     def pareto_front(self) -> list[FrozenTrial]:

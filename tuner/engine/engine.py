@@ -38,7 +38,7 @@ class Engine:
 
     def __init__(self, parts: Prepared, bus: EventBus, executor: Executor, memory: dict[str, Any] | None = None,
                  build: Build | None = None):
-        self.parts, self.bus, self.config = parts, bus, parts.config
+        self.parts, self.bus, self.search, self.measurement = parts, bus, parts.config.search, parts.config.measurement
         self.memory = memory  # the memory limit and how it is enforced, for the snapshot
         self.revalidation: dict[str, Any] | None = None
         self.executor: Executor | None = executor
@@ -51,7 +51,7 @@ class Engine:
         try:
             prepare_out(parts.out)
             self.store = StudyStore(parts)
-            self.store.fidelity(parts.config.fidelity)
+            self.store.fidelity(self.search.fidelity)
             self.seeded = self._seed() if not self.store.study.trials else []
         except WarmStartError as exc:
             self.close()
@@ -59,19 +59,19 @@ class Engine:
         except BaseException:
             self.close()
             raise
-        given = parts.workload.snapshot if parts.config.db_snapshot and parts.workload.kind == "preloaded" else None
+        given = parts.workload.snapshot if self.measurement.db_snapshot and parts.workload.kind == "preloaded" else None
         self.executor = Preloading(executor, parts.workload, self.store, bus, parts.out, build, given)
         self.measurer = Measurer(self.executor, bus.note)
         n_baselines = len(self._baselines())
-        self.budget = Budget(self.config.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
+        self.budget = Budget(self.search.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
         self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out, self._afford)
 
     def _afford(self, runs: int) -> bool:
         """Whether ``runs`` more runs of a trial's length fit the --budget (always, without one)."""
-        if self.config.budget is None:
+        if self.search.budget is None:
             return True
         spent, per_run = self._spent()
-        return spent + runs * per_run <= self.config.budget
+        return spent + runs * per_run <= self.search.budget
 
     def _spent(self) -> tuple[float, float]:
         """Machine seconds spent so far (re-validation included) and a typical run's length."""
@@ -109,15 +109,15 @@ class Engine:
         """A new study's starts (tuner.engine.warmstart): db_bench's defaults, the benchmark.sh-style
         and the hand-found configurations, then --warm-start's; kept in the study for the trial loop."""
         notes, optional = [], []  # the copies first, so that they keep the earlier study's order and numbers
-        if self.config.warm_start == "auto":
-            note, optional = warm_start_auto(self.store, Path(self.config.library), self.config.library_exclude)
+        parts, search = self.parts, self.search
+        if search.warm_start == "auto":
+            note, optional = warm_start_auto(self.store, Path(search.library), search.library_exclude)
             notes.append(note)
-        elif self.config.warm_start:
-            copied = warm_start(self.store, self.config.warm_start)
-            notes.append(f"learns from {copied} trials of {self.config.warm_start} (not counted, never named best)")
-        parts = self.parts
-        required = named_starts(parts.space, parts.db_bench, parts.workload, hand_found=self.config.hand_found_first,
-                                defaults=self.config.starts and self.config.sampler != "grid")
+        elif search.warm_start:
+            copied = warm_start(self.store, search.warm_start)
+            notes.append(f"learns from {copied} trials of {search.warm_start} (not counted, never named best)")
+        required = named_starts(parts.space, parts.db_bench, parts.workload, hand_found=search.hand_found_first,
+                                defaults=search.starts and search.sampler != "grid")
         if required:
             notes.insert(0, f"runs {', '.join(s['name'] for s in required)} first")
         self.store.set_attr("starts", required + optional)
@@ -170,7 +170,7 @@ class Engine:
             self.bus.note(f"this new study {note}")
         if self.memory:
             self.bus.note(f"scored phases run within {self.memory['limit_bytes'] / 2**20:,.0f} MiB: {self.memory['how']}")
-        if self.config.db_snapshot and self.parts.workload.kind == "preloaded":
+        if self.measurement.db_snapshot and self.parts.workload.kind == "preloaded":
             self.bus.note(f"every run starts on a hard-linked copy of --db-snapshot {self.parts.workload.snapshot} "
                           "(never written); the timed phases use db_bench's keys and values of the workload")
         where = self.executor.describe() if self.executor else None
@@ -182,7 +182,7 @@ class Engine:
         try:
             self.run_baselines()
             self.run_trials()
-            if self.config.revalidate:
+            if self.parts.plan.k:  # --revalidate K
                 self.revalidation = self.remeasure.revalidate(self.snapshot(), self._revalidation_plan(),
                                                               self.parts.reference)
         except (KeyboardInterrupt, EnvironmentFault):  # stopped, to be resumed
@@ -198,7 +198,7 @@ class Engine:
         if self.parts.user_baseline is not None:
             flags, doc = self.parts.user_baseline
             items.append((self.parts.reference.name, flags, doc))
-        if self.config.baselines:
+        if self.measurement.baselines:
             items += [(b.name, b.flags, b.doc) for b in self.parts.workload.baselines]
         return items
 
@@ -213,7 +213,7 @@ class Engine:
             record: dict[str, Any] = {"name": name, "flags": flags, "doc": doc, "log_dir": str(log_dir)}
             started = time.monotonic()
             try:
-                m = self.measurer.measure(Job(key, flags, log_dir, self.config.repeats))
+                m = self.measurer.measure(Job(key, flags, log_dir, self.measurement.repeats))
                 record.update(state="COMPLETE", metrics=m.metrics, phases=m.details, commands=m.commands)
                 if m.repeats:
                     record.update(repeats=m.repeats, spread_ops_per_sec=spread([r["ops_per_sec"] or 0.0 for r in m.repeats]))

@@ -53,7 +53,7 @@ class TrialLoop:
     def __init__(self, parts: Prepared, store: StudyStore, executor: Executor, bus: EventBus, budget: Budget,
                  snapshot: Callable[[], StudySnapshot]):
         self.parts, self.store, self.executor, self.bus, self.budget = parts, store, executor, bus, budget
-        self.config, self.snapshot = parts.config, snapshot
+        self.search, self.snapshot = parts.config.search, snapshot
 
     def run(self) -> None:
         """Keep the executor's slots busy with asked configurations; tell each outcome as it
@@ -86,7 +86,7 @@ class TrialLoop:
     def _expected(self, counted: int, running: int) -> int | None:
         """The trials this study is expected to count: --trials, or what the --budget allows beside
         those counted and running (None while no run's length is known)."""
-        if self.config.budget is None:
+        if self.search.budget is None:
             return self.parts.trials_wanted
         left = self.budget.trials_left(*usage(self.snapshot()), running)
         return None if left is None else min(self.parts.trials_wanted, counted + running + left)
@@ -163,13 +163,13 @@ class TrialLoop:
             return
         trial, params = asked
         self.bus.trial_started(trial.number, counted + len(running) + 1, self.parts.trials_wanted, params)
-        observer = _pruning_observer(trial) if self.config.pruner != "none" else None
+        observer = _pruning_observer(trial) if self.search.pruner != "none" else None
         rungs, first = self.parts.rungs, self._first_rung(trial)
         log_dir = trial_log_dir(self.parts.out, trial.number) / (f"rung-{first}" if rungs else "")
         if rungs:
             trial.set_user_attr("log_dir", str(log_dir))  # the highest rung's logs and OPTIONS file
-        job = Job(f"trial {trial.number}", self.parts.space.flags(params), log_dir, self.config.repeats, observer,
-                  workload=rungs[first] if rungs else None)
+        job = Job(f"trial {trial.number}", self.parts.space.flags(params), log_dir,
+                  self.parts.config.measurement.repeats, observer, workload=rungs[first] if rungs else None)
         running[job.key] = _Running(trial, params, time.monotonic(), first)
         self.executor.submit(job)
 
@@ -193,7 +193,7 @@ class TrialLoop:
         trials = self.store.trials()
         if len(fidelity.audited(trials)) < fidelity.AUDITED:
             return
-        decided = fidelity.judge(trials, list(self.config.fidelity[:-1]))
+        decided = fidelity.judge(trials, list(self.search.fidelity[:-1]))
         self.store.set_attr("fidelity_agreement", decided)
         self.bus.note(fidelity.describe(decided))
 
@@ -225,7 +225,7 @@ class TrialLoop:
         trial = self.store.study.ask()
         params = self.parts.space.suggest(trial)  # Optuna consults the sampler at the first suggestion
         if "provenance" not in trial.user_attrs:  # not a start, a warm start or a repaired proposal
-            trial.set_user_attr("provenance", provenance(self.parts.sampler, self.config.sampler, trial.number))
+            trial.set_user_attr("provenance", provenance(self.parts.sampler, self.search.sampler, trial.number))
         violations = self.parts.space.violations(params)
         if not violations:
             trial.set_user_attr("log_dir", str(trial_log_dir(self.parts.out, trial.number)))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from objectives.workloads import Flag, Workload
+from tuner.model import RevalidationConfig
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,14 @@ class Plan:
     seed: int = 0
     workload: Workload | None = None  # --confirm-scale: the workload at that scale
     confirm_scale: float | None = None
+
+    @classmethod
+    def of(cls, revalidation: RevalidationConfig, seed: int, workload: Workload | None) -> Plan:
+        """The plan a study's re-validation part asks for; ``workload``: where it confirms, if not the trials'."""
+        return cls(k=revalidation.revalidate, min_rounds=revalidation.revalidate_rounds,
+                   max_rounds=revalidation.revalidate_max_rounds, target=revalidation.interval_target,
+                   ablation=revalidation.ablation, seed=seed, workload=workload,
+                   confirm_scale=revalidation.confirm_scale)
 
 
 @dataclass(frozen=True)

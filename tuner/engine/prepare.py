@@ -26,7 +26,8 @@ from tuner.engine.baseline_file import load_baseline
 from tuner.engine.plan import Plan, Reference
 from tuner.executors import Slot, executor_class
 from tuner.fmt import fmt_bytes
-from tuner.model import DEFAULT_BASELINE, TuneConfig, UsageError
+from tuner.model import (DEFAULT_BASELINE, DeploymentConfig, MeasurementConfig, RevalidationConfig, SearchConfig,
+                         TuneConfig, UsageError)
 from tuner.target import Target, make_target, shaped
 from tuner.pruners import PrunerError, make_pruner
 from tuner.samplers import choose, make_sampler, study_seed
@@ -60,89 +61,107 @@ class Prepared:
 
 
 def check_values(config: TuneConfig) -> None:
-    """The plain numbers of a request."""
-    if config.trials is None and config.budget is None:
+    """The plain numbers of a request, part by part; then what its executor and backend refuse."""
+    _check_search(config.search)
+    _check_measurement(config.measurement)
+    _check_revalidation(config.revalidation)
+    _at_least("--parallel", config.execution.parallel, 1)
+    executor_class(config.execution).check(config)
+    check_backend(config)
+
+
+def _at_least(flag: str, value: object, least: int) -> None:
+    if not isinstance(value, int) or value < least:
+        raise UsageError(f"{flag}: must be a whole number >= {least}, got {value}")
+
+
+def _check_search(search: SearchConfig) -> None:
+    if search.trials is None and search.budget is None:
         raise UsageError("--trials: give a number of trials, a --budget, or both")
-    if config.trials is not None and (not isinstance(config.trials, int) or config.trials < 1):
-        raise UsageError(f"--trials: must be a whole number >= 1, got {config.trials}")
-    if config.budget is not None and not config.budget > 0:
-        raise UsageError(f"--budget: must be a time > 0 (e.g. 45m, 2h), got {config.budget} s")
-    if config.fidelity is not None:
-        f = list(config.fidelity)
+    if search.trials is not None and (not isinstance(search.trials, int) or search.trials < 1):
+        raise UsageError(f"--trials: must be a whole number >= 1, got {search.trials}")
+    if search.budget is not None and not search.budget > 0:
+        raise UsageError(f"--budget: must be a time > 0 (e.g. 45m, 2h), got {search.budget} s")
+    if search.fidelity is not None:
+        f = list(search.fidelity)
         if len(f) < 2 or f != sorted(f) or f[-1] != 1.0 or f[0] <= 0 or len(set(f)) != len(f):
             raise UsageError(f"--fidelity: increasing fractions of the data size ending in 1, e.g. 0.125,0.5,1; "
                              f"got {','.join(f'{x:g}' for x in f)}")
-        if config.pruner != "none":
+        if search.pruner != "none":
             raise UsageError("--fidelity: prunes by its own rungs (successive halving); leave --pruner at none")
-        if config.objective != "throughput":
+        if search.objective != "throughput":
             raise UsageError("--fidelity: needs --objective throughput (Optuna cannot prune multi-objective studies)")
-    if not config.trial_timeout > 0:
-        raise UsageError(f"--trial-timeout: must be > 0 seconds, got {config.trial_timeout}")
-    if config.scale is not None and not config.scale > 0:
-        raise UsageError(f"--scale: must be > 0, got {config.scale}")
-    if config.duration is not None and not config.duration > 0:
-        raise UsageError(f"--duration: must be > 0 seconds, got {config.duration}")
-    for flag, value, least in (("--repeats", config.repeats, 1), ("--revalidate", config.revalidate, 0),
-                               ("--revalidate-rounds", config.revalidate_rounds, 2),
-                               ("--revalidate-max-rounds", config.revalidate_max_rounds, config.revalidate_rounds),
-                               ("--parallel", config.parallel, 1)):
-        if not isinstance(value, int) or value < least:
-            raise UsageError(f"{flag}: must be a whole number >= {least}, got {value}")
-    if not config.interval_target > 0:
-        raise UsageError(f"--interval-target: must be > 0 (high / low - 1 of the interval), got {config.interval_target}")
-    if config.confirm_scale is not None and not config.confirm_scale > 0:
-        raise UsageError(f"--confirm-scale: must be > 0, got {config.confirm_scale}")
-    if config.confirm_scale is not None and not config.revalidate:
-        raise UsageError("--confirm-scale: re-validates at that scale; it needs --revalidate K >= 1")
-    if config.prefer is not None:
-        if config.objective != "multi":
+    if search.prefer is not None:
+        if search.objective != "multi":
             raise UsageError("--prefer: weighs the objectives of --objective multi; this study has one objective")
-        unknown = sorted(set(config.prefer) - {"ops_per_sec", "p99_us", "write_amp"})
-        if unknown or any(not w >= 0 for w in config.prefer.values()) or not any(config.prefer.values()):
-            raise UsageError(f"--prefer: weights >= 0 (not all 0) of ops_per_sec, p99_us, write_amp, got {config.prefer}")
-    executor_class(config).check(config)
-    check_backend(config)
+        unknown = sorted(set(search.prefer) - {"ops_per_sec", "p99_us", "write_amp"})
+        if unknown or any(not w >= 0 for w in search.prefer.values()) or not any(search.prefer.values()):
+            raise UsageError(f"--prefer: weights >= 0 (not all 0) of ops_per_sec, p99_us, write_amp, got {search.prefer}")
+
+
+def _check_measurement(measurement: MeasurementConfig) -> None:
+    if not measurement.trial_timeout > 0:
+        raise UsageError(f"--trial-timeout: must be > 0 seconds, got {measurement.trial_timeout}")
+    if measurement.scale is not None and not measurement.scale > 0:
+        raise UsageError(f"--scale: must be > 0, got {measurement.scale}")
+    if measurement.duration is not None and not measurement.duration > 0:
+        raise UsageError(f"--duration: must be > 0 seconds, got {measurement.duration}")
+    _at_least("--repeats", measurement.repeats, 1)
+
+
+def _check_revalidation(revalidation: RevalidationConfig) -> None:
+    _at_least("--revalidate", revalidation.revalidate, 0)
+    _at_least("--revalidate-rounds", revalidation.revalidate_rounds, 2)
+    _at_least("--revalidate-max-rounds", revalidation.revalidate_max_rounds, revalidation.revalidate_rounds)
+    if not revalidation.interval_target > 0:
+        raise UsageError("--interval-target: must be > 0 (high / low - 1 of the interval), got "
+                         f"{revalidation.interval_target}")
+    if revalidation.confirm_scale is not None and not revalidation.confirm_scale > 0:
+        raise UsageError(f"--confirm-scale: must be > 0, got {revalidation.confirm_scale}")
+    if revalidation.confirm_scale is not None and not revalidation.revalidate:
+        raise UsageError("--confirm-scale: re-validates at that scale; it needs --revalidate K >= 1")
 
 
 def check_backend(config: TuneConfig) -> None:
     """The backend a request names; what only db_bench's workloads take is refused for another."""
-    backend = BACKENDS.get(config.backend)
+    m, d, x = config.measurement, config.deployment, config.execution
+    backend = BACKENDS.get(m.backend)
     if backend is None:
-        raise UsageError(f"--backend: unknown {config.backend!r} (choose from {', '.join(BACKENDS)})")
-    if backend.needs_command and config.command is None:
+        raise UsageError(f"--backend: unknown {m.backend!r} (choose from {', '.join(BACKENDS)})")
+    if backend.needs_command and m.command is None:
         raise UsageError(f"--command: the {backend.name} backend runs your program: give it, e.g. --command "
                          "'python app.py --options {options} --db {db}'")
-    if not backend.needs_command and config.command is not None:
+    if not backend.needs_command and m.command is not None:
         raise UsageError(f"--command: goes with --backend command, not {backend.name}")
-    if not backend.per_second and config.pruner != "none":
+    if not backend.per_second and config.search.pruner != "none":
         raise UsageError(f"--pruner: the {backend.name} backend reports no per-second throughput to prune on")
     if not backend.runs_workloads:
-        for flag, given in (("--workload", config.workload), ("--fidelity", config.fidelity), ("--scale", config.scale),
-                            ("--target-data", config.target_data), ("--target-memory", config.target_memory),
-                            ("--base-options", config.base_options), ("--duration", config.duration),
-                            ("--memory-limit", config.memory_limit), ("--db-snapshot", config.db_snapshot),
-                            ("--confirm-scale", config.confirm_scale), ("--parallel", config.parallel > 1),
-                            ("--ray-address", config.ray_address), ("--executor", config.on_ray),
-                            ("--db-bench", config.db_bench), ("--rocksdb-version", config.rocksdb_version)):
+        for flag, given in (("--workload", m.workload), ("--fidelity", config.search.fidelity), ("--scale", m.scale),
+                            ("--target-data", d.target_data), ("--target-memory", d.target_memory),
+                            ("--base-options", d.base_options), ("--duration", m.duration),
+                            ("--memory-limit", d.memory_limit), ("--db-snapshot", m.db_snapshot),
+                            ("--confirm-scale", config.revalidation.confirm_scale), ("--parallel", x.parallel > 1),
+                            ("--ray-address", x.ray_address), ("--executor", x.on_ray),
+                            ("--db-bench", x.db_bench), ("--rocksdb-version", x.rocksdb_version)):
             if given:
                 raise UsageError(f"{flag}: shapes db_bench's workloads and runs; the {backend.name} backend runs "
                                  "your program as it is, on this host")
 
 
-def score_of(config: TuneConfig) -> Score:
+def score_of(search: SearchConfig) -> Score:
     try:
-        return Score(config.objective, config.max_p99_us, config.max_write_amp)
+        return Score(search.objective, search.max_p99_us, search.max_write_amp)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
 
-def pruner_of(config: TuneConfig, score: Score) -> optuna.pruners.BasePruner:
-    if config.fidelity:  # the rungs are judged by tuner.fidelity's successive halving
+def pruner_of(search: SearchConfig, score: Score) -> optuna.pruners.BasePruner:
+    if search.fidelity:  # the rungs are judged by tuner.fidelity's successive halving
         return optuna.pruners.NopPruner()
     try:
-        if not isinstance(config.pruner_warmup, int) or config.pruner_warmup < 0:
-            raise PrunerError(f"--pruner-warmup: must be a whole number of seconds >= 0, got {config.pruner_warmup}")
-        return make_pruner(config.pruner, score.directions, config.pruner_warmup)
+        if not isinstance(search.pruner_warmup, int) or search.pruner_warmup < 0:
+            raise PrunerError(f"--pruner-warmup: must be a whole number of seconds >= 0, got {search.pruner_warmup}")
+        return make_pruner(search.pruner, score.directions, search.pruner_warmup)
     except PrunerError as exc:
         raise UsageError(str(exc)) from None
 
@@ -152,49 +171,50 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     """Scale workload and space to the trials' slot, check flags (against ``db_bench``, None when the
     backend runs no db_bench workload), build the sampler and the work directory."""
     host = replace(Context.of_host(), cores=slot.cores, ram=slot.ram)
-    unresolved = config.space if isinstance(config.space, SearchSpace) else load_space(config.space)
+    search, confirm_scale = config.search, config.revalidation.confirm_scale
+    unresolved = search.space if isinstance(search.space, SearchSpace) else load_space(search.space)
     target, workload, confirm = target_workload(config, unresolved, host)
     config = replace(config, scale=workload.scale,
-                     workload=config.workload if config.workload is not None else workload.name)
-    workload = replace(workload, drain=workload.drain and config.drain)
-    if not BACKENDS[config.backend].runs_workloads:  # its hand-found configurations are db_bench's workload's
+                     workload=config.measurement.workload if config.measurement.workload is not None else workload.name)
+    measurement = config.measurement
+    workload = replace(workload, drain=workload.drain and measurement.drain)
+    if not BACKENDS[measurement.backend].runs_workloads:  # its hand-found configurations are db_bench's workload's
         workload = replace(workload, baselines=())
-    if config.confirm_scale is not None:
-        confirm = replace(workload_of(config).resolve(config.confirm_scale, host), drain=workload.drain)
+    if confirm_scale is not None:
+        confirm = replace(workload_of(config).resolve(confirm_scale, host), drain=workload.drain)
     elif confirm is not None:  # at the target, in its memory
         confirm = replace(confirm, drain=workload.drain, memory=target.memory or (
             int(confirm.data_bytes() / confirm.data_to_memory) if confirm.data_to_memory else None))
     work_dir, workload, confirm = _work_dir(config, db_bench, target, workload, confirm)
-    limit, budget = memory_plan(config, workload, slot, target)
+    limit, budget = memory_plan(config.deployment, workload, slot, target)
     ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget)
     space = unresolved.resolve(ctx)
     if db_bench is not None:
         check_flags(db_bench, workload, space)
-    sampler_name = choose(config.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
+    sampler_name = choose(search.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
     config = replace(config, sampler=sampler_name)
-    what = workload.name if BACKENDS[config.backend].runs_workloads else config.backend
-    name = config.study or f"{what}-{time.strftime('%Y%m%d-%H%M%S')}"
+    what = workload.name if BACKENDS[measurement.backend].runs_workloads else measurement.backend
+    tracking = config.tracking
+    name = tracking.study or f"{what}-{time.strftime('%Y%m%d-%H%M%S')}"
     # the start-up is sized to --trials here, and to what a --budget allows once the baselines ran (TrialLoop);
     # the random stream follows --seed and what the study measures (one command, one stream)
     measures = f"{what}|{space.name}|{score.objective}|{workload.data_bytes()}"
-    sampler = make_sampler(sampler_name, seed=study_seed(config.seed, measures), directions=score.directions,
+    sampler = make_sampler(sampler_name, seed=study_seed(search.seed, measures), directions=score.directions,
                            grid=space.grid(), constraints_func=_constraints_of if score.constrained else None,
-                           trials=config.trials or 40)
+                           trials=search.trials or 40)
     # A grid visits every feasible point by itself: no repairs, and no more trials than points.
     grid = sampler_name == "grid"
-    trials = config.trials if config.trials is not None else 10**9  # a --budget alone: as many as fit
+    trials = search.trials if search.trials is not None else 10**9  # a --budget alone: as many as fit
     wanted = min(trials, space.feasible_grid_size()) if grid else trials
     rungs = tuple(replace(workload_of(config).resolve(workload.scale * f, host), drain=workload.drain)
-                  for f in config.fidelity[:-1]) + (workload,) if config.fidelity else ()
+                  for f in search.fidelity[:-1]) + (workload,) if search.fidelity else ()
     user, reference = _reference(config, space, target)
-    plan = Plan(k=config.revalidate, min_rounds=config.revalidate_rounds, max_rounds=config.revalidate_max_rounds,
-                target=config.interval_target, ablation=config.ablation, seed=config.seed or 0, workload=confirm,
-                confirm_scale=config.confirm_scale)
-    out = Path(config.out) if config.out else Path("runs") / name
+    plan = Plan.of(config.revalidation, search.seed or 0, confirm)
+    out = Path(tracking.out) if tracking.out else Path("runs") / name
     return Prepared(config=config, name=name, score=score, pruner=pruner, sampler=sampler, db_bench=db_bench,
                     workload=workload, space=space, trials_wanted=wanted, repair_rejected=not grid, work_dir=work_dir,
-                    out=out, storage=config.storage or f"sqlite:///{(out / 'study.db').resolve()}",
-                    db_bench_seed=config.seed if config.seed else 1, slot=slot, memory_limit=limit, plan=plan,
+                    out=out, storage=tracking.storage or f"sqlite:///{(out / 'study.db').resolve()}",
+                    db_bench_seed=search.seed if search.seed else 1, slot=slot, memory_limit=limit, plan=plan,
                     reference=reference, user_baseline=user, rungs=rungs, target=target)
 
 
@@ -202,15 +222,17 @@ def _work_dir(config: TuneConfig, db_bench: DbBench | None, target: Target, work
               confirm: Workload | None) -> tuple[Path, Workload, Workload | None]:
     """The work dir, checked to hold the trials' DBs; preloaded workloads with their DB's place in it."""
     try:
-        work_dir = workdir.prepare(Path(config.work_dir) if config.work_dir is not None else None)
+        given_dir = config.execution.work_dir
+        work_dir = workdir.prepare(Path(given_dir) if given_dir is not None else None)
     except workdir.WorkDirError as exc:
         raise UsageError(str(exc)) from None
     check_disk(work_dir, workload, target, confirm)
-    seed = config.seed if config.seed else 1
+    seed = config.search.seed if config.search.seed else 1
     if workload.kind == "preloaded" or (confirm is not None and confirm.kind == "preloaded"):
         assert db_bench is not None  # only db_bench's workloads are preloaded
     if workload.kind == "preloaded":
-        given = Path(config.db_snapshot).resolve() if config.db_snapshot else None  # the user's DB, never written
+        snapshot = config.measurement.db_snapshot
+        given = Path(snapshot).resolve() if snapshot else None  # the user's DB, never written
         workload = replace(workload, snapshot=str(given or preload_dir(db_bench, work_dir, workload, seed) / "db"))
     if confirm is not None and confirm.kind == "preloaded":
         confirm = replace(confirm, snapshot=str(preload_dir(db_bench, work_dir, confirm, seed) / "db"))
@@ -221,14 +243,15 @@ def _reference(config: TuneConfig, space: SearchSpace,
                target: Target) -> tuple[tuple[dict[str, Flag], str] | None, Reference]:
     """(the user's configuration as a baseline: --baseline, else --base-options' searched options; what
     gains are measured against: it, else rocksdb-default)."""
-    if config.baseline is not None:
-        flags, values, doc = load_baseline(Path(config.baseline), space)
+    baseline, base_options = config.revalidation.baseline, config.deployment.base_options
+    if baseline is not None:
+        flags, values, doc = load_baseline(Path(baseline), space)
         return (flags, doc), Reference(BASELINE_NAME, flags, values)
-    if config.base_options is not None:
+    if base_options is not None:
         searched = {p.flag: p for p in space.parameters}
         flags = {f: v for f, v in target.base.items() if f in searched}
         values = {searched[f].name: v for f, v in flags.items()}
-        return ((flags, f"your configuration: the OPTIONS file {config.base_options} (--base-options)"),
+        return ((flags, f"your configuration: the OPTIONS file {base_options} (--base-options)"),
                 Reference(BASELINE_NAME, flags, values))
     return None, Reference(DEFAULT_BASELINE, {})
 
@@ -236,28 +259,29 @@ def _reference(config: TuneConfig, space: SearchSpace,
 MIN_MEMORY_LIMIT = 64 * MiB
 
 
-def memory_plan(config: TuneConfig, workload: Workload, slot: Slot,
+def memory_plan(deployment: DeploymentConfig, workload: Workload, slot: Slot,
                 target: Target | None = None) -> tuple[int | None, int]:
     """(memory limit of the scored phases, memory budget of the space).
 
     The limit is --target-memory (or --memory-limit), else the workload's data / data_to_memory (at
     least 64 MiB), else none. The budget (memtables + block cache) is --memory-budget, else 3/4 of the
     limit (the rest is db_bench itself and the page cache), else a quarter of the slot's memory."""
-    if config.memory_limit is not None and config.target_memory is not None:
+    if deployment.memory_limit is not None and deployment.target_memory is not None:
         raise UsageError("--memory-limit: --target-memory already sets the memory the trials run in; give one")
-    limit = config.memory_limit
-    if config.target_memory is not None and target is not None:  # the target's memory:data ratio
+    limit = deployment.memory_limit
+    if deployment.target_memory is not None and target is not None:  # the target's memory:data ratio
         limit = max(MIN_MEMORY_LIMIT, int(target.memory * min(1.0, workload.data_bytes() / target.data)))
     if limit is None and workload.data_to_memory:
         limit = max(MIN_MEMORY_LIMIT, int(workload.data_bytes() / workload.data_to_memory))
     if limit is not None and not 0 < limit <= slot.ram:
-        flag = "--memory-limit" if config.memory_limit else "--target-memory" if config.target_memory else \
-            "--target-data" if config.target_data else "--scale"
+        flag = "--memory-limit" if deployment.memory_limit else "--target-memory" if deployment.target_memory else \
+            "--target-data" if deployment.target_data else "--scale"
         raise UsageError(f"{flag}: the trials' memory would be {limit / MiB:,.0f} MiB; a trial has "
                          f"{slot.ram / GiB:.1f} GiB of memory (more than 0, at most that)"
                          + ("" if flag == "--memory-limit" else f"; the workload's data / {workload.data_to_memory:g}"
-                            " sets it: give --target-memory" if not config.target_memory else ""))
-    budget = config.memory_budget if config.memory_budget is not None else (limit * 3 // 4 if limit else slot.ram // 4)
+                            " sets it: give --target-memory" if not deployment.target_memory else ""))
+    budget = deployment.memory_budget if deployment.memory_budget is not None else \
+        (limit * 3 // 4 if limit else slot.ram // 4)
     if budget <= 0:
         raise UsageError(f"--memory-budget: must be > 0 bytes, got {budget}")
     if budget > (limit or slot.ram):
@@ -275,57 +299,57 @@ def target_workload(config: TuneConfig, space: SearchSpace,
     with no --target-data, at --scale as the workload itself is shaped; and, when the trials are
     smaller than the target, the workload at the target, where the re-validation confirms (its
     memory the target's)."""
+    m, d = config.measurement, config.deployment
     named = workload_of(config)
-    if config.duration is not None:
+    if m.duration is not None:
         if not uses_duration(named):
             raise UsageError(f"--duration: workload {named.name} has no timed phase (its phases run a set number "
                              "of operations); the preloaded workloads (rocksdb-tuner workloads) have")
-        named = replace(named, duration=config.duration)
-    if config.target_data is not None and named.kind == "replay":
+        named = replace(named, duration=m.duration)
+    if d.target_data is not None and named.kind == "replay":
         raise UsageError("--target-data: a trace replays on its --db-snapshot as it is; the snapshot is the target")
-    if named.kind == "preloaded" or config.target_data is not None:
+    if named.kind == "preloaded" or d.target_data is not None:
         for flag, given, why in (
-                ("--fidelity", config.fidelity, "runs of a preloaded DB cost their timed phase whatever its size, "
-                 "and a target confirms at its own size"),
-                ("--confirm-scale", config.confirm_scale, "a target is confirmed at --target-data"),
-                ("--ray-address", config.ray_address, "the preloaded DB lives in this host's --work-dir")):
+                ("--fidelity", config.search.fidelity, "runs of a preloaded DB cost their timed phase whatever its "
+                 "size, and a target confirms at its own size"),
+                ("--confirm-scale", config.revalidation.confirm_scale, "a target is confirmed at --target-data"),
+                ("--ray-address", config.execution.ray_address, "the preloaded DB lives in this host's --work-dir")):
             if given and (flag != "--ray-address" or named.kind == "preloaded"):
                 raise UsageError(f"{flag}: not with {'a preloaded workload' if named.kind == 'preloaded' else '--target-data'}"
                                  f" ({why})")
     one = named.resolve(1.0, host)
-    data, base_options = config.target_data, config.base_options
-    if config.db_snapshot and named.kind == "preloaded":  # the user's DB: the target, its OPTIONS the base
-        data, base_options = _snapshot_target(config)
-    target = make_target(data, config.target_memory, base_options, int(one.data_bytes() * (config.scale or 1.0)),
-                         host.ram)
+    data, base_options = d.target_data, d.base_options
+    if m.db_snapshot and named.kind == "preloaded":  # the user's DB: the target, its OPTIONS the base
+        data, base_options = _snapshot_target(m, d)
+    target = make_target(data, d.target_memory, base_options, int(one.data_bytes() * (m.scale or 1.0)), host.ram)
     if target.assumed:
-        return target, named.resolve(config.scale or 1.0, host), None
+        return target, named.resolve(m.scale or 1.0, host), None
     searched = {p.flag for p in space.parameters}
     at_target = named.resolve(target.data / one.data_bytes(), host)
     at_target = replace(at_target, flags=shaped(at_target.flags, target, searched), memory=target.memory)
-    if config.scale is not None and config.scale > 1:
+    if m.scale is not None and m.scale > 1:
         raise UsageError(f"--scale: with --target-data, the trials' share of the target's data (at most 1), got "
-                         f"{config.scale:g}")
-    if config.scale is None or config.scale > 0.99:
+                         f"{m.scale:g}")
+    if m.scale is None or m.scale > 0.99:
         return target, replace(at_target, memory=None), None
     # smaller than the target, in its shape; confirmed at the target
-    trials = named.resolve(config.scale * target.data / one.data_bytes(), host)
+    trials = named.resolve(m.scale * target.data / one.data_bytes(), host)
     return target, replace(trials, flags=shaped(trials.flags, target, searched)), at_target
 
 
-def _snapshot_target(config: TuneConfig) -> tuple[int, Path | None]:
+def _snapshot_target(m: MeasurementConfig, d: DeploymentConfig) -> tuple[int, Path | None]:
     """A preloaded workload on --db-snapshot: (the target's data, its base OPTIONS): --target-data, else
     the snapshot's bytes on disk; --base-options, else the snapshot's own latest OPTIONS file."""
-    assert config.db_snapshot is not None
-    if config.scale is not None and config.scale <= 0.99:
-        raise UsageError(f"--scale: the runs start from --db-snapshot {config.db_snapshot} as it is (its size is the "
-                         f"target's), not from {config.scale:g} of it")
+    assert m.db_snapshot is not None
+    if m.scale is not None and m.scale <= 0.99:
+        raise UsageError(f"--scale: the runs start from --db-snapshot {m.db_snapshot} as it is (its size is the "
+                         f"target's), not from {m.scale:g} of it")
     try:
-        size, options = snapshot_files(Path(config.db_snapshot))
+        size, options = snapshot_files(Path(m.db_snapshot))
     except WorkloadError as exc:
         raise UsageError(str(exc)) from None
-    return (config.target_data if config.target_data is not None else size,
-            config.base_options if config.base_options is not None else options)
+    return (d.target_data if d.target_data is not None else size,
+            d.base_options if d.base_options is not None else options)
 
 
 def uses_duration(workload: Workload) -> bool:
@@ -357,16 +381,16 @@ TARGET_WORKLOAD = "steady-overwrite"  # with --target-data: a load of the target
 def workload_of(config: TuneConfig) -> Workload:
     """The workload a request names: a preset, a file, or ``trace:TRACE`` on --db-snapshot; none named,
     fillrandom, or with a --target-data the preloaded steady-overwrite."""
-    chosen = config.workload if config.workload is not None else \
-        TARGET_WORKLOAD if config.target_data is not None else DEFAULT_WORKLOAD
-    config = replace(config, workload=chosen)
-    name = str(config.workload)
+    m = config.measurement
+    chosen = m.workload if m.workload is not None else \
+        TARGET_WORKLOAD if config.deployment.target_data is not None else DEFAULT_WORKLOAD
+    name = str(chosen)
     if name.startswith("trace:"):
-        if not config.db_snapshot:
+        if not m.db_snapshot:
             raise UsageError("--workload trace:TRACE needs --db-snapshot DIR: the DB the trace was recorded on")
-        return trace_workload(Path(name[len("trace:"):]), Path(config.db_snapshot))
-    named = load_workload(config.workload)
-    if config.db_snapshot and named.kind != "preloaded":
+        return trace_workload(Path(name[len("trace:"):]), Path(m.db_snapshot))
+    named = load_workload(chosen)
+    if m.db_snapshot and named.kind != "preloaded":
         raise UsageError(f"--db-snapshot: workload {named.name} loads its DB from empty; a snapshot is where a "
                          "trace workload (trace:TRACE) or a preloaded one (rocksdb-tuner workloads) starts")
     return named

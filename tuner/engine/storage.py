@@ -41,7 +41,7 @@ class StudyStore:
         except ValueError as exc:  # e.g. resuming with other directions
             raise UsageError(f"--study {p.name}: {exc}") from None
         except SQLAlchemyError as exc:  # a corrupt, foreign or unreachable storage
-            flag = "--storage" if p.config.storage else "--out"
+            flag = "--storage" if p.config.tracking.storage else "--out"
             reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
             raise UsageError(f"{flag}: cannot open the study storage {p.storage}: {reason}") from None
         self._check_identity(study)
@@ -56,16 +56,16 @@ class StudyStore:
 
     def _check_identity(self, study: optuna.Study) -> None:
         """A new study records what it measures; a resumed one must measure the same."""
-        p = self.parts
+        p, measurement = self.parts, self.parts.config.measurement
         identity = {"workload": p.workload.name, "space": p.space.name, "objective": p.score.objective,
-                    "scale": p.config.scale}
-        if p.config.backend != "db_bench":  # another program measured is another question
-            identity["backend"] = {"name": p.config.backend, "command": p.config.command}
+                    "scale": measurement.scale}
+        if measurement.backend != "db_bench":  # another program measured is another question
+            identity["backend"] = {"name": measurement.backend, "command": measurement.command}
         if not p.workload.drain:  # burst ops/s do not compare with sustained ones
             identity["drain"] = False
         if p.target is not None and not p.target.assumed:  # another target is another question
             identity["target"] = {"data": p.target.data, "memory": p.target.memory, "source": p.target.source}
-        if p.config.db_snapshot and p.workload.kind == "preloaded":  # the DB the runs start from
+        if measurement.db_snapshot and p.workload.kind == "preloaded":  # the DB the runs start from
             identity["db_snapshot"] = p.workload.snapshot
         if not study.user_attrs.get("uid"):  # names the study in MLflow, whatever its storage URL
             study.set_user_attr("uid", uuid.uuid4().hex)
@@ -73,7 +73,7 @@ class StudyStore:
             study.set_user_attr("identity", identity)
             study.set_user_attr("space", {q.name: q.describe() for q in p.space.parameters})
             study.set_user_attr("db_bench", p.db_bench.to_dict() if p.db_bench is not None else None)
-            study.set_user_attr("repeats", p.config.repeats)
+            study.set_user_attr("repeats", measurement.repeats)
         elif study.user_attrs["identity"] != identity:
             raise UsageError(f"--study {p.name}: exists with {study.user_attrs['identity']}, not {identity}; "
                              "use another --study name to tune something else")
@@ -86,9 +86,9 @@ class StudyStore:
                     f"(assertions={now['assertions']}) at {now['path']}; measurements would not compare, "
                     "use another --study name")
         self._check_duration(study)
-        if study.user_attrs.get("repeats", 1) != p.config.repeats:
+        if study.user_attrs.get("repeats", 1) != measurement.repeats:
             raise UsageError(f"--repeats: study {p.name} measures each trial {study.user_attrs.get('repeats', 1)} "
-                             f"time(s), not {p.config.repeats}; its trials would not compare")
+                             f"time(s), not {measurement.repeats}; its trials would not compare")
 
     def _check_duration(self, study: optuna.Study) -> None:
         """A study of timed phases keeps their length: a 20 s and a 30 s run of one configuration differ
@@ -107,7 +107,7 @@ class StudyStore:
         """Queue an interrupted configuration to run again, as the start or repair it was (``attrs``):
         ``always`` (an environment fault stopped it), and on the grid, which counts a failed point as
         visited."""
-        if params and (always or self.parts.config.sampler == "grid"):
+        if params and (always or self.parts.config.search.sampler == "grid"):
             study.enqueue_trial(params, user_attrs={k: v for k, v in attrs.items() if k in _ORIGIN})
 
     # -- reading ----------------------------------------------------------------------------------

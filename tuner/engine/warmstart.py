@@ -181,7 +181,7 @@ def most_similar(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()
             continue
         same = s.get("workload") == parts.workload.name
         distance = abs(math.log(max(1, s.get("data_bytes") or 1) / max(1, parts.workload.data_bytes())))
-        key = (0 if same and s.get("scale") == parts.config.scale else 1 if same else 2, distance)
+        key = (0 if same and s.get("scale") == parts.config.measurement.scale else 1 if same else 2, distance)
         if best is None or key < best[0]:
             best = (key, path)
     return best[1] if best else None
@@ -195,7 +195,8 @@ def warm_start_auto(store: StudyStore, library: Path,
     if found is None:
         return f"found no finished study like it in {library} to learn from", []
     summary = json.loads(found.read_text())
-    if summary["workload"] == store.parts.workload.name and summary["scale"] == store.parts.config.scale:
+    scale = store.parts.config.measurement.scale
+    if summary["workload"] == store.parts.workload.name and summary["scale"] == scale:
         return f"learns from {warm_start(store, str(found))} trials of {found.parent} (not counted, never named best)", []
     earlier = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
     top = ranking.top_k(earlier.get_trials(deepcopy=False), [d.name.lower() for d in earlier.directions], 5)

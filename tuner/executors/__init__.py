@@ -11,7 +11,7 @@ from tuner.executors.base import (Executor, ExecutorError, Job, Note, Outcome, S
                                   raise_fault, retried, should_retry)
 from tuner.executors.local import LocalExecutor
 from tuner.executors.ray import RayExecutor
-from tuner.model import TuneConfig, UsageError
+from tuner.model import ExecutionConfig, UsageError
 
 EXECUTORS: dict[str, type[Executor]] = {
     "local": LocalExecutor,
@@ -19,10 +19,10 @@ EXECUTORS: dict[str, type[Executor]] = {
 }
 
 
-def executor_class(config: TuneConfig) -> type[Executor]:
+def executor_class(execution: ExecutionConfig) -> type[Executor]:
     """Where a study's trials run: --executor, else Ray with --parallel > 1 or --ray-address, else
     this process."""
-    name = config.executor or ("ray" if config.on_ray else "local")
+    name = execution.executor or ("ray" if execution.on_ray else "local")
     if name not in EXECUTORS:
         raise UsageError(f"--executor: unknown {name!r} (choose from {', '.join(EXECUTORS)})")
     return EXECUTORS[name]

@@ -96,17 +96,19 @@ class Slot:
 
 
 class Executor(Protocol):
-    """Runs up to ``slots`` jobs at once. Built as ``Executor(config, db_bench, note)`` (the probed
-    db_bench, None when the backend runs no db_bench workload; a :data:`Note` prints one line to the
-    user); tuner.api calls :meth:`start`, prepares the study for the slot it returns, then calls
-    :meth:`bind`; the engine submits jobs and waits for their outcomes."""
+    """Runs up to ``slots`` jobs at once. Built as ``Executor(execution, db_bench, note)`` (the study's
+    :class:`~tuner.model.ExecutionConfig`, the probed db_bench, None when the backend runs no db_bench
+    workload; a :data:`Note` prints one line to the user); tuner.api calls :meth:`start`, prepares the
+    study for the slot it returns, then calls :meth:`bind`; the engine submits jobs and waits for
+    their outcomes."""
 
     slots: int
     remote: bool  # jobs run in other processes or on other hosts (memory limits are then the nodes')
 
     @classmethod
     def check(cls, config: TuneConfig) -> None:
-        """Refuse settings this executor cannot honour (UsageError naming the flag), before any work."""
+        """Refuse settings this executor cannot honour (UsageError naming the flag), before any work;
+        the whole request, since another part may be what it cannot honour (e.g. --pruner)."""
 
     def start(self) -> Slot:
         """Reach and check the workers (ExecutorError naming the flag); what one trial may use there."""

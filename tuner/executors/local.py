@@ -7,7 +7,7 @@ from objectives.runner import EnvironmentFault, RunFailed, RunStopped
 from search_spaces import host_cores, host_ram_bytes
 from tuner.backends import BACKENDS, Backend, Setup
 from tuner.executors.base import Job, Note, Outcome, Slot, keep_options
-from tuner.model import TuneConfig, UsageError
+from tuner.model import ExecutionConfig, TuneConfig, UsageError
 
 
 class LocalExecutor:
@@ -16,13 +16,15 @@ class LocalExecutor:
     slots = 1
     remote = False
 
-    def __init__(self, config: TuneConfig | None = None, db_bench: DbBench | None = None, note: Note | None = None):
+    def __init__(self, execution: ExecutionConfig | None = None, db_bench: DbBench | None = None,
+                 note: Note | None = None):
         self.backend: Backend | None = None  # set by bind()
         self.pending: list[Job] = []
 
     @classmethod
     def check(cls, config: TuneConfig) -> None:
-        for flag, given in (("--parallel", config.parallel > 1), ("--ray-address", config.ray_address)):
+        execution = config.execution
+        for flag, given in (("--parallel", execution.parallel > 1), ("--ray-address", execution.ray_address)):
             if given:
                 raise UsageError(f"{flag}: runs trials on Ray; --executor local runs one at a time in this process")
 

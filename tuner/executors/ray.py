@@ -8,7 +8,7 @@ a core, whichever Ray node they belong to) and pins db_bench to them, measures i
 directory of the node's work dir, and ships back the metrics and the logs (tuner.executors.task, the
 worker's side any remote executor shares). Workers never touch the study storage or MLflow, so a
 cluster needs no shared filesystem. Every Ray setting (--parallel, --ray-address, --cpus-per-trial,
---one-trial-per-node, --allow-mixed-db-bench) is read here.
+--one-trial-per-node, --allow-mixed-db-bench: the study's ExecutionConfig) is read here.
 
 A task whose worker process or node dies comes back as a lost outcome (the engine's retry policy
 runs it once more). Ctrl-C cancels the running tasks.
@@ -24,7 +24,7 @@ from objectives.dbbench import DbBench
 from tuner.backends import Setup
 from tuner.executors.base import ExecutorError, Job, Note, Outcome, Slot
 from tuner.executors.task import TaskSpec, measure_task, node_facts, outcome_of
-from tuner.model import TuneConfig, UsageError
+from tuner.model import ExecutionConfig, TuneConfig, UsageError
 
 
 def _where() -> dict[str, Any]:
@@ -50,11 +50,11 @@ class RayExecutor:
 
     remote = True
 
-    def __init__(self, config: TuneConfig, db_bench: DbBench | None, note: Note):
+    def __init__(self, execution: ExecutionConfig, db_bench: DbBench | None, note: Note):
         assert db_bench is not None  # check_backend refuses Ray to a backend that runs no db_bench workload
-        self.config, self.db_bench, self.note = config, db_bench, note
+        self.execution, self.db_bench, self.note = execution, db_bench, note
         self.task: tuple[str, Setup] | None = None  # set by bind(), once the study is prepared for the slot
-        self.slots = config.parallel
+        self.slots = execution.parallel
         self.started_ray = False
         self.cpus = 1
         self.placement: Any = None
@@ -64,9 +64,10 @@ class RayExecutor:
 
     @classmethod
     def check(cls, config: TuneConfig) -> None:
-        if config.cpus_per_trial is not None and (not isinstance(config.cpus_per_trial, int) or config.cpus_per_trial < 1):
-            raise UsageError(f"--cpus-per-trial: must be a whole number >= 1, got {config.cpus_per_trial}")
-        if config.pruner != "none":
+        cpus = config.execution.cpus_per_trial
+        if cpus is not None and (not isinstance(cpus, int) or cpus < 1):
+            raise UsageError(f"--cpus-per-trial: must be a whole number >= 1, got {cpus}")
+        if config.search.pruner != "none":
             raise UsageError("--pruner: needs --parallel 1 without --ray-address (a pruner watches each run "
                              "second by second in this process)")
 
@@ -75,7 +76,7 @@ class RayExecutor:
             import ray
         except ImportError:
             raise ExecutorError("--parallel: needs Ray (pip install ray)") from None
-        address = self.config.ray_address
+        address = self.execution.ray_address
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "WARNING",
                                   "configure_logging": True}
         if address:
@@ -101,7 +102,7 @@ class RayExecutor:
         alive = [n for n in ray.nodes() if n.get("Alive")]
         probe_task = ray.remote(_probe_node)
         refs = [probe_task.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
-                .remote(self.config.db_bench, self.config.rocksdb_version) for n in alive]
+                .remote(self.execution.db_bench, self.execution.rocksdb_version) for n in alive]
         try:
             self.nodes = ray.get(refs, timeout=120)
         except Exception as exc:  # noqa: BLE001
@@ -116,21 +117,21 @@ class RayExecutor:
                 problems.append(f"{node['host']} ({node['ip']}) has db_bench {theirs['version']} "
                                 f"({'assertions' if theirs['assertions'] else 'release'}) at {theirs['path']}")
         missing = [p for p in problems if "has db_bench" not in p]
-        if missing or (problems and not self.config.allow_mixed_db_bench):
+        if missing or (problems and not self.execution.allow_mixed_db_bench):
             raise ExecutorError(
                 f"--ray-address: this study runs db_bench {mine.version} ({mine.build}); " + "; ".join(problems)
                 + ("" if missing else ". Measurements would not compare; --allow-mixed-db-bench accepts it"))
 
     def _size(self, ray: Any) -> None:
         cpus = [int(n["Resources"].get("CPU", 0)) for n in ray.nodes() if n.get("Alive")]
-        parallel = self.config.parallel
-        if self.config.cpus_per_trial:
-            self.cpus = self.config.cpus_per_trial
+        parallel = self.execution.parallel
+        if self.execution.cpus_per_trial:
+            self.cpus = self.execution.cpus_per_trial
         else:
             self.cpus = max(1, min(max(cpus, default=1), sum(cpus) // parallel))
         if self.cpus > max(cpus, default=0):
             raise ExecutorError(f"--cpus-per-trial {self.cpus}: no node has that many CPUs (nodes: {cpus})")
-        if self.config.one_trial_per_node:
+        if self.execution.one_trial_per_node:
             from ray.util.placement_group import placement_group
 
             fit = sum(1 for c in cpus if c >= self.cpus)
@@ -160,14 +161,14 @@ class RayExecutor:
     def describe(self) -> str | None:
         hosts = ", ".join(f"{n['host']} ({n['ip']}, {n['cores']} cores)" for n in self.nodes)
         how = "one per node" if self.placement else "Ray schedules them"
-        return (f"{self.config.parallel} trials at once on Ray, {self.cpus} pinned core(s) each, {how}; "
+        return (f"{self.execution.parallel} trials at once on Ray, {self.cpus} pinned core(s) each, {how}; "
                 f"nodes: {hosts}")
 
     def submit(self, job: Job) -> None:
         import ray
 
         assert self.task is not None, "bind() first"
-        spec = TaskSpec.of(job, *self.task, self.cpus, self.config)
+        spec = TaskSpec.of(job, *self.task, self.cpus, self.execution)
         options: dict[str, Any] = {"num_cpus": self.cpus, "max_retries": 0}
         bundle = None
         if self.placement is not None:

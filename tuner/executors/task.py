@@ -24,7 +24,7 @@ from objectives.workloads import Flag, Workload
 from search_spaces import host_ram_bytes
 from tuner.backends import BACKENDS, Setup
 from tuner.executors.base import Job, Outcome, keep_options
-from tuner.model import TuneConfig
+from tuner.model import ExecutionConfig
 
 LEASE_WAIT = 600.0  # seconds a task waits for free cores (the scheduler's CPU accounting should make it instant)
 
@@ -86,12 +86,12 @@ class TaskSpec:
     memory_limit: int | None = None  # scored phases in a memory cgroup of this size
 
     @classmethod
-    def of(cls, job: Job, backend: str, setup: Setup, cpus: int, config: TuneConfig) -> TaskSpec:
-        """A job as a task: ``config`` gives --db-bench, --work-dir and --rocksdb-version, which a
+    def of(cls, job: Job, backend: str, setup: Setup, cpus: int, execution: ExecutionConfig) -> TaskSpec:
+        """A job as a task: ``execution`` gives --db-bench, --work-dir and --rocksdb-version, which a
         node resolves on its own."""
         return cls(backend, job.flags, job.repeats, job.workload or setup.workload, setup.seed, setup.timeout,
-                   setup.options_keys, setup.command, cpus, config.db_bench,
-                   str(config.work_dir) if config.work_dir else None, config.rocksdb_version,
+                   setup.options_keys, setup.command, cpus, execution.db_bench,
+                   str(execution.work_dir) if execution.work_dir else None, execution.rocksdb_version,
                    setup.runner.memory_limit if setup.runner else None)
 
 

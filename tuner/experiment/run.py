@@ -176,7 +176,7 @@ class ExperimentRun:
         final = Study(self.tuner_config(seeds[0], budget), self.progress)  # seed 1's study again: runs nothing new
         try:
             entries = self._entries(final.snapshot(), sweep.snapshot(), sweep_result.best_params,
-                                    [(t.config.seed, best) for t, best in tuners])
+                                    [(t.config.search.seed, best) for t, best in tuners])
             saved = final.measure_interleaved(entries, self.rounds, HEAD_TO_HEAD, "head-to-head")
         finally:
             final.close()
@@ -233,14 +233,14 @@ class ExperimentRun:
         return {
             "id": e.id, "title": e.title, "quick": self.quick, "finding": e.finding, "scale_note": e.scale_note,
             "sweep_note": e.sweep_note, "workload": final.workload.name,
-            "workload_description": final.workload.description, "scale": final.config.scale,
+            "workload_description": final.workload.description, "scale": final.config.measurement.scale,
             "data_bytes": final.workload.data_bytes(), "hand_found": hand,
             "machine": machine_info(ctx, final.work_dir),
             "db_bench": {"version": db.version, "build": db.build, "assertions": db.assertions, "path": db.path},
             "sweep": _study_part(sweep),
             "tuner": {"budget_seconds": None if self.quick else budget,
                       "trials_per_seed": QUICK["tuner_trials"] if self.quick else None, "hand_found_first": False,
-                      "seeds": [{**_study_part(t), "seed": t.config.seed, "sampler": t.config.sampler,
+                      "seeds": [{**_study_part(t), "seed": t.config.search.seed, "sampler": t.config.search.sampler,
                                  "seeded": list(t.seeded)} for t, _ in tuners],
                       "across_seeds": verdicts},
             "head_to_head": {"rounds": saved["rounds"], "order": list(entries), "configurations": measured},

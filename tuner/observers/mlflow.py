@@ -28,7 +28,7 @@ from optuna.trial import FrozenTrial, TrialState
 from tuner import ranking
 from tuner.events import Observer
 from tuner.fmt import fmt_ops
-from tuner.model import StudySnapshot, TuneResult
+from tuner.model import StudySnapshot, TrackingConfig, TuneResult
 from tuner.observers.mlflow_views import study_key, view_tags
 
 DEFAULT_DIR = "mlruns"
@@ -314,7 +314,7 @@ class MlflowTracker(Observer):
         tags = {
             _PARENT: self.parent_id, "trial_key": key, "role": "trial", "study": snapshot.name,
             "study_uid": snapshot.uid,
-            "trial_number": str(trial.number), "state": state, "outcome": outcome, **snapshot.config.tags,
+            "trial_number": str(trial.number), "state": state, "outcome": outcome, **snapshot.config.tracking.tags,
             **_trial_tags(attrs),
         }
         start = _ms(trial.datetime_start)
@@ -328,7 +328,7 @@ class MlflowTracker(Observer):
         metrics += [_metric("intermediate_value", v, start, int(step)) for step, v in trial.intermediate_values.items()]
         self.store.run(name=_trial_run_name(trial.number, outcome, attrs), tags=tags, params=trial.params,
                        metrics=metrics, start=start, end=end, status=status, artifacts=attrs.get("log_dir"),
-                       artifact_path=snapshot.config.backend)
+                       artifact_path=snapshot.config.measurement.backend)
 
     def _log_baseline(self, snapshot: StudySnapshot, key: str, record: dict[str, Any]) -> None:
         end = int(record.get("ended", time.time()) * 1000)
@@ -337,14 +337,14 @@ class MlflowTracker(Observer):
             _PARENT: self.parent_id, "trial_key": key, "role": "baseline", "study": snapshot.name,
             "study_uid": snapshot.uid,
             "baseline": record["name"], "state": "COMPLETE" if record["state"] == "COMPLETE" else "FAILED",
-            "mlflow.note.content": record.get("doc", ""), **snapshot.config.tags,
+            "mlflow.note.content": record.get("doc", ""), **snapshot.config.tracking.tags,
         }
         if "reason" in record:
             tags["fail_reason"] = str(record["reason"])[:5000]
         metrics = _metrics(record.get("metrics", {}), timestamp=end) + _phase_metrics(record.get("phases", []), start)
         self.store.run(name=record["name"], tags=tags, params=dict(record.get("flags", {})), metrics=metrics,
                        start=start, end=end, status="FINISHED" if record["state"] == "COMPLETE" else "FAILED",
-                       artifacts=record.get("log_dir"), artifact_path=snapshot.config.backend)
+                       artifacts=record.get("log_dir"), artifact_path=snapshot.config.measurement.backend)
 
     def _pause(self, snapshot: StudySnapshot, exc: Exception) -> None:
         self.paused = _short(exc)
@@ -369,12 +369,12 @@ def log_comparison(uri: str | None, experiment: str, name: str, tags: dict[str, 
     return MlflowStore(resolved, source).log_comparison(experiment, name, tags, rows, artifacts)
 
 
-def make_tracker(enabled: bool, uri: str | None, experiment: str | None) -> MlflowTracker | None:
+def make_tracker(tracking: TrackingConfig) -> MlflowTracker | None:
     """The tracker for a study: MlflowTracker on the resolved URI, or None with --no-mlflow."""
-    if not enabled:
+    if not tracking.mlflow:
         return None
-    resolved, source = resolve_uri(uri)
-    return MlflowTracker(resolved, source, experiment)
+    resolved, source = resolve_uri(tracking.mlflow_uri)
+    return MlflowTracker(resolved, source, tracking.experiment)
 
 
 # -- what is logged ---------------------------------------------------------------------------------
@@ -384,7 +384,7 @@ def _study_params(s: StudySnapshot) -> dict[str, Any]:
     db = s.db_bench
     params: dict[str, Any] = {
         "workload": s.workload.name, "space": s.space.name, "objective": s.score.objective,
-        "objective_description": s.score.describe(), "scale": s.config.scale,
+        "objective_description": s.score.describe(), "scale": s.config.measurement.scale,
         "data_bytes": s.workload.data_bytes(),
         **({"db_bench.version": db.version, "db_bench.build": db.build} if db is not None else {}),
         "host.cores": host.cores, "host.ram_bytes": host.ram, "memory_budget_bytes": host.budget,
@@ -398,13 +398,15 @@ def _study_params(s: StudySnapshot) -> dict[str, Any]:
 
 def _study_mutable_tags(s: StudySnapshot) -> dict[str, str]:
     """Settings a resume may change (sampler, seed, trial count, db_bench path): tags, not params."""
+    search, execution = s.config.search, s.config.execution
     return {
-        "role": "study", "study": s.name, "sampler": s.config.sampler,
-        "seed": str(s.config.seed), "trials_requested": str(s.config.trials),
-        "budget_seconds": str(s.config.budget),
+        "role": "study", "study": s.name, "sampler": search.sampler,
+        "seed": str(search.seed), "trials_requested": str(search.trials),
+        "budget_seconds": str(search.budget),
         **({"db_bench.path": s.db_bench.path} if s.db_bench is not None else {}), "out": str(s.out.resolve()),
-        "work_dir": str(s.work_dir), "parallel": str(s.config.parallel),
-        "ray_address": str(s.config.ray_address or ("local" if s.config.on_ray else "none")), **s.config.tags,
+        "work_dir": str(s.work_dir), "parallel": str(execution.parallel),
+        "ray_address": str(execution.ray_address or ("local" if execution.on_ray else "none")),
+        **s.config.tracking.tags,
     }
 
 

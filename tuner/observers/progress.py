@@ -40,11 +40,12 @@ class ConsoleProgress(SilentProgress):
             print(text, file=self.stream, flush=True)
 
     def study_started(self, snapshot: StudySnapshot) -> None:
-        s, db = snapshot, snapshot.db_bench
+        s, db, measurement = snapshot, snapshot.db_bench, snapshot.config.measurement
         measured = f"workload {s.workload.name} ({fmt_bytes(s.workload.data_bytes())} of data per trial)" \
-            if BACKENDS[s.config.backend].runs_workloads else \
-            f"backend {s.config.backend}" + (f" ({s.config.command})" if s.config.command else "")
-        self._line(f"study {s.name}: {measured}, space {s.space.name}, sampler {s.config.sampler}, {s.score.describe()}")
+            if BACKENDS[measurement.backend].runs_workloads else \
+            f"backend {measurement.backend}" + (f" ({measurement.command})" if measurement.command else "")
+        self._line(f"study {s.name}: {measured}, space {s.space.name}, sampler {s.config.search.sampler}, "
+                   f"{s.score.describe()}")
         used = f"db_bench {db.version} at {db.path} ({db.build}); " if db is not None else ""
         self._line(f"{used}storage {s.storage}")
         if db is not None and db.assertions:
@@ -53,14 +54,14 @@ class ConsoleProgress(SilentProgress):
         done = s.counted()
         self.durations, self.initial = [], done  # one Progress may serve several studies in turn
         self.started = time.monotonic()
-        self.parallel = max(1, s.config.parallel)
+        self.parallel = max(1, s.config.execution.parallel)
         if done:
-            of = f" of {s.trials_wanted}" if s.config.trials is not None else ""
+            of = f" of {s.trials_wanted}" if s.config.search.trials is not None else ""
             self._line(f"resuming: {done}{of} trials already measured")
         if self.stream.isatty():
             from tqdm import tqdm
 
-            self.bar = tqdm(total=s.trials_wanted if s.config.trials is not None else None, initial=done,
+            self.bar = tqdm(total=s.trials_wanted if s.config.search.trials is not None else None, initial=done,
                             file=self.stream, unit="trial", dynamic_ncols=True, leave=True)
 
     def note(self, text: str) -> None:
@@ -87,7 +88,7 @@ class ConsoleProgress(SilentProgress):
         remaining = total - self.initial - done
         per_trial = sum(self.durations) / done / min(self.parallel, max(remaining, 1))
         eta = fmt_duration(remaining * per_trial) if remaining > 0 else "0s"
-        budget = snapshot.config.budget
+        budget = snapshot.config.search.budget
         if budget:  # machine time, not trials, decides: say how much of it is spent
             spent = snapshot.machine_seconds()["total"]
             eta = (f"{fmt_duration(max(0.0, budget - spent) / self.parallel)} "

@@ -34,7 +34,7 @@ def importance(snapshot: StudySnapshot) -> dict[str, float]:
     complete = [t for t in snapshot.trials if t.state == TrialState.COMPLETE]
     if len(complete) < MIN_TRIALS:
         return {}
-    evaluator = optuna.importance.FanovaImportanceEvaluator(seed=snapshot.config.seed or 0)
+    evaluator = optuna.importance.FanovaImportanceEvaluator(seed=snapshot.config.search.seed or 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

@@ -27,7 +27,7 @@ def _specs(snapshot: StudySnapshot) -> list[tuple[str, str, Callable[[Any], Any]
     """(file stem, title, plotting function of a module, keyword arguments) for each plot."""
     multi = len(snapshot.directions) > 1
     target = {"target": _ops, "target_name": "ops/s"} if multi else {"target_name": "ops/s"}
-    importance = optuna.importance.FanovaImportanceEvaluator(seed=snapshot.config.seed or 0)
+    importance = optuna.importance.FanovaImportanceEvaluator(seed=snapshot.config.search.seed or 0)
     specs = [
         ("optimization_history", "Optimization history", lambda m: m.plot_optimization_history, target),
         ("param_importances", "Parameter importance (fANOVA, ops/s)", lambda m: m.plot_param_importances,

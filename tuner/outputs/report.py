@@ -257,18 +257,19 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
     ]
     host = snapshot.space.context
     assert host is not None
+    search, measurement = snapshot.config.search, snapshot.config.measurement
     summary: dict[str, Any] = {
         "study": snapshot.name,
         "workload": snapshot.workload.name,
-        "backend": snapshot.config.backend,
-        "command": snapshot.config.command,
+        "backend": measurement.backend,
+        "command": measurement.command,
         "space": snapshot.space.name,
-        "sampler": snapshot.config.sampler,
+        "sampler": search.sampler,
         "objective": snapshot.score.objective,
         "objective_description": snapshot.score.describe(),
-        "seed": snapshot.config.seed,
+        "seed": search.seed,
         "db_bench_seed": snapshot.db_bench_seed,
-        "scale": snapshot.config.scale,
+        "scale": measurement.scale,
         "drain": snapshot.workload.drain,
         "data_bytes": snapshot.workload.data_bytes(),
         "db_bench": snapshot.db_bench.to_dict() if snapshot.db_bench is not None else None,
@@ -280,15 +281,15 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "trials": {k: len(v) for k, v in groups.items()},
         "machine_seconds": snapshot.machine_seconds(),
         "when": _when(snapshot),
-        "budget_seconds": snapshot.config.budget,
-        "fidelity": list(snapshot.config.fidelity) if snapshot.config.fidelity else None,
+        "budget_seconds": search.budget,
+        "fidelity": list(search.fidelity) if search.fidelity else None,
         "fidelity_agreement": snapshot.fidelity_agreement,
         "seeded": list(snapshot.seeded),
         "startup": snapshot.startup,
         "provenance": provenance_counts(snapshot.trials),
         "best": best,
         "baselines": baselines,
-        "repeats": snapshot.config.repeats,
+        "repeats": measurement.repeats,
         "revalidation": snapshot.revalidation,
         "comparison": comparison(baselines, best, snapshot.revalidation),
         "explanation": explain(snapshot, best) if best else None,
@@ -300,7 +301,7 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
     summary["answer"] = answer(summary)
     if len(snapshot.directions) > 1:
         summary["pareto"] = [_trial_row(t) for t in snapshot.pareto_front()]
-        weights = snapshot.config.prefer
+        weights = search.prefer
         rule = (f"weights {', '.join(f'{k} {w:g}' for k, w in weights.items())} (--prefer)" if weights
                 else "equal weights: the front's knee")
         summary["recommendation"] = (f"best = the Pareto front member ({len(summary['pareto'])} trials) nearest the "
