@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -171,6 +172,32 @@ def test_a_target_shaped_trial_runs_in_the_targets_lsm_shape(tmp_path):
 
 
 @pytest.mark.dbbench
+def test_fidelity_rungs_at_a_target_keep_its_shape_and_memory_ratio(tmp_path):
+    """--fidelity with --target-data on a load workload: every rung runs in the target's LSM shape,
+    within its fraction of the trials' memory, and the study judges the rungs' agreement."""
+    r = tuner("tune", "--workload", "fillrandom", "--target-data", "16MiB", "--target-memory", "512MiB",
+              "--fidelity", "0.25,1", "--trials", "7", "--no-starts", "--no-baselines", "--revalidate", "0",
+              "--sampler", "random", "--seed", "1", "--out", "o", "--no-mlflow", "--no-plots", "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["fidelity_agreement"]["rungs"][0]["n"] == 6
+    audit = tmp_path / "o" / "trials" / f"{summary['fidelity_agreement']['audited'][0]:04d}"
+    nums = {}
+    for rung in ("rung-0", "rung-1"):
+        sections = options_file.parse_options((audit / rung / "OPTIONS").read_text())
+        assert options_file.lookup(sections, "CFOptions.target_file_size_base") == str(64 * MiB), rung
+        assert options_file.lookup(sections, "CFOptions.max_bytes_for_level_base") == str(256 * MiB), rung
+        nums[rung] = int(re.search(r"--num=(\d+)", (audit / rung / "load.command").read_text())[1])
+    assert nums["rung-0"] * 4 == pytest.approx(nums["rung-1"], rel=0.01)
+    trial = next(t for t in optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
+                 if t.number == summary["fidelity_agreement"]["audited"][0])
+    full = max(d["memory"]["memory_limit_bytes"] for d in trial.user_attrs["phases"] if d.get("memory"))
+    # the cgroup rounds its limit down to whole pages
+    assert full == pytest.approx(512 * MiB, abs=MiB)
+    assert trial.user_attrs["rung_0"]["memory_limit_bytes"] == pytest.approx(128 * MiB, abs=MiB)
+
+
+@pytest.mark.dbbench
 def test_a_preloaded_workload_starts_from_the_users_db_snapshot(tmp_path, db_bench):
     """--db-snapshot: runs start on hard-linked copies of the user's DB (never written, never removed),
     whose size is the target's data and whose OPTIONS file is the base; no DB is built."""
@@ -219,6 +246,7 @@ def test_without_a_target_the_summary_says_what_was_assumed_and_scaled(tmp_path)
     (["--target-data", "4GiB", "--target-memory", "1TiB"], "--target-memory: 1,048,576 MiB; this machine has"),
     (["--target-data", "900TiB"], "--target-data: 921,600.0 GiB does not fit this machine"),
     (["--target-data", "4GiB", "--confirm-scale", "2", "--revalidate", "1"], "--confirm-scale: not with"),
+    (["--target-data", "4GiB", "--fidelity", "0.25,1"], "--fidelity: not with a preloaded workload"),
     (["--workload", "fillrandom", "--duration", "30s"], "--duration: workload fillrandom has no timed phase"),
     (["--target-data", "4GiB", "--target-memory", "1GiB", "--memory-limit", "1GiB"], "--memory-limit: --target-memory"),
     (["--target-data", "4GiB", "--scale", "2"], "--scale: with --target-data, the trials' share of the target's data"),

@@ -140,7 +140,9 @@ class TrialLoop:
         trial, metrics = entry.trial, outcome.measurement.metrics
         scale, value = rungs[entry.rung].scale, metrics.get("ops_per_sec") or 0.0
         trial.report(value, RUNG_BASE ** entry.rung)
-        trial.set_user_attr(f"rung_{entry.rung}", {"scale": scale, **{k: metrics.get(k) for k in RUNG_METRICS}})
+        limits = [d["memory"]["memory_limit_bytes"] for d in outcome.measurement.details if d.get("memory")]
+        trial.set_user_attr(f"rung_{entry.rung}", {"scale": scale, **{k: metrics.get(k) for k in RUNG_METRICS},
+                                                   "memory_limit_bytes": max(limits, default=None)})
         if not trial.user_attrs.get("audit") and not fidelity.promoted(
                 value, fidelity.rivals(self.store.trials(), entry.rung, trial.number)):
             self.store.pruned(trial, f"scale {scale:g}", None, time.monotonic() - entry.started)

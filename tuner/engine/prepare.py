@@ -206,8 +206,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     grid = sampler_name == "grid"
     trials = search.trials if search.trials is not None else 10**9  # a --budget alone: as many as fit
     wanted = min(trials, space.feasible_grid_size()) if grid else trials
-    rungs = tuple(replace(workload_of(config).resolve(workload.scale * f, host), drain=workload.drain)
-                  for f in search.fidelity[:-1]) + (workload,) if search.fidelity else ()
+    rungs = _rungs(config, workload, target, {p.flag for p in space.parameters}, host, limit)
     user, reference = _reference(config, space, target)
     plan = Plan.of(config.revalidation, search.seed or 0, confirm)
     out = Path(tracking.out) if tracking.out else Path("runs") / name
@@ -311,10 +310,10 @@ def target_workload(config: TuneConfig, space: SearchSpace,
     if named.kind == "preloaded" or d.target_data is not None:
         for flag, given, why in (
                 ("--fidelity", config.search.fidelity, "runs of a preloaded DB cost their timed phase whatever its "
-                 "size, and a target confirms at its own size"),
+                 "size"),
                 ("--confirm-scale", config.revalidation.confirm_scale, "a target is confirmed at --target-data"),
                 ("--ray-address", config.execution.ray_address, "the preloaded DB lives in this host's --work-dir")):
-            if given and (flag != "--ray-address" or named.kind == "preloaded"):
+            if given and (flag not in ("--ray-address", "--fidelity") or named.kind == "preloaded"):
                 raise UsageError(f"{flag}: not with {'a preloaded workload' if named.kind == 'preloaded' else '--target-data'}"
                                  f" ({why})")
     one = named.resolve(1.0, host)
@@ -335,6 +334,24 @@ def target_workload(config: TuneConfig, space: SearchSpace,
     # smaller than the target, in its shape; confirmed at the target
     trials = named.resolve(m.scale * target.data / one.data_bytes(), host)
     return target, replace(trials, flags=shaped(trials.flags, target, searched)), at_target
+
+
+def _rungs(config: TuneConfig, workload: Workload, target: Target, searched: set[str], host: Context,
+           limit: int | None) -> tuple[Workload, ...]:
+    """--fidelity: the workload at each rung's fraction of the trials' data, the last the trials' own;
+    with a target, each in the target's shape and within the same fraction of the trials' memory (the
+    target's memory:data ratio at every size)."""
+    fractions = config.search.fidelity
+    if not fractions:
+        return ()
+    rungs = []
+    for f in fractions[:-1]:
+        rung = replace(workload_of(config).resolve(workload.scale * f, host), drain=workload.drain)
+        if not target.assumed:
+            rung = replace(rung, flags=shaped(rung.flags, target, searched),
+                           memory=max(MIN_MEMORY_LIMIT, int(limit * f)) if limit else None)
+        rungs.append(rung)
+    return (*rungs, workload)
 
 
 def _snapshot_target(m: MeasurementConfig, d: DeploymentConfig) -> tuple[int, Path | None]:
