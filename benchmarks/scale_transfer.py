@@ -3,10 +3,18 @@ several multiples of the data it was tuned on, in RocksDB's file and level sizes
 
     .venv/bin/python benchmarks/scale_transfer.py --study runs/default-steady-overwrite [--factors 1,4,16]
         [--rounds 5] [--out benchmarks/results/scale-transfer/default-job.json]
+    .venv/bin/python benchmarks/scale_transfer.py --experiment S0 [--factors 1,4,16] [--rounds 3]
+
+    .venv/bin/python benchmarks/scale_transfer.py --table
+
+``--experiment SN`` takes an S0-S4 study's answer instead: of its tuned bests (one per seed, in
+experiments/results/SN/result.json), the one its head-to-head measured fastest against the defaults,
+at its tuning data, without a memory limit (as the studies ran); ``--append`` adds sizes to its
+record; ``--table`` prints the table of those records that README and the experiments overview show.
 
 For each factor F: the study's workload at F times its trials' data, in the target's LSM shape (the
 study's --base-options, else RocksDB's defaults: 64 MiB files, 256 MiB L1 x 10; never the scaled-down
-sizes of a load preset), within F times its trials' memory (the same memory:data ratio), with the
+sizes of a load preset, nor the RocksDB options a preset scales with its data), within F times its trials' memory (the same memory:data ratio), with the
 study's --duration. A preloaded workload's DB is built once per size and every run starts on a
 checkpoint of it; a load workload loads from empty in every run. Each round runs every configuration
 once, in a fresh random order; the answer's gain over the defaults is the geometric mean of the
@@ -36,12 +44,28 @@ from tuner.model import TuneConfig
 from tuner.stats import paired_ratio
 
 RESULTS = Path(__file__).with_name("results") / "scale-transfer"
+EXPERIMENTS = Path(__file__).parents[1] / "experiments" / "results"
 
 
 def configurations(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """db_bench's defaults and the study's best (the best tuned one, also when its answer kept the defaults)."""
     best = summary["best"]
-    return {"rocksdb-default": {}, f"best (trial {best['trial']})": best["flags"]}
+    return {"rocksdb-default": {}, best.get("name") or f"best (trial {best['trial']})": best["flags"]}
+
+
+def experiment_summary(study: str, db_bench: str) -> dict[str, Any]:
+    """An S0-S4 study's answer in the shape of a tune summary: its workload at its tuning data (no target:
+    the loads ran as the preset shapes them), and of its seeds' tuned bests the one its head-to-head
+    measured fastest against the defaults."""
+    result = json.loads((EXPERIMENTS / study / "result.json").read_text())
+    tuned = [c for c in result["head_to_head"]["configurations"] if c["name"].startswith("tuned best")]
+    best = max(tuned, key=lambda c: c["vs_default"]["ratio"])
+    return {"study": study, "workload": result["workload"], "data_bytes": result["data_bytes"],
+            "space": result["tuner"]["seeds"][0]["space"], "db_bench": {"path": db_bench},
+            "answer": f"{best['name']} of experiments/results/{study}/result.json, "
+                      f"{best['vs_default']['ratio']:.2f}x the defaults in its head-to-head",
+            "gain": best["vs_default"],
+            "best": {"name": best["name"], "flags": best["flags"]}}
 
 
 def workload_at(summary: dict[str, Any], factor: int, host: Context,
@@ -60,13 +84,55 @@ def workload_at(summary: dict[str, Any], factor: int, host: Context,
     return replace(workload, memory=config.target_memory), config.target_memory
 
 
+def experiment_records() -> list[dict[str, Any]]:
+    """The S0-S4 records measured so far, in study order."""
+    return [json.loads(path.read_text()) for path in sorted(RESULTS.glob("S[0-4].json"))]
+
+
+def experiments_table(records: list[dict[str, Any]]) -> str:
+    """The S0-S4 answers at each factor of their tuning data (the records of ``--experiment``), as README
+    and the experiments overview show them: the answer's ratio to the defaults with its 95 % interval
+    over paired rounds, at each size measured."""
+    factors = sorted({size["factor"] for r in records for size in r["sizes"]})
+    lines = ["| study (its answer) | in its head-to-head (scaled-down files and levels) | "
+             + " | ".join(f"{f}x the tuning data" for f in factors) + " |",
+             "|---|---|" + "---|" * len(factors)]
+    for record in records:
+        (answer,) = (c for c in record["configurations"] if c != "rocksdb-default")
+        cells = {size["factor"]: size for size in record["sizes"]}
+        h2h = record["study_gain"]
+        row = [f"{record['study']} ({answer})",
+               f"{h2h['ratio']:.2f}x ({h2h['ci95'][0]:.2f}-{h2h['ci95'][1]:.2f}), {h2h['n']} rounds"]
+        for f in factors:
+            size = cells.get(f)
+            g = size["over_default"].get(answer) if size else None
+            if not g or not g.get("ci95"):
+                row.append("not measured" if size is None else "too few rounds")
+                continue
+            tie = ", tie" if g["verdict"] == "tie" else ""
+            row.append(f"{g['ratio']:.2f}x ({g['ci95'][0]:.2f}-{g['ci95'][1]:.2f}){tie}, "
+                       f"{size['data_bytes'] / 2**30:.1f} GiB, {g['n']} rounds")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--study", type=Path, required=True, help="a finished study's --out directory")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--study", type=Path, help="a finished study's --out directory")
+    which.add_argument("--experiment", choices=[f"S{i}" for i in range(5)],
+                       help="an S0-S4 study's answer (experiments/results/SN/result.json)")
+    parser.add_argument("--db-bench", default=str(Path.home() / ".cache/rocksdb-tuner/db_bench/9.11.2-release/db_bench"),
+                        help="with --experiment: the db_bench to run (default the release build)")
     parser.add_argument("--factors", default="1,4,16")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--table", action="store_true",
+                        help="print the table of the S0-S4 records (benchmarks/results/scale-transfer/S*.json)")
+    parser.add_argument("--append", action="store_true",
+                        help="keep the sizes --out already holds for these configurations (a factor measured again "
+                             "replaces its own)")
     parser.add_argument("--duration", type=float, default=None,
                         help="seconds of each timed phase (default the study's; summaries before 2026-11-25 20:00 "
                              "UTC did not record it: give the study's --duration)")
@@ -74,7 +140,13 @@ def main() -> None:
                         help="another study's best (its summary.json) measured beside them, e.g. the answer of a "
                              "study tuned on another workload or size")
     args = parser.parse_args()
-    summary = json.loads((args.study / "summary.json").read_text())
+    if args.table:
+        print(experiments_table(experiment_records()))
+        return
+    if not (args.study or args.experiment):
+        parser.error("give --study DIR or --experiment SN (or --table)")
+    summary = (experiment_summary(args.experiment, args.db_bench) if args.experiment else
+               json.loads((args.study / "summary.json").read_text()))
     db_bench = probe(summary["db_bench"]["path"])
     configs = configurations(summary)
     for item in args.also:
@@ -84,8 +156,14 @@ def main() -> None:
     out = args.out or RESULTS / f"{summary['study']}.json"
     record: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "study": summary["study"],
                               "workload": summary["workload"], "db_bench": db_bench.to_dict(),
-                              "study_answer": summary.get("answer"),
-                              "configurations": configs, "rounds": args.rounds, "sizes": []}
+                              "study_answer": summary.get("answer"), "study_gain": summary.get("gain"),
+                              "configurations": configs, "sizes": []}
+    if args.append and out.exists():
+        before = json.loads(out.read_text())
+        if before["configurations"] != configs:
+            parser.error(f"--append: {out} measured other configurations")
+        factors = {int(f) for f in args.factors.split(",")}
+        record["sizes"] = [size for size in before["sizes"] if size["factor"] not in factors]
     rng = random.Random(1)
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-transfer-", dir=args.work_dir) as tmp:
         root = Path(tmp)
@@ -94,7 +172,8 @@ def main() -> None:
         for factor in (int(f) for f in args.factors.split(",")):
             workload, memory = workload_at(summary, factor, host, args.duration)
             runner = Runner(db_bench, root / "work", timeout=3600.0, memory_limit=memory)
-            size: dict[str, Any] = {"factor": factor, "data_bytes": workload.data_bytes(), "memory_bytes": memory,
+            size: dict[str, Any] = {"factor": factor, "rounds": args.rounds, "data_bytes": workload.data_bytes(),
+                                    "memory_bytes": memory,
                                     "duration_seconds": workload.duration,
                                     "flags": workload.flags, "samples": {c: [] for c in configs}, "failed": {}}
             if workload.kind == "preloaded":
@@ -116,14 +195,14 @@ def main() -> None:
             if workload.kind == "preloaded":
                 remove_owned(Path(workload.snapshot).parent)
             ops = {c: [s["ops_per_sec"] for s in size["samples"][c]] for c in configs}
-            best = next(c for c in configs if c.startswith("best (trial"))
+            best = next(c for c in configs if c != "rocksdb-default")
             size["median_ops_per_sec"] = {c: statistics.median(v) for c, v in ops.items() if v}
             size["median_write_amp"] = {c: statistics.median(s["write_amp"] for s in size["samples"][c])
                                         for c in configs if size["samples"][c]}
             size["best_over_default"] = paired_ratio(ops[best], ops["rocksdb-default"])
             size["over_default"] = {c: paired_ratio(ops[c], ops["rocksdb-default"]) for c in configs
                                     if c != "rocksdb-default"}
-            record["sizes"].append(size)
+            record["sizes"] = sorted([*record["sizes"], size], key=lambda s: s["factor"])
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(record, indent=2, default=str) + "\n")
             for name, g in size["over_default"].items():
