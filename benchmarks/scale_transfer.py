@@ -84,6 +84,10 @@ def workload_at(summary: dict[str, Any], factor: int, host: Context,
     return replace(workload, memory=config.target_memory), config.target_memory
 
 
+def _now() -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
 def experiment_records() -> list[dict[str, Any]]:
     """The S0-S4 records measured so far, in study order."""
     return [json.loads(path.read_text()) for path in sorted(RESULTS.glob("S[0-4].json"))]
@@ -154,7 +158,7 @@ def main() -> None:
         configs[name] = json.loads(Path(path).read_text())["best"]["flags"]
     host = Context.of_host()
     out = args.out or RESULTS / f"{summary['study']}.json"
-    record: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "study": summary["study"],
+    record: dict[str, Any] = {"when": _now(), "study": summary["study"],
                               "workload": summary["workload"], "db_bench": db_bench.to_dict(),
                               "study_answer": summary.get("answer"), "study_gain": summary.get("gain"),
                               "configurations": configs, "sizes": []}
@@ -164,6 +168,7 @@ def main() -> None:
             parser.error(f"--append: {out} measured other configurations")
         factors = {int(f) for f in args.factors.split(",")}
         record["sizes"] = [size for size in before["sizes"] if size["factor"] not in factors]
+        record["when"] = before["when"]  # the first sizes'; each size says when it ran
     rng = random.Random(1)
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-transfer-", dir=args.work_dir) as tmp:
         root = Path(tmp)
@@ -172,7 +177,8 @@ def main() -> None:
         for factor in (int(f) for f in args.factors.split(",")):
             workload, memory = workload_at(summary, factor, host, args.duration)
             runner = Runner(db_bench, root / "work", timeout=3600.0, memory_limit=memory)
-            size: dict[str, Any] = {"factor": factor, "rounds": args.rounds, "data_bytes": workload.data_bytes(),
+            size: dict[str, Any] = {"factor": factor, "rounds": args.rounds, "started": _now(),
+                                    "data_bytes": workload.data_bytes(),
                                     "memory_bytes": memory,
                                     "duration_seconds": workload.duration,
                                     "flags": workload.flags, "samples": {c: [] for c in configs}, "failed": {}}
@@ -202,6 +208,7 @@ def main() -> None:
             size["best_over_default"] = paired_ratio(ops[best], ops["rocksdb-default"])
             size["over_default"] = {c: paired_ratio(ops[c], ops["rocksdb-default"]) for c in configs
                                     if c != "rocksdb-default"}
+            size["ended"] = _now()
             record["sizes"] = sorted([*record["sizes"], size], key=lambda s: s["factor"])
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(record, indent=2, default=str) + "\n")
