@@ -38,7 +38,7 @@ from objectives.dbbench import probe
 from objectives.measurement import measure
 from objectives.runner import Runner, RunFailed, remove_owned
 from search_spaces import Context, load_space
-from tuner.engine.prepare import target_workload
+from tuner.engine import target_workload
 from tuner.experiment import machine_info
 from tuner.model import TuneConfig
 from tuner.stats import paired_ratio

@@ -25,7 +25,7 @@ import urllib.request
 from pathlib import Path
 
 from search_spaces import Context, GiB
-from tuner.observers.progress import SilentProgress
+from tuner.observers import SilentProgress
 from tuner import Study, TuneConfig
 
 RESULTS = Path(__file__).with_name("results") / "tracking_overhead.json"

@@ -22,7 +22,7 @@ from typing import Any
 
 from objectives.measurement import measure
 from search_spaces import Context, GiB
-from tuner.observers.progress import SilentProgress
+from tuner.observers import SilentProgress
 from tuner import Study, TuneConfig
 
 RESULTS = Path(__file__).with_name("results") / "pruning.json"

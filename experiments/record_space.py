@@ -35,7 +35,7 @@ from objectives.measurement import measure
 from objectives.runner import Runner, RunFailed
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, MiB, load_space
-from tuner.engine.warmstart import starts
+from tuner.engine import starts
 from tuner.experiment import machine_info
 
 DATA = Path(__file__).with_name("data")

@@ -23,12 +23,11 @@ from search_spaces import load_space
 from tests.test_cli import TUNER, tuner
 from tuner import options_file, tune
 from tuner.backends import BACKENDS, Backend, Setup
-from tuner.backends.command import CommandBackend, rocksdb_defaults
-from tuner.engine.prepare import check_backend
-from tuner.executors import Job, Outcome
-from tuner.executors.local import LocalExecutor
+from tuner.backends._command import rocksdb_defaults
+from tuner.engine._prepare import check_backend
+from tuner.executors import Job, LocalExecutor, Outcome
 from tuner.model import TuneConfig, UsageError
-from tuner.observers.progress import SilentProgress
+from tuner.observers import SilentProgress
 
 APP = Path(__file__).resolve().parents[1] / "examples" / "rocksdict_app" / "app.py"
 KEYS = {"max_background_jobs": "DBOptions.max_background_jobs", "write_buffer_size": "CFOptions.write_buffer_size"}
@@ -162,7 +161,7 @@ def test_what_the_command_backend_cannot_do_is_refused(fields, message):
 ])
 def test_a_command_that_cannot_run_is_refused(tmp_path, command, message):
     with pytest.raises(ValueError) as refused:
-        CommandBackend(Setup(tmp_path, 1.0, 1, KEYS, command=command))
+        BACKENDS["command"](Setup(tmp_path, 1.0, 1, KEYS, command=command))
     assert str(refused.value).startswith(message)
 
 

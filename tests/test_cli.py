@@ -156,7 +156,7 @@ def test_hand_found_baseline_is_measured_and_compared(tmp_path):
 
 def test_python_api(tmp_path):
     from tuner import tune
-    from tuner.observers.progress import SilentProgress
+    from tuner.observers import SilentProgress
 
     result = tune(workload="fillrandom", scale=TINY, trials=3, sampler="random", seed=9, out=tmp_path / "api",
                   progress=SilentProgress(), revalidate=0, drain=False)

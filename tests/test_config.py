@@ -10,7 +10,7 @@ from dataclasses import FrozenInstanceError, fields, replace
 import pytest
 
 from tuner.cli import build_parser, tune_config
-from tuner.engine.plan import Plan
+from tuner.engine._plan import Plan
 from tuner.model import PARTS, RevalidationConfig, SearchConfig, TuneConfig
 
 # tune --help's group titles, in order, and the part of TuneConfig each stands for

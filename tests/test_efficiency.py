@@ -16,12 +16,13 @@ from optuna.trial import TrialState, create_trial
 from tests.conftest import TINY, fast
 from tests.test_cli import tuner
 from tuner import fidelity
-from tuner.engine.budget import Budget
-from tuner.engine.plan import Plan
-from tuner.outputs.report import closing_table
-from tuner.samplers import RANKED, UNCONSTRAINED_ONLY, SamplerError, choose, make_sampler, study_seed
-from tuner.samplers.skopt_sampler import _observations
-from tuner.samplers.startup import MODEL, RANDOM, Startup, startup_size
+from tuner.engine._budget import Budget
+from tuner.engine._plan import Plan
+from tuner.outputs import closing_table
+from tuner.samplers import (RANKED, UNCONSTRAINED_ONLY, SamplerError, Startup, choose, make_sampler, startup_size,
+                            study_seed)
+from tuner.samplers._skopt_sampler import _observations
+from tuner.samplers._startup import MODEL, RANDOM
 
 SPACE = {"level": IntDistribution(1, 19), "type": CategoricalDistribution(["lz4", "zstd"])}
 

@@ -10,7 +10,7 @@ import signal
 import pytest
 
 from objectives.runner import DISK_FULL, EnvironmentFault, RunFailed, environment_fault
-from tuner.engine.measurer import Measurer
+from tuner.engine._measurer import Measurer
 from tuner.executors import Job, Outcome
 
 ENOSPC = ("put error: IO error: No space left on device: While appending to file: "

@@ -1,5 +1,5 @@
 """Executors are plug-ins (tuner.executors): a new one is a class and a registration line, and the
-worker's side of a remote executor (tuner.executors.task) serves any of them, not only Ray."""
+worker's side of a remote executor (TaskSpec, measure_task, outcome_of) serves any of them, not only Ray."""
 
 from __future__ import annotations
 
@@ -13,10 +13,9 @@ import pytest
 from tests.conftest import TINY
 from tuner import tune
 from tuner.backends import Setup
-from tuner.executors import EXECUTORS, Job, Outcome, Slot
-from tuner.executors.task import TaskSpec, measure_task, outcome_of
+from tuner.executors import EXECUTORS, Job, Outcome, Slot, TaskSpec, measure_task, outcome_of
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
-from tuner.observers.progress import SilentProgress
+from tuner.observers import SilentProgress
 
 pytestmark = pytest.mark.dbbench
 
@@ -28,7 +27,7 @@ def _in_worker(spec: TaskSpec) -> dict:
 
 class Processes:
     """Jobs in two worker processes of this host, each pinned to a core: a stand-in for a batch
-    system's executor (Slurm, Kubernetes), written against the protocol and tuner.executors.task."""
+    system's executor (Slurm, Kubernetes), written against the protocol and the worker's side."""
 
     remote = True
 

@@ -15,10 +15,9 @@ from mlflow import MlflowClient
 
 from search_spaces import Context, SearchSpace, SpaceError, load_space
 from tuner import experiment
-from tuner.engine.warmstart import warm_start_auto
+from tuner.engine._warmstart import warm_start_auto
 from tuner.events import Observer
-from tuner.experiment.writeup import write_overview
-from tuner.experiment.run import ExperimentRun
+from tuner.experiment import ExperimentRun, write_overview
 from tuner.model import TuneConfig
 
 TUNER = [sys.executable, "-m", "tuner.cli"]

@@ -1,5 +1,6 @@
-"""The architecture as a test (docs/architecture.md): imports point one way, down the layers, and
-no class or function grows past what one can read at once. Read from the source with ast."""
+"""The architecture as a test (docs/architecture.md): imports point one way, down the layers, a
+package's private modules (``_name``) are imported only inside it, and no class or function grows past
+what one can read at once. Read from the source with ast."""
 
 from __future__ import annotations
 
@@ -98,6 +99,19 @@ def test_imports_point_down(module):
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
+def test_private_modules_stay_in_their_package(module):
+    """Optuna's convention: outside a package, its public names (its ``__init__``), never its ``_`` modules."""
+    wrong = []
+    for line, target, _ in _imports(module, MODULES[module]):
+        parts = target.split(".")
+        private = next((i for i, part in enumerate(parts) if part.startswith("_")), None)
+        package = ".".join(parts[:private])
+        if private is not None and not (module == package or module.startswith(package + ".")):
+            wrong.append(f"{_shown(MODULES[module])}:{line} imports {target}")
+    assert not wrong, "imports of another package's private modules:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
 def test_classes_and_functions_stay_small(module):
     path = MODULES[module]
     too_long = []
@@ -110,10 +124,17 @@ def test_classes_and_functions_stay_small(module):
     assert not too_long, f"{_shown(path)}: " + "; ".join(too_long)
 
 
-def test_the_rule_catches_an_upward_import(tmp_path, monkeypatch):
-    """The check itself fails on a violation: the engine importing an observer."""
-    fake = tmp_path / "engine_bad.py"
-    fake.write_text("from tuner.observers.progress import ConsoleProgress\nfrom tuner import ranking\n")
-    monkeypatch.setitem(MODULES, "tuner.engine.bad", fake)
-    with pytest.raises(AssertionError, match="engine_bad.py:1 imports tuner.observers.progress"):
-        test_imports_point_down("tuner.engine.bad")
+@pytest.mark.parametrize("module, source, check, message", [
+    ("tuner.engine._bad", "from tuner.observers import ConsoleProgress\nfrom tuner import ranking\n",
+     test_imports_point_down, "bad.py:1 imports tuner.observers\n"),
+    ("tuner.bad", "from tuner.engine import Engine\nfrom tuner.engine._budget import Budget\n",
+     test_private_modules_stay_in_their_package, "bad.py:2 imports tuner.engine._budget\n"),
+], ids=["upward", "private"])
+def test_the_rules_catch_a_violation(tmp_path, monkeypatch, module, source, check, message):
+    """The checks themselves fail on a violation: the engine importing an observer; an app importing
+    the engine's private module instead of the engine."""
+    fake = tmp_path / "bad.py"
+    fake.write_text(source)
+    monkeypatch.setitem(MODULES, module, fake)
+    with pytest.raises(AssertionError, match=message):
+        check(module)

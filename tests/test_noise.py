@@ -143,7 +143,7 @@ def test_median_pruner_stops_a_hopeless_trial_early(tmp_path):
     failed), at 1.5 about 5 s and four or five. (A later unthrottled trial below the median could be pruned too, by design,
     so the throttled one is the only trial the pruner may judge.)"""
     from tuner import Study, TuneConfig
-    from tuner.observers.progress import SilentProgress
+    from tuner.observers import SilentProgress
 
     space = tmp_path / "throttle.toml"
     space.write_text('[parameters.benchmark_write_rate_limit]\ntype = "categorical"\nchoices = [0, 3000000]\n'

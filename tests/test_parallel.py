@@ -36,7 +36,7 @@ def _overlap(a: dict, b: dict) -> bool:
 
 def test_core_leases_never_share_a_core_and_free_on_release(tmp_path):
     from objectives.runner import RunFailed
-    from tuner.executors.task import CoreLease
+    from tuner.executors._task import CoreLease
 
     cores = sorted(os.sched_getaffinity(0))
     first = CoreLease(1, tmp_path)

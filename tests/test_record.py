@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from tuner import experiment
-from tuner.experiment.writeup import write_overview
-from tuner.outputs.deployment import search_gain
+from tuner.experiment import write_overview
+from tuner.outputs._deployment import search_gain
 from tuner.samplers import RANKED
 
 ROOT = Path(__file__).resolve().parents[1]

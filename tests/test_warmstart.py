@@ -11,7 +11,8 @@ from objectives.workloads import load_workload
 from search_spaces import Context, load_space
 from tests.conftest import TINY
 from tests.test_cli import tuner
-from tuner.engine.warmstart import next_start, starts
+from tuner.engine import starts
+from tuner.engine._warmstart import next_start
 
 pytestmark = pytest.mark.dbbench
 

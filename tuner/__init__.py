@@ -8,7 +8,7 @@
 from tuner.api import Study, tune
 from tuner.model import (DeploymentConfig, ExecutionConfig, MeasurementConfig, RevalidationConfig, SearchConfig,
                          TrackingConfig, TuneConfig, TuneResult, UsageError)
-from tuner.outputs.export import apply
+from tuner.outputs import apply
 
 __all__ = ["DeploymentConfig", "ExecutionConfig", "MeasurementConfig", "RevalidationConfig", "SearchConfig", "Study",
            "TrackingConfig", "TuneConfig", "TuneResult", "UsageError", "apply", "tune"]

@@ -20,10 +20,8 @@ from tuner.engine import Engine, Prepared, check_values, prepare, pruner_of, sco
 from tuner.events import EventBus, Observer
 from tuner.executors import ExecutorError, executor_class
 from tuner.model import StudySnapshot, TuneConfig, TuneResult, UsageError
-from tuner.observers.mlflow import TrackingError, make_tracker
-from tuner.observers.progress import ConsoleProgress, SilentProgress
-from tuner.outputs.plots import write_plots
-from tuner.outputs.report import write_outputs
+from tuner.observers import ConsoleProgress, SilentProgress, TrackingError, make_tracker
+from tuner.outputs import write_outputs, write_plots
 
 
 class Study:

@@ -27,10 +27,8 @@ from tuner.executors import EXECUTORS
 from tuner.experiment import ExperimentError
 from tuner.model import (DeploymentConfig, ExecutionConfig, MeasurementConfig, RevalidationConfig, SearchConfig,
                          TrackingConfig, TuneConfig, UsageError)
-from tuner.observers.mlflow import TrackingError
-from tuner.observers.progress import ConsoleProgress
-from tuner.outputs.export import FORMATS, ExportError, load_best, render, verify
-from tuner.outputs.report import closing_table
+from tuner.observers import ConsoleProgress, TrackingError
+from tuner.outputs import FORMATS, ExportError, closing_table, load_best, render, verify
 from tuner.pruners import PRUNERS
 from tuner.samplers import SAMPLERS, SamplerError
 
@@ -414,7 +412,7 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     from tuner import experiment
-    from tuner.experiment.writeup import write_overview, write_report
+    from tuner.experiment import write_overview, write_report
 
     if not args.ids:
         for name in experiment.names():

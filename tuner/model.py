@@ -94,7 +94,7 @@ class ExecutionConfig:
     """Where trials run and with which db_bench (``tune --help``'s "execution"); what executors read."""
 
     executor: str | None = None  # where trials run (tuner.executors.EXECUTORS); None: ray if on_ray, else local
-    parallel: int = 1  # trials at once, on Ray workers when > 1 (tuner.executors.ray)
+    parallel: int = 1  # trials at once, on Ray workers when > 1 (tuner.executors._ray)
     ray_address: str | None = None  # an existing Ray cluster ("auto", "HOST:PORT", "ray://HOST:PORT")
     cpus_per_trial: int | None = None  # default: the cluster's CPUs / --parallel, at least 1
     one_trial_per_node: bool = False
@@ -245,7 +245,7 @@ class StudySnapshot:
 WARM_START = "warm-start"  # the outcome of a trial copied from an earlier study
 # A trial's provenance (user attribute "provenance"): "start", "warm start", "neighbour of a rejected
 # proposal", "copied from an earlier study", or the sampler's own: "random initial point" or "model
-# proposal" (tuner.samplers.startup), "random point", "grid point", "<name> proposal".
+# proposal" (tuner.samplers._startup), "random point", "grid point", "<name> proposal".
 WARM_START_PROVENANCE = "warm start"  # an earlier study's configuration, run as an optional start
 
 

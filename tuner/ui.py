@@ -1,7 +1,7 @@
 """``rocksdb-tuner ui``: the MLflow UI on the project's tracking store, on loopback by default.
 
 It prints, for each study in the store, the address that opens its trials (see
-:mod:`tuner.observers.mlflow_views`) and MLflow's comparison of its three best trials; ``--open``
+:mod:`tuner.observers._mlflow_views`) and MLflow's comparison of its three best trials; ``--open``
 opens the newest study's in a browser. SIGINT, SIGTERM and SIGHUP stop the server and all of its
 workers (they run in a process group of their own).
 """
@@ -19,8 +19,8 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
-from tuner.observers.mlflow import DEFAULT_DIR, TrackingError, resolve_uri
-from tuner.observers.mlflow_views import ALL_TRIALS, PREFIX, compare_url, study_key, view_url
+from tuner.observers import (ALL_TRIALS, DEFAULT_DIR, PREFIX, TrackingError, compare_url, resolve_uri, study_key,
+                             view_url)
 
 _START_TIMEOUT = 120.0
 _STOP_GRACE = 10.0

@@ -2,14 +2,14 @@
 
 ``db_bench`` runs the study's workload on RocksDB's benchmark tool (objectives/); ``command`` runs the
 user's own program on the configuration's OPTIONS file (--command). A new backend is a file with one
-Backend subclass and a line here.
+Backend subclass (:mod:`.base`, public) and a line here; the backends' own modules are private.
 """
 
 from __future__ import annotations
 
+from tuner.backends._command import CommandBackend
+from tuner.backends._db_bench import DbBenchBackend
 from tuner.backends.base import Backend, Setup
-from tuner.backends.command import CommandBackend
-from tuner.backends.db_bench import DbBenchBackend
 
 BACKENDS: dict[str, type[Backend]] = {
     "db_bench": DbBenchBackend,

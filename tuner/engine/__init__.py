@@ -1,7 +1,9 @@
-"""The study engine: a request checked and prepared (:mod:`.prepare`), its storage (:mod:`.storage`),
-the one trial loop (:mod:`.engine`), re-validation, warm starts and the study lock."""
+"""The study engine: a request checked and prepared (:mod:`._prepare`), its storage (:mod:`._storage`),
+the one trial loop (:mod:`._engine`), re-validation, warm starts and the study lock. Its modules are
+private; what the apps and scripts use is here."""
 
-from tuner.engine.engine import Engine
-from tuner.engine.prepare import Prepared, check_values, pruner_of, prepare, score_of
+from tuner.engine._engine import Engine
+from tuner.engine._prepare import Prepared, check_values, prepare, pruner_of, score_of, target_workload
+from tuner.engine._warmstart import starts
 
-__all__ = ["Engine", "Prepared", "check_values", "prepare", "pruner_of", "score_of"]
+__all__ = ["Engine", "Prepared", "check_values", "prepare", "pruner_of", "score_of", "starts", "target_workload"]

@@ -1,5 +1,6 @@
 """Sampler construction by name: Optuna's samplers plus the scikit-optimize adapter; the
-model-based ones behind one start-up (:mod:`.startup`)."""
+model-based ones behind one start-up (:mod:`._startup`). Its modules are private; what the engine,
+the CLI and scripts use is here."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import optuna
 from optuna.exceptions import ExperimentalWarning
 from optuna.trial import FrozenTrial
 
-from tuner.samplers.skopt_sampler import SkoptSampler
-from tuner.samplers.startup import MODEL, Startup, startup_size
+from tuner.samplers._skopt_sampler import SkoptSampler
+from tuner.samplers._startup import MODEL, Startup, startup_size
 
 SAMPLERS = ("auto", "tpe", "gp", "cmaes", "random", "grid", "nsga2", "skopt")
 SINGLE_OBJECTIVE_ONLY = ("cmaes", "skopt")
@@ -22,7 +23,10 @@ UNCONSTRAINED_ONLY = ("cmaes", "skopt")  # model-based samplers that would ignor
 # sampler"): median regret averaged over its recorded workloads and budgets (10 to 80 trials), among the
 # default install's samplers (gp needs PyTorch). tests/test_efficiency.py holds it to that file.
 RANKED = ("skopt", "tpe", "random", "cmaes")
-WITH_STARTUP = ("tpe", "gp", "cmaes", "skopt")  # model-based: random initial points first (tuner.samplers.startup)
+WITH_STARTUP = ("tpe", "gp", "cmaes", "skopt")  # model-based: random initial points first (tuner.samplers._startup)
+
+__all__ = ["RANKED", "SAMPLERS", "UNCONSTRAINED_ONLY", "SamplerError", "Startup", "choose", "make_sampler",
+           "provenance", "startup_size", "study_seed"]
 
 
 class SamplerError(ValueError):
@@ -58,7 +62,7 @@ def make_sampler(
     trials: int = 50,
 ) -> optuna.samplers.BaseSampler:
     """The sampler called ``name``; ``constraints_func`` is passed to those that support it. A
-    model-based one proposes after a start-up sized to ``trials`` (:class:`.startup.Startup`)."""
+    model-based one proposes after a start-up sized to ``trials`` (:class:`._startup.Startup`)."""
     with warnings.catch_warnings():  # TPE's multivariate/group and constraints are "experimental" in Optuna
         warnings.simplefilter("ignore", ExperimentalWarning)
         sampler = _make(name, seed, directions, grid, constraints_func, trials)

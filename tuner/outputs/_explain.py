@@ -2,7 +2,7 @@
 
 After a re-validation with ablation, each line leads with the **measured** effect: the best against
 itself with that one option put back to the reference's value, in the same paired rounds
-(tuner.engine.revalidation): "matters", "no measurable effect", or "costs throughput on its own".
+(tuner.engine._revalidation): "matters", "no measurable effect", or "costs throughput on its own".
 Each option is also set against the value RocksDB actually used in the ``rocksdb-default`` baseline
 (read back from that run's OPTIONS file, not assumed), and described across the study's trials: the
 rank correlation of a numeric option with ops/s, or the median ops/s per choice, and Optuna's
@@ -23,7 +23,7 @@ from optuna.trial import TrialState
 from search_spaces.parameters import CategoricalParam
 from tuner import options_file
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
-from tuner.outputs.optuna_view import as_optuna
+from tuner.outputs._optuna_view import as_optuna
 from tuner.ranking import ops as _ops
 
 MIN_TRIALS = 5

@@ -21,9 +21,9 @@ from objectives.trace import snapshot_files, trace_workload
 from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag, Workload, WorkloadError, load_workload
 from search_spaces import Context, GiB, MiB, SearchSpace, load_space
 from tuner.backends import BACKENDS
-from tuner.engine.baseline_file import NAME as BASELINE_NAME
-from tuner.engine.baseline_file import load_baseline
-from tuner.engine.plan import Plan, Reference
+from tuner.engine._baseline_file import NAME as BASELINE_NAME
+from tuner.engine._baseline_file import load_baseline
+from tuner.engine._plan import Plan, Reference
 from tuner.executors import Slot, executor_class
 from tuner.fmt import fmt_bytes
 from tuner.model import (DEFAULT_BASELINE, DeploymentConfig, MeasurementConfig, RevalidationConfig, SearchConfig,

@@ -41,7 +41,7 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 from threadpoolctl import threadpool_limits
 
-from tuner.samplers.startup import LEARNED_FAILURES
+from tuner.samplers._startup import LEARNED_FAILURES
 
 ESTIMATORS = ("GP", "ET")
 RANDOM_TRIES = 64  # random points drawn to replace a proposal already measured (a small space may have none)

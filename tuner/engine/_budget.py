@@ -15,7 +15,7 @@ import math
 import statistics
 from dataclasses import dataclass, replace
 
-from tuner.engine.plan import Plan
+from tuner.engine._plan import Plan
 from tuner.model import StudySnapshot, measured_here
 
 SHARE = 0.5  # the largest part of the budget reserved for the whole re-validation, ablation included

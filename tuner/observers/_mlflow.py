@@ -29,7 +29,7 @@ from tuner import ranking
 from tuner.events import Observer
 from tuner.fmt import fmt_ops
 from tuner.model import StudySnapshot, TrackingConfig, TuneResult
-from tuner.observers.mlflow_views import study_key, view_tags
+from tuner.observers._mlflow_views import study_key, view_tags
 
 DEFAULT_DIR = "mlruns"
 _PARENT = "mlflow.parentRunId"

@@ -1,4 +1,4 @@
-"""What a re-validation does (tuner.engine.revalidation): its plan, and the reference it measures
+"""What a re-validation does (tuner.engine._revalidation): its plan, and the reference it measures
 gains against."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from search_spaces.parameters import CategoricalParam
 from tuner import ranking
-from tuner.engine.storage import StudyStore
+from tuner.engine._storage import StudyStore
 from tuner.model import DEFAULT_BASELINE, WARM_START
 
 STARTS_SHARE = 0.5  # the largest share of a study's expected trials its starts take, when optional ones remain

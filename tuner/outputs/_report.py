@@ -17,8 +17,8 @@ from tuner import options_file, ranking
 from tuner.fmt import fmt_bytes, fmt_ops
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
 from tuner.stats import paired_ratio
-from tuner.outputs.deployment import answer, gain_lines, target_lines
-from tuner.outputs.explain import explain
+from tuner.outputs._deployment import answer, gain_lines, target_lines
+from tuner.outputs._explain import explain
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -5,7 +5,7 @@ configurations apart); each is a plain Ray task, and outcomes come back as they 
 runs on some node of the cluster: it finds that node's own db_bench (the usual discovery rules),
 leases ``--cpus-per-trial`` distinct cores of the node (a lock file per core, so tasks never share
 a core, whichever Ray node they belong to) and pins db_bench to them, measures in a fresh DB
-directory of the node's work dir, and ships back the metrics and the logs (tuner.executors.task, the
+directory of the node's work dir, and ships back the metrics and the logs (tuner.executors._task, the
 worker's side any remote executor shares). Workers never touch the study storage or MLflow, so a
 cluster needs no shared filesystem. Every Ray setting (--parallel, --ray-address, --cpus-per-trial,
 --one-trial-per-node, --allow-mixed-db-bench: the study's ExecutionConfig) is read here.
@@ -23,7 +23,7 @@ from typing import Any
 from objectives.dbbench import DbBench
 from tuner.backends import Setup
 from tuner.executors.base import ExecutorError, Job, Note, Outcome, Slot
-from tuner.executors.task import TaskSpec, measure_task, node_facts, outcome_of
+from tuner.executors._task import TaskSpec, measure_task, node_facts, outcome_of
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 
 

@@ -10,7 +10,7 @@ from typing import Callable
 from objectives.runner import Preloaded, RunFailed
 from objectives.workloads import Workload
 from search_spaces import GiB
-from tuner.engine.storage import StudyStore
+from tuner.engine._storage import StudyStore
 from tuner.events import EventBus
 from tuner.executors import Executor, Job, Outcome
 from tuner.model import UsageError

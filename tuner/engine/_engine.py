@@ -16,16 +16,16 @@ from typing import Any, Callable
 import optuna
 
 from objectives.runner import EnvironmentFault, RunFailed
-from tuner.engine.budget import Budget, usage
-from tuner.engine.loop import TrialLoop
-from tuner.engine.lock import StudyBusy, StudyLock
-from tuner.engine.measurer import Measurer
-from tuner.engine.plan import Plan
-from tuner.engine.prepare import Prepared, prepare_out
-from tuner.engine.preload import Build, Preloading
-from tuner.engine.revalidation import Remeasure
-from tuner.engine.storage import StudyStore
-from tuner.engine.warmstart import WarmStartError, named_starts, warm_start, warm_start_auto
+from tuner.engine._budget import Budget, usage
+from tuner.engine._loop import TrialLoop
+from tuner.engine._lock import StudyBusy, StudyLock
+from tuner.engine._measurer import Measurer
+from tuner.engine._plan import Plan
+from tuner.engine._prepare import Prepared, prepare_out
+from tuner.engine._preload import Build, Preloading
+from tuner.engine._revalidation import Remeasure
+from tuner.engine._storage import StudyStore
+from tuner.engine._warmstart import WarmStartError, named_starts, warm_start, warm_start_auto
 from tuner.events import EventBus
 from tuner.executors import Executor, Job
 from tuner.model import DEFAULT_BASELINE, DEFAULT_BASELINE_DOC, StudySnapshot, UsageError
@@ -106,7 +106,7 @@ class Engine:
         self.lock.release()
 
     def _seed(self) -> list[str]:
-        """A new study's starts (tuner.engine.warmstart): db_bench's defaults, the benchmark.sh-style
+        """A new study's starts (tuner.engine._warmstart): db_bench's defaults, the benchmark.sh-style
         and the hand-found configurations, then --warm-start's; kept in the study for the trial loop."""
         notes, optional = [], []  # the copies first, so that they keep the earlier study's order and numbers
         parts, search = self.parts, self.search
@@ -225,7 +225,7 @@ class Engine:
             self.bus.baseline_done(self.snapshot(), record)
 
     def run_trials(self) -> None:
-        """Trials until --trials are counted or the --budget is spent (tuner.engine.loop)."""
+        """Trials until --trials are counted or the --budget is spent (tuner.engine._loop)."""
         assert self.executor is not None
         TrialLoop(self.parts, self.store, self.executor, self.bus, self.budget, self.snapshot).run()
 

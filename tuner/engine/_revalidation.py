@@ -35,8 +35,8 @@ from objectives.runner import RunFailed
 from objectives.workloads import Flag, Workload
 from search_spaces import SearchSpace
 from tuner import options_file, ranking
-from tuner.engine.plan import Plan, Reference
-from tuner.engine.storage import StudyStore
+from tuner.engine._plan import Plan, Reference
+from tuner.engine._storage import StudyStore
 from tuner.fmt import fmt_duration
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.stats import paired_ratio, rank_correlation, relative_width, sample_rows

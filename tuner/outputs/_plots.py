@@ -15,8 +15,8 @@ import optuna
 from optuna.trial import TrialState
 
 from tuner.model import StudySnapshot
-from tuner.outputs.optuna_view import as_optuna
-from tuner.outputs.report import write_atomic
+from tuner.outputs._optuna_view import as_optuna
+from tuner.outputs._report import write_atomic
 from tuner.ranking import ops as _ops
 
 PLOTS_DIR = "plots"

@@ -15,7 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from objectives.measurement import Measurement
 from objectives.scores import ScoreError
 from tuner import options_file
-from tuner.engine.prepare import Prepared
+from tuner.engine._prepare import Prepared
 from tuner.executors import Outcome, failure_reason
 from tuner.model import UsageError
 from tuner.stats import spread

@@ -24,15 +24,14 @@ from optuna.trial import TrialState
 
 from objectives.runner import EnvironmentFault, IntervalObserver
 from tuner import fidelity, ranking
-from tuner.engine.budget import Budget, usage
-from tuner.engine.prepare import Prepared
-from tuner.engine.storage import StudyStore
-from tuner.engine.warmstart import STARTS_SHARE, next_start
+from tuner.engine._budget import Budget, usage
+from tuner.engine._prepare import Prepared
+from tuner.engine._storage import StudyStore
+from tuner.engine._warmstart import STARTS_SHARE, next_start
 from tuner.events import EventBus
 from tuner.executors import Executor, Job, Outcome, raise_fault, retried, should_retry
 from tuner.model import WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
-from tuner.samplers import provenance
-from tuner.samplers.startup import Startup, startup_size
+from tuner.samplers import Startup, provenance, startup_size
 
 # --fidelity: rung i reports its ops/s as Optuna's intermediate value at step RUNG_BASE ** i.
 RUNG_BASE = fidelity.REDUCTION
@@ -200,7 +199,7 @@ class TrialLoop:
         self.bus.note(fidelity.describe(decided))
 
     def _queue_start(self, counted: int, running: int) -> None:
-        """Enqueue the study's next start (tuner.engine.warmstart.next_start), unless a configuration
+        """Enqueue the study's next start (tuner.engine._warmstart.next_start), unless a configuration
         waits already (a repaired proposal, or a start a killed run had enqueued)."""
         queue = self.store.attr("starts")
         trials = self.store.trials()

@@ -18,7 +18,7 @@ the study found. Running it takes three steps, all on this machine in one sessio
    from the spread of the seeds' ratios (tuner.stats.across_seeds): one search cannot carry one.
 
 Steps 1 and 2 are ordinary studies in ``runs/experiments/<id>/studies.db``; every step resumes after
-an interruption. The result (``result.json``) and the report (:mod:`tuner.experiment.writeup`) go to
+an interruption. The result (``result.json``) and the report (:mod:`tuner.experiment._writeup`) go to
 ``experiments/results/<id>/``.
 """
 
@@ -181,7 +181,7 @@ class ExperimentRun:
         finally:
             final.close()
         result = self._result(final.snapshot(), sweep.snapshot(), tuners, entries, saved, budget, started)
-        from tuner.experiment.writeup import write_report
+        from tuner.experiment._writeup import write_report
 
         assert self.results_dir is not None
         written = write_report(result, self.results_dir)
@@ -250,7 +250,7 @@ class ExperimentRun:
     def _track(self, result: dict[str, Any], written: list[Path]) -> None:
         if not self.mlflow:
             return
-        from tuner.observers.mlflow import TrackingError, log_comparison
+        from tuner.observers import TrackingError, log_comparison
 
         rows_ = [(r["name"], r.get("params") or r["flags"],
                   {"median_ops_per_sec": r.get("median_ops_per_sec"), "min_ops_per_sec": (r.get("spread") or {}).get("min"),
