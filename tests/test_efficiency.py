@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
+from types import SimpleNamespace
 
 import optuna
 import pytest
@@ -16,7 +17,7 @@ from optuna.trial import TrialState, create_trial
 from tests.conftest import TINY, fast
 from tests.test_cli import tuner
 from tuner import fidelity
-from tuner.engine._budget import Budget
+from tuner.engine._budget import Budget, usage
 from tuner.engine._plan import Plan
 from tuner.outputs import closing_table
 from tuner.samplers import (RANKED, UNCONSTRAINED_ONLY, SamplerError, Startup, choose, make_sampler, startup_size,
@@ -204,6 +205,25 @@ def test_the_budget_keeps_room_for_the_revalidation_it_owes():
     assert budget.trials_left(spent=10.0, per_run=5.0, running=0) == 7  # (100 - 10) / 5 = 18, less 10 owed, 1 spare
     assert budget.trials_left(spent=10.0, per_run=5.0, running=7) == 0
     assert budget.trials_left(spent=30.0, per_run=0.0, running=0) is None  # no run length known yet
+    # re-validation runs longer than trials (slow defaults among its configurations) reserve more: on
+    # 200 s, 10 runs owed take 50 s at a trial's 5 s, (200 - 10 - 50) / 5 = 28 trials, less the spare;
+    # at 6 s they take 60 s: 26, less the spare
+    wider = Budget(seconds=200.0, plan=plan, configurations=2, ablations=4)
+    assert wider.trials_left(spent=10.0, per_run=5.0, running=0) == 27
+    assert wider.trials_left(spent=10.0, per_run=5.0, running=0, revalidation_run=6.0) == 25
+
+
+def test_a_revalidation_run_is_counted_at_the_mean_of_a_trial_and_the_baselines(tmp_path):
+    """The baselines run in every round of the re-validation; a trial's median alone undercounts
+    them when the defaults run longer than tuned configurations."""
+    trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
+                           user_attrs={"outcome": "complete", "seconds": s}) for s in (4.0, 5.0, 6.0)]
+    snapshot = SimpleNamespace(trials=trials, baselines=({"seconds": 9.0}, {"seconds": 10.0}),
+                               machine_seconds=lambda: {"total": 34.0})
+    used = usage(snapshot)
+    assert (used.spent, used.per_run, used.revalidation_run) == (34.0, 5.0, 8.0)  # mean of 5, 9 and 10
+    before = SimpleNamespace(trials=[], baselines=({"seconds": 9.0},), machine_seconds=lambda: {"total": 9.0})
+    assert usage(before).per_run == usage(before).revalidation_run == 9.0
 
 
 def test_the_revalidation_chooses_among_fewer_finalists_when_runs_are_long_for_the_budget():
@@ -254,7 +274,9 @@ def test_a_budget_sizes_the_startup_once_the_baselines_ran_and_every_trial_says_
     assert startup["size"] == startup_size(startup["expected_trials"])  # what the budget allows, not 40 trials
     assert f"proposes after {startup['size']} trials" in r.stderr
     trials = optuna.load_study(study_name="startup", storage=f"sqlite:///{tmp_path / 'o' / 'study.db'}").trials
-    learnable = [t.user_attrs["provenance"] for t in trials if t.user_attrs.get("outcome") in ("complete", "rejected")]
+    # what the start-up counts (tuner.samplers._startup.learnable): measured, failed or rejected trials
+    learnable = [t.user_attrs["provenance"] for t in trials
+                 if t.user_attrs.get("outcome") in ("complete", "failed", "rejected")]
     first_model = learnable.index(MODEL)
     assert first_model == startup["size"] and learnable[0] == "start" and RANDOM in learnable[:first_model]
     assert set(learnable[:first_model]) <= {"start", RANDOM, "neighbour of a rejected proposal"}

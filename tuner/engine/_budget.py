@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from tuner.engine._plan import Plan
 from tuner.model import StudySnapshot, measured_here
@@ -22,13 +23,25 @@ SHARE = 0.5  # the largest part of the budget reserved for the whole re-validati
 SPARE_RUNS = 1  # typical runs the search leaves unspent beside the reserve, for a slow last trial
 
 
-def usage(snapshot: StudySnapshot) -> tuple[float, float]:
-    """Machine seconds a study has spent (baselines, trials, stored re-validation) and a run's
-    expected length: the median trial (a slow outlier, e.g. a zstd-19 start, must not starve the
-    search), or before any the longest baseline."""
+class Usage(NamedTuple):
+    """Machine seconds a study has spent (baselines, trials, stored re-validation); a trial's expected
+    length: the median trial (a slow outlier, e.g. a zstd-19 start, must not starve the search), or
+    before any the longest baseline; and a re-validation run's: the mean of that and the baselines'
+    runs, since its rounds measure the baselines beside the finalists (the defaults often run longer
+    than tuned trials: counting them at a trial's length overran a 600 s budget by 21 s)."""
+
+    spent: float
+    per_run: float
+    revalidation_run: float
+
+
+def usage(snapshot: StudySnapshot) -> Usage:
+    """What a study has spent and how long its runs take."""
     trials = [t.user_attrs["seconds"] for t in measured_here(snapshot.trials) if "seconds" in t.user_attrs]
-    baselines = [b.get("seconds", 0.0) for b in snapshot.baselines]
-    return snapshot.machine_seconds()["total"], statistics.median(trials) if trials else max(baselines, default=0.0)
+    baselines = [b["seconds"] for b in snapshot.baselines if b.get("seconds")]
+    per_run = statistics.median(trials) if trials else max(baselines, default=0.0)
+    return Usage(snapshot.machine_seconds()["total"], per_run,
+                 statistics.mean([per_run, *baselines]) if per_run and baselines else per_run)
 
 
 @dataclass(frozen=True)
@@ -73,20 +86,24 @@ class Budget:
             return self.full_runs(plan)
         return self.core_runs(plan)
 
-    def allows(self, spent: float, per_run: float, running: int) -> bool:
+    def allows(self, spent: float, per_run: float, running: int, revalidation_run: float | None = None) -> bool:
         """Whether one more trial fits beside those running, the re-validation still owed and the
         spare run."""
         if self.seconds is None:
             return True
-        left = self.trials_left(spent, per_run, running)
+        left = self.trials_left(spent, per_run, running, revalidation_run)
         return spent <= self.seconds if left is None else left >= 1
 
-    def trials_left(self, spent: float, per_run: float, running: int) -> int | None:
-        """How many more trials fit beside those running, the re-validation still owed and the spare
-        run; None when there is no budget or no run length known yet."""
+    def trials_left(self, spent: float, per_run: float, running: int,
+                    revalidation_run: float | None = None) -> int | None:
+        """How many more trials of ``per_run`` seconds fit beside those running, the re-validation
+        still owed (runs of ``revalidation_run`` seconds, a trial's by default) and the spare run; None
+        when there is no budget or no run length known yet."""
         if self.seconds is None or per_run <= 0:
             return None
-        return max(0, math.floor((self.seconds - spent) / per_run) - running - self.reserve_runs(per_run) - SPARE_RUNS)
+        again = revalidation_run or per_run
+        reserve = self.reserve_runs(again) * again
+        return max(0, math.floor((self.seconds - spent - reserve) / per_run) - running - SPARE_RUNS)
 
     def fit(self, spent: float, per_run: float) -> Plan:
         """The re-validation plan for what is left: its finalists in proportion to the budget

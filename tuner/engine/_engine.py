@@ -67,16 +67,16 @@ class Engine:
         self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out, self._afford)
 
     def _afford(self, runs: int) -> bool:
-        """Whether ``runs`` more runs of a trial's length fit the --budget (always, without one)."""
+        """Whether ``runs`` more re-validation runs fit the --budget (always, without one)."""
         if self.search.budget is None:
             return True
         spent, per_run = self._spent()
         return spent + runs * per_run <= self.search.budget
 
     def _spent(self) -> tuple[float, float]:
-        """Machine seconds spent so far (re-validation included) and a typical run's length."""
-        spent, per_run = usage(self.snapshot())
-        return spent + (self.remeasure.seconds() if self.revalidation is None else 0.0), per_run
+        """Machine seconds spent so far (re-validation included) and a re-validation run's length."""
+        used = usage(self.snapshot())
+        return used.spent + (self.remeasure.seconds() if self.revalidation is None else 0.0), used.revalidation_run
 
     def _revalidation_plan(self) -> Plan:
         """The re-validation's plan in proportion to the --budget: fewer finalists when choosing among

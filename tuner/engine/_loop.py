@@ -87,7 +87,8 @@ class TrialLoop:
         those counted and running (None while no run's length is known)."""
         if self.search.budget is None:
             return self.parts.trials_wanted
-        left = self.budget.trials_left(*usage(self.snapshot()), running)
+        used = usage(self.snapshot())
+        left = self.budget.trials_left(used.spent, used.per_run, running, used.revalidation_run)
         return None if left is None else min(self.parts.trials_wanted, counted + running + left)
 
     def _size_startup(self) -> None:
@@ -111,7 +112,8 @@ class TrialLoop:
     def _may_start(self, counted: int, running: int) -> bool:
         if counted + running >= self.parts.trials_wanted:
             return False
-        return self.budget.allows(*usage(self.snapshot()), running)
+        used = usage(self.snapshot())
+        return self.budget.allows(used.spent, used.per_run, running, used.revalidation_run)
 
     def _arrived(self, running: dict[str, _Running], outcome: Outcome) -> None:
         job = outcome.job
