@@ -14,9 +14,10 @@ record; ``--table`` prints the table of those records that README and the experi
 
 For each factor F: the study's workload at F times its trials' data, in the target's LSM shape (the
 study's --base-options, else RocksDB's defaults: 64 MiB files, 256 MiB L1 x 10; never the scaled-down
-sizes of a load preset, nor the RocksDB options a preset scales with its data), within F times its trials' memory (the same memory:data ratio), with the
-study's --duration. A preloaded workload's DB is built once per size and every run starts on a
-checkpoint of it; a load workload loads from empty in every run. Each round runs every configuration
+sizes of a load preset, nor the RocksDB options a preset scales with its data), within F times its
+trials' memory (the same memory:data ratio), with the study's --duration. A preloaded workload's DB
+is built once per size and every run starts on a checkpoint of it; a load workload loads from empty
+in every run. Each round runs every configuration
 once, in a fresh random order; the answer's gain over the defaults is the geometric mean of the
 per-round ratios with a 95 % t interval (tuner.stats.paired_ratio). The record (machine, db_bench,
 date, every sample) is rewritten after each size, so a long run shows its progress.
@@ -105,8 +106,9 @@ def experiments_table(records: list[dict[str, Any]]) -> str:
         (answer,) = (c for c in record["configurations"] if c != "rocksdb-default")
         cells = {size["factor"]: size for size in record["sizes"]}
         h2h = record["study_gain"]
-        row = [f"{record['study']} ({answer})",
-               f"{h2h['ratio']:.2f}x ({h2h['ci95'][0]:.2f}-{h2h['ci95'][1]:.2f}), {h2h['n']} rounds"]
+        tie = ", tie" if h2h["verdict"] == "tie" else ""
+        row = [f"{record['study']}: {answer}",
+               f"{h2h['ratio']:.2f}x ({h2h['ci95'][0]:.2f}-{h2h['ci95'][1]:.2f}){tie}, {h2h['n']} rounds"]
         for f in factors:
             size = cells.get(f)
             g = size["over_default"].get(answer) if size else None
@@ -126,7 +128,8 @@ def main() -> None:
     which.add_argument("--study", type=Path, help="a finished study's --out directory")
     which.add_argument("--experiment", choices=[f"S{i}" for i in range(5)],
                        help="an S0-S4 study's answer (experiments/results/SN/result.json)")
-    parser.add_argument("--db-bench", default=str(Path.home() / ".cache/rocksdb-tuner/db_bench/9.11.2-release/db_bench"),
+    release = Path.home() / ".cache/rocksdb-tuner/db_bench/9.11.2-release/db_bench"
+    parser.add_argument("--db-bench", default=str(release),
                         help="with --experiment: the db_bench to run (default the release build)")
     parser.add_argument("--factors", default="1,4,16")
     parser.add_argument("--rounds", type=int, default=5)

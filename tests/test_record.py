@@ -416,6 +416,42 @@ def test_the_overviews_notes_are_quoted_as_the_results_give_them():
     _quoted(f"one configuration's fastest run was {spreads[0]} and {spreads[1]} its slowest across 13 runs", notes)
 
 
+@pytest.fixture
+def scale_transfer(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    return importlib.import_module("scale_transfer")
+
+
+def test_the_s0_s4_scale_transfer_table_is_what_the_benchmark_makes_of_its_records(scale_transfer):
+    records = scale_transfer.experiment_records()
+    assert [r["study"] for r in records] == ["S0", "S1", "S2", "S3", "S4"]
+    table = scale_transfer.experiments_table(records)
+    for doc in ("README.md", "experiments/results/overview-notes.md"):
+        assert table in (ROOT / doc).read_text(), doc
+
+
+def test_the_s0_s4_scale_transfers_reading_is_quoted_as_its_records_give_it(scale_transfer):
+    sizes = {r["study"]: {s["factor"]: s for s in r["sizes"]} for r in scale_transfer.experiment_records()}
+
+    def gain(study: str, factor: int) -> str:
+        (g,) = sizes[study][factor]["over_default"].values()
+        return f"{g['ratio']:.2f}x"
+
+    def write_amp(study: str, factor: int) -> list[str]:
+        return [f"{v:.2f}" for v in sizes[study][factor]["median_write_amp"].values()]
+
+    _quoted(f"({gain('S0', 1)}, {gain('S3', 1)}, {gain('S4', 1)}), S2's ties ({gain('S2', 1)}) and S1's loses "
+            f"({gain('S1', 1)})", ("README.md",))
+    defaults, tuned = write_amp("S1", 1)
+    _quoted(f"write {tuned} stored bytes per logical byte against the defaults' {defaults}", ("README.md",))
+    _quoted(f"({gain('S4', 4)}, its 205 MB block cache", ("README.md",))
+    _quoted(f"are ties ({gain('S0', 4)}, {gain('S2', 4)}, {gain('S3', 4)})", ("README.md",))
+    defaults, tuned = write_amp("S0", 16)
+    _quoted(f"write amp {tuned} against {defaults} for S0 at 16x", ("README.md",))
+    walls = [s["wall_seconds"] for s in sizes["S0"][16]["samples"]["rocksdb-default"]]
+    _quoted(f"slowed from {walls[0]:.0f} s to {walls[-1]:.0f} s across its three rounds", ("README.md",))
+
+
 SAMPLER_BENCHMARK = "experiments/results/sampler-benchmark.json"
 
 
