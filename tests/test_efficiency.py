@@ -278,7 +278,9 @@ def test_a_budget_sizes_the_startup_once_the_baselines_ran_and_every_trial_says_
     learnable = [t.user_attrs["provenance"] for t in trials
                  if t.user_attrs.get("outcome") in ("complete", "failed", "rejected")]
     first_model = learnable.index(MODEL)
-    assert first_model == startup["size"] and learnable[0] == "start" and RANDOM in learnable[:first_model]
+    seen = [(t.number, t.state.name, t.user_attrs.get("outcome"), t.user_attrs.get("provenance")) for t in trials]
+    assert first_model == startup["size"], seen
+    assert learnable[0] == "start" and RANDOM in learnable[:first_model]
     assert set(learnable[:first_model]) <= {"start", RANDOM, "neighbour of a rejected proposal"}
     complete = [t.user_attrs["provenance"] for t in trials if t.user_attrs.get("outcome") == "complete"]
     assert summary["provenance"] == {k: complete.count(k) for k in set(complete)}
