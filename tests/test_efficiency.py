@@ -16,7 +16,7 @@ from optuna.trial import TrialState, create_trial
 
 from tests.conftest import TINY, fast
 from tests.test_cli import tuner
-from tuner import fidelity
+from tuner import rungs
 from tuner.engine._budget import Budget, usage
 from tuner.engine._plan import Plan
 from tuner.outputs import closing_table
@@ -291,28 +291,28 @@ def test_a_budget_sizes_the_startup_once_the_baselines_ran_and_every_trial_says_
 
 
 def test_successive_halving_keeps_the_best_third_of_a_rung():
-    assert fidelity.promoted(5.0, []) and fidelity.promoted(5.0, [4.0, 1.0]) and not fidelity.promoted(4.0, [5.0])
+    assert rungs.promoted(5.0, []) and rungs.promoted(5.0, [4.0, 1.0]) and not rungs.promoted(4.0, [5.0])
     rivals = [float(v) for v in range(1, 9)]  # 9 values: the best 3 go on
-    assert fidelity.promoted(6.5, rivals) and not fidelity.promoted(5.5, rivals)
+    assert rungs.promoted(6.5, rivals) and not rungs.promoted(5.5, rivals)
 
 
 def test_a_rung_that_ranks_unlike_the_full_size_is_skipped_and_one_that_agrees_kept():
     full = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
     agrees = list(zip([1.0, 2.0, 3.0, 4.0, 6.0, 5.0], full))  # one swap in 15 pairs: tau = 13/15
     reversed_ = list(zip([6.0, 5.0, 4.0, 3.0, 1.0, 2.0], full))  # tau = -13/15
-    both = fidelity.agreement([reversed_, agrees], [0.125, 0.5])
+    both = rungs.agreement([reversed_, agrees], [0.125, 0.5])
     assert [r["agrees"] for r in both["rungs"]] == [False, True]
     assert both["rungs"][1]["kendall_tau"] == pytest.approx(13 / 15)
     assert both["start_rung"] == 1 and both["start_scale"] == 0.5
     # a lower rung that agrees while a higher one does not gives no way round the higher one
-    assert fidelity.agreement([agrees, reversed_], [0.125, 0.5])["start_rung"] == 2
-    assert fidelity.agreement([agrees, agrees], [0.125, 0.5])["start_rung"] == 0
-    none = fidelity.agreement([reversed_], [0.25])
+    assert rungs.agreement([agrees, reversed_], [0.125, 0.5])["start_rung"] == 2
+    assert rungs.agreement([agrees, agrees], [0.125, 0.5])["start_rung"] == 0
+    none = rungs.agreement([reversed_], [0.25])
     assert none["start_rung"] == 1 and none["start_scale"] == 1.0
-    assert "moves to the full size" in fidelity.describe({**none, "audited": list(range(6))})
+    assert "moves to the full size" in rungs.describe({**none, "audited": list(range(6))})
     # fewer than three pairs, or all tied: no evidence that the rung agrees
-    assert not fidelity.agreement([agrees[:2]], [0.25])["rungs"][0]["agrees"]
-    assert not fidelity.agreement([[(1.0, v) for v in full]], [0.25])["rungs"][0]["agrees"]
+    assert not rungs.agreement([agrees[:2]], [0.25])["rungs"][0]["agrees"]
+    assert not rungs.agreement([[(1.0, v) for v in full]], [0.25])["rungs"][0]["agrees"]
 
 
 def test_fidelity_audits_then_climbs_rungs_where_they_agree_with_the_full_size(tmp_path):
@@ -326,14 +326,14 @@ def test_fidelity_audits_then_climbs_rungs_where_they_agree_with_the_full_size(t
     trials = sorted(optuna.load_study(study_name="rungs", storage=f"sqlite:///{out / 'study.db'}").trials,
                     key=lambda t: t.number)
     audit = [t for t in trials if t.user_attrs.get("audit")]
-    assert len(audit) == fidelity.AUDITED and all(t.state == TrialState.COMPLETE for t in audit)
+    assert len(audit) == rungs.AUDITED and all(t.state == TrialState.COMPLETE for t in audit)
     assert all((out / "trials" / f"{t.number:04d}" / "rung-0" / "load.stdout").exists() for t in audit)
     decided = summary["fidelity_agreement"]
-    assert decided["audited"] == [t.number for t in audit] and decided["rungs"][0]["n"] == fidelity.AUDITED
+    assert decided["audited"] == [t.number for t in audit] and decided["rungs"][0]["n"] == rungs.AUDITED
     small = [t.user_attrs["rung_0"]["ops_per_sec"] for t in audit]
     full = [t.user_attrs["metrics"]["ops_per_sec"] for t in audit]
     assert decided["rungs"][0]["kendall_tau"] == pytest.approx(scipy.stats.kendalltau(small, full)[0])
-    assert decided["rungs"][0]["agrees"] == (decided["rungs"][0]["kendall_tau"] >= fidelity.AGREEMENT)
+    assert decided["rungs"][0]["agrees"] == (decided["rungs"][0]["kendall_tau"] >= rungs.AGREEMENT)
     after = [t for t in trials if t.number > max(decided["audited"]) and t.user_attrs.get("outcome") != "rejected"]
     assert after, "the study went on after the audit"
     for t in after:  # where the judgement sent them: rung 0 when it agrees, else the full size only

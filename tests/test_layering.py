@@ -18,7 +18,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("objectives",)],
     [("tuner.model", "tuner.ranking", "tuner.stats", "tuner.fmt", "tuner.events", "tuner.options_file",
       "tuner.target", "tuner.backends")],
-    [("tuner.samplers",), ("tuner.pruners",), ("tuner.fidelity",), ("tuner.executors",)],
+    [("tuner.samplers",), ("tuner.pruners",), ("tuner.rungs",), ("tuner.executors",)],
     [("tuner.engine",)],
     [("tuner.observers",), ("tuner.outputs",)],
     [("tuner", "tuner.api", "tuner.cli", "tuner.ui", "tuner.experiment")],

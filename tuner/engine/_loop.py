@@ -5,7 +5,7 @@ and its nearest feasible neighbour enqueued; a feasible one is a job for the exe
 told as they arrive, under the retry policy. With --fidelity a configuration first climbs the rungs
 (smaller data sizes), and successive halving decides at each whether it goes on; the first
 configurations climb them all unpruned, and a rung that ranks them unlike the full size is skipped
-from then on (tuner.fidelity).
+from then on (tuner.rungs).
 
 Ctrl-C, and a failure of the environment rather than of the configuration (an EnvironmentFault: a
 full disk, a vanished work directory, db_bench killed from outside), stop the loop: the jobs in
@@ -23,7 +23,7 @@ import optuna
 from optuna.trial import TrialState
 
 from objectives.runner import EnvironmentFault, IntervalObserver
-from tuner import fidelity, ranking
+from tuner import ranking, rungs
 from tuner.engine._budget import Budget, usage
 from tuner.engine._prepare import Prepared
 from tuner.engine._storage import StudyStore
@@ -34,7 +34,7 @@ from tuner.model import WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
 from tuner.samplers import Startup, provenance, startup_size
 
 # --fidelity: rung i reports its ops/s as Optuna's intermediate value at step RUNG_BASE ** i.
-RUNG_BASE = fidelity.REDUCTION
+RUNG_BASE = rungs.REDUCTION
 RUNG_METRICS = ("ops_per_sec", "burst_ops_per_sec", "p99_us", "write_amp")
 
 
@@ -135,23 +135,23 @@ class TrialLoop:
         """With --fidelity, a measured rung below the top: reported (Optuna's intermediate value at step
         RUNG_BASE ** rung), then pruned by successive halving (told, True) or run at the next rung
         (resubmitted, True); False otherwise. Audit configurations are never pruned."""
-        rungs = self.parts.rungs
-        if not rungs or entry.rung == len(rungs) - 1 or outcome.measurement is None:
+        ladder = self.parts.rungs
+        if not ladder or entry.rung == len(ladder) - 1 or outcome.measurement is None:
             return False
         trial, metrics = entry.trial, outcome.measurement.metrics
-        scale, value = rungs[entry.rung].scale, metrics.get("ops_per_sec") or 0.0
+        scale, value = ladder[entry.rung].scale, metrics.get("ops_per_sec") or 0.0
         trial.report(value, RUNG_BASE ** entry.rung)
         limits = [d["memory"]["memory_limit_bytes"] for d in outcome.measurement.details if d.get("memory")]
         trial.set_user_attr(f"rung_{entry.rung}", {"scale": scale, **{k: metrics.get(k) for k in RUNG_METRICS},
                                                    "memory_limit_bytes": max(limits, default=None)})
-        if not trial.user_attrs.get("audit") and not fidelity.promoted(
-                value, fidelity.rivals(self.store.trials(), entry.rung, trial.number)):
+        if not trial.user_attrs.get("audit") and not rungs.promoted(
+                value, rungs.rivals(self.store.trials(), entry.rung, trial.number)):
             self.store.pruned(trial, f"scale {scale:g}", None, time.monotonic() - entry.started)
             snapshot = self.snapshot()
             self.bus.trial_done(snapshot, snapshot.trials[trial.number], time.monotonic() - entry.started)
             return True
         entry.rung += 1
-        job = replace(outcome.job, workload=rungs[entry.rung], attempt=0,
+        job = replace(outcome.job, workload=ladder[entry.rung], attempt=0,
                       log_dir=trial_log_dir(self.parts.out, trial.number) / f"rung-{entry.rung}")
         trial.set_user_attr("log_dir", str(job.log_dir))  # the highest rung's logs and OPTIONS file
         running[job.key] = entry
@@ -167,24 +167,24 @@ class TrialLoop:
         trial, params = asked
         self.bus.trial_started(trial.number, counted + len(running) + 1, self.parts.trials_wanted, params)
         observer = _pruning_observer(trial) if self.search.pruner != "none" else None
-        rungs, first = self.parts.rungs, self._first_rung(trial)
-        log_dir = trial_log_dir(self.parts.out, trial.number) / (f"rung-{first}" if rungs else "")
-        if rungs:
+        ladder, first = self.parts.rungs, self._first_rung(trial)
+        log_dir = trial_log_dir(self.parts.out, trial.number) / (f"rung-{first}" if ladder else "")
+        if ladder:
             trial.set_user_attr("log_dir", str(log_dir))  # the highest rung's logs and OPTIONS file
         job = Job(f"trial {trial.number}", self.parts.space.flags(params), log_dir,
-                  self.parts.config.measurement.repeats, observer, workload=rungs[first] if rungs else None)
+                  self.parts.config.measurement.repeats, observer, workload=ladder[first] if ladder else None)
         running[job.key] = _Running(trial, params, time.monotonic(), first)
         self.executor.submit(job)
 
     def _first_rung(self, trial: optuna.Trial) -> int:
         """With --fidelity, the rung a new configuration starts at: the first ones climb every rung
-        unpruned (an audit), then the lowest rung that ranks as the full size does (tuner.fidelity)."""
+        unpruned (an audit), then the lowest rung that ranks as the full size does (tuner.rungs)."""
         if not self.parts.rungs:
             return 0
         decided = self.store.attr("fidelity_agreement")
         if decided is not None:
             return decided["start_rung"]
-        if fidelity.auditing(self.store.trials()) < fidelity.AUDITED:
+        if rungs.auditing(self.store.trials()) < rungs.AUDITED:
             trial.set_user_attr("audit", True)
         return 0
 
@@ -194,11 +194,11 @@ class TrialLoop:
         if not self.parts.rungs or self.store.attr("fidelity_agreement") is not None:
             return
         trials = self.store.trials()
-        if len(fidelity.audited(trials)) < fidelity.AUDITED:
+        if len(rungs.audited(trials)) < rungs.AUDITED:
             return
-        decided = fidelity.judge(trials, list(self.search.fidelity[:-1]))
+        decided = rungs.judge(trials, list(self.search.fidelity[:-1]))
         self.store.set_attr("fidelity_agreement", decided)
-        self.bus.note(fidelity.describe(decided))
+        self.bus.note(rungs.describe(decided))
 
     def _queue_start(self, counted: int, running: int) -> None:
         """Enqueue the study's next start (tuner.engine._warmstart.next_start), unless a configuration

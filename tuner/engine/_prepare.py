@@ -156,7 +156,7 @@ def score_of(search: SearchConfig) -> Score:
 
 
 def pruner_of(search: SearchConfig, score: Score) -> optuna.pruners.BasePruner:
-    if search.fidelity:  # the rungs are judged by tuner.fidelity's successive halving
+    if search.fidelity:  # the rungs are judged by tuner.rungs' successive halving
         return optuna.pruners.NopPruner()
     try:
         if not isinstance(search.pruner_warmup, int) or search.pruner_warmup < 0:
