@@ -94,6 +94,11 @@ def experiment_records() -> list[dict[str, Any]]:
     return [json.loads(path.read_text()) for path in sorted(RESULTS.glob("S[0-4].json"))]
 
 
+def _ratio(g: dict[str, Any]) -> str:
+    """``1.37x (1.11-1.69)``, with ``, tie`` when the interval holds 1."""
+    return f"{g['ratio']:.2f}x ({g['ci95'][0]:.2f}-{g['ci95'][1]:.2f}){', tie' if g['verdict'] == 'tie' else ''}"
+
+
 def experiments_table(records: list[dict[str, Any]]) -> str:
     """The S0-S4 answers at each factor of their tuning data (the records of ``--experiment``), as README
     and the experiments overview show them: the answer's ratio to the defaults with its 95 % interval
@@ -106,18 +111,14 @@ def experiments_table(records: list[dict[str, Any]]) -> str:
         (answer,) = (c for c in record["configurations"] if c != "rocksdb-default")
         cells = {size["factor"]: size for size in record["sizes"]}
         h2h = record["study_gain"]
-        tie = ", tie" if h2h["verdict"] == "tie" else ""
-        row = [f"{record['study']}: {answer}",
-               f"{h2h['ratio']:.2f}x ({h2h['ci95'][0]:.2f}-{h2h['ci95'][1]:.2f}){tie}, {h2h['n']} rounds"]
+        row = [f"{record['study']}: {answer}", f"{_ratio(h2h)}, {h2h['n']} rounds"]
         for f in factors:
             size = cells.get(f)
             g = size["over_default"].get(answer) if size else None
             if not g or not g.get("ci95"):
                 row.append("not measured" if size is None else "too few rounds")
                 continue
-            tie = ", tie" if g["verdict"] == "tie" else ""
-            row.append(f"{g['ratio']:.2f}x ({g['ci95'][0]:.2f}-{g['ci95'][1]:.2f}){tie}, "
-                       f"{size['data_bytes'] / 2**30:.1f} GiB, {g['n']} rounds")
+            row.append(f"{_ratio(g)}, {size['data_bytes'] / 2**30:.1f} GiB, {g['n']} rounds")
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
