@@ -558,27 +558,37 @@ def _owner(path: Path) -> tuple[str, int, str | None] | None:
         return None
 
 
-def _started(pid: int) -> str | None:
-    """When a process started (clock ticks since boot, /proc/PID/stat), None where unreadable: with the
-    pid it names one process, as pids are reused (32,768 of them on many hosts)."""
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat's fields after the process name (state first), None where unreadable."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat[stat.rindex(")") + 2:].split()[19]  # field 22; the name in parentheses may hold spaces
+    return stat[stat.rindex(")") + 2:].split()  # the name in parentheses may hold spaces
+
+
+def _started(pid: int) -> str | None:
+    """When a process started (clock ticks since boot, /proc/PID/stat), None where unreadable: with the
+    pid it names one process, as pids are reused (32,768 of them on many hosts)."""
+    fields = _stat(pid)
+    return fields[19] if fields else None  # field 22
 
 
 def _alive(pid: int, started: str | None = None) -> bool:
-    """Whether the process that marked a directory still runs: the pid exists and, when the marker
-    says when it started, it is the same process (not a later one given the same pid)."""
+    """Whether the process that marked a directory still runs: the pid exists, is not a zombie (a
+    killed worker whose parent died first stays one where nothing reaps it, e.g. a container's init)
+    and, when the marker says when it started, it is the same process (not a later one given the
+    same pid)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         pass
-    now = _started(pid)
-    return started is None or now is None or now == started
+    fields = _stat(pid)
+    if fields is None:
+        return True
+    return fields[0] not in ("Z", "X") and (started is None or fields[19] == started)
 
 
 def remove_owned(path: Path) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import replace
 
 import pytest
 
 from objectives.metrics import summarize
-from objectives.runner import MARKER, EnvironmentFault, Runner, RunFailed, _started, remove_owned
+from objectives.runner import MARKER, EnvironmentFault, Runner, RunFailed, _started, _stat, remove_owned
 from objectives.workloads import load_workload
 from tests.conftest import TINY, leftovers
 from tuner.options_file import mismatches
@@ -117,8 +118,12 @@ def test_sweep_removes_only_dead_tuners_directories_on_this_host(db_bench, work_
 
     dead = subprocess.Popen(["true"])
     dead.wait()
+    zombie = subprocess.Popen(["true"])  # exited, not reaped yet: its pid still answers kill(pid, 0)
+    while _stat(zombie.pid)[0] != "Z":
+        time.sleep(0.01)
     cases = {
         "rocksdb-tuner-dead": f"host={socket.gethostname()}\npid={dead.pid}\n",
+        "rocksdb-tuner-zombie": f"host={socket.gethostname()}\npid={zombie.pid}\nstarted={_started(zombie.pid)}\n",
         "rocksdb-tuner-alive": f"host={socket.gethostname()}\npid={os.getpid()}\n",
         "rocksdb-tuner-alive-since": f"host={socket.gethostname()}\npid={os.getpid()}\nstarted={_started(os.getpid())}\n",
         # the pid runs, but a later process than the one that marked it (pids are reused)
@@ -131,6 +136,7 @@ def test_sweep_removes_only_dead_tuners_directories_on_this_host(db_bench, work_
         if marker is not None:
             (work_dir / name / MARKER).write_text(marker)
     removed = Runner(db_bench, work_dir).sweep_stale()
-    assert sorted(p.name for p in removed) == ["rocksdb-tuner-dead", "rocksdb-tuner-reused"]
+    zombie.wait()
+    assert sorted(p.name for p in removed) == ["rocksdb-tuner-dead", "rocksdb-tuner-reused", "rocksdb-tuner-zombie"]
     assert sorted(os.listdir(work_dir)) == ["rocksdb-tuner-alive", "rocksdb-tuner-alive-since", "rocksdb-tuner-elsewhere",
                                             "rocksdb-tuner-unmarked"]
