@@ -35,7 +35,7 @@ tune: setup $(if $(filter 1,$(RELEASE_DB_BENCH)),db_bench)
 	$(BIN)/rocksdb-tuner tune $(TUNE_ARGS)
 
 test: setup test-deps $(if $(filter 1,$(RELEASE_DB_BENCH)),db_bench)
-	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest $(if $(filter 1,$(RELEASE_DB_BENCH)),,-m "not release_build") $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest --durations=25 $(if $(filter 1,$(RELEASE_DB_BENCH)),,-m "not release_build") $(PYTEST_ARGS)
 
 # A release (DEBUG_LEVEL=0, stripped) db_bench from Debian's rocksdb source package of ROCKSDB_VERSION,
 # or from ROCKSDB_SRC=PATH; nothing to do when that version is built already.
