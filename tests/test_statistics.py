@@ -10,7 +10,7 @@ import statistics
 
 import pytest
 
-from tuner.stats import paired_ratio, rank_correlation, relative_width, spread
+from tuner.stats import kendall, paired_ratio, rank_correlation, relative_width, spread
 
 REPETITIONS = 200
 
@@ -76,5 +76,8 @@ def test_small_helpers():
     assert relative_width({"ci95": [1.0, 1.1]}) == pytest.approx(0.1)
     assert relative_width({"ci95": None}) == math.inf
     assert rank_correlation([1, 2, 3], [10, 20, 30]) == 1.0 and rank_correlation([1, 2, 3], [3, 2, 1]) == -1.0
+    # 5 untied values in the same order: 1 of the 5! orderings has tau = 1, so the exact two-sided p is 2/120
+    assert kendall([1, 2, 3, 4, 5], [10, 20, 30, 40, 50]) == pytest.approx((1.0, 2 / 120))
+    assert rank_correlation([1], [1]) is None and rank_correlation([1, 1, 1], [1, 2, 3]) is None  # undefined
     assert spread([100.0, 110.0])["cv"] == pytest.approx(statistics.stdev([100.0, 110.0]) / 105.0)
     assert paired_ratio([1.0], [1.0])["verdict"] == "not measured"

@@ -21,7 +21,8 @@ import math
 from typing import Any, Sequence
 
 from optuna.trial import FrozenTrial, TrialState
-from scipy import stats
+
+from tuner.stats import kendall
 
 # Successive halving keeps the best 1/REDUCTION of the configurations measured at a rung.
 REDUCTION = 3
@@ -62,7 +63,7 @@ def agreement(pairs: Sequence[Sequence[tuple[float, float]]], scales: Sequence[f
     rungs, start = [], 0
     for k, (scale, rung) in enumerate(zip(scales, pairs)):
         small, full = [p[0] for p in rung], [p[1] for p in rung]
-        tau, p = stats.kendalltau(small, full) if len(rung) >= 3 else (math.nan, math.nan)
+        tau, p = kendall(small, full) if len(rung) >= 3 else (math.nan, math.nan)
         agrees = bool(tau >= AGREEMENT)  # NaN (too few, or all tied): no evidence of agreement
         rungs.append({"scale": scale, "n": len(rung), "kendall_tau": None if math.isnan(tau) else float(tau),
                       "p_value": None if math.isnan(p) else float(p), "agrees": agrees})

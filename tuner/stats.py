@@ -9,8 +9,6 @@ import math
 import statistics
 from typing import Any
 
-import scipy.stats
-
 def spread(values: list[float]) -> dict[str, float]:
     """min, max and coefficient of variation (sample stdev / mean; 0 for a single value)."""
     mean = statistics.fmean(values)
@@ -55,6 +53,8 @@ def paired_ratio(a: list[float], b: list[float], confidence: float = 0.95) -> di
         low = high = mean
         p_value = 1.0 if mean == 0 else 0.0
     else:
+        import scipy.stats  # here, not at import: it costs every command line a second
+
         test = scipy.stats.ttest_1samp(logs, 0.0)
         interval = test.confidence_interval(confidence)
         low, high, p_value = interval.low, interval.high, float(test.pvalue)
@@ -81,9 +81,18 @@ def relative_width(ratio: dict[str, Any]) -> float:
     return high / low - 1.0
 
 
-def rank_correlation(first: list[float], second: list[float]) -> float | None:
-    """Kendall's tau between two rankings of the same configurations (1: the same order)."""
+def kendall(first: list[float], second: list[float]) -> tuple[float, float]:
+    """Kendall's tau between two rankings of the same configurations (1: the same order) and its
+    two-sided p-value; NaN where undefined (fewer than two, or all tied)."""
     if len(first) < 2:
-        return None
-    tau = scipy.stats.kendalltau(first, second).statistic
-    return None if math.isnan(tau) else float(tau)
+        return math.nan, math.nan
+    import scipy.stats
+
+    result = scipy.stats.kendalltau(first, second)
+    return float(result.statistic), float(result.pvalue)
+
+
+def rank_correlation(first: list[float], second: list[float]) -> float | None:
+    """Kendall's tau (:func:`kendall`), None where undefined."""
+    tau, _ = kendall(first, second)
+    return None if math.isnan(tau) else tau
