@@ -9,6 +9,7 @@ import math
 import statistics
 from typing import Any
 
+
 def spread(values: list[float]) -> dict[str, float]:
     """min, max and coefficient of variation (sample stdev / mean; 0 for a single value)."""
     mean = statistics.fmean(values)
