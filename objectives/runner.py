@@ -558,6 +558,9 @@ def _owner(path: Path) -> tuple[str, int, str | None] | None:
         return None
 
 
+_STARTED = 19  # in _stat's fields: /proc/PID/stat's field 22, the start time in clock ticks since boot
+
+
 def _stat(pid: int) -> list[str] | None:
     """/proc/PID/stat's fields after the process name (state first), None where unreadable."""
     try:
@@ -571,7 +574,7 @@ def _started(pid: int) -> str | None:
     """When a process started (clock ticks since boot, /proc/PID/stat), None where unreadable: with the
     pid it names one process, as pids are reused (32,768 of them on many hosts)."""
     fields = _stat(pid)
-    return fields[19] if fields else None  # field 22
+    return fields[_STARTED] if fields else None
 
 
 def _alive(pid: int, started: str | None = None) -> bool:
@@ -588,7 +591,7 @@ def _alive(pid: int, started: str | None = None) -> bool:
     fields = _stat(pid)
     if fields is None:
         return True
-    return fields[0] not in ("Z", "X") and (started is None or fields[19] == started)
+    return fields[0] not in ("Z", "X") and (started is None or fields[_STARTED] == started)
 
 
 def remove_owned(path: Path) -> None:
