@@ -4,7 +4,9 @@ data sizes, judged by its rank agreement with the full size), and the scikit-opt
 from __future__ import annotations
 
 import json
+import re
 import statistics
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,7 +19,7 @@ from optuna.trial import TrialState, create_trial
 from tests.conftest import TINY, fast
 from tests.test_cli import tuner
 from tuner import rungs
-from tuner.engine._budget import Budget, usage
+from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, usage
 from tuner.engine._plan import Plan
 from tuner.outputs import closing_table
 from tuner.samplers import (RANKED, UNCONSTRAINED_ONLY, SamplerError, Startup, choose, make_sampler, startup_size,
@@ -250,6 +252,64 @@ def test_a_small_budget_reserves_no_ablation_and_drops_it_when_it_does_not_fit()
     assert Budget(None, plan, 2, 4).fit(spent=1e9, per_run=1e9).ablation
 
 
+def test_a_revalidation_fits_its_allowance_by_finalists_then_rounds_then_the_ablation():
+    """Without a --budget the re-validation gets an allowance (the search's machine time): fewer
+    finalists first, then for the best alone fewer rounds down to MIN_ROUNDS, the ablation only if all fits."""
+    plan = Plan(k=3, select_rounds=3, min_rounds=5, ablation=True)
+    budget = Budget(None, plan, configurations=2, ablations=4)
+    # core runs: K=3: 4 x 3 + 2 x 5 = 22, K=2: 3 x 3 + 10 = 19, K=1: 2 per round; the ablation adds 7 per round
+    assert budget.within(600.0, per_run=10.0) == plan  # (22 + 35) x 10 s = 570 s
+    assert budget.within(300.0, per_run=10.0) == replace(plan, ablation=False)  # 220 s, but 570 s with it
+    assert budget.within(200.0, per_run=10.0) == replace(plan, k=2, ablation=False)  # 190 s
+    assert budget.within(80.0, per_run=10.0) == replace(plan, k=1, min_rounds=4, ablation=False)  # 8 runs
+    assert budget.within(30.0, per_run=10.0) == replace(plan, k=1, min_rounds=MIN_ROUNDS, ablation=False)  # the least
+    fewer = replace(plan, min_rounds=2)  # asked for fewer rounds than MIN_ROUNDS: never raised
+    assert Budget(None, fewer, 2, 4).within(1.0, per_run=10.0).min_rounds == 2
+    # with a --budget the same shrinking applies to half of it
+    assert Budget(160.0, plan, 2, 4).scaled(per_run=10.0) == replace(plan, k=1, min_rounds=4)
+
+
+@pytest.mark.parametrize("per_run, spent", [(0.3, 0.3), (5.0, 5.0), (6.0, 14.0), (40.0, 75.0)])
+def test_the_smallest_budget_is_the_first_that_holds_a_search_and_its_revalidation(per_run, spent):
+    plan = Plan(k=3, select_rounds=3, min_rounds=5, ablation=True)
+    budget = Budget(1.0, plan, configurations=2, ablations=9)
+    least = budget.smallest(spent, per_run, revalidation_run=per_run * 1.2)
+    assert least % 5 == 0
+    holds = [replace(budget, seconds=s).trials_left(spent, per_run, 0, per_run * 1.2) for s in (least - 5, least)]
+    assert holds[0] < MIN_SEARCH <= holds[1]
+
+
+def test_without_a_budget_the_revalidation_takes_about_the_search_time_and_the_plan_comes_first(tmp_path):
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "6", "--seed", "2", "--sampler",
+              "random", "--out", str(tmp_path / "o"), "--json", revalidate=True)
+    assert r.returncode == 0, r.stderr
+    spent = json.loads(r.stdout)["machine_seconds"]
+    search = spent["baselines"] + spent["trials"]
+    # the plan as asked (3 finalists, 5-10 rounds, the ablation) would take 5-10 times the search here
+    assert 0 < spent["revalidation"] <= 1.5 * search, spent
+    lines = r.stderr.splitlines()
+    plan = next(i for i, line in enumerate(lines) if line.startswith("plan: 6 trials of ~"))
+    assert plan < next(i for i, line in enumerate(lines) if line.startswith("trial 0:"))
+    assert "fitted to" in lines[plan] and "(the search's machine time)" in lines[plan]
+
+
+def test_a_budget_too_small_for_a_search_is_refused_before_the_first_trial_with_the_least_that_holds_one(tmp_path):
+    out = tmp_path / "o"
+    args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--seed", "2", "--sampler", "random",
+            "--study", "small", "--out", str(out)]
+    r = tuner(*args, "--budget", "1s", revalidate=True)
+    assert r.returncode == 2, r.stderr
+    error = r.stderr.strip().splitlines()[-1]
+    assert error.startswith("rocksdb-tuner: error: --budget 1s: holds no search here: runs take about "), error
+    least = re.search(r"need --budget (\d+)s at least", error)
+    assert least and f"--study small --out {out} --budget {least[1]}s resumes" in error
+    assert not optuna.load_study(study_name="small", storage=f"sqlite:///{out / 'study.db'}").trials
+    again = tuner(*args, "--budget", f"{least[1]}s", "--json", revalidate=True)
+    assert again.returncode == 0, again.stderr
+    assert "baseline rocksdb-default: running" not in again.stderr  # kept from the refused run
+    assert json.loads(again.stdout)["trials"]["complete"] >= 1
+
+
 def test_a_budget_alone_runs_as_many_trials_as_fit(tmp_path):
     args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--budget", "8s", "--sampler", "random",
             "--seed", "1", "--study", "budget", "--out", str(tmp_path / "o"), "--json"]
@@ -353,6 +413,9 @@ def test_fidelity_audits_then_climbs_rungs_where_they_agree_with_the_full_size(t
     (["--fidelity", "0.5,1", "--pruner", "median"], "--fidelity: prunes by its own rungs"),
     (["--fidelity", "0.5,1", "--objective", "multi"], "--fidelity: needs --objective throughput"),
     (["--budget", "soon"], "--budget: not a duration"),
+    (["--revalidation-time", "soon"], "--revalidation-time: not a duration"),
+    (["--revalidation-time", "0s"], "--revalidation-time: must be > 0"),
+    (["--revalidation-time", "5m", "--budget", "20m"], "--revalidation-time: only without --budget"),
 ])
 def test_bad_efficiency_flags(tmp_path, args, message):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--out", str(tmp_path / "o"),

@@ -79,9 +79,10 @@ def test_repeats_keep_whole_runs_and_the_revalidation_holds_up(tmp_path):
     assert other.returncode == 2 and "--repeats: study noisy measures each trial 2 time(s), not 3" in other.stderr
 
 
-def test_tune_with_its_defaults_reports_a_revalidated_interval_and_a_verdict(tmp_path):
+def test_tune_with_the_default_sizes_asked_for_reports_a_revalidated_interval_and_a_verdict(tmp_path):
+    """--revalidate 3 given: the plan's default sizes run as asked, not fitted to the search's time."""
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "4", "--seed", "3", "--sampler",
-              "random", "--out", "o", revalidate=True)
+              "random", "--out", "o", "--revalidate", "3")
     assert r.returncode == 0, r.stderr
     reval = json.loads((tmp_path / "o" / "summary.json").read_text())["revalidation"]
     assert reval["plan"] == {"k": 3, "select_rounds": 3, "min_rounds": 5, "max_rounds": 10, "target": 0.1,

@@ -230,14 +230,18 @@ def _search_args(t: argparse.ArgumentParser) -> None:
 def _revalidation_args(t: argparse.ArgumentParser) -> None:
     """`tune`'s options on the re-validation, where trials run and what is kept."""
     g = t.add_argument_group('re-validation', 'how the answer and its gain are confirmed after the search')
-    g.add_argument("--revalidate", type=_count(0), default=3, metavar="K",
+    g.add_argument("--revalidate", type=_count(0), metavar="K",
                    help="after the search, choose the best of the top K trials on rounds of their own, then measure "
                         "it against the baselines in paired rounds for its gain and interval (default 3; 0: report "
                         "single runs, not re-validated)")
-    g.add_argument("--revalidate-rounds", type=_count(2), default=5, metavar="N",
+    g.add_argument("--revalidate-rounds", type=_count(2), metavar="N",
                    help="paired rounds of the gain's estimate, at least (default 5)")
-    g.add_argument("--revalidate-max-rounds", type=_count(2), default=10, metavar="M",
+    g.add_argument("--revalidate-max-rounds", type=_count(2), metavar="M",
                    help="... and at most, while the interval is wider than --interval-target (default 10)")
+    g.add_argument("--revalidation-time", type=_duration, metavar="TIME",
+                   help="without --budget: machine time the re-validation may take, e.g. 20m; finalists, rounds and "
+                        "the ablation shrink to fit it (default: about the search's own, unless --revalidate, "
+                        "--revalidate-rounds or --revalidate-max-rounds is given: then their sizes as asked)")
     g.add_argument("--interval-target", type=_positive_float, default=0.10, metavar="W",
                    help="stop adding rounds when the gain's 95 %% interval has high / low - 1 <= W (default 0.10)")
     g.add_argument("--no-ablation", action="store_true",
@@ -350,10 +354,7 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
             prefer=args.prefer, max_p99_us=args.max_p99_us, max_write_amp=args.max_write_amp, seed=args.seed,
             pruner=args.pruner, pruner_warmup=args.pruner_warmup, warm_start=args.warm_start, library=args.library,
             starts=not args.no_starts),
-        revalidation=RevalidationConfig(
-            revalidate=args.revalidate, revalidate_rounds=args.revalidate_rounds,
-            revalidate_max_rounds=args.revalidate_max_rounds, interval_target=args.interval_target,
-            ablation=not args.no_ablation, baseline=args.baseline, confirm_scale=args.confirm_scale),
+        revalidation=_revalidation(args),
         execution=ExecutionConfig(
             executor=args.executor, parallel=args.parallel, ray_address=args.ray_address,
             cpus_per_trial=args.cpus_per_trial, one_trial_per_node=args.one_trial_per_node,
@@ -363,6 +364,17 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
             study=args.study, storage=args.storage, out=args.out, mlflow=not args.no_mlflow,
             mlflow_uri=args.mlflow_uri, experiment=args.experiment, plots=not args.no_plots),
     )
+
+
+def _revalidation(args: argparse.Namespace) -> RevalidationConfig:
+    """The re-validation asked for; its sizes given (--revalidate, --revalidate-rounds,
+    --revalidate-max-rounds) run as asked, not fitted to the search's machine time."""
+    sizes = {"revalidate": args.revalidate, "revalidate_rounds": args.revalidate_rounds,
+             "revalidate_max_rounds": args.revalidate_max_rounds}
+    given = {k: v for k, v in sizes.items() if v is not None}
+    return RevalidationConfig(**given, revalidate_as_asked=bool(given), interval_target=args.interval_target,
+                              revalidation_time=args.revalidation_time, ablation=not args.no_ablation, baseline=args.baseline,
+                              confirm_scale=args.confirm_scale)
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
@@ -404,6 +416,7 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
         f"--backend {args.backend}" + (f" --command {shlex.quote(args.program)}" if args.program else "")
     return (f"rocksdb-tuner tune --study {study.name} --out {study.out} {measured} --space {args.space}"
             + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
+            + (f" --revalidation-time {args.revalidation_time:g}s" if args.revalidation_time else "")
             + "".join(f" {flag} {value}" for flag, value in (
                 ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),
                 ("--base-options", args.base_options), ("--duration", args.duration and f"{args.duration:g}s"))

@@ -18,6 +18,11 @@ def fmt_duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
+def fmt_seconds(seconds: float) -> str:
+    """A run's length: ``0.4 s``, ``6.2 s``, ``31 s``."""
+    return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
+
+
 def fmt_bytes(value: float | None) -> str:
     """``2.0 GiB``, ``512 MiB``, ``900 KiB``: binary units, as the size flags take them."""
     if value is None:

@@ -87,6 +87,8 @@ class RevalidationConfig:
     ablation: bool = True  # re-measure the best with each option put back to the reference's value
     baseline: Path | None = None  # the user's configuration (OPTIONS file or db_bench flags): the reference
     confirm_scale: float | None = None  # re-validate at this --scale instead of the search's
+    revalidation_time: float | None = None  # without --budget: its machine time at most (None: see below)
+    revalidate_as_asked: bool = False  # without --budget: the sizes above as given; else fitted to about the search's time
 
 
 @dataclass(frozen=True)

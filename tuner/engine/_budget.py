@@ -2,12 +2,17 @@
 and re-validation together. The search stops starting trials when the next one and the
 re-validation it still owes would not fit. The re-validation is sized in proportion: while choosing
 among the top K and measuring the gain would take more than ``SHARE`` of the budget, fewer finalists
-are chosen among (down to the best trial alone, whose gain paired rounds still measure afresh); the
+are chosen among (down to the best trial alone, whose gain paired rounds still measure afresh), then
+fewer rounds measure the gain (down to ``MIN_ROUNDS``); the
 ablation (the measured "why") is reserved for only while the whole re-validation fits ``SHARE``, so
 that a small budget goes to the search and to an honest gain first; at the end it runs if it still fits.
 The search also keeps ``SPARE_RUNS`` typical runs spare: a last trial slower than the median must not
 push the reserved re-validation out (the default job of 2026-11-25 lost its ablation by 6 s after a
-16 s last trial against a 10.8 s median, and 648 s of its budget went unspent)."""
+16 s last trial against a 10.8 s median, and 648 s of its budget went unspent).
+
+Without a budget the re-validation is fitted the same way to an allowance of its own (:meth:`Budget.within`):
+the search's machine time unless --revalidation-time gives another, so that a 6-trial study does not
+re-measure for five times as long as it searched."""
 
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ from tuner.model import StudySnapshot, measured_here
 
 SHARE = 0.5  # the largest part of the budget reserved for the whole re-validation, ablation included
 SPARE_RUNS = 1  # typical runs the search leaves unspent beside the reserve, for a slow last trial
+MIN_ROUNDS = 3  # the fewest paired rounds a shrunk re-validation measures the gain in (2 degrees of freedom)
+MIN_SEARCH = 3  # the fewest trials a --budget must hold: the two starts and one proposal
 
 
 class Usage(NamedTuple):
@@ -69,15 +76,25 @@ class Budget:
         return self.core_runs(plan) + (self.ablations + 3) * plan.min_rounds
 
     def scaled(self, per_run: float) -> Plan:
-        """The plan in proportion to the budget: the most finalists (at most the plan's K) whose
-        choosing and gain take at most ``SHARE`` of it, at least the best trial alone."""
-        if self.seconds is None or per_run <= 0 or self.plan.k <= 1:
+        """The plan in proportion to the budget: choosing and gain within ``SHARE`` of it (:meth:`shrunk`)."""
+        if self.seconds is None:
             return self.plan
-        for k in range(self.plan.k, 1, -1):
-            plan = replace(self.plan, k=k)
-            if self.core_runs(plan) * per_run <= SHARE * self.seconds:
-                return plan
-        return replace(self.plan, k=1)
+        return self.shrunk(per_run, SHARE * self.seconds)
+
+    def shrunk(self, per_run: float, seconds: float) -> Plan:
+        """The plan whose choosing and gain take at most ``seconds``: the most finalists (at most the
+        plan's K), then for the best trial alone the most estimation rounds (at least ``MIN_ROUNDS``,
+        the plan's own if fewer); the smallest such plan when even that does not fit."""
+        plan = self.plan
+        if per_run <= 0 or plan.k < 1:
+            return plan
+        for k in range(plan.k, 1, -1):
+            if self.core_runs(replace(plan, k=k)) * per_run <= seconds:
+                return replace(plan, k=k)
+        rounds = plan.min_rounds
+        while rounds > MIN_ROUNDS and self.core_runs(replace(plan, k=1, min_rounds=rounds)) * per_run > seconds:
+            rounds -= 1
+        return replace(plan, k=1, min_rounds=rounds)
 
     def reserve_runs(self, per_run: float) -> int:
         """Runs to keep for the re-validation while searching."""
@@ -112,3 +129,19 @@ class Budget:
         if self.seconds is None or not plan.ablation or spent + self.full_runs(plan) * per_run <= self.seconds:
             return plan
         return replace(plan, ablation=False)
+
+    def within(self, seconds: float, per_run: float) -> Plan:
+        """The re-validation plan for an allowance of ``seconds`` (a study without a budget):
+        :meth:`shrunk` to it, without the ablation unless the whole re-validation fits."""
+        plan = self.shrunk(per_run, seconds)
+        if not plan.ablation or self.full_runs(plan) * per_run <= seconds:
+            return plan
+        return replace(plan, ablation=False)
+
+    def smallest(self, spent: float, per_run: float, revalidation_run: float) -> float:
+        """The smallest budget (in whole 5 s) that holds ``MIN_SEARCH`` trials beside ``spent`` seconds
+        and the re-validation it owes."""
+        seconds = 5.0 * math.ceil((spent + per_run) / 5)
+        while (replace(self, seconds=seconds).trials_left(spent, per_run, 0, revalidation_run) or 0) < MIN_SEARCH:
+            seconds += 5.0
+        return seconds

@@ -9,7 +9,6 @@ learns goes to the study's storage; what happens is told to observers as events 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -20,9 +19,9 @@ from tuner.engine._budget import Budget, usage
 from tuner.engine._loop import TrialLoop
 from tuner.engine._lock import StudyBusy, StudyLock
 from tuner.engine._measurer import Measurer
-from tuner.engine._plan import Plan
 from tuner.engine._prepare import Prepared, prepare_out
 from tuner.engine._preload import Build, Preloading
+from tuner.engine._proportion import Proportion
 from tuner.engine._revalidation import Remeasure
 from tuner.engine._storage import StudyStore
 from tuner.engine._warmstart import WarmStartError, named_starts, warm_start, warm_start_auto
@@ -64,39 +63,15 @@ class Engine:
         self.measurer = Measurer(self.executor, bus.note)
         n_baselines = len(self._baselines())
         self.budget = Budget(self.search.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
-        self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out, self._afford)
-
-    def _afford(self, runs: int) -> bool:
-        """Whether ``runs`` more re-validation runs fit the --budget (always, without one)."""
-        if self.search.budget is None:
-            return True
-        spent, per_run = self._spent()
-        return spent + runs * per_run <= self.search.budget
+        self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out,
+                                   lambda runs: self.proportion.afford(runs))
+        self.proportion = Proportion(parts, self.store, self.budget, self.remeasure, bus.note, self.snapshot,
+                                     self._spent)
 
     def _spent(self) -> tuple[float, float]:
         """Machine seconds spent so far (re-validation included) and a re-validation run's length."""
         used = usage(self.snapshot())
         return used.spent + (self.remeasure.seconds() if self.revalidation is None else 0.0), used.revalidation_run
-
-    def _revalidation_plan(self) -> Plan:
-        """The re-validation's plan in proportion to the --budget: fewer finalists when choosing among
-        K would take more than half of it, no ablation when what is left is too little. Decided once
-        and saved, so that a resume goes on with the same configurations."""
-        base, ablation = self.parts.plan, self.store.attr("revalidation:ablation")
-        if ablation is not None:  # a study from before "revalidation:k" kept its K
-            return replace(base, ablation=base.ablation and ablation, k=min(base.k, self.store.attr("revalidation:k", base.k)))
-        spent, per_run = self._spent()
-        plan = self.budget.fit(spent, per_run)
-        self.store.set_attr("revalidation:ablation", plan.ablation)
-        self.store.set_attr("revalidation:k", plan.k)
-        if plan.k != base.k:
-            self.bus.note(f"re-validation: chooses among {plan.k} finalist{'s' if plan.k > 1 else ''}, not "
-                          f"{base.k}: with runs of {per_run:.0f} s, choosing among {base.k} would take more than "
-                          f"half of the --budget")
-        if plan.ablation != base.ablation:
-            self.bus.note("re-validation: the ablation (the measured why) does not fit the rest of the --budget; "
-                          "skipped, the why is then the trials' correlations")
-        return plan
 
     def close(self) -> None:
         """Let go of the executor and release the study lock."""
@@ -181,9 +156,10 @@ class Engine:
             self.bus.note(f"removed {len(stale)} trial directories left by killed tuner runs in {self.parts.work_dir}")
         try:
             self.run_baselines()
+            self.proportion.announce()
             self.run_trials()
             if self.parts.plan.k:  # --revalidate K
-                self.revalidation = self.remeasure.revalidate(self.snapshot(), self._revalidation_plan(),
+                self.revalidation = self.remeasure.revalidate(self.snapshot(), self.proportion.plan(),
                                                               self.parts.reference)
         except (KeyboardInterrupt, EnvironmentFault):  # stopped, to be resumed
             self.bus.study_stopped(self.snapshot(), "KILLED")

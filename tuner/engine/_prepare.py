@@ -65,6 +65,9 @@ def check_values(config: TuneConfig) -> None:
     _check_search(config.search)
     _check_measurement(config.measurement)
     _check_revalidation(config.revalidation)
+    if config.revalidation.revalidation_time is not None and config.search.budget is not None:
+        raise UsageError("--revalidation-time: only without --budget (a --budget holds the re-validation too, "
+                         "at most half of it for choosing and the gain)")
     _at_least("--parallel", config.execution.parallel, 1)
     executor_class(config.execution).check(config)
     check_backend(config)
@@ -116,6 +119,8 @@ def _check_revalidation(revalidation: RevalidationConfig) -> None:
     if not revalidation.interval_target > 0:
         raise UsageError("--interval-target: must be > 0 (high / low - 1 of the interval), got "
                          f"{revalidation.interval_target}")
+    if revalidation.revalidation_time is not None and not revalidation.revalidation_time > 0:
+        raise UsageError(f"--revalidation-time: must be a time > 0 (e.g. 10m), got {revalidation.revalidation_time} s")
     if revalidation.confirm_scale is not None and not revalidation.confirm_scale > 0:
         raise UsageError(f"--confirm-scale: must be > 0, got {revalidation.confirm_scale}")
     if revalidation.confirm_scale is not None and not revalidation.revalidate:

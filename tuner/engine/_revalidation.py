@@ -91,8 +91,16 @@ class Remeasure:
 
     def seconds(self) -> float:
         """db_bench's wall time the re-validation has spent so far (all its stages)."""
-        return sum(m.get("wall_seconds") or 0.0 for stage in ("select", "estimate", "minimal")
-                   for samples in self.store.attr(f"{ATTR}:{stage}", {}).get("samples", {}).values() for m in samples)
+        return sum(self._walls())
+
+    def run_length(self) -> float | None:
+        """The mean wall time of its runs so far (at the target, when it confirms there); None before any."""
+        walls = self._walls()
+        return sum(walls) / len(walls) if walls else None
+
+    def _walls(self) -> list[float]:
+        return [m.get("wall_seconds") or 0.0 for stage in ("select", "estimate", "minimal")
+                for samples in self.store.attr(f"{ATTR}:{stage}", {}).get("samples", {}).values() for m in samples]
 
     def _estimate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference, winner: Any) -> dict[str, Any]:
         space = snapshot.space

@@ -1,0 +1,114 @@
+"""A study's machine time in proportion, with its state (tuner.engine._budget does the arithmetic):
+the plan printed before the first trial, a --budget too small for a search refused there, the
+re-validation's plan fitted to the --budget or, without one, to an allowance of about the search's
+own machine time (--revalidation-time gives another), and whether more re-validation rounds fit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from tuner import ranking
+from tuner.engine._budget import MIN_SEARCH, Budget, usage
+from tuner.engine._plan import Plan
+from tuner.engine._prepare import Prepared
+from tuner.engine._revalidation import Remeasure
+from tuner.engine._storage import StudyStore
+from tuner.fmt import fmt_duration, fmt_seconds
+from tuner.model import StudySnapshot, UsageError
+
+
+@dataclass
+class Proportion:
+    """The search's and the re-validation's shares of a study's machine time."""
+
+    parts: Prepared
+    store: StudyStore
+    budget: Budget
+    remeasure: Remeasure
+    note: Callable[[str], None]
+    snapshot: Callable[[], StudySnapshot]
+    spent: Callable[[], tuple[float, float]]  # seconds spent, re-validation included; a re-validation run's length
+
+    def afford(self, runs: int) -> bool:
+        """Whether ``runs`` more re-validation runs (of its own runs' mean length once it has some)
+        fit the --budget, or without one its allowance."""
+        spent, per_run = self.spent()
+        per_run = self.remeasure.run_length() or per_run
+        if self.parts.config.search.budget is not None:
+            return spent + runs * per_run <= self.parts.config.search.budget
+        allowance = self.store.attr("revalidation:allowance")
+        return allowance is None or self.remeasure.seconds() + runs * per_run <= allowance
+
+    def plan(self) -> Plan:
+        """The re-validation's plan in proportion to the --budget, or without one to its allowance
+        (:meth:`_allowance`): fewer finalists, then fewer rounds, when choosing and the gain would
+        take more; no ablation when it does not fit. Decided once and saved, so that a resume goes on
+        with the same configurations."""
+        base, ablation = self.parts.plan, self.store.attr("revalidation:ablation")
+        if ablation is not None:  # decided before this resume (a study from before "revalidation:k" kept its K)
+            return replace(base, ablation=base.ablation and ablation, k=min(base.k, self.store.attr("revalidation:k", base.k)),
+                           min_rounds=min(base.min_rounds, self.store.attr("revalidation:min_rounds", base.min_rounds)))
+        spent, per_run = self.spent()
+        plan, fitted_to = self._fitted(spent, per_run)
+        if self.parts.config.search.budget is None and self._allowance(spent) is not None:
+            self.store.set_attr("revalidation:allowance", self._allowance(spent))
+        self.store.set_attr("revalidation:ablation", plan.ablation)
+        self.store.set_attr("revalidation:k", plan.k)
+        self.store.set_attr("revalidation:min_rounds", plan.min_rounds)
+        if plan.k != base.k:
+            self.note(f"re-validation: chooses among {plan.k} finalist{'s' if plan.k > 1 else ''}, not {base.k}: with "
+                      f"runs of {fmt_seconds(per_run)}, choosing among {base.k} would take more than {fitted_to}")
+        if plan.min_rounds != base.min_rounds:
+            self.note(f"re-validation: measures the gain in {plan.min_rounds} paired rounds at least, not "
+                      f"{base.min_rounds}, to fit {fitted_to}")
+        if plan.ablation != base.ablation:
+            self.note(f"re-validation: the ablation (the measured why) does not fit {fitted_to}; skipped, the why is "
+                      "then the trials' correlations" + ("" if self.parts.config.search.budget else
+                                                          "; --revalidation-time gives it more time"))
+        return plan
+
+    def announce(self) -> None:
+        """Before the first trial: the plan (search and re-validation, in runs and machine time). A
+        --budget that holds fewer than ``MIN_SEARCH`` trials beside the re-validation they owe is
+        refused here, once the baselines have measured how long a run takes, with the smallest that would."""
+        used = usage(self.snapshot())
+        if not used.per_run:
+            return
+        counted = ranking.counted(self.store.trials())
+        wanted = self.parts.trials_wanted - counted
+        budget = self.parts.config.search.budget
+        if budget is not None:
+            left = self.budget.trials_left(used.spent, used.per_run, 0, used.revalidation_run) or 0
+            if not counted and left < min(MIN_SEARCH, wanted):
+                least = self.budget.smallest(used.spent, used.per_run, used.revalidation_run)
+                raise UsageError(f"--budget {fmt_duration(budget)}: holds no search here: runs take about "
+                                 f"{fmt_seconds(used.per_run)}, and {MIN_SEARCH} trials with the re-validation they owe "
+                                 f"need --budget {least:g}s at least; the baselines are kept: --study {self.parts.name} "
+                                 f"--out {self.parts.out} --budget {least:g}s resumes the study with it")
+            wanted = min(wanted, left)
+        plan, fitted_to = self._fitted(used.spent + wanted * used.per_run, used.revalidation_run)
+        runs = self.budget.full_runs(plan) if plan.ablation else self.budget.core_runs(plan)
+        what = ("no re-validation (--revalidate 0): single runs" if not plan.k else
+                (f"choosing among {plan.k} finalists in {plan.select_rounds} rounds, then " if plan.k > 1 else "")
+                + f"the gain against {self.parts.reference.name} in {plan.min_rounds}-{plan.max_rounds} paired rounds"
+                + (" and the ablation" if plan.ablation else ", no ablation")
+                + f": {runs} runs at least, ~{fmt_duration(runs * used.revalidation_run)}, fitted to {fitted_to}")
+        self.note(f"plan: {wanted} trial{'s' if wanted != 1 else ''} of ~{fmt_seconds(used.per_run)} "
+                  f"(~{fmt_duration(wanted * used.per_run)}), then {what}")
+
+    def _allowance(self, search_seconds: float) -> float | None:
+        """Without a --budget, the machine time the re-validation may take: --revalidation-time, else
+        none when its sizes were given, else about the search's own."""
+        revalidation = self.parts.config.revalidation
+        return revalidation.revalidation_time or (None if revalidation.revalidate_as_asked else search_seconds)
+
+    def _fitted(self, spent: float, per_run: float) -> tuple[Plan, str]:
+        """The re-validation's plan after ``spent`` seconds of search, and what it was fitted to."""
+        if self.parts.config.search.budget is not None:
+            return self.budget.fit(spent, per_run), "half of the --budget"
+        allowance = self._allowance(spent)
+        if allowance is None:
+            return self.parts.plan, "the sizes given (--revalidate, --revalidate-rounds, --revalidate-max-rounds)"
+        given = "--revalidation-time" if self.parts.config.revalidation.revalidation_time else "the search's machine time"
+        return self.budget.within(allowance, per_run), f"{fmt_duration(allowance)} ({given})"
