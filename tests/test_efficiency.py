@@ -19,6 +19,7 @@ from optuna.trial import TrialState, create_trial
 from tests.conftest import TINY, fast
 from tests.test_cli import tuner
 from tuner import rungs
+from tuner.engine import _loop as engine_loop
 from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, usage
 from tuner.engine._plan import Plan
 from tuner.outputs import closing_table
@@ -308,6 +309,29 @@ def test_a_budget_too_small_for_a_search_is_refused_before_the_first_trial_with_
     assert again.returncode == 0, again.stderr
     assert "baseline rocksdb-default: running" not in again.stderr  # kept from the refused run
     assert json.loads(again.stdout)["trials"]["complete"] >= 1
+
+
+def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_learnt_as_bad(monkeypatch):
+    """With a --budget, a trial still running when the budget left, less the re-validation owed, is
+    spent is stopped (told pruned, its mean ops/s so far reported); without one nothing watches it."""
+    plan = Plan(k=1, min_rounds=3, ablation=False)
+    trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
+                           user_attrs={"outcome": "complete", "seconds": 5.0}) for _ in range(3)]
+    snapshot = SimpleNamespace(trials=trials, baselines=({"seconds": 5.0},), machine_seconds=lambda: {"total": 40.0})
+    clock = [1000.0]
+    monkeypatch.setattr(engine_loop.time, "monotonic", lambda: clock[0])
+    unlimited = Budget(None, plan, configurations=2, ablations=0)
+    assert engine_loop._observer(optuna.create_study().ask(), False, unlimited, lambda: snapshot, False) is None
+    trial = optuna.create_study(direction="maximize").ask()
+    observe = engine_loop._observer(trial, False, replace(unlimited, seconds=100.0), lambda: snapshot, False)
+    # 100 s less the 40 s spent and the re-validation owed (2 configurations x 3 rounds x 5 s): 30 s left
+    clock[0] += 29.0
+    assert not observe("fill", 1, 100.0)
+    clock[0] += 2.0
+    assert observe("fill", 2, 50.0)
+    assert trial.user_attrs["pruned_by"] == "the --budget: ran past the 30 s the search had left"
+    assert optuna.load_study(study_name=trial.study.study_name, storage=trial.study._storage).trials[0] \
+        .intermediate_values == {1: 100.0, 2: 75.0}
 
 
 def test_a_budget_alone_runs_as_many_trials_as_fit(tmp_path):

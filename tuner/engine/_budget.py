@@ -122,6 +122,13 @@ class Budget:
         reserve = self.reserve_runs(again) * again
         return max(0, math.floor((self.seconds - spent - reserve) / per_run) - running - SPARE_RUNS)
 
+    def search_left(self, spent: float, per_run: float, revalidation_run: float | None = None) -> float:
+        """Seconds the search has left: the budget less what is spent and the re-validation still
+        owed, at least two typical runs (a trial started only when one fits with a spare run)."""
+        assert self.seconds is not None
+        again = revalidation_run or per_run
+        return max(2 * per_run, self.seconds - spent - self.reserve_runs(again) * again)
+
     def fit(self, spent: float, per_run: float) -> Plan:
         """The re-validation plan for what is left: its finalists in proportion to the budget
         (:meth:`scaled`), without the ablation when it would not fit."""

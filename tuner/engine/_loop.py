@@ -7,6 +7,9 @@ told as they arrive, under the retry policy. With --fidelity a configuration fir
 configurations climb them all unpruned, and a rung that ranks them unlike the full size is skipped
 from then on (tuner.rungs).
 
+With a --budget, a trial still running when the search's share of it is spent is stopped and told
+pruned (:func:`_observer`), so that one very slow configuration cannot overrun the budget.
+
 Ctrl-C, and a failure of the environment rather than of the configuration (an EnvironmentFault: a
 full disk, a vanished work directory, db_bench killed from outside), stop the loop: the jobs in
 flight are cancelled and their trials told "interrupted", which no sampler learns from and
@@ -166,7 +169,7 @@ class TrialLoop:
             return
         trial, params = asked
         self.bus.trial_started(trial.number, counted + len(running) + 1, self.parts.trials_wanted, params)
-        observer = _pruning_observer(trial) if self.search.pruner != "none" else None
+        observer = _observer(trial, self.search.pruner != "none", self.budget, self.snapshot, bool(self.parts.rungs))
         ladder, first = self.parts.rungs, self._first_rung(trial)
         log_dir = trial_log_dir(self.parts.out, trial.number) / (f"rung-{first}" if ladder else "")
         if ladder:
@@ -242,6 +245,35 @@ class TrialLoop:
             then = "the nearest feasible configuration runs next"
         self.bus.trial_rejected(self.snapshot(), trial.number, f"{violations[0]}; {then}")
         return None
+
+def _observer(trial: optuna.Trial, prunes: bool, budget: Budget, snapshot: Callable[[], StudySnapshot],
+              rungs: bool) -> IntervalObserver | None:
+    """The scored phases' watcher: the pruner's, and with a --budget a guard that stops a trial still
+    running when the search's share of the budget is spent (:meth:`Budget.search_left`): such a
+    configuration is many times slower than the median and would otherwise overrun the budget (a
+    random point of S2 ran 119 s against a 6 s median and overran a 116 s budget by 95 s). It is told
+    pruned, with its mean ops/s so far reported (unless the pruner or --fidelity's rungs report), so
+    the samplers learn it as bad."""
+    pruning = _pruning_observer(trial) if prunes else None
+    if budget.seconds is None:
+        return pruning
+    used = usage(snapshot())
+    limit = budget.search_left(used.spent, used.per_run, used.revalidation_run)
+    reports, started, seen = pruning is None and not rungs, time.monotonic(), []
+
+    def observe(phase: str, second: int, qps: float) -> bool:
+        if pruning is not None and pruning(phase, second, qps):
+            return True
+        if reports:
+            seen.append(qps)
+            trial.report(sum(seen) / len(seen), len(seen))
+        if time.monotonic() - started <= limit:
+            return False
+        trial.set_user_attr("pruned_by", f"the --budget: ran past the {limit:.0f} s the search had left")
+        return True
+
+    return observe
+
 
 def _pruning_observer(trial: optuna.Trial) -> IntervalObserver:
     """Reports the scored phases' mean ops/s so far at each second; True when the pruner says stop."""

@@ -103,7 +103,8 @@ class ConsoleProgress(SilentProgress):
             at = trial.user_attrs["pruned_at"]
             so_far = trial.intermediate_values.get(max(trial.intermediate_values, default=0))
             where = f"at {at['phase']}" if at["second"] is None else f"after {at['second']} s of {at['phase']}"
-            what = f"pruned {where} ({fmt_ops(so_far)} ops/s so far)"
+            what = f"pruned {where} ({fmt_ops(so_far)} ops/s so far)" + (
+                f" by {trial.user_attrs['pruned_by']}" if trial.user_attrs.get("pruned_by") else "")
         else:
             what = f"FAILED: {trial.user_attrs.get('fail_reason', '?')}"
         self._line(f"trial {trial.number}: {what} ({seconds:.0f}s) | {best_text} | ETA {eta}")
