@@ -388,6 +388,53 @@ def test_the_re_runs_of_s0_s2_are_quoted_as_their_results_give_them():
         *_vs_default(s2_result, "sweep best"), default[2]), notes)
 
 
+def test_the_re_run_of_2026_11_26_is_quoted_as_its_results_give_it():
+    """Where its winners came from, its budgets, verdicts and the slow random points, from result.json."""
+    names = ("S0", "S1", "S2", "S3", "S4")
+    s = {n: _json(f"experiments/results/{n}/rerun-2026-11-26/result.json") for n in names}
+    notes, readme = ("experiments/results/overview-notes.md",), ("README.md",)
+
+    def best(seed: dict[str, Any]) -> dict[str, Any]:
+        return next(t for t in seed["trials"] if t["number"] == seed["best_trial"])
+
+    kinds = {n: [best(seed)["provenance"] for seed in r["tuner"]["seeds"]] for n, r in s.items()}
+    model = {n: k.count("model proposal") for n, k in kinds.items()}
+    total = sum(model.values())
+    assert 2 * total >= sum(map(len, kinds.values()))  # issue 31: at least half of the winners
+    _quoted(f"{total} of the 15 seeds' bests were model proposals (" + ", ".join(f"{n} {model[n]}" for n in names), notes)
+    _quoted(f"{total} of the 15 seeds' bests were model proposals", readme)
+    starts = [f"{n} seed {seed['seed']}" for n, r in s.items() for seed in r["tuner"]["seeds"]
+              if best(seed)["provenance"] == "start" and best(seed)["enqueued"] == "rocksdb-default"]
+    _quoted(f"{len(starts)} were the `rocksdb-default` start (S0 seeds 1 and 2, S1 seed 3, S2 seed 1)", notes)
+    assert starts == ["S0 seed 1", "S0 seed 2", "S1 seed 3", "S2 seed 1"]
+    _quoted(", ".join(f"{n} {r['tuner']['budget_seconds']:.0f} s" for n, r in s.items()), notes)
+    budgets = [r["tuner"]["budget_seconds"] for r in s.values()]
+    _quoted(f"budgets of {min(budgets):.0f}-{max(budgets):.0f} s", readme)
+    hand = [f"{n} {r['tuner']['across_seeds']['vs_hand_found']['ratio']:.2f}x" + (
+        " tie" if r["tuner"]["across_seeds"]["vs_hand_found"]["verdict"] == "tie" else "") for n, r in s.items()]
+    _quoted("tuned / hand-found " + ", ".join(hand), readme)
+    verdicts = {n: (r["tuner"]["across_seeds"]["vs_hand_found"]["verdict"], r["tuner"]["across_seeds"]["vs_default"]["verdict"])
+                for n, r in s.items()}
+    assert [n for n, v in verdicts.items() if v[0] == "faster"] == ["S0", "S2", "S3", "S4"] and verdicts["S1"][0] == "tie"
+    assert [n for n, v in verdicts.items() if v[1] == "faster"] == ["S1", "S3", "S4"]
+    assert all(verdicts[n][1] == "tie" for n in ("S0", "S2"))
+    _quoted("wins in S1 ({}, {}: barely)".format(*_over_seeds(s["S1"], "vs_default")[:2]), notes)
+    s2 = s["S2"]["tuner"]["seeds"][0]
+    slow = sorted(t["seconds"] for t in s2["trials"] if t["provenance"] == "random initial point")
+    _quoted(f"two random initial points ran {slow[0]:.0f} s and {slow[1]:.0f} s", notes)
+    _quoted(f"after {s2['runs']} trials, {s2['machine_seconds']['total']:.0f} s into its "
+            f"{s['S2']['tuner']['budget_seconds']:.0f} s budget", notes)
+    assert "model proposal" not in {t["provenance"] for t in s2["trials"]}
+    s3 = s["S3"]["tuner"]["seeds"]
+    random = max(t["seconds"] or 0 for t in s3[0]["trials"] if t["provenance"] == "random initial point")
+    _quoted(f"a random point ran {random:.0f} s of the "
+            f"{s['S3']['tuner']['budget_seconds']:.0f} s ({s3[0]['runs']} trials, against {s3[2]['runs']} for seed 3)",
+            notes)
+    s0 = s["S0"]["tuner"]
+    _quoted(f"({s0['seeds'][1]['runs']} and {s0['seeds'][0]['runs']} trials in {s0['budget_seconds']:.0f} s); tuned / "
+            f"default {s0['across_seeds']['vs_default']['ratio']:.2f}x", notes)
+
+
 def test_the_overviews_notes_are_quoted_as_the_results_give_them():
     notes = ("experiments/results/overview-notes.md",)
     s = {name: _study(name) for name in ("S0", "S1", "S2", "S3", "S4")}
