@@ -982,3 +982,22 @@ def test_the_set_up_costs_are_quoted_as_their_json_gives_them():
     _quoted(f"({minutes} min {seconds} s here on {measured['when'][:10]};", ("README.md",))
     job = _json("benchmarks/results/default-job/summary.json")["machine_seconds"]
     _quoted(f"before its first trial ({job['preload'] + job['baselines']:.0f} s of db_bench", ("README.md",))
+
+
+def test_the_revalidation_share_is_quoted_as_its_record_gives_it():
+    """README quotes benchmarks/results/revalidation_share.json: `--trials 6` re-validates for about
+    as long as it searched (issue 31), a 60 s budget at scale 0.25 searches within it."""
+    r = _json("benchmarks/results/revalidation_share.json")["commands"]
+    readme = ("README.md",)
+    six, small = r["trials 6"], r["budget 60s at scale 0.25"]
+    assert six["exit_code"] == small["exit_code"] == 0
+    assert six["machine_seconds"]["revalidation"] <= 1.1 * six["search_seconds"]
+    assert small["machine_seconds"]["total"] <= small["budget_seconds"] and small["trials"]["complete"] >= 3
+    _quoted(f"printed `{six['plan']}`", readme)
+    _quoted(f"spent {six['search_seconds']:.1f} s searching (baselines and trials), then "
+            f"{six['machine_seconds']['revalidation']:.1f} s re-validating ({six['revalidation_rounds']} rounds)", readme)
+    plan = small["revalidation_plan"]
+    _quoted(f"ran {small['trials']['complete']} trials, {small['machine_seconds']['total']:.1f} s of db_bench in all, "
+            f"{small['machine_seconds']['revalidation']:.1f} s of it re-validating ({plan['k']} finalists, "
+            f"{small['revalidation_rounds']} rounds, no ablation)", readme)
+    assert not plan["ablation"]
