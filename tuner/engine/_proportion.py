@@ -87,6 +87,8 @@ class Proportion:
                                  f"need --budget {least:g}s at least; the baselines are kept: --study {self.parts.name} "
                                  f"--out {self.parts.out} --budget {least:g}s resumes the study with it")
             wanted = min(wanted, left)
+        if wanted <= 0:  # a resume with nothing left to search
+            return
         plan, fitted_to = self._fitted(used.spent + wanted * used.per_run, used.revalidation_run)
         runs = self.budget.full_runs(plan) if plan.ablation else self.budget.core_runs(plan)
         what = ("no re-validation (--revalidate 0): single runs" if not plan.k else
