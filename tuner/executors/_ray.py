@@ -202,10 +202,14 @@ class RayExecutor:
         return outcome_of(job, result, self.db_bench.path)
 
     def cancel(self) -> None:
+        """Cancel the tasks in flight: a KeyboardInterrupt in each worker, on which the runner kills
+        its db_bench and removes its DB (and db_bench dies with its worker should that die first).
+        Not ``force=True``: Ray 2.60's owner then aborts when the killed task's reply still arrives
+        ("task_manager.cc: Tried to complete task that was not pending"), 2 Ctrl-Cs in 5 here."""
         import ray
 
         for ref in self.running:
-            ray.cancel(ref, force=True)
+            ray.cancel(ref)
         self.running.clear()
 
     def close(self) -> None:
