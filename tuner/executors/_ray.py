@@ -26,6 +26,8 @@ from tuner.executors.base import ExecutorError, Job, Note, Outcome, Slot
 from tuner.executors._task import TaskSpec, measure_task, node_facts, outcome_of
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 
+CANCEL_WAIT = 5.0  # seconds cancelled tasks get to stop their db_bench and remove their DB before being killed
+
 
 def _where() -> dict[str, Any]:
     """This worker's node as Ray names it."""
@@ -202,14 +204,20 @@ class RayExecutor:
         return outcome_of(job, result, self.db_bench.path)
 
     def cancel(self) -> None:
-        """Cancel the tasks in flight: a KeyboardInterrupt in each worker, on which the runner kills
-        its db_bench and removes its DB (and db_bench dies with its worker should that die first).
-        Not ``force=True``: Ray 2.60's owner then aborts when the killed task's reply still arrives
-        ("task_manager.cc: Tried to complete task that was not pending"), 2 Ctrl-Cs in 5 here."""
+        """Cancel the tasks in flight: first a KeyboardInterrupt in each worker, on which the runner
+        kills its db_bench and removes its DB, waiting up to ``CANCEL_WAIT`` for them to end; only
+        those still running then are killed (``force=True``; db_bench dies with its worker). Force
+        alone made Ray 2.60's owner abort when a killed task's reply still arrived ("task_manager.cc:
+        Tried to complete task that was not pending": 3 Ctrl-C test runs in 8 here); a KeyboardInterrupt
+        alone left a trial DB behind when Ray shut down before the worker had removed it (3 in 8)."""
         import ray
 
-        for ref in self.running:
+        refs = list(self.running)
+        for ref in refs:
             ray.cancel(ref)
+        _, still = ray.wait(refs, num_returns=len(refs), timeout=CANCEL_WAIT) if refs else ([], [])
+        for ref in still:
+            ray.cancel(ref, force=True)
         self.running.clear()
 
     def close(self) -> None:
