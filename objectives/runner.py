@@ -595,6 +595,17 @@ def _alive(pid: int, started: str | None = None) -> bool:
 
 
 def remove_owned(path: Path) -> None:
-    """Remove a directory only if it carries our marker file (so never a path we did not create)."""
-    if (path / MARKER).is_file():
-        shutil.rmtree(path, ignore_errors=True)
+    """Remove a directory only if it carries our marker file (so never a path we did not create). The
+    marker goes last: a removal killed halfway (a Ray worker shut down while it cleans up) leaves a
+    directory the sweeps of stale directories still recognise, not an unmarked one they must keep."""
+    if not (path / MARKER).is_file():
+        return
+    for child in [*(c for c in path.iterdir() if c.name != MARKER), path / MARKER]:
+        try:
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        except OSError:  # what cannot be removed stays, as with rmtree(ignore_errors=True)
+            pass
+    try:
+        path.rmdir()
+    except OSError:
+        pass

@@ -6,11 +6,13 @@ import os
 import shutil
 import subprocess
 import time
+from pathlib import Path
 from dataclasses import replace
 
 import pytest
 
 from objectives.metrics import summarize
+from objectives import runner as runner_module
 from objectives.runner import MARKER, EnvironmentFault, Runner, RunFailed, _started, _stat, remove_owned
 from objectives.workloads import load_workload
 from tests.conftest import TINY, leftovers
@@ -101,6 +103,29 @@ def test_only_marked_directories_are_removed(tmp_path):
     remove_owned(mine)
     remove_owned(theirs)
     assert not mine.exists() and (theirs / "data").exists()
+
+
+def test_a_removal_stopped_halfway_leaves_the_marker_for_the_sweeps(tmp_path, monkeypatch):
+    """The marker is removed last: a worker killed while it cleans up leaves a directory the sweeps
+    of stale directories still remove, not an unmarked one they must keep."""
+    mine = tmp_path / "mine"
+    (mine / "db").mkdir(parents=True)
+    (mine / "db" / "000001.sst").write_text("x")
+    (mine / "LOCK").write_text("")
+    (mine / MARKER).write_text("")
+    removed = []
+
+    def stop_after_the_first(path, *args, **kwargs):
+        removed.append(Path(path).name)
+        raise KeyboardInterrupt  # the worker is interrupted here
+
+    monkeypatch.setattr(runner_module.shutil, "rmtree", stop_after_the_first)
+    with pytest.raises(KeyboardInterrupt):
+        remove_owned(mine)
+    assert removed == ["db"] and (mine / MARKER).is_file()
+    monkeypatch.undo()
+    remove_owned(mine)
+    assert not mine.exists()
 
 
 def test_nothing_runs_through_a_shell(db_bench, host, work_dir, tmp_path):
