@@ -118,16 +118,19 @@ class Budget:
         when there is no budget or no run length known yet."""
         if self.seconds is None or per_run <= 0:
             return None
-        again = revalidation_run or per_run
-        reserve = self.reserve_runs(again) * again
-        return max(0, math.floor((self.seconds - spent - reserve) / per_run) - running - SPARE_RUNS)
+        return max(0, math.floor(self._unreserved(spent, per_run, revalidation_run) / per_run) - running - SPARE_RUNS)
 
     def search_left(self, spent: float, per_run: float, revalidation_run: float | None = None) -> float:
         """Seconds the search has left: the budget less what is spent and the re-validation still
         owed, at least two typical runs (a trial started only when one fits with a spare run)."""
+        return max(2 * per_run, self._unreserved(spent, per_run, revalidation_run))
+
+    def _unreserved(self, spent: float, per_run: float, revalidation_run: float | None) -> float:
+        """The budget less ``spent`` and the re-validation still owed (runs of ``revalidation_run``
+        seconds, a trial's by default)."""
         assert self.seconds is not None
         again = revalidation_run or per_run
-        return max(2 * per_run, self.seconds - spent - self.reserve_runs(again) * again)
+        return self.seconds - spent - self.reserve_runs(again) * again
 
     def fit(self, spent: float, per_run: float) -> Plan:
         """The re-validation plan for what is left: its finalists in proportion to the budget

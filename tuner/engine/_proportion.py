@@ -51,8 +51,9 @@ class Proportion:
                            min_rounds=min(base.min_rounds, self.store.attr("revalidation:min_rounds", base.min_rounds)))
         spent, per_run = self.spent()
         plan, fitted_to = self._fitted(spent, per_run)
-        if self.parts.config.search.budget is None and self._allowance(spent) is not None:
-            self.store.set_attr("revalidation:allowance", self._allowance(spent))
+        allowance = self._allowance(spent)
+        if self.parts.config.search.budget is None and allowance is not None:
+            self.store.set_attr("revalidation:allowance", allowance)
         self.store.set_attr("revalidation:ablation", plan.ablation)
         self.store.set_attr("revalidation:k", plan.k)
         self.store.set_attr("revalidation:min_rounds", plan.min_rounds)
