@@ -26,7 +26,7 @@ from tuner.outputs import closing_table
 from tuner.samplers import (RANKED, UNCONSTRAINED_ONLY, SamplerError, Startup, choose, make_sampler, startup_size,
                             study_seed)
 from tuner.samplers._skopt_sampler import _observations
-from tuner.samplers._startup import MODEL, RANDOM
+from tuner.samplers._startup import MODEL, RANDOM, VALUE_ESTIMATE
 
 SPACE = {"level": IntDistribution(1, 19), "type": CategoricalDistribution(["lz4", "zstd"])}
 
@@ -61,6 +61,19 @@ def test_skopt_is_taught_failures_as_worst_running_trials_as_the_mean_and_nothin
     assert taught[(5, 1)] == -200.0  # constant liar: the mean
     assert (17, 1) not in taught and len(taught) == 5
     assert {"type": "zstd", "level": 17} not in told and {"type": "lz4"} in told and len(told) == 5
+
+
+def test_skopt_learns_a_pruned_trial_by_its_estimate_when_it_has_one():
+    estimated = _trial(TrialState.PRUNED, type="zstd", level=9)
+    estimated.set_user_attr(VALUE_ESTIMATE, 150.0)
+    study = _study_with(_trial(TrialState.COMPLETE, 100.0, type="zstd", level=3),
+                        _trial(TrialState.COMPLETE, 300.0, type="lz4"), estimated,
+                        _trial(TrialState.PRUNED, type="zstd", level=18))
+    current = study.ask()
+    xs, ys, _ = _observations(study, study.trials[current.number], SPACE, ["level", "type"])
+    taught = dict(zip(map(tuple, xs), ys))
+    assert taught[(9, 1)] == -150.0  # its estimate, between the two complete trials
+    assert taught[(18, 1)] > -100.0  # no estimate: worse than the worst seen, as before
 
 
 def test_skopt_running_trials_keep_parallel_proposals_apart():
@@ -380,6 +393,13 @@ def test_successive_halving_keeps_the_best_third_of_a_rung():
     assert rungs.promoted(6.5, rivals) and not rungs.promoted(5.5, rivals)
 
 
+def test_a_pruned_configuration_is_estimated_at_the_full_size_from_the_audited_ratio():
+    """Synthetic audit: the full size runs 3x, 4x and 10x the rung; the estimate scales by the median, 4x."""
+    assert rungs.full_size_estimate(50.0, [(10.0, 30.0), (20.0, 80.0), (5.0, 50.0)]) == pytest.approx(200.0)
+    assert rungs.full_size_estimate(50.0, []) is None  # nothing audited at this rung yet
+    assert rungs.full_size_estimate(0.0, [(10.0, 30.0)]) is None  # a failed rung run says nothing
+
+
 def test_a_rung_that_ranks_unlike_the_full_size_is_skipped_and_one_that_agrees_kept():
     full = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
     agrees = list(zip([1.0, 2.0, 3.0, 4.0, 6.0, 5.0], full))  # one swap in 15 pairs: tau = 13/15
@@ -424,6 +444,10 @@ def test_fidelity_audits_then_climbs_rungs_where_they_agree_with_the_full_size(t
         ran_small = (out / "trials" / f"{t.number:04d}" / "rung-0").exists()
         assert ran_small == (decided["start_rung"] == 0), (t.number, decided)
     assert summary["trials"]["pruned"] == sum(t.state == TrialState.PRUNED for t in trials)
+    ratio = statistics.median(f / s for s, f in zip(small, full))
+    for t in trials:  # a pruned configuration: the model learns its full-size estimate
+        if t.state == TrialState.PRUNED:
+            assert t.user_attrs[VALUE_ESTIMATE] == pytest.approx(t.user_attrs["rung_0"]["ops_per_sec"] * ratio)
     if decided["start_rung"] == 1:
         assert summary["trials"]["pruned"] == 0
     again = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "8", "--fidelity", "0.5,1",

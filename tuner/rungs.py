@@ -18,6 +18,7 @@ configurations that win at the size the answer is for.
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Any, Sequence
 
 from optuna.trial import FrozenTrial, TrialState
@@ -73,13 +74,27 @@ def agreement(pairs: Sequence[Sequence[tuple[float, float]]], scales: Sequence[f
             "start_scale": scales[start] if start < len(scales) else 1.0}
 
 
+def audit_pairs(trials: Sequence[FrozenTrial], rung: int) -> list[tuple[float, float]]:
+    """(ops/s at ``rung``, ops/s at the full size) of each audited configuration measured at both."""
+    key = f"rung_{rung}"
+    return [(t.user_attrs[key]["ops_per_sec"], t.user_attrs["metrics"]["ops_per_sec"]) for t in audited(trials)
+            if key in t.user_attrs]
+
+
 def judge(trials: Sequence[FrozenTrial], scales: Sequence[float]) -> dict[str, Any]:
     """The agreement of the audited configurations (rung k's ops/s from its ``rung_k`` attribute, the
     full size's from its value)."""
-    done = audited(trials)
-    pairs = [[(t.user_attrs[f"rung_{k}"]["ops_per_sec"], t.user_attrs["metrics"]["ops_per_sec"]) for t in done
-              if f"rung_{k}" in t.user_attrs] for k in range(len(scales))]
-    return {**agreement(pairs, scales), "audited": [t.number for t in done]}
+    pairs = [audit_pairs(trials, k) for k in range(len(scales))]
+    return {**agreement(pairs, scales), "audited": [t.number for t in audited(trials)]}
+
+
+def full_size_estimate(value: float, pairs: Sequence[tuple[float, float]]) -> float | None:
+    """What a configuration measured ``value`` ops/s at a rung would run at the full size: ``value``
+    times the median full-size / rung ratio of the audited configurations there (``pairs``); None
+    without any. Successive halving prunes a configuration whose rung ranks it low; this estimate lets
+    the model learn how low, rather than only that it was pruned."""
+    ratios = [full / small for small, full in pairs if small > 0]
+    return value * statistics.median(ratios) if ratios and value > 0 else None
 
 
 def describe(decided: dict[str, Any]) -> str:

@@ -34,7 +34,7 @@ from tuner.engine._warmstart import STARTS_SHARE, next_start
 from tuner.events import EventBus
 from tuner.executors import Executor, Job, Outcome, raise_fault, retried, should_retry
 from tuner.model import WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
-from tuner.samplers import Startup, provenance, startup_size
+from tuner.samplers import VALUE_ESTIMATE, Startup, provenance, startup_size
 
 # --fidelity: rung i reports its ops/s as Optuna's intermediate value at step RUNG_BASE ** i.
 RUNG_BASE = rungs.REDUCTION
@@ -149,6 +149,9 @@ class TrialLoop:
                                                    "memory_limit_bytes": max(limits, default=None)})
         if not trial.user_attrs.get("audit") and not rungs.promoted(
                 value, rungs.rivals(self.store.trials(), entry.rung, trial.number)):
+            estimate = rungs.full_size_estimate(value, rungs.audit_pairs(self.store.trials(), entry.rung))
+            if estimate is not None:  # the model learns how far below the rest it ran, not only that it did
+                trial.set_user_attr(VALUE_ESTIMATE, estimate)
             self.store.pruned(trial, f"scale {scale:g}", None, time.monotonic() - entry.started)
             snapshot = self.snapshot()
             self.bus.trial_done(snapshot, snapshot.trials[trial.number], time.monotonic() - entry.started)

@@ -14,7 +14,7 @@ from optuna.exceptions import ExperimentalWarning
 from optuna.trial import FrozenTrial
 
 from tuner.samplers._skopt_sampler import SkoptSampler
-from tuner.samplers._startup import MODEL, Startup, startup_size
+from tuner.samplers._startup import MODEL, VALUE_ESTIMATE, Startup, startup_size
 
 SAMPLERS = ("auto", "tpe", "gp", "cmaes", "random", "grid", "nsga2", "skopt")
 SINGLE_OBJECTIVE_ONLY = ("cmaes", "skopt")
@@ -25,8 +25,8 @@ UNCONSTRAINED_ONLY = ("cmaes", "skopt")  # model-based samplers that would ignor
 RANKED = ("skopt", "tpe", "random", "cmaes")
 WITH_STARTUP = ("tpe", "gp", "cmaes", "skopt")  # model-based: random initial points first (tuner.samplers._startup)
 
-__all__ = ["RANKED", "SAMPLERS", "UNCONSTRAINED_ONLY", "SamplerError", "Startup", "choose", "make_sampler",
-           "provenance", "startup_size", "study_seed"]
+__all__ = ["RANKED", "SAMPLERS", "UNCONSTRAINED_ONLY", "VALUE_ESTIMATE", "SamplerError", "Startup", "choose",
+           "make_sampler", "provenance", "startup_size", "study_seed"]
 
 
 class SamplerError(ValueError):

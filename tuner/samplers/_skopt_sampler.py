@@ -4,8 +4,11 @@ For each trial a fresh ``skopt.Optimizer`` over every parameter the study has se
 included: where a trial did not use one, e.g. the zstd level of an lz4 trial, its lower bound stands
 in) is told the finished trials and asked for one point:
 
-- complete trials with their value; trials that failed or broke a constraint (outcome ``failed`` or
-  ``rejected``) and pruned ones as the worst value seen, so the model steers away from them; trials
+- complete trials with their value; a pruned trial with an estimate of the value it would have had
+  (its ``value_estimate`` attribute: with ``--fidelity``, its smaller run's ops/s scaled as the audited
+  configurations scale to the full size) with that estimate;
+- trials that failed or broke a constraint (outcome ``failed`` or ``rejected``) and pruned ones without
+  an estimate as the worst value seen, so the model steers away from them; trials
   interrupted (Ctrl-C, or stopped by a full disk or another environment fault), abandoned or lost
   to a dead worker are not taught (they say nothing of the configuration);
 - trials still running (``--parallel``) as the mean of the values seen: a constant liar, so that
@@ -41,7 +44,7 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 from threadpoolctl import threadpool_limits
 
-from tuner.samplers._startup import LEARNED_FAILURES
+from tuner.samplers._startup import LEARNED_FAILURES, VALUE_ESTIMATE
 
 ESTIMATORS = ("GP", "ET")
 RANDOM_TRIES = 64  # random points drawn to replace a proposal already measured (a small space may have none)
@@ -125,9 +128,13 @@ def _observations(study: optuna.Study, current: FrozenTrial, space: dict[str, Ba
         point = _point(t.params, space, names)
         if point is None or t.number == current.number:
             continue
+        estimate = t.user_attrs.get(VALUE_ESTIMATE) if t.state == TrialState.PRUNED else None
         if t.state == TrialState.COMPLETE and t.values and math.isfinite(t.values[0]):
             xs.append(point)
             ys.append(sign * t.values[0])
+        elif isinstance(estimate, (int, float)) and math.isfinite(estimate):
+            xs.append(point)
+            ys.append(sign * estimate)
         elif t.state == TrialState.PRUNED or (t.state == TrialState.FAIL
                                                 and t.user_attrs.get("outcome", "failed") in LEARNED_FAILURES):
             bad.append(point)

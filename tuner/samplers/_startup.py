@@ -24,6 +24,9 @@ RANDOM = "random initial point"
 MODEL = "model proposal"
 # Failed outcomes the models learn from (as bad); interrupted ones say nothing of the configuration.
 LEARNED_FAILURES = ("failed", "rejected")
+# A pruned trial's user attribute: the value it would have had, estimated from what it measured before
+# it was stopped (e.g. a smaller run's). A sampler may learn it instead of "worse than every complete".
+VALUE_ESTIMATE = "value_estimate"
 
 
 def startup_size(expected_trials: int) -> int:
