@@ -3,6 +3,9 @@ workload; their answers then meet in interleaved paired rounds that chose nothin
 
     .venv/bin/python benchmarks/versus_plain_optuna.py [--seeds 1,2] [--workload fillrandom] [--scale 2]
         [--budget 600] [--rounds 10] [--out benchmarks/results/versus_plain_optuna.json]
+    .venv/bin/python benchmarks/versus_plain_optuna.py --target-data 2GiB --target-memory 1GiB --budget 1200
+        [--seeds 1,2] [--rounds 5] [--tuner-flags='--duration 10s'] [--append]
+        [--out benchmarks/results/versus_plain_optuna_target.json]
 
 For each seed: ``rocksdb-tuner tune --workload W --scale S --budget B --seed N`` runs first, as a user
 runs it (re-validation included in its budget); its answer is what it tells the user to deploy (its
@@ -15,6 +18,14 @@ trial. Held out: both answers and db_bench's defaults run the workload, as the t
 seeds neither search used; the tuner's answer over the plain one is the geometric mean of the
 per-round ratios with a 95 % t interval (tuner.stats.paired_ratio). The record (machine, db_bench,
 date, both searches, every sample) is rewritten after each seed.
+
+With ``--target-data`` (and ``--target-memory``) the comparison is at a deployment, as the default job
+tunes: the tuner runs ``tune --target-data D --target-memory M`` on its workload (default
+``steady-overwrite``: random overwrites on a preloaded DB of that size, within that memory); the plain
+script loads the target's keys and values from empty (``fillrandom``, db_bench's defaults otherwise,
+no memory limit: what a user's script runs), over the same search space resolved for that memory;
+the held-out rounds run the tuner's workload at the target, on a DB preloaded once, within the target's
+memory.
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -29,16 +41,21 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import optuna
+
+from dataclasses import replace
 
 from objectives.dbbench import probe
 from objectives.measurement import measure
 from objectives.runner import Runner, RunFailed
-from objectives.workloads import load_workload
+from objectives.workloads import Workload, load_workload
 from search_spaces import Context, SearchSpace, load_space
+from tuner.cli import parse_size
+from tuner.engine import target_workload
 from tuner.experiment import machine_info
+from tuner.model import TuneConfig
 from tuner.stats import paired_ratio
 
 RESULTS = Path(__file__).with_name("results")
@@ -75,11 +92,13 @@ def plain_search(db_bench: str, space: SearchSpace, base: dict[str, str], keys: 
                      "flags": space.flags(study.best_params), "keys_per_second": study.best_value}}
 
 
-def tuner_search(workload: str, scale: float, budget: float, seed: int, out: Path) -> dict[str, Any]:
-    """``rocksdb-tuner tune`` as a user runs it; its summary's answer, provenance and machine time."""
-    command = [str(Path(sys.executable).with_name("rocksdb-tuner")), "tune", "--workload", workload,
-               "--scale", f"{scale:g}", "--budget", f"{budget:g}s", "--seed", str(seed), "--out", str(out),
-               "--study", f"versus-plain-{seed}", "--no-mlflow"]
+def tuner_search(workload: str, size: list[str], budget: float, seed: int, out: Path,
+                 extra: Sequence[str] = ()) -> dict[str, Any]:
+    """``rocksdb-tuner tune`` as a user runs it (``size``: its --scale or --target-* flags, ``extra``:
+    any other); its summary's answer, provenance and machine time."""
+    command = [str(Path(sys.executable).with_name("rocksdb-tuner")), "tune", "--workload", workload, *size,
+               "--budget", f"{budget:g}s", "--seed", str(seed), "--out", str(out),
+               "--study", f"versus-plain-{seed}", "--no-mlflow", *extra]
     print("$ " + " ".join(command), flush=True)
     started = time.monotonic()
     subprocess.run(command, check=True)
@@ -97,7 +116,7 @@ def tuner_search(workload: str, scale: float, budget: float, seed: int, out: Pat
             "reported_gain": (summary.get("revalidation") or {}).get("best_vs_reference")}
 
 
-def held_out(runner: Runner, workload: Any, configs: dict[str, dict[str, str]], rounds: int, logs: Path,
+def held_out(runner: Runner, workload: Workload, configs: dict[str, dict[str, str]], rounds: int, logs: Path,
              rng: random.Random) -> dict[str, Any]:
     """Every configuration once per round, in a fresh random order; sustained ops/s as the tuner measures."""
     samples: dict[str, list[float]] = {c: [] for c in configs}
@@ -109,6 +128,7 @@ def held_out(runner: Runner, workload: Any, configs: dict[str, dict[str, str]], 
             except RunFailed as exc:
                 failed.setdefault(name, []).append(exc.reason)
                 samples[name].append(0.0)  # paired_ratio leaves out a round with a failed side
+                print(f"  round {i + 1}/{rounds} {name}: FAILED {exc.reason}", flush=True)
                 continue
             samples[name].append(m["ops_per_sec"])
             print(f"  round {i + 1}/{rounds} {name}: {m['ops_per_sec']:,.0f} ops/s", flush=True)
@@ -118,47 +138,102 @@ def held_out(runner: Runner, workload: Any, configs: dict[str, dict[str, str]], 
             "over_default": {c: paired_ratio(samples[c], samples["rocksdb-default"]) for c in ("tuner", "plain")}}
 
 
+def setting(args: argparse.Namespace, host: Context) -> tuple[Workload, SearchSpace, dict[str, str], list[str]]:
+    """The held-out workload, the space both searches search, the plain script's db_bench flags and the
+    tuner's size flags."""
+    default = load_space("default")
+    if args.target_data is None:
+        workload = load_workload(args.workload or "fillrandom").resolve(args.scale, host)
+        if workload.kind != "load":
+            raise SystemExit(f"--workload: the plain script loads from empty; {workload.name} is a {workload.kind} "
+                             "workload (give --target-data to compare at a deployment)")
+        space = default.resolve(Context(cores=host.cores, ram=host.ram, data=workload.data_bytes(), scale=args.scale,
+                                        budget=host.ram // 4))
+        return workload, space, {k: str(v) for k, v in workload.flags.items()}, ["--scale", f"{args.scale:g}"]
+    config = TuneConfig(workload=args.workload or "steady-overwrite", target_data=args.target_data,
+                        target_memory=args.target_memory, duration=args.duration)
+    target, workload, _ = target_workload(config, default, host)
+    memory = target.memory
+    space = default.resolve(Context(cores=host.cores, ram=memory or host.ram, data=target.data, scale=workload.scale,
+                                    budget=memory * 3 // 4 if memory else host.ram // 4))
+    plain = {k: str(workload.flags[k]) for k in ("num", "key_size", "value_size") if k in workload.flags}
+    size = ["--target-data", str(args.target_data)] + (["--target-memory", str(memory)] if args.target_memory else []) \
+        + (["--duration", f"{args.duration:g}s"] if args.duration else [])
+    return replace(workload, memory=memory), space, plain, size
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="1", help="comma-separated seeds, one comparison each")
-    parser.add_argument("--workload", default="fillrandom")
-    parser.add_argument("--scale", type=float, default=2.0)
+    parser.add_argument("--workload", default=None,
+                        help="default fillrandom; with --target-data steady-overwrite (the tuner's workload)")
+    parser.add_argument("--scale", type=float, default=2.0, help="without --target-data: the workload's size factor")
+    parser.add_argument("--target-data", type=parse_size, default=None,
+                        help="compare at a deployment of this much data, e.g. 2GiB (as tune --target-data)")
+    parser.add_argument("--target-memory", type=parse_size, default=None,
+                        help="with --target-data: its memory, page cache included, e.g. 1GiB")
+    parser.add_argument("--duration", type=float, default=None,
+                        help="with --target-data: seconds of each timed phase, the tuner's and the held-out rounds' "
+                             "(default the workload's)")
     parser.add_argument("--budget", type=float, default=600.0, help="the tuner's --budget, seconds")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--out", type=Path, default=RESULTS / "versus_plain_optuna.json")
+    parser.add_argument("--tuner-flags", type=shlex.split, default=[], metavar="FLAGS",
+                        help="more flags for the tuner's tune command, e.g. --tuner-flags='--duration 10s' (the "
+                             "held-out rounds keep the workload's duration)")
+    parser.add_argument("--append", action="store_true",
+                        help="keep the seeds --out already holds (measured with the same settings); a seed run again "
+                             "replaces its own")
     args = parser.parse_args()
     try:
         seeds = [int(s) for s in args.seeds.split(",")]
     except ValueError:
-        raise SystemExit(f"--seeds: whole numbers, e.g. 1,2,3; got {args.seeds!r}") from None
+        parser.error(f"--seeds: whole numbers, e.g. 1,2,3; got {args.seeds!r}")
+    for flag, value in (("--target-memory", args.target_memory), ("--duration", args.duration)):
+        if value is not None and args.target_data is None:
+            parser.error(f"{flag}: only with --target-data")
     db_bench = probe(None)
     host = Context.of_host()
-    workload = load_workload(args.workload).resolve(args.scale, host)
-    if workload.kind != "load":
-        raise SystemExit(f"--workload: the plain script loads from empty; {args.workload} is a {workload.kind} workload")
-    space = load_space("default").resolve(Context(cores=host.cores, ram=host.ram, data=workload.data_bytes(),
-                                                  scale=args.scale, budget=host.ram // 4))
-    base = {k: str(v) for k, v in workload.flags.items()}
-    record: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "workload": args.workload,
-                              "scale": args.scale, "data_bytes": workload.data_bytes(), "budget_seconds": args.budget,
-                              "rounds": args.rounds, "db_bench": db_bench.to_dict(), "seeds": []}
-    rng = random.Random(1)
+    workload, space, base, size = setting(args, host)
+    record: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "workload": workload.name,
+                              "scale": None if args.target_data else args.scale, "target_data_bytes": args.target_data,
+                              "target_memory_bytes": workload.memory, "data_bytes": workload.data_bytes(),
+                              "plain_flags": base, "tuner_flags": args.tuner_flags, "budget_seconds": args.budget,
+                              "rounds": args.rounds,
+                              "db_bench": db_bench.to_dict(), "seeds": []}
+    if args.append and args.out.exists():
+        before = json.loads(args.out.read_text())
+        same = ("workload", "scale", "target_data_bytes", "target_memory_bytes", "budget_seconds", "rounds",
+                "tuner_flags")
+        settings = {"tuner_flags": [], **before}  # records before --tuner-flags: none given
+        if any(settings.get(k) != record[k] for k in same) or before["db_bench"] != record["db_bench"]:
+            parser.error(f"--append: {args.out} was measured with other settings or another db_bench")
+        record["when"] = before["when"]  # the first seeds'; each seed says when it ran
+        record["seeds"] = [s for s in before["seeds"] if s["seed"] not in seeds]
+    rng = random.Random(1 + len(record["seeds"]))  # another order of rounds than the seeds kept
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-versus-plain-") as tmp:
         root = Path(tmp)
         (root / "work").mkdir()
         record["machine"] = machine_info(host, root / "work")
+        runner = Runner(db_bench, root / "work", timeout=3600.0, memory_limit=workload.memory)
+        if workload.kind == "preloaded":
+            built = runner.preload(workload, root / "logs" / "preload")
+            workload = replace(workload, snapshot=str(built.path))
+            record["preload"] = {"seconds": built.seconds, "size_bytes": built.size_bytes}
+            print(f"held-out DB preloaded: {built.size_bytes / 2**30:.1f} GiB in {built.seconds:.0f} s", flush=True)
         for seed in seeds:
-            tuner = tuner_search(args.workload, args.scale, args.budget, seed, root / f"tuner-{seed}")
+            started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+            tuner = tuner_search(workload.name, size, args.budget, seed, root / f"tuner-{seed}", args.tuner_flags)
             print(f"seed {seed}: the tuner spent {tuner['db_bench_seconds']:.0f} s of db_bench; the plain script "
                   "gets as much", flush=True)
-            plain = plain_search(str(db_bench.path), space, base, int(workload.flags["num"]),
-                                 tuner["db_bench_seconds"], seed, root / "work")
+            plain = plain_search(str(db_bench.path), space, base, int(base["num"]), tuner["db_bench_seconds"], seed,
+                                 root / "work")
             print(f"seed {seed}: the plain script ran {plain['trials']} trials in {plain['db_bench_seconds']:.0f} s",
                   flush=True)
             configs = {"rocksdb-default": {}, "tuner": tuner["flags"], "plain": plain["best"]["flags"]}
-            rounds = held_out(Runner(db_bench, root / "work"), workload, configs, args.rounds,
-                              root / "logs" / f"held-out-{seed}", rng)
-            record["seeds"].append({"seed": seed, "tuner": tuner, "plain": plain, "held_out": rounds})
+            rounds = held_out(runner, workload, configs, args.rounds, root / "logs" / f"held-out-{seed}", rng)
+            record["seeds"].append({"seed": seed, "started": started, "tuner": tuner, "plain": plain,
+                                    "held_out": rounds})
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(record, indent=2, default=str) + "\n")
             g = rounds["tuner_over_plain"]

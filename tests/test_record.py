@@ -947,9 +947,14 @@ def _versus_plain(seed: dict[str, Any]) -> str:
             f"{tuner['db_bench_seconds']:.0f} s of db_bench (it reported {_ratio(tuner['reported_gain'])} over the "
             f"defaults), the plain script {plain['trials']} trials in {plain['db_bench_seconds']:.0f} s (its best run, "
             f"{plain['best']['keys_per_second'] / 1000:.0f}k keys/s, was {plain['best']['keys_per_second'] / held['median_ops_per_sec']['plain']:.2f}x "
-            f"its held-out median); held out, the tuner's answer ran {_ratio(held['over_default']['tuner'])} the "
-            f"defaults, the plain script's {_ratio(held['over_default']['plain'])}, the tuner's over the plain "
-            f"script's {_ratio(held['tuner_over_plain'])}")
+            f"its held-out median); held out, {_held_out(held)}")
+
+
+def _held_out(held: dict[str, Any]) -> str:
+    """The held-out rounds of benchmarks/versus_plain_optuna.py as README quotes them."""
+    return (f"the tuner's answer ran {_ratio(held['over_default']['tuner'])} the defaults, the plain script's "
+            f"{_ratio(held['over_default']['plain'])}, the tuner's over the plain script's "
+            f"{_ratio(held['tuner_over_plain'])}")
 
 
 def test_the_tuner_against_a_plain_optuna_script_is_quoted_as_its_json_gives_it():
@@ -967,6 +972,68 @@ def test_the_tuner_against_a_plain_optuna_script_is_quoted_as_its_json_gives_it(
     _quoted(f"(its trials {min(tuner)}-{max(tuner)}, the plain script's {min(plain)}-{max(plain)})", ("README.md",))
     share = [s["tuner"]["machine_seconds"]["revalidation"] / s["tuner"]["machine_seconds"]["total"] for s in seeds]
     assert all(0.4 < x < 0.6 for x in share)  # "about half of the tuner's budget went to re-validation"
+
+
+def _versus_plain_target(seed: dict[str, Any]) -> str:
+    """One seed of the target comparison as README quotes it."""
+    tuner, plain, held = seed["tuner"], seed["plain"], seed["held_out"]
+    return (f"seed {seed['seed']}: the tuner measured {tuner['trials']['complete']} configurations and re-validated "
+            f"its answer, in {tuner['db_bench_seconds']:.0f} s of db_bench (it reported {_ratio(tuner['reported_gain'])} "
+            f"over the defaults), the plain script {plain['trials']} fills in {plain['db_bench_seconds']:.0f} s; held out "
+            f"({held['tuner_over_plain']['n']} rounds), {_held_out(held)}")
+
+
+def test_the_tuner_against_a_plain_script_at_a_target_is_quoted_as_its_json_gives_it():
+    measured = _json("benchmarks/results/versus_plain_optuna_target.json")
+    assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
+    assert measured["budget_seconds"] == 1200 and measured["db_bench"]["build"] == "release"
+    for seed in measured["seeds"]:
+        assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
+        _quoted(_versus_plain_target(seed), ("README.md",))
+    first = measured["seeds"][0]
+    tuner, plain = first["tuner"], first["plain"]
+    _quoted(f"The tuner's {tuner['trials']['complete']} configurations took {tuner['machine_seconds']['trials']:.0f} s "
+            f"of db_bench, {tuner['machine_seconds']['trials'] / tuner['trials']['complete']:.0f} s each on average",
+            ("README.md",))
+    _quoted(f"the plain script's fills took {plain['db_bench_seconds'] / plain['trials']:.0f} s each on average",
+            ("README.md",))
+    console = (ROOT / "benchmarks/results/versus_plain_optuna_target.console.log").read_text()
+    assert re.search(r"^trial 7: 7,740 ops/s.*\(198s\)", console, re.M)  # "trial 7 ran 198 s"
+    _quoted(f"answer to run {first['held_out']['over_default']['plain']['ratio']:.2f}x the defaults", ("README.md",))
+    share = first["tuner"]["machine_seconds"]["revalidation"] / first["tuner"]["machine_seconds"]["total"]
+    assert 0.4 < share < 0.6  # "half of its budget went to re-validation"
+    job = _json("benchmarks/results/default-job/summary.json")["revalidation"]["best_vs_reference"]
+    _quoted(f"the 40-minute default job's answer ({job['ratio']:.2f}x)", ("README.md",))
+
+
+def _share(v: dict[str, Any]) -> str:
+    """``7 of 16 seeds that differ (44 %, 95 % CI 20-70 %)``, as README quotes experiments.sampler_benchmark.versus."""
+    low, high = v["ci95"]
+    return (f"{v['wins']} of {v['wins'] + v['losses']} seeds that differ ({100 * v['p']:.0f} %, 95 % CI "
+            f"{100 * low:.0f}-{100 * high:.0f} %)")
+
+
+def fidelity_model_sentence(report: dict[str, Any]) -> str:
+    """README's figures of experiments/fidelity_model.py: per budget, the estimate against the worst value
+    with the rungs kept, the full-size search against the kept rungs, and the median regrets."""
+    parts = []
+    for budget, b in report["budgets"].items():
+        arms, vs = b["arms"], b["versus"]
+        regret = ", ".join(f"{name} {100 * arms[arm]['median_regret']:.1f} %" for name, arm in
+                           (("estimate", "estimate/kept"), ("worst value", "worst/kept"), ("full size", "full")))
+        parts.append(f"at {budget} s, with the rungs kept at 1/2, the search taught the estimate ended better than "
+                     f"the one taught the worst value in {_share(vs['estimate/kept']['worst/kept'])}, and the full-size "
+                     f"search better than it in {_share(vs['full']['estimate/kept'])}; median regret {regret}")
+    return "; ".join(parts) + "."
+
+
+def test_the_fidelity_model_benchmark_is_quoted_as_its_json_gives_it():
+    report = _json("experiments/results/fidelity-model.json")
+    assert report["seeds"] >= 20 and report["rung_model"]["recorded_agreement"]["start_scale"] == 0.5
+    _quoted(fidelity_model_sentence(report), ("README.md",))
+    _quoted(f"{report['seeds']} seeds, equal machine time", ("README.md",))
+    *small, full = report["rung_model"]["seconds"]
+    _quoted(f"a small run costs {100 * small[0] / full:.0f}-{100 * small[-1] / full:.0f} % of a full one", ("README.md",))
 
 
 def test_the_set_up_costs_are_quoted_as_their_json_gives_them():
