@@ -1006,6 +1006,18 @@ def test_the_tuner_against_a_plain_script_at_a_target_is_quoted_as_its_json_give
     _quoted(f"the 40-minute default job's answer ({job['ratio']:.2f}x)", ("README.md",))
 
 
+def test_the_tuner_with_shorter_search_runs_against_a_plain_script_is_quoted_as_its_json_gives_it():
+    measured = _json("benchmarks/results/versus_plain_optuna_target_10s.json")
+    assert measured["tuner_flags"] == ["--duration", "10s"] and measured["budget_seconds"] == 1200
+    assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
+    for seed in measured["seeds"]:
+        assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
+        assert "--duration 10s" in seed["tuner"]["command"]
+        _quoted(f"with `--duration 10s`, {_versus_plain_target(seed)}", ("README.md",))
+        # "its interval does not hold the held-out ratio"
+        assert seed["tuner"]["reported_gain"]["ci95"][1] < seed["held_out"]["over_default"]["tuner"]["ratio"]
+
+
 def _share(v: dict[str, Any]) -> str:
     """``7 of 16 seeds that differ (44 %, 95 % CI 20-70 %)``, as README quotes experiments.sampler_benchmark.versus."""
     low, high = v["ci95"]
