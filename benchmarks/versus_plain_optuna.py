@@ -40,12 +40,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
 import optuna
-
-from dataclasses import replace
 
 from objectives.dbbench import probe
 from objectives.measurement import measure
@@ -53,7 +52,8 @@ from objectives.runner import Runner, RunFailed
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, SearchSpace, load_space
 from tuner.cli import parse_size
-from tuner.engine import target_workload
+from tuner.engine import memory_plan, target_workload
+from tuner.executors import Slot
 from tuner.experiment import machine_info
 from tuner.model import TuneConfig
 from tuner.stats import paired_ratio
@@ -153,9 +153,10 @@ def setting(args: argparse.Namespace, host: Context) -> tuple[Workload, SearchSp
     config = TuneConfig(workload=args.workload or "steady-overwrite", target_data=args.target_data,
                         target_memory=args.target_memory, duration=args.duration)
     target, workload, _ = target_workload(config, default, host)
+    limit, budget = memory_plan(config.deployment, workload, Slot(host.cores, host.ram), target)  # the tuner's
+    space = default.resolve(Context(cores=host.cores, ram=limit or host.ram, data=target.data, scale=workload.scale,
+                                    budget=budget))
     memory = target.memory
-    space = default.resolve(Context(cores=host.cores, ram=memory or host.ram, data=target.data, scale=workload.scale,
-                                    budget=memory * 3 // 4 if memory else host.ram // 4))
     plain = {k: str(workload.flags[k]) for k in ("num", "key_size", "value_size") if k in workload.flags}
     size = ["--target-data", str(args.target_data)] + (["--target-memory", str(memory)] if args.target_memory else []) \
         + (["--duration", f"{args.duration:g}s"] if args.duration else [])

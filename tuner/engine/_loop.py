@@ -147,9 +147,9 @@ class TrialLoop:
         limits = [d["memory"]["memory_limit_bytes"] for d in outcome.measurement.details if d.get("memory")]
         trial.set_user_attr(f"rung_{entry.rung}", {"scale": scale, **{k: metrics.get(k) for k in RUNG_METRICS},
                                                    "memory_limit_bytes": max(limits, default=None)})
-        if not trial.user_attrs.get("audit") and not rungs.promoted(
-                value, rungs.rivals(self.store.trials(), entry.rung, trial.number)):
-            estimate = rungs.full_size_estimate(value, rungs.audit_pairs(self.store.trials(), entry.rung))
+        trials = self.store.trials()
+        if not trial.user_attrs.get("audit") and not rungs.promoted(value, rungs.rivals(trials, entry.rung, trial.number)):
+            estimate = rungs.full_size_estimate(value, rungs.audit_pairs(trials, entry.rung))
             if estimate is not None:  # the model learns how far below the rest it ran, not only that it did
                 trial.set_user_attr(VALUE_ESTIMATE, estimate)
             self.store.pruned(trial, f"scale {scale:g}", None, time.monotonic() - entry.started)
