@@ -113,7 +113,9 @@ def tuner_search(workload: str, size: list[str], budget: float, seed: int, out: 
             "db_bench_seconds": round(summary["machine_seconds"]["total"], 1),
             "machine_seconds": summary["machine_seconds"], "trials": summary["trials"],
             "provenance": summary.get("provenance"), "answer": answer, "flags": flags,
-            "reported_gain": (summary.get("revalidation") or {}).get("best_vs_reference")}
+            "reported_gain": (summary.get("revalidation") or {}).get("best_vs_reference"),
+            "phase_seconds": {"search": (summary.get("target") or {}).get("duration_seconds"),
+                              "revalidation": (summary.get("target") or {}).get("confirm_duration_seconds")}}
 
 
 def held_out(runner: Runner, workload: Workload, configs: dict[str, dict[str, str]], rounds: int, logs: Path,
@@ -152,7 +154,8 @@ def setting(args: argparse.Namespace, host: Context) -> tuple[Workload, SearchSp
         return workload, space, {k: str(v) for k, v in workload.flags.items()}, ["--scale", f"{args.scale:g}"]
     config = TuneConfig(workload=args.workload or "steady-overwrite", target_data=args.target_data,
                         target_memory=args.target_memory, duration=args.duration)
-    target, workload, _ = target_workload(config, default, host)
+    target, trials, confirm = target_workload(config, default, host)
+    workload = confirm or trials  # held out where the tuner confirms: its full phases (not the search's shorter)
     limit, budget = memory_plan(config.deployment, workload, Slot(host.cores, host.ram), target)  # the tuner's
     space = default.resolve(Context(cores=host.cores, ram=limit or host.ram, data=target.data, scale=workload.scale,
                                     budget=budget))
@@ -161,6 +164,19 @@ def setting(args: argparse.Namespace, host: Context) -> tuple[Workload, SearchSp
     size = ["--target-data", str(args.target_data)] + (["--target-memory", str(memory)] if args.target_memory else []) \
         + (["--duration", f"{args.duration:g}s"] if args.duration else [])
     return replace(workload, memory=memory), space, plain, size
+
+
+def _commit() -> str | None:
+    """The project's git commit the tuner ran from (``+`` when its tree had changes), if in a clone."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+" if dirty else "")
 
 
 def main() -> None:
@@ -200,7 +216,7 @@ def main() -> None:
                               "scale": None if args.target_data else args.scale, "target_data_bytes": args.target_data,
                               "target_memory_bytes": workload.memory, "data_bytes": workload.data_bytes(),
                               "plain_flags": base, "tuner_flags": args.tuner_flags, "budget_seconds": args.budget,
-                              "rounds": args.rounds,
+                              "rounds": args.rounds, "tuner_commit": _commit(),
                               "db_bench": db_bench.to_dict(), "seeds": []}
     if args.append and args.out.exists():
         before = json.loads(args.out.read_text())

@@ -3,7 +3,9 @@
 Each phase is one db_bench invocation on the same DB directory (later phases reopen it with
 ``--use_existing_db=1``), so every phase has its own statistics, peak RSS and CPU time.
 A flag value written as ``{expr = "1_000_000 * scale"}`` is evaluated against the host context
-(and ``duration``, the seconds of a timed phase: the workload's ``duration`` or ``--duration``).
+(and ``duration``, the seconds of a timed phase: the workload's ``duration`` or ``--duration``; the
+search's trials may run shorter phases, its ``search_duration`` or ``--search-duration``, and the
+re-validation confirms the answer at ``duration``).
 
 Three kinds: a *load* workload fills its DB from empty in every run; a *preloaded* one builds its
 DB once per study (its ``[preload]`` phase) and every run starts on a hard-linked checkpoint of it,
@@ -84,6 +86,7 @@ class Workload:
     data: int | None = None  # its raw data bytes when the flags do not say (a snapshot's size)
     preload: Phase | None = None  # builds the DB once per study; runs start on checkpoints of it
     duration: float | None = None  # seconds of each timed phase (the name ``duration`` in expressions)
+    search_duration: float | None = None  # the search's trials' timed phases, when shorter (confirmed at duration)
     memory: int | None = None  # bytes its scored phases run within (a cgroup), when not the runner's
 
     @property
@@ -138,7 +141,7 @@ class Workload:
         if not isinstance(data, dict):
             raise WorkloadError("workload: expected a table with 'phases'")
         unknown = sorted(set(data) - {"name", "description", "source", "flags", "phases", "baselines", "drain",
-                                      "data_to_memory", "preload", "duration"})
+                                      "data_to_memory", "preload", "duration", "search_duration"})
         if unknown:
             raise WorkloadError(f"unknown top-level field(s) {', '.join(unknown)}")
         flags = check_flags(data.get("flags", {}), "flags")
@@ -160,10 +163,13 @@ class Workload:
             fresh = [b for p in phases for b in p.benchmarks if b.startswith(FRESH_DB)]
             if fresh:
                 raise WorkloadError(f"phases: {fresh[0]} loads a fresh DB; a preloaded workload loads in [preload]")
-        duration = data.get("duration")
-        if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float))
-                                     or not duration > 0):
-            raise WorkloadError(f"duration: expected seconds > 0 for each timed phase, got {duration!r}")
+        duration, search_duration = data.get("duration"), data.get("search_duration")
+        for key, value in (("duration", duration), ("search_duration", search_duration)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
+                raise WorkloadError(f"{key}: expected seconds > 0 for each timed phase, got {value!r}")
+        if search_duration is not None and (duration is None or search_duration > duration):
+            raise WorkloadError(f"search_duration: the search's timed phases, at most the workload's duration "
+                                f"({duration!r}), got {search_duration!r}")
         if not any(p.scored for p in phases):
             raise WorkloadError("phases: no phase has 'scored = true'")
         for phase in phases:
@@ -195,6 +201,7 @@ class Workload:
             data_to_memory=float(ratio) if ratio is not None else None,
             preload=preload,
             duration=float(duration) if duration is not None else None,
+            search_duration=float(search_duration) if search_duration is not None else None,
         )
 
 

@@ -242,6 +242,25 @@ def test_a_revalidation_run_is_counted_at_the_mean_of_a_trial_and_the_baselines(
     assert usage(before).per_run == usage(before).revalidation_run == 9.0
 
 
+def test_a_revalidation_in_longer_phases_is_counted_longer_by_its_timed_part_only():
+    """--search-duration: trials of 10 s phases, the re-validation's of 30 s. A baseline's run of 40 s
+    spent 10 s in its timed phase and 10 s draining what it wrote (half of the run, the other half
+    checkpoint, open and cache drop): at three times the phase that half takes three times as long,
+    40 s becomes 20 + 3 x 20 = 80 s; the trials' median (30 s) and the baselines' mean the same way."""
+    trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
+                           user_attrs={"outcome": "complete", "seconds": s}) for s in (20.0, 30.0, 40.0)]
+    workload = SimpleNamespace(duration=10.0, scored_phases=("overwrite",))
+    baselines = ({"seconds": 40.0, "metrics": {"drain_seconds": 10.0}}, {"seconds": 50.0, "metrics": {"drain_seconds": 15.0}})
+    snapshot = SimpleNamespace(trials=trials, baselines=baselines, workload=workload,
+                               machine_seconds=lambda: {"total": 180.0})
+    plain = usage(snapshot)
+    assert (plain.per_run, plain.revalidation_run) == (30.0, 40.0)  # mean of 30, 40 and 50
+    longer = usage(snapshot, stretch=3.0)
+    assert (longer.spent, longer.per_run) == (180.0, 30.0)  # the search's own runs do not change
+    # the baselines' timed shares: 20 / 40 and 25 / 50, a half: 40 x (1 - 0.5 + 0.5 x 3) = 80
+    assert longer.revalidation_run == pytest.approx(80.0)
+
+
 def test_the_revalidation_chooses_among_fewer_finalists_when_runs_are_long_for_the_budget():
     """Choosing among K costs (K + 1) x select_rounds runs: past half of the budget, K shrinks, down to
     the best trial alone, whose gain over the reference paired rounds still measure."""
@@ -334,9 +353,9 @@ def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_lea
     clock = [1000.0]
     monkeypatch.setattr(engine_loop.time, "monotonic", lambda: clock[0])
     unlimited = Budget(None, plan, configurations=2, ablations=0)
-    assert engine_loop._observer(optuna.create_study().ask(), False, unlimited, lambda: snapshot, False) is None
+    assert engine_loop._observer(optuna.create_study().ask(), False, unlimited, lambda: snapshot, False, 1.0) is None
     trial = optuna.create_study(direction="maximize").ask()
-    observe = engine_loop._observer(trial, False, replace(unlimited, seconds=100.0), lambda: snapshot, False)
+    observe = engine_loop._observer(trial, False, replace(unlimited, seconds=100.0), lambda: snapshot, False, 1.0)
     # 100 s less the 40 s spent and the re-validation owed (2 configurations x 3 rounds x 5 s): 30 s left
     clock[0] += 29.0
     assert not observe("fill", 1, 100.0)
@@ -470,3 +489,17 @@ def test_bad_efficiency_flags(tmp_path, args, message):
               *args)
     assert r.returncode == 2 and message in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_best_that_failed_every_revalidation_run_is_reported_from_its_single_runs():
+    """A re-validation whose runs all failed (e.g. killed out of memory at the target) leaves the
+    comparison to the search's single runs instead of failing the study's report."""
+    from tuner.outputs._report import comparison
+
+    baselines = [{"name": "rocksdb-default", "metrics": {"ops_per_sec": 100.0}}]
+    best = {"trial": 2, "metrics": {"ops_per_sec": 150.0}}
+    failed = {"best": "trial 2", "configurations": [
+        {"name": "rocksdb-default", "trial": None, "ops_per_sec": [], "failed": "out of memory"},
+        {"name": "trial 2", "trial": 2, "ops_per_sec": [], "failed": "out of memory"}]}
+    rows = comparison(baselines, best, failed)
+    assert [(r["name"], r["vs_default"]) for r in rows] == [("rocksdb-default", 1.0), ("best (trial 2)", 1.5)]

@@ -172,6 +172,33 @@ def test_a_target_shaped_trial_runs_in_the_targets_lsm_shape(tmp_path):
 
 
 @pytest.mark.dbbench
+def test_the_search_runs_shorter_phases_and_the_revalidation_confirms_in_the_workloads(tmp_path):
+    """--search-duration 1s beside --duration 3s: the trials and baselines overwrite for 1 s, the
+    re-validation's runs for 3 s, all on checkpoints of the one preloaded DB; the summary and the
+    closing table say both; a resume in other phases is refused with the flag to give."""
+    r = tuner("tune", "--workload", "steady-overwrite", "--target-data", "24MiB", "--target-memory", "512MiB",
+              "--duration", "3s", "--search-duration", "1s", "--trials", "2", "--no-starts", "--sampler", "random", "--seed", "1",
+              "--revalidate", "1", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation",
+              "--out", "o", "--no-mlflow", "--no-plots", drain=True)
+    assert r.returncode == 0, r.stderr
+    searched = [(first_measured(tmp_path / "o") / "overwrite.command").read_text(),
+                *(p.read_text() for p in (tmp_path / "o" / "baselines").rglob("overwrite.command"))]
+    confirmed = [p.read_text() for p in (tmp_path / "o").glob("revalidation*/**/overwrite.command")]
+    assert len(searched) >= 2 and all("--duration=1 " in c or c.rstrip().endswith("--duration=1") for c in searched)
+    assert len(confirmed) == 4 and all("--duration=3" in c for c in confirmed)  # 2 rounds of the best and the defaults
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["target"]["duration_seconds"] == 1 and summary["target"]["confirm_duration_seconds"] == 3
+    assert summary["preload"]["builds"] == 1  # the re-validation starts from the trials' DB
+    assert "1 s per timed phase" in r.stdout and "confirms the answer in 3 s phases" in r.stdout
+    again = tuner("tune", "--workload", "steady-overwrite", "--target-data", "24MiB", "--target-memory", "512MiB",
+                  "--duration", "3s",
+                  "--search-duration", "2s", "--trials", "3", "--revalidate", "1", "--out", "o", "--no-mlflow",
+                  "--study", summary["study"], drain=True)
+    assert again.returncode == 2 and "--search-duration: study" in again.stderr
+    assert "trials run 1 s phases, not 2 s" in again.stderr and "give --search-duration 1s" in again.stderr
+
+
+@pytest.mark.dbbench
 def test_fidelity_rungs_at_a_target_keep_its_shape_and_memory_ratio(tmp_path):
     """--fidelity with --target-data on a load workload: every rung runs in the target's LSM shape,
     within its fraction of the trials' memory, and the study judges the rungs' agreement."""
@@ -221,7 +248,7 @@ def test_a_preloaded_workload_starts_from_the_users_db_snapshot(tmp_path, db_ben
     longer = tuner("tune", "--workload", "steady-overwrite", "--db-snapshot", str(mine), "--duration", "3s", "--trials",
                    "2", "--no-starts", "--sampler", "random", "--seed", "1", "--out", "o", "--no-mlflow",
                    "--study", summary["study"], drain=True)
-    assert longer.returncode == 2 and "--duration: study" in longer.stderr and "runs 2 s phases, not 3 s" in longer.stderr
+    assert longer.returncode == 2 and "--duration: study" in longer.stderr and "trials run 2 s phases, not 3 s" in longer.stderr
     for args, match in ((["--workload", "fillrandom"], "--db-snapshot: workload fillrandom loads its DB from empty"),
                         (["--workload", "steady-overwrite", "--scale", "0.5"], "--scale: the runs start from --db-snapshot"),
                         (["--workload", "steady-overwrite", "--db-snapshot", str(tmp_path)], "not a RocksDB directory")):
@@ -248,6 +275,10 @@ def test_without_a_target_the_summary_says_what_was_assumed_and_scaled(tmp_path)
     (["--target-data", "4GiB", "--confirm-scale", "2", "--revalidate", "1"], "--confirm-scale: not with"),
     (["--target-data", "4GiB", "--fidelity", "0.25,1"], "--fidelity: not with a preloaded workload"),
     (["--workload", "fillrandom", "--duration", "30s"], "--duration: workload fillrandom has no timed phase"),
+    (["--workload", "fillrandom", "--search-duration", "5s"], "--search-duration: workload fillrandom has no timed"),
+    (["--search-duration", "40s", "--revalidate", "1"], "--search-duration: at most the 30 s phases the answer is confirmed in"),
+    (["--search-duration", "0s"], "argument --search-duration: must be > 0"),
+    (["--search-duration", "5s", "--revalidate", "0"], "--search-duration: the re-validation confirms the answer"),
     (["--target-data", "4GiB", "--target-memory", "1GiB", "--memory-limit", "1GiB"], "--memory-limit: --target-memory"),
     (["--target-data", "4GiB", "--scale", "2"], "--scale: with --target-data, the trials' share of the target's data"),
 ])

@@ -148,7 +148,12 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                         "{options} becomes its OPTIONS file, {db} a fresh DB directory, {seed} the seed. It prints "
                         "its metrics as a JSON line on stdout: ops_per_sec, and p99_us or any other number")
     g.add_argument("--duration", type=_duration, metavar="TIME",
-                   help="length of each timed phase of a preloaded workload, e.g. 30s (default the workload's)")
+                   help="length of each timed phase of a preloaded workload where the answer is confirmed (the "
+                        "re-validation), e.g. 30s (default the workload's)")
+    g.add_argument("--search-duration", type=_duration, metavar="TIME",
+                   help="length of the search's trials' timed phases, at most --duration: shorter runs let more "
+                        "configurations be tried, and the re-validation confirms the answer at --duration (default "
+                        "the workload's search_duration, 10 s for steady-overwrite, else --duration)")
     g.add_argument("--scale", type=_positive_float,
                    help="workload size factor (default 1); with --target-data, the trials' share of the target's "
                         "data (0 < F <= 1), the answer confirmed at the target")
@@ -343,7 +348,7 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
     return TuneConfig(
         measurement=MeasurementConfig(
             workload=args.workload, backend=args.backend, command=args.program, scale=args.scale,
-            duration=args.duration, db_snapshot=args.db_snapshot, drain=not args.no_drain,
+            duration=args.duration, search_duration=args.search_duration, db_snapshot=args.db_snapshot, drain=not args.no_drain,
             baselines=not args.no_baselines, repeats=args.repeats, trial_timeout=args.trial_timeout),
         deployment=DeploymentConfig(
             target_data=args.target_data, target_memory=args.target_memory, base_options=args.base_options,
@@ -419,7 +424,8 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
             + (f" --revalidation-time {args.revalidation_time:g}s" if args.revalidation_time else "")
             + "".join(f" {flag} {value}" for flag, value in (
                 ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),
-                ("--base-options", args.base_options), ("--duration", args.duration and f"{args.duration:g}s"))
+                ("--base-options", args.base_options), ("--duration", args.duration and f"{args.duration:g}s"),
+                ("--search-duration", args.search_duration and f"{args.search_duration:g}s"))
                 if value is not None))
 
 
@@ -537,7 +543,8 @@ def cmd_workloads(_: argparse.Namespace) -> int:
         phases = " -> ".join(f"{p.name}[{','.join(p.benchmarks)}]{'*' if p.scored else ''}" for p in w.phases)
         if w.preload is not None:
             phases = f"(once: {','.join(w.preload.benchmarks)}) " + phases
-        timed = f", {w.duration:g} s timed phases" if w.duration else ""
+        timed = (f", {w.duration:g} s timed phases" + (f" ({w.search_duration:g} s in the search)" if w.search_duration
+                                                         else "")) if w.duration else ""
         print(f"{name:<22} {w.kind:<9} {w.data_bytes() / 1e6:7.0f} MB{timed}  {phases}")
         print(f"{'':<22} {w.description}")
     print("\n* = scored phase. Sizes at --scale 1. load: every run fills its DB from empty; preloaded: the DB is "

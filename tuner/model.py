@@ -35,6 +35,7 @@ class MeasurementConfig:
     command: str | None = None  # --backend command: the program to run, with {options} and {db} in it
     scale: float | None = None  # the trials' data size factor: 1 without a target; with one, set to reach it
     duration: float | None = None  # seconds of each timed phase (--duration; the workload's own by default)
+    search_duration: float | None = None  # the search's trials' timed phases (--search-duration), when shorter
     db_snapshot: Path | None = None  # the DB a trace replays on, or a preloaded workload's runs start from
     drain: bool = True  # charge deferred flushes and compactions (sustained ops/s); False: burst ops/s
     baselines: bool = True

@@ -42,13 +42,21 @@ class Usage(NamedTuple):
     revalidation_run: float
 
 
-def usage(snapshot: StudySnapshot) -> Usage:
-    """What a study has spent and how long its runs take."""
+def usage(snapshot: StudySnapshot, stretch: float = 1.0) -> Usage:
+    """What a study has spent and how long its runs take. ``stretch``: the re-validation's timed phases
+    over the trials' (it confirms the answer in longer ones): their seconds and the drains they owe
+    stretch by it, the rest of a run (checkpoint, open, cache drop) does not, in the baselines' shares."""
     trials = [t.user_attrs["seconds"] for t in measured_here(snapshot.trials) if "seconds" in t.user_attrs]
-    baselines = [b["seconds"] for b in snapshot.baselines if b.get("seconds")]
+    measured = [b for b in snapshot.baselines if b.get("seconds")]
+    baselines = [b["seconds"] for b in measured]
     per_run = statistics.median(trials) if trials else max(baselines, default=0.0)
-    return Usage(snapshot.machine_seconds()["total"], per_run,
-                 statistics.mean([per_run, *baselines]) if per_run and baselines else per_run)
+    revalidation_run = statistics.mean([per_run, *baselines]) if per_run and baselines else per_run
+    if stretch != 1.0 and measured:
+        timed = (snapshot.workload.duration or 0.0) * len(snapshot.workload.scored_phases)
+        share = statistics.median(min(1.0, (timed + (b.get("metrics", {}).get("drain_seconds") or 0.0)) / b["seconds"])
+                                  for b in measured)
+        revalidation_run *= 1.0 - share + share * stretch
+    return Usage(snapshot.machine_seconds()["total"], per_run, revalidation_run)
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ class Engine:
 
     def _spent(self) -> tuple[float, float]:
         """Machine seconds spent so far (re-validation included) and a re-validation run's length."""
-        used = usage(self.snapshot())
+        used = usage(self.snapshot(), self.parts.stretch)
         return used.spent + (self.remeasure.seconds() if self.revalidation is None else 0.0), used.revalidation_run
 
     def close(self) -> None:
@@ -132,6 +132,7 @@ class Engine:
         return {**p.target.to_dict(), "trial_data_bytes": trial_data, "trial_levels": lsm_levels(trial_data, shape),
                 "trial_memory_bytes": p.memory_limit, "kind": p.workload.kind,
                 "duration_seconds": p.workload.duration,  # set only for workloads with timed phases
+                "confirm_duration_seconds": p.plan.workload.duration if p.plan.workload else p.workload.duration,
                 "confirmed_at_bytes": p.plan.workload.data_bytes() if p.plan.workload else trial_data,
                 "scaled": rows}
 

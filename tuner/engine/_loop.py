@@ -90,7 +90,7 @@ class TrialLoop:
         those counted and running (None while no run's length is known)."""
         if self.search.budget is None:
             return self.parts.trials_wanted
-        used = usage(self.snapshot())
+        used = usage(self.snapshot(), self.parts.stretch)
         left = self.budget.trials_left(used.spent, used.per_run, running, used.revalidation_run)
         return None if left is None else min(self.parts.trials_wanted, counted + running + left)
 
@@ -115,7 +115,7 @@ class TrialLoop:
     def _may_start(self, counted: int, running: int) -> bool:
         if counted + running >= self.parts.trials_wanted:
             return False
-        used = usage(self.snapshot())
+        used = usage(self.snapshot(), self.parts.stretch)
         return self.budget.allows(used.spent, used.per_run, running, used.revalidation_run)
 
     def _arrived(self, running: dict[str, _Running], outcome: Outcome) -> None:
@@ -172,7 +172,8 @@ class TrialLoop:
             return
         trial, params = asked
         self.bus.trial_started(trial.number, counted + len(running) + 1, self.parts.trials_wanted, params)
-        observer = _observer(trial, self.search.pruner != "none", self.budget, self.snapshot, bool(self.parts.rungs))
+        observer = _observer(trial, self.search.pruner != "none", self.budget, self.snapshot, bool(self.parts.rungs),
+                             self.parts.stretch)
         ladder, first = self.parts.rungs, self._first_rung(trial)
         log_dir = trial_log_dir(self.parts.out, trial.number) / (f"rung-{first}" if ladder else "")
         if ladder:
@@ -250,7 +251,7 @@ class TrialLoop:
         return None
 
 def _observer(trial: optuna.Trial, prunes: bool, budget: Budget, snapshot: Callable[[], StudySnapshot],
-              rungs: bool) -> IntervalObserver | None:
+              rungs: bool, stretch: float) -> IntervalObserver | None:
     """The scored phases' watcher: the pruner's, and with a --budget a guard that stops a trial still
     running when the search's share of the budget is spent (:meth:`Budget.search_left`): such a
     configuration is many times slower than the median and would otherwise overrun the budget (a
@@ -260,7 +261,7 @@ def _observer(trial: optuna.Trial, prunes: bool, budget: Budget, snapshot: Calla
     pruning = _pruning_observer(trial) if prunes else None
     if budget.seconds is None:
         return pruning
-    used = usage(snapshot())
+    used = usage(snapshot(), stretch)
     limit = budget.search_left(used.spent, used.per_run, used.revalidation_run)
     reports, started, seen = pruning is None and not rungs, time.monotonic(), []
 

@@ -59,6 +59,15 @@ class Prepared:
     rungs: tuple[Workload, ...] = ()  # --fidelity: the workload at each rung's data size, the last the full one
     target: Target | None = None  # what the study tunes for (tuner.target)
 
+    @property
+    def stretch(self) -> float:
+        """The re-validation's timed phases over the trials' (> 1 when it confirms the answer in longer
+        ones, --search-duration), else 1."""
+        confirm = self.plan.workload
+        if confirm is None or not confirm.duration or not self.workload.duration:
+            return 1.0
+        return confirm.duration / self.workload.duration
+
 
 def check_values(config: TuneConfig) -> None:
     """The plain numbers of a request, part by part; then what its executor and backend refuse."""
@@ -107,8 +116,9 @@ def _check_measurement(measurement: MeasurementConfig) -> None:
         raise UsageError(f"--trial-timeout: must be > 0 seconds, got {measurement.trial_timeout}")
     if measurement.scale is not None and not measurement.scale > 0:
         raise UsageError(f"--scale: must be > 0, got {measurement.scale}")
-    if measurement.duration is not None and not measurement.duration > 0:
-        raise UsageError(f"--duration: must be > 0 seconds, got {measurement.duration}")
+    for flag, seconds in (("--duration", measurement.duration), ("--search-duration", measurement.search_duration)):
+        if seconds is not None and not seconds > 0:
+            raise UsageError(f"{flag}: must be > 0 seconds, got {seconds}")
     _at_least("--repeats", measurement.repeats, 1)
 
 
@@ -144,6 +154,7 @@ def check_backend(config: TuneConfig) -> None:
         for flag, given in (("--workload", m.workload), ("--fidelity", config.search.fidelity), ("--scale", m.scale),
                             ("--target-data", d.target_data), ("--target-memory", d.target_memory),
                             ("--base-options", d.base_options), ("--duration", m.duration),
+                            ("--search-duration", m.search_duration),
                             ("--memory-limit", d.memory_limit), ("--db-snapshot", m.db_snapshot),
                             ("--confirm-scale", config.revalidation.confirm_scale), ("--parallel", x.parallel > 1),
                             ("--ray-address", x.ray_address), ("--executor", x.on_ray),
@@ -188,8 +199,8 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     if confirm_scale is not None:
         confirm = replace(workload_of(config).resolve(confirm_scale, host), drain=workload.drain)
     elif confirm is not None:  # at the target, in its memory
-        confirm = replace(confirm, drain=workload.drain, memory=target.memory or (
-            int(confirm.data_bytes() / confirm.data_to_memory) if confirm.data_to_memory else None))
+        confirm = replace(confirm, drain=workload.drain, memory=target.memory or (max(
+            MIN_MEMORY_LIMIT, int(confirm.data_bytes() / confirm.data_to_memory)) if confirm.data_to_memory else None))
     work_dir, workload, confirm = _work_dir(config, db_bench, target, workload, confirm)
     limit, budget = memory_plan(config.deployment, workload, slot, target)
     ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget)
@@ -234,12 +245,12 @@ def _work_dir(config: TuneConfig, db_bench: DbBench | None, target: Target, work
     seed = config.search.seed if config.search.seed else 1
     if workload.kind == "preloaded" or (confirm is not None and confirm.kind == "preloaded"):
         assert db_bench is not None  # only db_bench's workloads are preloaded
+    snapshot = config.measurement.db_snapshot
+    given = Path(snapshot).resolve() if snapshot else None  # the user's DB, never written: the target
     if workload.kind == "preloaded":
-        snapshot = config.measurement.db_snapshot
-        given = Path(snapshot).resolve() if snapshot else None  # the user's DB, never written
         workload = replace(workload, snapshot=str(given or preload_dir(db_bench, work_dir, workload, seed) / "db"))
     if confirm is not None and confirm.kind == "preloaded":
-        confirm = replace(confirm, snapshot=str(preload_dir(db_bench, work_dir, confirm, seed) / "db"))
+        confirm = replace(confirm, snapshot=str(given or preload_dir(db_bench, work_dir, confirm, seed) / "db"))
     return work_dir, workload, confirm
 
 
@@ -305,11 +316,14 @@ def target_workload(config: TuneConfig, space: SearchSpace,
     memory the target's)."""
     m, d = config.measurement, config.deployment
     named = workload_of(config)
-    if m.duration is not None:
-        if not uses_duration(named):
-            raise UsageError(f"--duration: workload {named.name} has no timed phase (its phases run a set number "
+    for flag, given in (("--duration", m.duration), ("--search-duration", m.search_duration)):
+        if given is not None and not uses_duration(named):
+            raise UsageError(f"{flag}: workload {named.name} has no timed phase (its phases run a set number "
                              "of operations); the preloaded workloads (rocksdb-tuner workloads) have")
+    if m.duration is not None:
         named = replace(named, duration=m.duration)
+    seconds = search_duration(m, named, bool(config.revalidation.revalidate))
+    short = replace(named, duration=seconds) if seconds else named  # the search's trials' phases
     if d.target_data is not None and named.kind == "replay":
         raise UsageError("--target-data: a trace replays on its --db-snapshot as it is; the snapshot is the target")
     if named.kind == "preloaded" or d.target_data is not None:
@@ -326,19 +340,40 @@ def target_workload(config: TuneConfig, space: SearchSpace,
     if m.db_snapshot and named.kind == "preloaded":  # the user's DB: the target, its OPTIONS the base
         data, base_options = _snapshot_target(m, d)
     target = make_target(data, d.target_memory, base_options, int(one.data_bytes() * (m.scale or 1.0)), host.ram)
-    if target.assumed:
-        return target, named.resolve(m.scale or 1.0, host), None
+    if target.assumed:  # with shorter search phases, confirmed at the workload's own
+        return target, short.resolve(m.scale or 1.0, host), named.resolve(m.scale or 1.0, host) if seconds else None
     searched = {p.flag for p in space.parameters}
-    at_target = named.resolve(target.data / one.data_bytes(), host)
-    at_target = replace(at_target, flags=shaped(at_target.flags, target, searched), memory=target.memory)
+
+    def there(workload: Workload, share: float) -> Workload:  # at a share of the target's data, in its shape
+        resolved = workload.resolve(share * target.data / one.data_bytes(), host)
+        return replace(resolved, flags=shaped(resolved.flags, target, searched))
+
+    at_target = replace(there(named, 1.0), memory=target.memory)
     if m.scale is not None and m.scale > 1:
         raise UsageError(f"--scale: with --target-data, the trials' share of the target's data (at most 1), got "
                          f"{m.scale:g}")
     if m.scale is None or m.scale > 0.99:
-        return target, replace(at_target, memory=None), None
+        return target, there(short, 1.0), at_target if seconds else None
     # smaller than the target, in its shape; confirmed at the target
-    trials = named.resolve(m.scale * target.data / one.data_bytes(), host)
-    return target, replace(trials, flags=shaped(trials.flags, target, searched)), at_target
+    return target, there(short, m.scale), at_target
+
+
+def search_duration(m: MeasurementConfig, workload: Workload, confirms: bool) -> float | None:
+    """The seconds of the search's trials' timed phases when shorter than those the answer is
+    confirmed in (--search-duration, else the workload's ``search_duration``); None when the same, or
+    when nothing confirms (``confirms``: a re-validation runs)."""
+    if not confirms:
+        if m.search_duration is not None:
+            raise UsageError("--search-duration: the re-validation confirms the answer at --duration; with "
+                             "--revalidate 0 nothing would (give --duration alone)")
+        return None
+    if m.search_duration is not None and workload.duration is not None and m.search_duration > workload.duration:
+        raise UsageError(f"--search-duration: at most the {workload.duration:g} s phases the answer is confirmed in "
+                         f"(--duration), got {m.search_duration:g} s")
+    seconds = m.search_duration if m.search_duration is not None else workload.search_duration
+    if seconds is None or workload.duration is None or seconds >= workload.duration:
+        return None
+    return seconds
 
 
 def _rungs(config: TuneConfig, workload: Workload, target: Target, searched: set[str], host: Context,

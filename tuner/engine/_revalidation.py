@@ -230,7 +230,7 @@ def _with_reference(space: SearchSpace, params: dict[str, Any], names: set[str],
 
 
 def _rank_change(finalists: list[Any], rows: list[dict[str, Any]], plan: Plan) -> dict[str, Any] | None:
-    """When the re-validation runs at another size (the target, or --confirm-scale): how the finalists'
+    """When the re-validation runs elsewhere (the target, --confirm-scale, longer phases): how the finalists'
     order in the search (their trial's ops/s) compares with their order there (median ops/s), and
     whether the search's best stays the answer."""
     if plan.workload is None:
@@ -239,6 +239,7 @@ def _rank_change(finalists: list[Any], rows: list[dict[str, Any]], plan: Plan) -
     pairs = [(ranking.ops(t), medians[t.number]) for t in finalists if medians.get(t.number)]
     there = max(medians, key=lambda n: medians[n] or 0.0) if medians else None
     return {"confirm_scale": plan.confirm_scale, "confirm_data_bytes": plan.workload.data_bytes(),
+            "confirm_duration_seconds": plan.workload.duration,
             "search_best": f"trial {finalists[0].number}", "confirmed_best": f"trial {there}",
             "changed": there is not None and there != finalists[0].number,
             "search_ops_per_sec": [p[0] for p in pairs],

@@ -96,12 +96,17 @@ class StudyStore:
         duration = self.parts.workload.duration
         if duration is None:
             return
-        saved = study.user_attrs.get("duration")
-        if saved is None:
-            study.set_user_attr("duration", duration)
-        elif saved != duration:
-            raise UsageError(f"--duration: study {self.parts.name} runs {saved:g} s phases, not {duration:g} s; its "
-                             "trials would not compare (use another --study name)")
+        confirm = self.parts.plan.workload
+        for key, seconds, flag, what in (
+                ("duration", duration, "--search-duration" if self.parts.stretch != 1.0 else "--duration", "trials"),
+                ("confirm_duration", confirm.duration if confirm and confirm.duration else duration, "--duration",
+                 "re-validation runs")):
+            saved = study.user_attrs.get(key)
+            if saved is None:
+                study.set_user_attr(key, seconds)
+            elif saved != seconds:
+                raise UsageError(f"{flag}: study {self.parts.name}'s {what} run {saved:g} s phases, not {seconds:g} s; "
+                                 f"they would not compare (give {flag} {saved:g}s, or another --study name)")
 
     def _rerun(self, study: optuna.Study, params: dict[str, Any], attrs: dict[str, Any], always: bool) -> None:
         """Queue an interrupted configuration to run again, as the start or repair it was (``attrs``):

@@ -65,6 +65,10 @@ def target_lines(summary: dict[str, Any]) -> list[str]:
                    f"disk, built in {fmt_duration(pre.get('seconds', 0.0))})")
         if t.get("duration_seconds"):
             trials += f", {t['duration_seconds']:g} s per timed phase, then the flush and compactions it owes"
+            confirm = t.get("confirm_duration_seconds")
+            if confirm and confirm != t["duration_seconds"]:
+                trials += (f"; the re-validation confirms the answer in {confirm:g} s phases (--duration; the search's "
+                           "shorter ones, --search-duration, try more configurations)")
     else:
         trials += ", each loading its DB from empty (a load workload)"
     lines.append(trials)
@@ -92,8 +96,10 @@ def gain_lines(summary: dict[str, Any]) -> list[str]:
     if found is not None and confirmed and confirmed.get("ratio"):
         where = f"at the target ({fmt_bytes(t['confirmed_at_bytes'])})" if t and not t.get("assumed") else "re-validated"
         ci = f", 95 % CI {confirmed['ci95'][0]:.2f}-{confirmed['ci95'][1]:.2f}" if confirmed.get("ci95") else ""
+        phases = f", {t['duration_seconds']:g} s phases" if t.get("confirm_duration_seconds", 0) != t.get(
+            "duration_seconds", 0) else ""
         out.append(f"gain over rocksdb-default: {found:.2f}x in the search (single runs at "
-                   f"{fmt_bytes(t.get('trial_data_bytes'))}, the runs that chose it) | {confirmed['ratio']:.2f}x {where} "
+                   f"{fmt_bytes(t.get('trial_data_bytes'))}{phases}, the runs that chose it) | {confirmed['ratio']:.2f}x {where} "
                    f"({confirmed['n']} paired rounds that chose nothing{ci})")
     a = summary.get("answer")
     if a:

@@ -46,9 +46,10 @@ def comparison(baselines: list[dict[str, Any]], best: dict[str, Any] | None,
                revalidation: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Rows for the baselines, the best and (when there is one) the minimal configuration. After a
     re-validation: medians of its estimation rounds with their spread, and each row's ratio to the
-    reference paired by round (interval and verdict); without: single runs, ratios of single runs."""
-    if revalidation and revalidation.get("best"):
-        measured = {r["name"]: r for r in revalidation["configurations"] if r.get("median_ops_per_sec")}
+    reference paired by round (interval and verdict); without (or when the best failed in all of
+    them): single runs, ratios of single runs."""
+    measured = {r["name"]: r for r in (revalidation or {}).get("configurations", []) if r.get("median_ops_per_sec")}
+    if revalidation and revalidation.get("best") in measured:
         names = [b["name"] for b in baselines if b["name"] in measured] + [revalidation["best"]]
         rows = [{"name": n if measured[n]["trial"] is None else f"best (trial {measured[n]['trial']})",
                  **{k: measured[n].get(f"median_{k}") for k in _SHOWN}, "spread": measured[n]["spread"]}
@@ -124,7 +125,8 @@ def verdict_lines(summary: dict[str, Any]) -> list[str]:
     change = (reval.get("select") or {}).get("rank_correlation")
     if change:
         where = f"--confirm-scale {change['confirm_scale']:g}" if change.get("confirm_scale") else \
-            f"the target ({fmt_bytes(change['confirm_data_bytes'])})"
+            f"the target ({fmt_bytes(change['confirm_data_bytes'])}" + (
+                f", {change['confirm_duration_seconds']:g} s phases)" if change.get("confirm_duration_seconds") else ")")
         tau = change["kendall_tau"]
         lines.append(f"at {where}: the finalists' order against the search's Kendall tau "
                      f"{f'{tau:.2f}' if tau is not None else 'n/a'}; "
