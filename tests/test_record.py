@@ -1018,6 +1018,34 @@ def test_the_tuner_with_shorter_search_runs_against_a_plain_script_is_quoted_as_
         assert seed["tuner"]["reported_gain"]["ci95"][1] < seed["held_out"]["over_default"]["tuner"]["ratio"]
 
 
+def test_the_tuner_searching_in_10_s_phases_against_a_plain_script_is_quoted_as_its_json_gives_it():
+    """The default since 4c098da: the search's trials in 10 s phases (steady-overwrite's
+    search_duration), the re-validation at 30 s, as is the held-out."""
+    measured = _json("benchmarks/results/versus_plain_optuna_target_2026-11-27.json")
+    assert measured["tuner_flags"] == [] and measured["budget_seconds"] == 1200 and measured["tuner_commit"] == "4c098da"
+    assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
+    assert len(measured["seeds"]) >= 2
+    for seed in measured["seeds"]:
+        assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
+        assert seed["tuner"]["phase_seconds"] == {"search": 10, "revalidation": 30}
+        _quoted(f"in 10 s phases, {_versus_plain_target(seed)}", ("README.md",))
+        low, high = seed["tuner"]["reported_gain"]["ci95"]  # "its re-validation ... contains what the held-out measured"
+        assert low <= seed["held_out"]["over_default"]["tuner"]["ratio"] <= high
+    plain = [s["held_out"]["over_default"]["plain"]["ratio"] for name in ("versus_plain_optuna_target.json",
+             "versus_plain_optuna_target_10s.json", "versus_plain_optuna_target_2026-11-27.json")
+             for s in _json(f"benchmarks/results/{name}")["seeds"]]
+    assert len(plain) == 4  # "the four seeds of the three target records"
+    _quoted(f"its answers ran {min(plain):.2f}x to {max(plain):.2f}x the defaults across the four seeds",
+            ("README.md",))
+    first = measured["seeds"][0]["tuner"]
+    console = (ROOT / "benchmarks/results/versus_plain_optuna_target_2026-11-27.console.log").read_text()
+    counted = sorted(int(m) for m in re.findall(r"^re-validation: chooses among 1 finalist, not 3: with runs of (\d+) s",
+                                                console, re.M))
+    _quoted(f"counted its 30 s re-validation runs at {counted[0]}-{counted[-1]} s", ("README.md",))
+    rounds = len(re.findall(r"^estimate round .*: trial 10:", console, re.M))
+    _quoted(f"({first['machine_seconds']['revalidation']:.0f} s for {2 * rounds} runs in seed 1)", ("README.md",))
+
+
 def _share(v: dict[str, Any]) -> str:
     """``7 of 16 seeds that differ (44 %, 95 % CI 20-70 %)``, as README quotes experiments.sampler_benchmark.versus."""
     low, high = v["ci95"]
