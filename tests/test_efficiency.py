@@ -243,10 +243,10 @@ def test_a_revalidation_run_is_counted_at_the_mean_of_a_trial_and_the_baselines(
 
 
 def test_a_revalidation_in_longer_phases_is_counted_longer_by_its_timed_part_only():
-    """--search-duration: trials of 10 s phases, the re-validation's of 30 s. A baseline's run of 40 s
-    spent 10 s in its timed phase and 10 s draining what it wrote (half of the run, the other half
-    checkpoint, open and cache drop): at three times the phase that half takes three times as long,
-    40 s becomes 20 + 3 x 20 = 80 s; the trials' median (30 s) and the baselines' mean the same way."""
+    """--search-duration: trials of 10 s phases, the re-validation's of 25 s (2.5 times). A baseline's
+    run of 40 s spent 10 s in its timed phase and 10 s draining what it wrote, the rest checkpoint, open
+    and cache drop: its phase takes 2.5 times as long, its drain the square root of that, the rest the
+    same; the baselines' mean with the trials' median is stretched by the baselines' median factor."""
     trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
                            user_attrs={"outcome": "complete", "seconds": s}) for s in (20.0, 30.0, 40.0)]
     workload = SimpleNamespace(duration=10.0, scored_phases=("overwrite",))
@@ -255,10 +255,10 @@ def test_a_revalidation_in_longer_phases_is_counted_longer_by_its_timed_part_onl
                                machine_seconds=lambda: {"total": 180.0})
     plain = usage(snapshot)
     assert (plain.per_run, plain.revalidation_run) == (30.0, 40.0)  # mean of 30, 40 and 50
-    longer = usage(snapshot, stretch=3.0)
+    longer = usage(snapshot, stretch=2.5)
     assert (longer.spent, longer.per_run) == (180.0, 30.0)  # the search's own runs do not change
-    # the baselines' timed shares: 20 / 40 and 25 / 50, a half: 40 x (1 - 0.5 + 0.5 x 3) = 80
-    assert longer.revalidation_run == pytest.approx(80.0)
+    # 40 s: 20 + 10 x 2.5 + 10 x 1.58 = 60.8 s, 1.52x; 50 s: 25 + 25 + 15 x 1.58 = 73.7 s, 1.47x
+    assert longer.revalidation_run == pytest.approx(40.0 * (1.52 + 1.474) / 2, rel=1e-3)
 
 
 def test_the_revalidation_chooses_among_fewer_finalists_when_runs_are_long_for_the_budget():

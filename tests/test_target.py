@@ -190,6 +190,7 @@ def test_the_search_runs_shorter_phases_and_the_revalidation_confirms_in_the_wor
     assert summary["target"]["duration_seconds"] == 1 and summary["target"]["confirm_duration_seconds"] == 3
     assert summary["preload"]["builds"] == 1  # the re-validation starts from the trials' DB
     assert "1 s per timed phase" in r.stdout and "confirms the answer in 3 s phases" in r.stdout
+    assert "paired rounds of 3 s phases" in r.stderr  # the plan, before the first trial
     again = tuner("tune", "--workload", "steady-overwrite", "--target-data", "24MiB", "--target-memory", "512MiB",
                   "--duration", "3s",
                   "--search-duration", "2s", "--trials", "3", "--revalidate", "1", "--out", "o", "--no-mlflow",

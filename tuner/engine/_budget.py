@@ -44,8 +44,12 @@ class Usage(NamedTuple):
 
 def usage(snapshot: StudySnapshot, stretch: float = 1.0) -> Usage:
     """What a study has spent and how long its runs take. ``stretch``: the re-validation's timed phases
-    over the trials' (it confirms the answer in longer ones): their seconds and the drains they owe
-    stretch by it, the rest of a run (checkpoint, open, cache drop) does not, in the baselines' shares."""
+    over the trials' (it confirms the answer in longer ones). In the baselines' shares of a run, the
+    timed phases stretch by it, the drains they owe by its square root, and the rest (checkpoint, open,
+    cache drop) not at all: the defaults' drain at the 2 GiB target grew 1.75x (18.8 s to 30-35 s) when
+    their phase went from 10 to 30 s, the whole run from 35 to 66-71 s (2026-11-27, the first seed of
+    benchmarks/results/versus_plain_optuna_target_2026-11-27.json); stretching the drain with the phase,
+    that study counted its re-validation runs at 77 s, and they took 51 s on average."""
     trials = [t.user_attrs["seconds"] for t in measured_here(snapshot.trials) if "seconds" in t.user_attrs]
     measured = [b for b in snapshot.baselines if b.get("seconds")]
     baselines = [b["seconds"] for b in measured]
@@ -53,9 +57,10 @@ def usage(snapshot: StudySnapshot, stretch: float = 1.0) -> Usage:
     revalidation_run = statistics.mean([per_run, *baselines]) if per_run and baselines else per_run
     if stretch != 1.0 and measured:
         timed = (snapshot.workload.duration or 0.0) * len(snapshot.workload.scored_phases)
-        share = statistics.median(min(1.0, (timed + (b.get("metrics", {}).get("drain_seconds") or 0.0)) / b["seconds"])
-                                  for b in measured)
-        revalidation_run *= 1.0 - share + share * stretch
+        revalidation_run *= statistics.median(
+            1.0 + timed / b["seconds"] * (stretch - 1.0)
+            + (b.get("metrics", {}).get("drain_seconds") or 0.0) / b["seconds"] * (math.sqrt(stretch) - 1.0)
+            for b in measured)
     return Usage(snapshot.machine_seconds()["total"], per_run, revalidation_run)
 
 

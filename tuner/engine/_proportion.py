@@ -95,6 +95,8 @@ class Proportion:
         what = ("no re-validation (--revalidate 0): single runs" if not plan.k else
                 (f"choosing among {plan.k} finalists in {plan.select_rounds} rounds, then " if plan.k > 1 else "")
                 + f"the gain against {self.parts.reference.name} in {plan.min_rounds}-{plan.max_rounds} paired rounds"
+                + (f" of {self.parts.plan.workload.duration:g} s phases" if self.parts.stretch != 1.0
+                   and self.parts.plan.workload else "")
                 + (" and the ablation" if plan.ablation else ", no ablation")
                 + f": {runs} runs at least, ~{fmt_duration(runs * used.revalidation_run)}, fitted to {fitted_to}")
         self.note(f"plan: {wanted} trial{'s' if wanted != 1 else ''} of ~{fmt_seconds(used.per_run)} "
