@@ -313,7 +313,8 @@ def target_workload(config: TuneConfig, space: SearchSpace,
     --scale times it) in the target's LSM shape with the base options the space does not search, or,
     with no --target-data, at --scale as the workload itself is shaped; and, when the trials are
     smaller than the target, the workload at the target, where the re-validation confirms (its
-    memory the target's)."""
+    memory the target's); when the search runs shorter phases (--search-duration), the workload in
+    the full ones, at the target or at the trials' size without one."""
     m, d = config.measurement, config.deployment
     named = workload_of(config)
     for flag, given in (("--duration", m.duration), ("--search-duration", m.search_duration)):
@@ -322,7 +323,7 @@ def target_workload(config: TuneConfig, space: SearchSpace,
                              "of operations); the preloaded workloads (rocksdb-tuner workloads) have")
     if m.duration is not None:
         named = replace(named, duration=m.duration)
-    seconds = search_duration(m, named, bool(config.revalidation.revalidate))
+    seconds = _search_duration(m, named, bool(config.revalidation.revalidate))
     short = replace(named, duration=seconds) if seconds else named  # the search's trials' phases
     if d.target_data is not None and named.kind == "replay":
         raise UsageError("--target-data: a trace replays on its --db-snapshot as it is; the snapshot is the target")
@@ -358,7 +359,7 @@ def target_workload(config: TuneConfig, space: SearchSpace,
     return target, there(short, m.scale), at_target
 
 
-def search_duration(m: MeasurementConfig, workload: Workload, confirms: bool) -> float | None:
+def _search_duration(m: MeasurementConfig, workload: Workload, confirms: bool) -> float | None:
     """The seconds of the search's trials' timed phases when shorter than those the answer is
     confirmed in (--search-duration, else the workload's ``search_duration``); None when the same, or
     when nothing confirms (``confirms``: a re-validation runs)."""
