@@ -39,6 +39,13 @@ def search_gain(summary: dict[str, Any]) -> float | None:
     return best / default if best and default else None
 
 
+def _shorter_search(target: dict[str, Any]) -> bool:
+    """Whether the search ran shorter timed phases than the re-validation (--search-duration); a
+    summary from before it was recorded had one length."""
+    confirm = target.get("confirm_duration_seconds")
+    return bool(confirm) and confirm != target.get("duration_seconds")
+
+
 def target_lines(summary: dict[str, Any]) -> list[str]:
     """What the study tuned for, how its trials relate to it, and what was scaled."""
     t = summary.get("target")
@@ -65,10 +72,9 @@ def target_lines(summary: dict[str, Any]) -> list[str]:
                    f"disk, built in {fmt_duration(pre.get('seconds', 0.0))})")
         if t.get("duration_seconds"):
             trials += f", {t['duration_seconds']:g} s per timed phase, then the flush and compactions it owes"
-            confirm = t.get("confirm_duration_seconds")
-            if confirm and confirm != t["duration_seconds"]:
-                trials += (f"; the re-validation confirms the answer in {confirm:g} s phases (--duration; the search's "
-                           "shorter ones, --search-duration, try more configurations)")
+            if _shorter_search(t):
+                trials += (f"; the re-validation confirms the answer in {t['confirm_duration_seconds']:g} s phases "
+                           "(--duration; the search's shorter ones, --search-duration, try more configurations)")
     else:
         trials += ", each loading its DB from empty (a load workload)"
     lines.append(trials)
@@ -96,8 +102,7 @@ def gain_lines(summary: dict[str, Any]) -> list[str]:
     if found is not None and confirmed and confirmed.get("ratio"):
         where = f"at the target ({fmt_bytes(t['confirmed_at_bytes'])})" if t and not t.get("assumed") else "re-validated"
         ci = f", 95 % CI {confirmed['ci95'][0]:.2f}-{confirmed['ci95'][1]:.2f}" if confirmed.get("ci95") else ""
-        phases = f", {t['duration_seconds']:g} s phases" if t.get("confirm_duration_seconds", 0) != t.get(
-            "duration_seconds", 0) else ""
+        phases = f", {t['duration_seconds']:g} s phases" if _shorter_search(t) else ""
         out.append(f"gain over rocksdb-default: {found:.2f}x in the search (single runs at "
                    f"{fmt_bytes(t.get('trial_data_bytes'))}{phases}, the runs that chose it) | {confirmed['ratio']:.2f}x {where} "
                    f"({confirmed['n']} paired rounds that chose nothing{ci})")
