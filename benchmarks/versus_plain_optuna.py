@@ -4,7 +4,7 @@ workload; their answers then meet in interleaved paired rounds that chose nothin
     .venv/bin/python benchmarks/versus_plain_optuna.py [--seeds 1,2] [--workload fillrandom] [--scale 2]
         [--budget 600] [--rounds 10] [--out benchmarks/results/versus_plain_optuna.json]
     .venv/bin/python benchmarks/versus_plain_optuna.py --target-data 2GiB --target-memory 1GiB --budget 1200
-        [--seeds 1,2] [--rounds 5] [--tuner-flags='--duration 10s'] [--append]
+        [--seeds 1,2] [--rounds 5] [--tuner-flags='--duration 10s'] [--append] [--plain-from RECORD]
         [--out benchmarks/results/versus_plain_optuna_target.json]
 
 For each seed: ``rocksdb-tuner tune --workload W --scale S --budget B --seed N`` runs first, as a user
@@ -18,6 +18,13 @@ trial. Held out: both answers and db_bench's defaults run the workload, as the t
 seeds neither search used; the tuner's answer over the plain one is the geometric mean of the
 per-round ratios with a 95 % t interval (tuner.stats.paired_ratio). The record (machine, db_bench,
 date, both searches, every sample) is rewritten after each seed.
+
+``--plain-from RECORD`` compares a changed tuner with the plain answers an earlier record found at
+the same settings and seeds, without searching again: each seed's plain search (its answer, trials
+and db_bench time) is copied from RECORD and marked ``reused_from``; the held-out rounds measure it
+afresh beside the new tuner's answer. The plain script does not change between tuner versions, so this
+isolates the tuner's change (and halves the time a seed takes); its machine time is then the earlier
+tuner's, not necessarily this one's (both are recorded).
 
 With ``--target-data`` (and ``--target-memory``) the comparison is at a deployment, as the default job
 tunes: the tuner runs ``tune --target-data D --target-memory M`` on its workload (default
@@ -198,6 +205,9 @@ def main() -> None:
     parser.add_argument("--tuner-flags", type=shlex.split, default=[], metavar="FLAGS",
                         help="more flags for the tuner's tune command, e.g. --tuner-flags='--duration 10s' (the "
                              "held-out rounds keep the workload's duration)")
+    parser.add_argument("--plain-from", type=Path, default=None, metavar="RECORD",
+                        help="take each seed's plain search from this earlier record (same settings and seeds) "
+                             "instead of running it again; the held-out rounds still measure its answer afresh")
     parser.add_argument("--append", action="store_true",
                         help="keep the seeds --out already holds (measured with the same settings); a seed run again "
                              "replaces its own")
@@ -218,12 +228,27 @@ def main() -> None:
                               "plain_flags": base, "tuner_flags": args.tuner_flags, "budget_seconds": args.budget,
                               "rounds": args.rounds, "tuner_commit": _commit(),
                               "db_bench": db_bench.to_dict(), "seeds": []}
+    reused: dict[int, dict[str, Any]] = {}
+    if args.plain_from is not None:
+        try:
+            earlier = json.loads(args.plain_from.read_text())
+        except (OSError, ValueError) as exc:
+            parser.error(f"--plain-from: cannot read {args.plain_from}: {exc}")
+        searched = ("workload", "scale", "target_data_bytes", "target_memory_bytes", "budget_seconds")
+        if any(earlier.get(k) != record[k] for k in searched) or earlier.get("db_bench") != record["db_bench"]:
+            parser.error(f"--plain-from: {args.plain_from} searched at other settings or with another db_bench")
+        reused = {s["seed"]: {**s["plain"], "reused_from": {"record": str(args.plain_from), "started": s.get("started")}}
+                  for s in earlier.get("seeds", [])}
+        missing = [seed for seed in seeds if seed not in reused]
+        if missing:
+            parser.error(f"--plain-from: {args.plain_from} holds no seed {', '.join(map(str, missing))}")
+        record["plain_from"] = str(args.plain_from)
     if args.append and args.out.exists():
         before = json.loads(args.out.read_text())
         same = ("workload", "scale", "target_data_bytes", "target_memory_bytes", "budget_seconds", "rounds",
-                "tuner_flags")
-        settings = {"tuner_flags": [], **before}  # records before --tuner-flags: none given
-        if any(settings.get(k) != record[k] for k in same) or before["db_bench"] != record["db_bench"]:
+                "tuner_flags", "plain_from")
+        settings = {"tuner_flags": [], "plain_from": None, **before}  # records before these flags: none given
+        if any(settings.get(k) != record.get(k) for k in same) or before["db_bench"] != record["db_bench"]:
             parser.error(f"--append: {args.out} was measured with other settings or another db_bench")
         record["when"] = before["when"]  # the first seeds'; each seed says when it ran
         record["seeds"] = [s for s in before["seeds"] if s["seed"] not in seeds]
@@ -241,12 +266,17 @@ def main() -> None:
         for seed in seeds:
             started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
             tuner = tuner_search(workload.name, size, args.budget, seed, root / f"tuner-{seed}", args.tuner_flags)
-            print(f"seed {seed}: the tuner spent {tuner['db_bench_seconds']:.0f} s of db_bench; the plain script "
-                  "gets as much", flush=True)
-            plain = plain_search(str(db_bench.path), space, base, int(base["num"]), tuner["db_bench_seconds"], seed,
-                                 root / "work")
-            print(f"seed {seed}: the plain script ran {plain['trials']} trials in {plain['db_bench_seconds']:.0f} s",
-                  flush=True)
+            print(f"seed {seed}: the tuner spent {tuner['db_bench_seconds']:.0f} s of db_bench"
+                  + ("" if seed in reused else "; the plain script gets as much"), flush=True)
+            if seed in reused:
+                plain = reused[seed]
+                print(f"seed {seed}: the plain script's search of {plain['reused_from']['started']} "
+                      f"({plain['trials']} trials in {plain['db_bench_seconds']:.0f} s) from {args.plain_from}", flush=True)
+            else:
+                plain = plain_search(str(db_bench.path), space, base, int(base["num"]), tuner["db_bench_seconds"],
+                                     seed, root / "work")
+                print(f"seed {seed}: the plain script ran {plain['trials']} trials in {plain['db_bench_seconds']:.0f} s",
+                      flush=True)
             configs = {"rocksdb-default": {}, "tuner": tuner["flags"], "plain": plain["best"]["flags"]}
             rounds = held_out(runner, workload, configs, args.rounds, root / "logs" / f"held-out-{seed}", rng)
             record["seeds"].append({"seed": seed, "started": started, "tuner": tuner, "plain": plain,

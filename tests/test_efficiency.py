@@ -209,24 +209,24 @@ def test_skopt_and_cmaes_refuse_constrained_studies():
 def test_the_budget_keeps_room_for_the_revalidation_it_owes():
     plan = Plan(k=3, select_rounds=1, min_rounds=3, ablation=False)
     budget = Budget(seconds=100.0, plan=plan, configurations=2, ablations=4)
-    assert budget.core_runs() == budget.full_runs() == (3 + 1) * 1 + 2 * 3  # the reference runs beside the top 3
-    assert budget.reserve_runs(per_run=5.0) == 10  # 50 s: half of the budget, so all three finalists
-    # a trial runs while it, the 10 runs owed and one spare run fit
-    assert budget.allows(spent=0.0, per_run=5.0, running=0)  # 5 + 10 * 5 + 5 = 60 <= 100
-    assert budget.allows(spent=40.0, per_run=5.0, running=0)  # 40 + 5 + 50 + 5 = 100
-    assert not budget.allows(spent=41.0, per_run=5.0, running=0)  # 41 + 60 > 100: no room for the spare run
-    assert budget.allows(spent=30.0, per_run=5.0, running=2)  # 30 + 10 + 5 + 50 + 5 = 100
-    assert not budget.allows(spent=31.0, per_run=5.0, running=2)  # the running ones count
+    assert budget.core_runs() == budget.full_runs() == 3 * 1 + 2 * 3  # one round needs no reference beside the top 3
+    assert budget.reserve_runs(per_run=5.0) == 9  # 45 s: within half of the budget, so all three finalists
+    # a trial runs while it, the 9 runs owed and one spare run fit
+    assert budget.allows(spent=0.0, per_run=5.0, running=0)  # 5 + 9 * 5 + 5 = 55 <= 100
+    assert budget.allows(spent=45.0, per_run=5.0, running=0)  # 45 + 5 + 45 + 5 = 100
+    assert not budget.allows(spent=46.0, per_run=5.0, running=0)  # 46 + 55 > 100: no room for the spare run
+    assert budget.allows(spent=35.0, per_run=5.0, running=2)  # 35 + 10 + 5 + 45 + 5 = 100
+    assert not budget.allows(spent=36.0, per_run=5.0, running=2)  # the running ones count
     assert Budget(None, plan, 2, 4).allows(spent=1e9, per_run=1e9, running=9)
-    assert budget.trials_left(spent=10.0, per_run=5.0, running=0) == 7  # (100 - 10) / 5 = 18, less 10 owed, 1 spare
-    assert budget.trials_left(spent=10.0, per_run=5.0, running=7) == 0
+    assert budget.trials_left(spent=10.0, per_run=5.0, running=0) == 8  # (100 - 10) / 5 = 18, less 9 owed, 1 spare
+    assert budget.trials_left(spent=10.0, per_run=5.0, running=8) == 0
     assert budget.trials_left(spent=30.0, per_run=0.0, running=0) is None  # no run length known yet
     # re-validation runs longer than trials (slow defaults among its configurations) reserve more: on
-    # 200 s, 10 runs owed take 50 s at a trial's 5 s, (200 - 10 - 50) / 5 = 28 trials, less the spare;
-    # at 6 s they take 60 s: 26, less the spare
+    # 200 s, 9 runs owed take 45 s at a trial's 5 s, (200 - 10 - 45) / 5 = 29 trials, less the spare;
+    # at 6 s they take 54 s: 27, less the spare
     wider = Budget(seconds=200.0, plan=plan, configurations=2, ablations=4)
-    assert wider.trials_left(spent=10.0, per_run=5.0, running=0) == 27
-    assert wider.trials_left(spent=10.0, per_run=5.0, running=0, revalidation_run=6.0) == 25
+    assert wider.trials_left(spent=10.0, per_run=5.0, running=0) == 28
+    assert wider.trials_left(spent=10.0, per_run=5.0, running=0, revalidation_run=6.0) == 26
 
 
 def test_a_revalidation_run_is_counted_at_the_mean_of_a_trial_and_the_baselines(tmp_path):
@@ -261,15 +261,19 @@ def test_a_revalidation_in_longer_phases_is_counted_longer_by_its_timed_part_onl
     assert longer.revalidation_run == pytest.approx(40.0 * (1.52 + 1.474) / 2, rel=1e-3)
 
 
-def test_the_revalidation_chooses_among_fewer_finalists_when_runs_are_long_for_the_budget():
-    """Choosing among K costs (K + 1) x select_rounds runs: past half of the budget, K shrinks, down to
+def test_the_revalidation_chooses_in_fewer_rounds_then_among_fewer_finalists_when_runs_are_long_for_the_budget():
+    """Choosing among K costs (K + 1) x select_rounds runs, K in one round (no reference beside them):
+    past half of the budget the choosing rounds shrink to one, then the gain's rounds, then K, down to
     the best trial alone, whose gain over the reference paired rounds still measure."""
     budget = Budget(seconds=100.0, plan=Plan(k=3, select_rounds=2, min_rounds=3, ablation=False), configurations=2,
                     ablations=4)
-    assert budget.scaled(per_run=2.0).k == 3  # (4 x 2 + 2 x 3) x 2 s = 28 s <= 50 s
-    assert budget.scaled(per_run=4.0).k == 2  # 14 runs x 4 s = 56 s > 50 s; (3 x 2 + 6) x 4 s = 48 s
-    assert budget.scaled(per_run=5.0).k == 1  # 12 runs x 5 s = 60 s > 50 s: the best alone, 6 runs
-    assert budget.reserve_runs(per_run=5.0) == 6 and budget.fit(spent=0.0, per_run=5.0).k == 1
+    assert budget.scaled(per_run=2.0) == budget.plan  # (4 x 2 + 2 x 3) x 2 s = 28 s <= 50 s
+    assert budget.core_runs(replace(budget.plan, select_rounds=1)) == 3 + 2 * 3
+    assert budget.scaled(per_run=4.0) == replace(budget.plan, select_rounds=1)  # 56 s > 50 s; 9 runs x 4 s = 36 s
+    assert budget.scaled(per_run=5.0).k == 3  # 45 s
+    assert budget.scaled(per_run=6.0) == replace(budget.plan, k=2, select_rounds=1)  # 54 s > 50 s; 8 runs x 6 s
+    assert budget.scaled(per_run=8.0).k == 1  # 64 s > 50 s: the best alone, 6 runs
+    assert budget.reserve_runs(per_run=5.0) == 9 and budget.fit(spent=0.0, per_run=5.0).k == 3
     assert budget.scaled(per_run=30.0).k == 1  # never fewer than one: its gain is what the study reports
     assert Budget(None, budget.plan, 2, 4).scaled(per_run=1e9).k == 3  # no budget: the plan as asked
 
@@ -285,21 +289,25 @@ def test_a_small_budget_reserves_no_ablation_and_drops_it_when_it_does_not_fit()
     assert Budget(None, plan, 2, 4).fit(spent=1e9, per_run=1e9).ablation
 
 
-def test_a_revalidation_fits_its_allowance_by_finalists_then_rounds_then_the_ablation():
+def test_a_revalidation_fits_its_allowance_by_choosing_rounds_then_gain_rounds_then_finalists():
     """Without a --budget the re-validation gets an allowance (the search's machine time): fewer
-    finalists first, then for the best alone fewer rounds down to MIN_ROUNDS, the ablation only if all fits."""
+    choosing rounds first, then fewer gain rounds down to MIN_ROUNDS, then fewer finalists, then for the
+    best alone fewer rounds; the ablation only if all fits."""
     plan = Plan(k=3, select_rounds=3, min_rounds=5, ablation=True)
     budget = Budget(None, plan, configurations=2, ablations=4)
-    # core runs: K=3: 4 x 3 + 2 x 5 = 22, K=2: 3 x 3 + 10 = 19, K=1: 2 per round; the ablation adds 7 per round
+    # core runs: K=3: 4 x 3 + 2 x 5 = 22, K=2: 3 x 3 + 10 = 19, in one round K + 2 x 5, K=1: 2 per round;
+    # the ablation adds 7 per round
     assert budget.within(600.0, per_run=10.0) == plan  # (22 + 35) x 10 s = 570 s
     assert budget.within(300.0, per_run=10.0) == replace(plan, ablation=False)  # 220 s, but 570 s with it
-    assert budget.within(200.0, per_run=10.0) == replace(plan, k=2, ablation=False)  # 190 s
-    assert budget.within(80.0, per_run=10.0) == replace(plan, k=1, min_rounds=4, ablation=False)  # 8 runs
+    assert budget.within(200.0, per_run=10.0) == replace(plan, select_rounds=2, ablation=False)  # 4 x 2 + 10: 180 s
+    # K=3 in one round with 3 gain rounds takes 9 runs, K=2 8
+    assert budget.within(80.0, per_run=10.0) == replace(plan, k=2, select_rounds=1, min_rounds=3, ablation=False)
+    assert budget.within(60.0, per_run=10.0) == replace(plan, k=1, min_rounds=3, ablation=False)  # 6 runs
     assert budget.within(30.0, per_run=10.0) == replace(plan, k=1, min_rounds=MIN_ROUNDS, ablation=False)  # the least
     fewer = replace(plan, min_rounds=2)  # asked for fewer rounds than MIN_ROUNDS: never raised
     assert Budget(None, fewer, 2, 4).within(1.0, per_run=10.0).min_rounds == 2
     # with a --budget the same shrinking applies to half of it
-    assert Budget(160.0, plan, 2, 4).scaled(per_run=10.0) == replace(plan, k=1, min_rounds=4)
+    assert Budget(160.0, plan, 2, 4).scaled(per_run=10.0) == replace(plan, k=2, select_rounds=1, min_rounds=3)
 
 
 @pytest.mark.parametrize("per_run, spent", [(0.3, 0.3), (5.0, 5.0), (6.0, 14.0), (40.0, 75.0)])

@@ -1,14 +1,19 @@
 """A study's budget in machine time: db_bench wall time of baselines, trials (every rung and repeat)
 and re-validation together. The search stops starting trials when the next one and the
 re-validation it still owes would not fit. The re-validation is sized in proportion: while choosing
-among the top K and measuring the gain would take more than ``SHARE`` of the budget, fewer finalists
-are chosen among (down to the best trial alone, whose gain paired rounds still measure afresh), then
-fewer rounds measure the gain (down to ``MIN_ROUNDS``); the
+among the top K and measuring the gain would take more than ``SHARE`` of the budget, the finalists
+are chosen among in fewer rounds (down to one, which needs no reference beside them), then the gain
+is measured in fewer rounds (down to ``MIN_ROUNDS``), then fewer finalists are chosen among (down to
+the best trial alone, whose gain paired rounds still measure afresh, in as many rounds as fit); the
 ablation (the measured "why") is reserved for only while the whole re-validation fits ``SHARE``, so
 that a small budget goes to the search and to an honest gain first; at the end it runs if it still fits.
 The search also keeps ``SPARE_RUNS`` typical runs spare: a last trial slower than the median must not
 push the reserved re-validation out (the default job of 2026-11-25 lost its ablation by 6 s after a
-16 s last trial against a 10.8 s median, and 648 s of its budget went unspent).
+16 s last trial against a 10.8 s median, and 648 s of its budget went unspent). Finalists come
+before rounds because the search's single runs can rank wrongly, not only noisily: at the 2 GiB target,
+the search's 10 s phases ranked 1 MB memtables above configurations that were faster in the 30 s
+phases the gain is measured in (benchmarks/results/phase_length.json); with one finalist, one such
+run decided the answer (seed 1 of benchmarks/results/versus_plain_optuna_target_2026-11-27.json).
 
 Without a budget the re-validation is fitted the same way to an allowance of its own (:meth:`Budget.within`):
 the search's machine time unless --revalidation-time gives another, so that a 6-trial study does not
@@ -78,7 +83,7 @@ class Budget:
         plan = plan or self.plan
         if not plan.k:
             return 0
-        select = (plan.k + 1) * plan.select_rounds if plan.k > 1 else 0  # the finalists and the reference
+        select = 0 if plan.k < 2 else plan.k if plan.select_rounds == 1 else (plan.k + 1) * plan.select_rounds
         return select + self.configurations * plan.min_rounds
 
     def full_runs(self, plan: Plan | None = None) -> int:
@@ -95,19 +100,15 @@ class Budget:
         return self.shrunk(per_run, SHARE * self.seconds)
 
     def shrunk(self, per_run: float, seconds: float) -> Plan:
-        """The plan whose choosing and gain take at most ``seconds``: the most finalists (at most the
-        plan's K), then for the best trial alone the most estimation rounds (at least ``MIN_ROUNDS``,
-        the plan's own if fewer); the smallest such plan when even that does not fit."""
+        """The first plan whose choosing and gain take at most ``seconds`` (:func:`_smaller`: fewer
+        choosing rounds, then fewer gain rounds, then fewer finalists); the smallest when none does."""
         plan = self.plan
         if per_run <= 0 or plan.k < 1:
             return plan
-        for k in range(plan.k, 1, -1):
-            if self.core_runs(replace(plan, k=k)) * per_run <= seconds:
-                return replace(plan, k=k)
-        rounds = plan.min_rounds
-        while rounds > MIN_ROUNDS and self.core_runs(replace(plan, k=1, min_rounds=rounds)) * per_run > seconds:
-            rounds -= 1
-        return replace(plan, k=1, min_rounds=rounds)
+        for smaller in _smaller(plan):
+            if self.core_runs(smaller) * per_run <= seconds:
+                return smaller
+        return smaller
 
     def reserve_runs(self, per_run: float) -> int:
         """Runs to keep for the re-validation while searching."""
@@ -168,3 +169,15 @@ class Budget:
         while (replace(self, seconds=seconds).trials_left(spent, per_run, 0, revalidation_run) or 0) < MIN_SEARCH:
             seconds += 5.0
         return seconds
+
+
+def _smaller(plan: Plan) -> list[Plan]:
+    """The plan and its smaller forms, largest first: for each number of finalists from the plan's K
+    down to 2, the choosing rounds down to one, then the gain's rounds down to ``MIN_ROUNDS`` (the
+    plan's own if fewer); then the best trial alone, its gain's rounds down the same way."""
+    least = min(plan.min_rounds, MIN_ROUNDS)
+    out = []
+    for k in range(plan.k, 1, -1):
+        out += [replace(plan, k=k, select_rounds=s) for s in range(plan.select_rounds, 0, -1)]
+        out += [replace(plan, k=k, select_rounds=1, min_rounds=r) for r in range(plan.min_rounds - 1, least - 1, -1)]
+    return out + [replace(plan, k=1, min_rounds=r) for r in range(plan.min_rounds, least - 1, -1)]

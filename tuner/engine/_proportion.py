@@ -42,13 +42,15 @@ class Proportion:
 
     def plan(self) -> Plan:
         """The re-validation's plan in proportion to the --budget, or without one to its allowance
-        (:meth:`_allowance`): fewer finalists, then fewer rounds, when choosing and the gain would
-        take more; no ablation when it does not fit. Decided once and saved, so that a resume goes on
+        (:meth:`_allowance`): fewer choosing rounds, then gain rounds, then finalists, when choosing
+        and the gain would take more (tuner.engine._budget); no ablation when it does not fit. Decided once and saved, so that a resume goes on
         with the same configurations."""
         base, ablation = self.parts.plan, self.store.attr("revalidation:ablation")
         if ablation is not None:  # decided before this resume (a study from before "revalidation:k" kept its K)
             return replace(base, ablation=base.ablation and ablation, k=min(base.k, self.store.attr("revalidation:k", base.k)),
-                           min_rounds=min(base.min_rounds, self.store.attr("revalidation:min_rounds", base.min_rounds)))
+                           min_rounds=min(base.min_rounds, self.store.attr("revalidation:min_rounds", base.min_rounds)),
+                           select_rounds=min(base.select_rounds,
+                                             self.store.attr("revalidation:select_rounds", base.select_rounds)))
         spent, per_run = self.spent()
         plan, fitted_to = self._fitted(spent, per_run)
         allowance = self._allowance(spent)
@@ -57,6 +59,10 @@ class Proportion:
         self.store.set_attr("revalidation:ablation", plan.ablation)
         self.store.set_attr("revalidation:k", plan.k)
         self.store.set_attr("revalidation:min_rounds", plan.min_rounds)
+        self.store.set_attr("revalidation:select_rounds", plan.select_rounds)
+        if plan.k > 1 and plan.select_rounds != base.select_rounds:
+            self.note(f"re-validation: chooses among its finalists in {_rounds(plan.select_rounds)}, not "
+                      f"{base.select_rounds}, to fit {fitted_to}")
         if plan.k != base.k:
             self.note(f"re-validation: chooses among {plan.k} finalist{'s' if plan.k > 1 else ''}, not {base.k}: with "
                       f"runs of {fmt_seconds(per_run)}, choosing among {base.k} would take more than {fitted_to}")
@@ -93,7 +99,7 @@ class Proportion:
         plan, fitted_to = self._fitted(used.spent + wanted * used.per_run, used.revalidation_run)
         runs = self.budget.full_runs(plan) if plan.ablation else self.budget.core_runs(plan)
         what = ("no re-validation (--revalidate 0): single runs" if not plan.k else
-                (f"choosing among {plan.k} finalists in {plan.select_rounds} rounds, then " if plan.k > 1 else "")
+                (f"choosing among {plan.k} finalists in {_rounds(plan.select_rounds)}, then " if plan.k > 1 else "")
                 + f"the gain against {self.parts.reference.name} in {plan.min_rounds}-{plan.max_rounds} paired rounds"
                 + (f" of {self.parts.plan.workload.duration:g} s phases" if self.parts.stretch != 1.0
                    and self.parts.plan.workload else "")
@@ -117,3 +123,7 @@ class Proportion:
             return self.parts.plan, "the sizes given (--revalidate, --revalidate-rounds, --revalidate-max-rounds)"
         given = "--revalidation-time" if self.parts.config.revalidation.revalidation_time else "the search's machine time"
         return self.budget.within(allowance, per_run), f"{fmt_duration(allowance)} ({given})"
+
+
+def _rounds(n: int) -> str:
+    return "one round" if n == 1 else f"{n} rounds"

@@ -4,7 +4,8 @@ The best of many single noisy runs is partly the luckiest, and samples that choo
 flatter it. So, after the search (on by default, ``--revalidate K``):
 
 1. **select**: the top K trials (:func:`tuner.ranking.top_k`) are measured in ``select_rounds``
-   rounds; the winner has the highest median ops/s (skipped when K is 1);
+   rounds, beside the reference when there are several; the winner has the highest median ops/s
+   (skipped when K is 1);
 2. **estimate**: the winner, the reference (``--baseline``'s configuration, else ``rocksdb-default``),
    the other baselines and, for the "why", the winner with each tuned option put back to the
    reference's value (one-at-a-time ablation) are measured in at least ``min_rounds`` rounds, more
@@ -67,9 +68,12 @@ class Remeasure:
         winner = finalists[0]
         if len(finalists) > 1:
             entries = {f"trial {t.number}": {"flags": space.flags(t.params), "trial": t.number} for t in finalists}
-            entries[reference.name] = {"flags": reference.flags}  # each finalist against it, round by round
+            if plan.select_rounds > 1:  # each finalist against it, round by round; one round needs none
+                entries[reference.name] = {"flags": reference.flags}
             self.note(f"re-validation: choosing among {len(finalists)} finalists from distinct regions of the space, "
-                      f"beside {reference.name}, in {plan.select_rounds} rounds")
+                      + (f"beside {reference.name}, in {plan.select_rounds} rounds" if plan.select_rounds > 1 else
+                         "in one round (the gain's rounds measure the chosen one beside "
+                         f"{reference.name})"))
             saved = self.rounds(entries, plan.select_rounds, "select", plan)
             rows = sample_rows(saved, entries)
             measured = [r for r in rows if r.get("median_ops_per_sec") and "failed" not in r and r["trial"] is not None]
@@ -79,7 +83,7 @@ class Remeasure:
             by_name = {r["name"]: r for r in rows}
             result["select"] = {"rounds": saved["rounds"], "configurations": rows, "winner": f"trial {winner.number}",
                                 "vs_reference": {r["name"]: _ratio(by_name, r["name"], reference.name)
-                                                 for r in rows if r["trial"] is not None},
+                                                 for r in rows if r["trial"] is not None and reference.name in by_name},
                                 "distance_to_winner": {f"trial {t.number}": round(space.distance(t.params, winner.params), 3)
                                                        for t in finalists},
                                 "rank_correlation": _rank_change(finalists, rows, plan)}

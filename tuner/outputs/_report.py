@@ -116,7 +116,8 @@ def verdict_lines(summary: dict[str, Any]) -> list[str]:
     if reval.get("noise_cv_reference") is not None:
         lines.append(f"noise: {ref}'s coefficient of variation over the rounds {100 * reval['noise_cv_reference']:.1f} %; "
                      "the winner was chosen on other rounds than these"
-                     + (f" ({reval['select']['rounds']} rounds among the top {len(reval['select']['configurations'])})"
+                     + (f" ({reval['select']['rounds']} round(s) among the top "
+                        f"{sum(1 for r in reval['select']['configurations'] if r.get('trial') is not None)})"
                         if reval.get("select") else ""))
     minimal = reval.get("minimal")
     if minimal:
