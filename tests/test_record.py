@@ -1046,6 +1046,28 @@ def test_the_tuner_searching_in_10_s_phases_against_a_plain_script_is_quoted_as_
     _quoted(f"({first['machine_seconds']['revalidation']:.0f} s for {2 * rounds} runs in seed 1)", ("README.md",))
 
 
+def test_the_phase_length_table_is_quoted_as_its_json_gives_it():
+    """docs/scale.md: each configuration's runs in the search's and the re-validation's phases, the
+    ratio of their mean to the defaults' at that length, and the drains."""
+    measured = _json("benchmarks/results/phase_length.json")
+    assert measured["phase_seconds"] == [10.0, 30.0] and measured["target_memory_bytes"] == 2**30
+    runs: dict[tuple[str, float], list[dict[str, Any]]] = {}
+    for run in measured["runs"]:
+        runs.setdefault((run["config"], run["duration"]), []).append(run)
+
+    def cell(name: str, seconds: float) -> str:
+        these = runs[(name, seconds)]
+        ratio = statistics.mean(r["ops_per_sec"] for r in these) / \
+            statistics.mean(r["ops_per_sec"] for r in runs[("rocksdb-default", seconds)])
+        drains = sorted(r["drain_seconds"] for r in these)
+        values = ", ".join(f"{r['ops_per_sec']:,.0f}" for r in these)
+        return f"{values} ({ratio:.2f}x), drain {drains[0]:.0f}-{drains[-1]:.0f} s"
+
+    for name in measured["configs"]:
+        row = _row("docs/scale.md", f"| {name} ")
+        assert row.endswith(f"| {cell(name, 10.0)} | {cell(name, 30.0)} |"), row
+
+
 def _share(v: dict[str, Any]) -> str:
     """``7 of 16 seeds that differ (44 %, 95 % CI 20-70 %)``, as README quotes experiments.sampler_benchmark.versus."""
     low, high = v["ci95"]
