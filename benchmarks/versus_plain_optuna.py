@@ -17,7 +17,7 @@ trial. Held out: both answers and db_bench's defaults run the workload, as the t
 (sustained: the drain is charged), in ``--rounds`` rounds, each in a fresh random order, with db_bench
 seeds neither search used; the tuner's answer over the plain one is the geometric mean of the
 per-round ratios with a 95 % t interval (tuner.stats.paired_ratio). The record (machine, db_bench,
-date, both searches, every sample) is rewritten after each seed.
+date, both searches, every sample, the project's commit the tuner ran from) is rewritten after each seed.
 
 ``--plain-from RECORD`` compares a changed tuner with the plain answers an earlier record found at
 the same settings and seeds, without searching again: each seed's plain search (its answer, trials
@@ -248,7 +248,8 @@ def main() -> None:
         settings = {"tuner_flags": [], "plain_from": None, **before}  # records before these flags: none given
         if any(settings.get(k) != record.get(k) for k in same) or before["db_bench"] != record["db_bench"]:
             parser.error(f"--append: {args.out} was measured with other settings or another db_bench")
-        record["when"] = before["when"]  # the first seeds'; each seed says when it ran
+        record["when"] = before["when"]  # the first seeds'; each seed says when it ran and from which commit
+        record["tuner_commit"] = before.get("tuner_commit")
         record["seeds"] = [s for s in before["seeds"] if s["seed"] not in seeds]
     rng = random.Random(1 + len(record["seeds"]))  # another order of rounds than the seeds kept
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-versus-plain-") as tmp:
@@ -277,8 +278,8 @@ def main() -> None:
                       flush=True)
             configs = {"rocksdb-default": {}, "tuner": tuner["flags"], "plain": plain["best"]["flags"]}
             rounds = held_out(runner, workload, configs, args.rounds, root / "logs" / f"held-out-{seed}", rng)
-            record["seeds"].append({"seed": seed, "started": started, "tuner": tuner, "plain": plain,
-                                    "held_out": rounds})
+            record["seeds"].append({"seed": seed, "started": started, "tuner_commit": _commit(), "tuner": tuner,
+                                    "plain": plain, "held_out": rounds})
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(record, indent=2, default=str) + "\n")
             g = rounds["tuner_over_plain"]
