@@ -149,16 +149,19 @@ class Budget:
     def fit(self, spent: float, per_run: float) -> Plan:
         """The re-validation plan for what is left: its finalists in proportion to the budget
         (:meth:`scaled`), without the ablation when it would not fit."""
-        plan = self.scaled(per_run)
-        if self.seconds is None or not plan.ablation or spent + self.full_runs(plan) * per_run <= self.seconds:
-            return plan
-        return replace(plan, ablation=False)
+        if self.seconds is None:
+            return self.plan
+        return self._fitted(per_run, SHARE * self.seconds, self.seconds - spent)
 
     def within(self, seconds: float, per_run: float) -> Plan:
         """The re-validation plan for an allowance of ``seconds`` (a study without a budget):
         :meth:`shrunk` to it, without the ablation unless the whole re-validation fits."""
-        plan = self.shrunk(per_run, seconds)
-        if not plan.ablation or self.full_runs(plan) * per_run <= seconds:
+        return self._fitted(per_run, seconds, seconds)
+
+    def _fitted(self, per_run: float, core: float, whole: float) -> Plan:
+        """:meth:`shrunk` to ``core`` seconds, without the ablation unless all of it fits ``whole``."""
+        plan = self.shrunk(per_run, core)
+        if not plan.ablation or self.full_runs(plan) * per_run <= whole:
             return plan
         return replace(plan, ablation=False)
 
