@@ -43,8 +43,8 @@ class Proportion:
     def plan(self) -> Plan:
         """The re-validation's plan in proportion to the --budget, or without one to its allowance
         (:meth:`_allowance`): fewer choosing rounds, then gain rounds, then finalists, when choosing
-        and the gain would take more (tuner.engine._budget); no ablation when it does not fit. Decided once and saved, so that a resume goes on
-        with the same configurations."""
+        and the gain would take more (tuner.engine._budget); no ablation when it does not fit.
+        Decided once and saved, so that a resume goes on with the same configurations."""
         base, ablation = self.parts.plan, self.store.attr("revalidation:ablation")
         if ablation is not None:  # decided before this resume (a study from before "revalidation:k" kept its K)
             return replace(base, ablation=base.ablation and ablation, k=min(base.k, self.store.attr("revalidation:k", base.k)),
