@@ -22,6 +22,7 @@ from tuner import rungs
 from tuner.engine import _loop as engine_loop
 from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, usage
 from tuner.engine._plan import Plan
+from tuner.engine._revalidation import Remeasure
 from tuner.outputs import closing_table
 from tuner.samplers import (RANKED, UNCONSTRAINED_ONLY, SamplerError, Startup, choose, make_sampler, startup_size,
                             study_seed)
@@ -276,6 +277,24 @@ def test_the_revalidation_chooses_in_fewer_rounds_then_among_fewer_finalists_whe
     assert budget.reserve_runs(per_run=5.0) == 9 and budget.fit(spent=0.0, per_run=5.0).k == 3
     assert budget.scaled(per_run=30.0).k == 1  # never fewer than one: its gain is what the study reports
     assert Budget(None, budget.plan, 2, 4).scaled(per_run=1e9).k == 3  # no budget: the plan as asked
+
+
+def test_one_more_gain_round_is_counted_at_each_configurations_own_run_length():
+    """Slow defaults beside a fast winner: one more round of the gain costs each one's own mean run,
+    not twice the mean of every re-validation run (the fast finalists' too), which undercounted it."""
+    select = {"samples": {"trial 15": [{"wall_seconds": 50.0}], "trial 14": [{"wall_seconds": 40.0}],
+                          "trial 23": [{"wall_seconds": 42.0}]}, "failed": {}}
+    estimate = {"samples": {"rocksdb-default": [{"wall_seconds": 70.0}, {"wall_seconds": 72.0}],
+                            "trial 15": [{"wall_seconds": 50.0}, {"wall_seconds": 52.0}]}, "failed": {}}
+    stages = {"revalidation:select": select, "revalidation:estimate": estimate}
+    store = SimpleNamespace(attr=lambda name, default=None: stages.get(name, default))
+    remeasure = Remeasure(store, measure=None, note=print, out=Path("."))
+    entries = {"rocksdb-default": {"flags": {}}, "trial 15": {"flags": {}}}
+    assert remeasure.run_length() == pytest.approx(376.0 / 7)  # 53.7 s: 2 runs of it would be 107 s
+    assert remeasure._round_seconds(estimate, entries, owed=0) == 71.0 + 51.0
+    assert remeasure._round_seconds(estimate, entries, owed=3) == pytest.approx(122.0 + 3 * 376.0 / 7)
+    failed = {**estimate, "failed": {"trial 15": "killed"}}  # a configuration that failed runs no more
+    assert remeasure._round_seconds(failed, entries, owed=0) == 71.0
 
 
 def test_a_small_budget_reserves_no_ablation_and_drops_it_when_it_does_not_fit():

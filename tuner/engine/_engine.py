@@ -64,7 +64,7 @@ class Engine:
         n_baselines = len(self._baselines())
         self.budget = Budget(self.search.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
         self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out,
-                                   lambda runs: self.proportion.afford(runs))
+                                   lambda seconds: self.proportion.afford(seconds))
         self.proportion = Proportion(parts, self.store, self.budget, self.remeasure, bus.note, self.snapshot,
                                      self._spent)
 

@@ -30,15 +30,12 @@ class Proportion:
     snapshot: Callable[[], StudySnapshot]
     spent: Callable[[], tuple[float, float]]  # seconds spent, re-validation included; a re-validation run's length
 
-    def afford(self, runs: int) -> bool:
-        """Whether ``runs`` more re-validation runs (of its own runs' mean length once it has some)
-        fit the --budget, or without one its allowance."""
-        spent, per_run = self.spent()
-        per_run = self.remeasure.run_length() or per_run
+    def afford(self, seconds: float) -> bool:
+        """Whether ``seconds`` more of re-validation runs fit the --budget, or without one its allowance."""
         if self.parts.config.search.budget is not None:
-            return spent + runs * per_run <= self.parts.config.search.budget
+            return self.spent()[0] + seconds <= self.parts.config.search.budget
         allowance = self.store.attr("revalidation:allowance")
-        return allowance is None or self.remeasure.seconds() + runs * per_run <= allowance
+        return allowance is None or self.remeasure.seconds() + seconds <= allowance
 
     def plan(self) -> Plan:
         """The re-validation's plan in proportion to the --budget, or without one to its allowance

@@ -26,6 +26,7 @@ resumes where it stopped.
 from __future__ import annotations
 
 import random
+import statistics
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -54,7 +55,7 @@ class Remeasure:
     measure: Measure
     note: Callable[[str], None]
     out: Path
-    afford: Callable[[int], bool] = lambda runs: True  # do ``runs`` more runs fit the --budget?
+    afford: Callable[[float], bool] = lambda seconds: True  # do ``seconds`` more of runs fit the --budget?
 
     def revalidate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference) -> dict[str, Any] | None:
         space = snapshot.space
@@ -102,6 +103,15 @@ class Remeasure:
         walls = self._walls()
         return sum(walls) / len(walls) if walls else None
 
+    def _round_seconds(self, saved: dict[str, Any], entries: dict[str, dict[str, Any]], owed: int) -> float:
+        """What one more round of ``entries`` and ``owed`` runs of a later stage take: each entry's
+        mean run so far (a mean of all runs would undercount slow defaults beside fast finalists: a
+        20-minute study overran its --budget by 18 s), the others at the mean of all."""
+        mean = self.run_length() or 0.0
+        walls = [[m.get("wall_seconds") or 0.0 for m in saved["samples"].get(name, [])]
+                 for name in entries if name not in saved["failed"]]
+        return sum(statistics.mean(w) if w else mean for w in walls) + owed * mean
+
     def _walls(self) -> list[float]:
         return [m.get("wall_seconds") or 0.0 for stage in ("select", "estimate", "minimal")
                 for samples in self.store.attr(f"{ATTR}:{stage}", {}).get("samples", {}).values() for m in samples]
@@ -124,7 +134,7 @@ class Remeasure:
             rows = {r["name"]: r for r in sample_rows(saved, entries)}
             gain = _ratio(rows, best, reference.name)
             if (relative_width(gain) <= plan.target or rounds >= plan.max_rounds or best in saved["failed"]
-                    or not self.afford(len(entries) + owed)):
+                    or not self.afford(self._round_seconds(saved, entries, owed))):
                 break
             rounds += 1
         out: dict[str, Any] = {"rounds": saved["rounds"], "configurations": list(rows.values()), "best": best,
