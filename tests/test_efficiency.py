@@ -21,7 +21,7 @@ from tests.test_cli import tuner
 from tuner import rungs
 from tuner.engine import _loop as engine_loop
 from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, usage
-from tuner.engine._plan import Plan
+from tuner.engine._plan import Plan, Reference
 from tuner.engine._revalidation import Remeasure
 from tuner.outputs import closing_table
 from tuner.samplers import (RANKED, UNCONSTRAINED_ONLY, SamplerError, Startup, choose, make_sampler, startup_size,
@@ -295,6 +295,33 @@ def test_one_more_gain_round_is_counted_at_each_configurations_own_run_length():
     assert remeasure._round_seconds(estimate, entries, owed=3) == pytest.approx(122.0 + 3 * 376.0 / 7)
     failed = {**estimate, "failed": {"trial 15": "killed"}}  # a configuration that failed runs no more
     assert remeasure._round_seconds(failed, entries, owed=0) == 71.0
+
+
+def test_gain_rounds_past_the_least_run_only_while_they_fit_the_budget(tmp_path):
+    """The plan's rounds were sized from estimated run lengths; measured runs that take longer must not
+    push the study past its --budget: past MIN_ROUNDS a round runs only when it fits."""
+    def store() -> SimpleNamespace:
+        attrs: dict[str, object] = {}
+        return SimpleNamespace(attr=lambda name, default=None: attrs.get(name, default), set_attr=attrs.__setitem__)
+
+    spent = []
+    ratios = iter([1.5, 2.5] * 10)  # noisy enough that the interval never gets within 10 %
+
+    def measure(what, flags, log_dir, workload):
+        wall = 50.0 if flags else 70.0
+        spent.append(wall)
+        return SimpleNamespace(metrics={"ops_per_sec": 100.0 * (next(ratios) if flags else 1.0), "wall_seconds": wall})
+
+    cap = 3 * 120.0 + 100.0  # three rounds of 120 s fit, a fourth does not
+    remeasure = Remeasure(store(), measure, note=lambda line: None, out=tmp_path,
+                          afford=lambda seconds: sum(spent) + seconds <= cap)
+    snapshot = SimpleNamespace(space=SimpleNamespace(flags=lambda params: {"write_buffer_size": "1"}), baselines=[])
+    plan = Plan(k=1, min_rounds=5, max_rounds=10, ablation=False)
+    out = remeasure._estimate(snapshot, plan, Reference("rocksdb-default", {}), SimpleNamespace(number=15, params={}))
+    assert out["rounds"] == MIN_ROUNDS == 3 and sum(spent) == 360.0
+    unbounded = Remeasure(store(), measure, note=lambda line: None, out=tmp_path)
+    assert unbounded._estimate(snapshot, plan, Reference("rocksdb-default", {}),
+                               SimpleNamespace(number=15, params={}))["rounds"] == 10  # no budget: up to max_rounds
 
 
 def test_a_small_budget_reserves_no_ablation_and_drops_it_when_it_does_not_fit():

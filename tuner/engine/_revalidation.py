@@ -10,7 +10,8 @@ flatter it. So, after the search (on by default, ``--revalidate K``):
    the other baselines and, for the "why", the winner with each tuned option put back to the
    reference's value (one-at-a-time ablation) are measured in at least ``min_rounds`` rounds, more
    (up to ``max_rounds``) while the winner's interval against the reference is wider than
-   ``target``. These rounds never chose anything, so they estimate the gain without selection bias;
+   ``target``; past ``MIN_ROUNDS`` (tuner.engine._budget), each round runs only while it fits the
+   --budget (or the allowance), since the runs' lengths are estimates until measured. These rounds never chose anything, so they estimate the gain without selection bias;
 3. **minimal**: the winner with only the options that measurably matter (the others at the
    reference's values), re-measured beside the reference and the full winner.
 
@@ -37,6 +38,7 @@ from objectives.runner import RunFailed
 from objectives.workloads import Flag, Workload
 from search_spaces import SearchSpace
 from tuner import options_file, ranking
+from tuner.engine._budget import MIN_ROUNDS
 from tuner.engine._plan import Plan, Reference
 from tuner.engine._storage import StudyStore
 from tuner.fmt import fmt_duration
@@ -127,14 +129,14 @@ class Remeasure:
         entries.update({f"{best} without {p}": {"flags": flags, "ablates": p} for p, flags in ablated.items()})
         self.note(f"re-validation: {best} against {reference.name} ({len(entries)} configurations, "
                   f"{plan.min_rounds} to {plan.max_rounds} rounds, until the interval is within {plan.target:.0%})")
-        rounds = plan.min_rounds
+        rounds = min(plan.min_rounds, MIN_ROUNDS)  # past these, a round runs only while it fits the --budget
         owed = 3 * plan.min_rounds if ablated else 0  # the minimal configuration's stage, still to come
         while True:
             saved = self.rounds(entries, rounds, "estimate", plan)
             rows = {r["name"]: r for r in sample_rows(saved, entries)}
             gain = _ratio(rows, best, reference.name)
-            if (relative_width(gain) <= plan.target or rounds >= plan.max_rounds or best in saved["failed"]
-                    or not self.afford(self._round_seconds(saved, entries, owed))):
+            if ((rounds >= plan.min_rounds and relative_width(gain) <= plan.target) or rounds >= plan.max_rounds
+                    or best in saved["failed"] or not self.afford(self._round_seconds(saved, entries, owed))):
                 break
             rounds += 1
         out: dict[str, Any] = {"rounds": saved["rounds"], "configurations": list(rows.values()), "best": best,
