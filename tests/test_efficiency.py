@@ -333,6 +333,11 @@ def test_a_small_budget_reserves_no_ablation_and_drops_it_when_it_does_not_fit()
     assert budget.fit(spent=10.0, per_run=2.0).ablation  # 10 + 70 <= 100: it still fits at the end
     assert not budget.fit(spent=60.0, per_run=2.0).ablation  # 60 + 70 > 100: skipped
     assert Budget(None, plan, 2, 4).fit(spent=1e9, per_run=1e9).ablation
+    # a search that left less than half of the budget: the plan fits what is left (seed 2 of the target
+    # comparison planned 11 runs for half of 1200 s when 554 s were left, and spent 1243 s)
+    wide = Budget(1200.0, Plan(k=3, select_rounds=3, min_rounds=5, ablation=False), configurations=2, ablations=8)
+    assert wide.fit(spent=500.0, per_run=50.0) == replace(wide.plan, select_rounds=1, min_rounds=4)  # 550 s <= 600 s
+    assert wide.fit(spent=660.0, per_run=50.0) == replace(wide.plan, select_rounds=1, min_rounds=3)  # 540 s left
 
 
 def test_a_revalidation_fits_its_allowance_by_choosing_rounds_then_gain_rounds_then_finalists():

@@ -147,11 +147,12 @@ class Budget:
         return self.seconds - spent - self.reserve_runs(again) * again
 
     def fit(self, spent: float, per_run: float) -> Plan:
-        """The re-validation plan for what is left: its finalists in proportion to the budget
-        (:meth:`scaled`), without the ablation when it would not fit."""
+        """The re-validation plan for what is left: choosing and the gain within ``SHARE`` of the
+        budget and within what the search left of it, the ablation only if all of it fits."""
         if self.seconds is None:
             return self.plan
-        return self._fitted(per_run, SHARE * self.seconds, self.seconds - spent)
+        left = self.seconds - spent
+        return self._fitted(per_run, min(SHARE * self.seconds, left), left)
 
     def within(self, seconds: float, per_run: float) -> Plan:
         """The re-validation plan for an allowance of ``seconds`` (a study without a budget):
