@@ -977,10 +977,12 @@ def test_the_tuner_against_a_plain_optuna_script_is_quoted_as_its_json_gives_it(
 def _versus_plain_target(seed: dict[str, Any]) -> str:
     """One seed of the target comparison as README quotes it."""
     tuner, plain, held = seed["tuner"], seed["plain"], seed["held_out"]
+    fills = f"{plain['trials']} fills in {plain['db_bench_seconds']:.0f} s"
+    searched = (f"the plain script's search of {plain['reused_from']['started'][:16]} UTC ({fills})"
+                if plain.get("reused_from") else f"the plain script {fills}")
     return (f"seed {seed['seed']}: the tuner measured {tuner['trials']['complete']} configurations and re-validated "
             f"its answer, in {tuner['db_bench_seconds']:.0f} s of db_bench (it reported {_ratio(tuner['reported_gain'])} "
-            f"over the defaults), the plain script {plain['trials']} fills in {plain['db_bench_seconds']:.0f} s; held out "
-            f"({held['tuner_over_plain']['n']} rounds), {_held_out(held)}")
+            f"over the defaults), {searched}; held out ({held['tuner_over_plain']['n']} rounds), {_held_out(held)}")
 
 
 def test_the_tuner_against_a_plain_script_at_a_target_is_quoted_as_its_json_gives_it():
@@ -1066,6 +1068,34 @@ def test_the_phase_length_table_is_quoted_as_its_json_gives_it():
     for name in measured["configs"]:
         row = _row("docs/scale.md", f"| {name} ")
         assert row.endswith(f"| {cell(name, 10.0)} | {cell(name, 30.0)} |"), row
+
+
+def test_the_tuner_choosing_among_finalists_against_a_plain_script_is_quoted_as_its_json_gives_it():
+    """Since d264c6a: the re-validation chooses among 3 finalists in one 30 s round on a 20-minute
+    budget; the plain answers of its first seeds are the earlier record's (--plain-from)."""
+    measured = _json("benchmarks/results/versus_plain_optuna_target_finalists_2026-11-27.json")
+    earlier = {s["seed"]: s for s in _json(measured["plain_from"])["seeds"]}
+    assert measured["plain_from"] == "benchmarks/results/versus_plain_optuna_target_2026-11-27.json"
+    assert measured["budget_seconds"] == 1200 and measured["target_data_bytes"] == 2 * 2**30
+    console = (ROOT / "benchmarks/results/versus_plain_optuna_target_finalists_2026-11-27.console.log").read_text()
+    for seed in measured["seeds"]:
+        _quoted(f"with finalists, {_versus_plain_target(seed)}", ("README.md",))
+        assert seed["tuner"]["phase_seconds"] == {"search": 10, "revalidation": 30}
+        low, high = seed["tuner"]["reported_gain"]["ci95"]  # "each held-out gain ... within what the tuner reported"
+        assert low <= seed["held_out"]["over_default"]["tuner"]["ratio"] <= high
+        if seed["plain"].get("reused_from"):
+            assert {k: v for k, v in seed["plain"].items() if k != "reused_from"} == earlier[seed["seed"]]["plain"]
+        else:
+            assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30
+    first = [s for s in measured["seeds"] if s["seed"] in (1, 2)]
+    assert [s["tuner_commit"] for s in first] == ["d264c6a", "d264c6a"]
+    assert all(s["held_out"]["tuner_over_plain"]["ci95"][0] > 1.05 for s in first)  # "each interval above 1.05"
+    more = [round(100 * (s["tuner"]["db_bench_seconds"] / s["plain"]["db_bench_seconds"] - 1)) for s in first]
+    _quoted(f"spent {more[0]} % and {more[1]} % more ({first[0]['tuner']['db_bench_seconds']:.0f} and "
+            f"{first[1]['tuner']['db_bench_seconds']:.0f} s)", ("README.md",))
+    assert len(re.findall(r"^select round 1/1: ", console, re.M)) == 3 * len(first)  # 3 finalists, one round
+    assert len(re.findall(r"^estimate round 4/4: rocksdb-default", console, re.M)) == len(first)  # 4 gain rounds
+    assert len(re.findall(r"the answer changed: trial \d+ led the search", console)) == len(first)
 
 
 def _share(v: dict[str, Any]) -> str:
