@@ -263,7 +263,7 @@ def main() -> None:
             record["preload"] = {"seconds": built.seconds, "size_bytes": built.size_bytes}
             print(f"held-out DB preloaded: {built.size_bytes / 2**30:.1f} GiB in {built.seconds:.0f} s", flush=True)
         for seed in seeds:
-            started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+            started, commit = time.strftime("%Y-%m-%d %H:%M:%S %Z"), _commit()  # what the tuner runs from
             tuner = tuner_search(workload.name, size, args.budget, seed, root / f"tuner-{seed}", args.tuner_flags)
             print(f"seed {seed}: the tuner spent {tuner['db_bench_seconds']:.0f} s of db_bench"
                   + ("" if seed in reused else "; the plain script gets as much"), flush=True)
@@ -278,7 +278,7 @@ def main() -> None:
                       flush=True)
             configs = {"rocksdb-default": {}, "tuner": tuner["flags"], "plain": plain["best"]["flags"]}
             rounds = held_out(runner, workload, configs, args.rounds, root / "logs" / f"held-out-{seed}", rng)
-            record["seeds"].append({"seed": seed, "started": started, "tuner_commit": _commit(), "tuner": tuner,
+            record["seeds"].append({"seed": seed, "started": started, "tuner_commit": commit, "tuner": tuner,
                                     "plain": plain, "held_out": rounds})
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(record, indent=2, default=str) + "\n")
