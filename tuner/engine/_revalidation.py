@@ -11,7 +11,8 @@ flatter it. So, after the search (on by default, ``--revalidate K``):
    reference's value (one-at-a-time ablation) are measured in at least ``min_rounds`` rounds, more
    (up to ``max_rounds``) while the winner's interval against the reference is wider than
    ``target``; past ``MIN_ROUNDS`` (tuner.engine._budget), each round runs only while it fits the
-   --budget (or the allowance), since the runs' lengths are estimates until measured. These rounds never chose anything, so they estimate the gain without selection bias;
+   --budget (or the allowance), since the runs' lengths are estimates until measured. These rounds
+   never chose anything, so they estimate the gain without selection bias;
 3. **minimal**: the winner with only the options that measurably matter (the others at the
    reference's values), re-measured beside the reference and the full winner.
 
