@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from search_spaces.context import Context, ExpressionError, evaluate
+from search_spaces.context import GiB, MiB, Context, ExpressionError, evaluate
 from search_spaces.errors import SpaceError
+
+_BELOW, _ABOVE = (ast.Lt, ast.LtE), (ast.Gt, ast.GtE)
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,42 @@ class Constraint:
         shown.update({n: ctx.names()[n] for n in sorted(self.names()) if n in ctx.names()})
         values = ", ".join(f"{k}={v}" for k, v in shown.items())
         return f"{self.name}: {self.expr} is false for {values}"
+
+    def relaxed(self, configurations: dict[str, dict[str, object]], ctx: Context) -> Constraint:
+        """This constraint relaxed just enough that each named configuration meets it (itself when all
+        do): ``a <= b`` or ``a < b``, which they break by up to ``d`` (the largest ``a - b`` among them),
+        becomes ``a - b <= d``; ``a >= b`` or ``a > b`` becomes ``a - b >= -d``. A constraint of another
+        form cannot be relaxed: SpaceError."""
+        broken = [who for who, params in configurations.items() if not self.holds(params, ctx)]
+        if not broken:
+            return self
+        tree = ast.parse(self.expr, mode="eval").body
+        if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], _BELOW + _ABOVE)):
+            raise SpaceError(f"constraints.{self.name}: {self.expr!r} cannot be relaxed to hold "
+                             f"{' and '.join(broken)}'s values (only a single <, <=, > or >= comparison can be); "
+                             "widen it in the space file")
+        difference = f"{_side(self.expr, tree.left, False)} - {_side(self.expr, tree.comparators[0], True)}"
+        gaps = [evaluate(difference, {**ctx.names(), **configurations[who]}) for who in broken]
+        if isinstance(tree.ops[0], _BELOW):
+            return replace(self, expr=f"{difference} <= {_literal(max(gaps))}")
+        return replace(self, expr=f"{difference} >= {_literal(min(gaps))}")
+
+
+def _side(expr: str, node: ast.expr, right: bool) -> str:
+    """A side of a comparison as text, in parentheses where a subtraction would split it."""
+    text = ast.get_source_segment(expr, node) or ast.unparse(node)
+    bare = isinstance(node, (ast.Name, ast.Constant, ast.Call)) or not (
+        right or isinstance(node, (ast.BoolOp, ast.Compare)))
+    return text if bare else f"({text})"
+
+
+def _literal(number: float) -> str:
+    """``number`` as expression text that evaluates to exactly it: whole GiB or MiB in those units."""
+    if not float(number).is_integer():
+        return repr(float(number))
+    whole = int(number)
+    units = (f"{whole // size} * {name}" for name, size in (("GiB", GiB), ("MiB", MiB)) if whole and not whole % size)
+    return next(units, str(whole))
 
 
 def constraint_from_dict(index: int, spec: object, parameter_names: list[str], ctx_names: set[str]) -> Constraint:

@@ -52,6 +52,15 @@ class Parameter:
     def contains(self, value: Value) -> bool:
         raise NotImplementedError
 
+    def value_of(self, text: object) -> Value | None:
+        """A db_bench flag's value (``text``) as this parameter's, whether or not it holds it; None
+        when it is none (not a number for a numeric parameter)."""
+        raise NotImplementedError
+
+    def holding(self, value: Value, who: str) -> Parameter:
+        """This parameter widened to hold ``value``, ``who``'s (itself when it holds it already)."""
+        raise NotImplementedError
+
     def suggest(self, trial: optuna.Trial) -> Value:
         raise NotImplementedError
 
@@ -144,6 +153,24 @@ class _Numeric(Parameter):
     def contains(self, value: Value) -> bool:
         return isinstance(value, (int, float)) and not isinstance(value, bool) and self.low <= value <= self.high
 
+    def value_of(self, text: object) -> int | float | None:
+        try:
+            return self._cast(float(text))  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError):
+            return None
+
+    def holding(self, value: Value, who: str) -> _Numeric:
+        """The range extended to ``value`` (as this parameter's type; on a log range only a value > 0),
+        and an explicit grid given it."""
+        number = self._cast(value)
+        if self.contains(number):
+            return self
+        if self.log and number <= 0:
+            raise SpaceError(f"parameters.{self.name}: a log range cannot hold {who}'s value {number} (it takes "
+                             "values > 0 only); make it linear (log = false) or give it low > 0 and that value")
+        grid = tuple(sorted({*self.grid_values, number})) if self.grid_values is not None else None
+        return replace(self, low=min(self.low, number), high=max(self.high, number), grid_values=grid)
+
 
 @dataclass(frozen=True)
 class IntParam(_Numeric):
@@ -197,6 +224,17 @@ class CategoricalParam(Parameter):
     def contains(self, value: Value) -> bool:
         return value in self.choices
 
+    def value_of(self, text: object) -> Value:
+        """The choice db_bench's ``text`` names (a bool as true or false), else the text itself."""
+        return next((c for c in self.choices if str(text) in (str(c), flag_text(c))), str(text))
+
+    def holding(self, value: Value, who: str) -> CategoricalParam:
+        """The choices, and an explicit grid, given ``value`` when they lack it."""
+        if value in self.choices:
+            return self
+        grid = (*self.grid_values, value) if self.grid_values is not None else None
+        return replace(self, choices=(*self.choices, value), grid_values=grid)
+
     def suggest(self, trial: optuna.Trial) -> Value:
         return trial.suggest_categorical(self.name, self.choices)
 
@@ -211,6 +249,15 @@ class CategoricalParam(Parameter):
 
     def describe(self) -> str:
         return "{" + ", ".join(str(c) for c in self.choices) + "}"
+
+
+def flag_text(value: Value) -> str:
+    """A value as db_bench's flag takes it (a bool as true or false)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
 
 
 _KINDS: dict[str, type[Parameter]] = {"int": IntParam, "float": FloatParam, "categorical": CategoricalParam}

@@ -15,7 +15,7 @@ from search_spaces import files
 from search_spaces.constraints import Constraint, constraint_from_dict
 from search_spaces.context import Context
 from search_spaces.errors import SpaceError
-from search_spaces.parameters import CategoricalParam, Parameter, Value, parameter_from_dict
+from search_spaces.parameters import CategoricalParam, Parameter, Value, flag_text, parameter_from_dict
 
 PRESET_DIR = Path(__file__).with_name("presets")
 _TOP_LEVEL = {"name", "description", "parameters", "constraints"}
@@ -123,6 +123,25 @@ class SearchSpace:
             raise SpaceError(f"space {self.name!r}: found no feasible configuration near {params}")
         return best
 
+    def holding(self, configurations: dict[str, dict[str, Value]]) -> SearchSpace:
+        """This space widened to hold each named configuration (``{who: {parameter: value}}``, e.g. the
+        reference gains are measured against): a range extended to its value, a categorical given its
+        choice, a constraint it breaks relaxed just enough (:meth:`Constraint.relaxed`). One SpaceError,
+        naming the field, when that cannot be."""
+        ctx, params = self._ctx(), []
+        try:
+            for p in self.parameters:
+                for who, config in configurations.items():
+                    if p.name in config and p.active(config):
+                        p = p.holding(config[p.name], who)
+                params.append(p)
+            known = set(ctx.names())
+            constraints = tuple(c.relaxed({who: config for who, config in configurations.items()
+                                           if c.names() <= known | set(config)}, ctx) for c in self.constraints)
+        except SpaceError as exc:
+            raise SpaceError(f"space {self.name!r}: {exc}") from None
+        return replace(self, parameters=tuple(params), constraints=constraints)
+
     def distance(self, a: dict[str, Value], b: dict[str, Value]) -> float:
         """How far apart two configurations are, 0 to 1: the mean over parameters of the gap along each
         one's (log) range, 0/1 for a choice; a parameter active in one only counts as 1."""
@@ -156,7 +175,7 @@ class SearchSpace:
     def flags(self, params: dict[str, Value]) -> dict[str, str]:
         """db_bench flags for a configuration."""
         by_name = {p.name: p for p in self.parameters}
-        return {by_name[k].flag: _flag_text(v) for k, v in params.items() if k in by_name}
+        return {by_name[k].flag: flag_text(v) for k, v in params.items() if k in by_name}
 
     def grid(self) -> dict[str, list[Value]]:
         return {p.name: list(p.grid()) for p in self.parameters}
@@ -170,19 +189,16 @@ class SearchSpace:
         names = list(grid)
         return sum(1 for combo in itertools.product(*grid.values()) if not self.violations(dict(zip(names, combo))))
 
+    def describe(self) -> dict[str, dict[str, str]]:
+        """Each parameter's range or choices and each constraint's expression, as a study records them."""
+        return {"parameters": {p.name: p.describe() for p in self.parameters},
+                "constraints": {c.name: c.expr for c in self.constraints}}
+
     def parameter(self, name: str) -> Parameter:
         for p in self.parameters:
             if p.name == name:
                 return p
         raise KeyError(name)
-
-
-def _flag_text(value: Value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
 
 
 def preset_names() -> list[str]:

@@ -203,3 +203,61 @@ def test_a_catalogued_memory_size_beyond_ram_is_refused(ctx):
     space = SearchSpace.from_dict({"parameters": {"db_write_buffer_size": {"type": "int", "low": 1, "high": ctx.ram * 2}}})
     with pytest.raises(SpaceError, match="more than this host's RAM"):
         space.resolve(ctx)
+
+
+# -- a space widened to hold the reference (issue 42) -------------------------------------------------
+# db_bench's defaults of the default space's options (64 MB memtables, no bloom filter, snappy).
+DEFAULTS = {"subcompactions": 1, "max_background_jobs": 2, "write_buffer_size": 64 * MiB, "max_write_buffer_number": 2,
+            "min_write_buffer_number_to_merge": 1, "cache_size": 8 * MiB, "bloom_bits": -1, "compression_type": "snappy"}
+
+
+def test_a_space_that_excludes_the_defaults_widens_just_enough_to_hold_them(host):
+    """256 MiB of data within a 96 MiB budget: write_buffer_size is capped at budget / 8 = 12 MiB and
+    the memory constraint at 96 MiB, both below the defaults' 64 MB memtables (2 x 64 + 8 MiB)."""
+    space = load_space("default").resolve(replace(host, data=256 * MiB, budget=96 * MiB))
+    assert space.parameter("write_buffer_size").high == 12 * MiB and space.violations(DEFAULTS)
+    wider = space.holding({"rocksdb-default": DEFAULTS})
+    assert wider.violations(DEFAULTS) == []
+    assert all(wider.parameter(n).contains(v) for n, v in DEFAULTS.items())
+    wbs, bloom = wider.parameter("write_buffer_size"), wider.parameter("bloom_bits")
+    assert (wbs.low, wbs.high, wbs.log) == (1 * MiB, 64 * MiB, True) and (bloom.low, bloom.high) == (-1, 16)
+    unchanged = {"subcompactions", "max_background_jobs", "max_write_buffer_number", "cache_size", "compression_type"}
+    assert all(wider.parameter(n) == space.parameter(n) for n in unchanged)
+    memory = {c.name: c for c in wider.constraints}["memory_budget"]
+    assert memory.expr == "write_buffer_size * max_write_buffer_number + cache_size - budget <= 40 * MiB"
+    one_byte_more = {**DEFAULTS, "cache_size": 8 * MiB + 1}  # relaxed just enough: not a byte more
+    assert [v.split(":")[0] for v in wider.violations(one_byte_more)] == ["memory_budget"]
+    assert space.holding({"rocksdb-default": {**DEFAULTS, "write_buffer_size": 4 * MiB,
+                                              "bloom_bits": 10}}).parameters == space.parameters  # held already
+
+
+def test_a_user_configuration_outside_the_space_is_held_too(ctx):
+    space = load_space("default").resolve(ctx)
+    mine = {**DEFAULTS, "write_buffer_size": 512 * MiB, "max_write_buffer_number": 12, "compression_type": "lz4hc",
+            "compression_level": 40, "cache_size": 64 * MiB}  # compression_level: not active with lz4hc
+    wider = space.holding({"rocksdb-default": DEFAULTS, "current": mine})
+    assert wider.parameter("write_buffer_size").high == 512 * MiB and wider.parameter("max_write_buffer_number").high == 12
+    assert wider.parameter("compression_type").choices == ("none", "snappy", "lz4", "zstd", "lz4hc")
+    assert wider.parameter("compression_level") == space.parameter("compression_level")
+    assert wider.violations(mine) == [] and wider.violations(DEFAULTS) == []
+
+
+def test_every_comparison_relaxes_and_another_constraint_is_refused_in_one_line(ctx):
+    def two(expr: str) -> SearchSpace:
+        return SearchSpace.from_dict({
+            "parameters": {"a": {"type": "int", "low": 1, "high": 8, "options_key": "CFOptions.x"},
+                           "b": {"type": "int", "low": 1, "high": 8, "options_key": "CFOptions.y"}},
+            "constraints": [{"name": "c", "expr": expr}]}).resolve(ctx)
+
+    held = {"current": {"a": 6, "b": 2}}
+    assert two("a < b").holding(held).constraints[0].expr == "a - b <= 4"
+    assert two("2 * b >= a + 3").holding(held).constraints[0].expr == "2 * b - (a + 3) >= -5"
+    assert two("a <= b").holding({"current": {"a": 2, "b": 6}}).constraints[0].expr == "a <= b"  # it holds
+    for expr in ("a == b", "a < b < 8", "a < b or b > 3"):
+        with pytest.raises(SpaceError, match=r"^space 'space': constraints.c: .* cannot be relaxed to hold current's "
+                                             r"values \(only a single <, <=, > or >= comparison can be\)"):
+            two(expr).holding(held)
+    log = SearchSpace.from_dict({"parameters": {"a": {"type": "int", "low": 1, "high": 8, "log": True,
+                                                      "options_key": "CFOptions.x"}}}).resolve(ctx)
+    with pytest.raises(SpaceError, match="parameters.a: a log range cannot hold current's value 0"):
+        log.holding({"current": {"a": 0}})
