@@ -15,13 +15,14 @@ EXTRAS   ?= test
 TUNE_ARGS ?= --workload steady-overwrite --target-data 2GiB --target-memory 1GiB \
              --space default --budget 40m --seed 1 --study default-steady-overwrite --out runs/default-steady-overwrite
 PYTEST_ARGS ?=
-# 1: `make tune` and `make test` build a release db_bench once (14-23 min on 2 cores, cached in
-# ~/.cache/rocksdb-tuner) and the tuner prefers it; 0: use the distribution's assertion build as is.
+# 1: `make tune` and `make test` build a release db_bench once (cached in ~/.cache/rocksdb-tuner) and
+# the tuner prefers it; 0: use the distribution's assertion build as is.
 RELEASE_DB_BENCH ?= 1
-# The RocksDB version `make db_bench` builds from Debian's source packages (7.8 bookworm, 9.10 trixie,
-# 9.11 sid); several versions live side by side and `--rocksdb-version V` picks one. ROCKSDB_SRC=PATH
-# builds your own checkout instead.
-ROCKSDB_VERSION ?= 9.11
+# The RocksDB version `make db_bench` builds: from Debian's source packages (7.8 bookworm, 9.10 trixie,
+# 9.11 sid), else from the crates.io package librocksdb-sys, which ships RocksDB's source (7.4, 7.9,
+# 8.1, 8.5, 8.6, 8.8, 8.9, 8.10, 9.9, 10.4, 11.8). Several versions live side by side; the newest
+# measures unless `--rocksdb-version V` picks another. ROCKSDB_SRC=PATH builds your own checkout.
+ROCKSDB_VERSION ?= 11.8
 
 comma := ,
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
