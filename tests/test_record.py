@@ -1,4 +1,4 @@
-"""The record matches the files: figures that README, docs and the experiments overview quote are
+"""The record matches the files: figures that README, docs/ and the experiments overview quote are
 read from the committed JSON they come from and must appear as quoted (a figure that changes is
 regenerated there, not edited here)."""
 
@@ -50,21 +50,21 @@ def test_the_default_jobs_answer_is_quoted_as_its_summary_gives_it():
     low, high = best["ci95"]
     assert summary["answer"]["recommend"] == "best" and best["verdict"] == "faster"
     _quoted(f"ran {best['ratio']:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best['n']} "
-            "paired rounds)", ("README.md",))
+            "paired rounds)", ("README.md", "docs/results.md"))
     _quoted(f"trial {summary['best']['trial']}, {best['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}) in {best['n']} "
-            "fresh rounds", ("README.md",))
+            "fresh rounds", ("docs/results.md",))
     _quoted(f"confirmed trial {summary['best']['trial']} at {_ratio(best)} at the target",
             ("docs/scale.md", "experiments/results/overview-notes.md"))
-    _quoted(f"{search_gain(summary):.2f}x in the search", ("README.md", "docs/scale.md"))
+    _quoted(f"{search_gain(summary):.2f}x in the search", ("docs/results.md", "docs/scale.md"))
     seconds = summary["machine_seconds"]
     _quoted(f"{seconds['total']:,.0f} s of db_bench (preload {seconds['preload']:.0f} s, baselines "
             f"{seconds['baselines']:.0f} s, trials {seconds['trials']:,.0f} s, re-validation "
-            f"{seconds['revalidation']:,.0f} s)", ("README.md",))
+            f"{seconds['revalidation']:,.0f} s)", ("docs/results.md",))
 
 
 def test_the_20_s_default_jobs_answer_is_quoted_as_its_summary_gives_it():
     best = _json("benchmarks/results/default-job-20s-2026-11-25/summary.json")["revalidation"]["best_vs_reference"]
-    _quoted(f"its best, trial 8, {best['ratio']:.2f}x, 95 % CI {best['ci95'][0]:.2f}-{best['ci95'][1]:.2f}", ("README.md",))
+    _quoted(f"its best, trial 8, {best['ratio']:.2f}x, 95 % CI {best['ci95'][0]:.2f}-{best['ci95'][1]:.2f}", ("docs/results.md",))
 
 
 def _transfer(size: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -80,14 +80,14 @@ def test_the_scale_transfer_table_is_quoted_as_its_json_gives_it(size):
     (best,) = record["over_default"].values()
     toy = next(v for name, v in earlier["over_default"].items() if "toy" in name)
     tie = ", tie" if best["verdict"] == "tie" else ""
-    _quoted(_ratio(best) + tie, ("README.md", "docs/scale.md", "experiments/results/overview-notes.md"))
-    _quoted(_ratio(toy), ("README.md", "docs/scale.md", "experiments/results/overview-notes.md"))
+    _quoted(_ratio(best) + tie, ("docs/results.md", "docs/scale.md", "experiments/results/overview-notes.md"))
+    _quoted(_ratio(toy), ("docs/results.md", "docs/scale.md", "experiments/results/overview-notes.md"))
     default = record["median_ops_per_sec"]["rocksdb-default"]
-    _quoted(f"{default:,.0f} ops/s", ("README.md",))
+    _quoted(f"{default:,.0f} ops/s", ("docs/results.md",))
     _quoted(f"{default:,.0f} ops/s, write amp {record['median_write_amp']['rocksdb-default']:.2f}", ("docs/scale.md",))
     if record["factor"] > 1:  # the lead quotes the larger sizes
         gib = record["data_bytes"] / 2**30
-        _quoted(f"{_ratio(best)}{', a tie,' if tie else ''} at {gib:.0f} GiB", ("README.md",))
+        _quoted(f"{_ratio(best)}{', a tie,' if tie else ''} at {gib:.0f} GiB", ("README.md", "docs/results.md"))
 
 
 def test_the_scale_transfers_drains_and_its_day_to_day_change_are_quoted_as_its_json_gives_them():
@@ -112,7 +112,7 @@ def test_the_4_gib_target_is_quoted_as_its_summary_gives_it():
     _quoted(f"{search_gain(summary):.2f}x in the search", ("docs/scale.md",))
     _quoted(f"{best['ratio']:.2f}x at the target (4.0 GiB) ({best['n']} paired rounds that chose nothing, 95 % CI "
             f"{low:.2f}-{high:.2f})", ("docs/scale.md",))
-    _quoted(f"{search_gain(summary):.2f}x and {best['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}", ("README.md",))
+    _quoted(f"{search_gain(summary):.2f}x and {best['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}", ("docs/results.md",))
     _quoted(f"({summary['machine_seconds']['total']:,.0f} s of db_bench", ("docs/scale.md",))
 
 
@@ -129,7 +129,7 @@ def test_s4s_picks_re_measured_lower_by_what_its_result_gives():
 @pytest.mark.parametrize("seconds", [20, 30, 60, 120])
 def test_the_phase_length_measurements_are_quoted_as_their_json_gives_them(seconds):
     size = _json(f"benchmarks/results/scale-transfer/phase-{seconds}s.json")["sizes"][0]
-    _quoted(_ratio(size["best_over_default"]), ("README.md", "docs/scale.md"))
+    _quoted(_ratio(size["best_over_default"]), ("docs/results.md", "docs/scale.md"))
     def cells(name: str) -> str:  # medians of sustained ops/s, burst ops/s and drain seconds
         samples = size["samples"][name]
         ops, burst, drain = (statistics.median(x[k] for x in samples) for k in ("ops_per_sec", "burst_ops_per_sec",
@@ -140,7 +140,7 @@ def test_the_phase_length_measurements_are_quoted_as_their_json_gives_them(secon
     _quoted(row, ("docs/scale.md",))
 
 
-# -- S0-S4: the readings, README and the overview's notes quote the experiments' result.json ----------
+# -- S0-S4: the readings, docs/results.md and the overview's notes quote the experiments' result.json --
 # (the overview's tables are generated from the same files by `rocksdb-tuner experiment all --report-only`)
 RERUN = "rerun-2026-11-25"
 
@@ -334,16 +334,16 @@ def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_jso
         medians = measured["median_ops_per_sec"]
         best, low, high = measured["best_over_default"]["ratio"], *measured["best_over_default"]["ci95"]
         row = " | ".join(f"{medians[name]:,.0f}" for name in ("rocksdb-default", "trial 21 (best)", "trial 73", "trial 13"))
-        _quoted(f"| {row} | {best:.2f}× ({low:.2f}–{high:.2f}) |", ("README.md",))
-    _quoted(f"(Kendall's tau {versions['kendall_tau']['7.8.3 vs 9.11.2']:.2f} over the 4 configurations", ("README.md",))
+        _quoted(f"| {row} | {best:.2f}× ({low:.2f}–{high:.2f}) |", ("docs/versions.md",))
+    _quoted(f"(Kendall's tau {versions['kendall_tau']['7.8.3 vs 9.11.2']:.2f} over the 4 configurations", ("docs/versions.md",))
     summary = _json("benchmarks/results/default-job-fillrandom-2026-11-23/summary.json")
     assert summary["study"] == versions["study"] and summary["revalidation"]["best_trial"] == 21
     best = summary["revalidation"]["best_vs_reference"]
-    _quoted(f"re-validation on 9.11.2 gave {best['ratio']:.2f}× ({best['ci95'][0]:.2f}–{best['ci95'][1]:.2f}", ("README.md",))
+    _quoted(f"re-validation on 9.11.2 gave {best['ratio']:.2f}× ({best['ci95'][0]:.2f}–{best['ci95'][1]:.2f}", ("docs/versions.md",))
     cv = {day: _json(f"benchmarks/results/default-job-fillrandom-{day}/summary.json")["revalidation"]["noise_cv_reference"]
           for day in ("2026-11-23", "2026-11-25")}
-    _quoted(f"CV was {100 * cv['2026-11-23']:.0f} % in the default job of 2026-11-23", ("README.md",))
-    _quoted(f"{100 * cv['2026-11-25']:.1f} % in the two of 2026-11-25", ("README.md",))
+    _quoted(f"CV was {100 * cv['2026-11-23']:.0f} % in the default job of 2026-11-23", ("docs/search.md",))
+    _quoted(f"{100 * cv['2026-11-25']:.1f} % in the two of 2026-11-25", ("docs/search.md",))
 
 
 def _row(doc: str, start: str) -> str:
@@ -354,15 +354,15 @@ def _row(doc: str, start: str) -> str:
 
 
 @pytest.mark.parametrize("name", ["S0", "S1", "S2", "S3", "S4"])
-def test_readmes_s0_s4_table_is_quoted_as_the_results_give_it(name):
+def test_the_s0_s4_table_is_quoted_as_the_results_give_it(name):
     r = _study(name)
     seeds = r["tuner"]["across_seeds"]
     trials = "/".join(str(s["runs"]) for s in r["tuner"]["seeds"])
     tie = " tie" if seeds["vs_hand_found"]["verdict"] == "tie" else ""
     cells = [f"{r['sweep']['machine_seconds']['total']:.0f} s", trials, _ratio(seeds["vs_hand_found"]) + tie,
              _ratio(seeds["vs_default"]), _ratio(_h2h(r)[r["hand_found"]]["vs_default"])]
-    row = _row("README.md", f"| {name} ")
-    assert row.endswith(" | " + " | ".join(cells) + " |"), f"README's {name} row {row!r} is not {cells} (from result.json)"
+    row = _row("docs/results.md", f"| {name} ")
+    assert row.endswith(" | " + " | ".join(cells) + " |"), f"docs/results.md's {name} row {row!r} is not {cells} (from result.json)"
 
 
 def test_the_re_runs_of_s0_s2_are_quoted_as_their_results_give_them():
@@ -371,7 +371,7 @@ def test_the_re_runs_of_s0_s2_are_quoted_as_their_results_give_them():
     default = [f"{r['vs_default']['ratio']:.2f}x" for r in reruns.values()]
     s2 = reruns["S2"]["vs_default"]
     assert s2["verdict"] == "tie" and all(reruns[n]["vs_default"]["verdict"] == "faster" for n in ("S0", "S1"))
-    _quoted(f"tuned / hand-found {hand}; tuned / default {default[0]}, {default[1]}, {_ratio(s2)}", ("README.md",))
+    _quoted(f"tuned / hand-found {hand}; tuned / default {default[0]}, {default[1]}, {_ratio(s2)}", ("docs/results.md",))
     notes = ("experiments/results/overview-notes.md",)
     _quoted(f"{hand}; against the defaults it wins in S0 ({default[0]}) and S1 ({default[1]}) and ties in S2 "
             f"({default[2]}, {s2['ci95'][0]:.2f}-{s2['ci95'][1]:.2f})", notes)
@@ -392,7 +392,7 @@ def test_the_re_run_of_2026_11_26_is_quoted_as_its_results_give_it():
     """Where its winners came from, its budgets, verdicts and the slow random points, from result.json."""
     names = ("S0", "S1", "S2", "S3", "S4")
     s = {n: _json(f"experiments/results/{n}/rerun-2026-11-26/result.json") for n in names}
-    notes, readme = ("experiments/results/overview-notes.md",), ("README.md",)
+    notes, record = ("experiments/results/overview-notes.md",), ("docs/results.md",)
 
     def best(seed: dict[str, Any]) -> dict[str, Any]:
         return next(t for t in seed["trials"] if t["number"] == seed["best_trial"])
@@ -402,17 +402,17 @@ def test_the_re_run_of_2026_11_26_is_quoted_as_its_results_give_it():
     total = sum(model.values())
     assert 2 * total >= sum(map(len, kinds.values()))  # issue 31: at least half of the winners
     _quoted(f"{total} of the 15 seeds' bests were model proposals (" + ", ".join(f"{n} {model[n]}" for n in names), notes)
-    _quoted(f"{total} of the 15 seeds' bests were model proposals", readme)
+    _quoted(f"{total} of the 15 seeds' bests were model proposals", record)
     starts = [f"{n} seed {seed['seed']}" for n, r in s.items() for seed in r["tuner"]["seeds"]
               if best(seed)["provenance"] == "start" and best(seed)["enqueued"] == "rocksdb-default"]
     _quoted(f"{len(starts)} were the `rocksdb-default` start (S0 seeds 1 and 2, S1 seed 3, S2 seed 1)", notes)
     assert starts == ["S0 seed 1", "S0 seed 2", "S1 seed 3", "S2 seed 1"]
     _quoted(", ".join(f"{n} {r['tuner']['budget_seconds']:.0f} s" for n, r in s.items()), notes)
     budgets = [r["tuner"]["budget_seconds"] for r in s.values()]
-    _quoted(f"budgets of {min(budgets):.0f}-{max(budgets):.0f} s", readme)
+    _quoted(f"budgets of {min(budgets):.0f}-{max(budgets):.0f} s", record)
     hand = [f"{n} {r['tuner']['across_seeds']['vs_hand_found']['ratio']:.2f}x" + (
         " tie" if r["tuner"]["across_seeds"]["vs_hand_found"]["verdict"] == "tie" else "") for n, r in s.items()]
-    _quoted("tuned / hand-found " + ", ".join(hand), readme)
+    _quoted("tuned / hand-found " + ", ".join(hand), record)
     verdicts = {n: (r["tuner"]["across_seeds"]["vs_hand_found"]["verdict"], r["tuner"]["across_seeds"]["vs_default"]["verdict"])
                 for n, r in s.items()}
     assert [n for n, v in verdicts.items() if v[0] == "faster"] == ["S0", "S2", "S3", "S4"] and verdicts["S1"][0] == "tie"
@@ -473,7 +473,7 @@ def test_the_s0_s4_scale_transfer_table_is_what_the_benchmark_makes_of_its_recor
     records = scale_transfer.experiment_records()
     assert [r["study"] for r in records] == ["S0", "S1", "S2", "S3", "S4"]
     table = scale_transfer.experiments_table(records)
-    for doc in ("README.md", "experiments/results/overview-notes.md"):
+    for doc in ("docs/results.md", "experiments/results/overview-notes.md"):
         assert table in (ROOT / doc).read_text(), doc
 
 
@@ -488,32 +488,32 @@ def test_the_s0_s4_scale_transfers_reading_is_quoted_as_its_records_give_it(scal
         return [f"{v:.2f}" for v in sizes[study][factor]["median_write_amp"].values()]
 
     _quoted(f"({gain('S0', 1)}, {gain('S3', 1)}, {gain('S4', 1)}), S2's ties ({gain('S2', 1)}) and S1's loses "
-            f"({gain('S1', 1)})", ("README.md",))
+            f"({gain('S1', 1)})", ("docs/results.md",))
     defaults, tuned = write_amp("S1", 1)
-    _quoted(f"write {tuned} stored bytes per logical byte against the defaults' {defaults}", ("README.md",))
-    _quoted(f"({gain('S4', 4)}, its 205 MB block cache", ("README.md",))
-    _quoted(f"are ties ({gain('S0', 4)}, {gain('S2', 4)}, {gain('S3', 4)})", ("README.md",))
+    _quoted(f"write {tuned} stored bytes per logical byte against the defaults' {defaults}", ("docs/results.md",))
+    _quoted(f"({gain('S4', 4)}, its 205 MB block cache", ("docs/results.md",))
+    _quoted(f"are ties ({gain('S0', 4)}, {gain('S2', 4)}, {gain('S3', 4)})", ("docs/results.md",))
     defaults, tuned = write_amp("S0", 16)
-    _quoted(f"write amp {tuned} against {defaults} for S0 at 16x", ("README.md",))
+    _quoted(f"write amp {tuned} against {defaults} for S0 at 16x", ("docs/results.md",))
     (s2,) = sizes["S2"][16]["over_default"].values()
     verdict = {"tie": "a tie", "faster": "faster", "slower": "slower"}[s2["verdict"]]
     _quoted(f"S2's answer at 16x ({sizes['S2'][16]['data_bytes'] / 2**30:.1f} GiB raw, loaded from empty) is {verdict}: "
-            f"{s2['ratio']:.2f}x ({s2['ci95'][0]:.2f}-{s2['ci95'][1]:.2f})", ("README.md",))
+            f"{s2['ratio']:.2f}x ({s2['ci95'][0]:.2f}-{s2['ci95'][1]:.2f})", ("docs/results.md",))
     s2_rounds = zip(*(sizes["S2"][16]["samples"][k] for k in ("tuned best (seed 1)", "rocksdb-default")))
     first, second, third = (f"{a['ops_per_sec'] / b['ops_per_sec']:.2f}x" for a, b in s2_rounds)
-    _quoted(f"the rounds' ratios are {first}, {second} and {third}", ("README.md",))
+    _quoted(f"the rounds' ratios are {first}, {second} and {third}", ("docs/results.md",))
     (ci16,) = (g["ci95"] for g in sizes["S4"][16]["over_default"].values())
     _quoted(f"At 16x S3's answer ties ({gain('S3', 16)}) and S4's wins by more than at 4x ({gain('S4', 16)}, "
-            f"{ci16[0]:.2f}-{ci16[1]:.2f})", ("README.md",))
+            f"{ci16[0]:.2f}-{ci16[1]:.2f})", ("docs/results.md",))
 
     def median_ops(factor: int) -> list[str]:  # the defaults', the answer's: to the hundred
         return [f"{round(v, -2):,.0f}" for v in sizes["S4"][factor]["median_ops_per_sec"].values()]
 
     (defaults4, tuned4), (defaults16, tuned16) = median_ops(4), median_ops(16)
     _quoted(f"the defaults' reads slowed from about {defaults4} to {defaults16} ops/s between 4x and 16x "
-            f"while the answer's went from {tuned4} to {tuned16}", ("README.md",))
+            f"while the answer's went from {tuned4} to {tuned16}", ("docs/results.md",))
     walls = [s["wall_seconds"] for s in sizes["S0"][16]["samples"]["rocksdb-default"]]
-    _quoted(f"slowed from {walls[0]:.0f} s to {walls[-1]:.0f} s across its three rounds", ("README.md",))
+    _quoted(f"slowed from {walls[0]:.0f} s to {walls[-1]:.0f} s across its three rounds", ("docs/results.md",))
 
 
 SAMPLER_BENCHMARK = "experiments/results/sampler-benchmark.json"
@@ -525,9 +525,9 @@ def sampler_benchmark(monkeypatch: pytest.MonkeyPatch):
     return importlib.import_module("sampler_benchmark")
 
 
-def test_readmes_sampler_tables_are_what_the_benchmark_makes_of_its_json(sampler_benchmark):
+def test_the_sampler_tables_are_what_the_benchmark_makes_of_its_json(sampler_benchmark):
     report = _json(SAMPLER_BENCHMARK)
-    assert sampler_benchmark.readme_tables(report, RANKED[0]) in (ROOT / "README.md").read_text()
+    assert sampler_benchmark.readme_tables(report, RANKED[0]) in (ROOT / "docs/search.md").read_text()
 
 
 def test_the_sampler_rule_and_the_recordings_are_quoted_as_their_json_gives_them():
@@ -539,27 +539,27 @@ def test_the_sampler_rule_and_the_recordings_are_quoted_as_their_json_gives_them
                                       for w in workloads.values() for b in report["budgets"])
 
     _quoted("skopt {:.1f} %, TPE {:.1f} %, random {:.1f} %, CMA-ES {:.1f} %".format(
-        *(mean(n) for n in ("skopt", "tpe", "random", "cmaes"))), ("README.md",))
-    _quoted(f"Optuna {report['optuna']}; {report['seeds']} seeds per sampler and budget", ("README.md",))
-    _quoted(f"The run took {report['wall_seconds']:,} s on both cores", ("README.md",))
+        *(mean(n) for n in ("skopt", "tpe", "random", "cmaes"))), ("docs/search.md",))
+    _quoted(f"Optuna {report['optuna']}; {report['seeds']} seeds per sampler and budget", ("docs/search.md",))
+    _quoted(f"The run took {report['wall_seconds']:,} s on both cores", ("docs/search.md",))
     read80 = workloads["space-read"]["versus"]["80"]["skopt"]["tpe"]
     _quoted(f"also the tuner's TPE ({read80['p']:.2f} of the seeds, 95 % interval {read80['ci95'][0]:.2f}-"
-            f"{read80['ci95'][1]:.2f})", ("README.md",))
+            f"{read80['ci95'][1]:.2f})", ("docs/search.md",))
     per_search = [80 * w["samplers"]["skopt"]["budgets"]["80"]["cpu_ms_per_trial"] / 1000 for w in workloads.values()]
-    _quoted(f"skopt's 80-trial search alone cost {min(per_search):.0f}-{max(per_search):.0f} s of CPU", ("README.md",))
+    _quoted(f"skopt's 80-trial search alone cost {min(per_search):.0f}-{max(per_search):.0f} s of CPU", ("docs/search.md",))
     old = _json("experiments/results/sampler-benchmark-2026-11-25.json")["workloads"]["space-write"]
-    _quoted(f"records {old['samplers']['skopt']['seconds'] / 20:.0f} s per 80-trial search", ("README.md",))
+    _quoted(f"records {old['samplers']['skopt']['seconds'] / 20:.0f} s per 80-trial search", ("docs/search.md",))
     for name, w in workloads.items():
-        _quoted(f"{w['runs']} real runs", ("README.md",))
-        _quoted(f"{w['noise_sd_log']:.2f} in log ops/s", ("README.md",))
-        _quoted(f"Spearman {w['validation']['spearman']:.2f} (Kendall {w['validation']['kendall']:.2f}", ("README.md",))
-        _quoted(f"benchmarked {w['when'][:16]}", ("README.md",))
-    _quoted(f"optimum, {_k(workloads['space-write']['optimum_ops_per_sec'])} ops/s", ("README.md",))
-    _quoted(f"optimum, {_k(workloads['space-read']['optimum_ops_per_sec'], 1)} ops/s", ("README.md",))
+        _quoted(f"{w['runs']} real runs", ("docs/search.md",))
+        _quoted(f"{w['noise_sd_log']:.2f} in log ops/s", ("docs/search.md",))
+        _quoted(f"Spearman {w['validation']['spearman']:.2f} (Kendall {w['validation']['kendall']:.2f}", ("docs/search.md",))
+        _quoted(f"benchmarked {w['when'][:16]}", ("docs/search.md",))
+    _quoted(f"optimum, {_k(workloads['space-write']['optimum_ops_per_sec'])} ops/s", ("docs/search.md",))
+    _quoted(f"optimum, {_k(workloads['space-read']['optimum_ops_per_sec'], 1)} ops/s", ("docs/search.md",))
 
 
 def test_where_the_sampler_does_not_matter_is_what_the_intervals_say():
-    """README: on the write-heavy recording at every budget and the read-heavy one at 10 trials no
+    """docs/search.md: on the write-heavy recording at every budget and the read-heavy one at 10 trials no
     interval among the default install's samplers and Optuna's TPE excludes an even chance; at 20 only
     the tuner's TPE over CMA-ES; at 40 and 80 skopt beats random search and CMA-ES."""
     workloads = _json(SAMPLER_BENCHMARK)["workloads"]
@@ -600,32 +600,32 @@ def test_the_sampler_benchmarks_recordings_are_quoted_as_their_runs_give_them(na
     drift = statistics.mean(math.log(p[1]["metrics"]["ops_per_sec"] / p[0]["metrics"]["ops_per_sec"]) for p in by.values())
     report = _json(SAMPLER_BENCHMARK)["workloads"][name]
     curve = report["samplers"]["random"]["median_regret_curve"]  # every search measures the two starts first
-    readme = ("README.md",)
-    _quoted(f"recorded 2026-11-23 {_utc(min(r['when'] for r in runs))}–{_utc(max(r['when'] for r in runs))} UTC", readme)
-    _quoted(f"ran {100 * (math.exp(drift) - 1):.1f} % faster on average than the first", readme)
-    _quoted(f"db_bench's defaults sit {100 * curve[0]:.0f} % below it", readme)
+    doc = ("docs/search.md",)
+    _quoted(f"recorded 2026-11-23 {_utc(min(r['when'] for r in runs))}–{_utc(max(r['when'] for r in runs))} UTC", doc)
+    _quoted(f"ran {100 * (math.exp(drift) - 1):.1f} % faster on average than the first", doc)
+    _quoted(f"db_bench's defaults sit {100 * curve[0]:.0f} % below it", doc)
     if name == "space-write":
         _quoted(f"({len(redone)} runs of the first pass that overlapped other CPU work on the machine were discarded "
-                "and measured again)", readme)
-        _quoted(f"second pass ({_utc(min(second))}–{_utc(max(second))} UTC)", readme)
-        _quoted(f"small memtables ({report['optimum']['write_buffer_size'] / 1e6:.1f} MB)", readme)
+                "and measured again)", doc)
+        _quoted(f"second pass ({_utc(min(second))}–{_utc(max(second))} UTC)", doc)
+        _quoted(f"small memtables ({report['optimum']['write_buffer_size'] / 1e6:.1f} MB)", doc)
     else:
         assert not redone
         wall = [r["metrics"]["wall_seconds"] for r in runs]
         _quoted(f"a run takes {statistics.median(wall):.0f} s (median; mean {statistics.mean(wall):.0f} s), "
-                f"{sum(wall) / 60:.0f} minutes of db_bench in all", readme)
+                f"{sum(wall) / 60:.0f} minutes of db_bench in all", doc)
         passes = [f"{by[c][p]['metrics']['ops_per_sec'] / 1000:.1f}k" for c in ("rocksdb-default", "benchmark.sh") for p in (0, 1)]
         _quoted(f"(observed: {passes[0]} and {passes[1]} ops/s in the two passes), the benchmark.sh-style start "
-                f"{100 * curve[1]:.0f} % ({passes[2]} and {passes[3]})", readme)
+                f"{100 * curve[1]:.0f} % ({passes[2]} and {passes[3]})", doc)
         optimum = report["optimum"]
         _quoted(f"zstd at level {optimum['compression_level']} with a {optimum['cache_size'] / 1e6:.1f} MB block cache "
-                f"and {optimum['bloom_bits']} bloom bits", readme)
+                f"and {optimum['bloom_bits']} bloom bits", doc)
 
 
 @pytest.mark.parametrize("path, rows", [
     ("experiments/results/pruning.json", ("| no pruner |", "| median pruner, warm-up 2 s |")),
     ("experiments/results/pruning-warmup4.json", ("| no pruner (run again) |", "| median pruner, warm-up 4 s (the default) |"))])
-def test_readmes_pruning_table_is_quoted_as_its_json_gives_it(path, rows):
+def test_the_pruning_table_is_quoted_as_its_json_gives_it(path, rows):
     measured = _json(path)
     for (study, remeasured), start in zip((("none", "best without pruner"), ("median", "best with median pruner")), rows):
         s, r = measured["studies"][study], measured["remeasured"][remeasured]
@@ -634,37 +634,37 @@ def test_readmes_pruning_table_is_quoted_as_its_json_gives_it(path, rows):
             seconds += f" (−{100 * measured['db_bench_time_saved_fraction']:.0f} %)"
         cells = [seconds, f"{s['trials']['pruned']} / {measured['args']['trials']}",
                  f"{r['median']:,.0f} ops/s ({min(r['ops_per_sec']):,.0f}–{max(r['ops_per_sec']):,.0f})", f"{r['vs_default']:.2f}×"]
-        assert _row("README.md", start) == f"{start} {' | '.join(cells)} |"
+        assert _row("docs/search.md", start) == f"{start} {' | '.join(cells)} |"
     when = f"{measured['when'][11:16]} UTC"
     _quoted(f"release db_bench {measured['db_bench']['version']}, burst ops/s before the drain was charged, 2 cores, "
-            f"{_json('experiments/results/pruning.json')['when'][:10]} ", ("README.md",))
+            f"{_json('experiments/results/pruning.json')['when'][:10]} ", ("docs/search.md",))
     _quoted(f"the warm-up 4 s pair {when}" if "warmup" in measured["args"] else f"2 cores, {measured['when'][:10]} {when}",
-            ("README.md",))
+            ("docs/search.md",))
 
 
 def test_the_tracking_overhead_is_quoted_as_its_json_gives_it():
     results = _json("benchmarks/results/tracking_overhead.json")["results"]
     sqlite, server = results["sqlite"], results["server"]
-    _quoted(f"{results['none']['trial_db_bench_seconds']:.2f} s of db_bench each", ("README.md",))
+    _quoted(f"{results['none']['trial_db_bench_seconds']:.2f} s of db_bench each", ("docs/tracking.md",))
     _quoted(f"{sqlite['per_run_seconds'] * 1000:.0f} ms on the SQLite store ({sqlite['per_trial_overhead_pct']:.1f} % of a "
             f"trial) and {server['per_run_seconds'] * 1000:.0f} ms on a local `mlflow server` over HTTP "
-            f"({server['per_trial_overhead_pct']:.1f} %)", ("README.md",))
+            f"({server['per_trial_overhead_pct']:.1f} %)", ("docs/tracking.md",))
     _quoted(f"{sqlite['start_seconds']:.2f} s / {server['start_seconds']:.2f} s once per study; the final artifacts "
-            f"{sqlite['finish_seconds']:.2f} s / {server['finish_seconds']:.2f} s", ("README.md",))
+            f"{sqlite['finish_seconds']:.2f} s / {server['finish_seconds']:.2f} s", ("docs/tracking.md",))
 
 
 def test_the_parallel_trials_are_quoted_as_their_json_gives_them():
     measured = _json("benchmarks/results/parallel.json")
     rate = {name: s["trials_per_hour"] for name, s in measured["studies"].items()}
     two, one, pair = rate["--parallel 1 (2 cores)"], rate["--parallel 1 (1 core)"], rate["--parallel 2 (1 core each)"]
-    assert _row("README.md", "| `--parallel 1`, both cores |").endswith(f"| {two:.0f} |")
-    assert _row("README.md", "| `--parallel 1`, pinned to one core |").endswith(f"| {one:.0f} |")
-    assert _row("README.md", "| `--parallel 2`, one pinned core per trial |").endswith(
+    assert _row("docs/parallel.md", "| `--parallel 1`, both cores |").endswith(f"| {two:.0f} |")
+    assert _row("docs/parallel.md", "| `--parallel 1`, pinned to one core |").endswith(f"| {one:.0f} |")
+    assert _row("docs/parallel.md", "| `--parallel 2`, one pinned core per trial |").endswith(
         f"| {pair:.0f} ({measured['speedup']:.2f}x the one-core run, {pair / two:.2f}x the two-core run) |")
     stats = measured["interference"]["stats"]
     _quoted(f"a median of {_k(stats['alone']['median'])} ops/s alone and {_k(stats['in_pair']['median'])} beside a second "
             f"run on the other core (5 interleaved rounds each, CV {100 * stats['alone']['cv']:.1f} % and "
-            f"{100 * stats['in_pair']['cv']:.1f} %)", ("README.md",))
+            f"{100 * stats['in_pair']['cv']:.1f} %)", ("docs/parallel.md",))
     _quoted(f"({measured['interference']['pair_vs_alone']:.2f}x, within its {100 * stats['in_pair']['cv']:.0f} % noise",
             ("docs/parallel.md",))
 
@@ -830,48 +830,48 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
     _quoted(f"({_span([c['params']['cache_size'] / 2**20 for c in _picks(r)], '{:.0f}')} MiB)", doc)
 
 
-def test_readmes_why_block_is_quoted_from_the_fillrandom_default_jobs_console_output():
+def test_the_why_block_is_quoted_from_the_fillrandom_default_jobs_console_output():
     console = {line.strip() for line in (RESULTS / "default-job-fillrandom-2026-11-25/console.log").read_text().splitlines()}
-    readme = (ROOT / "README.md").read_text()
-    block = readme[readme.index("   write_buffer_size = 1921512"):].split("   ...", 1)[0]
+    doc = (ROOT / "docs/search.md").read_text()
+    block = doc[doc.index("   write_buffer_size = 1921512"):].split("   ...", 1)[0]
     lines = [line.strip() for line in block.splitlines() if line.strip()]
-    assert len(lines) == 3 and all(line in console for line in lines), "README's why lines are not the console's"
+    assert len(lines) == 3 and all(line in console for line in lines), "docs/search.md's why lines are not the console's"
 
 
 @pytest.mark.parametrize("fraction", ["0.125", "0.5"])
-def test_readmes_fidelity_table_is_quoted_as_its_json_gives_it(fraction):
+def test_the_fidelity_table_is_quoted_as_its_json_gives_it(fraction):
     measured = _json("experiments/results/fidelity.json")
     f, wall = measured["fidelities"][fraction], measured["median_wall_seconds"]
     label = {"0.125": "1/8 (125k keys)", "0.5": "1/2 (500k keys)"}[fraction]
     cells = [f"{f['spearman']:.2f} ({f['spearman_p']:.1g})".replace("e-0", "e-"), f"{f['kendall']:.2f}",
              f"{100 * f['best_third_kept']:.0f} %", "yes" if f["full_best_kept"] else "no", f"{wall[fraction]:.1f} s"]
-    assert _row("README.md", f"| {label} |") == f"| {label} | {' | '.join(cells)} |"
-    assert _row("README.md", "| full (1M keys) |").endswith(f"| {wall['1.0']:.1f} s |")
-    _quoted(f"costs {100 * wall['0.125'] / wall['1.0']:.0f} % of its time", ("README.md",))
+    assert _row("docs/search.md", f"| {label} |") == f"| {label} | {' | '.join(cells)} |"
+    assert _row("docs/search.md", "| full (1M keys) |").endswith(f"| {wall['1.0']:.1f} s |")
+    _quoted(f"costs {100 * wall['0.125'] / wall['1.0']:.0f} % of its time", ("docs/search.md",))
 
 
 def test_the_default_jobs_search_and_its_first_preloaded_run_are_quoted_as_their_json_gives_them():
     summary = _json("benchmarks/results/default-job/summary.json")
-    readme, scale = ("README.md",), ("docs/scale.md",)
+    record, scale = ("docs/results.md",), ("docs/scale.md",)
     _quoted(f"{summary['trials']['complete']} trials were measured ({summary['trials']['rejected']} proposals broke a "
-            "constraint", readme)
+            "constraint", record)
     came = summary["provenance"]
     assert sum(came.values()) == summary["trials"]["complete"]
     _quoted(f"{came['start']} starts, {came['neighbour of a rejected proposal']} such neighbours and "
-            f"{came['model proposal']} model proposals", readme)
-    _quoted(f"its start-up sized to the {summary['startup']['expected_trials']} trials", readme)
+            f"{came['model proposal']} model proposals", record)
+    _quoted(f"its start-up sized to the {summary['startup']['expected_trials']} trials", record)
     assert summary["best"]["provenance"] == "model proposal"
     select = summary["revalidation"]["select"]
     finalists = [f"{select['vs_reference'][c['name']]['ratio']:.2f}x" for c in select["configurations"]
                  if c["name"] in select["vs_reference"]]
-    _quoted(f"came out {finalists[0]}, {finalists[1]} and {finalists[2]} the defaults in {select['rounds']} rounds", readme)
+    _quoted(f"came out {finalists[0]}, {finalists[1]} and {finalists[2]} the defaults in {select['rounds']} rounds", record)
     _quoted(f"preloaded once ({summary['preload']['trials']['size_bytes'] / 2**30:.1f} GiB on disk, built in "
-            f"{summary['preload']['seconds']:.0f}s)", readme)
+            f"{summary['preload']['seconds']:.0f}s)", record)
     first = "benchmarks/results/default-job-20s-2026-11-25/l0-free-drain-2026-11-25"
     free = _json(f"{first}/summary.json")["revalidation"]["best_vs_reference"]
     charged = _json(f"{first}/best-vs-defaults-with-l0-charged.json")["sizes"][0]["best_over_default"]
     _quoted(f"confirmed them at {free['ratio']:.2f}x ({free['ci95'][0]:.2f}-{free['ci95'][1]:.2f}, bimodal rounds); charged, "
-            f"they ran {charged['ratio']:.2f}x", readme)
+            f"they ran {charged['ratio']:.2f}x", record)
     _quoted(f"{free['ratio']:.2f}x the defaults, 95 % CI {free['ci95'][0]:.2f}-{free['ci95'][1]:.2f}), and with L0 charged the "
             f"same configuration ran {_ratio(charged).replace('x (', 'x the defaults (')}", scale)
     _quoted(f"re-measured at {free['ratio']:.2f}x the defaults (bimodal rounds) where charging L0 gave {charged['ratio']:.2f}x",
@@ -881,17 +881,17 @@ def test_the_default_jobs_search_and_its_first_preloaded_run_are_quoted_as_their
 def test_the_default_jobs_wall_time_and_best_single_runs_are_quoted_as_its_console_output_gives_them():
     console = (RESULTS / "default-job/console.log").read_text()
     minutes, seconds = re.search(r"^done in (\d+)m(\d+)s;", console, re.M).groups()
-    _quoted(f"Wall time {minutes} min {seconds} s.", ("README.md",))
-    _quoted(f"(2026-11-26, {minutes} min {seconds} s; summary,", ("README.md",))
+    _quoted(f"Wall time {minutes} min {seconds} s.", ("docs/results.md",))
+    _quoted(f"(2026-11-26, {minutes} min {seconds} s; summary,", ("docs/results.md",))
     runs = {name: float(ops.replace(",", ""))
             for name, ops in re.findall(r"^(baseline rocksdb-default|trial \d+): ([\d,]+) ops/s", console, re.M)}
     default = runs.pop("baseline rocksdb-default")
     top = sorted(runs, key=runs.get, reverse=True)[:3]
     ratios = [f"{runs[name] / default:.2f}x" for name in top]
     _quoted(f"The best single runs were {ratios[0]}, {ratios[1]} and {ratios[2]} the defaults' baseline run ({top[0]}; "
-            f"{top[1]}; {top[2]})", ("README.md",))
+            f"{top[1]}; {top[2]})", ("docs/results.md",))
     lengths = [int(s) for s in re.findall(r"^trial \d+: .*\((\d+)s\) \|", console, re.M)]
-    _quoted(f"a trial took {min(lengths)}-{max(lengths)} s, median {statistics.median(lengths):.0f} s", ("README.md",))
+    _quoted(f"a trial took {min(lengths)}-{max(lengths)} s, median {statistics.median(lengths):.0f} s", ("docs/results.md",))
     _quoted(f"phases a trial took {min(lengths)}-{max(lengths)} s, median {statistics.median(lengths):.0f} s", ("docs/scale.md",))
 
 
@@ -921,7 +921,7 @@ def test_what_the_defaults_phase_wrote_is_derived_from_the_default_jobs_summary(
     default = next(b for b in summary["baselines"] if b["name"] == "rocksdb-default")
     seconds = summary["target"]["duration_seconds"]
     written = default["metrics"]["burst_ops_per_sec"] * seconds * (20 + 400) / 2**30
-    _quoted(f"the defaults' {seconds:.0f} s of overwrites in the default job wrote {written:.2f} GiB", ("README.md",))
+    _quoted(f"the defaults' {seconds:.0f} s of overwrites in the default job wrote {written:.2f} GiB", ("docs/workloads.md",))
 
 
 def test_the_drain_sleep_patch_is_quoted_as_its_json_gives_it():
@@ -931,17 +931,17 @@ def test_the_drain_sleep_patch_is_quoted_as_its_json_gives_it():
     assert [b.get("patches") for b in measured["db_bench"].values()] == [None, ["waitforcompaction-no-sleep"]]
     before, after = "with the sleep", "without it"
     _quoted(f"fell from {steady['median_uncharged_seconds'][before]:.1f} to {steady['median_uncharged_seconds'][after]:.1f} "
-            f"on the default job's runs", ("README.md",))
+            f"on the default job's runs", ("docs/versions.md",))
     _quoted(f"from {toy['median_uncharged_seconds'][before]:.1f} to {toy['median_uncharged_seconds'][after]:.1f} on a 1M-key "
             f"fillrandom load, which ran {toy['runs_per_hour'][before]:.0f} and then {toy['runs_per_hour'][after]:.0f} times "
-            "an hour", ("README.md",))
+            "an hour", ("docs/versions.md",))
     _quoted(f"({steady['median_ops_per_sec'][before] / 1000:.1f}k against {steady['median_ops_per_sec'][after] / 1000:.1f}k "
             f"and {toy['median_ops_per_sec'][before] / 1000:.0f}k against {toy['median_ops_per_sec'][after] / 1000:.0f}k",
-            ("README.md",))
+            ("docs/versions.md",))
 
 
 def _versus_plain(seed: dict[str, Any]) -> str:
-    """One seed of benchmarks/versus_plain_optuna.py as README quotes it."""
+    """One seed of benchmarks/versus_plain_optuna.py as docs/results.md quotes it."""
     tuner, plain, held = seed["tuner"], seed["plain"], seed["held_out"]
     return (f"seed {seed['seed']}: the tuner ran {tuner['trials']['complete']} trials and its re-validation in "
             f"{tuner['db_bench_seconds']:.0f} s of db_bench (it reported {_ratio(tuner['reported_gain'])} over the "
@@ -951,7 +951,7 @@ def _versus_plain(seed: dict[str, Any]) -> str:
 
 
 def _held_out(held: dict[str, Any]) -> str:
-    """The held-out rounds of benchmarks/versus_plain_optuna.py as README quotes them."""
+    """The held-out rounds of benchmarks/versus_plain_optuna.py as docs/results.md quotes them."""
     return (f"the tuner's answer ran {_ratio(held['over_default']['tuner'])} the defaults, the plain script's "
             f"{_ratio(held['over_default']['plain'])}, the tuner's over the plain script's "
             f"{_ratio(held['tuner_over_plain'])}")
@@ -962,20 +962,20 @@ def test_the_tuner_against_a_plain_optuna_script_is_quoted_as_its_json_gives_it(
     assert measured["db_bench"]["patches"] == ["waitforcompaction-no-sleep"] and len(measured["seeds"]) >= 2
     for seed in measured["seeds"]:
         assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
-        _quoted(_versus_plain(seed), ("README.md",))
-    _quoted(f"({measured['rounds']} rounds, {measured['when'][:10]})", ("README.md",))
+        _quoted(_versus_plain(seed), ("docs/results.md",))
+    _quoted(f"({measured['rounds']} rounds, {measured['when'][:10]})", ("docs/results.md",))
     seeds = measured["seeds"]
     over = [s["plain"]["best"]["keys_per_second"] / s["held_out"]["median_ops_per_sec"]["plain"] - 1 for s in seeds]
-    _quoted(f"overstated what its answer does by {100 * min(over):.0f}-{100 * max(over):.0f} %", ("README.md",))
+    _quoted(f"overstated what its answer does by {100 * min(over):.0f}-{100 * max(over):.0f} %", ("docs/results.md",))
     tuner = [s["tuner"]["trials"]["complete"] for s in seeds]
     plain = [s["plain"]["trials"] for s in seeds]
-    _quoted(f"(its trials {min(tuner)}-{max(tuner)}, the plain script's {min(plain)}-{max(plain)})", ("README.md",))
+    _quoted(f"(its trials {min(tuner)}-{max(tuner)}, the plain script's {min(plain)}-{max(plain)})", ("docs/results.md",))
     share = [s["tuner"]["machine_seconds"]["revalidation"] / s["tuner"]["machine_seconds"]["total"] for s in seeds]
     assert all(0.4 < x < 0.6 for x in share)  # "about half of the tuner's budget went to re-validation"
 
 
 def _versus_plain_target(seed: dict[str, Any]) -> str:
-    """One seed of the target comparison as README quotes it."""
+    """One seed of the target comparison as docs/results.md quotes it."""
     tuner, plain, held = seed["tuner"], seed["plain"], seed["held_out"]
     fills = f"{plain['trials']} fills in {plain['db_bench_seconds']:.0f} s"
     searched = (f"the plain script's search of {plain['reused_from']['started'][:16]} UTC ({fills})"
@@ -991,21 +991,21 @@ def test_the_tuner_against_a_plain_script_at_a_target_is_quoted_as_its_json_give
     assert measured["budget_seconds"] == 1200 and measured["db_bench"]["build"] == "release"
     for seed in measured["seeds"]:
         assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
-        _quoted(_versus_plain_target(seed), ("README.md",))
+        _quoted(_versus_plain_target(seed), ("docs/results.md",))
     first = measured["seeds"][0]
     tuner, plain = first["tuner"], first["plain"]
     _quoted(f"The tuner's {tuner['trials']['complete']} configurations took {tuner['machine_seconds']['trials']:.0f} s "
             f"of db_bench, {tuner['machine_seconds']['trials'] / tuner['trials']['complete']:.0f} s each on average",
-            ("README.md",))
+            ("docs/results.md",))
     _quoted(f"the plain script's fills took {plain['db_bench_seconds'] / plain['trials']:.0f} s each on average",
-            ("README.md",))
+            ("docs/results.md",))
     console = (ROOT / "benchmarks/results/versus_plain_optuna_target.console.log").read_text()
     assert re.search(r"^trial 7: 7,740 ops/s.*\(198s\)", console, re.M)  # "trial 7 ran 198 s"
-    _quoted(f"answer to run {first['held_out']['over_default']['plain']['ratio']:.2f}x the defaults", ("README.md",))
+    _quoted(f"answer to run {first['held_out']['over_default']['plain']['ratio']:.2f}x the defaults", ("docs/results.md",))
     share = first["tuner"]["machine_seconds"]["revalidation"] / first["tuner"]["machine_seconds"]["total"]
     assert 0.4 < share < 0.6  # "half of its budget went to re-validation"
     job = _json("benchmarks/results/default-job/summary.json")["revalidation"]["best_vs_reference"]
-    _quoted(f"the 40-minute default job's answer ({job['ratio']:.2f}x)", ("README.md",))
+    _quoted(f"the 40-minute default job's answer ({job['ratio']:.2f}x)", ("docs/results.md",))
 
 
 def test_the_tuner_with_shorter_search_runs_against_a_plain_script_is_quoted_as_its_json_gives_it():
@@ -1015,7 +1015,7 @@ def test_the_tuner_with_shorter_search_runs_against_a_plain_script_is_quoted_as_
     for seed in measured["seeds"]:
         assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
         assert "--duration 10s" in seed["tuner"]["command"]
-        _quoted(f"with `--duration 10s`, {_versus_plain_target(seed)}", ("README.md",))
+        _quoted(f"with `--duration 10s`, {_versus_plain_target(seed)}", ("docs/results.md",))
         # "its interval does not hold the held-out ratio"
         assert seed["tuner"]["reported_gain"]["ci95"][1] < seed["held_out"]["over_default"]["tuner"]["ratio"]
 
@@ -1030,7 +1030,7 @@ def test_the_tuner_searching_in_10_s_phases_against_a_plain_script_is_quoted_as_
     for seed in measured["seeds"]:
         assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
         assert seed["tuner"]["phase_seconds"] == {"search": 10, "revalidation": 30}
-        _quoted(f"in 10 s phases, {_versus_plain_target(seed)}", ("README.md",))
+        _quoted(f"in 10 s phases, {_versus_plain_target(seed)}", ("docs/results.md",))
         low, high = seed["tuner"]["reported_gain"]["ci95"]  # "its re-validation ... contains what the held-out measured"
         assert low <= seed["held_out"]["over_default"]["tuner"]["ratio"] <= high
     plain = [s["held_out"]["over_default"]["plain"]["ratio"] for name in ("versus_plain_optuna_target.json",
@@ -1038,14 +1038,14 @@ def test_the_tuner_searching_in_10_s_phases_against_a_plain_script_is_quoted_as_
              for s in _json(f"benchmarks/results/{name}")["seeds"]]
     assert len(plain) == 4  # "the four seeds of the three target records"
     _quoted(f"its answers ran {min(plain):.2f}x to {max(plain):.2f}x the defaults across the four seeds",
-            ("README.md",))
+            ("docs/results.md",))
     first = measured["seeds"][0]["tuner"]
     console = (ROOT / "benchmarks/results/versus_plain_optuna_target_2026-11-27.console.log").read_text()
     counted = sorted(int(m) for m in re.findall(r"^re-validation: chooses among 1 finalist, not 3: with runs of (\d+) s",
                                                 console, re.M))
-    _quoted(f"counted its 30 s re-validation runs at {counted[0]}-{counted[-1]} s", ("README.md",))
+    _quoted(f"counted its 30 s re-validation runs at {counted[0]}-{counted[-1]} s", ("docs/results.md",))
     rounds = len(re.findall(r"^estimate round .*: trial 10:", console, re.M))
-    _quoted(f"({first['machine_seconds']['revalidation']:.0f} s for {2 * rounds} runs in seed 1)", ("README.md",))
+    _quoted(f"({first['machine_seconds']['revalidation']:.0f} s for {2 * rounds} runs in seed 1)", ("docs/results.md",))
 
 
 def test_the_phase_length_table_is_quoted_as_its_json_gives_it():
@@ -1080,7 +1080,7 @@ def test_the_tuner_choosing_among_finalists_against_a_plain_script_is_quoted_as_
     assert measured["budget_seconds"] == 1200 and measured["target_data_bytes"] == 2 * 2**30
     console = (ROOT / "benchmarks/results/versus_plain_optuna_target_finalists_2026-11-27.console.log").read_text()
     for seed in measured["seeds"]:
-        _quoted(f"with finalists, {_versus_plain_target(seed)}", ("README.md",))
+        _quoted(f"with finalists, {_versus_plain_target(seed)}", ("docs/results.md",))
         assert seed["tuner"]["phase_seconds"] == {"search": 10, "revalidation": 30}
         low, high = seed["tuner"]["reported_gain"]["ci95"]  # "each held-out gain ... within what the tuner reported"
         assert low <= seed["held_out"]["over_default"]["tuner"]["ratio"] <= high
@@ -1092,7 +1092,7 @@ def test_the_tuner_choosing_among_finalists_against_a_plain_script_is_quoted_as_
     assert [s["tuner_commit"] for s in first] == ["d264c6a", "d264c6a"]
     more = [round(100 * (s["tuner"]["db_bench_seconds"] / s["plain"]["db_bench_seconds"] - 1)) for s in first]
     _quoted(f"spent {more[0]} % and {more[1]} % more ({first[0]['tuner']['db_bench_seconds']:.0f} and "
-            f"{first[1]['tuner']['db_bench_seconds']:.0f} s)", ("README.md",))
+            f"{first[1]['tuner']['db_bench_seconds']:.0f} s)", ("docs/results.md",))
     seeds = len(measured["seeds"])
     assert len(re.findall(r"^select round 1/1: ", console, re.M)) == 3 * seeds  # 3 finalists, one round
     assert len(re.findall(r"^estimate round 4/4: rocksdb-default", console, re.M)) == seeds  # 4 gain rounds
@@ -1106,14 +1106,14 @@ def test_the_tuner_choosing_among_finalists_against_a_plain_script_is_quoted_as_
 
 
 def _share(v: dict[str, Any]) -> str:
-    """``7 of 16 seeds that differ (44 %, 95 % CI 20-70 %)``, as README quotes experiments.sampler_benchmark.versus."""
+    """``7 of 16 seeds that differ (44 %, 95 % CI 20-70 %)``, as docs/search.md quotes experiments.sampler_benchmark.versus."""
     low, high = v["ci95"]
     return (f"{v['wins']} of {v['wins'] + v['losses']} seeds that differ ({100 * v['p']:.0f} %, 95 % CI "
             f"{100 * low:.0f}-{100 * high:.0f} %)")
 
 
 def fidelity_model_sentence(report: dict[str, Any]) -> str:
-    """README's figures of experiments/fidelity_model.py: per budget, the estimate against the worst value
+    """docs/search.md's figures of experiments/fidelity_model.py: per budget, the estimate against the worst value
     with the rungs kept, the full-size search against the kept rungs, and the median regrets."""
     parts = []
     for budget, b in report["budgets"].items():
@@ -1129,10 +1129,10 @@ def fidelity_model_sentence(report: dict[str, Any]) -> str:
 def test_the_fidelity_model_benchmark_is_quoted_as_its_json_gives_it():
     report = _json("experiments/results/fidelity-model.json")
     assert report["seeds"] >= 20 and report["rung_model"]["recorded_agreement"]["start_scale"] == 0.5
-    _quoted(fidelity_model_sentence(report), ("README.md",))
-    _quoted(f"{report['seeds']} seeds, equal machine time", ("README.md",))
+    _quoted(fidelity_model_sentence(report), ("docs/search.md",))
+    _quoted(f"{report['seeds']} seeds, equal machine time", ("docs/search.md",))
     *small, full = report["rung_model"]["seconds"]
-    _quoted(f"a small run costs {100 * small[0] / full:.0f}-{100 * small[-1] / full:.0f} % of a full one", ("README.md",))
+    _quoted(f"a small run costs {100 * small[0] / full:.0f}-{100 * small[-1] / full:.0f} % of a full one", ("docs/search.md",))
 
 
 def test_the_set_up_costs_are_quoted_as_their_json_gives_them():
@@ -1142,28 +1142,28 @@ def test_the_set_up_costs_are_quoted_as_their_json_gives_them():
     build = measured["db_bench_build"]
     assert build["patches"] == ["waitforcompaction-no-sleep"]
     _quoted(f"in {measured['setup_seconds']:.0f} s, `make db_bench` fetched Debian's rocksdb {build['version']} source "
-            f"and built the release db_bench with its one patch in {minutes} min {seconds} s", ("README.md",))
+            f"and built the release db_bench with its one patch in {minutes} min {seconds} s", ("docs/versions.md",))
     _quoted(f"The virtualenv takes {measured['venv_bytes'] / 1e9:.1f} GB, the stripped db_bench "
-            f"{measured['db_bench_bytes'] / 1e6:.1f} MB", ("README.md",))
-    _quoted(f"({minutes} min {seconds} s here on {measured['when'][:10]};", ("README.md",))
+            f"{measured['db_bench_bytes'] / 1e6:.1f} MB", ("docs/versions.md",))
+    _quoted(f"({minutes} min {seconds} s here on {measured['when'][:10]};", ("docs/versions.md",))
     job = _json("benchmarks/results/default-job/summary.json")["machine_seconds"]
-    _quoted(f"before its first trial ({job['preload'] + job['baselines']:.0f} s of db_bench", ("README.md",))
+    _quoted(f"before its first trial ({job['preload'] + job['baselines']:.0f} s of db_bench", ("docs/versions.md",))
 
 
 def test_the_revalidation_share_is_quoted_as_its_record_gives_it():
-    """README quotes benchmarks/results/revalidation_share.json: `--trials 6` re-validates for about
+    """docs/search.md quotes benchmarks/results/revalidation_share.json: `--trials 6` re-validates for about
     as long as it searched (issue 31), a 60 s budget at scale 0.25 searches within it."""
     r = _json("benchmarks/results/revalidation_share.json")["commands"]
-    readme = ("README.md",)
+    doc = ("docs/search.md",)
     six, small = r["trials 6"], r["budget 60s at scale 0.25"]
     assert six["exit_code"] == small["exit_code"] == 0
     assert six["machine_seconds"]["revalidation"] <= 1.1 * six["search_seconds"]
     assert small["machine_seconds"]["total"] <= small["budget_seconds"] and small["trials"]["complete"] >= 3
-    _quoted(f"printed `{six['plan']}`", readme)
+    _quoted(f"printed `{six['plan']}`", doc)
     _quoted(f"spent {six['search_seconds']:.1f} s searching (baselines and trials), then "
-            f"{six['machine_seconds']['revalidation']:.1f} s re-validating ({six['revalidation_rounds']} rounds)", readme)
+            f"{six['machine_seconds']['revalidation']:.1f} s re-validating ({six['revalidation_rounds']} rounds)", doc)
     plan = small["revalidation_plan"]
     _quoted(f"ran {small['trials']['complete']} trials, {small['machine_seconds']['total']:.1f} s of db_bench in all, "
             f"{small['machine_seconds']['revalidation']:.1f} s of it re-validating ({plan['k']} finalists, "
-            f"{small['revalidation_rounds']} rounds, no ablation)", readme)
+            f"{small['revalidation_rounds']} rounds, no ablation)", doc)
     assert not plan["ablation"]

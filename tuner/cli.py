@@ -208,8 +208,8 @@ def _search_args(t: argparse.ArgumentParser) -> None:
                         "re-validation), e.g. 45m or 2h; the search stops when the next trial and the "
                         "re-validation would not fit")
     g.add_argument("--sampler", default="auto",
-                   help=f"one of {', '.join(SAMPLERS)} (default auto: skopt for a serial single-objective study "
-                        "without --max-* constraints, else tpe)")
+                   help=f"one of {', '.join(SAMPLERS)} (default auto: skopt for a single-objective study without "
+                        "--max-* constraints, serial or parallel, else tpe)")
     g.add_argument("--seed", type=int, help="sampler seed (also db_bench's --seed); makes a study reproducible")
     g.add_argument("--fidelity", type=_fractions, metavar="F,F,1",
                    help="multi-fidelity: each configuration runs at these fractions of the data size in turn "
@@ -277,7 +277,8 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
                    "build of 'make db_bench', else db_bench on PATH)")
     g.add_argument("--rocksdb-version", metavar="V",
                    help="measure with the db_bench of RocksDB V (e.g. 9.11 or 7.8; `rocksdb-tuner doctor` lists them)")
-    g.add_argument("--work-dir", type=Path, help="where trial DBs are created (default the system temp dir)")
+    g.add_argument("--work-dir", type=Path,
+                   help="where trial DBs are created (default $TMPDIR/rocksdb-tuner-work-<uid>, /tmp without TMPDIR)")
     g = t.add_argument_group('tracking and outputs', 'where the study is kept and what it writes')
     g.add_argument("--study", help="study name; an existing one is resumed (default <workload>-<time>)")
     g.add_argument("--storage", help="Optuna storage URL (default sqlite:///OUT/study.db)")
@@ -304,7 +305,8 @@ def _experiment_parser(x: argparse.ArgumentParser) -> None:
                    help="rewrite report.md, plots and overview.md from the saved result.json files")
     x.add_argument("--db-bench")
     x.add_argument("--rocksdb-version", metavar="V", help="measure with the db_bench of RocksDB V (e.g. 9.11)")
-    x.add_argument("--work-dir", type=Path, help="where trial DBs are created (default the system temp dir)")
+    x.add_argument("--work-dir", type=Path,
+                   help="where trial DBs are created (default $TMPDIR/rocksdb-tuner-work-<uid>, /tmp without TMPDIR)")
     x.add_argument("--runs-dir", type=Path, default=Path("runs") / "experiments",
                    help="study storage and db_bench logs (default runs/experiments)")
     x.add_argument("--results", type=Path, help="report directory (default experiments/results/ID; "
