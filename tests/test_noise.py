@@ -11,8 +11,10 @@ import statistics
 import optuna
 import pytest
 
+from objectives.runner import RunFailed
 from tests.conftest import TINY, first_measured
 from tests.test_cli import tuner
+from tuner import options_file
 from tuner.stats import paired_ratio
 
 pytestmark = pytest.mark.dbbench
@@ -120,6 +122,47 @@ def test_a_baseline_options_file_is_what_the_gain_is_against(tmp_path):
     assert "rocksdb-default" in reval["vs"] and "vs current:" in r.stdout
     bad = tuner("tune", "--baseline", str(tmp_path / "missing.ini"), "--out", "never")
     assert bad.returncode == 2 and "--baseline" in bad.stderr and not (tmp_path / "never").exists()
+
+
+def test_a_kept_baseline_whose_runs_left_no_options_file_is_still_the_answer(tmp_path, monkeypatch):
+    """A baseline that cannot run is an answer, not a crash (issue 42): rocksdb-default's run in the search
+    fails (as when it is killed for memory) and the best's fail in the re-validation, so the study keeps
+    rocksdb-default. The summary and OPTIONS.ini are written: OPTIONS.ini from its re-validation rounds'
+    OPTIONS file; with those gone too, the best's with the searched options at rocksdb-default's values."""
+    from tuner import Study, TuneConfig
+    from tuner.engine._measurer import Measurer
+    from tuner.observers import SilentProgress
+    from tuner.outputs import write_outputs
+
+    measure = Measurer.measure
+
+    def failing(self, job):  # rocksdb-default's baseline run, and the best's re-validation runs
+        if job.key == "baseline:rocksdb-default" or job.key.endswith(" trial 0"):
+            raise RunFailed("phase load: db_bench killed by SIGKILL (out of memory)")
+        return measure(self, job)
+
+    monkeypatch.setattr(Measurer, "measure", failing)
+    space = tmp_path / "small-memtables.toml"
+    space.write_text('[parameters.write_buffer_size]\ntype = "categorical"\nchoices = [4194304]\n'
+                     'options_key = "CFOptions.write_buffer_size"\n')
+    study = Study(TuneConfig(workload="fillrandom", scale=TINY, space=space, trials=1, sampler="grid", seed=1,
+                             out=tmp_path / "o", mlflow=False, plots=False, drain=False, revalidate=1,
+                             revalidate_rounds=2, revalidate_max_rounds=2, ablation=False), SilentProgress())
+    summary = study.run().summary
+    assert [b["state"] for b in summary["baselines"]] == ["FAIL"]
+    assert summary["answer"]["recommend"] == "reference" and summary["answer"]["name"] == "rocksdb-default"
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["answer"] == summary["answer"]
+    measured = sorted((tmp_path / "o" / "revalidation-estimate" / "rocksdb-default").glob("round-*/OPTIONS"))
+    assert measured and (tmp_path / "o" / "OPTIONS.ini").read_text() == measured[0].read_text()
+    default_buffer = options_file.lookup(options_file.parse_options(measured[0].read_text()),
+                                         "CFOptions.write_buffer_size")
+    for path in measured:
+        path.unlink()
+    write_outputs(study.snapshot())
+    rendered = (tmp_path / "o" / "OPTIONS.ini").read_text()
+    assert rendered.startswith("# rocksdb-default: none of its runs left an OPTIONS file")
+    sections = options_file.parse_options(rendered)
+    assert options_file.lookup(sections, "CFOptions.write_buffer_size") == default_buffer != "4194304"
 
 
 def test_confirm_scale_revalidates_at_the_larger_scale(tmp_path):

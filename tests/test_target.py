@@ -202,8 +202,9 @@ def test_the_search_runs_shorter_phases_and_the_revalidation_confirms_in_the_wor
 @pytest.mark.dbbench
 def test_fidelity_rungs_at_a_target_keep_its_shape_and_memory_ratio(tmp_path):
     """--fidelity with --target-data on a load workload: every rung runs in the target's LSM shape,
-    within its fraction of the trials' memory, and the study judges the rungs' agreement."""
-    r = tuner("tune", "--workload", "fillrandom", "--target-data", "16MiB", "--target-memory", "512MiB",
+    within its fraction of the trials' memory (here more than rocksdb-default needs, the least a rung
+    gets), and the study judges the rungs' agreement."""
+    r = tuner("tune", "--workload", "fillrandom", "--target-data", "16MiB", "--target-memory", "1GiB",
               "--fidelity", "0.25,1", "--trials", "7", "--no-starts", "--no-baselines", "--revalidate", "0",
               "--sampler", "random", "--seed", "1", "--out", "o", "--no-mlflow", "--no-plots", "--json")
     assert r.returncode == 0, r.stderr
@@ -221,8 +222,8 @@ def test_fidelity_rungs_at_a_target_keep_its_shape_and_memory_ratio(tmp_path):
                  if t.number == summary["fidelity_agreement"]["audited"][0])
     full = max(d["memory"]["memory_limit_bytes"] for d in trial.user_attrs["phases"] if d.get("memory"))
     # the cgroup rounds its limit down to whole pages
-    assert full == pytest.approx(512 * MiB, abs=MiB)
-    assert trial.user_attrs["rung_0"]["memory_limit_bytes"] == pytest.approx(128 * MiB, abs=MiB)
+    assert full == pytest.approx(1024 * MiB, abs=MiB)
+    assert trial.user_attrs["rung_0"]["memory_limit_bytes"] == pytest.approx(256 * MiB, abs=MiB)
 
 
 @pytest.mark.dbbench
@@ -256,6 +257,30 @@ def test_a_preloaded_workload_starts_from_the_users_db_snapshot(tmp_path, db_ben
         bad = tuner("tune", "--db-snapshot", str(mine), *args, "--trials", "1", "--out", "never", "--no-mlflow")
         assert bad.returncode == 2 and match in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert _files(mine) == before
+
+
+@pytest.mark.dbbench
+def test_scaled_trials_keep_the_memory_the_defaults_need_and_a_target_with_less_is_said_first(tmp_path):
+    """Trials on 0.1 of a 32 MiB target with 256 MiB of memory would get 64 MiB by its memory:data ratio,
+    where RocksDB's defaults (two 64 MiB memtables) are killed for memory (issue 42): they get what
+    rocksdb-default's memtables and block cache need, with a quarter for db_bench and the page cache,
+    still less than the target's. Where the target's memory is less than that, one line says so before
+    any run."""
+    common = ("tune", "--workload", "fillrandom", "--scale", "0.1", "--target-data", "32MiB", "--trials", "1",
+              "--no-starts", "--sampler", "random", "--seed", "1", "--no-mlflow")
+    r = tuner(*common, "--target-memory", "256MiB", "--out", "o")
+    assert r.returncode == 0, r.stderr
+    limit = json.loads((tmp_path / "o" / "summary.json").read_text())["memory"]["limit_bytes"]
+    default = options_file.parse_options((tmp_path / "o" / "baselines" / "rocksdb-default" / "OPTIONS").read_text())
+    memtables = int(options_file.lookup(default, "CFOptions.write_buffer_size")) * \
+        int(options_file.lookup(default, "CFOptions.max_write_buffer_number"))
+    assert memtables < limit * 3 // 4 and limit < 256 * MiB and "does not fit" not in r.stderr
+    small = tuner(*common, "--target-memory", "96MiB", "--out", "small")
+    assert small.returncode == 0, small.stderr
+    lines = small.stderr.splitlines()
+    said = next(i for i, line in enumerate(lines)
+                if line.startswith("rocksdb-default does not fit the trials' 96 MiB (--target-memory): its 2 x "))
+    assert said < lines.index("baseline rocksdb-default: running")
 
 
 @pytest.mark.dbbench

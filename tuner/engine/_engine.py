@@ -127,7 +127,8 @@ class Engine:
                             "why": "--scale: trials smaller than the target; the re-validation confirms at the target"})
             if p.target.memory and p.memory_limit and p.memory_limit < p.target.memory:
                 rows.insert(1, {"option": "memory", "trial": p.memory_limit, "target": p.target.memory,
-                                "why": "the target's memory:data ratio (at least 64 MiB)"})
+                                "why": "the target's memory:data ratio (at least 64 MiB and what rocksdb-default "
+                                       "needs)"})
         shape = {**p.target.shape, **{k: v for k, v in p.workload.flags.items() if k in SHAPE}}
         return {**p.target.to_dict(), "trial_data_bytes": trial_data, "trial_levels": lsm_levels(trial_data, shape),
                 "trial_memory_bytes": p.memory_limit, "kind": p.workload.kind,
@@ -146,6 +147,8 @@ class Engine:
             self.bus.note(f"this new study {note}")
         if self.memory:
             self.bus.note(f"scored phases run within {self.memory['limit_bytes'] / 2**20:,.0f} MiB: {self.memory['how']}")
+        if self.parts.memory_note:
+            self.bus.note(self.parts.memory_note)
         if self.measurement.db_snapshot and self.parts.workload.kind == "preloaded":
             self.bus.note(f"every run starts on a hard-linked copy of --db-snapshot {self.parts.workload.snapshot} "
                           "(never written); the timed phases use db_bench's keys and values of the workload")

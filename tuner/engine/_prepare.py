@@ -10,10 +10,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import optuna
 
 from objectives import workdir
+from objectives.configurations import db_bench_defaults
 from objectives.dbbench import DbBench
 from objectives.runner import RUNNER_FLAGS, preload_dir
 from objectives.scores import Score
@@ -58,6 +60,7 @@ class Prepared:
     user_baseline: tuple[dict[str, Flag], str] | None  # --baseline's flags and description
     rungs: tuple[Workload, ...] = ()  # --fidelity: the workload at each rung's data size, the last the full one
     target: Target | None = None  # what the study tunes for (tuner.target)
+    memory_note: str | None = None  # rocksdb-default cannot fit the trials' memory: said before any run
 
     @property
     def stretch(self) -> float:
@@ -202,7 +205,9 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
         confirm = replace(confirm, drain=workload.drain, memory=target.memory or (max(
             MIN_MEMORY_LIMIT, int(confirm.data_bytes() / confirm.data_to_memory)) if confirm.data_to_memory else None))
     work_dir, workload, confirm = _work_dir(config, db_bench, target, workload, confirm)
-    limit, budget = memory_plan(config.deployment, workload, slot, target)
+    needs = baseline_memory(db_bench, workload)
+    floor = needs[0] if needs else 0
+    limit, budget = memory_plan(config.deployment, workload, slot, target, floor)
     ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget)
     space = unresolved.resolve(ctx)
     if db_bench is not None:
@@ -222,7 +227,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     grid = sampler_name == "grid"
     trials = search.trials if search.trials is not None else 10**9  # a --budget alone: as many as fit
     wanted = min(trials, space.feasible_grid_size()) if grid else trials
-    rungs = _rungs(config, workload, target, {p.flag for p in space.parameters}, host, limit)
+    rungs = _rungs(config, workload, target, {p.flag for p in space.parameters}, host, limit, floor)
     user, reference = _reference(config, space, target)
     plan = Plan.of(config.revalidation, search.seed or 0, confirm)
     out = Path(tracking.out) if tracking.out else Path("runs") / name
@@ -230,7 +235,8 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
                     workload=workload, space=space, trials_wanted=wanted, repair_rejected=not grid, work_dir=work_dir,
                     out=out, storage=tracking.storage or f"sqlite:///{(out / 'study.db').resolve()}",
                     db_bench_seed=search.seed if search.seed else 1, slot=slot, memory_limit=limit, plan=plan,
-                    reference=reference, user_baseline=user, rungs=rungs, target=target)
+                    reference=reference, user_baseline=user, rungs=rungs, target=target,
+                    memory_note=_memory_note(config.deployment, limit, needs))
 
 
 def _work_dir(config: TuneConfig, db_bench: DbBench | None, target: Target, workload: Workload,
@@ -272,20 +278,55 @@ def _reference(config: TuneConfig, space: SearchSpace,
 
 
 MIN_MEMORY_LIMIT = 64 * MiB
+MEMORY_FLAGS = ("write_buffer_size", "max_write_buffer_number", "cache_size")  # what a configuration holds in memory
+
+
+def default_flags(flags: list[str], db: DbBench | None, workload: Workload) -> dict[str, Any]:
+    """What the rocksdb-default baseline runs each of ``flags`` with: db_bench's defaults under the
+    ``workload``'s own flags (which come along), as S0's scaled memtable; with no ``db``, a backend that
+    runs no db_bench workload, the program's own defaults: no flag."""
+    return {} if db is None else {**db_bench_defaults(flags, db), **workload.flags}
+
+
+def baseline_memory(db: DbBench | None, workload: Workload) -> tuple[int, str] | None:
+    """(the trials' memory rocksdb-default needs, what it holds in words): its memtables and block cache
+    as it runs them (:func:`default_flags`), as the memory budget's 3/4 of the trials' memory (the rest
+    db_bench itself and the page cache: :func:`memory_plan`); None with no db_bench, or where its flags
+    do not say."""
+    flags = default_flags(list(MEMORY_FLAGS), db, workload)
+    if any(f not in flags for f in MEMORY_FLAGS):
+        return None
+    size, number, cache = (max(0, int(float(str(flags[f])))) for f in MEMORY_FLAGS)
+    whole_mib = -(-(size * number + cache) * 4 // (3 * MiB))
+    return whole_mib * MiB, f"{number} x {fmt_bytes(size)} memtables + {fmt_bytes(cache)} block cache"
+
+
+def _memory_note(deployment: DeploymentConfig, limit: int | None, needs: tuple[int, str] | None) -> str | None:
+    """One line when rocksdb-default cannot fit the trials' memory as the user set it (--target-memory or
+    --memory-limit; a workload's data_to_memory is its design): its runs will be killed for memory."""
+    flag = "--memory-limit" if deployment.memory_limit else "--target-memory" if deployment.target_memory else None
+    if flag is None or limit is None or needs is None or needs[0] <= limit:
+        return None
+    return (f"rocksdb-default does not fit the trials' {fmt_bytes(limit)} ({flag}): its {needs[1]} need about "
+            f"{fmt_bytes(needs[0])}, a quarter of it left to db_bench and the page cache; where its memtables fill, "
+            "its runs will be killed for memory, and it is then reported as failed")
 
 
 def memory_plan(deployment: DeploymentConfig, workload: Workload, slot: Slot,
-                target: Target | None = None) -> tuple[int | None, int]:
+                target: Target | None = None, floor: int = 0) -> tuple[int | None, int]:
     """(memory limit of the scored phases, memory budget of the space).
 
     The limit is --target-memory (or --memory-limit), else the workload's data / data_to_memory (at
-    least 64 MiB), else none. The budget (memtables + block cache) is --memory-budget, else 3/4 of the
-    limit (the rest is db_bench itself and the page cache), else a quarter of the slot's memory."""
+    least 64 MiB), else none; trials smaller than the target run in its memory:data ratio, at least 64
+    MiB and at least ``floor`` (what rocksdb-default needs: :func:`baseline_memory`) up to the target's
+    memory. The budget (memtables + block cache) is --memory-budget, else 3/4 of the limit (the rest is
+    db_bench itself and the page cache), else a quarter of the slot's memory."""
     if deployment.memory_limit is not None and deployment.target_memory is not None:
         raise UsageError("--memory-limit: --target-memory already sets the memory the trials run in; give one")
     limit = deployment.memory_limit
     if deployment.target_memory is not None and target is not None:  # the target's memory:data ratio
-        limit = max(MIN_MEMORY_LIMIT, int(target.memory * min(1.0, workload.data_bytes() / target.data)))
+        limit = max(MIN_MEMORY_LIMIT, min(floor, target.memory),
+                    int(target.memory * min(1.0, workload.data_bytes() / target.data)))
     if limit is None and workload.data_to_memory:
         limit = max(MIN_MEMORY_LIMIT, int(workload.data_bytes() / workload.data_to_memory))
     if limit is not None and not 0 < limit <= slot.ram:
@@ -378,10 +419,11 @@ def _search_duration(m: MeasurementConfig, workload: Workload, confirms: bool) -
 
 
 def _rungs(config: TuneConfig, workload: Workload, target: Target, searched: set[str], host: Context,
-           limit: int | None) -> tuple[Workload, ...]:
+           limit: int | None, floor: int) -> tuple[Workload, ...]:
     """--fidelity: the workload at each rung's fraction of the trials' data, the last the trials' own;
     with a target, each in the target's shape and within the same fraction of the trials' memory (the
-    target's memory:data ratio at every size)."""
+    target's memory:data ratio at every size), at least 64 MiB and ``floor`` (what rocksdb-default
+    needs) up to the trials' memory."""
     fractions = config.search.fidelity
     if not fractions:
         return ()
@@ -390,7 +432,7 @@ def _rungs(config: TuneConfig, workload: Workload, target: Target, searched: set
         rung = replace(workload_of(config).resolve(workload.scale * f, host), drain=workload.drain)
         if not target.assumed:
             rung = replace(rung, flags=shaped(rung.flags, target, searched),
-                           memory=max(MIN_MEMORY_LIMIT, int(limit * f)) if limit else None)
+                           memory=max(MIN_MEMORY_LIMIT, min(floor, limit), int(limit * f)) if limit else None)
         rungs.append(rung)
     return (*rungs, workload)
 

@@ -36,12 +36,13 @@ from typing import Any, Sequence
 import optuna
 from optuna.trial import FrozenTrial, TrialState, create_trial
 
-from objectives.configurations import benchmark_sh, db_bench_defaults
+from objectives.configurations import benchmark_sh
 from objectives.dbbench import DbBench
 from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from search_spaces.parameters import CategoricalParam
 from tuner import ranking
+from tuner.engine._prepare import default_flags
 from tuner.engine._storage import StudyStore
 from tuner.model import DEFAULT_BASELINE, WARM_START
 
@@ -121,13 +122,10 @@ def project(space: SearchSpace, flags: dict[str, Any]) -> dict[str, Any]:
 
 
 def starts(space: SearchSpace, db: DbBench | None, workload: Workload) -> list[tuple[str, dict[str, Any]]]:
-    """What the rocksdb-default baseline runs (db_bench's defaults under the ``workload``'s own flags,
-    as S0's scaled memtable; with no ``db``, a backend that runs no db_bench workload, the program's own
-    defaults: no flag) and the benchmark.sh-style configuration on top of it, projected onto ``space``;
-    one whose projection is empty is left out."""
-    defaults: dict[str, Any] = {}
-    if db is not None:
-        defaults = {**db_bench_defaults([p.flag for p in space.parameters], db), **workload.flags}
+    """What the rocksdb-default baseline runs (:func:`tuner.engine._prepare.default_flags`) and the
+    benchmark.sh-style configuration on top of it, projected onto ``space``; one whose projection is
+    empty is left out."""
+    defaults = default_flags([p.flag for p in space.parameters], db, workload)
     bsh, _ = benchmark_sh(space.context)  # type: ignore[arg-type]
     named = ((DEFAULT_BASELINE, project(space, defaults)), ("benchmark.sh", project(space, {**defaults, **bsh})))
     return [(name, params) for name, params in named if params]

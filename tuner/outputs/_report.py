@@ -14,6 +14,7 @@ from optuna.trial import FrozenTrial
 from objectives.versions import pinned_defaults
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
+from tuner.engine import default_flags
 from tuner.fmt import fmt_bytes, fmt_ops
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
 from tuner.stats import paired_ratio
@@ -312,11 +313,31 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
     return summary
 
 
-def _write_options(snapshot: StudySnapshot, source: Path, params: dict[str, Any], name: str) -> None:
-    """A measured configuration's own OPTIONS file, with the block cache it ran with."""
+def _write_options(snapshot: StudySnapshot, text: str, params: dict[str, Any], name: str) -> None:
+    """A configuration's OPTIONS file (``text``), with the block cache it ran with."""
     cache = next((params[p.name] for p in snapshot.space.parameters
                   if p.options_key == options_file.BLOCK_CACHE_KEY and p.name in params), None)
-    write_atomic(snapshot.out / name, options_file.with_block_cache(source.read_text(), cache))
+    write_atomic(snapshot.out / name, options_file.with_block_cache(text, cache))
+
+
+def _kept_options(snapshot: StudySnapshot, ref: dict[str, Any], best: dict[str, Any]) -> str:
+    """The OPTIONS file of the reference a study keeps: as its runs wrote it (its baseline run, else a
+    re-validation round), else the file it was given (--baseline FILE); when none of its runs left one
+    (all failed, e.g. killed for memory), the ``best``'s (the same workload and RocksDB) with each searched
+    option at the value the reference runs it with, saying so in its first line."""
+    flags = ref["flags"]
+    rounds = sorted((snapshot.out / "revalidation-estimate" / ref["name"]).glob("round-*/OPTIONS"))
+    given = [Path(flags["options_file"])] if "options_file" in flags else []
+    found = next((path for path in (Path(ref["log_dir"]) / "OPTIONS", *rounds, *given) if path.is_file()), None)
+    if found is not None:
+        return found.read_text()
+    space = snapshot.space
+    ran = {**default_flags([p.flag for p in space.parameters], snapshot.db_bench, snapshot.workload), **flags}
+    values = {p.options_key: ran[p.flag] for p in space.parameters
+              if p.flag in ran and p.options_key not in options_file.NOT_SERIALIZED}
+    return (f"# {ref['name']}: none of its runs left an OPTIONS file; this is the best's (trial {best['trial']}) with "
+            f"the searched options at {ref['name']}'s values\n"
+            + options_file.with_values((Path(best["log_dir"]) / "OPTIONS").read_text(), values))
 
 
 def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> TuneResult:
@@ -326,16 +347,16 @@ def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None)
     write_atomic(snapshot.out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
     write_atomic(snapshot.out / "comparison.md", comparison_markdown(summary))
     kept = (summary.get("answer") or {}).get("recommend") == "reference"
-    if kept:  # nothing beat the reference: its own OPTIONS, as its runs wrote them
+    if kept:  # nothing beat the reference: its own OPTIONS
         ref = next(b for b in snapshot.baselines if b["name"] == summary["answer"]["name"])
-        _write_options(snapshot, Path(ref["log_dir"]) / "OPTIONS", {"cache_size": ref["flags"].get("cache_size")},
+        _write_options(snapshot, _kept_options(snapshot, ref, best), {"cache_size": ref["flags"].get("cache_size")},
                        "OPTIONS.ini")
     elif best is not None:
-        _write_options(snapshot, Path(best["log_dir"]) / "OPTIONS", best["params"], "OPTIONS.ini")
+        _write_options(snapshot, (Path(best["log_dir"]) / "OPTIONS").read_text(), best["params"], "OPTIONS.ini")
     minimal = (snapshot.revalidation or {}).get("minimal")
     if minimal:  # the options that matter, the rest at the reference's values: measured in its own rounds
-        _write_options(snapshot, snapshot.out / "revalidation-minimal" / "minimal" / "round-0" / "OPTIONS",
-                       minimal["params"], "OPTIONS.minimal.ini")
+        measured = snapshot.out / "revalidation-minimal" / "minimal" / "round-0" / "OPTIONS"
+        _write_options(snapshot, measured.read_text(), minimal["params"], "OPTIONS.minimal.ini")
     trials = [_trial_row(t) for t in snapshot.trials if t.user_attrs.get("outcome") != "rejected"]
     return TuneResult(study_name=snapshot.name, out=snapshot.out, best_params=best["params"] if best else {},
                       best_metrics=best["metrics"] if best else {}, baselines=summary["baselines"], trials=trials,
