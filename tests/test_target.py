@@ -161,7 +161,7 @@ def test_a_target_shaped_trial_runs_in_the_targets_lsm_shape(tmp_path):
     base.write_text(OPTIONS)
     r = tuner("tune", "--workload", "steady-overwrite", "--target-data", "24MiB", "--duration", "2s", "--trials",
               "1", "--no-starts", "--sampler", "random", "--seed", "1", "--out", "b", "--no-mlflow", "--no-plots",
-              "--base-options", str(base), drain=True)
+              "--base-options", str(base), "--target-memory", "512MiB", drain=True)  # the memory its memtables need
     assert r.returncode == 0, r.stderr
     sections = options_file.parse_options((first_measured(tmp_path / "b") / "OPTIONS").read_text())
     assert options_file.lookup(sections, "CFOptions.target_file_size_base") == str(32 * MiB)

@@ -8,10 +8,12 @@ import optuna
 import pytest
 
 from objectives.workloads import load_workload
-from search_spaces import Context, load_space
+from search_spaces import Context, MiB, load_space
 from tests.conftest import TINY
 from tests.test_cli import tuner
 from tuner.engine import starts
+from tuner.engine._held import held
+from tuner.engine._plan import Reference
 from tuner.engine._warmstart import next_start
 
 pytestmark = pytest.mark.dbbench
@@ -51,7 +53,11 @@ def test_a_new_study_first_runs_the_defaults_benchmark_sh_and_the_hand_found_con
     # db_bench's defaults as its --help prints them (the block cache as every run pins it), projected
     assert defaults["max_background_jobs"] == int(db_bench.default("max_background_jobs")) == 2
     assert defaults["compression_type"] == "snappy" and defaults["cache_size"] == 8 * 2**20
-    assert defaults["bloom_bits"] == 0  # db_bench's -1 (no filter) clipped into the space's range
+    # db_bench's -1 (no filter) as it is: the space's range widened to hold it, and said so
+    assert defaults["bloom_bits"] == int(db_bench.default("bloom_bits")) == -1
+    widened = "bloom_bits's range widened to -1..16 (from 0..16) to hold rocksdb-default's value"
+    assert widened in summary["space_searched"]["widened"] and f"space default: {widened}" in r.stderr
+    assert summary["space_searched"]["parameters"]["bloom_bits"] == "[-1, 16]"
     assert bsh["compression_type"] == "zstd" and bsh["bloom_bits"] == 10
     assert bsh["max_background_jobs"] == defaults["max_background_jobs"]  # what benchmark.sh leaves as is
     assert hand["max_write_buffer_number"] == 4
@@ -74,6 +80,30 @@ def test_the_defaults_start_runs_what_the_baseline_runs(db_bench):
     (name, defaults), (_, bsh) = starts(space, db_bench, workload)
     assert name == "rocksdb-default" and defaults["write_buffer_size"] == workload.flags["write_buffer_size"]
     assert defaults["write_buffer_size"] < 3 * 2**20 < bsh["write_buffer_size"]  # benchmark.sh sets its own
+
+
+def test_the_space_holds_the_defaults_and_the_users_configuration_whose_starts_run_unclipped(db_bench):
+    """256 MiB of data within a 96 MiB budget (a 128 MiB target) capped write_buffer_size at budget / 8 =
+    12 MiB and memtables plus cache at 96 MiB: the rocksdb-default start ran 12 MB memtables while the
+    baseline ran the defaults' 64 MB (45,277 against 94,520 ops/s), and no trial could reach it. The
+    space now holds the defaults and the user's configuration, and their starts run them as they are."""
+    host = Context.of_host()
+    workload = load_workload("fillrandom").resolve(TINY, host)
+    space = load_space("default").resolve(Context(cores=host.cores, ram=host.ram, data=256 * MiB, budget=96 * MiB))
+    user = Reference("current", {}, {"write_buffer_size": 256 * MiB, "compression_type": "lz4hc", "cache_size": None})
+    wider, notes = held(space, db_bench, workload, user=user)
+    (first, defaults), (mine, current), (bsh, _) = starts(wider, db_bench, workload, user=user)
+    assert (first, mine, bsh) == ("rocksdb-default", "current", "benchmark.sh")
+    clipped = dict(starts(space, db_bench, workload))["rocksdb-default"]
+    assert clipped["write_buffer_size"] == 12 * MiB < defaults["write_buffer_size"] == 64 * MiB
+    assert current == {**defaults, "write_buffer_size": 256 * MiB, "compression_type": "lz4hc"}
+    for params in (defaults, current):
+        assert wider.violations(params) == [] and all(wider.parameter(n).contains(v) for n, v in params.items())
+    assert notes[0] == ("write_buffer_size's range widened to 1.0 MiB..64 MiB (from 1.0 MiB..12 MiB) to hold "
+                        "rocksdb-default's value")
+    assert "compression_type gains the choice lz4hc, current's" in notes
+    relaxed = [n.split(" to hold ")[1] for n in notes if n.startswith("constraint memory_budget relaxed to ")]
+    assert relaxed == ["rocksdb-default's values", "current's values"]
 
 
 def test_warm_start_auto_picks_the_most_similar_study_of_the_library(tmp_path):

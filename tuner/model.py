@@ -212,6 +212,7 @@ class StudySnapshot:
     preload: dict[str, Any] | None = None  # the preloaded DB the trials start from: path, size, seconds
     startup: dict[str, Any] | None = None  # the sampler's start-up: trials expected, its size
     fidelity_agreement: dict[str, Any] | None = None  # --fidelity: each rung's agreement with the full size
+    widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
 
     @property
     def directions(self) -> list[str]:

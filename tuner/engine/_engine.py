@@ -81,8 +81,9 @@ class Engine:
         self.lock.release()
 
     def _seed(self) -> list[str]:
-        """A new study's starts (tuner.engine._warmstart): db_bench's defaults, the benchmark.sh-style
-        and the hand-found configurations, then --warm-start's; kept in the study for the trial loop."""
+        """A new study's starts (tuner.engine._warmstart): the defaults, the user's configuration, the
+        benchmark.sh-style and the hand-found configurations, then --warm-start's; kept in the study for
+        the trial loop."""
         notes, optional = [], []  # the copies first, so that they keep the earlier study's order and numbers
         parts, search = self.parts, self.search
         if search.warm_start == "auto":
@@ -92,7 +93,8 @@ class Engine:
             copied = warm_start(self.store, search.warm_start)
             notes.append(f"learns from {copied} trials of {search.warm_start} (not counted, never named best)")
         required = named_starts(parts.space, parts.db_bench, parts.workload, hand_found=search.hand_found_first,
-                                defaults=search.starts and search.sampler != "grid")
+                                defaults=search.starts and search.sampler != "grid",
+                                user=parts.reference if parts.user_baseline is not None else None)
         if required:
             notes.insert(0, f"runs {', '.join(s['name'] for s in required)} first")
         self.store.set_attr("starts", required + optional)
@@ -113,7 +115,8 @@ class Engine:
                              trials=self.store.trials(), baselines=baselines, revalidation=self.revalidation,
                              slot=p.slot.to_dict(), memory=self.memory, target=self._target(),
                              seeded=tuple(self.store.attr("seeded") or ()), preload=self.store.attr("preload"),
-                             startup=self.store.attr("startup"), fidelity_agreement=self.store.attr("fidelity_agreement"))
+                             startup=self.store.attr("startup"), fidelity_agreement=self.store.attr("fidelity_agreement"),
+                             widened=p.widened)
 
     def _target(self) -> dict[str, Any] | None:
         """What the study tunes for, and how its trials compare with it (what was scaled, and why)."""
@@ -145,6 +148,8 @@ class Engine:
         self.bus.study_started(self.snapshot())
         for note in self.seeded:
             self.bus.note(f"this new study {note}")
+        for note in self.parts.widened:
+            self.bus.note(f"space {self.parts.space.name}: {note}")
         if self.memory:
             self.bus.note(f"scored phases run within {self.memory['limit_bytes'] / 2**20:,.0f} MiB: {self.memory['how']}")
         if self.parts.memory_note:

@@ -10,12 +10,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import optuna
 
 from objectives import workdir
-from objectives.configurations import db_bench_defaults
 from objectives.dbbench import DbBench
 from objectives.runner import RUNNER_FLAGS, preload_dir
 from objectives.scores import Score
@@ -25,6 +23,7 @@ from search_spaces import Context, GiB, MiB, SearchSpace, load_space
 from tuner.backends import BACKENDS
 from tuner.engine._baseline_file import NAME as BASELINE_NAME
 from tuner.engine._baseline_file import load_baseline
+from tuner.engine._held import default_flags, held
 from tuner.engine._plan import Plan, Reference
 from tuner.executors import Slot, executor_class
 from tuner.fmt import fmt_bytes
@@ -60,6 +59,7 @@ class Prepared:
     user_baseline: tuple[dict[str, Flag], str] | None  # --baseline's flags and description
     rungs: tuple[Workload, ...] = ()  # --fidelity: the workload at each rung's data size, the last the full one
     target: Target | None = None  # what the study tunes for (tuner.target)
+    widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
     memory_note: str | None = None  # rocksdb-default cannot fit the trials' memory: said before any run
 
     @property
@@ -212,6 +212,8 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     space = unresolved.resolve(ctx)
     if db_bench is not None:
         check_flags(db_bench, workload, space)
+    user, reference = _reference(config, space, target)
+    space, widened = held(space, db_bench, workload, reference if user is not None else None)
     sampler_name = choose(search.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
     config = replace(config, sampler=sampler_name)
     what = workload.name if BACKENDS[measurement.backend].runs_workloads else measurement.backend
@@ -228,14 +230,13 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     trials = search.trials if search.trials is not None else 10**9  # a --budget alone: as many as fit
     wanted = min(trials, space.feasible_grid_size()) if grid else trials
     rungs = _rungs(config, workload, target, {p.flag for p in space.parameters}, host, limit, floor)
-    user, reference = _reference(config, space, target)
     plan = Plan.of(config.revalidation, search.seed or 0, confirm)
     out = Path(tracking.out) if tracking.out else Path("runs") / name
     return Prepared(config=config, name=name, score=score, pruner=pruner, sampler=sampler, db_bench=db_bench,
                     workload=workload, space=space, trials_wanted=wanted, repair_rejected=not grid, work_dir=work_dir,
                     out=out, storage=tracking.storage or f"sqlite:///{(out / 'study.db').resolve()}",
                     db_bench_seed=search.seed if search.seed else 1, slot=slot, memory_limit=limit, plan=plan,
-                    reference=reference, user_baseline=user, rungs=rungs, target=target,
+                    reference=reference, user_baseline=user, rungs=rungs, target=target, widened=widened,
                     memory_note=_memory_note(config.deployment, limit, needs))
 
 
@@ -279,13 +280,6 @@ def _reference(config: TuneConfig, space: SearchSpace,
 
 MIN_MEMORY_LIMIT = 64 * MiB
 MEMORY_FLAGS = ("write_buffer_size", "max_write_buffer_number", "cache_size")  # what a configuration holds in memory
-
-
-def default_flags(flags: list[str], db: DbBench | None, workload: Workload) -> dict[str, Any]:
-    """What the rocksdb-default baseline runs each of ``flags`` with: db_bench's defaults under the
-    ``workload``'s own flags (which come along), as S0's scaled memtable; with no ``db``, a backend that
-    runs no db_bench workload, the program's own defaults: no flag."""
-    return {} if db is None else {**db_bench_defaults(flags, db), **workload.flags}
 
 
 def baseline_memory(db: DbBench | None, workload: Workload) -> tuple[int, str] | None:

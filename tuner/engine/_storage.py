@@ -71,7 +71,9 @@ class StudyStore:
             study.set_user_attr("uid", uuid.uuid4().hex)
         if not study.user_attrs.get("identity"):
             study.set_user_attr("identity", identity)
-            study.set_user_attr("space", {q.name: q.describe() for q in p.space.parameters})
+            study.set_user_attr("space", p.space.describe()["parameters"])
+            study.set_user_attr("constraints", p.space.describe()["constraints"])
+            study.set_user_attr("widened", list(p.widened))  # to hold the references (tuner.engine._held)
             study.set_user_attr("db_bench", p.db_bench.to_dict() if p.db_bench is not None else None)
             study.set_user_attr("repeats", measurement.repeats)
         elif study.user_attrs["identity"] != identity:

@@ -1,10 +1,13 @@
 """Starting a study from what is already known, without peeking at what it will be judged on.
 
-- Every new study first measures, as trials the sampler learns from, db_bench's defaults (none for a
-  backend that runs no db_bench workload: its program's defaults are no configuration of the space)
-  and the RocksDB tuning guide's tools/benchmark.sh-style configuration (scaled), then the workload's
-  hand-found configurations (S0-S4), each projected onto the search space (a numeric value outside
-  its range is clipped to it, an option the space lacks is left out).
+- Every new study first measures, as trials the sampler learns from, the defaults the rocksdb-default
+  baseline runs (none for a backend that runs no db_bench workload: its program's defaults are no
+  configuration of the space), the user's configuration (--baseline, --base-options) and the RocksDB
+  tuning guide's tools/benchmark.sh-style configuration (scaled), then the workload's hand-found
+  configurations (S0-S4), each projected onto the search space (a numeric value outside its range is
+  clipped to it, an option the space lacks is left out). The space is widened first to hold the
+  defaults and the user's configuration (:func:`tuner.engine._held.held`): those run as they are,
+  and the search can reach what it is compared with.
 - ``--warm-start SOURCE`` copies the complete trials of an earlier study on the same workload,
   space, objective and scale, measured by the same db_bench version and build, into a new study
   (Optuna ``add_trial``): the sampler learns from them, but they are not this run's measurements,
@@ -40,11 +43,11 @@ from objectives.configurations import benchmark_sh
 from objectives.dbbench import DbBench
 from objectives.workloads import Workload
 from search_spaces import SearchSpace
-from search_spaces.parameters import CategoricalParam
 from tuner import ranking
-from tuner.engine._prepare import default_flags
+from tuner.engine._held import project, references
+from tuner.engine._plan import Reference
 from tuner.engine._storage import StudyStore
-from tuner.model import DEFAULT_BASELINE, WARM_START
+from tuner.model import WARM_START
 
 STARTS_SHARE = 0.5  # the largest share of a study's expected trials its starts take, when optional ones remain
 
@@ -90,6 +93,8 @@ def warm_start(store: StudyStore, source: str) -> int:
     for trial in earlier.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         if not all(p.name in trial.params or not p.active(trial.params) for p in space.parameters):
             continue
+        if not all(space.parameter(n).contains(v) for n, v in trial.params.items()):  # its space held other references
+            continue
         distributions = {name: space.parameter(name).distribution() for name in trial.params}
         attrs: dict[str, Any] = {k: v for k, v in trial.user_attrs.items() if k in ("metrics", "constraints")}
         attrs.update(outcome=WARM_START, warm_start_from=f"{earlier.study_name}#{trial.number}",
@@ -100,42 +105,23 @@ def warm_start(store: StudyStore, source: str) -> int:
     return copied
 
 
-def project(space: SearchSpace, flags: dict[str, Any]) -> dict[str, Any]:
-    """db_bench flags as a configuration of the space: numbers clipped into their range, choices kept
-    when the space has them, the rest left out (the sampler picks those)."""
-    params: dict[str, Any] = {}
-    for p in space.parameters:
-        if p.flag not in flags or not p.active(params):
-            continue
-        value = flags[p.flag]
-        if isinstance(p, CategoricalParam):
-            choice = next((c for c in p.choices if str(c) == str(value)), None)
-            if choice is not None:
-                params[p.name] = choice
-            continue
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            continue
-        params[p.name] = type(p.low)(min(max(number, p.low), p.high))
-    return params
-
-
-def starts(space: SearchSpace, db: DbBench | None, workload: Workload) -> list[tuple[str, dict[str, Any]]]:
-    """What the rocksdb-default baseline runs (:func:`tuner.engine._prepare.default_flags`) and the
-    benchmark.sh-style configuration on top of it, projected onto ``space``; one whose projection is
-    empty is left out."""
-    defaults = default_flags([p.flag for p in space.parameters], db, workload)
+def starts(space: SearchSpace, db: DbBench | None, workload: Workload,
+           user: Reference | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """The references (the rocksdb-default baseline's configuration; the ``user``'s, when given) and the
+    benchmark.sh-style configuration on top of the first, projected onto ``space`` (which holds the
+    references: :func:`tuner.engine._held.held`); one whose projection is empty is left out."""
+    named = references(space, db, workload, user)
     bsh, _ = benchmark_sh(space.context)  # type: ignore[arg-type]
-    named = ((DEFAULT_BASELINE, project(space, defaults)), ("benchmark.sh", project(space, {**defaults, **bsh})))
-    return [(name, params) for name, params in named if params]
+    named.append(("benchmark.sh", {**named[0][1], **bsh}))
+    return [(name, params) for name, flags in named if (params := project(space, flags))]
 
 
-def named_starts(space: SearchSpace, db: DbBench | None, workload: Workload, *, defaults: bool,
-                 hand_found: bool) -> list[dict[str, Any]]:
-    """The required starts, in order: db_bench's defaults and the benchmark.sh style (``defaults``),
-    then each hand-found baseline's configuration (``hand_found``), projected onto ``space``."""
-    named = starts(space, db, workload) if defaults else []
+def named_starts(space: SearchSpace, db: DbBench | None, workload: Workload, *, defaults: bool, hand_found: bool,
+                 user: Reference | None = None) -> list[dict[str, Any]]:
+    """The required starts, in order: db_bench's defaults, the ``user``'s configuration and the
+    benchmark.sh style (``defaults``), then each hand-found baseline's configuration (``hand_found``),
+    projected onto ``space``."""
+    named = starts(space, db, workload, user) if defaults else []
     if hand_found:
         named += [(b.name, project(space, b.flags)) for b in workload.baselines]
     return [{"name": name, "params": params} for name, params in named if params]

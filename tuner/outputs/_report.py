@@ -268,6 +268,7 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "backend": measurement.backend,
         "command": measurement.command,
         "space": snapshot.space.name,
+        "space_searched": {**snapshot.space.describe(), "widened": list(snapshot.widened)},  # holding the references
         "sampler": search.sampler,
         "objective": snapshot.score.objective,
         "objective_description": snapshot.score.describe(),
