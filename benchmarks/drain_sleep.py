@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from objectives.dbbench import probe, probe_path
+from objectives.defaults import defaults_of
 from objectives.measurement import measure
 from objectives.runner import Runner, remove_owned
 from objectives.workloads import load_workload
@@ -49,7 +50,8 @@ def main() -> None:
         raise SystemExit("--before and --after must be the same version and build kind")
     host = Context.of_host()
     summary = json.loads((args.study / "summary.json").read_text())
-    steady, memory = workload_at(summary, 1, host)
+    defaults = defaults_of(builds["without it"])  # both builds run on the same (the tuner's own build's)
+    steady, memory = workload_at(summary, 1, host, defaults)
     workloads = {"default job (steady-overwrite at its target)": (steady, memory),
                  "toy load (fillrandom, scale 1)": (load_workload("fillrandom").resolve(1.0, host), None)}
     record: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -61,7 +63,8 @@ def main() -> None:
         (root / "work").mkdir()
         record["machine"] = machine_info(host, root / "work")
         for label, (workload, limit) in workloads.items():
-            runners = {k: Runner(b, root / "work", timeout=3600.0, memory_limit=limit) for k, b in builds.items()}
+            runners = {k: Runner(b, root / "work", timeout=3600.0, memory_limit=limit, defaults=defaults)
+                       for k, b in builds.items()}
             if workload.kind == "preloaded":
                 built = runners["without it"].preload(workload, root / "logs" / "preload")
                 workload = replace(workload, snapshot=str(built.path))

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from objectives.dbbench import probe
+from objectives.defaults import LIBRARY, MODES, PINNED_7_8, Defaults, defaults_of
 from objectives.measurement import measure
 from objectives.runner import Runner, RunFailed, remove_owned
 from search_spaces import Context, load_space
@@ -69,10 +70,10 @@ def experiment_summary(study: str, db_bench: str) -> dict[str, Any]:
             "best": {"name": best["name"], "flags": best["flags"]}}
 
 
-def workload_at(summary: dict[str, Any], factor: int, host: Context,
+def workload_at(summary: dict[str, Any], factor: int, host: Context, defaults: Defaults,
                 duration: float | None = None):  # noqa: ANN201 - a Workload
-    """The study's workload at ``factor`` times its trials' data, in the target's shape and memory ratio,
-    with its timed phases' duration (``duration`` overrides it)."""
+    """The study's workload at ``factor`` times its trials' data, in the target's shape (on ``defaults``)
+    and memory ratio, with its timed phases' duration (``duration`` overrides it)."""
     target = summary.get("target") or {}
     data = int(target.get("trial_data_bytes") or summary["data_bytes"]) * factor
     memory = target.get("trial_memory_bytes") or (summary.get("memory") or {}).get("limit_bytes")
@@ -81,7 +82,7 @@ def workload_at(summary: dict[str, Any], factor: int, host: Context,
                         duration=duration or target.get("duration_seconds"),
                         base_options=Path(target["source"].removeprefix("the OPTIONS file ")) if
                         target.get("source", "").startswith("the OPTIONS file ") else None)
-    _, workload, _ = target_workload(config, load_space(summary["space"]), host)
+    _, workload, _ = target_workload(config, load_space(summary["space"]), host, defaults.flags)
     return replace(workload, memory=config.target_memory), config.target_memory
 
 
@@ -156,6 +157,8 @@ def main() -> None:
     summary = (experiment_summary(args.experiment, args.db_bench) if args.experiment else
                json.loads((args.study / "summary.json").read_text()))
     db_bench = probe(summary["db_bench"]["path"])
+    mode = (summary.get("defaults") or {}).get("mode", PINNED_7_8)  # what the study ran on (before: the pins)
+    defaults = defaults_of(db_bench, mode if mode in MODES else LIBRARY)
     configs = configurations(summary)
     for item in args.also:
         name, _, path = item.partition("=")
@@ -164,6 +167,7 @@ def main() -> None:
     out = args.out or RESULTS / f"{summary['study']}.json"
     record: dict[str, Any] = {"when": _now(), "study": summary["study"],
                               "workload": summary["workload"], "db_bench": db_bench.to_dict(),
+                              "defaults": defaults.to_dict(),
                               "study_answer": summary.get("answer"), "study_gain": summary.get("gain"),
                               "configurations": configs, "sizes": []}
     if args.append and out.exists():
@@ -179,8 +183,8 @@ def main() -> None:
         (root / "work").mkdir()
         record["machine"] = machine_info(host, root / "work")
         for factor in (int(f) for f in args.factors.split(",")):
-            workload, memory = workload_at(summary, factor, host, args.duration)
-            runner = Runner(db_bench, root / "work", timeout=3600.0, memory_limit=memory)
+            workload, memory = workload_at(summary, factor, host, defaults, args.duration)
+            runner = Runner(db_bench, root / "work", timeout=3600.0, memory_limit=memory, defaults=defaults)
             size: dict[str, Any] = {"factor": factor, "rounds": args.rounds, "started": _now(),
                                     "data_bytes": workload.data_bytes(),
                                     "memory_bytes": memory,

@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/version_transfer.py [--study runs/default-fillrandom] [--rounds 5] [--top 5]
 
 Takes a finished study's best configurations (its ``--top`` ranked trials, the reported best
-first) and db_bench's defaults (pinned to the same values on every version: objectives/versions.py),
-and measures every one on every release build in the cache, in interleaved rounds (each round
+first) and the defaults, and measures every one on every release build in the cache, each version on
+its own library defaults as an upgraded application gets them (objectives/defaults.py), in interleaved rounds (each round
 visits every version and configuration in a fresh random order), on the study's own workload.
 Per version: each configuration's median ops/s, the best's gain over the defaults as the geometric
 mean of the paired per-round ratios with a 95 % t interval (tuner.stats.paired_ratio), and Kendall's tau between the

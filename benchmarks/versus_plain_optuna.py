@@ -30,8 +30,10 @@ tuner's, not necessarily this one's (both are recorded).
 With ``--target-data`` (and ``--target-memory``) the comparison is at a deployment, as the default job
 tunes: the tuner runs ``tune --target-data D --target-memory M`` on its workload (default
 ``steady-overwrite``: random overwrites on a preloaded DB of that size, within that memory); the plain
-script loads the target's keys and values from empty (``fillrandom``, db_bench's defaults otherwise,
-no memory limit: what a user's script runs), over the same search space resolved for that memory;
+script loads the target's keys and values from empty (``fillrandom``, no memory limit: what a user's
+script runs), over the same search space resolved for that memory. Both searches and the held-out
+rounds run on the same defaults (``--defaults``, as ``tune --defaults``: by default the library's of the
+measuring version, so the plain script searches the shape an application deploys);
 the held-out rounds run the tuner's workload at the target, on a DB preloaded once, within the target's
 memory.
 """
@@ -56,6 +58,7 @@ import optuna
 
 from objectives.dbbench import probe
 from objectives.measurement import measure
+from objectives.defaults import LIBRARY, MODES, Defaults, defaults_of
 from objectives.runner import Runner, RunFailed
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, SearchSpace, load_space
@@ -148,7 +151,8 @@ def held_out(runner: Runner, workload: Workload, configs: dict[str, dict[str, st
             "over_default": {c: paired_ratio(samples[c], samples["rocksdb-default"]) for c in ("tuner", "plain")}}
 
 
-def setting(args: argparse.Namespace, host: Context) -> tuple[Workload, SearchSpace, dict[str, str], list[str]]:
+def setting(args: argparse.Namespace, host: Context,
+            defaults: Defaults) -> tuple[Workload, SearchSpace, dict[str, str], list[str]]:
     """The held-out workload, the space both searches search, the plain script's db_bench flags and the
     tuner's size flags."""
     default = load_space("default")
@@ -162,7 +166,7 @@ def setting(args: argparse.Namespace, host: Context) -> tuple[Workload, SearchSp
         return workload, space, {k: str(v) for k, v in workload.flags.items()}, ["--scale", f"{args.scale:g}"]
     config = TuneConfig(workload=args.workload or "steady-overwrite", target_data=args.target_data,
                         target_memory=args.target_memory, duration=args.duration)
-    target, trials, confirm = target_workload(config, default, host)
+    target, trials, confirm = target_workload(config, default, host, defaults.flags)
     workload = confirm or trials  # held out where the tuner confirms: its full phases (not the search's shorter)
     limit, budget = memory_plan(config.deployment, workload, Slot(host.cores, host.ram), target)  # the tuner's
     space = default.resolve(Context(cores=host.cores, ram=limit or host.ram, data=target.data, scale=workload.scale,
@@ -202,6 +206,8 @@ def main() -> None:
                              "(default the workload's)")
     parser.add_argument("--budget", type=float, default=600.0, help="the tuner's --budget, seconds")
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--defaults", choices=MODES, default=LIBRARY,
+                        help="what every run of both searches and the held-out rounds starts from (tune --defaults)")
     parser.add_argument("--out", type=Path, default=RESULTS / "versus_plain_optuna.json")
     parser.add_argument("--tuner-flags", type=shlex.split, default=[], metavar="FLAGS",
                         help="more flags for the tuner's tune command, e.g. --tuner-flags='--duration 10s' (the "
@@ -221,13 +227,17 @@ def main() -> None:
         if value is not None and args.target_data is None:
             parser.error(f"{flag}: only with --target-data")
     db_bench = probe(None)
+    defaults = defaults_of(db_bench, args.defaults)
     host = Context.of_host()
-    workload, space, base, size = setting(args, host)
+    workload, space, plain_flags, size = setting(args, host, defaults)
+    # the plain script runs db_bench in the shape the tuner measures: on the same defaults
+    base = {**{k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in defaults.flags.items()}, **plain_flags}
+    size += ["--defaults", args.defaults]
     record: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "workload": workload.name,
                               "scale": None if args.target_data else args.scale, "target_data_bytes": args.target_data,
                               "target_memory_bytes": workload.memory, "data_bytes": workload.data_bytes(),
                               "plain_flags": base, "tuner_flags": args.tuner_flags, "budget_seconds": args.budget,
-                              "rounds": args.rounds, "tuner_commit": _commit(),
+                              "rounds": args.rounds, "tuner_commit": _commit(), "defaults": defaults.to_dict(),
                               "db_bench": db_bench.to_dict(), "seeds": []}
     reused: dict[int, dict[str, Any]] = {}
     if args.plain_from is not None:
@@ -235,7 +245,7 @@ def main() -> None:
             earlier = json.loads(args.plain_from.read_text())
         except (OSError, ValueError) as exc:
             parser.error(f"--plain-from: cannot read {args.plain_from}: {exc}")
-        searched = ("workload", "scale", "target_data_bytes", "target_memory_bytes", "budget_seconds")
+        searched = ("workload", "scale", "target_data_bytes", "target_memory_bytes", "budget_seconds", "defaults")
         if any(earlier.get(k) != record[k] for k in searched) or earlier.get("db_bench") != record["db_bench"]:
             parser.error(f"--plain-from: {args.plain_from} searched at other settings or with another db_bench")
         reused = {s["seed"]: {**s["plain"], "reused_from": {"record": str(args.plain_from), "started": s.get("started")}}
@@ -243,7 +253,7 @@ def main() -> None:
         record["plain_from"] = str(args.plain_from)
     if args.append and args.out.exists():
         before = json.loads(args.out.read_text())
-        same = ("workload", "scale", "target_data_bytes", "target_memory_bytes", "budget_seconds", "rounds",
+        same = ("workload", "scale", "target_data_bytes", "target_memory_bytes", "budget_seconds", "rounds", "defaults",
                 "tuner_flags", "plain_from")
         settings = {"tuner_flags": [], "plain_from": None, **before}  # records before these flags: none given
         if any(settings.get(k) != record.get(k) for k in same) or before["db_bench"] != record["db_bench"]:
@@ -256,7 +266,7 @@ def main() -> None:
         root = Path(tmp)
         (root / "work").mkdir()
         record["machine"] = machine_info(host, root / "work")
-        runner = Runner(db_bench, root / "work", timeout=3600.0, memory_limit=workload.memory)
+        runner = Runner(db_bench, root / "work", timeout=3600.0, memory_limit=workload.memory, defaults=defaults)
         if workload.kind == "preloaded":
             built = runner.preload(workload, root / "logs" / "preload")
             workload = replace(workload, snapshot=str(built.path))

@@ -32,7 +32,7 @@ from objectives.dbbench import DbBench
 from objectives.memory import Cgroups, MemoryCgroup, MemoryLimitError, evict
 from objectives.parser import Output, ParseError, parse, parse_report, require
 from objectives.rocksdb_log import LogFacts, read_log
-from objectives.versions import pinned_defaults
+from objectives.defaults import Defaults, defaults_of
 from objectives.workloads import Flag, Phase, Workload
 
 MARKER = ".rocksdb-tuner-owned"
@@ -174,12 +174,13 @@ def sweep_stale(work_dir: Path, keep: tuple[Path, ...] = ()) -> list[Path]:
     return removed
 
 
-def preload_dir(db_bench: DbBench, work_dir: Path, workload: Workload, seed: int) -> Path:
+def preload_dir(db_bench: DbBench, work_dir: Path, workload: Workload, seed: int, defaults: Defaults) -> Path:
     """Where ``workload``'s preloaded DB is built in the work dir (``<this>/db``): named by what builds
-    it (benchmarks, flags, seed, db_bench's binary and version), so a resumed study finds its own."""
+    it (benchmarks, flags, the defaults beneath them, seed, db_bench's binary and version), so a resumed
+    study finds its own."""
     assert workload.preload is not None
     what = {"benchmarks": workload.preload.benchmarks, "flags": {**workload.flags, **workload.preload.flags},
-            "pinned": pinned_defaults(db_bench.flags), "seed": seed, "db_bench": [db_bench.path, db_bench.version]}
+            "defaults": defaults.flags, "seed": seed, "db_bench": [db_bench.path, db_bench.version]}
     key = hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
     return work_dir / f"{PRELOAD_PREFIX}{key}"
 
@@ -191,16 +192,17 @@ def format_flag(name: str, value: Flag) -> str:
 
 
 class Runner:
-    """Runs workloads on one db_bench binary under one work directory, scored phases within
+    """Runs workloads on one db_bench binary under one work directory, every run on ``defaults``
+    (objectives.defaults; the library's of db_bench's version unless given), scored phases within
     ``memory_limit`` bytes when one is given."""
 
     def __init__(self, db_bench: DbBench, work_dir: str | os.PathLike[str] | None = None, timeout: float = 600.0,
-                 memory_limit: int | None = None):
+                 memory_limit: int | None = None, defaults: Defaults | None = None):
         self.db_bench = db_bench
         self.work_dir = Path(work_dir) if work_dir else workdir.prepare(None)
         self.timeout = timeout
         self.memory_limit = memory_limit
-        self.pinned = pinned_defaults(db_bench.flags)
+        self.defaults = defaults or defaults_of(db_bench)
         self.cgroups: Cgroups | None = None
         self.memory_fallback: str | None = None  # why scored phases read with direct I/O instead
         if memory_limit:
@@ -231,14 +233,14 @@ class Runner:
     def _command(self, phase: Phase, flags: dict[str, Flag], db: Path, seed: int, report: Path, existing: bool,
                  drain: tuple[str, ...]) -> list[str]:
         direct = {"use_direct_reads": True} if phase.scored and self.memory_fallback else {}
-        return phase_command(self.db_bench.path, phase, {**self.pinned, **flags, **direct}, db, seed, report, existing,
+        return phase_command(self.db_bench.path, phase, {**self.defaults.flags, **flags, **direct}, db, seed, report, existing,
                              drain)
 
     def preload(self, workload: Workload, log_dir: Path, seed: int = 1) -> Preloaded:
         """Build ``workload``'s DB once (its [preload] phase, then a flush and a wait for compaction) at
         :meth:`preload_dir`; a DB built there before (a resumed study) is reused. Built in a temporary
         directory renamed when complete, so a killed build never passes for a DB."""
-        final = preload_dir(self.db_bench, self.work_dir, workload, seed)
+        final = preload_dir(self.db_bench, self.work_dir, workload, seed, self.defaults)
         if (final / MARKER).is_file() and (final / "db" / "CURRENT").is_file():
             _mark(final)  # ours now: a sweep by this process leaves it alone
             return Preloaded(final / "db", 0.0, _tree_size(final / "db"), reused=True)

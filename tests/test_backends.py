@@ -198,7 +198,7 @@ def test_a_command_study_needs_no_db_bench(tmp_path, monkeypatch):
     assert r.returncode == 0, r.stderr
     assert not [line for line in r.stderr.splitlines() if "db_bench" in line]
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert summary["db_bench"] is None and "pinned_defaults" not in summary
+    assert summary["db_bench"] is None and summary["defaults"] is None
     assert summary["trials"]["complete"] == 3 and summary["baselines"][0]["state"] == "COMPLETE"
     trials = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
     assert [t.user_attrs.get("enqueued") for t in trials][:1] == ["benchmark.sh"]  # no rocksdb-default start

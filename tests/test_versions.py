@@ -1,5 +1,5 @@
 """The RocksDB you deploy and the workload you run (issue 17): every db_bench build on this machine
-runs a real study with the same pinned defaults; production-like mixgraph workloads; a recorded
+runs a real study on its own defaults, or on 7.8.3's pinned ones; production-like mixgraph workloads; a recorded
 trace replayed on copies of its DB snapshot, which stays unchanged."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from objectives.dbbench import installed, probe_path
 from objectives.trace import count_queries
-from objectives.versions import PINNED
+from objectives.defaults import PINNED
 from tests.conftest import TINY, first_measured
 from tests.test_cli import tuner
 from tuner.options_file import lookup, parse_options
@@ -31,27 +31,41 @@ def _versions() -> dict[str, str]:
 
 
 @pytest.mark.release_build  # CI's make test builds the release db_bench; Debian's 7.8.3 is the other
-def test_a_study_runs_on_each_version_with_the_same_pinned_defaults(tmp_path):
+def test_a_study_runs_on_each_version_on_its_defaults_or_on_the_pins(tmp_path):
+    """By default each version runs on what it gives an application (a release build's library
+    defaults: dynamic level sizes from 8.4; Debian's build, which cannot tell them, on db_bench's own,
+    said so); with --defaults db_bench-7.8.3 every version runs 7.8.3's pinned values."""
     versions = _versions()
     assert len(versions) >= 2, versions
-    defaults = {}
+    pinned = {}
     for version, path in versions.items():
-        out = tmp_path / version
-        r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--seed", "1",
-                  "--sampler", "random", "--db-bench", path, "--out", str(out), "--no-mlflow")
-        assert r.returncode == 0, r.stderr
-        summary = json.loads((out / "summary.json").read_text())
-        assert summary["db_bench"]["version"] == version and summary["trials"]["complete"] == 2
-        assert set(summary["pinned_defaults"]) <= set(PINNED)
-        command = (out / "baselines" / "rocksdb-default" / "load.command").read_text()
-        for flag, value in summary["pinned_defaults"].items():
-            assert f"--{flag}={str(value).lower() if isinstance(value, bool) else value} " in command + " "
-        sections = parse_options((out / "baselines" / "rocksdb-default" / "OPTIONS").read_text())
-        defaults[version] = {key: lookup(sections, key) for key in (
-            "TableOptions/BlockBasedTable.format_version", "TableOptions/BlockBasedTable.optimize_filters_for_memory",
-            "CFOptions.level_compaction_dynamic_level_bytes", "DBOptions.compaction_readahead_size")}
-    first = next(iter(defaults.values()))
-    assert all(d == first for d in defaults.values()), defaults  # "defaults" mean the same on every version
+        for mode in ("library", "db_bench-7.8.3"):
+            out = tmp_path / version / mode
+            r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--seed", "1",
+                      "--sampler", "random", "--db-bench", path, "--out", str(out), "--no-mlflow", "--defaults", mode)
+            assert r.returncode == 0, r.stderr
+            summary = json.loads((out / "summary.json").read_text())
+            assert summary["db_bench"]["version"] == version and summary["trials"]["complete"] == 2
+            defaults = summary["defaults"]
+            command = (out / "baselines" / "rocksdb-default" / "load.command").read_text()
+            for flag, value in defaults["flags"].items():
+                assert f"--{flag}={str(value).lower() if isinstance(value, bool) else value} " in command + " "
+            sections = parse_options((out / "baselines" / "rocksdb-default" / "OPTIONS").read_text())
+            shape = {key: lookup(sections, key) for key in (
+                "TableOptions/BlockBasedTable.format_version",
+                "TableOptions/BlockBasedTable.optimize_filters_for_memory",
+                "CFOptions.level_compaction_dynamic_level_bytes", "DBOptions.compaction_readahead_size")}
+            if mode == "db_bench-7.8.3":
+                assert set(defaults["flags"]) <= set(PINNED)
+                pinned[version] = shape
+            elif summary["db_bench"]["build"] == "release":
+                assert defaults["mode"] == "library" and version in defaults["describe"]
+                dynamic = tuple(int(p) for p in version.split(".")[:2]) >= (8, 4)
+                assert shape["CFOptions.level_compaction_dynamic_level_bytes"] == ("true" if dynamic else "false")
+            else:
+                assert defaults["mode"] == "db_bench" and "no library_defaults beside" in defaults["describe"]
+    first = next(iter(pinned.values()))
+    assert all(d == first for d in pinned.values()), pinned  # pinned "defaults" mean the same on every version
     assert first["TableOptions/BlockBasedTable.format_version"] == "5"
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import optuna
 
 from objectives.dbbench import probe
+from objectives.defaults import DefaultsError, defaults_of
 from objectives.runner import Preloaded, Runner, remove_owned, sweep_stale
 from objectives.workloads import Workload
 from tuner.backends import BACKENDS, Setup
@@ -42,6 +43,10 @@ class Study:
         execution, measurement = config.execution, config.measurement
         db_bench = probe(execution.db_bench, execution.rocksdb_version) \
             if BACKENDS[measurement.backend].runs_workloads else None
+        try:
+            defaults = defaults_of(db_bench, measurement.defaults) if db_bench is not None else None
+        except DefaultsError as exc:
+            raise UsageError(str(exc)) from None
         observers: list[Observer] = [progress or SilentProgress()]
         if self.tracker is not None:
             observers.append(self.tracker)
@@ -52,11 +57,11 @@ class Study:
                 slot = executor.start()  # before anything is written: Ray or a node may refuse
             except ExecutorError as exc:
                 raise UsageError(str(exc)) from None
-            self.parts: Prepared = prepare(config, score, pruner, db_bench, slot)
+            self.parts: Prepared = prepare(config, score, pruner, db_bench, slot, defaults)
             # db_bench's runner; a backend that runs no db_bench workload has none
             self.runner: Runner | None = None if db_bench is None else Runner(
                 db_bench, work_dir=self.parts.work_dir, timeout=measurement.trial_timeout,
-                memory_limit=self.parts.memory_limit)
+                memory_limit=self.parts.memory_limit, defaults=defaults)
             try:
                 executor.bind(measurement.backend, self._setup())
             except ValueError as exc:  # the backend refuses its setup (e.g. a --command it cannot run)

@@ -15,6 +15,8 @@ from typing import Sequence
 
 from objectives import workdir
 from objectives.dbbench import DbBenchError, installed, probe, probe_path
+from objectives.defaults import LIBRARY, DefaultsError, defaults_of
+from objectives.defaults import MODES as DEFAULTS_MODES
 from objectives.runner import EnvironmentFault
 from objectives.scores import OBJECTIVES
 from objectives.workloads import WorkloadError, load_workload
@@ -165,6 +167,11 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     g.add_argument("--no-drain", action="store_true",
                    help="score burst ops/s: do not flush and wait for compaction after each phase, so deferred work "
                         "is free (faster trials; the default charges it: docs/metrics.md)")
+    g.add_argument("--defaults", choices=DEFAULTS_MODES, default=LIBRARY,
+                   help="what every run starts from, rocksdb-default included: library, what an application that "
+                        "opens a DB with default options gets from the RocksDB version that measures (dynamic level "
+                        "sizes from 8.4, its block cache, format and readahead); db_bench-7.8.3, RocksDB 7.8.3's "
+                        "db_bench defaults pinned on every version, for comparing versions (default library)")
     g.add_argument("--no-baselines", action="store_true", help="skip hand-found baselines (defaults still run)")
     g.add_argument("--repeats", type=_count(1), default=1,
                    help="measure each trial (and baseline) R times, one after the other; its score is the median")
@@ -351,6 +358,7 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
         measurement=MeasurementConfig(
             workload=args.workload, backend=args.backend, command=args.program, scale=args.scale,
             duration=args.duration, search_duration=args.search_duration, db_snapshot=args.db_snapshot, drain=not args.no_drain,
+            defaults=args.defaults,
             baselines=not args.no_baselines, repeats=args.repeats, trial_timeout=args.trial_timeout),
         deployment=DeploymentConfig(
             target_data=args.target_data, target_memory=args.target_memory, base_options=args.base_options,
@@ -495,6 +503,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"flags:        {len(db.flags)} known to --help")
     if db.assertions:
         print("WARNING: assertion build: slower and skews CPU vs I/O; 'make db_bench' builds a release one.")
+    try:
+        defaults = defaults_of(db)
+        print(f"defaults:     {defaults.describe()}")
+        if defaults.flags:
+            print(f"              set where db_bench's own differ: "
+                  f"{', '.join(f'--{k}={v}' for k, v in defaults.flags.items())}")
+        for line in defaults.unset:
+            print(f"              still db_bench's (no flag sets it): {line}")
+    except DefaultsError as exc:
+        print(f"defaults:     unreadable: {exc}")
     print("all builds:   (pick one with --rocksdb-version V or --db-bench PATH)")
     for path, source in installed():
         try:

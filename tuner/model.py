@@ -13,13 +13,14 @@ from typing import Any, Iterable
 from optuna.trial import FrozenTrial
 
 from objectives.dbbench import DbBench
+from objectives.defaults import LIBRARY, Defaults
 from objectives.scores import Score
 from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from tuner import ranking
 
 DEFAULT_BASELINE = "rocksdb-default"
-DEFAULT_BASELINE_DOC = "db_bench with none of the tuned flags (its own defaults)"
+DEFAULT_BASELINE_DOC = "none of the tuned options set: the defaults every run starts from"
 
 
 class UsageError(ValueError):
@@ -37,6 +38,7 @@ class MeasurementConfig:
     duration: float | None = None  # seconds of each timed phase (--duration; the workload's own by default)
     search_duration: float | None = None  # the search's trials' timed phases (--search-duration), when shorter
     db_snapshot: Path | None = None  # the DB a trace replays on, or a preloaded workload's runs start from
+    defaults: str = LIBRARY  # what every run starts from (objectives.defaults.MODES): the library's, or 7.8.3's pins
     drain: bool = True  # charge deferred flushes and compactions (sustained ops/s); False: burst ops/s
     baselines: bool = True
     repeats: int = 1
@@ -212,6 +214,7 @@ class StudySnapshot:
     preload: dict[str, Any] | None = None  # the preloaded DB the trials start from: path, size, seconds
     startup: dict[str, Any] | None = None  # the sampler's start-up: trials expected, its size
     fidelity_agreement: dict[str, Any] | None = None  # --fidelity: each rung's agreement with the full size
+    defaults: Defaults | None = None  # what every db_bench run started from (None: no db_bench measured)
     widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
 
     @property

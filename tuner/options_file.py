@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
-_SECTION_RE = re.compile(r'^\[(\w+(?:/\w+)?)(?: "([^"]*)")?\]\s*$')
+from objectives.options_ini import SECTION_RE as _SECTION_RE
+from objectives.options_ini import parse_options
+
 COMPRESSION_NAMES = {
     "none": "kNoCompression",
     "snappy": "kSnappyCompression",
@@ -24,23 +26,6 @@ COMPRESSION_NAMES = {
 BLOCK_CACHE_KEY = "TableOptions/BlockBasedTable.block_cache"
 # Keys whose value RocksDB does not write into its OPTIONS file.
 NOT_SERIALIZED = {BLOCK_CACHE_KEY}
-
-
-def parse_options(text: str) -> dict[str, dict[str, str]]:
-    """Sections (``DBOptions``, ``CFOptions``, ``TableOptions/BlockBasedTable``; default CF only)."""
-    sections: dict[str, dict[str, str]] = {}
-    current: dict[str, str] | None = None
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        if match := _SECTION_RE.match(stripped):
-            kind, cf = match[1], match[2]
-            current = sections.setdefault(kind, {}) if cf in (None, "default") else None
-        elif current is not None and "=" in stripped:
-            key, value = stripped.split("=", 1)
-            current[key.strip()] = value.strip()
-    return sections
 
 
 def lookup(sections: dict[str, dict[str, str]], key: str) -> str | None:

@@ -104,9 +104,11 @@ def _flag_value(key: str, text: str | None) -> Flag | None:
 
 
 def make_target(data: int | None, memory: int | None, base_options: Path | None, workload_data: int,
-                ram: int) -> Target:
+                ram: int, defaults: dict[str, Flag] | None = None) -> Target:
     """The target of a request: --target-data/--target-memory/--base-options, or, with no
-    --target-data, the workload's own data (``assumed``)."""
+    --target-data, the workload's own data (``assumed``); without --base-options its shape is
+    ``defaults``' (what every run starts from: the measuring version's library defaults, whose level
+    sizes are dynamic from 8.4), else the catalogue's."""
     if data is not None and data <= 0:
         raise UsageError(f"--target-data: must be > 0 bytes, got {data}")
     if memory is not None and not 0 < memory <= ram:
@@ -114,8 +116,8 @@ def make_target(data: int | None, memory: int | None, base_options: Path | None,
                          "(a trial runs within the target's memory: more than 0, at most the machine's)")
     if memory is not None and data is None:
         raise UsageError("--target-memory: give the data it serves too (--target-data SIZE)")
-    shape, base = dict((f, d) for f, (_, d) in SHAPE.items()), {}
-    source = "RocksDB's defaults"
+    shape, base = {f: (defaults or {}).get(f, d) for f, (_, d) in SHAPE.items()}, {}
+    source = "RocksDB's defaults"  # of the version that measures, when ``defaults`` holds them
     if base_options is not None:
         shape, base = load_base_options(base_options)
         source = f"the OPTIONS file {base_options}"

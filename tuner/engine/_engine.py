@@ -93,7 +93,7 @@ class Engine:
             copied = warm_start(self.store, search.warm_start)
             notes.append(f"learns from {copied} trials of {search.warm_start} (not counted, never named best)")
         required = named_starts(parts.space, parts.db_bench, parts.workload, hand_found=search.hand_found_first,
-                                defaults=search.starts and search.sampler != "grid",
+                                defaults=search.starts and search.sampler != "grid", base=parts.defaults,
                                 user=parts.reference if parts.user_baseline is not None else None)
         if required:
             notes.insert(0, f"runs {', '.join(s['name'] for s in required)} first")
@@ -116,7 +116,7 @@ class Engine:
                              slot=p.slot.to_dict(), memory=self.memory, target=self._target(),
                              seeded=tuple(self.store.attr("seeded") or ()), preload=self.store.attr("preload"),
                              startup=self.store.attr("startup"), fidelity_agreement=self.store.attr("fidelity_agreement"),
-                             widened=p.widened)
+                             defaults=p.defaults, widened=p.widened)
 
     def _target(self) -> dict[str, Any] | None:
         """What the study tunes for, and how its trials compare with it (what was scaled, and why)."""
@@ -179,7 +179,9 @@ class Engine:
         return self.snapshot()
 
     def _baselines(self) -> list[tuple[str, dict[str, Any], str]]:
-        items = [(DEFAULT_BASELINE, {}, DEFAULT_BASELINE_DOC)]
+        defaults = self.parts.defaults
+        items = [(DEFAULT_BASELINE, {}, f"none of the tuned options set: {defaults.describe()}" if defaults
+                  else DEFAULT_BASELINE_DOC)]
         if self.parts.user_baseline is not None:
             flags, doc = self.parts.user_baseline
             items.append((self.parts.reference.name, flags, doc))

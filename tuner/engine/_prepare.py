@@ -15,6 +15,7 @@ import optuna
 
 from objectives import workdir
 from objectives.dbbench import DbBench
+from objectives.defaults import LIBRARY, Defaults
 from objectives.runner import RUNNER_FLAGS, preload_dir
 from objectives.scores import Score
 from objectives.trace import snapshot_files, trace_workload
@@ -59,6 +60,7 @@ class Prepared:
     user_baseline: tuple[dict[str, Flag], str] | None  # --baseline's flags and description
     rungs: tuple[Workload, ...] = ()  # --fidelity: the workload at each rung's data size, the last the full one
     target: Target | None = None  # what the study tunes for (tuner.target)
+    defaults: Defaults | None = None  # what every db_bench run starts from (None: the backend runs no db_bench)
     widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
     memory_note: str | None = None  # rocksdb-default cannot fit the trials' memory: said before any run
 
@@ -161,7 +163,8 @@ def check_backend(config: TuneConfig) -> None:
                             ("--memory-limit", d.memory_limit), ("--db-snapshot", m.db_snapshot),
                             ("--confirm-scale", config.revalidation.confirm_scale), ("--parallel", x.parallel > 1),
                             ("--ray-address", x.ray_address), ("--executor", x.on_ray),
-                            ("--db-bench", x.db_bench), ("--rocksdb-version", x.rocksdb_version)):
+                            ("--db-bench", x.db_bench), ("--rocksdb-version", x.rocksdb_version),
+                            ("--defaults", m.defaults != LIBRARY)):
             if given:
                 raise UsageError(f"{flag}: shapes db_bench's workloads and runs; the {backend.name} backend runs "
                                  "your program as it is, on this host")
@@ -186,13 +189,14 @@ def pruner_of(search: SearchConfig, score: Score) -> optuna.pruners.BasePruner:
 
 
 def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner, db_bench: DbBench | None,
-            slot: Slot) -> Prepared:
+            slot: Slot, defaults: Defaults | None = None) -> Prepared:
     """Scale workload and space to the trials' slot, check flags (against ``db_bench``, None when the
-    backend runs no db_bench workload), build the sampler and the work directory."""
+    backend runs no db_bench workload, whose runs start from ``defaults``), build the sampler and the
+    work directory."""
     host = replace(Context.of_host(), cores=slot.cores, ram=slot.ram)
     search, confirm_scale = config.search, config.revalidation.confirm_scale
     unresolved = search.space if isinstance(search.space, SearchSpace) else load_space(search.space)
-    target, workload, confirm = target_workload(config, unresolved, host)
+    target, workload, confirm = target_workload(config, unresolved, host, defaults.flags if defaults else {})
     config = replace(config, scale=workload.scale,
                      workload=config.measurement.workload if config.measurement.workload is not None else workload.name)
     measurement = config.measurement
@@ -204,8 +208,8 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     elif confirm is not None:  # at the target, in its memory
         confirm = replace(confirm, drain=workload.drain, memory=target.memory or (max(
             MIN_MEMORY_LIMIT, int(confirm.data_bytes() / confirm.data_to_memory)) if confirm.data_to_memory else None))
-    work_dir, workload, confirm = _work_dir(config, db_bench, target, workload, confirm)
-    needs = baseline_memory(db_bench, workload)
+    work_dir, workload, confirm = _work_dir(config, db_bench, defaults, target, workload, confirm)
+    needs = baseline_memory(db_bench, defaults, workload)
     floor = needs[0] if needs else 0
     limit, budget = memory_plan(config.deployment, workload, slot, target, floor)
     ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget)
@@ -213,7 +217,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     if db_bench is not None:
         check_flags(db_bench, workload, space)
     user, reference = _reference(config, space, target)
-    space, widened = held(space, db_bench, workload, reference if user is not None else None)
+    space, widened = held(space, db_bench, workload, defaults, reference if user is not None else None)
     sampler_name = choose(search.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
     config = replace(config, sampler=sampler_name)
     what = workload.name if BACKENDS[measurement.backend].runs_workloads else measurement.backend
@@ -236,12 +240,12 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
                     workload=workload, space=space, trials_wanted=wanted, repair_rejected=not grid, work_dir=work_dir,
                     out=out, storage=tracking.storage or f"sqlite:///{(out / 'study.db').resolve()}",
                     db_bench_seed=search.seed if search.seed else 1, slot=slot, memory_limit=limit, plan=plan,
-                    reference=reference, user_baseline=user, rungs=rungs, target=target, widened=widened,
-                    memory_note=_memory_note(config.deployment, limit, needs))
+                    reference=reference, user_baseline=user, rungs=rungs, target=target, defaults=defaults,
+                    widened=widened, memory_note=_memory_note(config.deployment, limit, needs))
 
 
-def _work_dir(config: TuneConfig, db_bench: DbBench | None, target: Target, workload: Workload,
-              confirm: Workload | None) -> tuple[Path, Workload, Workload | None]:
+def _work_dir(config: TuneConfig, db_bench: DbBench | None, defaults: Defaults | None, target: Target,
+              workload: Workload, confirm: Workload | None) -> tuple[Path, Workload, Workload | None]:
     """The work dir, checked to hold the trials' DBs; preloaded workloads with their DB's place in it."""
     try:
         given_dir = config.execution.work_dir
@@ -251,13 +255,13 @@ def _work_dir(config: TuneConfig, db_bench: DbBench | None, target: Target, work
     check_disk(work_dir, workload, target, confirm)
     seed = config.search.seed if config.search.seed else 1
     if workload.kind == "preloaded" or (confirm is not None and confirm.kind == "preloaded"):
-        assert db_bench is not None  # only db_bench's workloads are preloaded
+        assert db_bench is not None and defaults is not None  # only db_bench's workloads are preloaded
     snapshot = config.measurement.db_snapshot
     given = Path(snapshot).resolve() if snapshot else None  # the user's DB, never written: the target
     if workload.kind == "preloaded":
-        workload = replace(workload, snapshot=str(given or preload_dir(db_bench, work_dir, workload, seed) / "db"))
+        workload = replace(workload, snapshot=str(given or preload_dir(db_bench, work_dir, workload, seed, defaults) / "db"))
     if confirm is not None and confirm.kind == "preloaded":
-        confirm = replace(confirm, snapshot=str(given or preload_dir(db_bench, work_dir, confirm, seed) / "db"))
+        confirm = replace(confirm, snapshot=str(given or preload_dir(db_bench, work_dir, confirm, seed, defaults) / "db"))
     return work_dir, workload, confirm
 
 
@@ -282,12 +286,12 @@ MIN_MEMORY_LIMIT = 64 * MiB
 MEMORY_FLAGS = ("write_buffer_size", "max_write_buffer_number", "cache_size")  # what a configuration holds in memory
 
 
-def baseline_memory(db: DbBench | None, workload: Workload) -> tuple[int, str] | None:
+def baseline_memory(db: DbBench | None, base: Defaults | None, workload: Workload) -> tuple[int, str] | None:
     """(the trials' memory rocksdb-default needs, what it holds in words): its memtables and block cache
-    as it runs them (:func:`default_flags`), as the memory budget's 3/4 of the trials' memory (the rest
-    db_bench itself and the page cache: :func:`memory_plan`); None with no db_bench, or where its flags
-    do not say."""
-    flags = default_flags(list(MEMORY_FLAGS), db, workload)
+    as it runs them (:func:`tuner.engine._held.default_flags`), as the memory budget's 3/4 of the trials'
+    memory (the rest db_bench itself and the page cache: :func:`memory_plan`); None with no db_bench, or
+    where its flags do not say."""
+    flags = default_flags(list(MEMORY_FLAGS), db, workload, base)
     if any(f not in flags for f in MEMORY_FLAGS):
         return None
     size, number, cache = (max(0, int(float(str(flags[f])))) for f in MEMORY_FLAGS)
@@ -297,13 +301,13 @@ def baseline_memory(db: DbBench | None, workload: Workload) -> tuple[int, str] |
 
 def _memory_note(deployment: DeploymentConfig, limit: int | None, needs: tuple[int, str] | None) -> str | None:
     """One line when rocksdb-default cannot fit the trials' memory as the user set it (--target-memory or
-    --memory-limit; a workload's data_to_memory is its design): its runs will be killed for memory."""
+    --memory-limit; a workload's data_to_memory is its design): its runs may be killed for memory."""
     flag = "--memory-limit" if deployment.memory_limit else "--target-memory" if deployment.target_memory else None
     if flag is None or limit is None or needs is None or needs[0] <= limit:
         return None
     return (f"rocksdb-default does not fit the trials' {fmt_bytes(limit)} ({flag}): its {needs[1]} need about "
             f"{fmt_bytes(needs[0])}, a quarter of it left to db_bench and the page cache; where its memtables fill, "
-            "its runs will be killed for memory, and it is then reported as failed")
+            "its runs may be killed for memory, and it is then reported as failed")
 
 
 def memory_plan(deployment: DeploymentConfig, workload: Workload, slot: Slot,
@@ -342,14 +346,15 @@ def memory_plan(deployment: DeploymentConfig, workload: Workload, slot: Slot,
     return limit, budget
 
 
-def target_workload(config: TuneConfig, space: SearchSpace,
-                    host: Context) -> tuple[Target, Workload, Workload | None]:
+def target_workload(config: TuneConfig, space: SearchSpace, host: Context,
+                    defaults: dict[str, Flag]) -> tuple[Target, Workload, Workload | None]:
     """What the study tunes for; its workload as the trials run it: at the target's data (or at
     --scale times it) in the target's LSM shape with the base options the space does not search, or,
     with no --target-data, at --scale as the workload itself is shaped; and, when the trials are
     smaller than the target, the workload at the target, where the re-validation confirms (its
     memory the target's); when the search runs shorter phases (--search-duration), the workload in
-    the full ones, at the target or at the trials' size without one."""
+    the full ones, at the target or at the trials' size without one. ``defaults``: the flags every
+    run starts from (the target's shape follows them)."""
     m, d = config.measurement, config.deployment
     named = workload_of(config)
     for flag, given in (("--duration", m.duration), ("--search-duration", m.search_duration)):
@@ -375,7 +380,8 @@ def target_workload(config: TuneConfig, space: SearchSpace,
     data, base_options = d.target_data, d.base_options
     if m.db_snapshot and named.kind == "preloaded":  # the user's DB: the target, its OPTIONS the base
         data, base_options = _snapshot_target(m, d)
-    target = make_target(data, d.target_memory, base_options, int(one.data_bytes() * (m.scale or 1.0)), host.ram)
+    target = make_target(data, d.target_memory, base_options, int(one.data_bytes() * (m.scale or 1.0)), host.ram,
+                         defaults)
     if target.assumed:  # with shorter search phases, confirmed at the workload's own
         return target, short.resolve(m.scale or 1.0, host), named.resolve(m.scale or 1.0, host) if seconds else None
     searched = {p.flag for p in space.parameters}

@@ -41,6 +41,7 @@ from optuna.trial import FrozenTrial, TrialState, create_trial
 
 from objectives.configurations import benchmark_sh
 from objectives.dbbench import DbBench
+from objectives.defaults import Defaults
 from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from tuner import ranking
@@ -105,23 +106,23 @@ def warm_start(store: StudyStore, source: str) -> int:
     return copied
 
 
-def starts(space: SearchSpace, db: DbBench | None, workload: Workload,
+def starts(space: SearchSpace, db: DbBench | None, workload: Workload, base: Defaults | None = None,
            user: Reference | None = None) -> list[tuple[str, dict[str, Any]]]:
     """The references (the rocksdb-default baseline's configuration; the ``user``'s, when given) and the
     benchmark.sh-style configuration on top of the first, projected onto ``space`` (which holds the
     references: :func:`tuner.engine._held.held`); one whose projection is empty is left out."""
-    named = references(space, db, workload, user)
+    named = references(space, db, workload, base, user)
     bsh, _ = benchmark_sh(space.context)  # type: ignore[arg-type]
     named.append(("benchmark.sh", {**named[0][1], **bsh}))
     return [(name, params) for name, flags in named if (params := project(space, flags))]
 
 
 def named_starts(space: SearchSpace, db: DbBench | None, workload: Workload, *, defaults: bool, hand_found: bool,
-                 user: Reference | None = None) -> list[dict[str, Any]]:
-    """The required starts, in order: db_bench's defaults, the ``user``'s configuration and the
+                 base: Defaults | None = None, user: Reference | None = None) -> list[dict[str, Any]]:
+    """The required starts, in order: the defaults (``base``), the ``user``'s configuration and the
     benchmark.sh style (``defaults``), then each hand-found baseline's configuration (``hand_found``),
     projected onto ``space``."""
-    named = starts(space, db, workload, user) if defaults else []
+    named = starts(space, db, workload, base, user) if defaults else []
     if hand_found:
         named += [(b.name, project(space, b.flags)) for b in workload.baselines]
     return [{"name": name, "params": params} for name, params in named if params]

@@ -19,6 +19,7 @@ from typing import Any
 
 from objectives import workdir
 from objectives.dbbench import DbBench, DbBenchError, probe
+from objectives.defaults import LIBRARY, DefaultsError, defaults_of
 from objectives.runner import EnvironmentFault, Runner, RunFailed
 from objectives.workloads import Flag, Workload
 from search_spaces import host_ram_bytes
@@ -84,6 +85,7 @@ class TaskSpec:
     work_dir: str | None
     rocksdb_version: str | None = None  # the node's build of this version (--rocksdb-version)
     memory_limit: int | None = None  # scored phases in a memory cgroup of this size
+    defaults: str = LIBRARY  # what every run starts from (objectives.defaults), read from the node's build
 
     @classmethod
     def of(cls, job: Job, backend: str, setup: Setup, cpus: int, execution: ExecutionConfig) -> TaskSpec:
@@ -92,7 +94,8 @@ class TaskSpec:
         return cls(backend, job.flags, job.repeats, job.workload or setup.workload, setup.seed, setup.timeout,
                    setup.options_keys, setup.command, cpus, execution.db_bench,
                    str(execution.work_dir) if execution.work_dir else None, execution.rocksdb_version,
-                   setup.runner.memory_limit if setup.runner else None)
+                   setup.runner.memory_limit if setup.runner else None,
+                   setup.runner.defaults.mode if setup.runner else LIBRARY)
 
 
 def node_facts(db_bench: str | None, version: str | None = None, where: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -132,7 +135,8 @@ def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None) -> dict[st
             work_dir = workdir.prepare(Path(spec.work_dir) if spec.work_dir else None)
             runner = None
             if db is not None and backend.runs_workloads:
-                runner = Runner(db, work_dir=work_dir, timeout=spec.timeout, memory_limit=spec.memory_limit)
+                runner = Runner(db, work_dir=work_dir, timeout=spec.timeout, memory_limit=spec.memory_limit,
+                                defaults=defaults_of(db, spec.defaults))
                 runner.sweep_stale()
             setup = Setup(work_dir, spec.timeout, spec.seed, spec.options_keys, spec.workload, runner, spec.command)
             result: dict[str, Any] = {"ok": True, "measurement": backend(setup).measure(
@@ -141,6 +145,8 @@ def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None) -> dict[st
             result = {"ok": False, "reason": exc.reason}
         except EnvironmentFault as exc:
             result = {"ok": False, "reason": f"node {node['host']}: {exc.reason}", "fault": exc.fault}
+        except DefaultsError as exc:  # the node's build cannot tell its library's defaults
+            result = {"ok": False, "reason": f"node {node['host']}: {exc}", "fault": "db_bench's defaults are unreadable"}
         except workdir.WorkDirError as exc:  # e.g. the node's --work-dir vanished
             result = {"ok": False, "reason": f"node {node['host']}: {exc}", "fault": "the work directory is unusable"}
         finally:

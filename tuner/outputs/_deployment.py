@@ -52,9 +52,10 @@ def target_lines(summary: dict[str, Any]) -> list[str]:
     if not t:
         return []
     shape = t["shape"]
-    lsm = (f"{fmt_bytes(shape['target_file_size_base'])} files, L1 {fmt_bytes(shape['max_bytes_for_level_base'])} "
-           f"x{shape['max_bytes_for_level_multiplier']}, L0 compaction at {shape['level0_file_num_compaction_trigger']} "
-           f"files")
+    levels = "dynamic level sizes (L1 at most" if shape.get("level_compaction_dynamic_level_bytes") else "L1"
+    lsm = (f"{fmt_bytes(shape['target_file_size_base'])} files, {levels} {fmt_bytes(shape['max_bytes_for_level_base'])}"
+           f"{')' if levels != 'L1' else ''} x{shape['max_bytes_for_level_multiplier']}, L0 compaction at "
+           f"{shape['level0_file_num_compaction_trigger']} files")
     memory = fmt_bytes(t["memory_bytes"]) + " of memory (page cache included)" if t["memory_bytes"] else \
         "no memory limit given"
     if t["assumed"]:

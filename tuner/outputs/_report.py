@@ -11,7 +11,6 @@ from typing import Any, Iterable
 
 from optuna.trial import FrozenTrial
 
-from objectives.versions import pinned_defaults
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
 from tuner.engine import default_flags
@@ -278,7 +277,7 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "drain": snapshot.workload.drain,
         "data_bytes": snapshot.workload.data_bytes(),
         "db_bench": snapshot.db_bench.to_dict() if snapshot.db_bench is not None else None,
-        **({"pinned_defaults": pinned_defaults(snapshot.db_bench.flags)} if snapshot.db_bench is not None else {}),
+        "defaults": snapshot.defaults.to_dict() if snapshot.defaults is not None else None,
         "host": {"cores": host_cores(), "ram_bytes": host_ram_bytes(), "memory_budget_bytes": host.budget},
         "slot": snapshot.slot,
         "memory": snapshot.memory,
@@ -333,7 +332,8 @@ def _kept_options(snapshot: StudySnapshot, ref: dict[str, Any], best: dict[str, 
     if found is not None:
         return found.read_text()
     space = snapshot.space
-    ran = {**default_flags([p.flag for p in space.parameters], snapshot.db_bench, snapshot.workload), **flags}
+    ran = {**default_flags([p.flag for p in space.parameters], snapshot.db_bench, snapshot.workload,
+                           snapshot.defaults), **flags}
     values = {p.options_key: ran[p.flag] for p in space.parameters
               if p.flag in ran and p.options_key not in options_file.NOT_SERIALIZED}
     return (f"# {ref['name']}: none of its runs left an OPTIONS file; this is the best's (trial {best['trial']}) with "
