@@ -7,11 +7,12 @@ PYTHON   ?= python3
 VENV     ?= .venv
 # gp (PyTorch for --sampler gp, ~5 GB) is opt-in: make EXTRAS=gp,test
 EXTRAS   ?= test
-# The default study: steady-state overwrites on a preloaded 2 GiB DB within 1 GiB of memory, in
-# RocksDB's own file and level sizes; 40 minutes of db_bench time, search and re-validation included;
-# the sampler is the CLI's default (auto). Resumable by name: re-running `make tune` continues or
-# re-reports it. Phases run the preset's 30 s: from 30 s on the gain between configurations stops
-# moving (docs/scale.md, "How long a phase"); benchmarks/results/default-job/ holds this job's result.
+# The default study: steady-state overwrites on a preloaded 2 GiB DB within 1 GiB of memory, on the
+# newest release db_bench and its RocksDB's library defaults (dynamic level sizes from 8.4); 40
+# minutes of db_bench time, search and re-validation included; the sampler is the CLI's default
+# (auto). Resumable by name: re-running `make tune` continues or re-reports it. The search's trials
+# run the preset's 10 s phases (search_duration), the re-validation chooses the answer and measures
+# its gain in 30 s ones (duration): docs/scale.md, "How long a phase".
 TUNE_ARGS ?= --workload steady-overwrite --target-data 2GiB --target-memory 1GiB \
              --space default --budget 40m --seed 1 --study default-steady-overwrite --out runs/default-steady-overwrite
 PYTEST_ARGS ?=
