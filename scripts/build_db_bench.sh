@@ -121,7 +121,7 @@ build_in() {  # $1: RocksDB source tree; $2: the package it came from; $3: "patc
     make -C "$tree" clean >/dev/null 2>&1 || true
   fi
   echo "${make_flags[*]}" >"$stamp"
-  say "${make_flags[*]} make -j${jobs} db_bench in $tree (12-15 minutes on 2 cores; progress every 30 s)"
+  say "${make_flags[*]} make -j${jobs} db_bench in $tree (about 25 minutes on 2 cores; progress every 30 s)"
   started=$(date +%s)
   if ! progress_build "$tree"; then
     tail -n 30 "$tree/build-db_bench.log" >&2

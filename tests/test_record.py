@@ -44,13 +44,44 @@ def _quoted(figure: str, documents: tuple[str, ...]) -> None:
         assert figure in _text(doc), f"{doc} does not quote {figure!r} (from the committed JSON)"
 
 
+def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
+    """README's headline comes from the default job's record of the code as make tune runs it: the
+    Makefile's TUNE_ARGS are the record's command, on the newest build's library defaults."""
+    record = RESULTS / "default-job-11.8.1-2026-11-27"
+    summary = _json(str(record.relative_to(ROOT) / "summary.json"))
+    makefile = (ROOT / "Makefile").read_text()
+    args = " ".join(re.search(r"^TUNE_ARGS \?= (.*?)(?<!\\)$", makefile, re.MULTILINE | re.DOTALL)[1]
+                    .replace("\\\n", " ").split())
+    assert f"rocksdb-tuner tune {args}" in (record / "console.log").read_text().splitlines()[0]
+    assert re.search(r"^ROCKSDB_VERSION \?= (\S+)", makefile, re.MULTILINE)[1] == summary["db_bench"]["version"][:4]
+    assert summary["defaults"]["mode"] == "library" and summary["db_bench"]["build"] == "release"
+    best = summary["revalidation"]["best_vs_reference"]
+    low, high = best["ci95"]
+    assert summary["answer"]["recommend"] == "best" and best["verdict"] == "faster"
+    _quoted(f"ran {best['ratio']:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best['n']} "
+            "paired rounds that chose nothing); its search's single runs had said "
+            f"{search_gain(summary):.2f}x", ("README.md",))
+    _quoted(f"RocksDB {summary['db_bench']['version']} as `make db_bench` builds it", ("README.md",))
+    seconds = summary["machine_seconds"]
+    _quoted(f"{seconds['total']:,.0f} s of db_bench (preload {seconds['preload']:.0f} s, baselines "
+            f"{seconds['baselines']:.0f} s, trials {seconds['trials']:,.0f} s, re-validation "
+            f"{seconds['revalidation']:,.0f} s) for a {summary['budget_seconds']:,.0f} s budget; "
+            f"{summary['trials']['complete']} trials", ("docs/results.md",))
+    default, best_row = summary["comparison"]
+    _quoted(f"{default['ops_per_sec']:,.0f} against", ("docs/results.md",))
+    for row in (default, best_row):
+        _quoted(f"{row['name']} {row['ops_per_sec']:,.0f} {row['spread']['min']:,.0f}-{row['spread']['max']:,.0f}",
+                ("docs/results.md",))
+
+
 def test_the_default_jobs_answer_is_quoted_as_its_summary_gives_it():
     summary = _json("benchmarks/results/default-job/summary.json")
     best = summary["revalidation"]["best_vs_reference"]
     low, high = best["ci95"]
     assert summary["answer"]["recommend"] == "best" and best["verdict"] == "faster"
     _quoted(f"ran {best['ratio']:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best['n']} "
-            "paired rounds)", ("README.md", "docs/results.md"))
+            "paired rounds)", ("docs/results.md",))
+    _quoted(f"the job's answer of 2026-11-26 ran {best['ratio']:.2f}x", ("README.md",))
     _quoted(f"trial {summary['best']['trial']}, {best['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}) in {best['n']} "
             "fresh rounds", ("docs/results.md",))
     _quoted(f"confirmed trial {summary['best']['trial']} at {_ratio(best)} at the target",
