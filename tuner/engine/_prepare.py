@@ -217,9 +217,11 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     if db_bench is not None:
         check_flags(db_bench, workload, space)
     user, reference = _reference(config, space, target)
-    space, widened = held(space, db_bench, workload, defaults, reference if user is not None else None)
     sampler_name = choose(search.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
     config = replace(config, sampler=sampler_name)
+    widened: tuple[str, ...] = ()
+    if search.starts and sampler_name != "grid":  # the references run as starts: the space holds them
+        space, widened = held(space, db_bench, workload, defaults, reference if user is not None else None)
     what = workload.name if BACKENDS[measurement.backend].runs_workloads else measurement.backend
     tracking = config.tracking
     name = tracking.study or f"{what}-{time.strftime('%Y%m%d-%H%M%S')}"
