@@ -26,9 +26,10 @@ class Measurement:
 
 
 def representative(each: list[dict[str, float | None]]) -> int:
-    """Which repeat stands for all: the one with the median ops/s (the lower middle one of an even count)."""
-    middle = statistics.median_low([m["ops_per_sec"] or 0.0 for m in each])
-    return next(i for i, m in enumerate(each) if (m["ops_per_sec"] or 0.0) == middle)
+    """Which repeat stands for all: the one with the median ops/s (the lower middle one of an even count;
+    a NaN, which the backend's check then refuses, is found as itself)."""
+    ops = [m["ops_per_sec"] or 0.0 for m in each]
+    return ops.index(statistics.median_low(ops))
 
 
 def measure(runner: Runner, workload: Workload, flags: dict[str, Flag], log_dir: Path, repeats: int, seed: int,

@@ -50,6 +50,12 @@ class Score:
         return tuple(_UNITS[m] for m in self.metrics)
 
     @property
+    def needed(self) -> tuple[str, ...]:
+        """The metrics a run must report to be scored: the objective's, then the budgets'."""
+        budgets = (("p99_us", self.max_p99_us), ("write_amp", self.max_write_amp))
+        return tuple(dict.fromkeys([*self.metrics, *(m for m, limit in budgets if limit is not None)]))
+
+    @property
     def constrained(self) -> bool:
         return self.max_p99_us is not None or self.max_write_amp is not None
 

@@ -38,7 +38,7 @@ class Formula(Backend):
 
     name = "formula"
 
-    def measure(self, flags, log_dir, repeats, observer=None, workload=None) -> Measurement:
+    def _measure(self, flags, log_dir, repeats, observer, workload) -> Measurement:
         return Measurement({"ops_per_sec": 1000.0 + 10 * int(flags.get("max_background_jobs", 2))}, [], "", [])
 
 
@@ -54,11 +54,12 @@ def test_a_new_backend_is_one_class_and_a_registration_line(tmp_path, monkeypatc
 
 
 def _outcome(tmp_path: Path, script: str, flags: dict | None = None, timeout: float = 30.0,
-             repeats: int = 1) -> Outcome:
-    """What the local executor makes of ``python -c script {options} {db}`` run on ``flags``."""
+             repeats: int = 1, needs: tuple[str, ...] = ("ops_per_sec",)) -> Outcome:
+    """What the local executor makes of ``python -c script {options} {db}`` run on ``flags``, for a
+    study whose score ``needs`` those metrics."""
     command = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} {{options}} {{db}}"
     executor = LocalExecutor()
-    executor.bind("command", Setup(tmp_path, timeout, 1, KEYS, command=command))
+    executor.bind("command", Setup(tmp_path, timeout, 1, KEYS, command=command, needs=needs))
     executor.submit(Job("trial 0", flags or {}, tmp_path / "logs", repeats))
     (outcome,) = executor.wait(1.0)
     return outcome
@@ -109,7 +110,6 @@ def test_options_values_go_where_rocksdb_writes_them():
     ("print('{\"ops_per_sec\": 12,')", "command: malformed JSON on stdout line 1: Expecting property name enclosed "
                                          "in double quotes: line 1 column 20 (char 19)"),
     ("print('{\"ops_per_sec\": \"fast\"}')", "command: stdout line 1: metric ops_per_sec is not a number: 'fast'"),
-    ("print('{\"ops_per_sec\": 0}')", "command: stdout line 1: ops_per_sec must be > 0, got 0"),
 ])
 def test_each_failure_of_the_program_is_one_clear_line(tmp_path, script, reason):
     """A failed outcome (the engine tells it as a FAILED trial) with one line of reason; no DB left."""
@@ -117,6 +117,34 @@ def test_each_failure_of_the_program_is_one_clear_line(tmp_path, script, reason)
     assert outcome.measurement is None and outcome.fault is None
     assert outcome.reason == reason
     assert os.listdir(tmp_path) == ["logs"]
+
+
+@pytest.mark.parametrize("printed, needs, reason", [
+    ('{"ops_per_sec": Infinity}', (), "ops_per_sec = inf: not a finite number"),
+    ('{"ops_per_sec": 1e999}', (), "ops_per_sec = inf: not a finite number"),
+    ('{"ops_per_sec": NaN}', (), "ops_per_sec = nan: not a finite number"),
+    ('{"ops_per_sec": -5}', (), "ops_per_sec = -5: must be > 0"),
+    ('{"ops_per_sec": 0}', (), "ops_per_sec = 0: must be > 0"),
+    ('{"ops_per_sec": null, "p99_us": 3}', (), "ops_per_sec: missing, and the study's score needs it"),
+    ('{"ops_per_sec": 10, "p99_us": -Infinity}', (), "p99_us = -inf: not a finite number"),
+    ('{"ops_per_sec": 10, "scan_rows": -1}', (), "scan_rows = -1: must be >= 0"),
+    ('{"ops_per_sec": 10, "p99_us": 3}', ("write_amp",), "write_amp: missing, and the study's score needs it"),
+    ('{"ops_per_sec": 10, "p99_us": null}', ("p99_us",), "p99_us: missing, and the study's score needs it"),
+])
+def test_a_metric_that_is_not_a_finite_number_or_missing_fails_the_run_naming_it(tmp_path, printed, needs, reason):
+    """Every backend's metrics pass one check (tuner.backends.base.check_metrics): a metric that is
+    not finite, a negative one, or one the score needs and lacks fails the run in one line naming it."""
+    outcome = _outcome(tmp_path, f"print({printed!r})", needs=("ops_per_sec", *needs))
+    assert outcome.measurement is None and outcome.fault is None
+    assert outcome.reason == reason
+    assert os.listdir(tmp_path) == ["logs"]
+
+
+def test_a_repeat_that_is_not_a_finite_number_fails_the_run(tmp_path):
+    """Each repeat is checked, not only the median one that stands for all (here the first, 30)."""
+    script = ("import json, os, sys; n = sys.argv[2] + '/../../n'; k = int(open(n).read()) if os.path.exists(n) "
+              "else 0; open(n, 'w').write(str(k + 1)); print(json.dumps({'ops_per_sec': [30, 40, float('nan')][k]}))")
+    assert _outcome(tmp_path, script, repeats=3).reason == "ops_per_sec = nan: not a finite number"
 
 
 def test_a_hung_program_is_killed_with_its_children_at_the_timeout(tmp_path):
@@ -213,6 +241,38 @@ def test_a_command_study_needs_no_db_bench(tmp_path, monkeypatch):
     trial = next(run for run in runs if run.data.tags.get("role") == "trial")
     assert [a.path for a in client.list_artifacts(trial.info.run_id)] == ["command"]  # the program's logs
     assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
+
+
+def test_the_why_shows_the_defaults_as_the_options_values(tmp_path):
+    """The closing why block sets each option against rocksdb-default's value in the option's own terms
+    (snappy, 0 bits per key: no filter, the library's default level), never as the OPTIONS file writes it
+    (kSnappyCompression, nullptr, 32767); the block cache, which the file does not hold, is said to be
+    missing from it."""
+    (tmp_path / "why.toml").write_text(
+        'name = "why"\n'
+        '[parameters.compression_type]\ntype = "categorical"\nchoices = ["zstd"]\n'
+        '[parameters.compression_level]\ntype = "int"\nlow = 1\nhigh = 19\nwhen = { compression_type = "zstd" }\n'
+        '[parameters.bloom_bits]\ntype = "int"\nlow = 1\nhigh = 16\n'
+        '[parameters.cache_size]\ntype = "int"\nlow = "4 * MiB"\nhigh = "8 * MiB"\n')
+    script = "import json; print(json.dumps({'ops_per_sec': 100}))"
+    (tmp_path / "work").mkdir()
+    r = tuner("tune", "--backend", "command", "--command", f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} "
+              "{options}", "--space", str(tmp_path / "why.toml"), "--trials", "1", "--seed", "1", "--out", "o",
+              "--work-dir", str(tmp_path / "work"), "--no-mlflow", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    rows = {row["param"]: row for row in summary["explanation"]["options"]}
+    best = summary["best"]["params"]
+    assert {name: row["default"] for name, row in rows.items()} == \
+        {"compression_type": "snappy", "compression_level": None, "bloom_bits": 0, "cache_size": None}
+    assert [rows[name]["text"].split(";")[0] for name in ("compression_type", "compression_level", "bloom_bits",
+                                                           "cache_size")] == [
+        "compression_type = zstd (default snappy): changed",
+        f"compression_level = {best['compression_level']} (default the library's default level): set",
+        f"bloom_bits = {best['bloom_bits']} (default 0: no filter): higher",
+        f"cache_size = {best['cache_size']} (default not in its OPTIONS file): set"]
+    assert all(row["text"] in r.stdout for row in rows.values())
+    assert not re.search(r"nullptr|32767|k\w+Compression|n/a", "\n".join(row["text"] for row in rows.values()))
 
 
 @pytest.mark.dbbench

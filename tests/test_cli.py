@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -58,8 +59,13 @@ def test_issue_example_fillrandom_random_six_trials(tmp_path, db_bench):
     assert set(explanation["importance"]) <= set(best["params"]) and explanation["importance"]
     rows = {row["param"]: row for row in explanation["options"]}
     assert set(rows) == set(best["params"])
-    assert rows["write_buffer_size"]["default"] == "67108864"  # read back from rocksdb-default's OPTIONS file
+    assert rows["write_buffer_size"]["default"] == 67108864  # read back from rocksdb-default's OPTIONS file
+    ran = summary["defaults"]["flags"].get("cache_size", db_bench.default("cache_size"))
+    assert rows["cache_size"]["default"] == int(ran)  # not in it: the block cache rocksdb-default ran
+    assert rows["compression_type"]["default"] in ("snappy", "lz4")  # not kSnappyCompression
     assert "why, option by option" in r.stdout and rows["subcompactions"]["text"] in r.stdout
+    assert all(row["text"] in r.stdout for row in rows.values())
+    assert not re.search(r"nullptr|32767|k\w+Compression|n/a", "\n".join(row["text"] for row in rows.values()))
     assert leftovers(work) == []
     # OPTIONS.ini holds the best configuration and db_bench accepts it.
     options = (out / "OPTIONS.ini").read_text()

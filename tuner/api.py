@@ -73,10 +73,12 @@ class Study:
         self.engine = Engine(self.parts, self.bus, executor, self._memory(), self._build)
 
     def _setup(self) -> Setup:
-        """What the study's backend (--backend) measures with: its runner, workload and searched options."""
+        """What the study's backend (--backend) measures with: its runner, workload, searched options and
+        the metrics its score needs."""
         p, measurement = self.parts, self.parts.config.measurement
         return Setup(p.work_dir, measurement.trial_timeout, p.db_bench_seed,
-                     {q.flag: q.options_key for q in p.space.parameters}, p.workload, self.runner, measurement.command)
+                     {q.flag: q.options_key for q in p.space.parameters}, p.workload, self.runner, measurement.command,
+                     p.score.needed)
 
     def _memory(self) -> dict[str, Any] | None:
         limit = self.parts.memory_limit

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from objectives.configurations import LIBRARY_DEFAULT_LEVEL
 from objectives.options_ini import SECTION_RE as _SECTION_RE
 from objectives.options_ini import parse_options
 
@@ -73,12 +74,18 @@ def decode(key: str, text: str | None) -> object | None:
             return 0
         match = re.match(r"bloomfilter:([\d.]+)", text)
         return int(float(match[1])) if match else None
-    if name == "level" and text == "32767":  # "the library's default level"
+    if library_default(key, text):
         return None
     try:
         return int(text)
     except ValueError:
         return text
+
+
+def library_default(key: str, text: str | None) -> bool:
+    """Whether ``text`` under ``key`` leaves the choice to the library, naming no value a flag takes:
+    compression_opts.level 32767, "the library's default level"."""
+    return key.rsplit(".", 1)[-1] == "level" and text == LIBRARY_DEFAULT_LEVEL
 
 
 def mismatches(options_text: str, expected: dict[str, tuple[str, object]]) -> list[str]:

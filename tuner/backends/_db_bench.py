@@ -15,8 +15,8 @@ class DbBenchBackend(Backend):
     per_second = True
     runs_workloads = True
 
-    def measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None = None,
-                workload: Workload | None = None) -> Measurement:
+    def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,
+                 workload: Workload | None) -> Measurement:
         setup = self.setup
         assert setup.runner is not None and setup.workload is not None
         return measure(setup.runner, workload or setup.workload, flags, log_dir, repeats, setup.seed, observer)

@@ -86,6 +86,7 @@ class TaskSpec:
     rocksdb_version: str | None = None  # the node's build of this version (--rocksdb-version)
     memory_limit: int | None = None  # scored phases in a memory cgroup of this size
     defaults: str = LIBRARY  # what every run starts from (objectives.defaults), read from the node's build
+    needs: tuple[str, ...] = ("ops_per_sec",)  # the metrics every run must report (Setup.needs)
 
     @classmethod
     def of(cls, job: Job, backend: str, setup: Setup, cpus: int, execution: ExecutionConfig) -> TaskSpec:
@@ -95,7 +96,7 @@ class TaskSpec:
                    setup.options_keys, setup.command, cpus, execution.db_bench,
                    str(execution.work_dir) if execution.work_dir else None, execution.rocksdb_version,
                    setup.runner.memory_limit if setup.runner else None,
-                   setup.runner.defaults.mode if setup.runner else LIBRARY)
+                   setup.runner.defaults.mode if setup.runner else LIBRARY, setup.needs)
 
 
 def node_facts(db_bench: str | None, version: str | None = None, where: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -138,7 +139,8 @@ def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None) -> dict[st
                 runner = Runner(db, work_dir=work_dir, timeout=spec.timeout, memory_limit=spec.memory_limit,
                                 defaults=defaults_of(db, spec.defaults))
                 runner.sweep_stale()
-            setup = Setup(work_dir, spec.timeout, spec.seed, spec.options_keys, spec.workload, runner, spec.command)
+            setup = Setup(work_dir, spec.timeout, spec.seed, spec.options_keys, spec.workload, runner, spec.command,
+                          spec.needs)
             result: dict[str, Any] = {"ok": True, "measurement": backend(setup).measure(
                 spec.flags, logs, spec.repeats, None, spec.workload)}
         except RunFailed as exc:

@@ -4,15 +4,16 @@ After a re-validation with ablation, each line leads with the **measured** effec
 itself with that one option put back to the reference's value, in the same paired rounds
 (tuner.engine._revalidation): "matters", "no measurable effect", or "costs throughput on its own".
 Each option is also set against the value RocksDB actually used in the ``rocksdb-default`` baseline
-(read back from that run's OPTIONS file, not assumed), and described across the study's trials: the
-rank correlation of a numeric option with ops/s, or the median ops/s per choice, and Optuna's
-fANOVA importance. Those are correlations over what the sampler happened to try, not causes, and
-are labelled so.
+(read back from that run's OPTIONS file, not assumed, and shown in the option's own terms), and
+described across the study's trials: the rank correlation of a numeric option with ops/s, or the
+median ops/s per choice, and Optuna's fANOVA importance. Those are correlations over what the
+sampler happened to try, not causes, and are labelled so.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import statistics
 import warnings
 from typing import Any
@@ -20,8 +21,10 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
-from search_spaces.parameters import CategoricalParam
+from search_spaces.catalogue import by_flag
+from search_spaces.parameters import CategoricalParam, Parameter
 from tuner import options_file
+from tuner.engine import default_flags
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.outputs._optuna_view import as_optuna
 from tuner.ranking import ops as _ops
@@ -44,18 +47,33 @@ def importance(snapshot: StudySnapshot) -> dict[str, float]:
     return {k: float(v) for k, v in found.items()}
 
 
-def _default_values(snapshot: StudySnapshot) -> dict[str, str | None]:
-    """Each parameter's value in the rocksdb-default baseline's OPTIONS file (None when not there)."""
+def _default_values(snapshot: StudySnapshot) -> dict[str, tuple[object | None, str]]:
+    """Each parameter's value in the rocksdb-default baseline in its own terms, and in words: read back
+    from that run's OPTIONS file (lz4, not kLZ4Compression; 0 bits per key, not nullptr), else the value
+    it ran (the block cache's capacity, which RocksDB does not write: tuner.engine.default_flags); None
+    where the library chose (the default compression level), the file's text names no value of the
+    parameter (said as written), or nothing says (a program's own cache)."""
     path = snapshot.out / "baselines" / DEFAULT_BASELINE / "OPTIONS"
     sections = options_file.parse_options(path.read_text()) if path.is_file() else {}
-    return {p.name: options_file.lookup(sections, p.options_key) if sections else None for p in snapshot.space.parameters}
+    params = snapshot.space.parameters
+    ran = default_flags([p.flag for p in params], snapshot.db_bench, snapshot.workload, snapshot.defaults)
+    values: dict[str, tuple[object | None, str]] = {}
+    for p in params:
+        text = None if p.options_key in options_file.NOT_SERIALIZED else options_file.lookup(sections, p.options_key)
+        if options_file.library_default(p.options_key, text):
+            values[p.name] = None, "the library's default level"
+            continue
+        flag = ran.get(p.flag) if text is None else options_file.decode(p.options_key, text)
+        value = p.value_of(flag) if flag is not None else None
+        values[p.name] = value, _in_words(p, value) if value is not None else text or "not in its OPTIONS file"
+    return values
 
 
-def _number(text: str | None) -> float | None:
-    try:
-        return float(text) if text is not None else None
-    except ValueError:
-        return None
+def _in_words(param: Parameter, value: object) -> str:
+    """A default as the why shows it: 0 with what it means where the option's doc says (0: no filter)."""
+    info = by_flag(param.flag)
+    meaning = re.search(r"\(0: ([^)]+)\)", info.doc) if info is not None and value == 0 else None
+    return f"0: {meaning[1]}" if meaning else str(value)
 
 
 def _spearman(xs: list[float], ys: list[float]) -> float | None:
@@ -89,24 +107,22 @@ def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
     rows = []
     for name, value in best["params"].items():
         param = snapshot.space.parameter(name)
-        default = defaults.get(name)
+        default, shown = defaults[name]
         with_it = [t for t in complete if name in t.params]
         row: dict[str, Any] = {"param": name, "best": value, "default": default, "importance": weights.get(name)}
         if isinstance(param, CategoricalParam):
             by_choice = {str(c): [_ops(t) for t in with_it if t.params[name] == c] for c in param.choices}
             row["median_ops_per_sec_by_choice"] = {c: statistics.median(v) for c, v in by_choice.items() if v}
             row["trials_by_choice"] = {c: len(v) for c, v in by_choice.items() if v}
-            same = default is not None and str(value).lower() in default.lower()
-            row["direction"] = "same as default" if same else "changed"
+            row["direction"] = "same as default" if default == value else "changed"
             effect = ", ".join(f"{c} {m:,.0f} ({row['trials_by_choice'][c]} trials)"
                                for c, m in sorted(row["median_ops_per_sec_by_choice"].items(), key=lambda kv: -kv[1]))
             measured = f"median ops/s by choice: {effect}" if effect else "no complete trial to compare"
         else:
-            base = _number(default)
-            if base is None:
-                row["direction"] = "set (the default has none)" if default == "nullptr" else "set"
+            if not isinstance(default, (int, float)):
+                row["direction"] = "set"
             else:
-                row["direction"] = "same as default" if base == value else "higher" if value > base else "lower"
+                row["direction"] = "same as default" if default == value else "higher" if value > default else "lower"
             row["spearman_rho"] = _spearman([float(t.params[name]) for t in with_it], [_ops(t) for t in with_it])
             rho = row["spearman_rho"]
             measured = ("no measurable trend" if rho is None or abs(rho) < 0.1 else
@@ -116,7 +132,7 @@ def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
         row["ablation"] = ablations.get(name)
         effect = _measured(row["ablation"], reval.get("reference", ""))
         trend = f"across trials (correlation, not cause): {measured}{weight}"
-        row["text"] = (f"{name} = {value} (default {default if default is not None else 'n/a'}): {row['direction']}; "
+        row["text"] = (f"{name} = {value} (default {shown}): {row['direction']}; "
                        + (f"{effect}; {trend}" if effect else trend))
         rows.append(row)
     order = {"faster": 0, "slower": 1, "tie": 2}
