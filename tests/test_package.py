@@ -54,7 +54,7 @@ def test_the_wheel_installs_and_runs_anywhere(tmp_path):
         tool = venv / "bin" / "rocksdb-tuner"
         assert "db_bench:" in _run(tool, "doctor", cwd=here, env=env)
         _run(tool, "tune", "--workload", "fillrandom", "--scale", TINY, "--trials", "2", "--seed", "3", "--out", "o",
-             "--no-plots", "--no-drain", "--revalidate", "0", cwd=here, env=env)
+             "--no-plots", "--no-drain", "--revalidate", "0", "--defaults", "db_bench-7.8.3", cwd=here, env=env)
         assert (here / "o" / "OPTIONS.ini").is_file()
         quick = _run(tool, "experiment", "S2", "--quick", cwd=here, env=env)
         assert "S2: wrote" in quick and (here / "runs" / "experiments" / "S2-quick" / "results" / "report.md").is_file()

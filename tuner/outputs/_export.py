@@ -143,7 +143,12 @@ def verify(path: Path, db_bench: str | None = None) -> tuple[list[Check], str, l
             notes.append(f"options unknown to rocksdict's RocksDB were ignored ({exc}; the file is from RocksDB "
                          f"{options_file.lookup(options_file.parse_options(text), 'Version.rocksdb_version')})")
         options.create_if_missing(True)
-        db = rocksdict.Rdict(f"{tmp}/db", options, column_families=families)
+        try:
+            db = rocksdict.Rdict(f"{tmp}/db", options, column_families=families)
+        except Exception as exc:  # e.g. a format_version newer than rocksdict's RocksDB reads
+            version = options_file.lookup(options_file.parse_options(text), "Version.rocksdb_version")
+            raise ExportError(f"{path}: rocksdict's RocksDB cannot open a DB with it ({exc}); the file is from "
+                              f"RocksDB {version}: tune on the version your application runs (--rocksdb-version)") from None
         db[b"rocksdb-tuner"] = b"verify"
         db.close()
         written = Path(sorted(glob.glob(f"{tmp}/db/OPTIONS-*"))[-1]).read_text()
