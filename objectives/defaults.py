@@ -26,7 +26,7 @@ from typing import Any
 
 from objectives.dbbench import DbBench
 from objectives.options_ini import parse_options
-from objectives.workloads import Flag
+from objectives.workloads import Flag, format_flag
 
 MiB = 1024**2
 LIBRARY, PINNED_7_8 = "library", "db_bench-7.8.3"
@@ -92,6 +92,10 @@ class Defaults:
             return f"db_bench {self.version}'s own defaults, not the library's ({self.source})"
         return f"RocksDB {self.version}'s library defaults, as an application opening a DB gets them"
 
+    def command_line(self) -> str:
+        """The flags as db_bench takes them."""
+        return " ".join(format_flag(k, v) for k, v in self.flags.items())
+
     def to_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "version": self.version, "describe": self.describe(), "flags": self.flags,
                 "unset": list(self.unset), "source": self.source}
@@ -139,7 +143,7 @@ def _library(db_bench: str, probe: str, known: frozenset[str],
 
 
 def _db_bench(path: str, db: Path, flags: dict[str, Flag]) -> list[str]:
-    given = [f"--{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in flags.items()]
+    given = [format_flag(k, v) for k, v in flags.items()]
     return [path, "--benchmarks=fillseq", "--num=1", f"--db={db}", "--progress_reports=false", *given]
 
 

@@ -33,7 +33,7 @@ from objectives.memory import Cgroups, MemoryCgroup, MemoryLimitError, evict
 from objectives.parser import Output, ParseError, parse, parse_report, require
 from objectives.rocksdb_log import LogFacts, read_log
 from objectives.defaults import Defaults, defaults_of
-from objectives.workloads import Flag, Phase, Workload
+from objectives.workloads import Flag, Phase, Workload, format_flag
 
 MARKER = ".rocksdb-tuner-owned"
 _KILL_GRACE = 3.0
@@ -183,12 +183,6 @@ def preload_dir(db_bench: DbBench, work_dir: Path, workload: Workload, seed: int
             "defaults": defaults.flags, "seed": seed, "db_bench": [db_bench.path, db_bench.version]}
     key = hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
     return work_dir / f"{PRELOAD_PREFIX}{key}"
-
-
-def format_flag(name: str, value: Flag) -> str:
-    if isinstance(value, bool):
-        value = "true" if value else "false"
-    return f"--{name}={value}"
 
 
 class Runner:

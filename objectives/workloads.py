@@ -43,6 +43,13 @@ _DB_BENCH_DEFAULTS = {"num": 1_000_000, "key_size": 16, "value_size": 100}
 Flag = bool | int | float | str
 
 
+def format_flag(name: str, value: Flag) -> str:
+    """``--name=value`` as db_bench takes it (booleans as true/false)."""
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    return f"--{name}={value}"
+
+
 class WorkloadError(ValueError):
     """A workload file or preset is invalid; the message names the field."""
 

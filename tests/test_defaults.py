@@ -57,8 +57,8 @@ def test_a_release_build_runs_on_its_library_defaults(build: Path, tmp_path: Pat
     defaults = defaults_of(db)
     assert defaults.mode == LIBRARY and db.version == defaults.version
     subprocess.run([str(build.parent / PROBE), str(tmp_path / "library")], check=True, timeout=60)
-    given = [f"--{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in defaults.flags.items()]
-    subprocess.run([str(build), "--benchmarks=fillseq", "--num=10", f"--db={tmp_path / 'bench'}", *given],
+    subprocess.run([str(build), "--benchmarks=fillseq", "--num=10", f"--db={tmp_path / 'bench'}",
+                    *defaults.command_line().split()],
                    check=True, capture_output=True, timeout=60)
     library, bench = _options(tmp_path / "library"), _options(tmp_path / "bench")
     unset = {line.split(":", 1)[0] for line in defaults.unset}

@@ -14,6 +14,7 @@ import pytest
 
 from objectives.dbbench import installed, probe_path
 from objectives.trace import count_queries
+from objectives.workloads import format_flag
 from objectives.defaults import PINNED
 from tests.conftest import TINY, first_measured
 from tests.test_cli import tuner
@@ -49,7 +50,7 @@ def test_a_study_runs_on_each_version_on_its_defaults_or_on_the_pins(tmp_path):
             defaults = summary["defaults"]
             command = (out / "baselines" / "rocksdb-default" / "load.command").read_text()
             for flag, value in defaults["flags"].items():
-                assert f"--{flag}={str(value).lower() if isinstance(value, bool) else value} " in command + " "
+                assert f"{format_flag(flag, value)} " in command + " "
             sections = parse_options((out / "baselines" / "rocksdb-default" / "OPTIONS").read_text())
             shape = {key: lookup(sections, key) for key in (
                 "TableOptions/BlockBasedTable.format_version",

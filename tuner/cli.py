@@ -17,7 +17,7 @@ from objectives import workdir
 from objectives.dbbench import DbBenchError, installed, probe, probe_path
 from objectives.defaults import LIBRARY, DefaultsError, defaults_of
 from objectives.defaults import MODES as DEFAULTS_MODES
-from objectives.runner import EnvironmentFault, format_flag
+from objectives.runner import EnvironmentFault
 from objectives.scores import OBJECTIVES
 from objectives.workloads import WorkloadError, load_workload
 from objectives.workloads import preset_names as workload_presets
@@ -507,7 +507,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         defaults = defaults_of(db)
         print(f"defaults:     {defaults.describe()}")
         if defaults.flags:
-            print(f"              set where db_bench's own differ: {' '.join(format_flag(k, v) for k, v in defaults.flags.items())}")
+            print(f"              set where db_bench's own differ: {defaults.command_line()}")
         for line in defaults.unset:
             print(f"              still db_bench's (no flag sets it): {line if len(line) <= 100 else line[:97] + '...'}")
     except DefaultsError as exc:

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from objectives.runner import format_flag
+from objectives.workloads import format_flag
 from search_spaces.catalogue import catalogue
 from tuner.fmt import fmt_ops
 

@@ -49,7 +49,7 @@ class ConsoleProgress(SilentProgress):
         used = f"db_bench {db.version} at {db.path} ({db.build}); " if db is not None else ""
         self._line(f"{used}storage {s.storage}")
         if s.defaults is not None:
-            flags = " ".join(f"--{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in s.defaults.flags.items())
+            flags = s.defaults.command_line()
             self._line(f"every run starts from {s.defaults.describe()}" + (f": {flags}" if flags else ""))
         if db is not None and db.assertions:
             self._line("WARNING: this db_bench was built with assertions: it runs slower and shifts the CPU/IO "
