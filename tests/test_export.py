@@ -155,3 +155,20 @@ def test_every_default_parameter_has_a_rocksdict_mapping():
     from search_spaces.catalogue import catalogue
 
     assert not [p.name for p in load_space("default").parameters if catalogue()[p.name].rocksdict is None]
+
+
+@pytest.mark.release_build
+def test_verify_says_in_one_line_when_rocksdict_cannot_open_a_newer_versions_file(db_bench, tmp_path):
+    """An OPTIONS file of RocksDB 11.x (format_version 7) is beyond rocksdict 0.3.29's RocksDB: verify
+    says so in one line naming the version, not with a traceback."""
+    if int(db_bench.version.split(".")[0]) < 11:
+        pytest.skip(f"the preferred db_bench is {db_bench.version}; the newest release build is 11.x")
+    run = subprocess.run([db_bench.path, "--benchmarks=fillrandom", "--num=100", f"--db={tmp_path / 'db'}"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    options = Path(sorted(glob.glob(f"{tmp_path / 'db'}/OPTIONS-*"))[-1])
+    assert "format_version=7" in options.read_text()
+    r = cli("verify", str(options))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert "rocksdict's RocksDB cannot open a DB with it" in line and f"from RocksDB {db_bench.version}" in line
