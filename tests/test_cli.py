@@ -16,7 +16,7 @@ import optuna
 import pytest
 
 from tests.conftest import TINY, fast, leftovers
-from tuner.samplers import RANKED, UNCONSTRAINED_ONLY
+from tuner.samplers import KINDS, RANKED
 
 pytestmark = pytest.mark.dbbench
 TUNER = [sys.executable, "-m", "tuner.cli"]
@@ -112,7 +112,7 @@ def test_every_sampler_runs_a_real_study(tmp_path, sampler):
 
 
 @pytest.mark.parametrize("extra, sampler", [
-    ([], RANKED[0]), (["--max-p99-us", "1000"], next(n for n in RANKED if n not in UNCONSTRAINED_ONLY)),
+    ([], RANKED[0]), (["--max-p99-us", "1000"], next(n for n in RANKED if KINDS[n].constraints)),
     (["--objective", "multi"], "tpe")])
 def test_the_default_sampler_is_the_one_chosen_for_the_study(tmp_path, extra, sampler):
     """tests/test_efficiency.py holds RANKED to the sampler benchmark; here the CLI uses it."""

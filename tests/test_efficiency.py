@@ -3,6 +3,8 @@ data sizes, judged by its rank agreement with the full size), and the scikit-opt
 
 from __future__ import annotations
 
+import importlib.util
+
 import json
 import re
 import statistics
@@ -24,7 +26,7 @@ from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, usage
 from tuner.engine._plan import Plan, Reference
 from tuner.engine._revalidation import Remeasure
 from tuner.outputs import closing_table
-from tuner.samplers import (RANKED, UNCONSTRAINED_ONLY, SamplerError, Startup, choose, make_sampler, startup_size,
+from tuner.samplers import (KINDS, RANKED, SamplerError, Startup, choose, make_sampler, startup_size,
                             study_seed)
 from tuner.samplers._skopt_sampler import _observations
 from tuner.samplers._startup import MODEL, RANDOM, VALUE_ESTIMATE
@@ -196,15 +198,33 @@ def test_auto_follows_the_sampler_benchmark():
     assert set(RANKED) == {"tpe", "skopt", "cmaes", "random"}  # the default install's model-free and model-based
     assert list(RANKED) == sorted(RANKED, key=regret)
     assert choose("auto", multi_objective=False, constrained=False) == RANKED[0]
-    assert choose("auto", multi_objective=False, constrained=True) == next(n for n in RANKED if n not in UNCONSTRAINED_ONLY)
+    assert choose("auto", multi_objective=False, constrained=True) == next(n for n in RANKED if KINDS[n].constraints)
     assert choose("auto", multi_objective=True, constrained=False) == "tpe"
     assert choose("gp", multi_objective=False, constrained=False) == "gp"
 
 
-def test_skopt_and_cmaes_refuse_constrained_studies():
-    for name in ("skopt", "cmaes"):
-        with pytest.raises(SamplerError, match=f"--sampler {name} cannot honour --max-p99-us"):
-            make_sampler(name, seed=0, directions=["maximize"], constraints_func=lambda t: [0.0])
+@pytest.mark.parametrize("name", [n for n in KINDS if n != "gp" or importlib.util.find_spec("torch")])
+def test_each_sampler_serves_what_it_declares_and_refuses_the_rest(name):
+    """A sampler's declared capabilities are what make_sampler allows: skopt and CMA-ES refuse constrained
+    and multi-objective studies in one line; the rest build and propose for them."""
+    kind = KINDS[name]
+    for directions, constraints, serves in ((["maximize", "minimize"], None, kind.multi_objective),
+                                            (["maximize"], lambda t: [0.0], kind.constraints)):
+        if serves:
+            sampler = make_sampler(name, seed=0, directions=directions, constraints_func=constraints,
+                                   grid={"x": [1, 2]})
+            study = optuna.create_study(directions=directions, sampler=sampler)
+            trial = study.ask()
+            assert trial.suggest_int("x", 1, 2) in (1, 2)
+        else:
+            wanted = "cannot honour --max-p99-us" if constraints else "supports single-objective studies only"
+            with pytest.raises(SamplerError, match=f"--sampler {name} {wanted}"):
+                make_sampler(name, seed=0, directions=directions, constraints_func=constraints)
+
+
+def test_the_model_based_samplers_without_constraint_handling_are_declared_so():
+    """skopt and CMA-ES would ignore Optuna's constraints_func: declared unconstrained, auto passes them over."""
+    assert {n for n, k in KINDS.items() if not k.constraints} == {"skopt", "cmaes"}
 
 
 def test_the_budget_keeps_room_for_the_revalidation_it_owes():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import warnings
 import zlib
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import optuna
@@ -16,16 +17,7 @@ from optuna.trial import FrozenTrial
 from tuner.samplers._skopt_sampler import SkoptSampler
 from tuner.samplers._startup import MODEL, VALUE_ESTIMATE, Startup, startup_size
 
-SAMPLERS = ("auto", "tpe", "gp", "cmaes", "random", "grid", "nsga2", "skopt")
-SINGLE_OBJECTIVE_ONLY = ("cmaes", "skopt")
-UNCONSTRAINED_ONLY = ("cmaes", "skopt")  # model-based samplers that would ignore Optuna's constraints_func
-# Best first on the sampler benchmark (experiments/results/sampler-benchmark.json, README "Which
-# sampler"): median regret averaged over its recorded workloads and budgets (10 to 80 trials), among the
-# default install's samplers (gp needs PyTorch). tests/test_efficiency.py holds it to that file.
-RANKED = ("skopt", "tpe", "random", "cmaes")
-WITH_STARTUP = ("tpe", "gp", "cmaes", "skopt")  # model-based: random initial points first (tuner.samplers._startup)
-
-__all__ = ["RANKED", "SAMPLERS", "UNCONSTRAINED_ONLY", "VALUE_ESTIMATE", "SamplerError", "Startup", "choose",
+__all__ = ["KINDS", "RANKED", "SAMPLERS", "VALUE_ESTIMATE", "SamplerError", "SamplerKind", "Startup", "choose",
            "make_sampler", "provenance", "startup_size", "study_seed"]
 
 
@@ -41,6 +33,70 @@ class AskTellGridSampler(optuna.samplers.GridSampler):
         pass
 
 
+@dataclass(frozen=True)
+class SamplerArgs:
+    """What a study gives the sampler it builds."""
+
+    seed: int | None
+    directions: Sequence[str]
+    grid: dict[str, list] | None
+    constraints_func: Callable[[FrozenTrial], Sequence[float]] | None
+    trials: int
+
+
+@dataclass(frozen=True)
+class SamplerKind:
+    """A sampler ``--sampler`` offers by name, with what it can serve (as Optuna's samplers declare theirs)."""
+
+    name: str
+    build: Callable[[SamplerArgs], optuna.samplers.BaseSampler]
+    multi_objective: bool  # serves several objectives
+    constraints: bool  # serves --max-p99-us / --max-write-amp (a model-based sampler must honour constraints_func)
+    model_based: bool  # proposes from a model after random initial points (tuner.samplers._startup)
+    needs: tuple[str, str] | None = None  # (module, its name) that the default install leaves out
+
+
+_STARTUP = 1  # the model's own start-up: Startup draws the random initial points
+
+
+def _tpe(a: SamplerArgs) -> optuna.samplers.BaseSampler:
+    return optuna.samplers.TPESampler(seed=a.seed, n_startup_trials=_STARTUP, multivariate=True, group=True,
+                                      constant_liar=True, constraints_func=a.constraints_func)
+
+
+def _gp(a: SamplerArgs) -> optuna.samplers.BaseSampler:
+    return optuna.samplers.GPSampler(seed=a.seed, n_startup_trials=_STARTUP, constraints_func=a.constraints_func,
+                                     warn_independent_sampling=False)
+
+
+def _cmaes(a: SamplerArgs) -> optuna.samplers.BaseSampler:
+    return optuna.samplers.CmaEsSampler(seed=a.seed, n_startup_trials=_STARTUP, warn_independent_sampling=False)
+
+
+def _nsga2(a: SamplerArgs) -> optuna.samplers.BaseSampler:
+    return optuna.samplers.NSGAIISampler(seed=a.seed, population_size=max(4, min(20, a.trials // 4)),
+                                         constraints_func=a.constraints_func)
+
+
+KINDS: dict[str, SamplerKind] = {k.name: k for k in (
+    SamplerKind("tpe", _tpe, multi_objective=True, constraints=True, model_based=True),
+    SamplerKind("gp", _gp, multi_objective=True, constraints=True, model_based=True, needs=("torch", "PyTorch")),
+    SamplerKind("cmaes", _cmaes, multi_objective=False, constraints=False, model_based=True),
+    SamplerKind("random", lambda a: optuna.samplers.RandomSampler(seed=a.seed), multi_objective=True,
+                constraints=True, model_based=False),
+    SamplerKind("grid", lambda a: AskTellGridSampler(a.grid or {}, seed=a.seed), multi_objective=True,
+                constraints=True, model_based=False),
+    SamplerKind("nsga2", _nsga2, multi_objective=True, constraints=True, model_based=False),
+    SamplerKind("skopt", lambda a: SkoptSampler(seed=a.seed, n_initial_points=_STARTUP), multi_objective=False,
+                constraints=False, model_based=True),
+)}
+SAMPLERS = ("auto", *KINDS)
+# Best first on the sampler benchmark (experiments/results/sampler-benchmark.json, docs/search.md "Which
+# sampler"): median regret averaged over its recorded workloads and budgets (10 to 80 trials), among the
+# default install's samplers (gp needs PyTorch). tests/test_efficiency.py holds it to that file.
+RANKED = ("skopt", "tpe", "random", "cmaes")
+
+
 def choose(name: str, *, multi_objective: bool, constrained: bool) -> str:
     """The sampler ``auto`` stands for: the best of ``RANKED`` that can serve the study (skopt and
     CMA-ES cannot honour --max-p99-us / --max-write-amp); TPE for several objectives, which the
@@ -49,7 +105,7 @@ def choose(name: str, *, multi_objective: bool, constrained: bool) -> str:
         return name
     if multi_objective:
         return "tpe"
-    return next(n for n in RANKED if not (constrained and n in UNCONSTRAINED_ONLY))
+    return next(n for n in RANKED if KINDS[n].constraints or not constrained)
 
 
 def make_sampler(
@@ -61,12 +117,26 @@ def make_sampler(
     constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     trials: int = 50,
 ) -> optuna.samplers.BaseSampler:
-    """The sampler called ``name``; ``constraints_func`` is passed to those that support it. A
-    model-based one proposes after a start-up sized to ``trials`` (:class:`._startup.Startup`)."""
+    """The sampler called ``name``, refused with one line where it cannot serve the study;
+    ``constraints_func`` is passed to those that support it. A model-based one proposes after a
+    start-up sized to ``trials`` (:class:`._startup.Startup`)."""
+    kind = KINDS.get(name)
+    if kind is None:
+        raise SamplerError(f"--sampler: unknown {name!r} (choose from {', '.join(SAMPLERS)})")
+    if len(directions) > 1 and not kind.multi_objective:
+        serve = ", ".join(k.name for k in KINDS.values() if k.multi_objective and k.name != "grid")
+        raise SamplerError(f"--sampler {name} supports single-objective studies only; use {serve}")
+    if constraints_func is not None and not kind.constraints:
+        serve = ", ".join(k.name for k in KINDS.values() if k.constraints)
+        raise SamplerError(f"--sampler {name} cannot honour --max-p99-us / --max-write-amp (it has no constraint "
+                           f"handling); use {serve}")
+    if kind.needs is not None and importlib.util.find_spec(kind.needs[0]) is None:
+        raise SamplerError(f"--sampler {name} needs {kind.needs[1]}, which the default install leaves out: "
+                           "pip install 'rocksdb-tuner[gp]' (or make EXTRAS=gp,test)")
     with warnings.catch_warnings():  # TPE's multivariate/group and constraints are "experimental" in Optuna
         warnings.simplefilter("ignore", ExperimentalWarning)
-        sampler = _make(name, seed, directions, grid, constraints_func, trials)
-    return Startup(sampler, startup_size(trials), seed) if name in WITH_STARTUP else sampler
+        sampler = kind.build(SamplerArgs(seed, directions, grid, constraints_func, trials))
+    return Startup(sampler, startup_size(trials), seed) if kind.model_based else sampler
 
 
 def study_seed(seed: int | None, measures: str) -> int | None:
@@ -81,43 +151,3 @@ def provenance(sampler: optuna.samplers.BaseSampler, name: str, number: int) -> 
     if isinstance(sampler, Startup):
         return sampler.provenance(number) or MODEL
     return {"random": "random point", "grid": "grid point"}.get(name, f"{name} proposal")
-
-
-def _make(
-    name: str,
-    seed: int | None,
-    directions: Sequence[str],
-    grid: dict[str, list] | None,
-    constraints_func: Callable[[FrozenTrial], Sequence[float]] | None,
-    trials: int,
-) -> optuna.samplers.BaseSampler:
-    if name not in SAMPLERS:
-        raise SamplerError(f"--sampler: unknown {name!r} (choose from {', '.join(SAMPLERS)})")
-    if len(directions) > 1 and name in SINGLE_OBJECTIVE_ONLY:
-        raise SamplerError(f"--sampler {name} supports single-objective studies only; use tpe, nsga2, gp or random")
-    if constraints_func is not None and name in UNCONSTRAINED_ONLY:
-        raise SamplerError(f"--sampler {name} cannot honour --max-p99-us / --max-write-amp (it has no constraint "
-                           "handling); use tpe, gp or nsga2")
-    startup = 1  # the model's own: Startup draws the random initial points
-    if name == "tpe":
-        return optuna.samplers.TPESampler(
-            seed=seed, n_startup_trials=startup, multivariate=True, group=True,
-            constant_liar=True, constraints_func=constraints_func,
-        )
-    if name == "gp":
-        if importlib.util.find_spec("torch") is None:  # Optuna's GPSampler needs it
-            raise SamplerError("--sampler gp needs PyTorch, which the default install leaves out: "
-                               "pip install 'rocksdb-tuner[gp]' (or make EXTRAS=gp,test)")
-        return optuna.samplers.GPSampler(
-            seed=seed, n_startup_trials=startup, constraints_func=constraints_func, warn_independent_sampling=False
-        )
-    if name == "cmaes":
-        return optuna.samplers.CmaEsSampler(seed=seed, n_startup_trials=startup, warn_independent_sampling=False)
-    if name == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
-    if name == "grid":
-        return AskTellGridSampler(grid or {}, seed=seed)
-    if name == "nsga2":
-        population = max(4, min(20, trials // 4))
-        return optuna.samplers.NSGAIISampler(seed=seed, population_size=population, constraints_func=constraints_func)
-    return SkoptSampler(seed=seed, n_initial_points=startup)
