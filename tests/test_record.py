@@ -28,9 +28,26 @@ def _json(path: str) -> dict[str, Any]:
     return json.loads((ROOT / path).read_text())
 
 
-def _text(path: str) -> str:
-    """A document with its line breaks and emphasis removed, so a figure may wrap or be bold."""
-    return " ".join((ROOT / path).read_text().replace("**", "").split())
+def _places(path: str) -> list[str]:
+    """Where a document can quote a figure: each paragraph, list item, table row, heading and line of
+    code, with its line breaks and emphasis removed (so a figure may wrap or be bold)."""
+    places: list[str] = []
+    open_place, fenced = False, False
+    for line in (ROOT / path).read_text().replace("**", "").splitlines():
+        text = line.strip()
+        if text.startswith("```"):
+            fenced, open_place = not fenced, False
+        elif fenced or text.startswith(("|", "#")):
+            places.append(" ".join(text.split()))
+            open_place = False
+        elif not text:
+            open_place = False
+        elif open_place and not re.match(r"(?:[-*+]|\d+\.) ", text):
+            places[-1] += " " + " ".join(text.split())
+        else:
+            places.append(" ".join(text.split()))
+            open_place = True
+    return places
 
 
 def _ratio(compared: dict[str, Any]) -> str:
@@ -39,9 +56,14 @@ def _ratio(compared: dict[str, Any]) -> str:
     return f"{compared['ratio']:.2f}x ({low:.2f}-{high:.2f})"
 
 
-def _quoted(figure: str, documents: tuple[str, ...]) -> None:
+def _quoted(figure: str, documents: tuple[str, ...], at: str = "") -> None:
+    """Each document quotes ``figure`` (read from a committed record) whole within one place of
+    :func:`_places`; with ``at``, within the place that also says ``at``, so that a figure moved to
+    another row, item or paragraph fails."""
     for doc in documents:
-        assert figure in _text(doc), f"{doc} does not quote {figure!r} (from the committed JSON)"
+        places = [place for place in _places(doc) if figure in place]
+        assert places, f"{doc} does not quote {figure!r} (from the committed record) within one paragraph, item or row"
+        assert not at or any(at in place for place in places), f"{doc} quotes {figure!r}, but not where it says {at!r}"
 
 
 def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
@@ -107,18 +129,26 @@ def _transfer(size: int) -> tuple[dict[str, Any], dict[str, Any]]:
 
 @pytest.mark.parametrize("size", range(3))
 def test_the_scale_transfer_table_is_quoted_as_its_json_gives_it(size):
+    """Each size's row of the tables in docs/results.md and docs/scale.md: the defaults' median, the
+    answer's and the toy answer's ratios (and, in docs/scale.md, the medians' write amplification)."""
     record, earlier = _transfer(size)
     (best,) = record["over_default"].values()
-    toy = next(v for name, v in earlier["over_default"].items() if "toy" in name)
+    toy_name, toy = next((name, v) for name, v in earlier["over_default"].items() if "toy" in name)
     tie = ", tie" if best["verdict"] == "tie" else ""
-    _quoted(_ratio(best) + tie, ("docs/results.md", "docs/scale.md", "experiments/results/overview-notes.md"))
-    _quoted(_ratio(toy), ("docs/results.md", "docs/scale.md", "experiments/results/overview-notes.md"))
     default = record["median_ops_per_sec"]["rocksdb-default"]
-    _quoted(f"{default:,.0f} ops/s", ("docs/results.md",))
-    _quoted(f"{default:,.0f} ops/s, write amp {record['median_write_amp']['rocksdb-default']:.2f}", ("docs/scale.md",))
+    gib = record["data_bytes"] / 2**30
+    start = f"| {gib:.0f} GiB, "
+    row = _row("docs/results.md", start, after="At 4 and 16 times the data")
+    assert row.endswith(f" | {default:,.0f} ops/s | {_ratio(best)}{tie} | {_ratio(toy)} |"), row
+    amp = record["median_write_amp"]["rocksdb-default"]
+    row = _row("docs/scale.md", start, after="## Measured: does the answer hold as the DB grows?")
+    assert row.endswith(f" | {default:,.0f} ops/s, write amp {amp:.2f} | {_ratio(best)}{tie} | {_ratio(toy)}, write amp "
+                        f"{earlier['median_write_amp'][toy_name]:.2f} |"), row
+    _quoted(_ratio(best) + tie, ("experiments/results/overview-notes.md",))
+    _quoted(_ratio(toy), ("experiments/results/overview-notes.md",))
     if record["factor"] > 1:  # the lead quotes the larger sizes
-        gib = record["data_bytes"] / 2**30
-        _quoted(f"{_ratio(best)}{', a tie,' if tie else ''} at {gib:.0f} GiB", ("docs/results.md",))
+        _quoted(f"{_ratio(best)}{', a tie,' if tie else ''} at {gib:.0f} GiB", ("docs/results.md",),
+                at="At the size you deploy.")
 
 
 def test_the_scale_transfers_drains_and_its_day_to_day_change_are_quoted_as_its_json_gives_them():
@@ -131,9 +161,22 @@ def test_the_scale_transfers_drains_and_its_day_to_day_change_are_quoted_as_its_
     _quoted(f"(medians {d[0]:.1f} s at 2 GiB, {d[1]:.1f} s at 8 GiB, {d[2]:.1f} s at 32 GiB", ("docs/scale.md",))
     _quoted(f"{best.split('(')[1].rstrip(')')}'s drains were {drains[best][0]:.1f}, {drains[best][1]:.1f} and "
             f"{drains[best][2]:.1f} s", ("docs/scale.md",))
-    now = ", ".join(f"{r['median_ops_per_sec']['rocksdb-default'] / 1000:.0f}k" for r, _ in sizes)
-    then = ", ".join(f"{e['median_ops_per_sec']['rocksdb-default'] / 1000:.0f}k" for _, e in sizes)
-    _quoted(f"({now} against {then} ops/s)", ("docs/scale.md",))
+    now = [r["median_ops_per_sec"]["rocksdb-default"] for r, _ in sizes]
+    then = [e["median_ops_per_sec"]["rocksdb-default"] for _, e in sizes]
+    slower = [100 * (1 - n / e) for n, e in zip(now, then)]
+    _quoted(f"The defaults ran {slower[0]:.0f} %, {slower[1]:.0f} % and {slower[2]:.0f} % slower than in the same "
+            f"measurement of 2026-11-25 ({', '.join(_k(n) for n in now)} against {', '.join(_k(e) for e in then)} ops/s)",
+            ("docs/scale.md",))
+    _quoted(f"at 2 and 8 GiB they were lower too ({_k(now[0])} against {_k(then[0])}, {_k(now[1])} against "
+            f"{_k(then[1])}). The defaults' level moved between the two days by {min(slower):.0f}-{max(slower):.0f} %",
+            ("docs/results.md",))
+    _quoted(f"why they ran {_k(now[2])} ops/s at 32 GiB here against {_k(then[2])} in the same measurement",
+            ("docs/results.md",))
+    amp = [e["median_write_amp"] for _, e in sizes]
+    toy = next(name for name in amp[0] if "toy" in name)
+    times = [a[toy] / a["rocksdb-default"] for a in amp]
+    _quoted(f"at a write amplification of {_span([a[toy] for a in amp], '{:.1f}')}, {_span(times, '{:.1f}')} times the "
+            "defaults'", ("docs/results.md",))
 
 
 def test_the_4_gib_target_is_quoted_as_its_summary_gives_it():
@@ -145,6 +188,9 @@ def test_the_4_gib_target_is_quoted_as_its_summary_gives_it():
             f"{low:.2f}-{high:.2f})", ("docs/scale.md",))
     _quoted(f"{search_gain(summary):.2f}x and {best['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}", ("docs/results.md",))
     _quoted(f"({summary['machine_seconds']['total']:,.0f} s of db_bench", ("docs/scale.md",))
+    minutes, seconds = re.search(r"^done in (\d+)m(\d+)s;", (RESULTS / "target-4g/console.log").read_text(), re.M).groups()
+    _quoted(f"in {minutes} min {seconds} s ({summary['machine_seconds']['total']:,.0f} s of db_bench", ("docs/scale.md",))
+    _quoted(f"with 4 trials (2026-11-25, this host, {minutes} min {seconds} s;", ("docs/results.md",))
 
 
 def test_s4s_picks_re_measured_lower_by_what_its_result_gives():
@@ -380,7 +426,7 @@ def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_jso
 def _row(doc: str, start: str, after: str = "") -> str:
     """The one table row of ``doc`` that starts with ``start``, emphasis removed; with ``after``, of the
     first table that follows the line holding ``after``."""
-    lines = (ROOT / doc).read_text().replace("**", "").splitlines()
+    lines = [line.strip() for line in (ROOT / doc).read_text().replace("**", "").splitlines()]
     if after:
         lines = lines[next(i for i, line in enumerate(lines) if after in line):]
         first = next(i for i, line in enumerate(lines) if line.startswith("|"))
@@ -865,6 +911,13 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
             f"{_span([t['compaction_micros'] / 1e6 for t in level(18)], '{:.1f}')} s at level 18 against "
             f"{_span([t['compaction_micros'] / 1e6 for t in level(3)], '{:.1f}')} s at level 3", doc)
     _quoted(f"({_span([c['params']['cache_size'] / 2**20 for c in _picks(r)], '{:.0f}')} MiB)", doc)
+    full = [t for t in _tried(r) if t["params"]["cache_size"] == r["data_bytes"]]
+    zstd19 = _where(full, compression_type="zstd", compression_level=19)
+    bloom0 = _where(full, bloom_bits=0)
+    others = [t["ops_per_sec"] for t in full if t["params"]["compression_type"] in ("lz4", "none")]
+    assert all(min(others) <= t["ops_per_sec"] <= max(others) for t in zstd19 + bloom0)  # "inside the range"
+    _quoted(f"at the full cache, zstd-19 trials ran at {_ks(zstd19, 1)} and bloom-0 trials at {_ks(bloom0, 1)}, inside "
+            "the range of the LZ4 and uncompressed ones", doc)
 
 
 def test_the_why_block_is_quoted_from_the_fillrandom_default_jobs_console_output():
@@ -959,6 +1012,22 @@ def test_what_the_defaults_phase_wrote_is_derived_from_the_default_jobs_summary(
     seconds = summary["target"]["duration_seconds"]
     written = default["metrics"]["burst_ops_per_sec"] * seconds * (20 + 400) / 2**30
     _quoted(f"the defaults' {seconds:.0f} s of overwrites in the default job wrote {written:.2f} GiB", ("docs/workloads.md",))
+
+
+def test_the_write_amplification_example_is_quoted_as_its_summary_gives_it():
+    """docs/metrics.md: stored and logical write amplification of the fillrandom default job's defaults
+    and answer."""
+    summary = _json("benchmarks/results/default-job-fillrandom-2026-11-23/summary.json")
+    assert summary["workload"] == "fillrandom" and summary["db_bench"]["version"] == "9.11.2"
+    default, best = summary["comparison"][:2]
+    params = summary["best"]["params"]
+    assert best["name"] == f"best (trial {summary['best']['trial']})"
+    _quoted(f"(scale {summary['scale']:.0f}, release db_bench {summary['db_bench']['version']}, "
+            "`benchmarks/results/default-job-fillrandom-2026-11-23/summary.json`), db_bench's defaults (snappy) wrote "
+            f"{default['write_amp']:.2f} stored / {default['write_amp_logical']:.2f} logical, and its answer, trial "
+            f"{summary['best']['trial']} ({params['write_buffer_size'] / 1e6:.1f} MB memtables, "
+            f"{'no' if params['compression_type'] == 'none' else params['compression_type']} compression), "
+            f"{best['write_amp']:.2f} / {best['write_amp_logical']:.2f}", ("docs/metrics.md",))
 
 
 def test_the_drain_sleep_patch_is_quoted_as_its_json_gives_it():
@@ -1201,6 +1270,9 @@ def test_the_set_up_costs_are_quoted_as_their_json_gives_them():
     _quoted(f"The virtualenv takes {measured['venv_bytes'] / 1e9:.1f} GB, the stripped db_bench "
             f"{measured['db_bench_bytes'] / 1e6:.1f} MB", ("docs/versions.md",))
     _quoted(f"({minutes} min {seconds} s here on {measured['when'][:10]};", ("docs/versions.md",))
+    _quoted(f"that build is the longest step ({minutes} min {seconds} s on {measured['machine']['cores']} cores for "
+            f"{build['version']},",
+            ("README.md",))
     job = _json("benchmarks/results/default-job/summary.json")["machine_seconds"]
     _quoted(f"before its first trial ({job['preload'] + job['baselines']:.0f} s of db_bench", ("docs/versions.md",))
 
