@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from objectives.workloads import load_workload
 from tuner import experiment
 from tuner.experiment import write_overview
 from tuner.outputs._deployment import search_gain
@@ -1017,9 +1018,9 @@ def test_what_a_run_costs_is_quoted_as_the_scale_transfer_and_the_default_job_gi
         assert _row("docs/scale.md", row) == f"{row} {' | '.join(cells)} |"
     _quoted(f"checkpoint per run (largest of {len(runs)})", ("docs/scale.md",))
     target = _json("benchmarks/results/target-4g/summary.json")["preload"]["target"]
-    row = "| 4 GiB (`benchmarks/results/target-4g/`, 2026-11-25, 20 s phases; the last two cells, over its 15 runs at " \
-          "the target, were read off run logs that are not kept) |"
-    assert _row("docs/scale.md", row).startswith(f"{row} {target['seconds']:.0f} s | {target['size_bytes'] / 2**30:.1f} GiB |")
+    row = "| 4 GiB (`benchmarks/results/target-4g/`, 2026-11-25, 20 s phases; its runs' logs are not kept) |"
+    assert _row("docs/scale.md", row) == \
+        f"{row} {target['seconds']:.0f} s | {target['size_bytes'] / 2**30:.1f} GiB | not kept | not kept |"
 
 
 def test_what_the_defaults_phase_wrote_is_derived_from_the_default_jobs_summary():
@@ -1211,6 +1212,15 @@ def test_the_phase_lengths_in_the_library_shape_are_quoted_as_their_json_gives_t
     assert f"{ten['kendall_tau']:.2f}" == f"{twenty['kendall_tau']:.2f}" and ten["best_short"] == ten["best_full"]
     _quoted(f"10 s and 20 s phases both give Kendall's tau {ten['kendall_tau']:.2f} ({ten['pairs_alike']} of "
             f"{ten['pairs']} pairs alike", ("docs/scale.md",))
+    job = _json("benchmarks/results/default-job-11.8.1-2026-11-27/summary.json")["revalidation"]["select"]
+    finalists = sum(c["name"] != "rocksdb-default" for c in job["configurations"])
+    assert job["rank_correlation"]["kendall_tau"] == -1  # "in the reverse order"
+    described = " ".join(load_workload("steady-overwrite").description.split())
+    for figure in (f"10 s phases ranked {ten['configs']} configurations as 30 s ones did with Kendall tau "
+                   f"{ten['kendall_tau']:.2f}, no worse than 20 s ones",
+                   f"the default job's {finalists} finalists of 2026-11-27 came out in the reverse order at 30 s, "
+                   f"Kendall tau {job['rank_correlation']['kendall_tau']:.2f}"):
+        assert figure in described, f"the steady-overwrite preset's description does not say {figure!r}"
 
 
 def test_the_tuner_choosing_among_finalists_against_a_plain_script_is_quoted_as_its_json_gives_it():
