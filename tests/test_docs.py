@@ -248,6 +248,13 @@ def _links(path: Path) -> list[str]:
     return re.findall(r"!?\[[^\]]*\]\(([^)\s]+)\)", text)
 
 
+def test_the_links_read_include_the_images():
+    """README's images are among the targets checked below (an image's `![...](...)` is a link too)."""
+    text = re.sub(r"```.*?```", "", (ROOT / "README.md").read_text(), flags=re.S)
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", text)
+    assert images and set(images) <= set(_links(ROOT / "README.md")), images
+
+
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_and_image_resolves(document):
     broken = []
