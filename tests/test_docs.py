@@ -158,17 +158,17 @@ _PROSE_DEFAULTS = [  # a default stated beside a flag in running text, as the do
     re.compile(r"`(--[a-z0-9-]+)(?: [A-Z_]+)?`,? \((?:[^()`]*?[,;] )?default:? `?([^`;,)]+?)`?[;,)]"),
     re.compile(r"\(`(--[a-z0-9-]+)(?: [A-Z_]+)?`, `?([^`;,)]+?)`? by default"),
     re.compile(r"\(`(--[a-z0-9-]+)(?: [A-Z_]+)?`, default:? `?([^`;,)]+?)`?[;,)]"),
-    re.compile(r"from the (\d+)(?:st|nd|rd|th) second on \(`(--[a-z0-9-]+)`", ),
+    re.compile(r"from the (\d+)(?:st|nd|rd|th) second on \(`(--[a-z0-9-]+)`"),
 ]
 
 
 def _stated_in_prose(text: str) -> list[tuple[str, str]]:
     """(flag, default) pairs the running text of a document states, code blocks and tables left out."""
-    text = " ".join(line for line in re.sub(r"```.*?```", "", text, flags=re.S).splitlines()
-                    if not line.lstrip().startswith("|"))
+    prose = " ".join(" ".join(line for line in re.sub(r"```.*?```", "", text, flags=re.S).splitlines()
+                              if not line.lstrip().startswith("|")).split())
     found = []
     for pattern in _PROSE_DEFAULTS:
-        for m in pattern.finditer(" ".join(text.split())):
+        for m in pattern.finditer(prose):
             flag, value = (m.group(2), m.group(1)) if m.group(1)[0].isdigit() else m.groups()
             found.append((flag, value))
     return found

@@ -1,6 +1,6 @@
 """The record matches the files: figures that README, docs/ and the experiments overview quote are
-read from the committed JSON they come from and must appear as quoted (a figure that changes is
-regenerated there, not edited here)."""
+read from the committed records they come from and must appear as quoted, each within its paragraph,
+list item or table row (a figure that changes is regenerated there, not edited here)."""
 
 from __future__ import annotations
 
