@@ -5,7 +5,7 @@
 
 PYTHON   ?= python3
 VENV     ?= .venv
-# gp (PyTorch for --sampler gp, ~5 GB) is opt-in: make EXTRAS=gp,test
+# gp (PyTorch for --sampler gp, with its CUDA wheels) is opt-in: make EXTRAS=gp,test
 EXTRAS   ?= test
 # The default study: steady-state overwrites on a preloaded 2 GiB DB within 1 GiB of memory, on the
 # newest release db_bench and its RocksDB's library defaults (dynamic level sizes from 8.4); 40

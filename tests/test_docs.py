@@ -1,7 +1,8 @@
 """The documents agree with the code and with themselves: every `tune` flag is listed in docs/cli.md in
-its `--help` group with the parser's default, README's flag table says what the parser says, every
-workload preset is in docs/workloads.md's table, and every relative link and image of README.md and
-docs/*.md leads to a file (and heading) that exists."""
+its `--help` group with the parser's default and every value it takes, README's flag table says what
+the parser says, a default stated beside a flag in running text is the parser's, every workload preset
+is in docs/workloads.md's table with its phase lengths, and every relative link and image of README.md
+and docs/*.md leads to a file (and heading) that exists."""
 
 from __future__ import annotations
 
@@ -12,18 +13,23 @@ from typing import Any
 
 import pytest
 
-from objectives.workloads import preset_names
+from objectives.workloads import load_workload, preset_names
 from tuner.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
+SUBCOMMANDS: dict[str, argparse.ArgumentParser] = dict(
+    next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices)
+# every subcommand's flags: the same flag may be another command's too (--library, --work-dir, ...)
+FLAGS: dict[str, dict[str, argparse.Action]] = {
+    name: {option: a for a in parser._actions for option in a.option_strings} for name, parser in SUBCOMMANDS.items()}
+
+
 def _tune_groups() -> dict[str, list[argparse.Action]]:
     """`tune`'s flags by `--help` group, in the parser's order."""
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    tune = sub.choices["tune"]
-    return {g.title: list(g._group_actions) for g in tune._action_groups
+    return {g.title: list(g._group_actions) for g in SUBCOMMANDS["tune"]._action_groups
             if g.title not in ("positional arguments", "options", "optional arguments")}
 
 
@@ -113,6 +119,101 @@ def test_readmes_flag_table_is_grouped_as_help_groups_them_with_the_parsers_defa
         _check_default(flag, default)
 
 
+def _choices(action: argparse.Action) -> list[str] | None:
+    """The values a flag takes: the parser's choices, else those its `--help` lists ("one of a, b, c")."""
+    if action.choices:
+        return [str(c) for c in action.choices]
+    listed = re.search(r"one of ([\w.-]+(?:, [\w.-]+)+)", " ".join((action.help or "").split()))
+    return listed.group(1).split(", ") if listed else None
+
+
+def test_the_synopsis_and_the_flag_tables_give_each_flags_choices_as_the_parser_has_them():
+    """docs/cli.md's synopsis shows `[--flag a|b]` with the parser's choices (every `tune` flag that has
+    any), and each `tune` flag's row names every value it takes."""
+    text = (ROOT / "docs/cli.md").read_text()
+    command, shown = "tune", set()
+    for line in text.split("```")[1].splitlines():
+        command = (re.match(r"rocksdb-tuner (\w+)", line) or [None, command])[1]
+        for flag, values in re.findall(r"\[(--[a-z0-9-]+) ([\w.:|-]+)\]", line):
+            action = FLAGS[command][flag]
+            if action.choices and "|" in values:
+                assert sorted(values.split("|")) == sorted(map(str, action.choices)), \
+                    f"docs/cli.md's synopsis gives {command} {flag} {values}, the parser {list(action.choices)}"
+                shown.add((command, flag))
+    with_choices = {a.option_strings[0] for a in ACTION.values() if a.choices}
+    assert with_choices and {("tune", flag) for flag in with_choices} <= shown, \
+        f"docs/cli.md's synopsis does not give the choices of {sorted(with_choices - {f for _, f in shown})}"
+    rows = {cells[0].strip("`"): " ".join(cells[1:]) for _, cells in _flag_rows(text)}
+    checked = 0
+    for flag, action in ACTION.items():
+        values = _choices(action)
+        if values:
+            missing = [v for v in values if f"`{v}`" not in rows[flag]]
+            assert not missing, f"docs/cli.md's {flag} row does not name {missing}, which the parser takes"
+            checked += 1
+    assert checked >= 5
+
+
+_PROSE_DEFAULTS = [  # a default stated beside a flag in running text, as the documents word it
+    re.compile(r"`(--[a-z0-9-]+)(?: [A-Z_]+)?`,? \((?:[^()`]*?[,;] )?default:? `?([^`;,)]+?)`?[;,)]"),
+    re.compile(r"\(`(--[a-z0-9-]+)(?: [A-Z_]+)?`, `?([^`;,)]+?)`? by default"),
+    re.compile(r"\(`(--[a-z0-9-]+)(?: [A-Z_]+)?`, default:? `?([^`;,)]+?)`?[;,)]"),
+    re.compile(r"from the (\d+)(?:st|nd|rd|th) second on \(`(--[a-z0-9-]+)`"),
+]
+
+
+def _stated_in_prose(text: str) -> list[tuple[str, str]]:
+    """(flag, default) pairs the running text of a document states, code blocks and tables left out."""
+    prose = " ".join(" ".join(line for line in re.sub(r"```.*?```", "", text, flags=re.S).splitlines()
+                              if not line.lstrip().startswith("|")).split())
+    found = []
+    for pattern in _PROSE_DEFAULTS:
+        for m in pattern.finditer(prose):
+            flag, value = (m.group(2), m.group(1)) if m.group(1)[0].isdigit() else m.groups()
+            found.append((flag, value))
+    return found
+
+
+def _defaults_of(flag: str) -> list[Any]:
+    """What each subcommand with ``flag`` defaults it to: the parser's value, else what its `--help` states."""
+    return [a.default if a.default is not None else _stated_default(a)
+            for a in (flags[flag] for flags in FLAGS.values() if flag in flags)]
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_default_stated_beside_a_flag_in_running_text_is_the_parsers(document):
+    for flag, value in _stated_in_prose(document.read_text()):
+        defaults = _defaults_of(flag)
+        assert defaults, f"{document.relative_to(ROOT)} states a default of {flag}, which no command has"
+        assert any(d is not None and _agrees(value, d) for d in defaults), \
+            f"{document.relative_to(ROOT)} says {flag} defaults to {value!r}; the parser: {defaults}"
+
+
+def test_prose_defaults_are_found():
+    """The patterns above read the defaults the documents state (so the check above is not vacuous)."""
+    stated = {pair for doc in DOCUMENTS for pair in _stated_in_prose(doc.read_text())}
+    assert {("--pruner-warmup", "4"), ("--rounds", "5"), ("--seeds", "3"),
+            ("--work-dir", "$TMPDIR/rocksdb-tuner-work-<uid>")} <= stated, stated
+
+
+def test_the_workloads_table_gives_each_presets_phase_lengths():
+    """A preset's row names `--duration` and `--search-duration` with the preset's own values."""
+    rows = {_cells(line)[0].strip("`"): line for line in (ROOT / "docs/workloads.md").read_text().splitlines()
+            if line.startswith("| `")}
+    searched = 0
+    for name in preset_names():
+        workload = load_workload(name)
+        row = rows.get(name, "")
+        for flag, seconds in (("--duration", workload.duration), ("--search-duration", workload.search_duration)):
+            stated = re.search(rf"`{flag}` \((\d+) s\)", row)
+            assert not stated or seconds == float(stated.group(1)), f"docs/workloads.md: {name}'s {flag} is {seconds}"
+        if workload.search_duration is not None:
+            assert f"`--search-duration` ({workload.search_duration:g} s)" in row, \
+                f"docs/workloads.md: {name}'s row does not give its search phases ({workload.search_duration:g} s)"
+            searched += 1
+    assert searched >= 1
+
+
 def test_the_workloads_table_lists_every_preset():
     rows = {_cells(line)[0].strip("`") for line in (ROOT / "docs/workloads.md").read_text().splitlines()
             if line.startswith("| `")}
@@ -145,6 +246,13 @@ def _links(path: Path) -> list[str]:
     text = re.sub(r"```.*?```", "", path.read_text(), flags=re.S)
     text = re.sub(r"`[^`\n]*`", "", text)
     return re.findall(r"!?\[[^\]]*\]\(([^)\s]+)\)", text)
+
+
+def test_the_links_read_include_the_images():
+    """README's images are among the targets checked below (an image's `![...](...)` is a link too)."""
+    text = re.sub(r"```.*?```", "", (ROOT / "README.md").read_text(), flags=re.S)
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", text)
+    assert images and set(images) <= set(_links(ROOT / "README.md")), images
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))

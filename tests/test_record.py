@@ -1,6 +1,6 @@
 """The record matches the files: figures that README, docs/ and the experiments overview quote are
-read from the committed JSON they come from and must appear as quoted (a figure that changes is
-regenerated there, not edited here)."""
+read from the committed records they come from and must appear as quoted, each within its paragraph,
+list item or table row (a figure that changes is regenerated there, not edited here)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from objectives.workloads import load_workload
 from tuner import experiment
 from tuner.experiment import write_overview
 from tuner.outputs._deployment import search_gain
@@ -28,9 +29,26 @@ def _json(path: str) -> dict[str, Any]:
     return json.loads((ROOT / path).read_text())
 
 
-def _text(path: str) -> str:
-    """A document with its line breaks and emphasis removed, so a figure may wrap or be bold."""
-    return " ".join((ROOT / path).read_text().replace("**", "").split())
+def _places(path: str) -> list[str]:
+    """Where a document can quote a figure: each paragraph, list item, table row, heading and line of
+    code, with its line breaks and emphasis removed (so a figure may wrap or be bold)."""
+    places: list[str] = []
+    open_place, fenced = False, False
+    for line in (ROOT / path).read_text().replace("**", "").splitlines():
+        text = line.strip()
+        if text.startswith("```"):
+            fenced, open_place = not fenced, False
+        elif fenced or text.startswith(("|", "#")):
+            places.append(" ".join(text.split()))
+            open_place = False
+        elif not text:
+            open_place = False
+        elif open_place and not re.match(r"(?:[-*+]|\d+\.) ", text):
+            places[-1] += " " + " ".join(text.split())
+        else:
+            places.append(" ".join(text.split()))
+            open_place = True
+    return places
 
 
 def _ratio(compared: dict[str, Any]) -> str:
@@ -39,9 +57,14 @@ def _ratio(compared: dict[str, Any]) -> str:
     return f"{compared['ratio']:.2f}x ({low:.2f}-{high:.2f})"
 
 
-def _quoted(figure: str, documents: tuple[str, ...]) -> None:
+def _quoted(figure: str, documents: tuple[str, ...], at: str = "") -> None:
+    """Each document quotes ``figure`` (read from a committed record) whole within one place of
+    :func:`_places`; with ``at``, within the place that also says ``at``, so that a figure moved to
+    another row, item or paragraph fails."""
     for doc in documents:
-        assert figure in _text(doc), f"{doc} does not quote {figure!r} (from the committed JSON)"
+        places = [place for place in _places(doc) if figure in place]
+        assert places, f"{doc} does not quote {figure!r} (from the committed record) within one paragraph, item or row"
+        assert not at or any(at in place for place in places), f"{doc} quotes {figure!r}, but not where it says {at!r}"
 
 
 def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
@@ -68,7 +91,17 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
             f"{seconds['revalidation']:,.0f} s) for a {summary['budget_seconds']:,.0f} s budget; "
             f"{summary['trials']['complete']} trials", ("docs/results.md",))
     default, best_row = summary["comparison"]
-    _quoted(f"{default['ops_per_sec']:,.0f} against", ("docs/results.md",))
+    pinned = _json("benchmarks/results/default-job/summary.json")["comparison"][0]
+    _quoted(f"In this shape the defaults run about {default['ops_per_sec'] / pinned['ops_per_sec']:.1f} times as fast as "
+            f"in the pinned one below ({default['ops_per_sec']:,.0f} against {pinned['ops_per_sec']:,.0f} ops/s)",
+            ("docs/results.md",))
+    p = summary["best"]["params"]
+    assert p["compression_type"] == "none"
+    answer = (f"{p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} MB memtables x "
+              f"{p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time")
+    _quoted(f"`make tune`'s answer ({answer}, no compression, a {p['bloom_bits']}-bit Bloom filter) ran", ("README.md",))
+    _quoted(f"Trial {summary['best']['trial']} runs {answer}, a {p['cache_size'] / 2**20:.1f} MiB block cache, a "
+            f"{p['bloom_bits']}-bit Bloom filter and no compression", ("docs/results.md",))
     for row in (default, best_row):
         _quoted(f"{row['name']} {row['ops_per_sec']:,.0f} {row['spread']['min']:,.0f}-{row['spread']['max']:,.0f}",
                 ("docs/results.md",))
@@ -107,18 +140,26 @@ def _transfer(size: int) -> tuple[dict[str, Any], dict[str, Any]]:
 
 @pytest.mark.parametrize("size", range(3))
 def test_the_scale_transfer_table_is_quoted_as_its_json_gives_it(size):
+    """Each size's row of the tables in docs/results.md and docs/scale.md: the defaults' median, the
+    answer's and the toy answer's ratios (and, in docs/scale.md, the medians' write amplification)."""
     record, earlier = _transfer(size)
     (best,) = record["over_default"].values()
-    toy = next(v for name, v in earlier["over_default"].items() if "toy" in name)
+    toy_name, toy = next((name, v) for name, v in earlier["over_default"].items() if "toy" in name)
     tie = ", tie" if best["verdict"] == "tie" else ""
-    _quoted(_ratio(best) + tie, ("docs/results.md", "docs/scale.md", "experiments/results/overview-notes.md"))
-    _quoted(_ratio(toy), ("docs/results.md", "docs/scale.md", "experiments/results/overview-notes.md"))
     default = record["median_ops_per_sec"]["rocksdb-default"]
-    _quoted(f"{default:,.0f} ops/s", ("docs/results.md",))
-    _quoted(f"{default:,.0f} ops/s, write amp {record['median_write_amp']['rocksdb-default']:.2f}", ("docs/scale.md",))
+    gib = record["data_bytes"] / 2**30
+    start = f"| {gib:.0f} GiB, "
+    row = _row("docs/results.md", start, after="At 4 and 16 times the data")
+    assert row.endswith(f" | {default:,.0f} ops/s | {_ratio(best)}{tie} | {_ratio(toy)} |"), row
+    amp = record["median_write_amp"]["rocksdb-default"]
+    row = _row("docs/scale.md", start, after="## Measured: does the answer hold as the DB grows?")
+    assert row.endswith(f" | {default:,.0f} ops/s, write amp {amp:.2f} | {_ratio(best)}{tie} | {_ratio(toy)}, write amp "
+                        f"{earlier['median_write_amp'][toy_name]:.2f} |"), row
+    _quoted(_ratio(best) + tie, ("experiments/results/overview-notes.md",))
+    _quoted(_ratio(toy), ("experiments/results/overview-notes.md",))
     if record["factor"] > 1:  # the lead quotes the larger sizes
-        gib = record["data_bytes"] / 2**30
-        _quoted(f"{_ratio(best)}{', a tie,' if tie else ''} at {gib:.0f} GiB", ("docs/results.md",))
+        _quoted(f"{_ratio(best)}{', a tie,' if tie else ''} at {gib:.0f} GiB", ("docs/results.md",),
+                at="At the size you deploy.")
 
 
 def test_the_scale_transfers_drains_and_its_day_to_day_change_are_quoted_as_its_json_gives_them():
@@ -131,9 +172,22 @@ def test_the_scale_transfers_drains_and_its_day_to_day_change_are_quoted_as_its_
     _quoted(f"(medians {d[0]:.1f} s at 2 GiB, {d[1]:.1f} s at 8 GiB, {d[2]:.1f} s at 32 GiB", ("docs/scale.md",))
     _quoted(f"{best.split('(')[1].rstrip(')')}'s drains were {drains[best][0]:.1f}, {drains[best][1]:.1f} and "
             f"{drains[best][2]:.1f} s", ("docs/scale.md",))
-    now = ", ".join(f"{r['median_ops_per_sec']['rocksdb-default'] / 1000:.0f}k" for r, _ in sizes)
-    then = ", ".join(f"{e['median_ops_per_sec']['rocksdb-default'] / 1000:.0f}k" for _, e in sizes)
-    _quoted(f"({now} against {then} ops/s)", ("docs/scale.md",))
+    now = [r["median_ops_per_sec"]["rocksdb-default"] for r, _ in sizes]
+    then = [e["median_ops_per_sec"]["rocksdb-default"] for _, e in sizes]
+    slower = [100 * (1 - n / e) for n, e in zip(now, then)]
+    _quoted(f"The defaults ran {slower[0]:.0f} %, {slower[1]:.0f} % and {slower[2]:.0f} % slower than in the same "
+            f"measurement of 2026-11-25 ({', '.join(_k(n) for n in now)} against {', '.join(_k(e) for e in then)} ops/s)",
+            ("docs/scale.md",))
+    _quoted(f"at 2 and 8 GiB they were lower too ({_k(now[0])} against {_k(then[0])}, {_k(now[1])} against "
+            f"{_k(then[1])}). The defaults' level moved between the two days by {min(slower):.0f}-{max(slower):.0f} %",
+            ("docs/results.md",))
+    _quoted(f"why they ran {_k(now[2])} ops/s at 32 GiB here against {_k(then[2])} in the same measurement",
+            ("docs/results.md",))
+    amp = [e["median_write_amp"] for _, e in sizes]
+    toy = next(name for name in amp[0] if "toy" in name)
+    times = [a[toy] / a["rocksdb-default"] for a in amp]
+    _quoted(f"at a write amplification of {_span([a[toy] for a in amp], '{:.1f}')}, {_span(times, '{:.1f}')} times the "
+            "defaults'", ("docs/results.md",))
 
 
 def test_the_4_gib_target_is_quoted_as_its_summary_gives_it():
@@ -145,6 +199,9 @@ def test_the_4_gib_target_is_quoted_as_its_summary_gives_it():
             f"{low:.2f}-{high:.2f})", ("docs/scale.md",))
     _quoted(f"{search_gain(summary):.2f}x and {best['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}", ("docs/results.md",))
     _quoted(f"({summary['machine_seconds']['total']:,.0f} s of db_bench", ("docs/scale.md",))
+    minutes, seconds = re.search(r"^done in (\d+)m(\d+)s;", (RESULTS / "target-4g/console.log").read_text(), re.M).groups()
+    _quoted(f"in {minutes} min {seconds} s ({summary['machine_seconds']['total']:,.0f} s of db_bench", ("docs/scale.md",))
+    _quoted(f"with 4 trials (2026-11-25, this host, {minutes} min {seconds} s;", ("docs/results.md",))
 
 
 def test_s4s_picks_re_measured_lower_by_what_its_result_gives():
@@ -160,7 +217,7 @@ def test_s4s_picks_re_measured_lower_by_what_its_result_gives():
 @pytest.mark.parametrize("seconds", [20, 30, 60, 120])
 def test_the_phase_length_measurements_are_quoted_as_their_json_gives_them(seconds):
     size = _json(f"benchmarks/results/scale-transfer/phase-{seconds}s.json")["sizes"][0]
-    _quoted(_ratio(size["best_over_default"]), ("docs/results.md", "docs/scale.md"))
+
     def cells(name: str) -> str:  # medians of sustained ops/s, burst ops/s and drain seconds
         samples = size["samples"][name]
         ops, burst, drain = (statistics.median(x[k] for x in samples) for k in ("ops_per_sec", "burst_ops_per_sec",
@@ -168,7 +225,14 @@ def test_the_phase_length_measurements_are_quoted_as_their_json_gives_them(secon
         return f"{ops:,.0f}, {burst:,.0f}, {drain:.1f} s"
 
     row = f"| {seconds} s | {cells('rocksdb-default')} | {cells('best (trial 8)')} | {_ratio(size['best_over_default'])} |"
-    _quoted(row, ("docs/scale.md",))
+    assert _row("docs/scale.md", f"| {seconds} s |", after="### How long a phase") == row
+
+
+def test_the_phase_lengths_gains_are_quoted_in_order_as_their_json_gives_them():
+    gain = {s: _ratio(_json(f"benchmarks/results/scale-transfer/phase-{s}s.json")["sizes"][0]["best_over_default"])
+            for s in (20, 30, 60, 120)}
+    _quoted(f"The same trial 8 against the defaults ran {gain[20]} on 20 s phases and {gain[30]}, {gain[60]} and "
+            f"{gain[120]} on 30, 60 and 120 s ones", ("docs/results.md",))
 
 
 # -- S0-S4: the readings, docs/results.md and the overview's notes quote the experiments' result.json --
@@ -310,8 +374,10 @@ def test_s2s_re_run_is_quoted_as_its_result_gives_it():
     _quoted(f"The budget ({r['tuner']['budget_seconds']:.0f} s", doc)
     picks = _picks(r)
     low, high = picks[1]["vs_default"]["ci95"]
+    first = picks[0]["params"]
     _quoted(f"re-measured at {picks[1]['vs_default']['ratio']:.2f}x ({low:.2f}-{high:.2f}) the defaults; seed 1's "
-            f"(63 MiB x 3, lz4) at {picks[0]['vs_default']['ratio']:.2f}x", doc)
+            f"({first['write_buffer_size'] / 2**20:.0f} MiB x {first['max_write_buffer_number']}, "
+            f"{first['compression_type']}) at {picks[0]['vs_default']['ratio']:.2f}x", doc)
     _quoted("beat the defaults, {} ({}), where the table's run had {}".format(
         *_vs_default(r, "sweep best"), _vs_default(_study("S2"), "sweep best")[0]), doc)
 
@@ -380,7 +446,7 @@ def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_jso
 def _row(doc: str, start: str, after: str = "") -> str:
     """The one table row of ``doc`` that starts with ``start``, emphasis removed; with ``after``, of the
     first table that follows the line holding ``after``."""
-    lines = (ROOT / doc).read_text().replace("**", "").splitlines()
+    lines = [line.strip() for line in (ROOT / doc).read_text().replace("**", "").splitlines()]
     if after:
         lines = lines[next(i for i, line in enumerate(lines) if after in line):]
         first = next(i for i, line in enumerate(lines) if line.startswith("|"))
@@ -416,7 +482,8 @@ def test_the_re_runs_of_s0_s2_are_quoted_as_their_results_give_them():
     best = [s["best_trial"] for s in s1["tuner"]["seeds"]]
     _quoted(f"(trials {best[0]}, {best[1]} and {best[2]};", notes)
     runs = [s["runs"] for s in s2_result["tuner"]["seeds"]]
-    _quoted(f"in S2 ({min(runs)}-{max(runs)} trials, 7 of them starts)", notes)
+    (starts,) = {sum(1 for t in s["trials"] if t.get("enqueued")) for s in s2_result["tuner"]["seeds"]}
+    _quoted(f"in S2 ({min(runs)}-{max(runs)} trials, {starts} of them starts)", notes)
     assert s2_result["tuner"]["seeds"][0]["best_trial"] == s2_result["tuner"]["seeds"][1]["best_trial"]
     _quoted(f"seeds 1 and 2's bests (trial {s2_result['tuner']['seeds'][0]['best_trial']})", notes)
     s0 = _study("S0", rerun=True)
@@ -438,12 +505,16 @@ def test_the_re_run_of_2026_11_26_is_quoted_as_its_results_give_it():
     model = {n: k.count("model proposal") for n, k in kinds.items()}
     total = sum(model.values())
     assert 2 * total >= sum(map(len, kinds.values()))  # issue 31: at least half of the winners
-    _quoted(f"{total} of the 15 seeds' bests were model proposals (" + ", ".join(f"{n} {model[n]}" for n in names), notes)
-    _quoted(f"{total} of the 15 seeds' bests were model proposals", record)
-    starts = [f"{n} seed {seed['seed']}" for n, r in s.items() for seed in r["tuner"]["seeds"]
-              if best(seed)["provenance"] == "start" and best(seed)["enqueued"] == "rocksdb-default"]
-    _quoted(f"{len(starts)} were the `rocksdb-default` start (S0 seeds 1 and 2, S1 seed 3, S2 seed 1)", notes)
-    assert starts == ["S0 seed 1", "S0 seed 2", "S1 seed 3", "S2 seed 1"]
+    seeds = sum(map(len, kinds.values()))
+    _quoted(f"{total} of the {seeds} seeds' bests were model proposals (" + ", ".join(f"{n} {model[n]}" for n in names),
+            notes)
+    _quoted(f"{total} of the {seeds} seeds' bests were model proposals", record)
+    starts = {n: [seed["seed"] for seed in r["tuner"]["seeds"]
+                  if best(seed)["provenance"] == "start" and best(seed)["enqueued"] == "rocksdb-default"]
+              for n, r in s.items()}
+    named = ", ".join(f"{n} seed {ns[0]}" if len(ns) == 1 else f"{n} seeds {', '.join(map(str, ns[:-1]))} and {ns[-1]}"
+                      for n, ns in starts.items() if ns)
+    _quoted(f"{sum(map(len, starts.values()))} were the `rocksdb-default` start ({named})", notes)
     _quoted(", ".join(f"{n} {r['tuner']['budget_seconds']:.0f} s" for n, r in s.items()), notes)
     budgets = [r["tuner"]["budget_seconds"] for r in s.values()]
     _quoted(f"budgets of {min(budgets):.0f}-{max(budgets):.0f} s", record)
@@ -495,9 +566,9 @@ def test_the_overviews_notes_are_quoted_as_the_results_give_them():
         trials = r["tuner"]["seeds"][seed - 1]["trials"]
         pick = next(t for t in trials if t["number"] == r["tuner"]["seeds"][seed - 1]["best_trial"])
         same = [t["ops_per_sec"] for t in trials if t["outcome"] == "complete" and t["params"] == pick["params"]]
-        assert len(same) == 13
-        spreads.append(f"{max(same) / min(same):.2f}x")
-    _quoted(f"one configuration's fastest run was {spreads[0]} and {spreads[1]} its slowest across 13 runs", notes)
+        spreads.append((f"{max(same) / min(same):.2f}x", len(same)))
+    (runs,) = {n for _, n in spreads}
+    _quoted(f"one configuration's fastest run was {spreads[0][0]} and {spreads[1][0]} its slowest across {runs} runs", notes)
 
 
 @pytest.fixture
@@ -865,6 +936,13 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
             f"{_span([t['compaction_micros'] / 1e6 for t in level(18)], '{:.1f}')} s at level 18 against "
             f"{_span([t['compaction_micros'] / 1e6 for t in level(3)], '{:.1f}')} s at level 3", doc)
     _quoted(f"({_span([c['params']['cache_size'] / 2**20 for c in _picks(r)], '{:.0f}')} MiB)", doc)
+    full = [t for t in _tried(r) if t["params"]["cache_size"] == r["data_bytes"]]
+    zstd19 = _where(full, compression_type="zstd", compression_level=19)
+    bloom0 = _where(full, bloom_bits=0)
+    others = [t["ops_per_sec"] for t in full if t["params"]["compression_type"] in ("lz4", "none")]
+    assert all(min(others) <= t["ops_per_sec"] <= max(others) for t in zstd19 + bloom0)  # "inside the range"
+    _quoted(f"at the full cache, zstd-19 trials ran at {_ks(zstd19, 1)} and bloom-0 trials at {_ks(bloom0, 1)}, inside "
+            "the range of the LZ4 and uncompressed ones", doc)
 
 
 def test_the_why_block_is_quoted_from_the_fillrandom_default_jobs_console_output():
@@ -947,9 +1025,9 @@ def test_what_a_run_costs_is_quoted_as_the_scale_transfer_and_the_default_job_gi
         assert _row("docs/scale.md", row) == f"{row} {' | '.join(cells)} |"
     _quoted(f"checkpoint per run (largest of {len(runs)})", ("docs/scale.md",))
     target = _json("benchmarks/results/target-4g/summary.json")["preload"]["target"]
-    row = "| 4 GiB (`benchmarks/results/target-4g/`, 2026-11-25, 20 s phases; the last two cells, over its 15 runs at " \
-          "the target, were read off run logs that are not kept) |"
-    assert _row("docs/scale.md", row).startswith(f"{row} {target['seconds']:.0f} s | {target['size_bytes'] / 2**30:.1f} GiB |")
+    row = "| 4 GiB (`benchmarks/results/target-4g/`, 2026-11-25, 20 s phases; its runs' logs are not kept) |"
+    assert _row("docs/scale.md", row) == \
+        f"{row} {target['seconds']:.0f} s | {target['size_bytes'] / 2**30:.1f} GiB | not kept | not kept |"
 
 
 def test_what_the_defaults_phase_wrote_is_derived_from_the_default_jobs_summary():
@@ -959,6 +1037,22 @@ def test_what_the_defaults_phase_wrote_is_derived_from_the_default_jobs_summary(
     seconds = summary["target"]["duration_seconds"]
     written = default["metrics"]["burst_ops_per_sec"] * seconds * (20 + 400) / 2**30
     _quoted(f"the defaults' {seconds:.0f} s of overwrites in the default job wrote {written:.2f} GiB", ("docs/workloads.md",))
+
+
+def test_the_write_amplification_example_is_quoted_as_its_summary_gives_it():
+    """docs/metrics.md: stored and logical write amplification of the fillrandom default job's defaults
+    and answer."""
+    summary = _json("benchmarks/results/default-job-fillrandom-2026-11-23/summary.json")
+    assert summary["workload"] == "fillrandom" and summary["db_bench"]["version"] == "9.11.2"
+    default, best = summary["comparison"][:2]
+    params = summary["best"]["params"]
+    assert best["name"] == f"best (trial {summary['best']['trial']})"
+    _quoted(f"(scale {summary['scale']:.0f}, release db_bench {summary['db_bench']['version']}, "
+            "`benchmarks/results/default-job-fillrandom-2026-11-23/summary.json`), db_bench's defaults (snappy) wrote "
+            f"{default['write_amp']:.2f} stored / {default['write_amp_logical']:.2f} logical, and its answer, trial "
+            f"{summary['best']['trial']} ({params['write_buffer_size'] / 1e6:.1f} MB memtables, "
+            f"{'no' if params['compression_type'] == 'none' else params['compression_type']} compression), "
+            f"{best['write_amp']:.2f} / {best['write_amp_logical']:.2f}", ("docs/metrics.md",))
 
 
 def test_the_drain_sleep_patch_is_quoted_as_its_json_gives_it():
@@ -1037,7 +1131,8 @@ def test_the_tuner_against_a_plain_script_at_a_target_is_quoted_as_its_json_give
     _quoted(f"the plain script's fills took {plain['db_bench_seconds'] / plain['trials']:.0f} s each on average",
             ("docs/results.md",))
     console = (ROOT / "benchmarks/results/versus_plain_optuna_target.console.log").read_text()
-    assert re.search(r"^trial 7: 7,740 ops/s.*\(198s\)", console, re.M)  # "trial 7 ran 198 s"
+    slowest = max(re.findall(r"^trial (\d+): [\d,]+ ops/s.*\((\d+)s\) \|", console, re.M), key=lambda m: int(m[1]))
+    _quoted(f"(trial {slowest[0]} ran {slowest[1]} s, a configuration whose drain took over two minutes", ("docs/results.md",))
     _quoted(f"answer to run {first['held_out']['over_default']['plain']['ratio']:.2f}x the defaults", ("docs/results.md",))
     share = first["tuner"]["machine_seconds"]["revalidation"] / first["tuner"]["machine_seconds"]["total"]
     assert 0.4 < share < 0.6  # "half of its budget went to re-validation"
@@ -1061,7 +1156,8 @@ def test_the_tuner_searching_in_10_s_phases_against_a_plain_script_is_quoted_as_
     """The default since 4c098da: the search's trials in 10 s phases (steady-overwrite's
     search_duration), the re-validation at 30 s, as is the held-out."""
     measured = _json("benchmarks/results/versus_plain_optuna_target_2026-11-27.json")
-    assert measured["tuner_flags"] == [] and measured["budget_seconds"] == 1200 and measured["tuner_commit"] == "4c098da"
+    assert measured["tuner_flags"] == [] and measured["budget_seconds"] == 1200
+    _quoted(f"(the default since commit {measured['tuner_commit']}: steady-overwrite's `search_duration`", ("docs/results.md",))
     assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
     assert len(measured["seeds"]) >= 2
     for seed in measured["seeds"]:
@@ -1070,12 +1166,13 @@ def test_the_tuner_searching_in_10_s_phases_against_a_plain_script_is_quoted_as_
         _quoted(f"in 10 s phases, {_versus_plain_target(seed)}", ("docs/results.md",))
         low, high = seed["tuner"]["reported_gain"]["ci95"]  # "its re-validation ... contains what the held-out measured"
         assert low <= seed["held_out"]["over_default"]["tuner"]["ratio"] <= high
-    plain = [s["held_out"]["over_default"]["plain"]["ratio"] for name in ("versus_plain_optuna_target.json",
-             "versus_plain_optuna_target_10s.json", "versus_plain_optuna_target_2026-11-27.json")
+    records = ("versus_plain_optuna_target.json", "versus_plain_optuna_target_10s.json",
+               "versus_plain_optuna_target_2026-11-27.json")
+    plain = [s["held_out"]["over_default"]["plain"]["ratio"] for name in records
              for s in _json(f"benchmarks/results/{name}")["seeds"]]
-    assert len(plain) == 4  # "the four seeds of the three target records"
-    _quoted(f"its answers ran {min(plain):.2f}x to {max(plain):.2f}x the defaults across the four seeds",
-            ("docs/results.md",))
+    words = ["no", "one", "two", "three", "four", "five", "six"]
+    _quoted(f"its answers ran {min(plain):.2f}x to {max(plain):.2f}x the defaults across the {words[len(plain)]} seeds "
+            f"of the {words[len(records)]} target records", ("docs/results.md",))
     first = measured["seeds"][0]["tuner"]
     console = (ROOT / "benchmarks/results/versus_plain_optuna_target_2026-11-27.console.log").read_text()
     counted = sorted(int(m) for m in re.findall(r"^re-validation: chooses among 1 finalist, not 3: with runs of (\d+) s",
@@ -1123,6 +1220,15 @@ def test_the_phase_lengths_in_the_library_shape_are_quoted_as_their_json_gives_t
     assert f"{ten['kendall_tau']:.2f}" == f"{twenty['kendall_tau']:.2f}" and ten["best_short"] == ten["best_full"]
     _quoted(f"10 s and 20 s phases both give Kendall's tau {ten['kendall_tau']:.2f} ({ten['pairs_alike']} of "
             f"{ten['pairs']} pairs alike", ("docs/scale.md",))
+    job = _json("benchmarks/results/default-job-11.8.1-2026-11-27/summary.json")["revalidation"]["select"]
+    finalists = sum(c["name"] != "rocksdb-default" for c in job["configurations"])
+    assert job["rank_correlation"]["kendall_tau"] == -1  # "in the reverse order"
+    described = " ".join(load_workload("steady-overwrite").description.split())
+    for figure in (f"10 s phases ranked {ten['configs']} configurations as 30 s ones did with Kendall tau "
+                   f"{ten['kendall_tau']:.2f}, no worse than 20 s ones",
+                   f"the default job's {finalists} finalists of 2026-11-27 came out in the reverse order at 30 s, "
+                   f"Kendall tau {job['rank_correlation']['kendall_tau']:.2f}"):
+        assert figure in described, f"the steady-overwrite preset's description does not say {figure!r}"
 
 
 def test_the_tuner_choosing_among_finalists_against_a_plain_script_is_quoted_as_its_json_gives_it():
@@ -1144,7 +1250,9 @@ def test_the_tuner_choosing_among_finalists_against_a_plain_script_is_quoted_as_
         else:
             assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30
     first = [s for s in measured["seeds"] if s["seed"] in (1, 2)]
-    assert [s["tuner_commit"] for s in first] == ["d264c6a", "d264c6a"]
+    (commit,) = {s["tuner_commit"] for s in first}
+    _quoted(f"Choosing among finalists in the full phases (commit {commit}: a re-validation that does not fit",
+            ("docs/results.md",))
     more = [round(100 * (s["tuner"]["db_bench_seconds"] / s["plain"]["db_bench_seconds"] - 1)) for s in first]
     _quoted(f"spent {more[0]} % and {more[1]} % more ({first[0]['tuner']['db_bench_seconds']:.0f} and "
             f"{first[1]['tuner']['db_bench_seconds']:.0f} s)", ("docs/results.md",))
@@ -1153,9 +1261,12 @@ def test_the_tuner_choosing_among_finalists_against_a_plain_script_is_quoted_as_
     assert len(re.findall(r"^estimate round 4/4: rocksdb-default", console, re.M)) == seeds  # 4 gain rounds
     assert len(re.findall(r"the answer changed: trial \d+ led the search", console)) == len(first)  # "in both seeds"
     third = next(s for s in measured["seeds"] if s["seed"] == 3)  # "kept the search's best (2 MB memtables)"
-    assert third["tuner_commit"] == "cfe0ab3" and "reused_from" not in third["plain"]
+    assert "reused_from" not in third["plain"]
+    _quoted(f"Seed 3 ran from commit {third['tuner_commit']} (a gain round past the third only when it fits)",
+            ("docs/results.md",))
     assert re.search(r"Kendall tau 1\.00; trial \d+ led both", console)
-    assert round(int(third["tuner"]["flags"]["write_buffer_size"]) / 1e6) == 2
+    _quoted(f"its one round at 30 s kept the search's best ({int(third['tuner']['flags']['write_buffer_size']) / 1e6:.0f} MB "
+            "memtables)", ("docs/results.md",))
     assert third["tuner"]["db_bench_seconds"] <= measured["budget_seconds"]
     assert all(s["held_out"]["tuner_over_plain"]["ci95"][0] > 1.05 for s in measured["seeds"])  # "all three seeds"
 
@@ -1201,6 +1312,9 @@ def test_the_set_up_costs_are_quoted_as_their_json_gives_them():
     _quoted(f"The virtualenv takes {measured['venv_bytes'] / 1e9:.1f} GB, the stripped db_bench "
             f"{measured['db_bench_bytes'] / 1e6:.1f} MB", ("docs/versions.md",))
     _quoted(f"({minutes} min {seconds} s here on {measured['when'][:10]};", ("docs/versions.md",))
+    _quoted(f"that build is the longest step ({minutes} min {seconds} s on {measured['machine']['cores']} cores for "
+            f"{build['version']},",
+            ("README.md",))
     job = _json("benchmarks/results/default-job/summary.json")["machine_seconds"]
     _quoted(f"before its first trial ({job['preload'] + job['baselines']:.0f} s of db_bench", ("docs/versions.md",))
 
