@@ -117,6 +117,11 @@ def test_readmes_flag_table_is_grouped_as_help_groups_them_with_the_parsers_defa
         assert order.index(group) >= last, f"README's {flag} is out of --help's group order"
         last = order.index(group)
         _check_default(flag, default)
+    # the flags a user reaches for lead their --help group, in the README's order
+    for group in order:
+        readme = [flag.strip("`") for g, flag, _d, _m in rows if g == group]
+        first = [a.option_strings[0] for a in GROUPS[group]][: len(readme)]
+        assert readme == first, f"--help's {group!r} group starts with {first}, README lists {readme}"
 
 
 def _choices(action: argparse.Action) -> list[str] | None:

@@ -199,6 +199,13 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
 def _search_args(t: argparse.ArgumentParser) -> None:
     """`tune`'s options on the search: its space, its score, how configurations are chosen."""
     g = t.add_argument_group('search', 'the space searched, the score, how configurations are chosen and how many')
+    g.add_argument("--trials", type=_trials, default=None,
+                   help="measured trials in the study, resumed ones included (default 20, or as many as --budget allows)")
+    g.add_argument("--budget", type=_duration, metavar="TIME",
+                   help="machine time for the whole study (db_bench's wall time: baselines, trials, repeats, "
+                        "re-validation), e.g. 45m or 2h; the search stops when the next trial and the "
+                        "re-validation would not fit")
+    g.add_argument("--seed", type=int, help="sampler seed (also db_bench's --seed); makes a study reproducible")
     g.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
     g.add_argument("--objective", default="throughput", choices=OBJECTIVES,
                    help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp")
@@ -208,16 +215,9 @@ def _search_args(t: argparse.ArgumentParser) -> None:
                         "front member nearest the ideal point)")
     g.add_argument("--max-p99-us", type=_positive_float, help="budget: P99 latency of scored phases, microseconds")
     g.add_argument("--max-write-amp", type=_positive_float, help="budget: write amplification")
-    g.add_argument("--trials", type=_trials, default=None,
-                   help="measured trials in the study, resumed ones included (default 20, or as many as --budget allows)")
-    g.add_argument("--budget", type=_duration, metavar="TIME",
-                   help="machine time for the whole study (db_bench's wall time: baselines, trials, repeats, "
-                        "re-validation), e.g. 45m or 2h; the search stops when the next trial and the "
-                        "re-validation would not fit")
     g.add_argument("--sampler", default="auto",
                    help=f"one of {', '.join(SAMPLERS)} (default auto: skopt for a single-objective study without "
                         "--max-* constraints, serial or parallel, else tpe)")
-    g.add_argument("--seed", type=int, help="sampler seed (also db_bench's --seed); makes a study reproducible")
     g.add_argument("--fidelity", type=_fractions, metavar="F,F,1",
                    help="multi-fidelity: each configuration runs at these fractions of the data size in turn "
                         "(e.g. 0.125,0.5,1); successive halving keeps the best third of each rung for the next; "
@@ -266,11 +266,13 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
                    help="re-validate at --scale F (the size you run), and report how the finalists' order changed")
     g = t.add_argument_group('execution', 'where trials run: this process or Ray workers, with which db_bench, '
                              'in which directory')
+    g.add_argument("--parallel", type=_count(1), default=1, metavar="N",
+                   help="run up to N trials at once on Ray (default 1: one at a time, in this process)")
+    g.add_argument("--rocksdb-version", metavar="V",
+                   help="measure with the db_bench of RocksDB V (e.g. 9.11 or 7.8; `rocksdb-tuner doctor` lists them)")
     g.add_argument("--executor", choices=sorted(EXECUTORS), metavar="NAME",
                    help=f"where trials run: {', '.join(sorted(EXECUTORS))} (default ray with --parallel > 1 or "
                         "--ray-address, else local: one at a time in this process)")
-    g.add_argument("--parallel", type=_count(1), default=1, metavar="N",
-                   help="run up to N trials at once on Ray (default 1: one at a time, in this process)")
     g.add_argument("--ray-address", metavar="ADDR",
                    help="run trials on an existing Ray cluster (auto, HOST:PORT or ray://HOST:PORT); default a "
                         "local Ray instance when --parallel > 1")
@@ -282,14 +284,12 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
                    help="accept nodes whose db_bench version or build differs from this host's")
     g.add_argument("--db-bench", help="db_bench binary (default $ROCKSDB_TUNER_DB_BENCH, else the newest release "
                    "build of 'make db_bench', else db_bench on PATH)")
-    g.add_argument("--rocksdb-version", metavar="V",
-                   help="measure with the db_bench of RocksDB V (e.g. 9.11 or 7.8; `rocksdb-tuner doctor` lists them)")
     g.add_argument("--work-dir", type=Path,
                    help="where trial DBs are created (default $TMPDIR/rocksdb-tuner-work-<uid>, /tmp without TMPDIR)")
     g = t.add_argument_group('tracking and outputs', 'where the study is kept and what it writes')
     g.add_argument("--study", help="study name; an existing one is resumed (default <workload>-<time>)")
-    g.add_argument("--storage", help="Optuna storage URL (default sqlite:///OUT/study.db)")
     g.add_argument("--out", type=Path, help="output directory (default runs/<study>)")
+    g.add_argument("--storage", help="Optuna storage URL (default sqlite:///OUT/study.db)")
     g.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
     g.add_argument("--mlflow-uri", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else "
                    "sqlite:///mlruns/mlflow.db in the current directory)")
