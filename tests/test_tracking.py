@@ -430,7 +430,7 @@ def test_ui_opens_on_the_studys_answer_then_its_trials_in_headless_chromium(tmp_
         first, cells = rows[0]
         name = "attributes.`Run Name`"  # its cell begins with the run's colour: #e65b77answer: …
         assert first == answer.info.run_id and cells[name].endswith(answer.info.run_name), cells
-        assert grid.widths[name] == 540 >= 7.5 * len(answer.info.run_name)  # the name in full, not cut short
+        assert grid.widths[name] == 420 >= 5.5 * len(answer.info.run_name)  # the name in full (5.3 px a character)
         assert answer.info.run_name.startswith("answer: keep rocksdb-default (" if kept else "answer: trial-")
         assert float(cells["metrics.`answer.ratio`"]) == pytest.approx(
             summary["revalidation"]["best_vs_reference"]["ratio"], rel=1e-3)

@@ -22,7 +22,7 @@ ALL_TRIALS = "trials"
 METRICS = ("ops_per_sec", "p99_us", "write_amp")
 RANK = "rank"  # 1: the study's answer; then its measured trials, best first (tuner.ranking)
 ANSWER_METRICS = ("ratio", "ci95_low", "ci95_high")
-ANSWER_NAME_WIDTH = 540  # pixels: the answer's name in full (``answer: keep rocksdb-default (trial 7 1.54x, …)``)
+ANSWER_NAME_WIDTH = 420  # pixels: the answer's name in full (``answer: keep rocksdb-default (trial 2 1.10x, …)``)
 
 
 def study_key(uid: str) -> str:
