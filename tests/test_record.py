@@ -18,7 +18,8 @@ import pytest
 from objectives.workloads import load_workload
 from tuner import experiment
 from tuner.experiment import write_overview
-from tuner.outputs._deployment import search_gain
+from tuner.observers._mlflow import _answer_name
+from tuner.outputs._deployment import answer_of, search_gain
 from tuner.samplers import RANKED
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,6 +125,16 @@ def test_the_default_jobs_answer_is_quoted_as_its_summary_gives_it():
     _quoted(f"{seconds['total']:,.0f} s of db_bench (preload {seconds['preload']:.0f} s, baselines "
             f"{seconds['baselines']:.0f} s, trials {seconds['trials']:,.0f} s, re-validation "
             f"{seconds['revalidation']:,.0f} s)", ("docs/results.md",))
+
+
+@pytest.mark.parametrize("record", ["default-job-11.8.1-2026-11-27", "target-4g"])
+def test_the_answers_mlflow_run_names_are_quoted_as_their_summaries_give_them(record):
+    """docs/tracking.md's names of an answer's run, a trial's and a kept baseline's, are what the tracker
+    names them from these records."""
+    summary = _json(f"benchmarks/results/{record}/summary.json")
+    answer = answer_of(summary)
+    assert answer is not None and (answer.kept is None) == (record != "target-4g")
+    _quoted(f"`{_answer_name(answer, answer.kept or '')}`", ("docs/tracking.md",))
 
 
 def test_the_20_s_default_jobs_answer_is_quoted_as_its_summary_gives_it():

@@ -38,8 +38,9 @@ def _runs(client: MlflowClient, experiment: str) -> tuple[object, list]:
 
 
 def _key(run: object) -> str:
-    """A run's name without the figure trial runs carry (``trial-0003 212k ops/s`` -> ``trial-0003``)."""
-    return run.info.run_name.split(" ")[0]
+    """A run's name without the figure trial runs carry or the answer's mark (``trial-0003 212k ops/s``,
+    ``answer: trial-0003 212k ops/s (not re-validated)`` -> ``trial-0003``)."""
+    return run.info.run_name.removeprefix("answer: ").split(" ")[0]
 
 
 def _artifacts(client: MlflowClient, run_id: str, path: str | None = None) -> set[str]:
@@ -90,7 +91,14 @@ def test_default_store_parent_nested_runs_artifacts_and_resume(tmp_path, monkeyp
     trials = [r for r in every if r.data.tags["outcome"] == "complete"]
     measured = [t for t in study_trials if t.user_attrs.get("outcome") == "complete"]
     assert len(trials) == len(measured) == 4
-    assert all(r.info.run_name == f"{_key(r)} {r.data.metrics['ops_per_sec'] / 1000:,.0f}k ops/s" for r in trials)
+    # without a re-validation the answer is the search's best trial: marked, and ranked first
+    (answer,) = [r for r in children if r.data.tags.get("answer") == "true"]
+    assert answer.data.tags["trial_number"] == str(summary["best"]["trial"]) and answer.data.metrics["rank"] == 1
+    assert not [k for k in answer.data.metrics if k.startswith("answer.")]  # no re-validated gain to show
+    for r in trials:
+        name = f"{_key(r)} {r.data.metrics['ops_per_sec'] / 1000:,.0f}k ops/s"
+        assert r.info.run_name == (f"answer: {name} (not re-validated)" if r is answer else name)
+    assert sorted(r.data.metrics["rank"] for r in trials) == [1, 2, 3, 4]
     assert baselines["hand-found:S2"].data.params["max_write_buffer_number"] == "4"
     for run in [*baselines.values(), *trials]:
         assert run.info.status == "FINISHED" and run.data.tags["state"] == "COMPLETE"
@@ -117,6 +125,61 @@ def test_default_store_parent_nested_runs_artifacts_and_resume(tmp_path, monkeyp
     assert names == [f"trial-{t.number:04d}" for t in _study_trials(tmp_path / "out", "tracked")]
     assert sum(r.data.tags["outcome"] == "complete" for r in children if r.data.tags["role"] == "trial") == 6
     assert again.data.tags["trials_requested"] == "6"
+    (answer,) = [r for r in children if r.data.tags.get("answer") == "true"]
+    assert answer.data.tags["trial_number"] == str(json.loads((tmp_path / "out" / "summary.json").read_text())
+                                                    ["best"]["trial"])
+
+
+def test_the_kept_defaults_are_marked_as_the_answer_once(tmp_path):
+    """When nothing beats the defaults (a space of memtables 500 times too small: every trial about half
+    as fast), rocksdb-default's run is the answer: tagged, named, ranked 1, with the re-validated ratio
+    and interval. Finishing again changes nothing; a run an earlier finish marked is logged afresh."""
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    (tmp_path / "slow.toml").write_text('[parameters.write_buffer_size]\ntype = "int"\nlow = 65536\nhigh = 131072\n')
+    args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--space", str(tmp_path / "slow.toml"),
+            "--trials", "2", "--seed", "1", "--no-starts", "--study", "kept", "--out", "o", "--mlflow-uri", uri,
+            "--revalidate", "1", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation"]
+    r = tuner(*args, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["answer"]["recommend"] == "reference" and summary["answer"]["name"] == "rocksdb-default"
+    gain, best = summary["revalidation"]["best_vs_reference"], summary["revalidation"]["best"]
+    client = MlflowClient(uri)
+    _, children = _runs(client, "fillrandom")
+    (answer,) = [r for r in children if r.data.tags.get("answer") == "true"]
+    assert answer.data.tags["baseline"] == "rocksdb-default" and answer.data.metrics["rank"] == 1
+    assert answer.info.run_name == (f"answer: keep rocksdb-default ({best} {gain['ratio']:.2f}x, 95 % CI "
+                                    f"{gain['ci95'][0]:.2f}-{gain['ci95'][1]:.2f}: {gain['verdict']})")
+    assert answer.data.metrics["answer.ratio"] == gain["ratio"] < 1
+    assert (answer.data.metrics["answer.ci95_low"], answer.data.metrics["answer.ci95_high"]) == tuple(gain["ci95"])
+    assert answer.data.metrics["answer.rounds"] == gain["n"] == 2
+    assert answer.data.tags["answer.verdict"] == gain["verdict"]
+    assert answer.data.tags["answer.ratio_of"] == f"{best} / rocksdb-default"
+    assert answer.data.tags["answer.why"] == summary["answer"]["why"]
+    ranked = sorted((r for r in children if "rank" in r.data.metrics), key=lambda r: r.data.metrics["rank"])
+    assert [r.data.metrics["rank"] for r in ranked] == [1, 2, 3] and ranked[0].info.run_id == answer.info.run_id
+    assert sorted(_key(r) for r in ranked[1:]) == ["trial-0000", "trial-0001"]
+    assert [r.data.metrics["ops_per_sec"] for r in ranked[1:]] == sorted((r.data.metrics["ops_per_sec"]
+                                                                          for r in ranked[1:]), reverse=True)
+
+    r = tuner(*args, cwd=tmp_path)  # finished again: the same runs, marked and ranked once
+    assert r.returncode == 0, r.stderr
+    _, again = _runs(client, "fillrandom")
+    assert {x.info.run_id: x.info.run_name for x in again} == {x.info.run_id: x.info.run_name for x in children}
+    assert all(len(client.get_metric_history(x.info.run_id, "rank")) == 1 for x in ranked)
+    assert len(client.get_metric_history(answer.info.run_id, "answer.ratio")) == 1
+
+    marked = next(x for x in children if _key(x) == "trial-0001")  # as if an earlier finish had chosen it
+    client.set_tag(marked.info.run_id, "answer", "true")
+    client.update_run(marked.info.run_id, name="answer: trial-0001")
+    r = tuner(*args, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    _, again = _runs(client, "fillrandom")
+    assert len(again) == len(children) and marked.info.run_id not in {x.info.run_id for x in again}
+    relogged = next(x for x in again if _key(x) == "trial-0001")
+    assert "answer" not in relogged.data.tags and relogged.info.run_name == marked.info.run_name
+    assert relogged.data.metrics["rank"] in (2, 3)
+    assert [x.info.run_id for x in again if x.data.tags.get("answer") == "true"] == [answer.info.run_id]
 
 
 def test_failed_trials_interval_series_and_no_mlflow(tmp_path):
@@ -282,6 +345,7 @@ class _Grid(HTMLParser):
         super().__init__()
         self.rows: dict[str, tuple[int, dict[str, str]]] = {}
         self.headers: list[str] = []
+        self.widths: dict[str, int] = {}  # column id -> its cells' width in pixels
         self.stack: list[tuple[str, str | None, str | None]] = []
         self.feed(dom)
 
@@ -293,13 +357,17 @@ class _Grid(HTMLParser):
         if row and row not in self.rows:
             self.rows[row] = (int(a["row-index"]), {})
         col = a.get("col-id") if a.get("role") == "gridcell" else None
+        width = re.search(r"width: (\d+)px", a.get("style") or "")
+        if col and width:
+            self.widths[col] = int(width.group(1))
         if tag not in self.VOID:
             self.stack.append((tag, row, col))
 
     def handle_endtag(self, tag: str) -> None:
-        while self.stack:
-            if self.stack.pop()[0] == tag:
-                break
+        if tag in self.VOID or tag not in (t for t, _, _ in self.stack):  # an SVG's </path>: never pushed
+            return
+        while self.stack.pop()[0] != tag:
+            pass
 
     def handle_data(self, data: str) -> None:
         row = next((r for _, r, _ in reversed(self.stack) if r), None)
@@ -319,20 +387,27 @@ def _ui_lines(ui: subprocess.Popen, until: str) -> list[str]:
             return lines
 
 
-def test_ui_opens_on_the_studys_trials_in_headless_chromium(tmp_path, monkeypatch):
+def test_ui_opens_on_the_studys_answer_then_its_trials_in_headless_chromium(tmp_path, monkeypatch):
     """The address `ui` prints lands on the runs table in model-training mode (not the GenAI
-    overview), with this study's trials only, best ops/s first, and the score, P99, write amp and
-    tuned parameters as columns. SIGTERM stops the server with all its workers."""
+    overview), with this study's answer in the first row, marked (its name, its re-validated ratio),
+    then its measured trials best ops/s first, and the score, P99, write amp and tuned parameters as
+    columns. SIGTERM stops the server with all its workers."""
     monkeypatch.delenv("MLFLOW_TRACKING_URI")
     r = tuner("ui", "--port", str(_free_port()), cwd=tmp_path)
     assert r.returncode == 2 and "no MLflow store at" in r.stderr and "rocksdb-tuner tune" in r.stderr
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "3", "--seed", "6",
-              "--study", "shown-in-ui", "--out", "o", "--no-plots", cwd=tmp_path)
+              "--study", "shown-in-ui", "--out", "o", "--no-plots", "--revalidate", "2", "--revalidate-rounds", "2",
+              "--revalidate-max-rounds", "2", "--no-ablation", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     parent, children = _runs(client, "fillrandom")
     trials = {t.info.run_id: t for t in children if t.data.tags["role"] == "trial"}
-    assert len(trials) == 3 and all(t.info.run_name.endswith(" ops/s") for t in trials.values())
+    assert len(trials) == 3 and all(t.data.tags["outcome"] == "complete" for t in trials.values())
+    (answer,) = [t for t in children if t.data.tags.get("answer") == "true"]
+    kept = summary["answer"]["recommend"] == "reference"  # the defaults, or the re-validated best trial
+    assert answer.data.tags.get("baseline" if kept else "trial_number") == \
+        ("rocksdb-default" if kept else str(summary["revalidation"]["best_trial"]))
     assert {"baseline.rocksdb-default.ops_per_sec", "best.ops_per_sec"} <= set(parent.data.metrics)
     port = _free_port()
     ui = subprocess.Popen([*TUNER, "ui", "--port", str(port)], cwd=tmp_path, stdout=subprocess.PIPE,
@@ -340,20 +415,31 @@ def test_ui_opens_on_the_studys_trials_in_headless_chromium(tmp_path, monkeypatc
     try:
         lines = _ui_lines(ui, "every trial of experiment fillrandom")
         assert f"http://127.0.0.1:{port}" in lines[0], lines
-        (link,) = [line[line.index("http"):] for line in lines if "shown-in-ui (experiment fillrandom): its trials" in line]
+        (link,) = [line[line.index("http"):] for line in lines
+                   if f"shown-in-ui (experiment fillrandom): its {answer.info.run_name}, then its trials" in line]
         assert "workflowType=machine_learning" in link and "viewStateShareKey=study-" in link
         grid = _Grid("")
         for _ in range(3):  # the first page a fresh server renders can take longer than the time budget
-            dom = _chromium_dom(link, width=2600)
+            dom = _chromium_dom(link, width=3400)
             grid = _Grid(dom)
             if grid.rows:
                 break
         assert re.search(r"<h2[^>]*>Runs</h2>", dom) and "Token Usage" not in dom and "Training runs" not in dom
-        assert set(grid.rows) == set(trials), (sorted(grid.rows), sorted(trials))  # no parent, no baseline
+        assert set(grid.rows) == {answer.info.run_id, *trials}, (sorted(grid.rows), sorted(trials))  # no parent
+        rows = [(run_id, cells) for run_id, (_, cells) in sorted(grid.rows.items(), key=lambda r: r[1][0])]
+        first, cells = rows[0]
+        name = "attributes.`Run Name`"  # its cell begins with the run's colour: #e65b77answer: …
+        assert first == answer.info.run_id and cells[name].endswith(answer.info.run_name), cells
+        assert grid.widths[name] == 420 >= 5.5 * len(answer.info.run_name)  # the name in full (5.3 px a character)
+        assert answer.info.run_name.startswith("answer: keep rocksdb-default (" if kept else "answer: trial-")
+        assert float(cells["metrics.`answer.ratio`"]) == pytest.approx(
+            summary["revalidation"]["best_vs_reference"]["ratio"], rel=1e-3)
+        assert cells["tags.`answer.verdict`"] == summary["revalidation"]["best_vs_reference"]["verdict"]
         ops_col = "metrics.`ops_per_sec`"
-        shown = [float(cells[ops_col]) for _, cells in sorted(grid.rows.values(), key=lambda r: r[0])]
-        assert shown == sorted((t.data.metrics["ops_per_sec"] for t in trials.values()), reverse=True)
-        assert shown == sorted(shown, reverse=True) and all(v > 0 for v in shown)
+        shown = [float(cells[ops_col]) for _, cells in rows[1:]]
+        rest = [t.data.metrics["ops_per_sec"] for run_id, t in trials.items() if run_id != answer.info.run_id]
+        assert shown == sorted(rest, reverse=True) and all(v > 0 for v in shown)
+        assert not any("answer" in cells[name] for _, cells in rows[1:])
         expected = {"metrics.`p99_us`", "metrics.`write_amp`", "params.`write_buffer_size`", "params.`bloom_bits`"}
         assert expected <= set(grid.headers), grid.headers
     finally:

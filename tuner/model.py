@@ -175,9 +175,27 @@ class TuneConfig:
         return getattr(getattr(self, part), name)
 
 
+@dataclass(frozen=True)
+class Answer:
+    """What a study recommends: a trial to use, or a baseline to keep (the reference, when nothing beat
+    it); with the re-validated gain of the best tuned configuration over the reference, all None when
+    there was no re-validation (the answer is then the search's best trial)."""
+
+    trial: int | None  # the trial to use; None: keep ``kept``
+    kept: str | None  # the baseline kept
+    why: str
+    best: str | None = None  # the re-validated best tuned configuration ("trial 28"): the gain is its own
+    reference: str | None = None  # what it was measured against
+    ratio: float | None = None  # its ops/s over the reference's: geometric mean of paired rounds
+    ci95: tuple[float, float] | None = None
+    p_value: float | None = None
+    verdict: str | None = None  # faster | tie | slower | not measured
+    rounds: int | None = None  # the paired rounds the ratio is of
+
+
 @dataclass
 class TuneResult:
-    """What a study found: best configuration, baselines, every trial, and the written summary."""
+    """What a study found: best configuration, baselines, every trial, the written summary and the answer."""
 
     study_name: str
     out: Path
@@ -186,6 +204,7 @@ class TuneResult:
     baselines: list[dict[str, Any]]
     trials: list[dict[str, Any]]
     summary: dict[str, Any] = field(default_factory=dict)
+    answer: Answer | None = None
 
 
 @dataclass(frozen=True)

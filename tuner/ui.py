@@ -1,8 +1,8 @@
 """``rocksdb-tuner ui``: the MLflow UI on the project's tracking store, on loopback by default.
 
 It prints, for each study in the store, the address that opens its trials (see
-:mod:`tuner.observers._mlflow_views`) and MLflow's comparison of its three best trials; ``--open``
-opens the newest study's in a browser. SIGINT, SIGTERM and SIGHUP stop the server and all of its
+:mod:`tuner.observers._mlflow_views`), led by its answer once it has one, and MLflow's comparison of
+the answer and the best trials after it; ``--open`` opens the newest study's in a browser. SIGINT, SIGTERM and SIGHUP stop the server and all of its
 workers (they run in a process group of their own).
 """
 
@@ -19,8 +19,8 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
-from tuner.observers import (ALL_TRIALS, DEFAULT_DIR, PREFIX, TrackingError, compare_url, resolve_uri, study_key,
-                             view_url)
+from tuner.observers import (ALL_TRIALS, DEFAULT_DIR, PREFIX, RANK, TrackingError, compare_url, leads_with_answer,
+                             resolve_uri, study_key, view_url)
 
 _START_TIMEOUT = 120.0
 _STOP_GRACE = 10.0
@@ -46,15 +46,24 @@ def links(uri: str, base: str) -> list[tuple[str, str]]:
             continue
         for parent in client.search_runs([exp.experiment_id], "tags.role = 'study'", max_results=MAX_STUDIES):
             uid = parent.data.tags.get("study_uid", "")
-            if PREFIX + study_key(uid) not in exp.tags:
+            view = exp.tags.get(PREFIX + study_key(uid))
+            if view is None:
                 continue
-            top = client.search_runs([exp.experiment_id], f"tags.role = 'trial' and tags.study_uid = '{uid}'",
-                                     order_by=["metrics.ops_per_sec DESC"], max_results=3)
             name = f"{parent.info.run_name} (experiment {exp.name})"
-            found.append((parent.info.start_time, f"{name}: its trials, best first",
-                          view_url(base, exp.experiment_id, study_key(uid))))
+            answer = client.search_runs([exp.experiment_id], f"tags.study_uid = '{uid}' and tags.answer = 'true'",
+                                        max_results=1) if leads_with_answer(view) else []
+            if answer:
+                top = client.search_runs([exp.experiment_id], f"tags.study_uid = '{uid}' and metrics.{RANK} >= 1",
+                                         order_by=[f"metrics.{RANK} ASC"], max_results=3)
+                what = f"{name}: its {answer[0].info.run_name}, then its trials, best first"
+                side = f"{name}: its answer and the {len(top) - 1} best trials after it side by side"
+            else:
+                top = client.search_runs([exp.experiment_id], f"tags.role = 'trial' and tags.study_uid = '{uid}'",
+                                         order_by=["metrics.ops_per_sec DESC"], max_results=3)
+                what, side = f"{name}: its trials, best first", f"{name}: its {len(top)} best trials side by side"
+            found.append((parent.info.start_time, what, view_url(base, exp.experiment_id, study_key(uid))))
             if len(top) > 1:
-                found.append((parent.info.start_time - 1e-3, f"{name}: its {len(top)} best trials side by side",
+                found.append((parent.info.start_time - 1e-3, side,
                               compare_url(base, exp.experiment_id, [r.info.run_id for r in top])))
         found.append((-1.0, f"every trial of experiment {exp.name}", view_url(base, exp.experiment_id, ALL_TRIALS)))
     return [(what, url) for _, what, url in sorted(found, key=lambda f: -f[0])]

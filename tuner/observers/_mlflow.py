@@ -5,6 +5,12 @@ tracker logs each finished trial or baseline that has no MLflow run yet, so a re
 after SIGKILL between a trial's end and its logging) fills in exactly what is missing and never
 logs a trial twice. Each run is written with one ``log_batch`` per 1000 values plus its artifacts.
 
+When the study finishes, its answer's run (a trial, or the baseline kept when nothing beat it) is
+marked: tag ``answer = true``, a name starting ``answer:``, the re-validated gain as ``answer.*``
+metrics and tags, and ``rank`` 1 (the measured trials rank 2, 3, … in the study's ranking), which
+the study's saved view sorts by. Finishing again marks the same run the same way; a run that is no
+longer the answer is logged afresh, without the marks.
+
 Only the driver logs (pitfalls.md: SQLite with several writer processes races). A tracking
 failure during a study never stops the measurements: it is reported once, tracking pauses, and
 the next ``tune --study NAME`` logs what is missing.
@@ -28,8 +34,8 @@ from optuna.trial import FrozenTrial, TrialState
 from tuner import ranking
 from tuner.events import Observer
 from tuner.fmt import fmt_ops
-from tuner.model import StudySnapshot, TrackingConfig, TuneResult
-from tuner.observers._mlflow_views import study_key, view_tags
+from tuner.model import Answer, StudySnapshot, TrackingConfig, TuneResult
+from tuner.observers._mlflow_views import RANK, answer_view_tag, study_key, view_tags
 
 DEFAULT_DIR = "mlruns"
 _PARENT = "mlflow.parentRunId"
@@ -288,10 +294,27 @@ class MlflowTracker(Observer):
                     self.store.client.log_artifact(self.parent_id, str(snapshot.out / name))
             if plots is not None and plots.is_dir():
                 self.store.client.log_artifacts(self.parent_id, str(plots), artifact_path="plots")
+            if result.answer is not None:
+                self._mark_answer(snapshot, result.answer)
             self.store.client.set_terminated(self.parent_id, status="FINISHED")
         except Exception as exc:  # noqa: BLE001
             self._pause(snapshot, exc)
         self.seconds["finish"] += time.monotonic() - started
+
+    def _mark_answer(self, snapshot: StudySnapshot, answer: Answer) -> None:
+        """Mark the answer's run and rank the study's runs (the module's docstring); a run an earlier
+        finish marked as the answer is logged afresh."""
+        key = f"trial:{answer.trial}" if answer.trial is not None else f"baseline:{answer.kept}"
+        runs = _children(self.store, self.parent_id)
+        stale = [old for old, run in runs.items() if run.data.tags.get("answer") == "true" and old != key]
+        for old in stale:
+            self.store.client.delete_run(runs[old].info.run_id)
+            self.logged.discard(old)
+        if stale:
+            self._record(snapshot)
+            runs = _children(self.store, self.parent_id)
+        if not self.paused and key in runs:  # (a kept baseline whose record was lost has no run)
+            _mark(self.store, snapshot, answer, key, runs)
 
     def study_stopped(self, snapshot: StudySnapshot, status: str) -> None:
         """The study stopped early (KILLED on Ctrl-C/SIGTERM, FAILED on an error): log and close."""
@@ -360,6 +383,56 @@ def _trial_run_name(number: int, outcome: str, attrs: dict[str, Any]) -> str:
         figure = f"{ops / 1000:,.0f}k" if ops >= 10_000 else fmt_ops(ops)
         return f"trial-{number:04d} {figure} ops/s"
     return f"trial-{number:04d} {outcome}"
+
+
+def _children(store: MlflowStore, parent_id: str | None) -> dict[str, Any]:
+    """A study's trial and baseline runs by key (``trial:28``, ``baseline:rocksdb-default``)."""
+    return {r.data.tags["trial_key"]: r for r in store.search(f"tags.`{_PARENT}` = '{parent_id}'")
+            if "trial_key" in r.data.tags}
+
+
+def _mark(store: MlflowStore, snapshot: StudySnapshot, answer: Answer, key: str, runs: dict[str, Any]) -> None:
+    """Tags, name and figures on the answer's run ``key`` (once: not again when it has them), the
+    ``rank`` of each ranked run where it changed, and the study's view that leads with the answer."""
+    run = runs[key]
+    tags, metrics = _answer_marks(answer)
+    if any(run.data.tags.get(k) != v for k, v in tags.items()) or \
+            any(run.data.metrics.get(k) != v for k, v in metrics.items() if v is not None):
+        trial = answer.trial
+        name = str(answer.kept) if trial is None else _trial_run_name(
+            trial, run.data.tags["outcome"], next(t.user_attrs for t in snapshot.trials if t.number == trial))
+        store.batch(run.info.run_id, tags=tags, metrics=_metrics(metrics))
+        store.client.update_run(run.info.run_id, name=_answer_name(answer, name))
+    order = [key, *(f"trial:{t.number}" for t in ranking.ranked(snapshot.trials, snapshot.directions, snapshot.weights)
+                    if f"trial:{t.number}" != key)]
+    for rank, name in enumerate(order, start=1):
+        if name in runs and runs[name].data.metrics.get(RANK) != rank:
+            store.batch(runs[name].info.run_id, metrics=_metrics({RANK: rank}, step=snapshot.counted()))
+    for tag, value in answer_view_tag(snapshot.name, snapshot.uid, [p.name for p in snapshot.space.parameters]).items():
+        store.client.set_experiment_tag(store.experiment_id, tag, value)
+
+
+def _answer_marks(answer: Answer) -> tuple[dict[str, str], dict[str, Any]]:
+    """The answer's tags and metrics (``answer.*``): why, and the re-validated gain when there is one."""
+    tags = {"answer": "true", "answer.why": answer.why[:5000]}
+    metrics: dict[str, Any] = {}
+    if answer.best is not None:
+        tags.update({"answer.verdict": str(answer.verdict), "answer.ratio_of": f"{answer.best} / {answer.reference}"})
+        metrics.update({"answer.ratio": answer.ratio, "answer.p_value": answer.p_value, "answer.rounds": answer.rounds})
+    if answer.ci95 is not None:
+        metrics.update({"answer.ci95_low": answer.ci95[0], "answer.ci95_high": answer.ci95[1]})
+    return tags, metrics
+
+
+def _answer_name(answer: Answer, name: str) -> str:
+    """``answer: trial-0069 1.12x rocksdb-default (95 % CI 1.04-1.20)``, ``answer: keep rocksdb-default
+    (trial 2 1.10x, 95 % CI 0.85-1.43: tie)``, or ``answer: <name> (not re-validated)``."""
+    if answer.ratio is None:
+        return f"answer: {name} ({'not re-validated' if answer.best is None else f'gain {answer.verdict}'})"
+    ci = f"95 % CI {answer.ci95[0]:.2f}-{answer.ci95[1]:.2f}" if answer.ci95 else ""
+    if answer.trial is not None:
+        return f"answer: trial-{answer.trial:04d} {answer.ratio:.2f}x {answer.reference}" + (f" ({ci})" if ci else "")
+    return f"answer: keep {name} ({answer.best} {answer.ratio:.2f}x{', ' + ci if ci else ''}: {answer.verdict})"
 
 
 def log_comparison(uri: str | None, experiment: str, name: str, tags: dict[str, str],

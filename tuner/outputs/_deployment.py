@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from tuner.fmt import fmt_bytes, fmt_duration
-from tuner.model import DEFAULT_BASELINE
+from tuner.model import DEFAULT_BASELINE, Answer
 
 
 def answer(summary: dict[str, Any]) -> dict[str, Any] | None:
@@ -29,6 +29,22 @@ def answer(summary: dict[str, Any]) -> dict[str, Any] | None:
     return {"recommend": "reference", "name": ref,
             "why": f"the best tuned configuration ({reval['best']}) against {ref} {where}: {how}; keep "
                    f"{'your configuration' if ref != DEFAULT_BASELINE else 'the defaults'}"}
+
+
+def answer_of(summary: dict[str, Any]) -> Answer | None:
+    """The answer as the study's observers are told it: the re-validation's (:func:`answer`) with its
+    gain, else the best trial; None when no trial completed."""
+    found, best = summary.get("answer"), summary.get("best")
+    if found is None:
+        return Answer(trial=best["trial"], kept=None, why="the search's best trial (single runs, not re-validated)") \
+            if best else None
+    reval = summary["revalidation"]
+    gain = reval["best_vs_reference"]
+    use = found["recommend"] == "best"
+    return Answer(trial=reval["best_trial"] if use else None, kept=None if use else found["name"], why=found["why"],
+                  best=reval["best"], reference=reval["reference"], ratio=gain.get("ratio"),
+                  ci95=tuple(gain["ci95"]) if gain.get("ci95") else None, p_value=gain.get("p_value"),
+                  verdict=gain.get("verdict"), rounds=gain.get("n"))
 
 
 def search_gain(summary: dict[str, Any]) -> float | None:

@@ -17,7 +17,7 @@ from tuner.engine import default_flags
 from tuner.fmt import fmt_bytes, fmt_ops
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
 from tuner.stats import paired_ratio
-from tuner.outputs._deployment import answer, gain_lines, target_lines
+from tuner.outputs._deployment import answer, answer_of, gain_lines, target_lines
 from tuner.outputs._explain import explain
 
 
@@ -361,4 +361,4 @@ def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None)
     trials = [_trial_row(t) for t in snapshot.trials if t.user_attrs.get("outcome") != "rejected"]
     return TuneResult(study_name=snapshot.name, out=snapshot.out, best_params=best["params"] if best else {},
                       best_metrics=best["metrics"] if best else {}, baselines=summary["baselines"], trials=trials,
-                      summary=summary)
+                      summary=summary, answer=answer_of(summary))
