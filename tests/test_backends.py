@@ -125,11 +125,14 @@ def test_each_failure_of_the_program_is_one_clear_line(tmp_path, script, reason)
     ('{"ops_per_sec": NaN}', (), "ops_per_sec = nan: not a finite number"),
     ('{"ops_per_sec": -5}', (), "ops_per_sec = -5: must be > 0"),
     ('{"ops_per_sec": 0}', (), "ops_per_sec = 0: must be > 0"),
-    ('{"ops_per_sec": null, "p99_us": 3}', (), "ops_per_sec: missing, and the study's score needs it"),
+    ('{"ops_per_sec": null, "p99_us": 3}', (), "ops_per_sec: missing, and the study's score needs it (the run "
+                                                "reported p99_us, wall_seconds)"),
     ('{"ops_per_sec": 10, "p99_us": -Infinity}', (), "p99_us = -inf: not a finite number"),
     ('{"ops_per_sec": 10, "scan_rows": -1}', (), "scan_rows = -1: must be >= 0"),
-    ('{"ops_per_sec": 10, "p99_us": 3}', ("write_amp",), "write_amp: missing, and the study's score needs it"),
-    ('{"ops_per_sec": 10, "p99_us": null}', ("p99_us",), "p99_us: missing, and the study's score needs it"),
+    ('{"ops_per_sec": 10, "p99_us": 3}', ("write_amp",), "write_amp: missing, and the study's score needs it (the "
+                                                         "run reported ops_per_sec, p99_us, wall_seconds)"),
+    ('{"ops_per_sec": 10, "p99_us": null}', ("p99_us",), "p99_us: missing, and the study's score needs it (the run "
+                                                        "reported ops_per_sec, wall_seconds)"),
 ])
 def test_a_metric_that_is_not_a_finite_number_or_missing_fails_the_run_naming_it(tmp_path, printed, needs, reason):
     """Every backend's metrics pass one check (tuner.backends.base.check_metrics): a metric that is

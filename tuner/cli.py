@@ -18,7 +18,7 @@ from objectives.dbbench import DbBenchError, installed, probe, probe_path
 from objectives.defaults import LIBRARY, DefaultsError, defaults_of
 from objectives.defaults import MODES as DEFAULTS_MODES
 from objectives.runner import EnvironmentFault
-from objectives.scores import OBJECTIVES
+from objectives.scores import OBJECTIVES, Bound, Score
 from objectives.workloads import WorkloadError, load_workload
 from objectives.workloads import preset_names as workload_presets
 from search_spaces import Context, GiB, SpaceError, load_space
@@ -120,6 +120,24 @@ def _weights(text: str) -> dict[str, float]:
     return out
 
 
+def _objective(text: str) -> str:
+    """throughput, multi, or a metric with its direction spelled out: ``p99_us`` -> ``p99_us:min``."""
+    try:
+        score = Score(text.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--objective: ")) from None
+    if score.objective in OBJECTIVES:
+        return score.objective
+    return f"{score.metric}:{'max' if score.maximize else 'min'}"
+
+
+def _bound(text: str) -> Bound:
+    try:
+        return Bound.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--constraint: ")) from None
+
+
 def _port(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 65535:
         raise argparse.ArgumentTypeError(f"must be a port number 1-65535, got {text!r}")
@@ -200,14 +218,21 @@ def _search_args(t: argparse.ArgumentParser) -> None:
     """`tune`'s options on the search: its space, its score, how configurations are chosen."""
     g = t.add_argument_group('search', 'the space searched, the score, how configurations are chosen and how many')
     g.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
-    g.add_argument("--objective", default="throughput", choices=OBJECTIVES,
-                   help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp")
+    g.add_argument("--objective", default="throughput", type=_objective, metavar="OBJECTIVE",
+                   help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp; or any metric the runs "
+                        "report, by its name: METRIC:max or METRIC:min (METRIC alone: max, but min for p99_us and "
+                        "write_amp), e.g. --objective p99_us:min, or scan_rows_per_sec for a number your program "
+                        "prints (default throughput)")
     g.add_argument("--prefer", type=_weights, metavar="WEIGHTS",
                    help="with --objective multi, how the one recommended configuration is picked from the Pareto "
                         "front: weights of ops, p99, write_amp, e.g. ops=2,p99=1,write_amp=0 (default 1 each: the "
                         "front member nearest the ideal point)")
     g.add_argument("--max-p99-us", type=_positive_float, help="budget: P99 latency of scored phases, microseconds")
     g.add_argument("--max-write-amp", type=_positive_float, help="budget: write amplification")
+    g.add_argument("--constraint", type=_bound, action="append", default=[], metavar="METRIC<=VALUE",
+                   help="budget on any metric the runs report, METRIC<=VALUE or METRIC>=VALUE, e.g. p99_us<=500 "
+                        "or ops_per_sec>=20000; repeat it for several (trials that break one rank after those "
+                        "that keep them all, as with --max-p99-us)")
     g.add_argument("--trials", type=_trials, default=None,
                    help="measured trials in the study, resumed ones included (default 20, or as many as --budget allows)")
     g.add_argument("--budget", type=_duration, metavar="TIME",
@@ -366,7 +391,8 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
         search=SearchConfig(
             space=args.space, trials=args.trials if args.trials is not None or args.budget else 20,
             budget=args.budget, fidelity=args.fidelity, sampler=args.sampler, objective=args.objective,
-            prefer=args.prefer, max_p99_us=args.max_p99_us, max_write_amp=args.max_write_amp, seed=args.seed,
+            prefer=args.prefer, max_p99_us=args.max_p99_us, max_write_amp=args.max_write_amp,
+            constraints=tuple(args.constraint), seed=args.seed,
             pruner=args.pruner, pruner_warmup=args.pruner_warmup, warm_start=args.warm_start, library=args.library,
             starts=not args.no_starts),
         revalidation=_revalidation(args),
@@ -432,6 +458,8 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
     return (f"rocksdb-tuner tune --study {study.name} --out {study.out} {measured} --space {args.space}"
             + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
             + (f" --revalidation-time {args.revalidation_time:g}s" if args.revalidation_time else "")
+            + (f" --objective {args.objective}" if args.objective != "throughput" else "")
+            + "".join(f" --constraint {shlex.quote(b.describe().replace(' ', ''))}" for b in args.constraint)
             + "".join(f" {flag} {value}" for flag, value in (
                 ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),
                 ("--base-options", args.base_options), ("--duration", args.duration and f"{args.duration:g}s"),

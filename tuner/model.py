@@ -14,7 +14,7 @@ from optuna.trial import FrozenTrial
 
 from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
-from objectives.scores import Score
+from objectives.scores import Bound, Score
 from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from tuner import ranking
@@ -65,10 +65,11 @@ class SearchConfig:
     budget: float | None = None  # seconds of machine time (db_bench wall time) for the whole study
     fidelity: tuple[float, ...] | None = None  # multi-fidelity rungs: fractions of the data size, the last 1
     sampler: str = "auto"  # see tuner.samplers.choose
-    objective: str = "throughput"
+    objective: str = "throughput"  # or a metric the runs report: METRIC, METRIC:max, METRIC:min
     prefer: dict[str, float] | None = None  # --objective multi: weights of ops_per_sec, p99_us, write_amp (1 each)
     max_p99_us: float | None = None
     max_write_amp: float | None = None
+    constraints: tuple[Bound, ...] = ()  # --constraint METRIC<=VALUE / METRIC>=VALUE
     seed: int | None = None  # the sampler's; also db_bench's --seed and the re-validation's order
     pruner: str = "none"
     pruner_warmup: int = 4  # experiments/results/pruning*.json: 2 s pruned too eagerly on fillrandom

@@ -47,13 +47,14 @@ class CommandBackend(Backend):
 
     def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Workload | None) -> Measurement:
-        """Run the command ``repeats`` times, each on a fresh DB; the median run's metrics stand for all."""
+        """Run the command ``repeats`` times, each on a fresh DB; the run with the median of the study's
+        metric stands for all."""
         if workload is not None:
             raise RunFailed("the command backend runs no db_bench workload")
         options = self.options_text(flags)
         runs = [self._run(options, log_dir if repeats == 1 else log_dir / f"repeat-{i}") for i in range(repeats)]
         each = [metrics for metrics, _, _ in runs]
-        pick = representative(each)
+        pick = representative(each, self.setup.metric)
         metrics, used, argv = runs[pick]
         return Measurement(metrics, [], used, [argv], each if repeats > 1 else [], representative=pick)
 
