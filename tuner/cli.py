@@ -166,7 +166,8 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     g.add_argument("--command", metavar="TEMPLATE", dest="program",  # args.command names the subcommand
                    help="--backend command: the program run on each configuration, split as a shell would split it; "
                         "{options} becomes its OPTIONS file, {db} a fresh DB directory, {seed} the seed. It prints "
-                        "its metrics as a JSON line on stdout: ops_per_sec, and p99_us or any other number")
+                        "its metrics as a JSON line on stdout: ops_per_sec, and p99_us or any other number (--objective "
+                        "and --constraint may name them)")
     g.add_argument("--duration", type=_duration, metavar="TIME",
                    help="length of each timed phase of a preloaded workload where the answer is confirmed (the "
                         "re-validation), e.g. 30s (default the workload's)")
@@ -229,7 +230,7 @@ def _search_args(t: argparse.ArgumentParser) -> None:
                         "front member nearest the ideal point)")
     g.add_argument("--max-p99-us", type=_positive_float, help="budget: P99 latency of scored phases, microseconds")
     g.add_argument("--max-write-amp", type=_positive_float, help="budget: write amplification")
-    g.add_argument("--constraint", type=_bound, action="append", default=[], metavar="METRIC<=VALUE",
+    g.add_argument("--constraint", type=_bound, action="append", metavar="METRIC<=VALUE",
                    help="budget on any metric the runs report, METRIC<=VALUE or METRIC>=VALUE, e.g. p99_us<=500 "
                         "or ops_per_sec>=20000; repeat it for several (trials that break one rank after those "
                         "that keep them all, as with --max-p99-us)")
@@ -241,7 +242,7 @@ def _search_args(t: argparse.ArgumentParser) -> None:
                         "re-validation would not fit")
     g.add_argument("--sampler", default="auto",
                    help=f"one of {', '.join(SAMPLERS)} (default auto: skopt for a single-objective study without "
-                        "--max-* constraints, serial or parallel, else tpe)")
+                        "budgets (--max-*, --constraint), serial or parallel, else tpe)")
     g.add_argument("--seed", type=int, help="sampler seed (also db_bench's --seed); makes a study reproducible")
     g.add_argument("--fidelity", type=_fractions, metavar="F,F,1",
                    help="multi-fidelity: each configuration runs at these fractions of the data size in turn "
@@ -392,7 +393,7 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
             space=args.space, trials=args.trials if args.trials is not None or args.budget else 20,
             budget=args.budget, fidelity=args.fidelity, sampler=args.sampler, objective=args.objective,
             prefer=args.prefer, max_p99_us=args.max_p99_us, max_write_amp=args.max_write_amp,
-            constraints=tuple(args.constraint), seed=args.seed,
+            constraints=tuple(args.constraint or ()), seed=args.seed,
             pruner=args.pruner, pruner_warmup=args.pruner_warmup, warm_start=args.warm_start, library=args.library,
             starts=not args.no_starts),
         revalidation=_revalidation(args),
@@ -459,7 +460,7 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
             + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
             + (f" --revalidation-time {args.revalidation_time:g}s" if args.revalidation_time else "")
             + (f" --objective {args.objective}" if args.objective != "throughput" else "")
-            + "".join(f" --constraint {shlex.quote(b.describe().replace(' ', ''))}" for b in args.constraint)
+            + "".join(f" --constraint {shlex.quote(b.describe().replace(' ', ''))}" for b in args.constraint or ())
             + "".join(f" {flag} {value}" for flag, value in (
                 ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),
                 ("--base-options", args.base_options), ("--duration", args.duration and f"{args.duration:g}s"),

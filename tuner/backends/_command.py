@@ -5,7 +5,8 @@ word ``{options}`` becomes the configuration's OPTIONS file, ``{db}`` a fresh, e
 ``{seed}`` the study's seed; both files live in a run directory of the work dir, removed afterwards.
 The program runs in a process group of its own, killed after --trial-timeout, and reports metrics
 as JSON lines on stdout: the last object with ``ops_per_sec`` counts, with every other number in it
-(``p99_us``, any named metric); other lines are passed over. Its stdout and stderr are kept in the
+(``p99_us``, any named metric, which ``--objective`` and ``--constraint`` may name); other lines are
+passed over. Its stdout and stderr are kept in the
 trial's log directory.
 
 The OPTIONS file is RocksDB's defaults (as rocksdict's RocksDB writes them for a new DB) with the

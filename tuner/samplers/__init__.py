@@ -43,8 +43,8 @@ class AskTellGridSampler(optuna.samplers.GridSampler):
 
 def choose(name: str, *, multi_objective: bool, constrained: bool) -> str:
     """The sampler ``auto`` stands for: the best of ``RANKED`` that can serve the study (skopt and
-    CMA-ES cannot honour --max-p99-us / --max-write-amp); TPE for several objectives, which the
-    benchmark does not cover."""
+    CMA-ES cannot honour budgets: --max-p99-us, --max-write-amp, --constraint); TPE for several
+    objectives, which the benchmark does not cover."""
     if name != "auto":
         return name
     if multi_objective:
@@ -96,8 +96,8 @@ def _make(
     if len(directions) > 1 and name in SINGLE_OBJECTIVE_ONLY:
         raise SamplerError(f"--sampler {name} supports single-objective studies only; use tpe, nsga2, gp or random")
     if constraints_func is not None and name in UNCONSTRAINED_ONLY:
-        raise SamplerError(f"--sampler {name} cannot honour --max-p99-us / --max-write-amp (it has no constraint "
-                           "handling); use tpe, gp or nsga2")
+        raise SamplerError(f"--sampler {name} cannot honour --max-p99-us, --max-write-amp or --constraint (it has "
+                           "no constraint handling); use tpe, gp or nsga2")
     startup = 1  # the model's own: Startup draws the random initial points
     if name == "tpe":
         return optuna.samplers.TPESampler(
