@@ -14,7 +14,7 @@ import optuna
 import pytest
 
 from objectives.scores import Bound, Score, label
-from tests.test_backends import APP
+from tests.test_backends import APP, summary_trials
 from tests.test_cli import tuner
 from tuner import ranking
 from tuner.fmt import fmt_value
@@ -43,16 +43,6 @@ def _study(tmp_path: Path, *args: str, program: str = PROGRAM) -> tuple[int, dic
     return r.returncode, json.loads(path.read_text()) if path.is_file() else None, r.stdout + r.stderr
 
 
-def _complete(summary: dict) -> list[dict]:
-    return [t for t in summary_trials(summary) if t["outcome"] == "complete"]
-
-
-def summary_trials(summary: dict) -> list[dict]:
-    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
-    return [{"outcome": t.user_attrs.get("outcome"), "metrics": t.user_attrs.get("metrics"), "number": t.number}
-            for t in study.trials]
-
-
 @pytest.mark.parametrize("objective, pick", [("scan_rows_per_sec", max), ("p99_us", min), ("scan_rows_per_sec:min", min)])
 def test_the_best_is_the_best_of_the_named_metric_in_its_direction(tmp_path, objective, pick):
     """maximized by name (scan_rows_per_sec), minimized where the metric is a latency (p99_us alone is
@@ -60,7 +50,7 @@ def test_the_best_is_the_best_of_the_named_metric_in_its_direction(tmp_path, obj
     code, summary, out = _study(tmp_path, "--objective", objective, "--revalidate", "0")
     assert code == 0, out
     metric = objective.split(":")[0]
-    values = [t["metrics"][metric] for t in _complete(summary)]
+    values = [t["metrics"][metric] for t in summary_trials(summary)]
     assert len(values) == 4 and len(set(values)) == 4
     assert summary["best"]["metrics"][metric] == pick(values)
     assert summary["objective_metric"] == metric and summary["objective_maximize"] == (pick is max)
@@ -96,7 +86,7 @@ def test_a_constraint_excludes_the_trials_that_break_it(tmp_path):
     code, summary, out = _study(tmp_path, "--objective", "scan_rows_per_sec", "--constraint", "p99_us<=20",
                                 "--revalidate", "0")
     assert code == 0, out
-    complete = _complete(summary)
+    complete = summary_trials(summary)
     keep = [t["metrics"]["scan_rows_per_sec"] for t in complete if t["metrics"]["p99_us"] <= 20]
     broke = [t["metrics"]["scan_rows_per_sec"] for t in complete if t["metrics"]["p99_us"] > 20]
     assert keep and broke and max(broke) > max(keep)
@@ -165,7 +155,7 @@ def test_the_rocksdict_example_is_tuned_for_its_p99(tmp_path):
     assert r.returncode == 0, r.stderr
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["objective"] == "p99_us:min" and summary["objective_description"] == "minimize P99 us"
-    p99 = [t["metrics"]["p99_us"] for t in _complete(summary)]
+    p99 = [t["metrics"]["p99_us"] for t in summary_trials(summary)]
     assert len(p99) == 3 and all(v > 0 for v in p99)
     assert summary["best"]["metrics"]["p99_us"] == min(p99)
     assert "(trial " in r.stderr and " P99 us (trial " in r.stderr  # "best 41.3 P99 us (trial 2)"

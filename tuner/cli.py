@@ -168,6 +168,11 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                         "{options} becomes its OPTIONS file, {db} a fresh DB directory, {seed} the seed. It prints "
                         "its metrics as a JSON line on stdout: ops_per_sec, and p99_us or any other number (--objective "
                         "and --constraint may name them)")
+    g.add_argument("--load", metavar="TEMPLATE",
+                   help="--backend command: the program that builds its DB once per study, before the first run, "
+                        "as --command is given ({db}: the DB directory to fill, {options}: RocksDB's default OPTIONS "
+                        "file, {seed}); every run's {db} is then a hard-linked checkpoint of it, never the DB itself "
+                        "(default none: every run starts on an empty DB)")
     g.add_argument("--duration", type=_duration, metavar="TIME",
                    help="length of each timed phase of a preloaded workload where the answer is confirmed (the "
                         "re-validation), e.g. 30s (default the workload's)")
@@ -382,7 +387,7 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
     """`tune`'s options as a :class:`TuneConfig`, a part from each group of `tune --help`."""
     return TuneConfig(
         measurement=MeasurementConfig(
-            workload=args.workload, backend=args.backend, command=args.program, scale=args.scale,
+            workload=args.workload, backend=args.backend, command=args.program, load=args.load, scale=args.scale,
             duration=args.duration, search_duration=args.search_duration, db_snapshot=args.db_snapshot, drain=not args.no_drain,
             defaults=args.defaults,
             baselines=not args.no_baselines, repeats=args.repeats, trial_timeout=args.trial_timeout),
@@ -455,7 +460,8 @@ def _stopped(exc: EnvironmentFault, resume: str) -> str:
 def _resume(args: argparse.Namespace, study: Study) -> str:
     """The command that resumes ``study`` as ``args`` started it."""
     measured = f"--workload {args.workload or study.parts.workload.name}" if args.backend == "db_bench" else \
-        f"--backend {args.backend}" + (f" --command {shlex.quote(args.program)}" if args.program else "")
+        f"--backend {args.backend}" + (f" --command {shlex.quote(args.program)}" if args.program else "") \
+        + (f" --load {shlex.quote(args.load)}" if args.load else "")
     return (f"rocksdb-tuner tune --study {study.name} --out {study.out} {measured} --space {args.space}"
             + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
             + (f" --revalidation-time {args.revalidation_time:g}s" if args.revalidation_time else "")

@@ -34,6 +34,7 @@ class MeasurementConfig:
     workload: str | Path | None = None  # None: fillrandom, or steady-overwrite with a --target-data
     backend: str = "db_bench"  # what measures a configuration (tuner.backends.BACKENDS)
     command: str | None = None  # --backend command: the program to run, with {options} and {db} in it
+    load: str | None = None  # --backend command: builds the program's DB once per study, with {db} in it
     scale: float | None = None  # the trials' data size factor: 1 without a target; with one, set to reach it
     duration: float | None = None  # seconds of each timed phase (--duration; the workload's own by default)
     search_duration: float | None = None  # the search's trials' timed phases (--search-duration), when shorter

@@ -29,6 +29,8 @@ class Setup:
     runner: Runner | None = None  # db_bench's runner
     command: str | None = None  # --command's template
     needs: tuple[str, ...] = ("ops_per_sec",)  # the metrics every run must report (the score's: Score.needed)
+    load: str | None = None  # --load's template: builds the program's DB once per study (the command backend)
+    logs: Path | None = None  # where the backend's set-up (a --load) keeps its logs: the study's --out
 
     @property
     def metric(self) -> str:
@@ -85,6 +87,9 @@ class Backend(abc.ABC):
         for metrics in m.repeats or [m.metrics]:
             check_metrics(metrics, self.setup.needs)
         return m
+
+    def close(self) -> None:
+        """Remove what the backend set up for the study (e.g. the DB --load built); nothing by default."""
 
     @abc.abstractmethod
     def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,

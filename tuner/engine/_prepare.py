@@ -153,6 +153,9 @@ def check_backend(config: TuneConfig) -> None:
                          "'python app.py --options {options} --db {db}'")
     if not backend.needs_command and m.command is not None:
         raise UsageError(f"--command: goes with --backend command, not {backend.name}")
+    if not backend.needs_command and m.load is not None:
+        raise UsageError(f"--load: builds your program's DB; it goes with --backend command, not {backend.name} "
+                         "(db_bench's preloaded workloads build their own)")
     if not backend.per_second and config.search.pruner != "none":
         raise UsageError(f"--pruner: the {backend.name} backend reports no per-second throughput to prune on")
     if not backend.runs_workloads:
