@@ -17,6 +17,7 @@ from objectives.scores import Bound, Score, label
 from tests.test_backends import APP, summary_trials
 from tests.test_cli import tuner
 from tuner import ranking
+from tuner.cli import build_parser
 from tuner.fmt import fmt_value
 from tuner.stats import gain, improvement
 
@@ -118,6 +119,13 @@ def test_a_metric_the_program_does_not_report_is_one_clear_error(tmp_path, args,
 def test_bad_objectives_and_constraints_are_refused_naming_the_flag(tmp_path, args, message):
     r = tuner("tune", *args, cwd=tmp_path)
     assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("given, taken", [("p99_us", "p99_us:min"), ("scan_rows_per_sec", "scan_rows_per_sec:max"),
+                                          ("ops_per_sec", "throughput"), ("ops_per_sec:max", "throughput"),
+                                          ("ops_per_sec:min", "ops_per_sec:min"), ("multi", "multi")])
+def test_the_objective_is_recorded_with_its_direction(given, taken):
+    assert build_parser().parse_args(["tune", "--objective", given]).objective == taken
 
 
 def test_a_named_objective_takes_its_direction_and_budgets_are_one_list():

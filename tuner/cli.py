@@ -121,13 +121,14 @@ def _weights(text: str) -> dict[str, float]:
 
 
 def _objective(text: str) -> str:
-    """throughput, multi, or a metric with its direction spelled out: ``p99_us`` -> ``p99_us:min``."""
+    """throughput, multi, or a metric with its direction spelled out: ``p99_us`` -> ``p99_us:min``;
+    ``ops_per_sec`` (maximized) is throughput."""
     try:
         score = Score(text.strip())
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--objective: ")) from None
-    if score.objective in OBJECTIVES:
-        return score.objective
+    if score.objective in OBJECTIVES or score.terms == Score().terms:
+        return score.objective if score.objective in OBJECTIVES else "throughput"
     return f"{score.metric}:{'max' if score.maximize else 'min'}"
 
 
