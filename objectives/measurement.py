@@ -1,6 +1,7 @@
 """A configuration measured: the workload run ``repeats`` times, each on a fresh DB, and represented
-by one real run: the one with the median ops/s (the lower of the two middle ones for an even count),
-so that its ops/s, P99 and write amp come from the same run."""
+by one real run: the one with the median of the study's metric, ops/s unless --objective names
+another (the lower of the two middle ones for an even count), so that its ops/s, P99 and write amp
+come from the same run."""
 
 from __future__ import annotations
 
@@ -25,15 +26,15 @@ class Measurement:
     representative: int = 0  # which repeat the metrics are from
 
 
-def representative(each: list[dict[str, float | None]]) -> int:
-    """Which repeat stands for all: the one with the median ops/s (the lower middle one of an even count;
-    a NaN, which the backend's check then refuses, is found as itself)."""
-    ops = [m["ops_per_sec"] or 0.0 for m in each]
-    return ops.index(statistics.median_low(ops))
+def representative(each: list[dict[str, float | None]], metric: str = "ops_per_sec") -> int:
+    """Which repeat stands for all: the one with the median ``metric`` (the lower middle one of an even
+    count; a NaN, which the backend's check then refuses, is found as itself; a missing value counts 0)."""
+    values = [m.get(metric) or 0.0 for m in each]
+    return values.index(statistics.median_low(values))
 
 
 def measure(runner: Runner, workload: Workload, flags: dict[str, Flag], log_dir: Path, repeats: int, seed: int,
-            observer: IntervalObserver | None = None) -> Measurement:
+            observer: IntervalObserver | None = None, metric: str = "ops_per_sec") -> Measurement:
     """Run the workload ``repeats`` times one after the other; with repeats, run i logs to
     ``log_dir/repeat-i``. ``observer`` (a pruner's) watches the first run only. Raises RunFailed
     or RunStopped like :meth:`Runner.run`."""
@@ -43,7 +44,7 @@ def measure(runner: Runner, workload: Workload, flags: dict[str, Flag], log_dir:
         runs.append(runner.run(workload, flags, where, seed=seed, observer=observer if i == 0 else None))
     operations = {p.name: p.operations for p in workload.phases if p.operations}
     each = [summarize(r, operations) for r in runs]
-    pick = representative(each)
+    pick = representative(each, metric)
     log_dir.mkdir(parents=True, exist_ok=True)
     (log_dir / "OPTIONS").write_text(runs[pick].options_text)
     return Measurement(each[pick], phase_details(runs[pick]), runs[pick].options_text, runs[pick].commands,

@@ -1,24 +1,66 @@
 """Scores: what the optimizer sees of a trial's metrics, and the budgets it must respect.
 
 ``throughput`` maximizes ops/s of the scored phases. ``multi`` is a Pareto study over
-(ops/s up, P99 down, write amplification down). Budgets (``max_p99_us``, ``max_write_amp``) are
-Optuna constraints: a value <= 0 means satisfied; they are never folded into the score.
+(ops/s up, P99 down, write amplification down). Any other objective names one metric the runs
+report: ``METRIC`` (maximized, or minimized when it is P99 or write amplification, as ``multi``
+weighs them), ``METRIC:max`` or ``METRIC:min``. Budgets (``max_p99_us``, ``max_write_amp`` and any
+:class:`Bound`, ``--constraint METRIC<=VALUE``) are Optuna constraints: a value <= 0 means
+satisfied; they are never folded into the score.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 
-OBJECTIVES = ("throughput", "multi")
+OBJECTIVES = ("throughput", "multi")  # or a metric: METRIC, METRIC:max, METRIC:min
 _TERMS = {
     "throughput": (("ops_per_sec", "maximize"),),
     "multi": (("ops_per_sec", "maximize"), ("p99_us", "minimize"), ("write_amp", "minimize")),
 }
+_SENSE = dict(_TERMS["multi"])  # the direction a metric named alone takes
 _UNITS = {"ops_per_sec": "ops/s", "p99_us": "P99 us", "write_amp": "write amp"}
+_NAMED = re.compile(r"([A-Za-z_]\w*)(?::(min|max))?")
+_BOUND = re.compile(r"\s*([A-Za-z_]\w*)\s*(<=|>=)\s*(\S+)\s*")
 
 
 class ScoreError(ValueError):
     """A metric the score needs is missing from a run."""
+
+
+def label(metric: str) -> str:
+    """How a metric is printed: ``ops/s``, ``P99 us``, ``write amp``, else its own name."""
+    return _UNITS.get(metric, metric)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A budget on one metric: at most ``limit`` (``upper``), else at least."""
+
+    metric: str
+    limit: float
+    upper: bool = True
+    flag: str = "--constraint"  # the flag that set it
+
+    @classmethod
+    def parse(cls, text: str) -> Bound:
+        """``p99_us<=500`` or ``ops_per_sec>=20000``; ValueError naming --constraint."""
+        match = _BOUND.fullmatch(text)
+        try:
+            limit = float(match[3]) if match else math.nan
+        except ValueError:
+            limit = math.nan
+        if match is None or not math.isfinite(limit):
+            raise ValueError(f"--constraint: {text!r} is not METRIC<=NUMBER or METRIC>=NUMBER (e.g. p99_us<=500)")
+        return cls(match[1], limit, match[2] == "<=")
+
+    def excess(self, value: float) -> float:
+        """How far ``value`` is past the bound (<= 0 when it holds)."""
+        return value - self.limit if self.upper else self.limit - value
+
+    def describe(self) -> str:
+        return f"{self.metric} {'<=' if self.upper else '>='} {self.limit:g}"
 
 
 @dataclass(frozen=True)
@@ -28,56 +70,79 @@ class Score:
     objective: str = "throughput"
     max_p99_us: float | None = None
     max_write_amp: float | None = None
+    bounds: tuple[Bound, ...] = ()  # --constraint
 
     def __post_init__(self) -> None:
-        if self.objective not in OBJECTIVES:
-            raise ValueError(f"--objective: unknown {self.objective!r} (choose from {', '.join(OBJECTIVES)})")
+        if self.objective not in _TERMS and not _NAMED.fullmatch(self.objective):
+            raise ValueError(f"--objective: {self.objective!r} is not throughput, multi or a metric the runs report: "
+                             "METRIC, METRIC:max or METRIC:min (e.g. p99_us:min)")
         for name, value in (("--max-p99-us", self.max_p99_us), ("--max-write-amp", self.max_write_amp)):
             if value is not None and not value > 0:
                 raise ValueError(f"{name}: must be > 0, got {value}")
 
     @property
+    def terms(self) -> tuple[tuple[str, str], ...]:
+        """(metric, direction) of each objective value."""
+        if self.objective in _TERMS:
+            return _TERMS[self.objective]
+        match = _NAMED.fullmatch(self.objective)
+        assert match is not None
+        name, sense = match[1], match[2]
+        return ((name, {"max": "maximize", "min": "minimize"}[sense] if sense else _SENSE.get(name, "maximize")),)
+
+    @property
     def metrics(self) -> tuple[str, ...]:
-        return tuple(m for m, _ in _TERMS[self.objective])
+        return tuple(m for m, _ in self.terms)
 
     @property
     def directions(self) -> list[str]:
-        return [d for _, d in _TERMS[self.objective]]
+        return [d for _, d in self.terms]
+
+    @property
+    def metric(self) -> str:
+        """The metric gains are ratios of, and the re-validation chooses by: the first objective's."""
+        return self.metrics[0]
+
+    @property
+    def maximize(self) -> bool:
+        return self.directions[0] == "maximize"
 
     @property
     def labels(self) -> tuple[str, ...]:
         """Human names of the objective values, e.g. ("ops/s", "P99 us")."""
-        return tuple(_UNITS[m] for m in self.metrics)
+        return tuple(label(m) for m in self.metrics)
+
+    @property
+    def budgets(self) -> tuple[Bound, ...]:
+        """Every budget, --max-p99-us and --max-write-amp first."""
+        given = (("p99_us", self.max_p99_us, "--max-p99-us"), ("write_amp", self.max_write_amp, "--max-write-amp"))
+        return (*(Bound(m, limit, flag=flag) for m, limit, flag in given if limit is not None), *self.bounds)
 
     @property
     def needed(self) -> tuple[str, ...]:
         """The metrics a run must report to be scored: the objective's, then the budgets'."""
-        budgets = (("p99_us", self.max_p99_us), ("write_amp", self.max_write_amp))
-        return tuple(dict.fromkeys([*self.metrics, *(m for m, limit in budgets if limit is not None)]))
+        return tuple(dict.fromkeys([*self.metrics, *(b.metric for b in self.budgets)]))
+
+    def flag_of(self, metric: str) -> str | None:
+        """The flag that named ``metric`` for the score (None for the default objective's ops/s)."""
+        if metric in self.metrics and self.objective not in _TERMS:
+            return "--objective"
+        return next((b.flag for b in self.budgets if b.metric == metric), None)
 
     @property
     def constrained(self) -> bool:
-        return self.max_p99_us is not None or self.max_write_amp is not None
+        return bool(self.budgets)
 
     def values(self, metrics: dict[str, float | None]) -> list[float]:
         return [self._need(metrics, m) for m in self.metrics]
 
     def constraints(self, metrics: dict[str, float | None]) -> list[float]:
         """One value per budget, <= 0 when the budget holds."""
-        out = []
-        if self.max_p99_us is not None:
-            out.append(self._need(metrics, "p99_us") - self.max_p99_us)
-        if self.max_write_amp is not None:
-            out.append(self._need(metrics, "write_amp") - self.max_write_amp)
-        return out
+        return [b.excess(self._need(metrics, b.metric)) for b in self.budgets]
 
     def describe(self) -> str:
-        parts = [f"{d} {_UNITS[m]}" for m, d in _TERMS[self.objective]]
-        if self.max_p99_us is not None:
-            parts.append(f"P99 <= {self.max_p99_us:g} us")
-        if self.max_write_amp is not None:
-            parts.append(f"write amp <= {self.max_write_amp:g}")
-        return ", ".join(parts)
+        parts = [f"{d} {label(m)}" for m, d in self.terms]
+        return ", ".join([*parts, *(b.describe() for b in self.budgets)])
 
     @staticmethod
     def _need(metrics: dict[str, float | None], name: str) -> float:

@@ -83,6 +83,59 @@ def test_the_program_gets_the_configurations_options_file_and_a_fresh_db(tmp_pat
     assert sorted(os.listdir(tmp_path)) == ["logs", "mine"]
 
 
+# --load's program: fills {db} with an SST file (and a CURRENT), and counts its loads in the work dir.
+LOAD = ("import pathlib, sys; db = pathlib.Path(sys.argv[1]); (db / '000007.sst').write_bytes(b'rows' * 1000); "
+        "(db / 'CURRENT').write_text('MANIFEST-000001\\n'); n = db.parents[1] / 'loads'; "
+        "n.write_text(n.read_text() + 'x' if n.exists() else 'x')")
+# The run: reports how many names the loaded SST has (2 or more: a hard link, not a copy), then writes
+# over what it was given, as a compaction would delete the file and a program rewrite CURRENT.
+ON_LOADED = ("import json, os, pathlib, sys; db = pathlib.Path(sys.argv[2]); sst = db / '000007.sst'; "
+             "links = os.stat(sst).st_nlink; rows = len(sst.read_bytes()); sst.unlink(); "
+             "(db / 'CURRENT').write_text('mine'); "
+             "print(json.dumps({'ops_per_sec': 10, 'links': links, 'rows': rows}))")
+
+
+def _loaded_executor(tmp_path: Path, load: str) -> LocalExecutor:
+    """The local executor of a command study with ``--load "python -c LOAD {db}"``, its runs ON_LOADED."""
+    python = shlex.quote(sys.executable)
+    executor = LocalExecutor()
+    executor.bind("command", Setup(tmp_path / "work", 30.0, 1, KEYS,
+                                   command=f"{python} -c {shlex.quote(ON_LOADED)} {{options}} {{db}}",
+                                   load=f"{python} -c {shlex.quote(load)} {{db}}", logs=tmp_path / "out"))
+    return executor
+
+
+def test_load_builds_the_db_once_and_each_run_starts_on_a_hard_linked_copy(tmp_path):
+    """--load runs once, before the first run; every run gets a copy of what it built, its SST files
+    hard-linked, so what a run writes or deletes never reaches the built DB; closing removes it."""
+    (tmp_path / "work").mkdir()
+    executor = _loaded_executor(tmp_path, LOAD)
+    outcomes = []
+    for i in range(3):
+        executor.submit(Job(f"trial {i}", {}, tmp_path / "logs" / str(i), 1))
+        outcomes += executor.wait(1.0)
+    assert [o.reason for o in outcomes] == [""] * 3
+    assert [(o.measurement.metrics["links"], o.measurement.metrics["rows"]) for o in outcomes] == [(2.0, 4000.0)] * 3
+    assert (tmp_path / "work" / "loads").read_text() == "x"  # one load for three runs
+    assert (tmp_path / "out" / "load" / "command.command").read_text().startswith(shlex.quote(sys.executable))
+    (built,) = [p for p in (tmp_path / "work").iterdir() if p.name.startswith("rocksdb-tuner-preload-command-")]
+    assert (built / "db" / "CURRENT").read_text() == "MANIFEST-000001\n" and (built / "db" / "000007.sst").is_file()
+    executor.close()
+    assert sorted(os.listdir(tmp_path / "work")) == ["loads"]
+
+
+def test_a_failed_load_fails_every_run_in_one_line_and_is_not_retried(tmp_path):
+    (tmp_path / "work").mkdir()
+    executor = _loaded_executor(tmp_path, LOAD + "; sys.exit('no space for the keys')")
+    reasons = []
+    for i in range(2):
+        executor.submit(Job(f"trial {i}", {}, tmp_path / "logs" / str(i), 1))
+        reasons += [o.reason for o in executor.wait(1.0)]
+    assert reasons == [f"--load: command: exit code 1: no space for the keys (logs in {tmp_path / 'out' / 'load'})"] * 2
+    assert (tmp_path / "work" / "loads").read_text() == "x"
+    assert sorted(os.listdir(tmp_path / "work")) == ["loads"]  # nothing of the failed load is kept
+
+
 def test_repeats_each_run_on_a_fresh_db_and_the_median_stands_for_them(tmp_path):
     script = ("import json, os, sys; n = sys.argv[2] + '/../../n'; k = int(open(n).read()) if os.path.exists(n) "
               "else 0; open(n, 'w').write(str(k + 1)); print(json.dumps({'ops_per_sec': [30, 10, 20][k]}))")
@@ -125,11 +178,14 @@ def test_each_failure_of_the_program_is_one_clear_line(tmp_path, script, reason)
     ('{"ops_per_sec": NaN}', (), "ops_per_sec = nan: not a finite number"),
     ('{"ops_per_sec": -5}', (), "ops_per_sec = -5: must be > 0"),
     ('{"ops_per_sec": 0}', (), "ops_per_sec = 0: must be > 0"),
-    ('{"ops_per_sec": null, "p99_us": 3}', (), "ops_per_sec: missing, and the study's score needs it"),
+    ('{"ops_per_sec": null, "p99_us": 3}', (), "ops_per_sec: missing, and the study's score needs it (the run "
+                                                "reported p99_us, wall_seconds)"),
     ('{"ops_per_sec": 10, "p99_us": -Infinity}', (), "p99_us = -inf: not a finite number"),
     ('{"ops_per_sec": 10, "scan_rows": -1}', (), "scan_rows = -1: must be >= 0"),
-    ('{"ops_per_sec": 10, "p99_us": 3}', ("write_amp",), "write_amp: missing, and the study's score needs it"),
-    ('{"ops_per_sec": 10, "p99_us": null}', ("p99_us",), "p99_us: missing, and the study's score needs it"),
+    ('{"ops_per_sec": 10, "p99_us": 3}', ("write_amp",), "write_amp: missing, and the study's score needs it (the "
+                                                         "run reported ops_per_sec, p99_us, wall_seconds)"),
+    ('{"ops_per_sec": 10, "p99_us": null}', ("p99_us",), "p99_us: missing, and the study's score needs it (the run "
+                                                        "reported ops_per_sec, wall_seconds)"),
 ])
 def test_a_metric_that_is_not_a_finite_number_or_missing_fails_the_run_naming_it(tmp_path, printed, needs, reason):
     """Every backend's metrics pass one check (tuner.backends.base.check_metrics): a metric that is
@@ -174,6 +230,7 @@ def test_a_hung_program_is_killed_with_its_children_at_the_timeout(tmp_path):
     ({"backend": "command", "command": "x", "executor": "ray"}, "--executor: shapes db_bench's workloads"),
     ({"backend": "command", "command": "x", "db_bench": "/usr/bin/db_bench"}, "--db-bench: shapes db_bench's"),
     ({"backend": "command", "command": "x", "rocksdb_version": "9.11"}, "--rocksdb-version: shapes db_bench's"),
+    ({"load": "app --load {db}"}, "--load: builds your program's DB; it goes with --backend command, not db_bench"),
 ])
 def test_what_the_command_backend_cannot_do_is_refused(fields, message):
     with pytest.raises(UsageError) as refused:
@@ -190,6 +247,18 @@ def test_what_the_command_backend_cannot_do_is_refused(fields, message):
 def test_a_command_that_cannot_run_is_refused(tmp_path, command, message):
     with pytest.raises(ValueError) as refused:
         BACKENDS["command"](Setup(tmp_path, 1.0, 1, KEYS, command=command))
+    assert str(refused.value).startswith(message)
+
+
+@pytest.mark.parametrize("load, message", [
+    ("", "--load: give the program to run, e.g. --load 'python app.py --load --options {options} --db {db}'"),
+    ("python app.py --load --options {options}", "--load: the program must be given the DB directory to build: put "
+                                                 "{db} in it"),
+    ("no-such-loader {db}", "--load: no-such-loader: no such program"),
+])
+def test_a_load_that_cannot_run_is_refused(tmp_path, load, message):
+    with pytest.raises(ValueError) as refused:
+        BACKENDS["command"](Setup(tmp_path, 1.0, 1, KEYS, command="python app.py {options}", load=load))
     assert str(refused.value).startswith(message)
 
 
@@ -321,3 +390,26 @@ def test_the_rocksdict_example_is_tuned_exported_and_loaded_back(tmp_path):
         # and the app ran the best trial with its tuned values: the OPTIONS file RocksDB wrote into its DB
         assert options_file.lookup(in_best_run, p.options_key) == options_file.encode(p.options_key,
                                                                                        best["params"][p.name]), p.name
+
+
+def test_the_rocksdict_example_loads_its_db_once_and_runs_on_copies_of_it(tmp_path):
+    """The example with --load: its keys are loaded once into a real RocksDB DB; each run opens a
+    hard-linked copy with its configuration's OPTIONS file, loads nothing and finds every key there."""
+    python = shlex.quote(sys.executable)
+    r = tuner("tune", "--backend", "command", "--load", f"{python} {APP} --load --options {{options}} --db {{db}} "
+              "--keys 2000", "--command", f"{python} {APP} --loaded --options {{options}} --db {{db}} --keys 2000 "
+              "--ops 2000", "--trials", "2", "--sampler", "random", "--seed", "1", "--no-starts", "--revalidate", "0",
+              "--out", "o", "--work-dir", str(tmp_path), "--no-mlflow", "--no-plots", cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    runs = [summary["baselines"][0]["metrics"], *(t["metrics"] for t in summary_trials(summary))]
+    assert len(runs) == 3 and all(m["keys"] == 2000 and "load_ops_per_sec" not in m for m in runs)
+    assert json.loads((tmp_path / "o" / "load" / "command.stdout").read_text())["load_ops_per_sec"] > 0
+    assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]  # the loaded DB removed too
+
+
+def summary_trials(summary: dict) -> list[dict]:
+    """The complete trials of a finished study, as its storage holds them."""
+    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    return [{"number": t.number, "metrics": t.user_attrs["metrics"]} for t in study.trials
+            if t.user_attrs.get("outcome") == "complete"]

@@ -18,7 +18,7 @@ from objectives.dbbench import DbBenchError, installed, probe, probe_path
 from objectives.defaults import LIBRARY, DefaultsError, defaults_of
 from objectives.defaults import MODES as DEFAULTS_MODES
 from objectives.runner import EnvironmentFault
-from objectives.scores import OBJECTIVES
+from objectives.scores import OBJECTIVES, Bound, Score
 from objectives.workloads import WorkloadError, load_workload
 from objectives.workloads import preset_names as workload_presets
 from search_spaces import Context, GiB, SpaceError, load_space
@@ -120,6 +120,25 @@ def _weights(text: str) -> dict[str, float]:
     return out
 
 
+def _objective(text: str) -> str:
+    """throughput, multi, or a metric with its direction spelled out: ``p99_us`` -> ``p99_us:min``;
+    ``ops_per_sec`` (maximized) is throughput."""
+    try:
+        score = Score(text.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--objective: ")) from None
+    if score.objective in OBJECTIVES or score.terms == Score().terms:
+        return score.objective if score.objective in OBJECTIVES else "throughput"
+    return f"{score.metric}:{'max' if score.maximize else 'min'}"
+
+
+def _bound(text: str) -> Bound:
+    try:
+        return Bound.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--constraint: ")) from None
+
+
 def _port(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 65535:
         raise argparse.ArgumentTypeError(f"must be a port number 1-65535, got {text!r}")
@@ -148,7 +167,13 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     g.add_argument("--command", metavar="TEMPLATE", dest="program",  # args.command names the subcommand
                    help="--backend command: the program run on each configuration, split as a shell would split it; "
                         "{options} becomes its OPTIONS file, {db} a fresh DB directory, {seed} the seed. It prints "
-                        "its metrics as a JSON line on stdout: ops_per_sec, and p99_us or any other number")
+                        "its metrics as a JSON line on stdout: ops_per_sec, and p99_us or any other number (--objective "
+                        "and --constraint may name them)")
+    g.add_argument("--load", metavar="TEMPLATE",
+                   help="--backend command: the program that builds its DB once per study, before the first run, "
+                        "as --command is given ({db}: the DB directory to fill, {options}: RocksDB's default OPTIONS "
+                        "file, {seed}); every run's {db} is then a hard-linked checkpoint of it, never the DB itself "
+                        "(default none: every run starts on an empty DB)")
     g.add_argument("--duration", type=_duration, metavar="TIME",
                    help="length of each timed phase of a preloaded workload where the answer is confirmed (the "
                         "re-validation), e.g. 30s (default the workload's)")
@@ -207,17 +232,24 @@ def _search_args(t: argparse.ArgumentParser) -> None:
                         "re-validation would not fit")
     g.add_argument("--seed", type=int, help="sampler seed (also db_bench's --seed); makes a study reproducible")
     g.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
-    g.add_argument("--objective", default="throughput", choices=OBJECTIVES,
-                   help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp")
+    g.add_argument("--objective", default="throughput", type=_objective, metavar="OBJECTIVE",
+                   help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp; or any metric the runs "
+                        "report, by its name: METRIC:max or METRIC:min (METRIC alone: max, but min for p99_us and "
+                        "write_amp), e.g. --objective p99_us:min, or scan_rows_per_sec for a number your program "
+                        "prints (default throughput)")
     g.add_argument("--prefer", type=_weights, metavar="WEIGHTS",
                    help="with --objective multi, how the one recommended configuration is picked from the Pareto "
                         "front: weights of ops, p99, write_amp, e.g. ops=2,p99=1,write_amp=0 (default 1 each: the "
                         "front member nearest the ideal point)")
     g.add_argument("--max-p99-us", type=_positive_float, help="budget: P99 latency of scored phases, microseconds")
     g.add_argument("--max-write-amp", type=_positive_float, help="budget: write amplification")
+    g.add_argument("--constraint", type=_bound, action="append", metavar="METRIC<=VALUE",
+                   help="budget on any metric the runs report, METRIC<=VALUE or METRIC>=VALUE, e.g. p99_us<=500 "
+                        "or ops_per_sec>=20000; repeat it for several (trials that break one rank after those "
+                        "that keep them all, as with --max-p99-us)")
     g.add_argument("--sampler", default="auto",
                    help=f"one of {', '.join(SAMPLERS)} (default auto: skopt for a single-objective study without "
-                        "--max-* constraints, serial or parallel, else tpe)")
+                        "budgets (--max-*, --constraint), serial or parallel, else tpe)")
     g.add_argument("--fidelity", type=_fractions, metavar="F,F,1",
                    help="multi-fidelity: each configuration runs at these fractions of the data size in turn "
                         "(e.g. 0.125,0.5,1); successive halving keeps the best third of each rung for the next; "
@@ -356,7 +388,7 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
     """`tune`'s options as a :class:`TuneConfig`, a part from each group of `tune --help`."""
     return TuneConfig(
         measurement=MeasurementConfig(
-            workload=args.workload, backend=args.backend, command=args.program, scale=args.scale,
+            workload=args.workload, backend=args.backend, command=args.program, load=args.load, scale=args.scale,
             duration=args.duration, search_duration=args.search_duration, db_snapshot=args.db_snapshot, drain=not args.no_drain,
             defaults=args.defaults,
             baselines=not args.no_baselines, repeats=args.repeats, trial_timeout=args.trial_timeout),
@@ -366,7 +398,8 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
         search=SearchConfig(
             space=args.space, trials=args.trials if args.trials is not None or args.budget else 20,
             budget=args.budget, fidelity=args.fidelity, sampler=args.sampler, objective=args.objective,
-            prefer=args.prefer, max_p99_us=args.max_p99_us, max_write_amp=args.max_write_amp, seed=args.seed,
+            prefer=args.prefer, max_p99_us=args.max_p99_us, max_write_amp=args.max_write_amp,
+            constraints=tuple(args.constraint or ()), seed=args.seed,
             pruner=args.pruner, pruner_warmup=args.pruner_warmup, warm_start=args.warm_start, library=args.library,
             starts=not args.no_starts),
         revalidation=_revalidation(args),
@@ -428,10 +461,13 @@ def _stopped(exc: EnvironmentFault, resume: str) -> str:
 def _resume(args: argparse.Namespace, study: Study) -> str:
     """The command that resumes ``study`` as ``args`` started it."""
     measured = f"--workload {args.workload or study.parts.workload.name}" if args.backend == "db_bench" else \
-        f"--backend {args.backend}" + (f" --command {shlex.quote(args.program)}" if args.program else "")
+        f"--backend {args.backend}" + (f" --command {shlex.quote(args.program)}" if args.program else "") \
+        + (f" --load {shlex.quote(args.load)}" if args.load else "")
     return (f"rocksdb-tuner tune --study {study.name} --out {study.out} {measured} --space {args.space}"
             + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
             + (f" --revalidation-time {args.revalidation_time:g}s" if args.revalidation_time else "")
+            + (f" --objective {args.objective}" if args.objective != "throughput" else "")
+            + "".join(f" --constraint {shlex.quote(b.describe().replace(' ', ''))}" for b in args.constraint or ())
             + "".join(f" {flag} {value}" for flag, value in (
                 ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),
                 ("--base-options", args.base_options), ("--duration", args.duration and f"{args.duration:g}s"),

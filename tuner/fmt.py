@@ -1,10 +1,15 @@
-"""How figures are printed, the same everywhere: ops/s with thousands separators, durations."""
+"""How figures are printed, the same everywhere: ops/s with thousands separators, other metrics, durations."""
 
 from __future__ import annotations
 
 
 def fmt_ops(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
+
+
+def fmt_value(value: float | None) -> str:
+    """Any metric: ``338,012`` from 1,000 up, else three significant digits (``41.3``, ``0.25``)."""
+    return "-" if value is None else fmt_ops(value) if abs(value) >= 1000 else f"{value:.3g}"
 
 
 def fmt_duration(seconds: float) -> str:

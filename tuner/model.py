@@ -14,7 +14,7 @@ from optuna.trial import FrozenTrial
 
 from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
-from objectives.scores import Score
+from objectives.scores import Bound, Score
 from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from tuner import ranking
@@ -34,6 +34,7 @@ class MeasurementConfig:
     workload: str | Path | None = None  # None: fillrandom, or steady-overwrite with a --target-data
     backend: str = "db_bench"  # what measures a configuration (tuner.backends.BACKENDS)
     command: str | None = None  # --backend command: the program to run, with {options} and {db} in it
+    load: str | None = None  # --backend command: builds the program's DB once per study, with {db} in it
     scale: float | None = None  # the trials' data size factor: 1 without a target; with one, set to reach it
     duration: float | None = None  # seconds of each timed phase (--duration; the workload's own by default)
     search_duration: float | None = None  # the search's trials' timed phases (--search-duration), when shorter
@@ -65,10 +66,11 @@ class SearchConfig:
     budget: float | None = None  # seconds of machine time (db_bench wall time) for the whole study
     fidelity: tuple[float, ...] | None = None  # multi-fidelity rungs: fractions of the data size, the last 1
     sampler: str = "auto"  # see tuner.samplers.choose
-    objective: str = "throughput"
+    objective: str = "throughput"  # or a metric the runs report: METRIC, METRIC:max, METRIC:min
     prefer: dict[str, float] | None = None  # --objective multi: weights of ops_per_sec, p99_us, write_amp (1 each)
     max_p99_us: float | None = None
     max_write_amp: float | None = None
+    constraints: tuple[Bound, ...] = ()  # --constraint METRIC<=VALUE / METRIC>=VALUE
     seed: int | None = None  # the sampler's; also db_bench's --seed and the re-validation's order
     pruner: str = "none"
     pruner_warmup: int = 4  # experiments/results/pruning*.json: 2 s pruned too eagerly on fillrandom

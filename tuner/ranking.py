@@ -2,7 +2,8 @@
 
 Complete trials rank best first by: meeting the budgets (``--max-*``; a trial that breaks them
 ranks by how far), then, with several objectives, being on the Pareto front, then their utility:
-ops/s for one objective; with several, how close they come to the ideal point, the best value of
+its objective's value for one objective (ops/s, or the metric ``--objective`` names, highest or lowest
+first as it is maximized or minimized); with several, how close they come to the ideal point, the best value of
 every objective on the front at once, with each objective scaled to [0, 1] over the front and
 weighted by ``--prefer`` (equal weights by default: the front's knee). The recommended configuration
 of a multi-objective study is the front member with the highest utility.
@@ -36,8 +37,14 @@ def counted(trials: Iterable[FrozenTrial]) -> int:
     return sum(len(groups[k]) for k in COUNTED)
 
 
-def ops(trial: FrozenTrial) -> float:
-    return float(trial.user_attrs.get("metrics", {}).get("ops_per_sec") or 0.0)
+def primary(trial: FrozenTrial) -> float:
+    """A complete trial's first objective value: ops/s, or the metric --objective names."""
+    return float(trial.values[0])
+
+
+def goodness(trial: FrozenTrial, direction: str) -> float:
+    """The first objective value, higher the better whichever way it is optimized."""
+    return primary(trial) if direction == "maximize" else -primary(trial)
 
 
 def violation(trial: FrozenTrial) -> float:
@@ -87,7 +94,7 @@ def ranked(trials: Iterable[FrozenTrial], directions: Sequence[str],
     """Complete trials, best first (see the module's docstring)."""
     complete = by_outcome(trials)["complete"]
     if len(directions) == 1:
-        return sorted(complete, key=lambda t: (violation(t), -ops(t)))
+        return sorted(complete, key=lambda t: (violation(t), -goodness(t, directions[0])))
     front = pareto_front(complete, directions)
     on_front, value = {t.number for t in front}, utility(front, directions, prefer)
     return sorted(complete, key=lambda t: (violation(t), t.number not in on_front, -value(t)))
@@ -104,13 +111,16 @@ def distinct_top(trials: Iterable[FrozenTrial], directions: Sequence[str], k: in
                  distance: Callable[[dict[str, Any], dict[str, Any]], float], apart: float = 0.25,
                  near: float = 0.85, prefer: Sequence[float] | None = None) -> list[FrozenTrial]:
     """``k`` finalists from distinct regions: the best, then each time the best trial at least ``apart``
-    (``distance``) from every one chosen among those within ``near`` of the best's ops/s (plausible
-    winners, given run-to-run noise); when no such trial is left, the next best. Not k neighbours of
+    (``distance``) from every one chosen among those within ``near`` of the best's first objective value
+    (plausible winners, given run-to-run noise: at least ``near`` times it when maximized, at most
+    1/``near`` times it when minimized); when no such trial is left, the next best. Not k neighbours of
     one optimum."""
     order = ranked(trials, directions, prefer)
     pool = ([t for t in order if feasible(t)] or order)
     if pool:
-        pool = [t for i, t in enumerate(pool) if i < k or ops(t) >= near * ops(pool[0])]
+        lead = primary(pool[0])
+        close = (lambda v: v >= near * lead) if directions[0] == "maximize" else (lambda v: v * near <= lead)
+        pool = [t for i, t in enumerate(pool) if i < k or close(primary(t))]
     chosen: list[FrozenTrial] = []
     for t in pool:
         if len(chosen) < k and all(distance(t.params, c.params) >= apart for c in chosen):

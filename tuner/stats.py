@@ -17,24 +17,38 @@ def spread(values: list[float]) -> dict[str, float]:
     return {"min": min(values), "max": max(values), "cv": cv, "n": len(values)}
 
 
-def sample_rows(saved: dict[str, Any], entries: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per configuration measured in interleaved rounds: its ops/s samples, median and spread,
+def sample_rows(saved: dict[str, Any], entries: dict[str, dict[str, Any]],
+                metric: str = "ops_per_sec") -> list[dict[str, Any]]:
+    """Per configuration measured in interleaved rounds: its samples of ``metric`` (the study's:
+    ops/s, or the one --objective names) and of ops/s, their medians, the spread of ``metric``,
     median P99 and write amp, and its failure if it had one."""
     out = []
     for name, entry in entries.items():
         samples = saved["samples"][name]
-        ops = [s["ops_per_sec"] for s in samples if s.get("ops_per_sec")]
-        row: dict[str, Any] = {"name": name, "trial": entry.get("trial"), "flags": entry["flags"], "ops_per_sec": ops}
+        values = {key: [s[key] for s in samples if s.get(key) is not None] for key in dict.fromkeys(
+            (metric, "ops_per_sec"))}
+        row: dict[str, Any] = {"name": name, "trial": entry.get("trial"), "flags": entry["flags"], **values}
         if name in saved["failed"]:
             row["failed"] = saved["failed"][name]
-        if ops:
-            row["median_ops_per_sec"] = statistics.median(ops)
-            row["spread"] = spread(ops)
-            for key in ("p99_us", "write_amp", "write_amp_logical"):
-                values = [s[key] for s in samples if s.get(key) is not None]
-                row[f"median_{key}"] = statistics.median(values) if values else None
+        if values[metric]:
+            row["spread"] = spread(values[metric])
+            for key in dict.fromkeys((metric, "ops_per_sec", "p99_us", "write_amp", "write_amp_logical")):
+                found = [s[key] for s in samples if s.get(key) is not None]
+                row[f"median_{key}"] = statistics.median(found) if found else None
         out.append(row)
     return out
+
+
+def improvement(a: float, b: float, maximize: bool = True) -> float:
+    """How many times better one run ``a`` is than ``b``: a / b for a maximized metric, b / a for a
+    minimized one (the defaults' P99 over the answer's), so that above 1 is better either way."""
+    return a / b if maximize else b / a
+
+
+def gain(a: list[float], b: list[float], maximize: bool = True) -> dict[str, Any]:
+    """:func:`paired_ratio` oriented as :func:`improvement`: ``a`` over ``b`` for a maximized metric,
+    ``b`` over ``a`` for a minimized one; its verdict ``faster`` then means better, ``slower`` worse."""
+    return paired_ratio(a, b) if maximize else paired_ratio(b, a)
 
 
 def paired_ratio(a: list[float], b: list[float], confidence: float = 0.95) -> dict[str, Any]:

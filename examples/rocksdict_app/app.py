@@ -6,7 +6,16 @@ tunes in examples/rocksdict_app/README.md. It knows nothing of the tuner: it is 
 opens a new DB at DIR with the OPTIONS file, loads --keys keys, then runs --ops operations on keys
 drawn from a Zipfian distribution (YCSB's, theta 0.99, the hot keys scattered over the key space):
 reads with probability --reads, else updates. Each operation is timed; the last line on stdout is
-one JSON object of metrics: ops_per_sec and the latency percentiles of the run phase.
+one JSON object of metrics: ops_per_sec and the latency percentiles of the run phase, and how many
+keys the DB held when it ended (``keys``).
+
+    python app.py --load --options OPTIONS --db DIR [--keys 20000]
+
+only loads the keys into a new DB at DIR (what rocksdb-tuner's ``--load`` runs once per study), and
+
+    python app.py --loaded --options OPTIONS --db DIR [--keys 20000] [--ops 20000] ...
+
+runs the operations on a DB a --load built (its copy, as the tuner gives it), loading nothing.
 
     python app.py --report-options OPTIONS
 
@@ -68,9 +77,11 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     db = open_db(args.options, args.db)
     try:
         started = time.perf_counter()
-        for i, key in enumerate(keys):
+        for i, key in enumerate([] if args.loaded else keys):
             db[key] = value[i % args.value_size:][:args.value_size]
         load_seconds = time.perf_counter() - started
+        if args.load:
+            return {"load_ops_per_sec": args.keys / load_seconds}
         latencies = []
         started = time.perf_counter()
         for index in zipfian(args.keys, args.ops, rng):
@@ -81,11 +92,13 @@ def run(args: argparse.Namespace) -> dict[str, float]:
                 db[keys[index]] = value[index % args.value_size:][:args.value_size]
             latencies.append((time.perf_counter_ns() - t0) / 1000)
         seconds = time.perf_counter() - started
+        held = sum(1 for _ in db.keys())
     finally:
         db.close()
     latencies.sort()
     return {"ops_per_sec": args.ops / seconds, "p50_us": percentile(latencies, 50),
-            "p99_us": percentile(latencies, 99), "load_ops_per_sec": args.keys / load_seconds}
+            "p99_us": percentile(latencies, 99), "keys": held,
+            **({} if args.loaded else {"load_ops_per_sec": args.keys / load_seconds})}
 
 
 def report_options(options_file: str) -> dict[str, object]:
@@ -118,6 +131,8 @@ def main() -> int:
     parser.add_argument("--reads", type=float, default=0.5, help="share of reads; the rest are updates")
     parser.add_argument("--value-size", type=int, default=400)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--load", action="store_true", help="only load the keys into a new DB")
+    parser.add_argument("--loaded", action="store_true", help="the DB holds the keys already (a --load built it)")
     parser.add_argument("--report-options", metavar="OPTIONS", help="print what RocksDB got from this OPTIONS file")
     args = parser.parse_args()
     if args.report_options:

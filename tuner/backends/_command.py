@@ -3,9 +3,14 @@
 ``--command`` is a template split as a shell would split it (shlex), never run through one. In each
 word ``{options}`` becomes the configuration's OPTIONS file, ``{db}`` a fresh, empty DB directory and
 ``{seed}`` the study's seed; both files live in a run directory of the work dir, removed afterwards.
+With ``--load`` (a template of the same words), the program's DB is built once per study, before the
+first run, on RocksDB's default OPTIONS file, and every run's ``{db}`` is a hard-linked checkpoint of
+it instead (objectives.runner.clone_snapshot, as db_bench's preloaded DBs are copied): the built DB is
+never written, and removed when the study ends (:meth:`CommandBackend.close`).
 The program runs in a process group of its own, killed after --trial-timeout, and reports metrics
 as JSON lines on stdout: the last object with ``ops_per_sec`` counts, with every other number in it
-(``p99_us``, any named metric); other lines are passed over. Its stdout and stderr are kept in the
+(``p99_us``, any named metric, which ``--objective`` and ``--constraint`` may name); other lines are
+passed over. Its stdout and stderr are kept in the
 trial's log directory.
 
 The OPTIONS file is RocksDB's defaults (as rocksdict's RocksDB writes them for a new DB) with the
@@ -28,8 +33,8 @@ import time
 from pathlib import Path
 
 from objectives.measurement import Measurement, representative
-from objectives.runner import (DISK_FULL, EnvironmentFault, IntervalObserver, RunFailed, latest_options, make_owned,
-                               remove_owned)
+from objectives.runner import (DISK_FULL, PRELOAD_PREFIX, PRELOAD_TIMEOUT, EnvironmentFault, IntervalObserver,
+                               RunFailed, clone_snapshot, latest_options, make_owned, remove_owned)
 from objectives.workloads import Flag, Workload
 from tuner import options_file
 from tuner.backends.base import Backend, Setup
@@ -44,16 +49,20 @@ class CommandBackend(Backend):
     def __init__(self, setup: Setup):
         super().__init__(setup)
         self.argv = parse_template(setup.command or "")
+        self.load_argv = parse_template(setup.load, "--load") if setup.load is not None else None
+        self.loaded: Path | None = None  # the directory of the DB --load built (its "db"), once built
+        self.load_failed: str | None = None  # why --load failed: every run fails with it, none loads again
 
     def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Workload | None) -> Measurement:
-        """Run the command ``repeats`` times, each on a fresh DB; the median run's metrics stand for all."""
+        """Run the command ``repeats`` times, each on a fresh DB; the run with the median of the study's
+        metric stands for all."""
         if workload is not None:
             raise RunFailed("the command backend runs no db_bench workload")
         options = self.options_text(flags)
         runs = [self._run(options, log_dir if repeats == 1 else log_dir / f"repeat-{i}") for i in range(repeats)]
         each = [metrics for metrics, _, _ in runs]
-        pick = representative(each)
+        pick = representative(each, self.setup.metric)
         metrics, used, argv = runs[pick]
         return Measurement(metrics, [], used, [argv], each if repeats > 1 else [], representative=pick)
 
@@ -70,39 +79,92 @@ class CommandBackend(Backend):
             raise RunFailed(f"OPTIONS file: {exc}") from None
 
     def _run(self, options: str, log_dir: Path) -> tuple[Metrics, str, list[str]]:
+        loaded = self._loaded()
         log_dir.mkdir(parents=True, exist_ok=True)
         tmp = make_owned(self.setup.work_dir)
         try:
             (tmp / "OPTIONS").write_text(options)
-            (tmp / "db").mkdir()
-            words = {"{options}": str(tmp / "OPTIONS"), "{db}": str(tmp / "db"), "{seed}": str(self.setup.seed)}
-            argv = [_filled(word, words) for word in self.argv]
-            (log_dir / "command.command").write_text(shlex.join(argv) + "\n")
+            if loaded is not None:
+                clone_snapshot(loaded, tmp / "db")
+            else:
+                (tmp / "db").mkdir()
+            argv = self._argv(self.argv, tmp, log_dir)
             started = time.monotonic()
             stdout = run(argv, log_dir, self.setup.timeout)
             metrics = {"wall_seconds": time.monotonic() - started, **read_metrics(stdout)}
             return metrics, latest_options(tmp / "db") or options, argv
         except OSError as exc:
-            reason = f"command: {exc.strerror or exc}: {exc.filename or ''}".strip()
-            raise (EnvironmentFault(DISK_FULL, reason) if exc.errno == errno.ENOSPC else RunFailed(reason)) from None
+            raise _os_failure("command", exc) from None
         finally:
             remove_owned(tmp)
 
+    def _argv(self, template: list[str], tmp: Path, log_dir: Path) -> list[str]:
+        """``template``'s words filled in for a run directory ``tmp`` (its OPTIONS file and DB), the
+        command line kept in ``log_dir``."""
+        words = {"{options}": str(tmp / "OPTIONS"), "{db}": str(tmp / "db"), "{seed}": str(self.setup.seed)}
+        argv = [_filled(word, words) for word in template]
+        (log_dir / "command.command").write_text(shlex.join(argv) + "\n")
+        return argv
 
-def parse_template(template: str) -> list[str]:
-    """The words of a --command template; ValueError (naming --command) when it cannot run."""
+    def _loaded(self) -> Path | None:
+        """The DB --load built for the study (None without --load): built on the first run that needs it,
+        in a directory of the work dir, on RocksDB's default OPTIONS file; its logs in ``--out``/load.
+        RunFailed (``--load: ...``) when the load failed, for this run and every later one."""
+        if self.load_argv is None:
+            return None
+        if self.loaded is None and self.load_failed is None:
+            tmp = make_owned(self.setup.work_dir, f"{PRELOAD_PREFIX}command-")
+            logs = (self.setup.logs or tmp) / "load"
+            try:
+                logs.mkdir(parents=True, exist_ok=True)
+                (tmp / "OPTIONS").write_text(rocksdb_defaults())
+                (tmp / "db").mkdir()
+                run(self._argv(self.load_argv, tmp, logs), logs, PRELOAD_TIMEOUT)
+                self.loaded = tmp
+            except RunFailed as exc:
+                self.load_failed = f"--load: {exc.reason} (logs in {logs})"
+            except OSError as exc:
+                raise _os_failure("--load", exc) from None
+            finally:
+                if self.loaded is None:
+                    remove_owned(tmp)
+        if self.load_failed is not None:
+            raise RunFailed(self.load_failed)
+        assert self.loaded is not None
+        return self.loaded / "db"
+
+    def close(self) -> None:
+        """Remove the DB --load built."""
+        if self.loaded is not None:
+            remove_owned(self.loaded)
+            self.loaded = None
+
+
+# What each template must hand its program, and an example of it.
+_NEEDS = {"--command": ("{options}", "the OPTIONS file", "--options {options} --db {db}"),
+          "--load": ("{db}", "the DB directory to build", "--load --options {options} --db {db}")}
+
+
+def parse_template(template: str, flag: str = "--command") -> list[str]:
+    """The words of a --command (or --load) template; ValueError naming the flag when it cannot run."""
+    placeholder, what, example = _NEEDS[flag]
     try:
         argv = shlex.split(template)
     except ValueError as exc:
-        raise ValueError(f"--command: cannot split {template!r}: {exc}") from None
+        raise ValueError(f"{flag}: cannot split {template!r}: {exc}") from None
     if not argv:
-        raise ValueError("--command: give the program to run, e.g. --command 'python app.py --options {options} "
-                         "--db {db}'")
-    if not any("{options}" in word for word in argv):
-        raise ValueError("--command: the program must be given the OPTIONS file: put {options} in it")
+        raise ValueError(f"{flag}: give the program to run, e.g. {flag} 'python app.py {example}'")
+    if not any(placeholder in word for word in argv):
+        raise ValueError(f"{flag}: the program must be given {what}: put {placeholder} in it")
     if shutil.which(argv[0]) is None:
-        raise ValueError(f"--command: {argv[0]}: no such program (not a path to an executable, nor on PATH)")
+        raise ValueError(f"{flag}: {argv[0]}: no such program (not a path to an executable, nor on PATH)")
     return argv
+
+
+def _os_failure(what: str, exc: OSError) -> Exception:
+    """An OSError of a run (or the load) as the run's failure, or an environment fault for a full disk."""
+    reason = f"{what}: {exc.strerror or exc}: {exc.filename or ''}".strip()
+    return EnvironmentFault(DISK_FULL, reason) if exc.errno == errno.ENOSPC else RunFailed(reason)
 
 
 def _filled(word: str, values: dict[str, str]) -> str:

@@ -19,4 +19,5 @@ class DbBenchBackend(Backend):
                  workload: Workload | None) -> Measurement:
         setup = self.setup
         assert setup.runner is not None and setup.workload is not None
-        return measure(setup.runner, workload or setup.workload, flags, log_dir, repeats, setup.seed, observer)
+        return measure(setup.runner, workload or setup.workload, flags, log_dir, repeats, setup.seed, observer,
+                       setup.metric)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import abc
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -28,14 +29,26 @@ class Setup:
     runner: Runner | None = None  # db_bench's runner
     command: str | None = None  # --command's template
     needs: tuple[str, ...] = ("ops_per_sec",)  # the metrics every run must report (the score's: Score.needed)
+    load: str | None = None  # --load's template: builds the program's DB once per study (the command backend)
+    logs: Path | None = None  # where the backend's set-up (a --load) keeps its logs: the study's --out
+
+    @property
+    def metric(self) -> str:
+        """The score's first metric (``needs`` lists it first): the median of repeats is taken of it."""
+        return self.needs[0] if self.needs else "ops_per_sec"
+
+
+_MISSING = re.compile(r"(\w+): missing, and the study's score needs it")
 
 
 def check_metrics(metrics: dict[str, float | None], needs: tuple[str, ...]) -> None:
-    """RunFailed naming the first metric that is missing though ``needs`` has it, not a finite number,
-    or negative (ops_per_sec: not above 0), e.g. ``ops_per_sec = inf: not a finite number``."""
+    """RunFailed naming the first metric that is missing though ``needs`` has it (and those the run
+    reported), not a finite number, or negative (ops_per_sec: not above 0), e.g. ``ops_per_sec = inf:
+    not a finite number``."""
     for name in needs:
         if metrics.get(name) is None:
-            raise RunFailed(f"{name}: missing, and the study's score needs it")
+            reported = ", ".join(sorted(k for k, v in metrics.items() if v is not None))
+            raise RunFailed(f"{name}: missing, and the study's score needs it (the run reported {reported or 'none'})")
     for name, value in metrics.items():
         if value is None:
             continue
@@ -43,6 +56,12 @@ def check_metrics(metrics: dict[str, float | None], needs: tuple[str, ...]) -> N
             raise RunFailed(f"{name} = {value:g}: not a finite number")
         if value < 0 or (name == "ops_per_sec" and value == 0):
             raise RunFailed(f"{name} = {value:g}: must be {'> 0' if name == 'ops_per_sec' else '>= 0'}")
+
+
+def missing_metric(reason: str) -> str | None:
+    """The metric a run's failure ``reason`` (from :func:`check_metrics`) says is missing, else None."""
+    match = _MISSING.match(reason)
+    return match[1] if match else None
 
 
 class Backend(abc.ABC):
@@ -68,6 +87,9 @@ class Backend(abc.ABC):
         for metrics in m.repeats or [m.metrics]:
             check_metrics(metrics, self.setup.needs)
         return m
+
+    def close(self) -> None:
+        """Remove what the backend set up for the study (e.g. the DB --load built); nothing by default."""
 
     @abc.abstractmethod
     def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import optuna
 
 from objectives.runner import EnvironmentFault, RunFailed
+from tuner.backends.base import missing_metric
 from tuner.engine._budget import Budget, usage
 from tuner.engine._loop import TrialLoop
 from tuner.engine._lock import StudyBusy, StudyLock
@@ -64,7 +65,7 @@ class Engine:
         n_baselines = len(self._baselines())
         self.budget = Budget(self.search.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
         self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out,
-                                   lambda seconds: self.proportion.afford(seconds))
+                                   lambda seconds: self.proportion.afford(seconds), parts.score)
         self.proportion = Proportion(parts, self.store, self.budget, self.remeasure, bus.note, self.snapshot,
                                      self._spent)
 
@@ -205,11 +206,19 @@ class Engine:
                 if m.repeats:
                     record.update(repeats=m.repeats, spread_ops_per_sec=spread([r["ops_per_sec"] or 0.0 for r in m.repeats]))
             except RunFailed as exc:
+                self._check_named(name, exc.reason)
                 record.update(state="FAIL", reason=exc.reason, metrics={})
             record["seconds"] = round(time.monotonic() - started, 2)
             record["ended"] = time.time()
             self.store.set_attr(key, record)
             self.bus.baseline_done(self.snapshot(), record)
+
+    def _check_named(self, baseline: str, reason: str) -> None:
+        """The first run, rocksdb-default's, lacks a metric the user named for the score (--objective,
+        --constraint, --max-*): one UsageError naming the flag, not a study of failed runs."""
+        flag = self.parts.score.flag_of(missing_metric(reason) or "") if baseline == DEFAULT_BASELINE else None
+        if flag is not None:
+            raise UsageError(f"{flag}: rocksdb-default's run has no such metric: {reason}")
 
     def run_trials(self) -> None:
         """Trials until --trials are counted or the --budget is spent (tuner.engine._loop)."""

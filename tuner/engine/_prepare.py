@@ -153,6 +153,9 @@ def check_backend(config: TuneConfig) -> None:
                          "'python app.py --options {options} --db {db}'")
     if not backend.needs_command and m.command is not None:
         raise UsageError(f"--command: goes with --backend command, not {backend.name}")
+    if not backend.needs_command and m.load is not None:
+        raise UsageError(f"--load: builds your program's DB; it goes with --backend command, not {backend.name} "
+                         "(db_bench's preloaded workloads build their own)")
     if not backend.per_second and config.search.pruner != "none":
         raise UsageError(f"--pruner: the {backend.name} backend reports no per-second throughput to prune on")
     if not backend.runs_workloads:
@@ -172,7 +175,7 @@ def check_backend(config: TuneConfig) -> None:
 
 def score_of(search: SearchConfig) -> Score:
     try:
-        return Score(search.objective, search.max_p99_us, search.max_write_amp)
+        return Score(search.objective, search.max_p99_us, search.max_write_amp, tuple(search.constraints))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -180,6 +183,9 @@ def score_of(search: SearchConfig) -> Score:
 def pruner_of(search: SearchConfig, score: Score) -> optuna.pruners.BasePruner:
     if search.fidelity:  # the rungs are judged by tuner.rungs' successive halving
         return optuna.pruners.NopPruner()
+    if search.pruner != "none" and len(score.terms) == 1 and score.terms != (("ops_per_sec", "maximize"),):
+        raise UsageError(f"--pruner: stops trials on their per-second ops/s; this study optimizes "
+                         f"{score.describe()} (--objective {search.objective})")
     try:
         if not isinstance(search.pruner_warmup, int) or search.pruner_warmup < 0:
             raise PrunerError(f"--pruner-warmup: must be a whole number of seconds >= 0, got {search.pruner_warmup}")

@@ -4,7 +4,8 @@ The best of many single noisy runs is partly the luckiest, and samples that choo
 flatter it. So, after the search (on by default, ``--revalidate K``):
 
 1. **select**: the top K trials (:func:`tuner.ranking.top_k`) are measured in ``select_rounds``
-   rounds, beside the reference when there are several; the winner has the highest median ops/s
+   rounds, beside the reference when there are several; the winner has the best median of the
+   study's metric (ops/s, or the one --objective names: the highest, or the lowest when minimized)
    (skipped when K is 1);
 2. **estimate**: the winner, the reference (``--baseline``'s configuration, else ``rocksdb-default``),
    the other baselines and, for the "why", the winner with each tuned option put back to the
@@ -17,7 +18,8 @@ flatter it. So, after the search (on by default, ``--revalidate K``):
    reference's values), re-measured beside the reference and the full winner.
 
 Every round runs its configurations in a fresh random order (seeded, so a resume repeats it), so
-that drift and order effects do not favour one; ratios are paired by round (tuner.stats.paired_ratio).
+that drift and order effects do not favour one; ratios of the study's metric are paired by round
+(tuner.stats.gain: above 1 is better, the reference's over the answer's for a minimized metric).
 With ``--confirm-scale F`` all three run at scale F, and the search's order of the finalists is
 compared with theirs there (Kendall's tau).
 
@@ -36,15 +38,16 @@ from typing import Any, Callable
 
 from objectives.measurement import Measurement
 from objectives.runner import RunFailed
+from objectives.scores import Score, label
 from objectives.workloads import Flag, Workload
 from search_spaces import SearchSpace
 from tuner import options_file, ranking
 from tuner.engine._budget import MIN_ROUNDS
 from tuner.engine._plan import Plan, Reference
 from tuner.engine._storage import StudyStore
-from tuner.fmt import fmt_duration
+from tuner.fmt import fmt_duration, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
-from tuner.stats import paired_ratio, rank_correlation, relative_width, sample_rows
+from tuner.stats import gain, paired_ratio, rank_correlation, relative_width, sample_rows
 
 ATTR = "revalidation"
 Measure = Callable[[str, dict[str, Flag], Path, Workload | None], Measurement]
@@ -59,6 +62,7 @@ class Remeasure:
     note: Callable[[str], None]
     out: Path
     afford: Callable[[float], bool] = lambda seconds: True  # do ``seconds`` more of runs fit the --budget?
+    score: Score = Score()  # the study's: its metric is what the rounds compare
 
     def revalidate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference) -> dict[str, Any] | None:
         space = snapshot.space
@@ -79,18 +83,19 @@ class Remeasure:
                          "in one round (the gain's rounds measure the chosen one beside "
                          f"{reference.name})"))
             saved = self.rounds(entries, plan.select_rounds, "select", plan)
-            rows = sample_rows(saved, entries)
-            measured = [r for r in rows if r.get("median_ops_per_sec") and "failed" not in r and r["trial"] is not None]
+            rows = sample_rows(saved, entries, self.score.metric)
+            key, sign = f"median_{self.score.metric}", 1 if self.score.maximize else -1
+            measured = [r for r in rows if r.get(key) is not None and "failed" not in r and r["trial"] is not None]
             if measured:
-                chosen = max(measured, key=lambda r: r["median_ops_per_sec"])
+                chosen = max(measured, key=lambda r: sign * r[key])
                 winner = next(t for t in finalists if t.number == chosen["trial"])
             by_name = {r["name"]: r for r in rows}
             result["select"] = {"rounds": saved["rounds"], "configurations": rows, "winner": f"trial {winner.number}",
-                                "vs_reference": {r["name"]: _ratio(by_name, r["name"], reference.name)
+                                "vs_reference": {r["name"]: _ratio(by_name, r["name"], reference.name, self.score)
                                                  for r in rows if r["trial"] is not None and reference.name in by_name},
                                 "distance_to_winner": {f"trial {t.number}": round(space.distance(t.params, winner.params), 3)
                                                        for t in finalists},
-                                "rank_correlation": _rank_change(finalists, rows, plan)}
+                                "rank_correlation": _rank_change(finalists, rows, plan, self.score)}
         estimate = self._estimate(snapshot, plan, reference, winner)
         result.update(estimate)
         result["minimal"] = self._minimal(space, plan, reference, winner, estimate.get("ablation", []))
@@ -134,20 +139,21 @@ class Remeasure:
         owed = 3 * plan.min_rounds if ablated else 0  # the minimal configuration's stage, still to come
         while True:
             saved = self.rounds(entries, rounds, "estimate", plan)
-            rows = {r["name"]: r for r in sample_rows(saved, entries)}
-            gain = _ratio(rows, best, reference.name)
-            if ((rounds >= plan.min_rounds and relative_width(gain) <= plan.target) or rounds >= plan.max_rounds
+            rows = {r["name"]: r for r in sample_rows(saved, entries, self.score.metric)}
+            found = _ratio(rows, best, reference.name, self.score)
+            if ((rounds >= plan.min_rounds and relative_width(found) <= plan.target) or rounds >= plan.max_rounds
                     or best in saved["failed"] or not self.afford(self._round_seconds(saved, entries, owed))):
                 break
             rounds += 1
         out: dict[str, Any] = {"rounds": saved["rounds"], "configurations": list(rows.values()), "best": best,
-                               "best_trial": winner.number, "best_vs_reference": gain,
-                               "vs": {name: _ratio(rows, best, name) for name in rows
+                               "best_trial": winner.number, "best_vs_reference": found,
+                               "metric": self.score.metric, "maximize": self.score.maximize,
+                               "vs": {name: _ratio(rows, best, name, self.score) for name in rows
                                       if name != best and "ablates" not in entries[name]}}
         if rows.get(reference.name, {}).get("spread"):
             out["noise_cv_reference"] = rows[reference.name]["spread"]["cv"]
         out["ablation"] = [{"param": p, "value": winner.params[p], "reference_value": reference.values.get(p),
-                            **_ratio(rows, best, f"{best} without {p}")} for p in ablated]
+                            **_ratio(rows, best, f"{best} without {p}", self.score)} for p in ablated]
         return out
 
     def _minimal(self, space: SearchSpace, plan: Plan, reference: Reference, winner: Any,
@@ -165,10 +171,11 @@ class Remeasure:
                    "minimal": {"flags": flags}}
         self.note(f"re-validation: the minimal configuration ({', '.join(sorted(keep))}) in {plan.min_rounds} rounds")
         saved = self.rounds(entries, plan.min_rounds, "minimal", plan)
-        rows = {r["name"]: r for r in sample_rows(saved, entries)}
+        rows = {r["name"]: r for r in sample_rows(saved, entries, self.score.metric)}
         return {"params": params, "flags": flags, "kept": sorted(keep), "reset": sorted(dropped),
                 "rounds": saved["rounds"], "configurations": list(rows.values()),
-                "vs_reference": _ratio(rows, "minimal", reference.name), "vs_full": _ratio(rows, "minimal", best)}
+                "vs_reference": _ratio(rows, "minimal", reference.name, self.score),
+                "vs_full": _ratio(rows, "minimal", best, self.score)}
 
     def rounds(self, entries: dict[str, dict[str, Any]], rounds: int, stage: str, plan: Plan) -> dict[str, Any]:
         """Measure each entry once per round, every round in a fresh random order; samples saved as
@@ -204,7 +211,8 @@ class Remeasure:
             else:
                 saved["samples"][name].append(m.metrics)
                 eta = (time.monotonic() - started) / done * (len(todo) - done)
-                self.note(f"{what} {round_ + 1}/{rounds}: {name}: {m.metrics['ops_per_sec'] or 0:,.0f} ops/s "
+                self.note(f"{what} {round_ + 1}/{rounds}: {name}: {fmt_value(m.metrics.get(self.score.metric))} "
+                          f"{label(self.score.metric)} "
                           f"(run {done} of {len(todo)}, ETA {fmt_duration(eta)})")
             self.store.set_attr(attr, saved)
         return saved
@@ -219,11 +227,11 @@ def _default_values(snapshot: StudySnapshot) -> dict[str, Any]:
             for p in snapshot.space.parameters} if sections else {}
 
 
-def _ratio(rows: dict[str, dict[str, Any]], a: str, b: str) -> dict[str, Any]:
-    """``a`` against ``b``, paired by round."""
+def _ratio(rows: dict[str, dict[str, Any]], a: str, b: str, score: Score) -> dict[str, Any]:
+    """How many times better ``a`` is than ``b`` in the study's metric, paired by round."""
     if a not in rows or b not in rows:
         return paired_ratio([], [])
-    return {"against": b, **paired_ratio(rows[a]["ops_per_sec"], rows[b]["ops_per_sec"])}
+    return {"against": b, **gain(rows[a][score.metric], rows[b][score.metric], score.maximize)}
 
 
 def _ablations(space: SearchSpace, params: dict[str, Any], reference: Reference) -> dict[str, dict[str, Flag]]:
@@ -246,21 +254,22 @@ def _with_reference(space: SearchSpace, params: dict[str, Any], names: set[str],
     return space.flags({k: v for k, v in merged.items() if space.parameter(k).active(merged)})
 
 
-def _rank_change(finalists: list[Any], rows: list[dict[str, Any]], plan: Plan) -> dict[str, Any] | None:
+def _rank_change(finalists: list[Any], rows: list[dict[str, Any]], plan: Plan, score: Score) -> dict[str, Any] | None:
     """When the re-validation runs elsewhere (the target, --confirm-scale, longer phases): how the finalists'
-    order in the search (their trial's ops/s) compares with their order there (median ops/s), and
-    whether the search's best stays the answer."""
+    order in the search (their trial's value of the study's metric) compares with their order there (its
+    median), and whether the search's best stays the answer."""
     if plan.workload is None:
         return None
-    medians = {r["trial"]: r.get("median_ops_per_sec") for r in rows if r["trial"] is not None}
-    pairs = [(ranking.ops(t), medians[t.number]) for t in finalists if medians.get(t.number)]
-    there = max(medians, key=lambda n: medians[n] or 0.0) if medians else None
+    key, sign = f"median_{score.metric}", 1 if score.maximize else -1
+    medians = {r["trial"]: r.get(key) for r in rows if r["trial"] is not None and r.get(key) is not None}
+    pairs = [(ranking.primary(t), medians[t.number]) for t in finalists if t.number in medians]
+    there = max(medians, key=lambda n: sign * medians[n]) if medians else None
     return {"confirm_scale": plan.confirm_scale, "confirm_data_bytes": plan.workload.data_bytes(),
             "confirm_duration_seconds": plan.workload.duration,
             "search_best": f"trial {finalists[0].number}", "confirmed_best": f"trial {there}",
             "changed": there is not None and there != finalists[0].number,
-            "search_ops_per_sec": [p[0] for p in pairs],
-            "confirm_ops_per_sec": [p[1] for p in pairs],
+            f"search_{score.metric}": [p[0] for p in pairs],
+            f"confirm_{score.metric}": [p[1] for p in pairs],
             "kendall_tau": rank_correlation([p[0] for p in pairs], [p[1] for p in pairs])}
 
 

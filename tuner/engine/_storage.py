@@ -61,7 +61,8 @@ class StudyStore:
         identity = {"workload": p.workload.name, "space": p.space.name, "objective": p.score.objective,
                     "scale": measurement.scale}
         if measurement.backend != "db_bench":  # another program measured is another question
-            identity["backend"] = {"name": measurement.backend, "command": measurement.command}
+            identity["backend"] = {"name": measurement.backend, "command": measurement.command,
+                                   **({"load": measurement.load} if measurement.load else {})}
         if not p.workload.drain:  # burst ops/s do not compare with sustained ones
             identity["drain"] = False
         if p.target is not None and not p.target.assumed:  # another target is another question

@@ -62,4 +62,5 @@ class LocalExecutor:
         return None
 
     def close(self) -> None:
-        pass
+        if self.backend is not None:
+            self.backend.close()

@@ -249,7 +249,7 @@ class MlflowTracker(Observer):
         self._record(snapshot)
         best = snapshot.best()
         if best is not None:
-            self._parent_metrics(snapshot, {"best_so_far.ops_per_sec": ranking.ops(best)}, step=snapshot.counted())
+            self._parent_metrics(snapshot, {f"best_so_far.{snapshot.score.metric}": ranking.primary(best)}, step=snapshot.counted())
 
     def _parent_metrics(self, snapshot: StudySnapshot, values: dict[str, Any], step: int) -> None:
         """Figures on the study's own run, so its row in the runs table shows them."""

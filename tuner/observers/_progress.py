@@ -12,7 +12,8 @@ from optuna.trial import FrozenTrial
 from tuner.backends import BACKENDS
 from tuner.events import Observer
 from tuner.model import StudySnapshot, TuneResult
-from tuner.fmt import fmt_bytes, fmt_duration, fmt_ops
+from objectives.scores import label
+from tuner.fmt import fmt_bytes, fmt_duration, fmt_ops, fmt_value
 
 
 class SilentProgress(Observer):
@@ -75,9 +76,7 @@ class ConsoleProgress(SilentProgress):
 
     def baseline_done(self, snapshot: StudySnapshot, record: dict[str, Any]) -> None:
         if record["state"] == "COMPLETE":
-            m = record["metrics"]
-            self._line(f"baseline {record['name']}: {fmt_ops(m['ops_per_sec'])} ops/s, P99 {_num(m.get('p99_us'))} us, "
-                       f"write amp {_num(m.get('write_amp'))} ({record['seconds']:.0f}s)")
+            self._line(f"baseline {record['name']}: {_measured(snapshot, record['metrics'])} ({record['seconds']:.0f}s)")
         else:
             self._line(f"baseline {record['name']}: FAILED: {record['reason']}")
 
@@ -96,12 +95,11 @@ class ConsoleProgress(SilentProgress):
             spent = snapshot.machine_seconds()["total"]
             eta = (f"{fmt_duration(max(0.0, budget - spent) / self.parallel)} "
                    f"({fmt_duration(spent)} of the {fmt_duration(budget)} budget spent)")
-        best_text = (
-            f"best {fmt_ops(best.user_attrs['metrics']['ops_per_sec'])} ops/s (trial {best.number})" if best else "best -"
-        )
+        metric = snapshot.score.metric
+        best_text = (f"best {fmt_value(best.user_attrs['metrics'][metric])} {label(metric)} (trial {best.number})"
+                     if best else "best -")
         if trial.user_attrs.get("outcome") == "complete":
-            m = trial.user_attrs["metrics"]
-            what = f"{fmt_ops(m['ops_per_sec'])} ops/s, P99 {_num(m.get('p99_us'))} us, write amp {_num(m.get('write_amp'))}"
+            what = _measured(snapshot, trial.user_attrs["metrics"])
         elif trial.user_attrs.get("outcome") == "pruned":
             at = trial.user_attrs["pruned_at"]
             so_far = trial.intermediate_values.get(max(trial.intermediate_values, default=0))
@@ -129,3 +127,11 @@ class ConsoleProgress(SilentProgress):
 
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"
+
+
+def _measured(snapshot: StudySnapshot, m: dict[str, float | None]) -> str:
+    """A run's figures: the study's metric first when it is another than ops/s, then ops/s, P99, write amp."""
+    metric = snapshot.score.metric
+    own = "" if metric in ("ops_per_sec", "p99_us", "write_amp") else f"{metric} {fmt_value(m.get(metric))}, "
+    return (f"{own}{fmt_ops(m.get('ops_per_sec'))} ops/s, P99 {_num(m.get('p99_us'))} us, "
+            f"write amp {_num(m.get('write_amp'))}")

@@ -8,6 +8,7 @@ from typing import Any
 
 from tuner.fmt import fmt_bytes, fmt_duration
 from tuner.model import DEFAULT_BASELINE, Answer
+from tuner.stats import improvement
 
 
 def answer(summary: dict[str, Any]) -> dict[str, Any] | None:
@@ -24,7 +25,9 @@ def answer(summary: dict[str, Any]) -> dict[str, Any] | None:
     if gain["verdict"] == "faster":
         return {"recommend": "best", "name": reval["best"],
                 "why": f"{reval['best']} beat {ref} {where} ({gain['ratio']:.2f}x, its 95 % interval above 1)"}
-    how = "no measurable difference" if gain["verdict"] == "tie" else "slower" if gain["verdict"] == "slower" \
+    worse = "slower" if summary.get("objective_metric", "ops_per_sec") == "ops_per_sec" else \
+        f"worse {summary['objective_metric']}"
+    how = "no measurable difference" if gain["verdict"] == "tie" else worse if gain["verdict"] == "slower" \
         else "not measured"
     return {"recommend": "reference", "name": ref,
             "why": f"the best tuned configuration ({reval['best']}) against {ref} {where}: {how}; keep "
@@ -48,11 +51,13 @@ def answer_of(summary: dict[str, Any]) -> Answer | None:
 
 
 def search_gain(summary: dict[str, Any]) -> float | None:
-    """The best trial's single run over rocksdb-default's single run, as the search saw them."""
-    best = (summary.get("best") or {}).get("metrics", {}).get("ops_per_sec")
-    default = next((b["metrics"].get("ops_per_sec") for b in summary.get("baselines", [])
+    """How many times better the best trial's single run is than rocksdb-default's single run, as the
+    search saw them, in the study's metric (tuner.stats.improvement)."""
+    metric = summary.get("objective_metric", "ops_per_sec")
+    best = (summary.get("best") or {}).get("metrics", {}).get(metric)
+    default = next((b["metrics"].get(metric) for b in summary.get("baselines", [])
                     if b["name"] == DEFAULT_BASELINE and b.get("metrics")), None)
-    return best / default if best and default else None
+    return improvement(best, default, summary.get("objective_maximize", True)) if best and default else None
 
 
 def _shorter_search(target: dict[str, Any]) -> bool:
@@ -120,7 +125,9 @@ def gain_lines(summary: dict[str, Any]) -> list[str]:
         where = f"at the target ({fmt_bytes(t['confirmed_at_bytes'])})" if t and not t.get("assumed") else "re-validated"
         ci = f", 95 % CI {confirmed['ci95'][0]:.2f}-{confirmed['ci95'][1]:.2f}" if confirmed.get("ci95") else ""
         phases = f", {t['duration_seconds']:g} s phases" if _shorter_search(t) else ""
-        out.append(f"gain over rocksdb-default: {found:.2f}x in the search (single runs at "
+        metric = summary.get("objective_metric", "ops_per_sec")
+        named = "" if metric == "ops_per_sec" else f" in {metric}"
+        out.append(f"gain{named} over rocksdb-default: {found:.2f}x in the search (single runs at "
                    f"{fmt_bytes(t.get('trial_data_bytes'))}{phases}, the runs that chose it) | {confirmed['ratio']:.2f}x {where} "
                    f"({confirmed['n']} paired rounds that chose nothing{ci})")
     a = summary.get("answer")

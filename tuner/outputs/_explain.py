@@ -23,17 +23,19 @@ from optuna.trial import TrialState
 
 from search_spaces.catalogue import by_flag
 from search_spaces.parameters import CategoricalParam, Parameter
+from objectives.scores import label
 from tuner import options_file
 from tuner.engine import default_flags
+from tuner.fmt import fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.outputs._optuna_view import as_optuna
-from tuner.ranking import ops as _ops
+from tuner.ranking import primary
 
 MIN_TRIALS = 5
 
 
 def importance(snapshot: StudySnapshot) -> dict[str, float]:
-    """fANOVA importance of each parameter for ops/s (empty with fewer than MIN_TRIALS complete trials)."""
+    """fANOVA importance of each parameter for the first objective (ops/s, or --objective's metric) (empty with fewer than MIN_TRIALS complete trials)."""
     complete = [t for t in snapshot.trials if t.state == TrialState.COMPLETE]
     if len(complete) < MIN_TRIALS:
         return {}
@@ -41,7 +43,7 @@ def importance(snapshot: StudySnapshot) -> dict[str, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            found = optuna.importance.get_param_importances(as_optuna(snapshot), evaluator=evaluator, target=_ops)
+            found = optuna.importance.get_param_importances(as_optuna(snapshot), evaluator=evaluator, target=primary)
         except (ValueError, RuntimeError):
             return {}
     return {k: float(v) for k, v in found.items()}
@@ -85,12 +87,17 @@ def _spearman(xs: list[float], ys: list[float]) -> float | None:
     return None if math.isnan(rho) else float(rho)
 
 
-def _measured(ablation: dict[str, Any] | None, reference: str) -> str | None:
-    """The ablation's verdict on one option, in words."""
+def _measured(ablation: dict[str, Any] | None, reference: str, metric: str) -> str | None:
+    """The ablation's verdict on one option, in words (``metric``: the study's, its gain a ratio of it)."""
     if not ablation or ablation.get("ratio") is None or not ablation.get("ci95"):
         return None
     low, high = ablation["ci95"]
     figure = f"{ablation['ratio']:.2f}x, 95 % CI {low:.2f}-{high:.2f}"
+    if metric != "ops_per_sec":
+        return {"faster": f"matters: the best's {metric} is {figure} better than with {reference}'s value",
+                "tie": f"no measurable effect on {metric} (the best with {reference}'s value instead: {figure})",
+                "slower": f"costs {metric} on its own: the best's is {figure} as good as with {reference}'s value",
+                }.get(ablation["verdict"])
     return {"faster": f"matters: the best is {figure} as fast as with {reference}'s value",
             "tie": f"no measurable effect (the best with {reference}'s value instead: {figure})",
             "slower": f"costs throughput on its own: the best is {figure} as fast as with {reference}'s value",
@@ -104,6 +111,7 @@ def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
     reval = snapshot.revalidation or {}
     ablations = {a["param"]: a for a in reval.get("ablation", [])} if reval.get("best_trial") == best["trial"] else {}
     complete = [t for t in snapshot.trials if t.state == TrialState.COMPLETE]
+    metric, shown_as, sign = snapshot.score.metric, label(snapshot.score.metric), 1 if snapshot.score.maximize else -1
     rows = []
     for name, value in best["params"].items():
         param = snapshot.space.parameter(name)
@@ -111,26 +119,26 @@ def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
         with_it = [t for t in complete if name in t.params]
         row: dict[str, Any] = {"param": name, "best": value, "default": default, "importance": weights.get(name)}
         if isinstance(param, CategoricalParam):
-            by_choice = {str(c): [_ops(t) for t in with_it if t.params[name] == c] for c in param.choices}
-            row["median_ops_per_sec_by_choice"] = {c: statistics.median(v) for c, v in by_choice.items() if v}
+            by_choice = {str(c): [primary(t) for t in with_it if t.params[name] == c] for c in param.choices}
+            medians = row[f"median_{metric}_by_choice"] = {c: statistics.median(v) for c, v in by_choice.items() if v}
             row["trials_by_choice"] = {c: len(v) for c, v in by_choice.items() if v}
             row["direction"] = "same as default" if default == value else "changed"
-            effect = ", ".join(f"{c} {m:,.0f} ({row['trials_by_choice'][c]} trials)"
-                               for c, m in sorted(row["median_ops_per_sec_by_choice"].items(), key=lambda kv: -kv[1]))
-            measured = f"median ops/s by choice: {effect}" if effect else "no complete trial to compare"
+            effect = ", ".join(f"{c} {fmt_value(m)} ({row['trials_by_choice'][c]} trials)"
+                               for c, m in sorted(medians.items(), key=lambda kv: -sign * kv[1]))
+            measured = f"median {shown_as} by choice: {effect}" if effect else "no complete trial to compare"
         else:
             if not isinstance(default, (int, float)):
                 row["direction"] = "set"
             else:
                 row["direction"] = "same as default" if default == value else "higher" if value > default else "lower"
-            row["spearman_rho"] = _spearman([float(t.params[name]) for t in with_it], [_ops(t) for t in with_it])
+            row["spearman_rho"] = _spearman([float(t.params[name]) for t in with_it], [primary(t) for t in with_it])
             rho = row["spearman_rho"]
             measured = ("no measurable trend" if rho is None or abs(rho) < 0.1 else
-                        f"higher values went with {'higher' if rho > 0 else 'lower'} ops/s (Spearman rho {rho:+.2f} "
+                        f"higher values went with {'higher' if rho > 0 else 'lower'} {shown_as} (Spearman rho {rho:+.2f} "
                         f"over {len(with_it)} trials)")
         weight = f"; importance {row['importance']:.2f}" if row["importance"] is not None else ""
         row["ablation"] = ablations.get(name)
-        effect = _measured(row["ablation"], reval.get("reference", ""))
+        effect = _measured(row["ablation"], reval.get("reference", ""), metric)
         trend = f"across trials (correlation, not cause): {measured}{weight}"
         row["text"] = (f"{name} = {value} (default {shown}): {row['direction']}; "
                        + (f"{effect}; {trend}" if effect else trend))

@@ -17,7 +17,7 @@ from optuna.trial import TrialState
 from tuner.model import StudySnapshot
 from tuner.outputs._optuna_view import as_optuna
 from tuner.outputs._report import write_atomic
-from tuner.ranking import ops as _ops
+from tuner.ranking import primary
 
 PLOTS_DIR = "plots"
 HTML_NAME = "plots.html"
@@ -26,14 +26,15 @@ HTML_NAME = "plots.html"
 def _specs(snapshot: StudySnapshot) -> list[tuple[str, str, Callable[[Any], Any], dict[str, Any]]]:
     """(file stem, title, plotting function of a module, keyword arguments) for each plot."""
     multi = len(snapshot.directions) > 1
-    target = {"target": _ops, "target_name": "ops/s"} if multi else {"target_name": "ops/s"}
+    name = snapshot.score.labels[0]
+    target = {"target": primary, "target_name": name} if multi else {"target_name": name}
     importance = optuna.importance.FanovaImportanceEvaluator(seed=snapshot.config.search.seed or 0)
     specs = [
         ("optimization_history", "Optimization history", lambda m: m.plot_optimization_history, target),
-        ("param_importances", "Parameter importance (fANOVA, ops/s)", lambda m: m.plot_param_importances,
+        ("param_importances", f"Parameter importance (fANOVA, {name})", lambda m: m.plot_param_importances,
          {**target, "evaluator": importance}),
         ("parallel_coordinate", "Parallel coordinates", lambda m: m.plot_parallel_coordinate, target),
-        ("slice", "Slices: ops/s against each parameter", lambda m: m.plot_slice, target),
+        ("slice", f"Slices: {name} against each parameter", lambda m: m.plot_slice, target),
     ]
     if multi:
         names = list(snapshot.score.labels)

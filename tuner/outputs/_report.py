@@ -14,9 +14,10 @@ from optuna.trial import FrozenTrial
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
 from tuner.engine import default_flags
-from tuner.fmt import fmt_bytes, fmt_ops
+from tuner.fmt import fmt_bytes, fmt_ops, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
-from tuner.stats import paired_ratio
+from objectives.scores import label
+from tuner.stats import gain, improvement
 from tuner.outputs._deployment import answer, answer_of, gain_lines, target_lines
 from tuner.outputs._explain import explain
 
@@ -40,51 +41,95 @@ def _trial_row(t: FrozenTrial) -> dict[str, Any]:
 
 
 _SHOWN = ("ops_per_sec", "p99_us", "write_amp", "write_amp_logical")
+_WIDTHS = {"ops_per_sec": 12, "p99_us": 10, "write_amp": 13}  # the closing table's columns
 
 
 def comparison(baselines: list[dict[str, Any]], best: dict[str, Any] | None,
-               revalidation: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+               revalidation: dict[str, Any] | None = None, metric: str = "ops_per_sec",
+               maximize: bool = True) -> list[dict[str, Any]]:
     """Rows for the baselines, the best and (when there is one) the minimal configuration. After a
     re-validation: medians of its estimation rounds with their spread, and each row's ratio to the
     reference paired by round (interval and verdict); without (or when the best failed in all of
-    them): single runs, ratios of single runs."""
-    measured = {r["name"]: r for r in (revalidation or {}).get("configurations", []) if r.get("median_ops_per_sec")}
+    them): single runs, ratios of single runs. Ratios are of ``metric`` (the study's), above 1
+    better (tuner.stats.improvement)."""
+    shown = tuple(dict.fromkeys((metric, *_SHOWN)))
+    measured = {r["name"]: r for r in (revalidation or {}).get("configurations", [])
+                if r.get(f"median_{metric}") is not None}
     if revalidation and revalidation.get("best") in measured:
         names = [b["name"] for b in baselines if b["name"] in measured] + [revalidation["best"]]
         rows = [{"name": n if measured[n]["trial"] is None else f"best (trial {measured[n]['trial']})",
-                 **{k: measured[n].get(f"median_{k}") for k in _SHOWN}, "spread": measured[n]["spread"]}
+                 **{k: measured[n].get(f"median_{k}") for k in shown}, "spread": measured[n]["spread"]}
                 for n in names]
         rows[-1]["vs_reference"] = revalidation["best_vs_reference"]
-        default = measured.get(DEFAULT_BASELINE, {}).get("ops_per_sec")
+        default = measured.get(DEFAULT_BASELINE, {}).get(metric)
         for name, row in zip(names, rows):  # ratios paired by round, as the verdict's
-            row["vs_default"] = paired_ratio(measured[name]["ops_per_sec"], default)["ratio"] if default else None
+            row["vs_default"] = gain(measured[name][metric], default, maximize)["ratio"] if default else None
         minimal = revalidation.get("minimal")
         if minimal:
             m = next(r for r in minimal["configurations"] if r["name"] == "minimal")
             rows.append({"name": f"minimal ({len(minimal['kept'])} options)",
-                         **{k: m.get(f"median_{k}") for k in _SHOWN}, "spread": m.get("spread"),
+                         **{k: m.get(f"median_{k}") for k in shown}, "spread": m.get("spread"),
                          "vs_reference": minimal["vs_reference"], "vs_default": None})
         return rows
-    rows = [{"name": b["name"], **{k: b.get("metrics", {}).get(k) for k in _SHOWN}} for b in baselines]
+    rows = [{"name": b["name"], **{k: b.get("metrics", {}).get(k) for k in shown}} for b in baselines]
     if best is not None:
-        rows.append({"name": f"best (trial {best['trial']})", **{k: best["metrics"].get(k) for k in _SHOWN}})
-    default = next((r["ops_per_sec"] for r in rows if r["name"] == DEFAULT_BASELINE), None)
+        rows.append({"name": f"best (trial {best['trial']})", **{k: best["metrics"].get(k) for k in shown}})
+    default = next((r[metric] for r in rows if r["name"] == DEFAULT_BASELINE), None)
     for row in rows:
-        row["vs_default"] = row["ops_per_sec"] / default if default and row["ops_per_sec"] else None
+        row["vs_default"] = improvement(row[metric], default, maximize) if default and row[metric] else None
     return rows
 
 
-def _cells(row: dict[str, Any]) -> tuple[str, str, str, str, str]:
-    """ops/s, its spread, P99, write amp (stored / logical) and ratio to the default of a comparison
-    row, as printed."""
-    p99 = "-" if row["p99_us"] is None else f"{row['p99_us']:.2f}"
-    wa = "-" if row["write_amp"] is None else f"{row['write_amp']:.2f}"
-    if row.get("write_amp_logical") is not None:
-        wa += f" / {row['write_amp_logical']:.2f}"
-    ratio = "-" if row["vs_default"] is None else f"{row['vs_default']:.2f}x"
+def _columns(summary: dict[str, Any]) -> list[str]:
+    """The comparison's metric columns: the study's metric first (its range follows it), then ops/s,
+    P99 and write amp."""
+    metric = summary.get("objective_metric", "ops_per_sec")
+    return [metric, *(k for k in _WIDTHS if k != metric)]
+
+
+def _cell(row: dict[str, Any], key: str) -> str:
+    value = row.get(key)
+    if key == "write_amp" and value is not None and row.get("write_amp_logical") is not None:
+        return f"{value:.2f} / {row['write_amp_logical']:.2f}"
+    if key in ("p99_us", "write_amp"):
+        return "-" if value is None else f"{value:.2f}"
+    return fmt_ops(value) if key == "ops_per_sec" else fmt_value(value)
+
+
+def _cells(row: dict[str, Any], columns: list[str]) -> list[str]:
+    """A comparison row as printed: the study's metric and its spread, the other ``columns`` (write amp
+    stored / logical), and the ratio to the default."""
+    shown = fmt_ops if columns[0] == "ops_per_sec" else fmt_value
     s = row.get("spread")
-    spread = f"{fmt_ops(s['min'])}-{fmt_ops(s['max'])}" if s else "1 run"
-    return fmt_ops(row["ops_per_sec"]), spread, p99, wa, ratio
+    spread = f"{shown(s['min'])}-{shown(s['max'])}" if s else "1 run"
+    ratio = "-" if row["vs_default"] is None else f"{row['vs_default']:.2f}x"
+    return [_cell(row, columns[0]), spread, *(_cell(row, k) for k in columns[1:]), ratio]
+
+
+def _measured_as(summary: dict[str, Any]) -> list[str]:
+    """What the comparison's figures are: db_bench's sustained or burst ops/s, or the program's own
+    metrics; and, for another metric than ops/s, which way its ratios go."""
+    if summary.get("backend", "db_bench") != "db_bench":
+        lines = [f"metrics as the program printed them ({summary.get('command')})"]
+    elif summary.get("drain", True):
+        lines = ["ops/s: sustained (deferred flushes and compactions charged); write amp: stored / logical bytes"]
+    else:
+        lines = ["ops/s: burst (--no-drain: deferred flushes and compactions not charged); write amp: stored / logical"]
+    metric = summary.get("objective_metric", "ops_per_sec")
+    if metric != "ops_per_sec":
+        maximize = summary.get("objective_maximize", True)
+        lines.append(f"vs default: how many times better {metric} is than rocksdb-default's ("
+                     + ("this row's / the default's: higher is better)" if maximize else
+                        "the default's / this row's: lower is better)"))
+    return lines
+
+
+def _better(summary: dict[str, Any]) -> dict[str, str]:
+    """The words of a ratio's verdict for the study's metric: faster / slower for ops/s."""
+    metric = summary.get("objective_metric", "ops_per_sec")
+    if metric == "ops_per_sec":
+        return {"faster": "faster", "slower": "slower"}
+    return {"faster": f"better {metric}", "slower": f"worse {metric}"}
 
 
 def ratio_text(r: dict[str, Any]) -> str:
@@ -105,13 +150,13 @@ def verdict_lines(summary: dict[str, Any]) -> list[str]:
             return []
         return [f"single runs, not re-validated: the best of {summary['trials'].get('complete', 0)} single runs is "
                 "partly the luckiest; run with --revalidate K (the default) for a gain that holds up"]
-    gain, ref = reval["best_vs_reference"], reval["reference"]
-    text = f"best (trial {reval['best_trial']}) vs {ref}: {ratio_text(gain)}"
-    advice = {"faster": "faster.", "slower": "slower: keep your current configuration.",
+    ref, found, words = reval["reference"], reval["best_vs_reference"], _better(summary)
+    text = f"best (trial {reval['best_trial']}) vs {ref}: {ratio_text(found)}"
+    advice = {"faster": f"{words['faster']}.", "slower": f"{words['slower']}: keep your current configuration.",
               "tie": "no measurable difference: keep your current configuration.",
-              "not measured": "not measured."}[gain["verdict"]]
+              "not measured": "not measured."}[found["verdict"]]
     lines = [f"{text}: {advice}"]
-    lines += [f"best (trial {reval['best_trial']}) vs {name}: {ratio_text(r)}: {r['verdict']}"
+    lines += [f"best (trial {reval['best_trial']}) vs {name}: {ratio_text(r)}: {words.get(r['verdict'], r['verdict'])}"
               for name, r in reval["vs"].items() if name != ref]
     if reval.get("noise_cv_reference") is not None:
         lines.append(f"noise: {ref}'s coefficient of variation over the rounds {100 * reval['noise_cv_reference']:.1f} %; "
@@ -150,16 +195,15 @@ def _why(summary: dict[str, Any]) -> list[str]:
 
 
 def closing_table(summary: dict[str, Any]) -> str:
-    header = (f"{'configuration':<28} {'ops/s':>12} {'range':>19} {'P99 us':>10} {'write amp':>13} "
-              f"{'vs default':>11}")
+    columns = _columns(summary)
+    widths = [max(_WIDTHS.get(columns[0], 12), len(label(columns[0]))), 19, *(_WIDTHS[k] for k in columns[1:]), 11]
+    heads = [label(columns[0]), "range", *(label(k) for k in columns[1:]), "vs default"]
+    header = " ".join([f"{'configuration':<28}", *(f"{h:>{w}}" for h, w in zip(heads, widths))])
     lines = [*target_lines(summary), "", header, "-" * len(header)] if summary.get("target") else \
         [header, "-" * len(header)]
     for row in summary["comparison"]:
-        ops, spread, p99, wa, ratio = _cells(row)
-        lines.append(f"{row['name']:<28} {ops:>12} {spread:>19} {p99:>10} {wa:>13} {ratio:>11}")
-    lines.append("ops/s: sustained (deferred flushes and compactions charged); write amp: stored / logical bytes"
-                 if summary.get("drain", True) else
-                 "ops/s: burst (--no-drain: deferred flushes and compactions not charged); write amp: stored / logical")
+        lines.append(" ".join([f"{row['name']:<28}", *(f"{c:>{w}}" for c, w in zip(_cells(row, columns), widths))]))
+    lines += _measured_as(summary)
     if summary.get("recommendation"):
         lines.append(summary["recommendation"])
     lines += [""] + verdict_lines(summary) if verdict_lines(summary) else []
@@ -191,23 +235,26 @@ def _flags(summary: dict[str, Any], flags: dict[str, Any]) -> str:
 
 def comparison_markdown(summary: dict[str, Any]) -> str:
     """The comparison as a Markdown table (``comparison.md``): defaults vs hand-found vs best."""
-    db = summary["db_bench"]
+    db, columns = summary["db_bench"], _columns(summary)
     what = (f"{summary['workload']} ({fmt_bytes(summary['data_bytes'])} of data per trial)"
             if summary.get("backend", "db_bench") == "db_bench" else f"the program `{summary['command']}`")
     lines = [f"# {summary['study']}: {what}" + (f", db_bench {db['version']} ({db['build']})" if db else ""), "",
-             "| configuration | ops/s | range | P99 us | write amp (stored / logical) | vs rocksdb-default |",
-             "|---|---:|---:|---:|---:|---:|"]
+             "| configuration | " + " | ".join([label(columns[0]), "range", *(
+                 "write amp (stored / logical)" if k == "write_amp" else label(k) for k in columns[1:]),
+                 "vs rocksdb-default"]) + " |",
+             "|---|---:|---:|---:|---:|---:|" + "---:|" * (len(columns) - 3)]
     for row in summary["comparison"]:
-        lines.append("| " + " | ".join((row["name"], *_cells(row))) + " |")
+        lines.append("| " + " | ".join((row["name"], *_cells(row, columns))) + " |")
     lines += [""] + [f"{line}" for line in verdict_lines(summary)] + [""] + gain_lines(summary) + \
         ([""] + target_lines(summary) if summary.get("target") else [])
     best = summary.get("best")
     if best:
-        label, _, flags = _flags(summary, best["flags"]).partition(": ")
-        lines += ["", f"Best configuration {label}: `{flags}`"]
+        kind, _, flags = _flags(summary, best["flags"]).partition(": ")
+        lines += ["", f"Best configuration {kind}: `{flags}`"]
     lines += [line.replace("  ", "- ", 1) if line.startswith("  ") else line for line in _why(summary)]
     if (summary.get("revalidation") or {}).get("best"):
-        lines += ["", "ops/s, P99 and write amp are medians of the re-validation's estimation rounds, each round in a "
+        lines += ["", ("ops/s, P99 and write amp" if columns[0] == "ops_per_sec" else "The figures")
+                  + " are medians of the re-validation's estimation rounds, each round in a "
                   "fresh random order on the same machine in the same study; ratios are paired by round."]
     else:
         lines += ["", "Each row is a single measurement on the same machine in the same study (--revalidate 0)."]
@@ -271,6 +318,8 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "sampler": search.sampler,
         "objective": snapshot.score.objective,
         "objective_description": snapshot.score.describe(),
+        "objective_metric": snapshot.score.metric,  # what gains are ratios of
+        "objective_maximize": snapshot.score.maximize,
         "seed": search.seed,
         "db_bench_seed": snapshot.db_bench_seed,
         "scale": measurement.scale,
@@ -295,7 +344,8 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "baselines": baselines,
         "repeats": measurement.repeats,
         "revalidation": snapshot.revalidation,
-        "comparison": comparison(baselines, best, snapshot.revalidation),
+        "comparison": comparison(baselines, best, snapshot.revalidation, snapshot.score.metric,
+                                 snapshot.score.maximize),
         "explanation": explain(snapshot, best) if best else None,
         "mlflow": mlflow,
         "failures": [{"trial": t.number, "reason": t.user_attrs.get("fail_reason", "")} for t in groups["failed"]][:50],

@@ -51,7 +51,7 @@ class SamplerKind:
     name: str
     build: Callable[[SamplerArgs], optuna.samplers.BaseSampler]
     multi_objective: bool  # serves several objectives
-    constraints: bool  # serves --max-p99-us / --max-write-amp (a model-based sampler must honour constraints_func)
+    constraints: bool  # serves budgets (--max-p99-us, --max-write-amp, --constraint) (a model-based sampler must honour constraints_func)
     model_based: bool  # proposes from a model after random initial points (tuner.samplers._startup)
     needs: tuple[str, str] | None = None  # (module, its name) that the default install leaves out
 
@@ -99,8 +99,8 @@ RANKED = ("skopt", "tpe", "random", "cmaes")
 
 def choose(name: str, *, multi_objective: bool, constrained: bool) -> str:
     """The sampler ``auto`` stands for: the best of ``RANKED`` that can serve the study (skopt and
-    CMA-ES cannot honour --max-p99-us / --max-write-amp); TPE for several objectives, which the
-    benchmark does not cover."""
+    CMA-ES cannot honour budgets: --max-p99-us, --max-write-amp, --constraint); TPE for several
+    objectives, which the benchmark does not cover."""
     if name != "auto":
         return name
     if multi_objective:
@@ -128,8 +128,8 @@ def make_sampler(
         raise SamplerError(f"--sampler {name} supports single-objective studies only; use {serve}")
     if constraints_func is not None and not kind.constraints:
         serve = ", ".join(k.name for k in KINDS.values() if k.constraints)
-        raise SamplerError(f"--sampler {name} cannot honour --max-p99-us / --max-write-amp (it has no constraint "
-                           f"handling); use {serve}")
+        raise SamplerError(f"--sampler {name} cannot honour --max-p99-us, --max-write-amp or --constraint (it has "
+                           f"no constraint handling); use {serve}")
     if kind.needs is not None and importlib.util.find_spec(kind.needs[0]) is None:
         raise SamplerError(f"--sampler {name} needs {kind.needs[1]}, which the default install leaves out: "
                            "pip install 'rocksdb-tuner[gp]' (or make EXTRAS=gp,test)")
