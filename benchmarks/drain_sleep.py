@@ -31,7 +31,7 @@ from objectives.workloads import load_workload
 from search_spaces import Context
 from tuner.experiment import machine_info
 
-from scale_transfer import workload_at  # noqa: E402 - a sibling script
+from scale_transfer import workload_at  # a sibling script
 
 RESULTS = Path(__file__).with_name("results")
 

@@ -25,8 +25,8 @@ import urllib.request
 from pathlib import Path
 
 from search_spaces import Context, GiB
-from tuner.observers import SilentProgress
 from tuner import Study, TuneConfig
+from tuner.observers import SilentProgress
 
 RESULTS = Path(__file__).with_name("results") / "tracking_overhead.json"
 
@@ -85,7 +85,8 @@ def main() -> None:
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait()
-    print(f"{args.workload} scale {args.scale:g}, {args.trials} trials, db_bench {rows['none']['trial_db_bench_seconds']:.2f} s per trial")
+    print(f"{args.workload} scale {args.scale:g}, {args.trials} trials, "
+          f"db_bench {rows['none']['trial_db_bench_seconds']:.2f} s per trial")
     print(f"{'store':<8} {'study s':>9} {'start s':>8} {'per run s':>10} {'vs trial':>9} {'finish s':>9}")
     for name, row in rows.items():
         if name == "none":

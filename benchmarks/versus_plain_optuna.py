@@ -50,16 +50,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import optuna
 
 from objectives.dbbench import probe
-from objectives.measurement import measure
 from objectives.defaults import LIBRARY, MODES, Defaults, defaults_of
-from objectives.runner import Runner, RunFailed
+from objectives.measurement import measure
+from objectives.runner import RunFailed, Runner
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, SearchSpace, load_space
 from tuner.cli import parse_size

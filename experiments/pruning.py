@@ -22,8 +22,8 @@ from typing import Any
 
 from objectives.measurement import measure
 from search_spaces import Context, GiB
-from tuner.observers import SilentProgress
 from tuner import Study, TuneConfig
+from tuner.observers import SilentProgress
 
 RESULTS = Path(__file__).with_name("results") / "pruning.json"
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from objectives.dbbench import DbBench, probe
 from objectives.measurement import measure
-from objectives.runner import Runner, RunFailed
+from objectives.runner import RunFailed, Runner
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, MiB, load_space
 from tuner.engine import starts

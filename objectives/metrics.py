@@ -90,9 +90,11 @@ def _lsm_state(phase: PhaseRun | None) -> dict[str, float | None]:
     out = phase.output if phase else None
     levels = out.level_files[0] if out and out.level_files else None
     return {
-        "pending_compaction_bytes": float(out.pending_compaction_bytes) if out and out.pending_compaction_bytes is not None else None,
+        "pending_compaction_bytes": float(out.pending_compaction_bytes)
+        if out and out.pending_compaction_bytes is not None else None,
         "l0_files": float(levels[0]) if levels else None,
-        "memtable_bytes": float(out.memtables["cur-size-all-mem-tables"]) if out and "cur-size-all-mem-tables" in out.memtables else None,
+        "memtable_bytes": float(out.memtables["cur-size-all-mem-tables"])
+        if out and "cur-size-all-mem-tables" in out.memtables else None,
     }
 
 

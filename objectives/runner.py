@@ -23,16 +23,17 @@ import signal
 import socket
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, NoReturn
+from typing import NoReturn
 
 from objectives import workdir
 from objectives.dbbench import DbBench
+from objectives.defaults import Defaults, defaults_of
 from objectives.memory import Cgroups, MemoryCgroup, MemoryLimitError, evict
 from objectives.parser import Output, ParseError, parse, parse_report, require
 from objectives.rocksdb_log import LogFacts, read_log
-from objectives.defaults import Defaults, defaults_of
 from objectives.workloads import Flag, Phase, Workload, format_flag
 
 MARKER = ".rocksdb-tuner-owned"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, replace
 
-from search_spaces.context import GiB, MiB, Context, ExpressionError, evaluate
+from search_spaces.context import Context, ExpressionError, GiB, MiB, evaluate
 from search_spaces.errors import SpaceError
 
 _BELOW, _ABOVE = (ast.Lt, ast.LtE), (ast.Gt, ast.GtE)

@@ -10,8 +10,8 @@ import shlex
 import shutil
 import signal
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Sequence
 
 from objectives import workdir
 from objectives.dbbench import DbBenchError, installed, probe, probe_path
@@ -27,8 +27,16 @@ from tuner.api import Study
 from tuner.backends import BACKENDS
 from tuner.executors import EXECUTORS
 from tuner.experiment import ExperimentError
-from tuner.model import (DeploymentConfig, ExecutionConfig, MeasurementConfig, RevalidationConfig, SearchConfig,
-                         TrackingConfig, TuneConfig, UsageError)
+from tuner.model import (
+    DeploymentConfig,
+    ExecutionConfig,
+    MeasurementConfig,
+    RevalidationConfig,
+    SearchConfig,
+    TrackingConfig,
+    TuneConfig,
+    UsageError,
+)
 from tuner.observers import ConsoleProgress, TrackingError
 from tuner.outputs import FORMATS, ExportError, closing_table, load_best, render, verify
 from tuner.pruners import PRUNERS
@@ -93,7 +101,8 @@ def _trials(text: str) -> int:
     return int(text)
 
 
-def _count(least: int):  # noqa: ANN202 - an argparse type
+def _count(least: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= ``least``."""
     def parse(text: str) -> int:
         if not text.isdigit() or int(text) < least:
             raise argparse.ArgumentTypeError(f"must be a whole number >= {least}, got {text!r}")
@@ -592,8 +601,8 @@ def cmd_spaces(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"tune": cmd_tune, "experiment": cmd_experiment, "doctor": cmd_doctor, "workloads": cmd_workloads, "spaces": cmd_spaces,
-                "export": cmd_export, "verify": cmd_verify, "ui": cmd_ui}
+    handlers = {"tune": cmd_tune, "experiment": cmd_experiment, "doctor": cmd_doctor, "workloads": cmd_workloads,
+                "spaces": cmd_spaces, "export": cmd_export, "verify": cmd_verify, "ui": cmd_ui}
     try:
         return handlers[args.command](args)
     except INPUT_ERRORS as exc:

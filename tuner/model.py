@@ -6,9 +6,10 @@ and outputs read it (ranking through :mod:`tuner.ranking`), and never reach back
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from optuna.trial import FrozenTrial
 

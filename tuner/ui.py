@@ -19,8 +19,16 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
-from tuner.observers import (ALL_TRIALS, DEFAULT_DIR, PREFIX, TrackingError, compare_url, resolve_uri, study_key,
-                             view_url)
+from tuner.observers import (
+    ALL_TRIALS,
+    DEFAULT_DIR,
+    PREFIX,
+    TrackingError,
+    compare_url,
+    resolve_uri,
+    study_key,
+    view_url,
+)
 
 _START_TIMEOUT = 120.0
 _STOP_GRACE = 10.0

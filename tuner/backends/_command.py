@@ -28,8 +28,15 @@ import time
 from pathlib import Path
 
 from objectives.measurement import Measurement, representative
-from objectives.runner import (DISK_FULL, EnvironmentFault, IntervalObserver, RunFailed, latest_options, make_owned,
-                               remove_owned)
+from objectives.runner import (
+    DISK_FULL,
+    EnvironmentFault,
+    IntervalObserver,
+    RunFailed,
+    latest_options,
+    make_owned,
+    remove_owned,
+)
 from objectives.workloads import Flag, Workload
 from tuner import options_file
 from tuner.backends.base import Backend, Setup

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from objectives.measurement import Measurement
-from objectives.runner import IntervalObserver, Runner, RunFailed
+from objectives.runner import IntervalObserver, RunFailed, Runner
 from objectives.workloads import Flag, Workload
 
 

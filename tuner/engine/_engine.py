@@ -9,18 +9,19 @@ learns goes to the study's storage; what happens is told to observers as events 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import optuna
 
 from objectives.runner import EnvironmentFault, RunFailed
 from tuner.engine._budget import Budget, usage
-from tuner.engine._loop import TrialLoop
 from tuner.engine._lock import StudyBusy, StudyLock
+from tuner.engine._loop import TrialLoop
 from tuner.engine._measurer import Measurer
-from tuner.engine._prepare import Prepared, prepare_out
 from tuner.engine._preload import Build, Preloading
+from tuner.engine._prepare import Prepared, prepare_out
 from tuner.engine._proportion import Proportion
 from tuner.engine._revalidation import Remeasure
 from tuner.engine._storage import StudyStore
@@ -28,8 +29,8 @@ from tuner.engine._warmstart import WarmStartError, named_starts, warm_start, wa
 from tuner.events import EventBus
 from tuner.executors import Executor, Job
 from tuner.model import DEFAULT_BASELINE, DEFAULT_BASELINE_DOC, StudySnapshot, UsageError
-from tuner.target import SHAPE, lsm_levels, scaled
 from tuner.stats import spread
+from tuner.target import SHAPE, lsm_levels, scaled
 
 
 class Engine:

@@ -19,8 +19,9 @@ flight are cancelled and their trials told "interrupted", which no sampler learn
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 import optuna
 from optuna.trial import TrialState

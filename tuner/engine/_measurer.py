@@ -3,8 +3,8 @@ executor and under the same retry policy as the trial loop; an environment fault
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from objectives.measurement import Measurement
 from objectives.runner import RunFailed

@@ -28,11 +28,18 @@ from tuner.engine._held import default_flags, held
 from tuner.engine._plan import Plan, Reference
 from tuner.executors import Slot, executor_class
 from tuner.fmt import fmt_bytes
-from tuner.model import (DEFAULT_BASELINE, DeploymentConfig, MeasurementConfig, RevalidationConfig, SearchConfig,
-                         TuneConfig, UsageError)
-from tuner.target import Target, make_target, shaped
+from tuner.model import (
+    DEFAULT_BASELINE,
+    DeploymentConfig,
+    MeasurementConfig,
+    RevalidationConfig,
+    SearchConfig,
+    TuneConfig,
+    UsageError,
+)
 from tuner.pruners import PrunerError, make_pruner
 from tuner.samplers import choose, make_sampler, study_seed
+from tuner.target import Target, make_target, shaped
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,10 @@ from __future__ import annotations
 import random
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from objectives.measurement import Measurement
 from objectives.runner import RunFailed

@@ -12,8 +12,19 @@ from __future__ import annotations
 from tuner.executors._local import LocalExecutor
 from tuner.executors._ray import RayExecutor
 from tuner.executors._task import TaskSpec, measure_task, outcome_of
-from tuner.executors.base import (Executor, ExecutorError, Job, Note, Outcome, Slot, failure_reason, keep_options,
-                                  raise_fault, retried, should_retry)
+from tuner.executors.base import (
+    Executor,
+    ExecutorError,
+    Job,
+    Note,
+    Outcome,
+    Slot,
+    failure_reason,
+    keep_options,
+    raise_fault,
+    retried,
+    should_retry,
+)
 from tuner.model import ExecutionConfig, UsageError
 
 EXECUTORS: dict[str, type[Executor]] = {

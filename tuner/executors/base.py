@@ -7,9 +7,10 @@ neither: the engine stops the study (:func:`raise_fault`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from objectives.measurement import Measurement
 from objectives.runner import EnvironmentFault, IntervalObserver

@@ -32,8 +32,7 @@ from typing import Any
 
 from objectives.configurations import benchmark_sh
 from objectives.workloads import load_workload
-from search_spaces import Context, SearchSpace, SpaceError
-from search_spaces import files
+from search_spaces import Context, SearchSpace, SpaceError, files
 from tuner.api import Study
 from tuner.events import Observer
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneConfig

@@ -19,9 +19,10 @@ import shutil
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 

@@ -11,8 +11,8 @@ from optuna.trial import FrozenTrial
 
 from tuner.backends import BACKENDS
 from tuner.events import Observer
-from tuner.model import StudySnapshot, TuneResult
 from tuner.fmt import fmt_bytes, fmt_duration, fmt_ops
+from tuner.model import StudySnapshot, TuneResult
 
 
 class SilentProgress(Observer):

@@ -8,8 +8,9 @@ than two complete trials) is left out and named in the returned notes.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import optuna
 from optuna.trial import TrialState
@@ -47,8 +48,8 @@ def write_plots(snapshot: StudySnapshot) -> tuple[Path, list[str]]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from optuna.visualization import matplotlib as mpl_plots
     import optuna.visualization as plotly_plots
+    from optuna.visualization import matplotlib as mpl_plots
 
     dest = snapshot.out / PLOTS_DIR
     dest.mkdir(parents=True, exist_ok=True)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from datetime import timezone
+from collections.abc import Iterable
+from datetime import UTC
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from optuna.trial import FrozenTrial
 
@@ -16,9 +17,9 @@ from tuner import options_file, ranking
 from tuner.engine import default_flags
 from tuner.fmt import fmt_bytes, fmt_ops
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
-from tuner.stats import paired_ratio
 from tuner.outputs._deployment import answer, gain_lines, target_lines
 from tuner.outputs._explain import explain
+from tuner.stats import paired_ratio
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -245,7 +246,7 @@ def _when(snapshot: StudySnapshot) -> dict[str, str] | None:
         return None
     first = min(t.datetime_start for t in here)
     last = max(t.datetime_complete or t.datetime_start for t in here)
-    return {k: v.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") for k, v in
+    return {k: v.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC") for k, v in
             (("first_trial_started", first), ("last_trial_ended", last))}
 
 

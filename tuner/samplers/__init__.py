@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util
 import warnings
 import zlib
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import optuna
 from optuna.exceptions import ExperimentalWarning
