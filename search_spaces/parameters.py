@@ -11,7 +11,7 @@ import math
 import random
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, SupportsFloat, cast
 
 import optuna
 from optuna.distributions import (
@@ -154,9 +154,11 @@ class _Numeric(Parameter):
         return isinstance(value, (int, float)) and not isinstance(value, bool) and self.low <= value <= self.high
 
     def value_of(self, text: object) -> int | float | None:
+        if not isinstance(text, (str, SupportsFloat)):
+            return None
         try:
-            return self._cast(float(text))  # type: ignore[arg-type]
-        except (TypeError, ValueError, OverflowError):
+            return self._cast(float(text))
+        except (ValueError, OverflowError):
             return None
 
     def holding(self, value: Value, who: str) -> _Numeric:
@@ -236,7 +238,7 @@ class CategoricalParam(Parameter):
         return replace(self, choices=(*self.choices, value), grid_values=grid)
 
     def suggest(self, trial: optuna.Trial) -> Value:
-        return trial.suggest_categorical(self.name, self.choices)
+        return cast(Value, trial.suggest_categorical(self.name, self.choices))  # one of the choices
 
     def grid(self) -> tuple[Value, ...]:
         return tuple(self.grid_values) if self.grid_values is not None else self.choices
@@ -328,7 +330,8 @@ def parameter_from_dict(name: str, spec: Any) -> Parameter:
     log = spec.get("log", False)
     if not isinstance(log, bool):
         raise SpaceError(f"{where}.log: expected true or false")
-    return _KINDS[kind](
+    numeric = IntParam if kind == "int" else FloatParam
+    return numeric(
         low=_bound(f"{where}.low", spec["low"]),
         high=_bound(f"{where}.high", spec["high"]),
         log=log,
