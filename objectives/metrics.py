@@ -128,11 +128,17 @@ def phase_details(run: RunResult) -> list[dict[str, object]]:
     return details
 
 
+def _counts(results: list[BenchmarkResult]) -> list[tuple[int, float]] | None:
+    """Each benchmark's (operations, ops/sec) when every one has both, else None."""
+    counts = [(r.operations, r.ops_per_sec) for r in results if r.operations and r.ops_per_sec]
+    return counts if len(counts) == len(results) else None
+
+
 def _sustained(results: list[BenchmarkResult], drain: float) -> float | None:
     """Operations / (their seconds + the drain's); the burst rate where operations are not counted."""
-    if all(r.operations and r.ops_per_sec for r in results):
-        seconds = sum(r.operations / r.ops_per_sec for r in results)
-        return sum(r.operations for r in results) / (seconds + drain)
+    if (counts := _counts(results)) is not None:
+        seconds = sum(operations / rate for operations, rate in counts)
+        return sum(operations for operations, _ in counts) / (seconds + drain)
     return _ops_per_sec(results)
 
 
@@ -141,8 +147,8 @@ def _ops_per_sec(results: list[BenchmarkResult]) -> float | None:
     (exact where db_bench's printed seconds are rounded); without operation counts: mean ops/sec."""
     if not results:
         return None
-    if all(r.operations and r.ops_per_sec for r in results):
-        return sum(r.operations for r in results) / sum(r.operations / r.ops_per_sec for r in results)
+    if (counts := _counts(results)) is not None:
+        return sum(operations for operations, _ in counts) / sum(operations / rate for operations, rate in counts)
     return sum(r.ops_per_sec for r in results) / len(results)
 
 
@@ -154,7 +160,7 @@ def _weighted(results: list[BenchmarkResult], attr: str) -> float | None:
 
 
 def _mb_per_sec(results: list[BenchmarkResult]) -> float | None:
-    with_mb = [r for r in results if r.mb_per_sec is not None and r.seconds]
+    with_mb = [(r.mb_per_sec, r.seconds) for r in results if r.mb_per_sec is not None and r.seconds]
     if not with_mb:
         return None
-    return sum(r.mb_per_sec * r.seconds for r in with_mb) / sum(r.seconds for r in with_mb)
+    return sum(mb_per_sec * seconds for mb_per_sec, seconds in with_mb) / sum(seconds for _, seconds in with_mb)

@@ -18,6 +18,7 @@ import errno
 import hashlib
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -324,10 +325,11 @@ class Runner:
         stderr = (log_dir / f"{run.name}.stderr").read_text(errors="replace")
         if run.returncode != 0:
             reason = _exit_reason(run.name, run.returncode, stderr or stdout)
-            cgroup_oom = bool(run.memory and run.memory.get("oom_kills"))
+            memory = run.memory or {}
+            cgroup_oom, limit = bool(memory.get("oom_kills")), memory.get("memory_limit_bytes")
             host_oom = run.returncode == -signal.SIGKILL and run.host_oom_kills > 0
-            if cgroup_oom:
-                reason += f" (out of memory: its cgroup's limit is {run.memory['memory_limit_bytes'] / 2**20:.0f} MiB)"
+            if cgroup_oom and limit is not None:
+                reason += f" (out of memory: its cgroup's limit is {limit / 2**20:.0f} MiB)"
             elif host_oom:
                 reason += " (out of memory: the kernel's OOM killer struck while it ran)"
             _fail(reason, run.returncode, stderr + stdout, cgroup_oom or host_oom, phases)
@@ -355,7 +357,7 @@ class Runner:
             )
         status, usage, killed, stopped = None, None, False, None
         try:
-            while status is None:
+            while status is None or usage is None:  # both set at once
                 waited, st, ru = os.wait4(pid, os.WNOHANG)
                 if waited:
                     status, usage = st, ru
@@ -413,7 +415,7 @@ class _ReportWatch:
         return None
 
 
-def _kill(pid: int) -> tuple[int, int, object]:
+def _kill(pid: int) -> tuple[int, int, resource.struct_rusage]:
     """SIGTERM the process group, SIGKILL it after a grace period, reap and return wait4's answer."""
     try:
         os.killpg(pid, signal.SIGTERM)
