@@ -32,6 +32,7 @@ Definitions (also in docs/metrics.md):
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from objectives.parser import BenchmarkResult, Histogram
 from objectives.runner import PhaseRun, RunResult
@@ -98,7 +99,7 @@ def _lsm_state(phase: PhaseRun | None) -> dict[str, float | None]:
     }
 
 
-def phase_details(run: RunResult) -> list[dict[str, object]]:
+def phase_details(run: RunResult) -> list[dict[str, Any]]:
     """Per phase and benchmark: throughput and percentiles, for the trial's record."""
     details = []
     for phase in run.phases:

@@ -24,7 +24,7 @@ import signal
 import socket
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
@@ -142,7 +142,7 @@ class Preloaded:
     reused: bool = False
 
 
-def phase_command(db_bench: str, phase: Phase, flags: dict[str, Flag], db: Path, seed: int, report: Path,
+def phase_command(db_bench: str, phase: Phase, flags: Mapping[str, Flag], db: Path, seed: int, report: Path,
                   existing: bool, drain: tuple[str, ...]) -> list[str]:
     """The db_bench command line of one phase: its benchmarks, then (``drain``) the LSM state and the
     drain's; the runner's own flags, then ``flags``."""
@@ -219,14 +219,14 @@ class Runner:
         runs), but those in ``keep`` (the preloaded DBs a resumed study reuses)."""
         return sweep_stale(self.work_dir, keep)
 
-    def command(self, workload: Workload, index: int, flags: dict[str, Flag], db: Path, seed: int,
+    def command(self, workload: Workload, index: int, flags: Mapping[str, Flag], db: Path, seed: int,
                 report: Path) -> list[str]:
         phase = workload.phases[index]
         drain = (STEADY_DRAIN if workload.kind == "preloaded" else DRAIN) if workload.drain else ()
         return self._command(phase, {**workload.phase_flags(index), **flags}, db, seed, report,
                              existing=index > 0 or workload.kind != "load", drain=drain)
 
-    def _command(self, phase: Phase, flags: dict[str, Flag], db: Path, seed: int, report: Path, existing: bool,
+    def _command(self, phase: Phase, flags: Mapping[str, Flag], db: Path, seed: int, report: Path, existing: bool,
                  drain: tuple[str, ...]) -> list[str]:
         direct = {"use_direct_reads": True} if phase.scored and self.memory_fallback else {}
         return phase_command(self.db_bench.path, phase, {**self.defaults.flags, **flags, **direct}, db, seed, report, existing,
@@ -257,7 +257,7 @@ class Runner:
             remove_owned(building)
         return Preloaded(final / "db", run.wall_seconds, _tree_size(final / "db"))
 
-    def run(self, workload: Workload, flags: dict[str, Flag], log_dir: Path, seed: int = 1,
+    def run(self, workload: Workload, flags: Mapping[str, Flag], log_dir: Path, seed: int = 1,
             observer: IntervalObserver | None = None) -> RunResult:
         """Run every phase; raise RunFailed with a reason on any failure. The DB is always removed.
 

@@ -8,9 +8,11 @@ Optuna constraints: a value <= 0 means satisfied; they are never folded into the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
+Direction = Literal["maximize", "minimize"]  # an objective value's, as Optuna takes it
 OBJECTIVES = ("throughput", "multi")
-_TERMS = {
+_TERMS: dict[str, tuple[tuple[str, Direction], ...]] = {
     "throughput": (("ops_per_sec", "maximize"),),
     "multi": (("ops_per_sec", "maximize"), ("p99_us", "minimize"), ("write_amp", "minimize")),
 }
@@ -41,7 +43,7 @@ class Score:
         return tuple(m for m, _ in _TERMS[self.objective])
 
     @property
-    def directions(self) -> list[str]:
+    def directions(self) -> list[Direction]:
         return [d for _, d in _TERMS[self.objective]]
 
     @property
