@@ -12,6 +12,7 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from objectives import workdir
 from objectives.dbbench import DbBenchError, installed, probe, probe_path
@@ -51,7 +52,7 @@ _SIZE_RE = re.compile(r"^\s*([\d.]+)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
 class _Parser(argparse.ArgumentParser):
     """argparse, but bad flags end with one line and exit code 2 (not the whole usage text)."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
         sys.exit(EXIT_USAGE)
 
@@ -331,7 +332,7 @@ def _experiment_parser(x: argparse.ArgumentParser) -> None:
     x.add_argument("--no-mlflow", action="store_true", help="do not track in MLflow")
 
 
-def _other_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _other_parsers(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("doctor", help="show this host and every db_bench build, and which one a study uses")
     d.add_argument("--db-bench")
     d.add_argument("--rocksdb-version", metavar="V")
@@ -489,6 +490,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             print(_stopped(exc, f"Finished runs are saved; fix it, then `rocksdb-tuner experiment {e.id}"
                                 f"{' --quick' if args.quick else ''}` resumes."), file=sys.stderr)
             return os.EX_TEMPFAIL
+        assert run.results_dir is not None  # set by ExperimentRun
         print(f"{e.id}: wrote {run.results_dir / 'report.md'}")
     if not args.quick and not args.results:
         print(f"wrote {write_overview(experiment.RESULTS)}")

@@ -15,7 +15,7 @@ from optuna.trial import FrozenTrial
 
 from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
-from objectives.scores import Score
+from objectives.scores import Direction, Score
 from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from tuner import ranking
@@ -219,7 +219,7 @@ class StudySnapshot:
     widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
 
     @property
-    def directions(self) -> list[str]:
+    def directions(self) -> list[Direction]:
         return self.score.directions
 
     def by_outcome(self) -> dict[str, list[FrozenTrial]]:

@@ -3,6 +3,8 @@ scored phases (db_bench's --report_file); a pruner stops clearly hopeless ones e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import optuna
 
 PRUNERS = ("none", "median", "hyperband")
@@ -12,7 +14,7 @@ class PrunerError(ValueError):
     """Unknown pruner, or one that cannot serve this study."""
 
 
-def make_pruner(name: str, directions: list[str], warmup: int = 4) -> optuna.pruners.BasePruner:
+def make_pruner(name: str, directions: Sequence[str], warmup: int = 4) -> optuna.pruners.BasePruner:
     """``median``: stop a trial whose throughput so far is below the median of earlier trials at the
     same second (after 5 complete trials; from second ``warmup`` on); ``hyperband``: successive
     halving over seconds of the run, starting at ``warmup`` seconds; ``none``: run every trial to the end."""

@@ -162,8 +162,8 @@ class Remeasure:
         params = {p: v for p, v in winner.params.items() if p not in dropped}
         flags = _with_reference(space, winner.params, dropped, reference)
         best = f"trial {winner.number}"
-        entries = {reference.name: {"flags": reference.flags}, best: {"flags": space.flags(winner.params)},
-                   "minimal": {"flags": flags}}
+        entries: dict[str, dict[str, Any]] = {reference.name: {"flags": reference.flags},
+                                              best: {"flags": space.flags(winner.params)}, "minimal": {"flags": flags}}
         self.note(f"re-validation: the minimal configuration ({', '.join(sorted(keep))}) in {plan.min_rounds} rounds")
         saved = self.rounds(entries, plan.min_rounds, "minimal", plan)
         rows = {r["name"]: r for r in sample_rows(saved, entries)}
@@ -244,7 +244,7 @@ def _with_reference(space: SearchSpace, params: dict[str, Any], names: set[str],
     reference uses db_bench's default), and options that are no longer active dropped."""
     merged = {k: v for k, v in params.items() if k not in names}
     merged.update({k: reference.values[k] for k in names if reference.values.get(k) is not None})
-    return space.flags({k: v for k, v in merged.items() if space.parameter(k).active(merged)})
+    return {**space.flags({k: v for k, v in merged.items() if space.parameter(k).active(merged)})}
 
 
 def _rank_change(finalists: list[Any], rows: list[dict[str, Any]], plan: Plan) -> dict[str, Any] | None:
@@ -254,7 +254,7 @@ def _rank_change(finalists: list[Any], rows: list[dict[str, Any]], plan: Plan) -
     if plan.workload is None:
         return None
     medians = {r["trial"]: r.get("median_ops_per_sec") for r in rows if r["trial"] is not None}
-    pairs = [(ranking.ops(t), medians[t.number]) for t in finalists if medians.get(t.number)]
+    pairs = [(ranking.ops(t), median) for t in finalists if (median := medians.get(t.number))]
     there = max(medians, key=lambda n: medians[n] or 0.0) if medians else None
     return {"confirm_scale": plan.confirm_scale, "confirm_data_bytes": plan.workload.data_bytes(),
             "confirm_duration_seconds": plan.workload.duration,

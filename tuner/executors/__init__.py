@@ -16,6 +16,7 @@ from tuner.executors.base import (
     Executor,
     ExecutorError,
     Job,
+    Jobs,
     Note,
     Outcome,
     Slot,
@@ -42,6 +43,6 @@ def executor_class(execution: ExecutionConfig) -> type[Executor]:
     return EXECUTORS[name]
 
 
-__all__ = ["EXECUTORS", "Executor", "ExecutorError", "Job", "LocalExecutor", "Note", "Outcome", "RayExecutor", "Slot",
+__all__ = ["EXECUTORS", "Executor", "ExecutorError", "Job", "Jobs", "LocalExecutor", "Note", "Outcome", "RayExecutor", "Slot",
            "TaskSpec", "executor_class", "failure_reason", "keep_options", "measure_task", "outcome_of", "raise_fault",
            "retried", "should_retry"]

@@ -132,7 +132,7 @@ class ExperimentRun:
         if self.results_dir is None:
             self.results_dir = (self.out / "results") if self.quick else RESULTS / self.experiment.id
         if self.quick:
-            self.rounds, self.seeds = QUICK["rounds"], QUICK["seeds"]
+            self.rounds, self.seeds = int(QUICK["rounds"]), int(QUICK["seeds"])
 
     def _config(self, step: str, **kwargs: Any) -> TuneConfig:
         e = self.experiment

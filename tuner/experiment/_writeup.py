@@ -147,7 +147,7 @@ def _tuner_lines(r: dict[str, Any], plots: list[str]) -> list[str]:
              "| seed | sampler | trials | machine s | started from | best trial | its one run |",
              "|---|---|---|---|---|---|---|"]
     for t in tn["seeds"]:
-        best = next((x for x in t["trials"] if x["number"] == t["best_trial"]), {})
+        best: dict[str, Any] = next((x for x in t["trials"] if x["number"] == t["best_trial"]), {})
         origin = f" ({best['enqueued']})" if best.get("enqueued") else ""
         lines.append(f"| {t['seed']} | {t['sampler']} | {t['runs']} | {t['machine_seconds']['total']:.0f} | "
                      f"{'; '.join(t['seeded']) or '-'} | #{t['best_trial']}{origin}: {_params(t['best_params'])} | "
@@ -386,7 +386,7 @@ def _winner(seed: dict[str, Any]) -> str:
     """How a seed's best trial was chosen: its recorded provenance; for results recorded before
     provenance was (2026-11-26), a start or warm start by the name it was enqueued under, else the
     sampler's, random initial point or model proposal unknown."""
-    best = next((t for t in seed["trials"] if t["number"] == seed["best_trial"]), {})
+    best: dict[str, Any] = next((t for t in seed["trials"] if t["number"] == seed["best_trial"]), {})
     if best.get("provenance"):
         return best["provenance"]
     if best.get("enqueued"):

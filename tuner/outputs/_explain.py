@@ -115,9 +115,9 @@ def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
             row["median_ops_per_sec_by_choice"] = {c: statistics.median(v) for c, v in by_choice.items() if v}
             row["trials_by_choice"] = {c: len(v) for c, v in by_choice.items() if v}
             row["direction"] = "same as default" if default == value else "changed"
-            effect = ", ".join(f"{c} {m:,.0f} ({row['trials_by_choice'][c]} trials)"
-                               for c, m in sorted(row["median_ops_per_sec_by_choice"].items(), key=lambda kv: -kv[1]))
-            measured = f"median ops/s by choice: {effect}" if effect else "no complete trial to compare"
+            by_median = ", ".join(f"{c} {m:,.0f} ({row['trials_by_choice'][c]} trials)"
+                                  for c, m in sorted(row["median_ops_per_sec_by_choice"].items(), key=lambda kv: -kv[1]))
+            measured = f"median ops/s by choice: {by_median}" if by_median else "no complete trial to compare"
         else:
             if not isinstance(default, (int, float)):
                 row["direction"] = "set"
@@ -135,7 +135,7 @@ def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
         row["text"] = (f"{name} = {value} (default {shown}): {row['direction']}; "
                        + (f"{effect}; {trend}" if effect else trend))
         rows.append(row)
-    order = {"faster": 0, "slower": 1, "tie": 2}
+    order: dict[str | None, int] = {"faster": 0, "slower": 1, "tie": 2}
     rows.sort(key=lambda r: (order.get((r["ablation"] or {}).get("verdict"), 3),
                              -((r["ablation"] or {}).get("ratio") or 0.0), -(r["importance"] or 0.0)))
     return {"importance": weights, "options": rows}

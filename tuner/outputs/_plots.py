@@ -29,7 +29,7 @@ def _specs(snapshot: StudySnapshot) -> list[tuple[str, str, Callable[[Any], Any]
     multi = len(snapshot.directions) > 1
     target = {"target": _ops, "target_name": "ops/s"} if multi else {"target_name": "ops/s"}
     importance = optuna.importance.FanovaImportanceEvaluator(seed=snapshot.config.search.seed or 0)
-    specs = [
+    specs: list[tuple[str, str, Callable[[Any], Any], dict[str, Any]]] = [
         ("optimization_history", "Optimization history", lambda m: m.plot_optimization_history, target),
         ("param_importances", "Parameter importance (fANOVA, ops/s)", lambda m: m.plot_param_importances,
          {**target, "evaluator": importance}),

@@ -241,11 +241,12 @@ def provenance_counts(trials: Iterable[FrozenTrial]) -> dict[str, int]:
 
 def _when(snapshot: StudySnapshot) -> dict[str, str] | None:
     """When the study's trials ran (UTC): the first start and the last end, from its storage."""
-    here = [t for t in measured_here(snapshot.trials) if t.datetime_start is not None]
+    here = [(t.datetime_start, t.datetime_complete or t.datetime_start) for t in measured_here(snapshot.trials)
+            if t.datetime_start is not None]
     if not here:
         return None
-    first = min(t.datetime_start for t in here)
-    last = max(t.datetime_complete or t.datetime_start for t in here)
+    first = min(start for start, _ in here)
+    last = max(end for _, end in here)
     return {k: v.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC") for k, v in
             (("first_trial_started", first), ("last_trial_ended", last))}
 

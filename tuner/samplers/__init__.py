@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 import optuna
 from optuna.exceptions import ExperimentalWarning
-from optuna.trial import FrozenTrial
+from optuna.trial import FrozenTrial, TrialState
 
 from tuner.samplers._skopt_sampler import SkoptSampler
 from tuner.samplers._startup import MODEL, VALUE_ESTIMATE, Startup, startup_size
@@ -37,7 +37,8 @@ class AskTellGridSampler(optuna.samplers.GridSampler):
     """Optuna's grid without its ``study.stop()`` at exhaustion (allowed only inside ``optimize()``);
     an ask/tell loop stops at the grid's size itself."""
 
-    def after_trial(self, study, trial, state, values) -> None:  # type: ignore[no-untyped-def]
+    def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState,
+                    values: Sequence[float] | None) -> None:
         pass
 
 
