@@ -117,7 +117,7 @@ def experiments_table(records: list[dict[str, Any]]) -> str:
         for f in factors:
             size = cells.get(f)
             g = size["over_default"].get(answer) if size else None
-            if not g or not g.get("ci95"):
+            if size is None or not g or not g.get("ci95"):
                 row.append("not measured" if size is None else "too few rounds")
                 continue
             row.append(f"{_ratio(g)}, {size['data_bytes'] / 2**30:.1f} GiB, {g['n']} rounds")
@@ -207,7 +207,7 @@ def main() -> None:
                     size["samples"][name].append(m)
                     print(f"{factor}x round {i + 1}/{args.rounds} {name}: {m['ops_per_sec']:,.0f} ops/s, write amp "
                           f"{m['write_amp']:.2f}, {m['wall_seconds']:.0f} s", flush=True)
-            if workload.kind == "preloaded":
+            if workload.kind == "preloaded" and workload.snapshot is not None:
                 remove_owned(Path(workload.snapshot).parent)
             ops = {c: [s["ops_per_sec"] for s in size["samples"][c]] for c in configs}
             best = next(c for c in configs if c != "rocksdb-default")

@@ -60,7 +60,7 @@ def _study(root: Path, name: str, uri: str | None, args: argparse.Namespace) -> 
     trial_seconds = sum(t.user_attrs["metrics"]["wall_seconds"] for t in trials) / len(trials)
     row = {"study_seconds": wall, "trial_db_bench_seconds": trial_seconds, "trials": len(result.trials)}
     tracker = study.tracker
-    if uri is not None:
+    if tracker is not None:
         per_run = tracker.seconds["record"] / tracker.runs_logged
         row.update(runs_logged=tracker.runs_logged, start_seconds=tracker.seconds["start"],
                    per_run_seconds=per_run, finish_seconds=tracker.seconds["finish"],

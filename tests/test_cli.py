@@ -177,6 +177,7 @@ def _start_and_signal(args: list[str], sig: int) -> subprocess.Popen:
     (A fixed delay could land between trials, e.g. while MLflow logs trial 0 on a slow machine.)"""
     work = Path(args[args.index("--work-dir") + 1])
     proc = subprocess.Popen([*TUNER, *fast(args)], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
     for line in proc.stderr:
         if line.startswith("trial 0:"):
             deadline = time.monotonic() + 60

@@ -48,7 +48,7 @@ def _agrees(cell: str, value: Any) -> bool:
     except ValueError:
         return cell.startswith(str(value))
     lead = re.match(r"[\d.]+", cell)
-    return bool(lead) and float(lead.group(0)) == number
+    return lead is not None and float(lead.group(0)) == number
 
 
 def _check_default(flag: str, cell: str) -> None:

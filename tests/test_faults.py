@@ -58,6 +58,7 @@ def _run_with_fault(tmp_path: Path, work: Path, fault: Callable[[int], None], *e
                 return
             time.sleep(0.02)
 
+    assert proc.stderr is not None
     for line in proc.stderr:
         lines.append(line)
         if line.startswith("trial 0:") and not injected.is_set():

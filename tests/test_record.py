@@ -365,7 +365,7 @@ def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_jso
     versions = _json("benchmarks/results/version_transfer.json")
     for measured in versions["versions"].values():
         medians = measured["median_ops_per_sec"]
-        best, low, high = measured["best_over_default"]["ratio"], *measured["best_over_default"]["ci95"]
+        best, (low, high) = measured["best_over_default"]["ratio"], measured["best_over_default"]["ci95"]
         row = " | ".join(f"{medians[name]:,.0f}" for name in ("rocksdb-default", "trial 21 (best)", "trial 73", "trial 13"))
         _quoted(f"| {row} | {best:.2f}× ({low:.2f}–{high:.2f}) |", ("docs/versions.md",))
     _quoted(f"(Kendall's tau {versions['kendall_tau']['7.8.3 vs 9.11.2']:.2f} over the 4 configurations", ("docs/versions.md",))

@@ -8,7 +8,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from search_spaces import Context, GiB, MiB, SearchSpace, SpaceError, load_space
+from search_spaces import Context, GiB, IntParam, MiB, SearchSpace, SpaceError, load_space
 from search_spaces.context import ExpressionError, evaluate
 
 
@@ -74,7 +74,8 @@ def test_yaml_and_toml_give_the_same_space(tmp_path: Path, ctx):
     )
     a, b = (load_space(tmp_path / f).resolve(ctx) for f in ("s.yaml", "s.toml"))
     assert a.parameters == b.parameters
-    assert a.parameter("subcompactions").high == 2 * ctx.cores
+    subcompactions = a.parameter("subcompactions")
+    assert isinstance(subcompactions, IntParam) and subcompactions.high == 2 * ctx.cores
 
 
 BAD_SPACES = [
