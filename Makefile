@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh Debian machine:
 #   make tune   installs what is missing, then runs the default tuning study (40 min of machine time)
-#   make test   installs what is missing, then runs the test suite
+#   make test   installs what is missing, then runs ruff, mypy and the test suite
 # Both are idempotent: a second run installs nothing and resumes/re-reports the default study.
 
 PYTHON   ?= python3
@@ -30,14 +30,20 @@ SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: tune test test-deps setup system-deps db_bench doctor ui clean
+.PHONY: tune test lint test-deps setup system-deps db_bench doctor ui clean
 
 tune: setup $(if $(filter 1,$(RELEASE_DB_BENCH)),db_bench)
 	$(BIN)/rocksdb-tuner doctor
 	$(BIN)/rocksdb-tuner tune $(TUNE_ARGS)
 
-test: setup test-deps $(if $(filter 1,$(RELEASE_DB_BENCH)),db_bench)
+test: setup test-deps lint $(if $(filter 1,$(RELEASE_DB_BENCH)),db_bench)
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest --durations=25 $(if $(filter 1,$(RELEASE_DB_BENCH)),,-m "not release_build") $(PYTEST_ARGS)
+
+# ruff (its rules in pyproject.toml) and mypy (its settings in setup.cfg), before the tests: a finding fails
+# `make test`. `$(BIN)/ruff check --fix .` sorts imports; nothing reformats the code.
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # A release (DEBUG_LEVEL=0, stripped) db_bench from Debian's rocksdb source package of ROCKSDB_VERSION,
 # or from ROCKSDB_SRC=PATH; nothing to do when that version is built already.

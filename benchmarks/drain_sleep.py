@@ -31,7 +31,7 @@ from objectives.workloads import load_workload
 from search_spaces import Context
 from tuner.experiment import machine_info
 
-from scale_transfer import workload_at  # noqa: E402 - a sibling script
+from scale_transfer import workload_at  # a sibling script
 
 RESULTS = Path(__file__).with_name("results")
 
@@ -71,14 +71,14 @@ def main() -> None:
             samples: dict[str, list[dict[str, Any]]] = {k: [] for k in builds}
             for i in range(args.rounds):
                 for name in rng.sample(sorted(builds), len(builds)):
-                    m = measure(runners[name], workload, {}, root / "logs" / "run", 1, 1).metrics
+                    m: dict[str, Any] = measure(runners[name], workload, {}, root / "logs" / "run", 1, 1).metrics
                     scored = workload.duration or int(workload.flags["num"]) / m["burst_ops_per_sec"]
                     samples[name].append({**{k: m.get(k) for k in ("wall_seconds", "ops_per_sec", "burst_ops_per_sec",
                                                                    "drain_seconds")},
                                           "uncharged_seconds": m["wall_seconds"] - scored - (m.get("drain_seconds") or 0)})
                     print(f"{label} round {i + 1}/{args.rounds} {name}: {m['wall_seconds']:.1f} s wall, "
                           f"{m['ops_per_sec']:,.0f} ops/s, drain {m.get('drain_seconds') or 0:.1f} s", flush=True)
-            if workload.kind == "preloaded":
+            if workload.kind == "preloaded" and workload.snapshot is not None:
                 remove_owned(Path(workload.snapshot).parent)
             wall = {k: statistics.median(s["wall_seconds"] for s in v) for k, v in samples.items()}
             uncharged = {k: statistics.median(s["uncharged_seconds"] for s in v) for k, v in samples.items()}

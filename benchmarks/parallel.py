@@ -75,7 +75,9 @@ def interference(args: argparse.Namespace, root: Path) -> dict[str, list[float]]
 
     def one(core: int, where: Path, sink: list[float]) -> None:
         os.sched_setaffinity(0, {core})  # this thread only: db_bench inherits it
-        sink.append(summarize(runner.run(workload, {}, where))["ops_per_sec"])
+        ops = summarize(runner.run(workload, {}, where))["ops_per_sec"]
+        assert ops is not None, where
+        sink.append(ops)
 
     for i in range(args.repeats):
         alone: list[float] = []

@@ -10,8 +10,8 @@ Spearman's rho (scipy.stats), and the share of pairs ordered alike.
         [--out benchmarks/results/phase_length.json]
 
 The configurations: rocksdb-default (the defaults every run starts from, --defaults), ``--sample``
-configurations drawn at random from the default space at the target (repaired to meet its constraints), and, per seed of ``--configs`` (a
-record of benchmarks/versus_plain_optuna.py), the tuner's and the plain script's answers.
+configurations drawn at random from the default space at the target (repaired to meet its constraints), and, per
+seed of ``--configs`` (a record of benchmarks/versus_plain_optuna.py), the tuner's and the plain script's answers.
 """
 
 from __future__ import annotations

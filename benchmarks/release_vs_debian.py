@@ -48,7 +48,9 @@ def main() -> None:
             for repeat in range(args.repeats):
                 for kind, db_bench in binaries.items():
                     run = Runner(db_bench).run(workload, {}, Path(logs) / f"{name}-{kind}-{repeat}")
-                    ops[kind].append(summarize(run)["ops_per_sec"])
+                    ops_per_sec = summarize(run)["ops_per_sec"]
+                    assert ops_per_sec is not None, f"{name} {kind}"
+                    ops[kind].append(ops_per_sec)
                     print(f"{name:<12} {kind:<8} repeat {repeat}: {ops[kind][-1]:>12,.0f} ops/s", flush=True)
             med = {k: statistics.median(v) for k, v in ops.items()}
             rows.append({"workload": name, "ops_per_sec": ops, "median": med, "ratio": med["release"] / med["debian"]})

@@ -38,7 +38,8 @@ from typing import Any
 from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, PINNED_7_8, Defaults, defaults_of
 from objectives.measurement import measure
-from objectives.runner import Runner, RunFailed, remove_owned
+from objectives.runner import RunFailed, Runner, remove_owned
+from objectives.workloads import Workload
 from search_spaces import Context, load_space
 from tuner.engine import target_workload
 from tuner.experiment import machine_info
@@ -71,9 +72,9 @@ def experiment_summary(study: str, db_bench: str) -> dict[str, Any]:
 
 
 def workload_at(summary: dict[str, Any], factor: int, host: Context, defaults: Defaults,
-                duration: float | None = None):  # noqa: ANN201 - a Workload
+                duration: float | None = None) -> tuple[Workload, int | None]:
     """The study's workload at ``factor`` times its trials' data, in the target's shape (on ``defaults``)
-    and memory ratio, with its timed phases' duration (``duration`` overrides it)."""
+    and memory ratio, with its timed phases' duration (``duration`` overrides it), and its memory limit."""
     target = summary.get("target") or {}
     data = int(target.get("trial_data_bytes") or summary["data_bytes"]) * factor
     memory = target.get("trial_memory_bytes") or (summary.get("memory") or {}).get("limit_bytes")
@@ -116,7 +117,7 @@ def experiments_table(records: list[dict[str, Any]]) -> str:
         for f in factors:
             size = cells.get(f)
             g = size["over_default"].get(answer) if size else None
-            if not g or not g.get("ci95"):
+            if size is None or not g or not g.get("ci95"):
                 row.append("not measured" if size is None else "too few rounds")
                 continue
             row.append(f"{_ratio(g)}, {size['data_bytes'] / 2**30:.1f} GiB, {g['n']} rounds")
@@ -206,7 +207,7 @@ def main() -> None:
                     size["samples"][name].append(m)
                     print(f"{factor}x round {i + 1}/{args.rounds} {name}: {m['ops_per_sec']:,.0f} ops/s, write amp "
                           f"{m['write_amp']:.2f}, {m['wall_seconds']:.0f} s", flush=True)
-            if workload.kind == "preloaded":
+            if workload.kind == "preloaded" and workload.snapshot is not None:
                 remove_owned(Path(workload.snapshot).parent)
             ops = {c: [s["ops_per_sec"] for s in size["samples"][c]] for c in configs}
             best = next(c for c in configs if c != "rocksdb-default")

@@ -25,8 +25,8 @@ import urllib.request
 from pathlib import Path
 
 from search_spaces import Context, GiB
-from tuner.observers import SilentProgress
 from tuner import Study, TuneConfig
+from tuner.observers import SilentProgress
 
 RESULTS = Path(__file__).with_name("results") / "tracking_overhead.json"
 
@@ -60,7 +60,7 @@ def _study(root: Path, name: str, uri: str | None, args: argparse.Namespace) -> 
     trial_seconds = sum(t.user_attrs["metrics"]["wall_seconds"] for t in trials) / len(trials)
     row = {"study_seconds": wall, "trial_db_bench_seconds": trial_seconds, "trials": len(result.trials)}
     tracker = study.tracker
-    if uri is not None:
+    if tracker is not None:
         per_run = tracker.seconds["record"] / tracker.runs_logged
         row.update(runs_logged=tracker.runs_logged, start_seconds=tracker.seconds["start"],
                    per_run_seconds=per_run, finish_seconds=tracker.seconds["finish"],
@@ -85,7 +85,8 @@ def main() -> None:
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait()
-    print(f"{args.workload} scale {args.scale:g}, {args.trials} trials, db_bench {rows['none']['trial_db_bench_seconds']:.2f} s per trial")
+    print(f"{args.workload} scale {args.scale:g}, {args.trials} trials, "
+          f"db_bench {rows['none']['trial_db_bench_seconds']:.2f} s per trial")
     print(f"{'store':<8} {'study s':>9} {'start s':>8} {'per run s':>10} {'vs trial':>9} {'finish s':>9}")
     for name, row in rows.items():
         if name == "none":

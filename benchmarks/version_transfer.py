@@ -76,11 +76,12 @@ def main() -> None:
         for i in range(args.rounds):
             for v, name in rng.sample([(v, c) for v in versions for c in configs], len(versions) * len(configs)):
                 m = measure(runners[v], workload, configs[name], root / "logs", 1, 1).metrics
+                assert m["ops_per_sec"] is not None, f"{v} {name}"
                 samples[v][name].append(m["ops_per_sec"])
                 print(f"round {i + 1}/{args.rounds} {v} {name}: {m['ops_per_sec']:,.0f} ops/s", flush=True)
         machine = machine_info(host, root / "work")
     best = next(c for c in configs if c.endswith("(best)"))
-    per_version = {v: {"db_bench": builds[v].to_dict(),
+    per_version: dict[str, dict[str, Any]] = {v: {"db_bench": builds[v].to_dict(),
                        "median_ops_per_sec": {c: statistics.median(s) for c, s in samples[v].items()},
                        "best_over_default": paired_ratio(samples[v][best], samples[v]["rocksdb-default"])}
                    for v in versions}

@@ -50,16 +50,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import optuna
 
 from objectives.dbbench import probe
-from objectives.measurement import measure
 from objectives.defaults import LIBRARY, MODES, Defaults, defaults_of
-from objectives.runner import Runner, RunFailed
+from objectives.measurement import measure
+from objectives.runner import RunFailed, Runner
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, SearchSpace, load_space
 from tuner.cli import parse_size
@@ -143,6 +144,7 @@ def held_out(runner: Runner, workload: Workload, configs: dict[str, dict[str, st
                 samples[name].append(0.0)  # paired_ratio leaves out a round with a failed side
                 print(f"  round {i + 1}/{rounds} {name}: FAILED {exc.reason}", flush=True)
                 continue
+            assert m["ops_per_sec"] is not None, name
             samples[name].append(m["ops_per_sec"])
             print(f"  round {i + 1}/{rounds} {name}: {m['ops_per_sec']:,.0f} ops/s", flush=True)
     return {"ops_per_sec": samples, "failed": failed,
@@ -172,7 +174,7 @@ def setting(args: argparse.Namespace, host: Context,
     space = default.resolve(Context(cores=host.cores, ram=limit or host.ram, data=target.data, scale=workload.scale,
                                     budget=budget))
     memory = target.memory
-    plain = {k: str(workload.flags[k]) for k in ("num", "key_size", "value_size") if k in workload.flags}
+    plain: dict[str, str] = {k: str(workload.flags[k]) for k in ("num", "key_size", "value_size") if k in workload.flags}
     size = ["--target-data", str(args.target_data)] + (["--target-memory", str(memory)] if args.target_memory else []) \
         + (["--duration", f"{args.duration:g}s"] if args.duration else [])
     return replace(workload, memory=memory), space, plain, size

@@ -34,7 +34,7 @@ def analyse(header: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any
             seconds.setdefault(r["scale"], []).append(r["metrics"]["wall_seconds"])
     top = ops[full]
     keep = max(1, len(top) // 3)
-    best_third = set(sorted(top, key=top.get, reverse=True)[:keep])
+    best_third = set(sorted(top, key=lambda c: top[c], reverse=True)[:keep])
     out: dict[str, Any] = {"configurations": len(top), "full_scale": full,
                            "median_wall_seconds": {str(s): statistics.median(v) for s, v in sorted(seconds.items())},
                            "fidelities": {}}
@@ -48,7 +48,7 @@ def analyse(header: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any
             "spearman": float(rho.statistic), "spearman_p": float(rho.pvalue),
             "kendall": float(tau.statistic), "kendall_p": float(tau.pvalue),
             "best_third_kept": len(kept & best_third) / len(best_third),
-            "full_best_kept": max(top, key=top.get) in kept,
+            "full_best_kept": max(top, key=lambda c: top[c]) in kept,
             "best_kept_vs_best": max(top[c] for c in kept) / max(top.values()),
         }
     return out

@@ -44,17 +44,19 @@ import random
 import statistics
 import time
 import warnings
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import optuna
 
-from sampler_benchmark import versus
 from search_spaces import SearchSpace
-from surrogate import Surrogate, load_recording, optimum, space_of
 from tuner import rungs
 from tuner.samplers import VALUE_ESTIMATE, make_sampler
+
+from sampler_benchmark import versus
+from surrogate import Surrogate, load_recording, optimum, space_of
 
 RESULTS = Path(__file__).with_name("results")
 ARMS = ("estimate/audit", "worst/audit", "estimate/kept", "worst/kept", "full")

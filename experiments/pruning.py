@@ -22,8 +22,8 @@ from typing import Any
 
 from objectives.measurement import measure
 from search_spaces import Context, GiB
-from tuner.observers import SilentProgress
 from tuner import Study, TuneConfig
+from tuner.observers import SilentProgress
 
 RESULTS = Path(__file__).with_name("results") / "pruning.json"
 
@@ -37,7 +37,8 @@ def _study(root: Path, pruner: str, args: argparse.Namespace) -> tuple[Study, di
     study.run()
     snapshot = study.snapshot()
     best = snapshot.best()
-    figures = {
+    assert best is not None, f"{pruner}: no trial completed"
+    figures: dict[str, Any] = {
         "pruner": pruner,
         "wall_seconds": time.monotonic() - started,
         "db_bench_seconds": sum(t.user_attrs.get("seconds", 0.0) for t in snapshot.trials)
@@ -69,18 +70,24 @@ def main() -> None:
         figures = {p: fig for p, (_, fig) in runs.items()}
         contenders: dict[str, dict[str, Any]] = {"rocksdb-default": {}}
         bests = {p: s.snapshot() for p, s in studies.items()}
-        contenders.update({"best without pruner": bests["none"].space.flags(bests["none"].best().params),
-                           "best with median pruner": bests["median"].space.flags(bests["median"].best().params)})
+        best_none, best_median = bests["none"].best(), bests["median"].best()
+        assert best_none is not None and best_median is not None  # _study found them
+        contenders.update({"best without pruner": bests["none"].space.flags(best_none.params),
+                           "best with median pruner": bests["median"].space.flags(best_median.params)})
         samples: dict[str, list[float]] = {name: [] for name in contenders}
-        measurer = studies["none"]
+        runner, db_bench = studies["none"].runner, bests["none"].db_bench
+        assert runner is not None and db_bench is not None  # db_bench's workload
         for round_ in range(args.rounds):
             for name, flags in contenders.items():
-                m = measure(measurer.runner, bests["none"].workload, flags,
+                m = measure(runner, bests["none"].workload, flags,
                             root / "remeasure" / name.replace(" ", "-") / str(round_), 1, bests["none"].db_bench_seed)
-                samples[name].append(m.metrics["ops_per_sec"])
+                ops = m.metrics["ops_per_sec"]
+                assert ops is not None, name
+                samples[name].append(ops)
                 print(f"round {round_ + 1}: {name}: {samples[name][-1]:,.0f} ops/s", flush=True)
     default = statistics.median(samples["rocksdb-default"])
-    rows = {name: {"ops_per_sec": v, "median": statistics.median(v), "vs_default": statistics.median(v) / default}
+    rows: dict[str, dict[str, Any]] = {
+        name: {"ops_per_sec": v, "median": statistics.median(v), "vs_default": statistics.median(v) / default}
             for name, v in samples.items()}
     saved = 1 - figures["median"]["db_bench_seconds"] / figures["none"]["db_bench_seconds"]
     print(f"\n{'configuration':<26} {'median ops/s':>13} {'range':>21} {'vs default':>11}")
@@ -93,7 +100,7 @@ def main() -> None:
     args.results.parent.mkdir(exist_ok=True)
     args.results.write_text(json.dumps({
         "when": time.strftime("%Y-%m-%d %H:%M:%S"), "args": {**vars(args), "results": str(args.results)},
-        "db_bench": bests["none"].db_bench.to_dict(),
+        "db_bench": db_bench.to_dict(),
         "studies": figures,
         "remeasured": rows, "db_bench_time_saved_fraction": saved,
         "machine": {"cores": host.cores, "ram_gib": round(host.ram / GiB, 1), "python": platform.python_version()},

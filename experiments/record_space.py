@@ -32,7 +32,7 @@ from typing import Any
 
 from objectives.dbbench import DbBench, probe
 from objectives.measurement import measure
-from objectives.runner import Runner, RunFailed
+from objectives.runner import RunFailed, Runner
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, MiB, load_space
 from tuner.engine import starts
@@ -57,7 +57,7 @@ def configurations(w: Workload, count: int, seed: int, budget: int | None, db: D
                   budget=budget if budget else host.ram // 4)
     space = load_space("default").resolve(ctx)
     rng = random.Random(seed)
-    configs = [{"name": name, "params": params} for name, params in starts(space, db, w)]
+    configs: list[dict[str, Any]] = [{"name": name, "params": params} for name, params in starts(space, db, w)]
     first = len(configs)
     while len(configs) < count + first:
         params = space.sample(rng)

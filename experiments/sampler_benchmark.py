@@ -38,17 +38,19 @@ import random
 import statistics
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import optuna
 from scipy.stats import binomtest
 
 from search_spaces import SearchSpace
 from search_spaces.parameters import CategoricalParam
-from surrogate import Surrogate, load_recording, optimum, space_of, validate
 from tuner.samplers import make_sampler
+
+from surrogate import Surrogate, load_recording, optimum, space_of, validate
 
 RESULTS = Path(__file__).with_name("results")
 WORKLOADS = ("space-write", "space-read")

@@ -23,7 +23,7 @@ def db_bench_defaults(flags: list[str], db: DbBench, base: Defaults) -> dict[str
     """What each of ``flags`` runs with when no configuration sets it: the value every run starts from
     (``base``, objectives/defaults.py), else db_bench's --help default; the library's default
     compression level as zstd's, and its default filter (none) as 0 bits per key."""
-    defaults = {f: db.default(f) for f in flags if db.default(f) is not None}
+    defaults: dict[str, object] = {f: db.default(f) for f in flags if db.default(f) is not None}
     defaults.update({f: v for f, v in base.flags.items() if f in flags})
     if defaults.get("compression_level") == LIBRARY_DEFAULT_LEVEL:
         defaults["compression_level"] = ZSTD_DEFAULT_LEVEL

@@ -13,9 +13,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 ENV_VAR = "ROCKSDB_TUNER_DB_BENCH"
 # Where `make db_bench` (scripts/build_db_bench.sh) puts release builds: <version>-release/db_bench

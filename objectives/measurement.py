@@ -6,8 +6,10 @@ come from the same run."""
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from objectives.metrics import phase_details, summarize
 from objectives.runner import IntervalObserver, Runner, RunResult
@@ -19,7 +21,7 @@ class Measurement:
     """The representative run's metrics, phase details, OPTIONS file and commands; each repeat's metrics."""
 
     metrics: dict[str, float | None]
-    details: list[dict[str, object]]
+    details: list[dict[str, Any]]
     options_text: str
     commands: list[list[str]]
     repeats: list[dict[str, float | None]] = field(default_factory=list)
@@ -33,7 +35,7 @@ def representative(each: list[dict[str, float | None]], metric: str = "ops_per_s
     return values.index(statistics.median_low(values))
 
 
-def measure(runner: Runner, workload: Workload, flags: dict[str, Flag], log_dir: Path, repeats: int, seed: int,
+def measure(runner: Runner, workload: Workload, flags: Mapping[str, Flag], log_dir: Path, repeats: int, seed: int,
             observer: IntervalObserver | None = None, metric: str = "ops_per_sec") -> Measurement:
     """Run the workload ``repeats`` times one after the other; with repeats, run i logs to
     ``log_dir/repeat-i``. ``observer`` (a pruner's) watches the first run only. Raises RunFailed

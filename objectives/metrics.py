@@ -32,6 +32,7 @@ Definitions (also in docs/metrics.md):
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from objectives.parser import BenchmarkResult, Histogram
 from objectives.runner import PhaseRun, RunResult
@@ -90,13 +91,15 @@ def _lsm_state(phase: PhaseRun | None) -> dict[str, float | None]:
     out = phase.output if phase else None
     levels = out.level_files[0] if out and out.level_files else None
     return {
-        "pending_compaction_bytes": float(out.pending_compaction_bytes) if out and out.pending_compaction_bytes is not None else None,
+        "pending_compaction_bytes": float(out.pending_compaction_bytes)
+        if out and out.pending_compaction_bytes is not None else None,
         "l0_files": float(levels[0]) if levels else None,
-        "memtable_bytes": float(out.memtables["cur-size-all-mem-tables"]) if out and "cur-size-all-mem-tables" in out.memtables else None,
+        "memtable_bytes": float(out.memtables["cur-size-all-mem-tables"])
+        if out and "cur-size-all-mem-tables" in out.memtables else None,
     }
 
 
-def phase_details(run: RunResult) -> list[dict[str, object]]:
+def phase_details(run: RunResult) -> list[dict[str, Any]]:
     """Per phase and benchmark: throughput and percentiles, for the trial's record."""
     details = []
     for phase in run.phases:
@@ -126,11 +129,17 @@ def phase_details(run: RunResult) -> list[dict[str, object]]:
     return details
 
 
+def _counts(results: list[BenchmarkResult]) -> list[tuple[int, float]] | None:
+    """Each benchmark's (operations, ops/sec) when every one has both, else None."""
+    counts = [(r.operations, r.ops_per_sec) for r in results if r.operations and r.ops_per_sec]
+    return counts if len(counts) == len(results) else None
+
+
 def _sustained(results: list[BenchmarkResult], drain: float) -> float | None:
     """Operations / (their seconds + the drain's); the burst rate where operations are not counted."""
-    if all(r.operations and r.ops_per_sec for r in results):
-        seconds = sum(r.operations / r.ops_per_sec for r in results)
-        return sum(r.operations for r in results) / (seconds + drain)
+    if (counts := _counts(results)) is not None:
+        seconds = sum(operations / rate for operations, rate in counts)
+        return sum(operations for operations, _ in counts) / (seconds + drain)
     return _ops_per_sec(results)
 
 
@@ -139,8 +148,8 @@ def _ops_per_sec(results: list[BenchmarkResult]) -> float | None:
     (exact where db_bench's printed seconds are rounded); without operation counts: mean ops/sec."""
     if not results:
         return None
-    if all(r.operations and r.ops_per_sec for r in results):
-        return sum(r.operations for r in results) / sum(r.operations / r.ops_per_sec for r in results)
+    if (counts := _counts(results)) is not None:
+        return sum(operations for operations, _ in counts) / sum(operations / rate for operations, rate in counts)
     return sum(r.ops_per_sec for r in results) / len(results)
 
 
@@ -152,7 +161,7 @@ def _weighted(results: list[BenchmarkResult], attr: str) -> float | None:
 
 
 def _mb_per_sec(results: list[BenchmarkResult]) -> float | None:
-    with_mb = [r for r in results if r.mb_per_sec is not None and r.seconds]
+    with_mb = [(r.mb_per_sec, r.seconds) for r in results if r.mb_per_sec is not None and r.seconds]
     if not with_mb:
         return None
-    return sum(r.mb_per_sec * r.seconds for r in with_mb) / sum(r.seconds for r in with_mb)
+    return sum(mb_per_sec * seconds for mb_per_sec, seconds in with_mb) / sum(seconds for _, seconds in with_mb)

@@ -18,21 +18,23 @@ import errno
 import hashlib
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, NoReturn
+from typing import NoReturn
 
 from objectives import workdir
 from objectives.dbbench import DbBench
+from objectives.defaults import Defaults, defaults_of
 from objectives.memory import Cgroups, MemoryCgroup, MemoryLimitError, evict
 from objectives.parser import Output, ParseError, parse, parse_report, require
 from objectives.rocksdb_log import LogFacts, read_log
-from objectives.defaults import Defaults, defaults_of
 from objectives.workloads import Flag, Phase, Workload, format_flag
 
 MARKER = ".rocksdb-tuner-owned"
@@ -140,7 +142,7 @@ class Preloaded:
     reused: bool = False
 
 
-def phase_command(db_bench: str, phase: Phase, flags: dict[str, Flag], db: Path, seed: int, report: Path,
+def phase_command(db_bench: str, phase: Phase, flags: Mapping[str, Flag], db: Path, seed: int, report: Path,
                   existing: bool, drain: tuple[str, ...]) -> list[str]:
     """The db_bench command line of one phase: its benchmarks, then (``drain``) the LSM state and the
     drain's; the runner's own flags, then ``flags``."""
@@ -217,14 +219,14 @@ class Runner:
         runs), but those in ``keep`` (the preloaded DBs a resumed study reuses)."""
         return sweep_stale(self.work_dir, keep)
 
-    def command(self, workload: Workload, index: int, flags: dict[str, Flag], db: Path, seed: int,
+    def command(self, workload: Workload, index: int, flags: Mapping[str, Flag], db: Path, seed: int,
                 report: Path) -> list[str]:
         phase = workload.phases[index]
         drain = (STEADY_DRAIN if workload.kind == "preloaded" else DRAIN) if workload.drain else ()
         return self._command(phase, {**workload.phase_flags(index), **flags}, db, seed, report,
                              existing=index > 0 or workload.kind != "load", drain=drain)
 
-    def _command(self, phase: Phase, flags: dict[str, Flag], db: Path, seed: int, report: Path, existing: bool,
+    def _command(self, phase: Phase, flags: Mapping[str, Flag], db: Path, seed: int, report: Path, existing: bool,
                  drain: tuple[str, ...]) -> list[str]:
         direct = {"use_direct_reads": True} if phase.scored and self.memory_fallback else {}
         return phase_command(self.db_bench.path, phase, {**self.defaults.flags, **flags, **direct}, db, seed, report, existing,
@@ -255,7 +257,7 @@ class Runner:
             remove_owned(building)
         return Preloaded(final / "db", run.wall_seconds, _tree_size(final / "db"))
 
-    def run(self, workload: Workload, flags: dict[str, Flag], log_dir: Path, seed: int = 1,
+    def run(self, workload: Workload, flags: Mapping[str, Flag], log_dir: Path, seed: int = 1,
             observer: IntervalObserver | None = None) -> RunResult:
         """Run every phase; raise RunFailed with a reason on any failure. The DB is always removed.
 
@@ -323,10 +325,11 @@ class Runner:
         stderr = (log_dir / f"{run.name}.stderr").read_text(errors="replace")
         if run.returncode != 0:
             reason = _exit_reason(run.name, run.returncode, stderr or stdout)
-            cgroup_oom = bool(run.memory and run.memory.get("oom_kills"))
+            memory = run.memory or {}
+            cgroup_oom, limit = bool(memory.get("oom_kills")), memory.get("memory_limit_bytes")
             host_oom = run.returncode == -signal.SIGKILL and run.host_oom_kills > 0
-            if cgroup_oom:
-                reason += f" (out of memory: its cgroup's limit is {run.memory['memory_limit_bytes'] / 2**20:.0f} MiB)"
+            if cgroup_oom and limit is not None:
+                reason += f" (out of memory: its cgroup's limit is {limit / 2**20:.0f} MiB)"
             elif host_oom:
                 reason += " (out of memory: the kernel's OOM killer struck while it ran)"
             _fail(reason, run.returncode, stderr + stdout, cgroup_oom or host_oom, phases)
@@ -354,7 +357,7 @@ class Runner:
             )
         status, usage, killed, stopped = None, None, False, None
         try:
-            while status is None:
+            while status is None or usage is None:  # both set at once
                 waited, st, ru = os.wait4(pid, os.WNOHANG)
                 if waited:
                     status, usage = st, ru
@@ -412,7 +415,7 @@ class _ReportWatch:
         return None
 
 
-def _kill(pid: int) -> tuple[int, int, object]:
+def _kill(pid: int) -> tuple[int, int, resource.struct_rusage]:
     """SIGTERM the process group, SIGKILL it after a grace period, reap and return wait4's answer."""
     try:
         os.killpg(pid, signal.SIGTERM)

@@ -13,13 +13,15 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Literal
 
+Direction = Literal["maximize", "minimize"]  # an objective value's, as Optuna takes it
 OBJECTIVES = ("throughput", "multi")  # or a metric: METRIC, METRIC:max, METRIC:min
-_TERMS = {
+_TERMS: dict[str, tuple[tuple[str, Direction], ...]] = {
     "throughput": (("ops_per_sec", "maximize"),),
     "multi": (("ops_per_sec", "maximize"), ("p99_us", "minimize"), ("write_amp", "minimize")),
 }
-_SENSE = dict(_TERMS["multi"])  # the direction a metric named alone takes
+_SENSE: dict[str, Direction] = dict(_TERMS["multi"])  # the direction a metric named alone takes
 _UNITS = {"ops_per_sec": "ops/s", "p99_us": "P99 us", "write_amp": "write amp"}
 _NAMED = re.compile(r"([A-Za-z_]\w*)(?::(min|max))?")
 _BOUND = re.compile(r"\s*([A-Za-z_]\w*)\s*(<=|>=)\s*(\S+)\s*")
@@ -81,21 +83,22 @@ class Score:
                 raise ValueError(f"{name}: must be > 0, got {value}")
 
     @property
-    def terms(self) -> tuple[tuple[str, str], ...]:
+    def terms(self) -> tuple[tuple[str, Direction], ...]:
         """(metric, direction) of each objective value."""
         if self.objective in _TERMS:
             return _TERMS[self.objective]
         match = _NAMED.fullmatch(self.objective)
         assert match is not None
         name, sense = match[1], match[2]
-        return ((name, {"max": "maximize", "min": "minimize"}[sense] if sense else _SENSE.get(name, "maximize")),)
+        sense_of: dict[str, Direction] = {"max": "maximize", "min": "minimize"}
+        return ((name, sense_of[sense] if sense else _SENSE.get(name, "maximize")),)
 
     @property
     def metrics(self) -> tuple[str, ...]:
         return tuple(m for m, _ in self.terms)
 
     @property
-    def directions(self) -> list[str]:
+    def directions(self) -> list[Direction]:
         return [d for _, d in self.terms]
 
     @property

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from search_spaces.context import Context, ExpressionError
 from search_spaces import files
+from search_spaces.context import Context, ExpressionError
 
 PRESET_DIR = Path(__file__).with_name("presets")
 # Flags the runner owns: a workload may not set them.

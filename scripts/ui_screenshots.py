@@ -42,8 +42,9 @@ def main() -> None:
         port = s.getsockname()[1]
     ui = subprocess.Popen([sys.executable, "-m", "tuner.cli", "ui", "--mlflow-uri", args.mlflow_uri, "--port",
                            str(port)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert ui.stdout is not None
     try:
-        lines = []
+        lines: list[str] = []
         while not lines or "every trial of experiment" not in lines[-1]:
             line = ui.stdout.readline()
             if not line:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from search_spaces.context import GiB, MiB, Context, ExpressionError, evaluate
+from search_spaces.context import Context, ExpressionError, GiB, MiB, evaluate
 from search_spaces.errors import SpaceError
 
 _BELOW, _ABOVE = (ast.Lt, ast.LtE), (ast.Gt, ast.GtE)
@@ -23,17 +24,17 @@ class Constraint:
     def names(self) -> set[str]:
         return {node.id for node in ast.walk(ast.parse(self.expr, mode="eval")) if isinstance(node, ast.Name)}
 
-    def holds(self, params: dict[str, object], ctx: Context) -> bool:
+    def holds(self, params: Mapping[str, object], ctx: Context) -> bool:
         return bool(evaluate(self.expr, {**ctx.names(), **params}))
 
-    def explain(self, params: dict[str, object], ctx: Context) -> str:
+    def explain(self, params: Mapping[str, object], ctx: Context) -> str:
         """The constraint with the values it saw, for a rejection message."""
         shown = {n: params[n] for n in sorted(self.names()) if n in params}
         shown.update({n: ctx.names()[n] for n in sorted(self.names()) if n in ctx.names()})
         values = ", ".join(f"{k}={v}" for k, v in shown.items())
         return f"{self.name}: {self.expr} is false for {values}"
 
-    def relaxed(self, configurations: dict[str, dict[str, object]], ctx: Context) -> Constraint:
+    def relaxed(self, configurations: Mapping[str, Mapping[str, object]], ctx: Context) -> Constraint:
         """This constraint relaxed just enough that each named configuration meets it (itself when all
         do): ``a <= b`` or ``a < b``, which they break by up to ``d`` (the largest ``a - b`` among them),
         becomes ``a - b <= d``; ``a >= b`` or ``a > b`` becomes ``a - b >= -d``. A constraint of another

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import operator
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 KiB = 1024
@@ -32,7 +33,7 @@ _COMPARE = {
     ast.Eq: operator.eq,
     ast.NotEq: operator.ne,
 }
-_FUNCTIONS = {"min": min, "max": max, "round": round, "int": int}
+_FUNCTIONS: dict[str, Callable[..., float]] = {"min": min, "max": max, "round": round, "int": int}
 
 
 class ExpressionError(ValueError):
@@ -64,8 +65,8 @@ class Context:
     extra: dict[str, float] = field(default_factory=dict)
 
     @classmethod
-    def of_host(cls, **kwargs: float) -> Context:
-        return cls(cores=host_cores(), ram=host_ram_bytes(), **kwargs)
+    def of_host(cls) -> Context:
+        return cls(cores=host_cores(), ram=host_ram_bytes())
 
     def names(self) -> dict[str, float]:
         return {
@@ -80,14 +81,14 @@ class Context:
             **self.extra,
         }
 
-    def evaluate(self, value: object) -> object:
+    def evaluate(self, value: float | str) -> float:
         """Return ``value`` itself unless it is a string expression; then its number."""
         if not isinstance(value, str):
             return value
         return evaluate(value, self.names())
 
 
-def evaluate(text: str, names: dict[str, float]) -> float:
+def evaluate(text: str, names: Mapping[str, object]) -> float:
     """Evaluate arithmetic (and comparisons) over ``names``; raise ExpressionError otherwise."""
     try:
         tree = ast.parse(text.strip(), mode="eval")
@@ -106,7 +107,10 @@ def evaluate(text: str, names: dict[str, float]) -> float:
                 raise ExpressionError(
                     f"unknown name {node.id!r} in {text!r} (known: {', '.join(sorted(names))})"
                 )
-            return names[node.id]
+            value = names[node.id]
+            if not isinstance(value, (int, float)):
+                raise ExpressionError(f"{node.id!r} in {text!r} is {value!r}, not a number")
+            return value
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
             try:
                 return _BINARY[type(node.op)](walk(node.left), walk(node.right))

@@ -22,7 +22,7 @@ def load_data_file(path: Path, what: str, error: type[ValueError]) -> Any:
             import yaml
 
             return yaml.safe_load(text)
-    except Exception as exc:  # tomllib.TOMLDecodeError, yaml.YAMLError
+    except Exception as exc:  # noqa: BLE001 - tomllib.TOMLDecodeError, yaml.YAMLError
         detail = " ".join(str(exc).split())  # YAML's messages span lines; an error is one line
         raise error(f"{what} file {path}: not valid {suffix[1:].upper()}: {detail}") from None
     raise error(f"{what} file {path}: expected a .toml, .yaml or .yml file")

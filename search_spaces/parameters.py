@@ -11,7 +11,7 @@ import math
 import random
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Self, SupportsFloat, cast
 
 import optuna
 from optuna.distributions import (
@@ -43,7 +43,7 @@ class Parameter:
         """Whether this parameter applies given the values chosen so far (its ``when`` condition)."""
         return all(params.get(name) in values for name, values in self.when.items())
 
-    def resolve(self, ctx: Context) -> Parameter:
+    def resolve(self, ctx: Context) -> Self:
         return self
 
     def distribution(self) -> BaseDistribution:
@@ -57,7 +57,7 @@ class Parameter:
         when it is none (not a number for a numeric parameter)."""
         raise NotImplementedError
 
-    def holding(self, value: Value, who: str) -> Parameter:
+    def holding(self, value: Value, who: str) -> Self:
         """This parameter widened to hold ``value``, ``who``'s (itself when it holds it already)."""
         raise NotImplementedError
 
@@ -85,7 +85,7 @@ class _Numeric(Parameter):
     high: Any = 0
     log: bool = False
 
-    def resolve(self, ctx: Context) -> _Numeric:
+    def resolve(self, ctx: Context) -> Self:
         try:
             low, high = ctx.evaluate(self.low), ctx.evaluate(self.high)
         except ExpressionError as exc:
@@ -154,12 +154,14 @@ class _Numeric(Parameter):
         return isinstance(value, (int, float)) and not isinstance(value, bool) and self.low <= value <= self.high
 
     def value_of(self, text: object) -> int | float | None:
+        if not isinstance(text, (str, SupportsFloat)):
+            return None
         try:
-            return self._cast(float(text))  # type: ignore[arg-type]
-        except (TypeError, ValueError, OverflowError):
+            return self._cast(float(text))
+        except (ValueError, OverflowError):
             return None
 
-    def holding(self, value: Value, who: str) -> _Numeric:
+    def holding(self, value: Value, who: str) -> Self:
         """The range extended to ``value`` (as this parameter's type; on a log range only a value > 0),
         and an explicit grid given it."""
         number = self._cast(value)
@@ -228,7 +230,7 @@ class CategoricalParam(Parameter):
         """The choice db_bench's ``text`` names (a bool as true or false), else the text itself."""
         return next((c for c in self.choices if str(text) in (str(c), flag_text(c))), str(text))
 
-    def holding(self, value: Value, who: str) -> CategoricalParam:
+    def holding(self, value: Value, who: str) -> Self:
         """The choices, and an explicit grid, given ``value`` when they lack it."""
         if value in self.choices:
             return self
@@ -236,7 +238,7 @@ class CategoricalParam(Parameter):
         return replace(self, choices=(*self.choices, value), grid_values=grid)
 
     def suggest(self, trial: optuna.Trial) -> Value:
-        return trial.suggest_categorical(self.name, self.choices)
+        return cast(Value, trial.suggest_categorical(self.name, self.choices))  # one of the choices
 
     def grid(self) -> tuple[Value, ...]:
         return tuple(self.grid_values) if self.grid_values is not None else self.choices
@@ -260,6 +262,8 @@ def flag_text(value: Value) -> str:
     return str(value)
 
 
+# what a space holds: isinstance(p, CategoricalParam) tells the kinds apart
+AnyParam = IntParam | FloatParam | CategoricalParam
 _KINDS: dict[str, type[Parameter]] = {"int": IntParam, "float": FloatParam, "categorical": CategoricalParam}
 _COMMON = {"type", "flag", "options_key", "doc", "when", "grid"}
 _OPTIONS_KEY = re.compile(r"^(DBOptions|CFOptions|TableOptions/BlockBasedTable)\.[A-Za-z_][\w.]*$")
@@ -273,7 +277,7 @@ def _bound(where: str, value: Any) -> int | float | str:
     return value
 
 
-def parameter_from_dict(name: str, spec: Any) -> Parameter:
+def parameter_from_dict(name: str, spec: Any) -> AnyParam:
     """Build one parameter from its file entry, naming the field on any error."""
     where = f"parameters.{name}"
     if not isinstance(spec, dict):
@@ -328,7 +332,8 @@ def parameter_from_dict(name: str, spec: Any) -> Parameter:
     log = spec.get("log", False)
     if not isinstance(log, bool):
         raise SpaceError(f"{where}.log: expected true or false")
-    return _KINDS[kind](
+    numeric = IntParam if kind == "int" else FloatParam
+    return numeric(
         low=_bound(f"{where}.low", spec["low"]),
         high=_bound(f"{where}.high", spec["high"]),
         log=log,

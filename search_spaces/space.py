@@ -15,7 +15,7 @@ from search_spaces import files
 from search_spaces.constraints import Constraint, constraint_from_dict
 from search_spaces.context import Context
 from search_spaces.errors import SpaceError
-from search_spaces.parameters import CategoricalParam, Parameter, Value, flag_text, parameter_from_dict
+from search_spaces.parameters import AnyParam, CategoricalParam, Value, flag_text, parameter_from_dict
 
 PRESET_DIR = Path(__file__).with_name("presets")
 _TOP_LEVEL = {"name", "description", "parameters", "constraints"}
@@ -26,7 +26,7 @@ class SearchSpace:
     """Parameters in suggestion order (a conditional one after the one it depends on) and constraints."""
 
     name: str
-    parameters: tuple[Parameter, ...]
+    parameters: tuple[AnyParam, ...]
     constraints: tuple[Constraint, ...] = ()
     description: str = ""
     context: Context | None = None
@@ -42,7 +42,7 @@ class SearchSpace:
         raw_params = data.get("parameters")
         if not isinstance(raw_params, dict) or not raw_params:
             raise SpaceError("parameters: expected a non-empty table of parameters")
-        params: list[Parameter] = []
+        params: list[AnyParam] = []
         for pname, spec in raw_params.items():
             param = parameter_from_dict(pname, spec)
             earlier = {p.name: p for p in params}
@@ -194,7 +194,7 @@ class SearchSpace:
         return {"parameters": {p.name: p.describe() for p in self.parameters},
                 "constraints": {c.name: c.expr for c in self.constraints}}
 
-    def parameter(self, name: str) -> Parameter:
+    def parameter(self, name: str) -> AnyParam:
         for p in self.parameters:
             if p.name == name:
                 return p

@@ -143,7 +143,8 @@ def test_budgets_are_constraints_not_penalties(tmp_path):
     assert summary["best"]["feasible"] is False
     storage = summary["storage"]
     trials = optuna.load_study(study_name=summary["study"], storage=storage).trials
-    for t in (t for t in trials if t.state == optuna.trial.TrialState.COMPLETE):  # the score is the raw throughput; the budget lives in the constraint values
+    # the score is the raw throughput; the budget lives in the constraint values
+    for t in (t for t in trials if t.state == optuna.trial.TrialState.COMPLETE):
         assert t.values[0] == t.user_attrs["metrics"]["ops_per_sec"]
         assert t.user_attrs["constraints"][0] == pytest.approx(t.user_attrs["metrics"]["p99_us"] - 0.001)
 
@@ -176,6 +177,7 @@ def _start_and_signal(args: list[str], sig: int) -> subprocess.Popen:
     (A fixed delay could land between trials, e.g. while MLflow logs trial 0 on a slow machine.)"""
     work = Path(args[args.index("--work-dir") + 1])
     proc = subprocess.Popen([*TUNER, *fast(args)], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
     for line in proc.stderr:
         if line.startswith("trial 0:"):
             deadline = time.monotonic() + 60
@@ -249,7 +251,8 @@ def test_bad_workload(tmp_path):
 
 def test_unknown_parameter_field(tmp_path):
     space = tmp_path / "s.toml"
-    space.write_text('[parameters.subcompactions]\ntype = "int"\nlow = 1\nhigh = 4\noptions_key = "DBOptions.max_subcompactions"\nstep_size = 2\n')
+    space.write_text('[parameters.subcompactions]\ntype = "int"\nlow = 1\nhigh = 4\n'
+                     'options_key = "DBOptions.max_subcompactions"\nstep_size = 2\n')
     assert "parameters.subcompactions: unknown field(s) step_size" in _bad(tmp_path, "--space", str(space))
 
 
@@ -261,7 +264,8 @@ def test_parameter_db_bench_does_not_know(tmp_path):
 
 def test_range_low_above_high(tmp_path):
     space = tmp_path / "s.yaml"
-    space.write_text("parameters:\n  bloom_bits: {type: int, low: 12, high: 2, options_key: TableOptions/BlockBasedTable.filter_policy}\n")
+    space.write_text("parameters:\n"
+                     "  bloom_bits: {type: int, low: 12, high: 2, options_key: TableOptions/BlockBasedTable.filter_policy}\n")
     assert "parameters.bloom_bits: empty range, low 12 > high 2" in _bad(tmp_path, "--space", str(space))
 
 
@@ -309,13 +313,16 @@ BAD_FILES = [
      "parameters.seed.flag: --seed is set by the tuner"),
     ("workload", "w.toml", 'name = "w"\nsurprise = 1\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\n',
      "unknown top-level field(s) surprise"),
-    ("workload", "w.toml", 'name = "w"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\n[phases.flags]\nwal_dir = "/tmp/elsewhere"\n',
+    ("workload", "w.toml", 'name = "w"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\n'
+     '[phases.flags]\nwal_dir = "/tmp/elsewhere"\n',
      "phases[0].flags.wal_dir: names a path outside the trial's DB directory"),
-    ("workload", "w.toml", 'name = "w"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\n[phases.flags]\nflagfile = "/etc/passwd"\n',
+    ("workload", "w.toml", 'name = "w"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\n'
+     '[phases.flags]\nflagfile = "/etc/passwd"\n',
      "phases[0].flags.flagfile: names a path outside"),
     ("workload", "w.toml", 'name = "w"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\n[phases.flags]\ndb = "/"\n',
      "phases[0].flags.db: set by the tuner itself"),
-    ("workload", "w.toml", 'name = "w"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\n[phases.flags]\n"num; rm -rf ~" = 1\n',
+    ("workload", "w.toml", 'name = "w"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\n'
+     '[phases.flags]\n"num; rm -rf ~" = 1\n',
      "phases[0].flags.num; rm -rf ~: not a db_bench flag name"),
 ]
 
@@ -394,7 +401,8 @@ def test_doctor_workloads_spaces():
 def _trio_space(tmp_path: Path) -> Path:
     space = tmp_path / "trio.toml"
     space.write_text(
-        '[parameters.max_write_buffer_number]\ntype = "int"\nlow = 2\nhigh = 3\noptions_key = "CFOptions.max_write_buffer_number"\n'
+        '[parameters.max_write_buffer_number]\ntype = "int"\nlow = 2\nhigh = 3\n'
+        'options_key = "CFOptions.max_write_buffer_number"\n'
         '[parameters.min_write_buffer_number_to_merge]\ntype = "int"\nlow = 1\nhigh = 3\n'
         'options_key = "CFOptions.min_write_buffer_number_to_merge"\n'
         '[[constraints]]\nname = "merge_below_max"\nexpr = "min_write_buffer_number_to_merge < max_write_buffer_number"\n'

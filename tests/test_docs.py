@@ -30,7 +30,7 @@ FLAGS: dict[str, dict[str, argparse.Action]] = {
 def _tune_groups() -> dict[str, list[argparse.Action]]:
     """`tune`'s flags by `--help` group, in the parser's order."""
     return {g.title: list(g._group_actions) for g in SUBCOMMANDS["tune"]._action_groups
-            if g.title not in ("positional arguments", "options", "optional arguments")}
+            if g.title is not None and g.title not in ("positional arguments", "options", "optional arguments")}
 
 
 GROUPS = _tune_groups()
@@ -54,7 +54,7 @@ def _agrees(cell: str, value: Any) -> bool:
     except ValueError:
         return cell.startswith(str(value))
     lead = re.match(r"[\d.]+", cell)
-    return bool(lead) and float(lead.group(0)) == number
+    return lead is not None and float(lead.group(0)) == number
 
 
 def _check_default(flag: str, cell: str) -> None:

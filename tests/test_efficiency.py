@@ -1,10 +1,10 @@
 """What makes a study efficient: a --budget of machine time, --fidelity (successive halving over
-data sizes, judged by its rank agreement with the full size), and the scikit-optimize adapter's model of failed, pruned and running trials."""
+data sizes, judged by its rank agreement with the full size), and the scikit-optimize adapter's model of
+failed, pruned and running trials."""
 
 from __future__ import annotations
 
 import importlib.util
-
 import json
 import re
 import statistics
@@ -26,8 +26,7 @@ from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, usage
 from tuner.engine._plan import Plan, Reference
 from tuner.engine._revalidation import Remeasure
 from tuner.outputs import closing_table
-from tuner.samplers import (KINDS, RANKED, SamplerError, Startup, choose, make_sampler, startup_size,
-                            study_seed)
+from tuner.samplers import KINDS, RANKED, SamplerError, Startup, choose, make_sampler, startup_size, study_seed
 from tuner.samplers._skopt_sampler import _observations
 from tuner.samplers._startup import MODEL, RANDOM, VALUE_ESTIMATE
 

@@ -6,6 +6,7 @@ sampler learns from."""
 from __future__ import annotations
 
 import signal
+from typing import Any
 
 import pytest
 
@@ -47,8 +48,9 @@ class _OneOutcome:
 
     slots = 1
 
-    def __init__(self, **outcome: object):
-        self.outcome, self.jobs = outcome, []
+    def __init__(self, **outcome: Any):
+        self.outcome = outcome
+        self.jobs: list[Job] = []
 
     def submit(self, job: Job) -> None:
         self.jobs.append(job)

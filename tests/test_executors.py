@@ -50,6 +50,7 @@ class Processes:
         self.task = (backend, setup)
 
     def submit(self, job: Job) -> None:
+        assert self.task is not None, "bind() comes first"
         spec = TaskSpec.of(job, *self.task, 1, self.execution)
         self.running[self.pool.submit(_in_worker, spec)] = job
 

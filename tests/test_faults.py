@@ -17,14 +17,14 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import optuna
 import pytest
 
 from objectives.parser import ParseError, parse, require
-from tests.conftest import fast, DATA, TINY, leftovers
+from tests.conftest import DATA, TINY, fast, leftovers
 from tests.test_cli import TUNER, tuner
 
 pytestmark = [pytest.mark.dbbench, pytest.mark.faults]
@@ -58,6 +58,7 @@ def _run_with_fault(tmp_path: Path, work: Path, fault: Callable[[int], None], *e
                 return
             time.sleep(0.02)
 
+    assert proc.stderr is not None
     for line in proc.stderr:
         lines.append(line)
         if line.startswith("trial 0:") and not injected.is_set():

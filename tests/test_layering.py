@@ -61,7 +61,7 @@ def _imports(module: str, path: Path) -> list[tuple[int, str, bool]]:
             typing_only |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
     out = []
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(tree):
+    for node in (n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]

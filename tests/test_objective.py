@@ -31,7 +31,7 @@ print(json.dumps({"ops_per_sec": 1000.0, "scan_rows_per_sec": 100.0 * jobs, "p99
 SPACE = '[parameters.max_background_jobs]\ntype = "int"\nlow = 1\nhigh = 16\n'  # its grid: 1, 6, 11, 16
 
 
-def _study(tmp_path: Path, *args: str, program: str = PROGRAM) -> tuple[int, dict, str]:
+def _study(tmp_path: Path, *args: str, program: str = PROGRAM) -> tuple[int, dict | None, str]:
     """A command study of ``program`` over max_background_jobs (its 4 grid points): its exit code,
     summary (None when it wrote none) and output."""
     (tmp_path / "prog.py").write_text(program)

@@ -299,7 +299,8 @@ def test_the_readings_open_with_their_results_verdict(name):
 def test_s0s_reading_is_quoted_as_its_result_gives_it():
     r, doc = _study("S0"), ("experiments/results/S0/reading.md",)
     ratio, ci, worst = _over_seeds(r, "vs_hand_found")
-    _quoted(f"({ratio}, {ci} over 3 seeds, worst seed {worst}) and the defaults ({'%s, %s' % _over_seeds(r, 'vs_default')[:2]})", doc)
+    _quoted(f"({ratio}, {ci} over 3 seeds, worst seed {worst}) and the defaults "
+            f"({'{}, {}'.format(*_over_seeds(r, 'vs_default')[:2])})", doc)
     _quoted("is {} ({}) of the defaults here, a tie".format(*_vs_default(r, "hand-found:S0")), doc)
     _quoted("re-measured at {} ({})".format(*_vs_default(r, "sweep best")), doc)
     _quoted(f"the sweep's {r['sweep']['machine_seconds']['total']:.0f} s, {r['sweep']['runs']} trials", doc)
@@ -355,7 +356,7 @@ def test_s1s_reading_is_quoted_as_its_result_gives_it():
             f"and the hand-found configuration's {_k(h2h['hand-found:S1']['median_ops_per_sec'])}", doc)
     re = _study("S1", rerun=True)
     ratio, ci, worst = _over_seeds(re, "vs_hand_found")
-    _quoted(f"{ratio} ({ci}), worst seed {worst}, and the defaults {'%s (%s)' % _over_seeds(re, 'vs_default')[:2]}", doc)
+    _quoted(f"{ratio} ({ci}), worst seed {worst}, and the defaults {'{} ({})'.format(*_over_seeds(re, 'vs_default')[:2])}", doc)
     _quoted("tied with the defaults again ({}, {})".format(*_vs_default(re, "hand-found:S1")), doc)
 
 
@@ -418,7 +419,8 @@ def test_s4s_reading_is_quoted_as_its_result_gives_it():
     r, doc = _study("S4"), ("experiments/results/S4/reading.md",)
     h2h, picks, seeds = _h2h(r), _picks(r), r["tuner"]["seeds"]
     ratio, ci, worst = _over_seeds(r, "vs_hand_found")
-    _quoted(f"({ratio}, {ci} over 3 seeds, worst seed {worst}) and the defaults ({'%s, %s' % _over_seeds(r, 'vs_default')[:2]})", doc)
+    _quoted(f"({ratio}, {ci} over 3 seeds, worst seed {worst}) and the defaults "
+            f"({'{}, {}'.format(*_over_seeds(r, 'vs_default')[:2])})", doc)
     _quoted("is itself {} ({}) the defaults".format(*_vs_default(r, "hand-found:S4")), doc)
     vs_hand = h2h["sweep best"]["vs_hand_found"]
     _quoted("re-measured at {} ({}) the defaults and {:.2f}x ({:.2f}-{:.2f}) the hand-found".format(
@@ -438,16 +440,17 @@ def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_jso
     """benchmarks/results/version_transfer.json and the summary of the study it measured (2026-11-23, restored
     from commit 3b00fbd into default-job-fillrandom-2026-11-23/)."""
     versions = _json("benchmarks/results/version_transfer.json")
-    for version, measured in versions["versions"].items():
+    for measured in versions["versions"].values():
         medians = measured["median_ops_per_sec"]
-        best, low, high = measured["best_over_default"]["ratio"], *measured["best_over_default"]["ci95"]
+        best, (low, high) = measured["best_over_default"]["ratio"], measured["best_over_default"]["ci95"]
         row = " | ".join(f"{medians[name]:,.0f}" for name in ("rocksdb-default", "trial 21 (best)", "trial 73", "trial 13"))
         _quoted(f"| {row} | {best:.2f}× ({low:.2f}–{high:.2f}) |", ("docs/versions.md",))
     _quoted(f"(Kendall's tau {versions['kendall_tau']['7.8.3 vs 9.11.2']:.2f} over the 4 configurations", ("docs/versions.md",))
     summary = _json("benchmarks/results/default-job-fillrandom-2026-11-23/summary.json")
     assert summary["study"] == versions["study"] and summary["revalidation"]["best_trial"] == 21
     best = summary["revalidation"]["best_vs_reference"]
-    _quoted(f"re-validation on 9.11.2 gave {best['ratio']:.2f}× ({best['ci95'][0]:.2f}–{best['ci95'][1]:.2f}", ("docs/versions.md",))
+    _quoted(f"re-validation on 9.11.2 gave {best['ratio']:.2f}× ({best['ci95'][0]:.2f}–{best['ci95'][1]:.2f}",
+            ("docs/versions.md",))
     cv = {day: _json(f"benchmarks/results/default-job-fillrandom-{day}/summary.json")["revalidation"]["noise_cv_reference"]
           for day in ("2026-11-23", "2026-11-25")}
     _quoted(f"CV was {100 * cv['2026-11-23']:.0f} % in the default job of 2026-11-23", ("docs/search.md",))
@@ -476,7 +479,8 @@ def test_the_s0_s4_table_is_quoted_as_the_results_give_it(name):
     cells = [f"{r['sweep']['machine_seconds']['total']:.0f} s", trials, _ratio(seeds["vs_hand_found"]) + tie,
              _ratio(seeds["vs_default"]), _ratio(_h2h(r)[r["hand_found"]]["vs_default"])]
     row = _row("docs/results.md", f"| {name} ")
-    assert row.endswith(" | " + " | ".join(cells) + " |"), f"docs/results.md's {name} row {row!r} is not {cells} (from result.json)"
+    assert row.endswith(" | " + " | ".join(cells) + " |"), \
+        f"docs/results.md's {name} row {row!r} is not {cells} (from result.json)"
 
 
 def test_the_re_runs_of_s0_s2_are_quoted_as_their_results_give_them():
@@ -668,7 +672,7 @@ def test_the_sampler_rule_and_the_recordings_are_quoted_as_their_json_gives_them
     _quoted(f"skopt's 80-trial search alone cost {min(per_search):.0f}-{max(per_search):.0f} s of CPU", ("docs/search.md",))
     old = _json("experiments/results/sampler-benchmark-2026-11-25.json")["workloads"]["space-write"]
     _quoted(f"records {old['samplers']['skopt']['seconds'] / 20:.0f} s per 80-trial search", ("docs/search.md",))
-    for name, w in workloads.items():
+    for w in workloads.values():
         _quoted(f"{w['runs']} real runs", ("docs/search.md",))
         _quoted(f"{w['noise_sd_log']:.2f} in log ops/s", ("docs/search.md",))
         _quoted(f"Spearman {w['validation']['spearman']:.2f} (Kendall {w['validation']['kendall']:.2f}", ("docs/search.md",))
@@ -733,7 +737,8 @@ def test_the_sampler_benchmarks_recordings_are_quoted_as_their_runs_give_them(na
         wall = [r["metrics"]["wall_seconds"] for r in runs]
         _quoted(f"a run takes {statistics.median(wall):.0f} s (median; mean {statistics.mean(wall):.0f} s), "
                 f"{sum(wall) / 60:.0f} minutes of db_bench in all", doc)
-        passes = [f"{by[c][p]['metrics']['ops_per_sec'] / 1000:.1f}k" for c in ("rocksdb-default", "benchmark.sh") for p in (0, 1)]
+        passes = [f"{by[c][p]['metrics']['ops_per_sec'] / 1000:.1f}k"
+                  for c in ("rocksdb-default", "benchmark.sh") for p in (0, 1)]
         _quoted(f"(observed: {passes[0]} and {passes[1]} ops/s in the two passes), the benchmark.sh-style start "
                 f"{100 * curve[1]:.0f} % ({passes[2]} and {passes[3]})", doc)
         optimum = report["optimum"]
@@ -752,7 +757,8 @@ def test_the_pruning_table_is_quoted_as_its_json_gives_it(path, rows):
         if study == "median":
             seconds += f" (−{100 * measured['db_bench_time_saved_fraction']:.0f} %)"
         cells = [seconds, f"{s['trials']['pruned']} / {measured['args']['trials']}",
-                 f"{r['median']:,.0f} ops/s ({min(r['ops_per_sec']):,.0f}–{max(r['ops_per_sec']):,.0f})", f"{r['vs_default']:.2f}×"]
+                 f"{r['median']:,.0f} ops/s ({min(r['ops_per_sec']):,.0f}–{max(r['ops_per_sec']):,.0f})",
+                 f"{r['vs_default']:.2f}×"]
         assert _row("docs/search.md", start) == f"{start} {' | '.join(cells)} |"
     when = f"{measured['when'][11:16]} UTC"
     _quoted(f"release db_bench {measured['db_bench']['version']}, burst ops/s before the drain was charged, 2 cores, "
@@ -1088,7 +1094,8 @@ def _versus_plain(seed: dict[str, Any]) -> str:
     return (f"seed {seed['seed']}: the tuner ran {tuner['trials']['complete']} trials and its re-validation in "
             f"{tuner['db_bench_seconds']:.0f} s of db_bench (it reported {_ratio(tuner['reported_gain'])} over the "
             f"defaults), the plain script {plain['trials']} trials in {plain['db_bench_seconds']:.0f} s (its best run, "
-            f"{plain['best']['keys_per_second'] / 1000:.0f}k keys/s, was {plain['best']['keys_per_second'] / held['median_ops_per_sec']['plain']:.2f}x "
+            f"{plain['best']['keys_per_second'] / 1000:.0f}k keys/s, was "
+            f"{plain['best']['keys_per_second'] / held['median_ops_per_sec']['plain']:.2f}x "
             f"its held-out median); held out, {_held_out(held)}")
 
 

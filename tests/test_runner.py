@@ -6,14 +6,14 @@ import os
 import shutil
 import subprocess
 import time
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
-from objectives.metrics import summarize
 from objectives import runner as runner_module
-from objectives.runner import MARKER, EnvironmentFault, Runner, RunFailed, _started, _stat, remove_owned
+from objectives.metrics import summarize
+from objectives.runner import MARKER, EnvironmentFault, RunFailed, Runner, _started, _stat, remove_owned
 from objectives.workloads import load_workload
 from tests.conftest import TINY, leftovers
 from tuner.options_file import mismatches

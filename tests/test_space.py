@@ -8,7 +8,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from search_spaces import Context, GiB, MiB, SearchSpace, SpaceError, load_space
+from search_spaces import Context, GiB, IntParam, MiB, SearchSpace, SpaceError, load_space
 from search_spaces.context import ExpressionError, evaluate
 
 
@@ -74,21 +74,27 @@ def test_yaml_and_toml_give_the_same_space(tmp_path: Path, ctx):
     )
     a, b = (load_space(tmp_path / f).resolve(ctx) for f in ("s.yaml", "s.toml"))
     assert a.parameters == b.parameters
-    assert a.parameter("subcompactions").high == 2 * ctx.cores
+    subcompactions = a.parameter("subcompactions")
+    assert isinstance(subcompactions, IntParam) and subcompactions.high == 2 * ctx.cores
 
 
 BAD_SPACES = [
-    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "CFOptions.x", "lo": 1}}}, "parameters.x: unknown field(s) lo"),
+    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "CFOptions.x", "lo": 1}}},
+     "parameters.x: unknown field(s) lo"),
     ({"parameters": {"x": {"type": "integer", "low": 1, "high": 4, "options_key": "CFOptions.x"}}}, "parameters.x.type"),
     ({"parameters": {"x": {"type": "int", "low": [1], "high": 4, "options_key": "CFOptions.x"}}}, "parameters.x.low"),
     ({"parameters": {"x": {"type": "int", "high": 4, "options_key": "CFOptions.x"}}}, "parameters.x.low: missing"),
     ({"parameters": {"x": {"type": "int", "low": 1, "high": 4}}}, "parameters.x.options_key"),
-    ({"parameters": {"x": {"type": "categorical", "choices": [], "options_key": "CFOptions.x"}}}, "parameters.x.choices"),
-    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "CFOptions.x", "when": {"y": "a"}}}}, "parameters.x.when"),
-    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "CFOptions.x", "flag": "a; rm -rf /"}}}, "parameters.x.flag"),
+    ({"parameters": {"x": {"type": "categorical", "choices": [], "options_key": "CFOptions.x"}}},
+     "parameters.x.choices"),
+    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "CFOptions.x", "when": {"y": "a"}}}},
+     "parameters.x.when"),
+    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "CFOptions.x", "flag": "a; rm -rf /"}}},
+     "parameters.x.flag"),
     ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "x"}}}, "parameters.x.options_key: 'x' is not"),
     ({"parameters": {}}, "parameters: expected a non-empty table"),
-    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "CFOptions.x"}}, "extra": 1}, "unknown top-level field(s) extra"),
+    ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "CFOptions.x"}}, "extra": 1},
+     "unknown top-level field(s) extra"),
     ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "CFOptions.x"}},
       "constraints": [{"name": "c", "expr": "x < nosuch"}]}, "constraints[0].expr"),
     ({"parameters": {"x": {"type": "int", "low": 1, "high": 4, "options_key": "CFOptions.x"}},
@@ -104,7 +110,8 @@ def test_invalid_space_names_the_field(data, message):
 
 
 def test_empty_range_on_this_host(ctx):
-    space = SearchSpace.from_dict({"parameters": {"x": {"type": "int", "low": "4 * cores", "high": 2, "options_key": "CFOptions.x"}}})
+    space = SearchSpace.from_dict(
+        {"parameters": {"x": {"type": "int", "low": "4 * cores", "high": 2, "options_key": "CFOptions.x"}}})
     with pytest.raises(SpaceError, match=r"parameters.x: empty range, low \d+ > high 2"):
         space.resolve(ctx)
 

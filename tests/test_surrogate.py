@@ -51,7 +51,8 @@ def _landscape(space, n: int, noise: float, seed: int):
     def truth(params):
         return 12.0 - sum((p.position(params[p.name]) - 0.7) ** 2 for p in numeric)
 
-    configs, runs = {}, []
+    configs: dict[str, dict] = {}
+    runs = []
     while len(configs) < n:
         params = space.sample(rng)
         if not space.violations(params):

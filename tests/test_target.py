@@ -9,9 +9,8 @@ import json
 import os
 import re
 import subprocess
-from pathlib import Path
-
 from dataclasses import replace
+from pathlib import Path
 
 import optuna
 import pytest
@@ -24,7 +23,7 @@ from tests.conftest import first_measured, leftovers
 from tests.test_cli import tuner
 from tuner import options_file, ranking
 from tuner.model import UsageError
-from tuner.target import SHAPE, lsm_levels, load_base_options, make_target, scaled, shaped
+from tuner.target import SHAPE, load_base_options, lsm_levels, make_target, scaled, shaped
 
 OPTIONS = """[Version]
   rocksdb_version=9.11.2
@@ -155,7 +154,8 @@ def test_a_target_shaped_trial_runs_in_the_targets_lsm_shape(tmp_path):
     assert "target: 24 MiB of data" in r.stdout and "scaled: nothing" in r.stdout
     command = (first_measured(tmp_path / "o") / "overwrite.command").read_text()
     assert "--use_existing_db=true" in command and "--duration=2" in command
-    assert not any(n.startswith("rocksdb-tuner-preload") for n in os.listdir(Path(summary["preload"]["trials"]["path"]).parents[1]))
+    preloads = Path(summary["preload"]["trials"]["path"]).parents[1]
+    assert not any(n.startswith("rocksdb-tuner-preload") for n in os.listdir(preloads))
 
     base = tmp_path / "OPTIONS"
     base.write_text(OPTIONS)

@@ -18,6 +18,7 @@ from pathlib import Path
 import optuna
 import pytest
 from mlflow import MlflowClient
+from mlflow.entities import Run
 
 from tests.conftest import TINY
 from tests.test_cli import TUNER, _start_and_signal, tuner
@@ -27,9 +28,10 @@ TUNED = {"subcompactions", "max_background_jobs", "write_buffer_size", "max_writ
          "min_write_buffer_number_to_merge", "cache_size", "bloom_bits", "compression_type"}
 
 
-def _runs(client: MlflowClient, experiment: str) -> tuple[object, list]:
+def _runs(client: MlflowClient, experiment: str) -> tuple[Run, list[Run]]:
     """(parent run, nested runs) of the only study in an experiment."""
     exp = client.get_experiment_by_name(experiment)
+    assert exp is not None, experiment
     runs = client.search_runs([exp.experiment_id], max_results=1000)
     (parent,) = [r for r in runs if r.data.tags.get("role") == "study"]
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
@@ -37,7 +39,7 @@ def _runs(client: MlflowClient, experiment: str) -> tuple[object, list]:
     return parent, children
 
 
-def _key(run: object) -> str:
+def _key(run: Run) -> str:
     """A run's name without the figure trial runs carry or the answer's mark (``trial-0003 212k ops/s``,
     ``answer: trial-0003 212k ops/s (not re-validated)`` -> ``trial-0003``)."""
     return run.info.run_name.removeprefix("answer: ").split(" ")[0]
@@ -378,7 +380,8 @@ class _Grid(HTMLParser):
 
 
 def _ui_lines(ui: subprocess.Popen, until: str) -> list[str]:
-    lines = []
+    lines: list[str] = []
+    assert ui.stdout is not None
     while True:
         line = ui.stdout.readline()
         assert line, f"ui ended early: {lines}"

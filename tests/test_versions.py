@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from objectives.dbbench import installed, probe_path
+from objectives.defaults import PINNED
 from objectives.trace import count_queries
 from objectives.workloads import format_flag
-from objectives.defaults import PINNED
 from tests.conftest import TINY, first_measured
 from tests.test_cli import tuner
 from tuner.options_file import lookup, parse_options

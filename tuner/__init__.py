@@ -6,8 +6,17 @@
 """
 
 from tuner.api import Study, tune
-from tuner.model import (DeploymentConfig, ExecutionConfig, MeasurementConfig, RevalidationConfig, SearchConfig,
-                         TrackingConfig, TuneConfig, TuneResult, UsageError)
+from tuner.model import (
+    DeploymentConfig,
+    ExecutionConfig,
+    MeasurementConfig,
+    RevalidationConfig,
+    SearchConfig,
+    TrackingConfig,
+    TuneConfig,
+    TuneResult,
+    UsageError,
+)
 from tuner.outputs import apply
 
 __all__ = ["DeploymentConfig", "ExecutionConfig", "MeasurementConfig", "RevalidationConfig", "SearchConfig", "Study",

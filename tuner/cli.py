@@ -10,8 +10,9 @@ import shlex
 import shutil
 import signal
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import NoReturn
 
 from objectives import workdir
 from objectives.dbbench import DbBenchError, installed, probe, probe_path
@@ -27,8 +28,16 @@ from tuner.api import Study
 from tuner.backends import BACKENDS
 from tuner.executors import EXECUTORS
 from tuner.experiment import ExperimentError
-from tuner.model import (DeploymentConfig, ExecutionConfig, MeasurementConfig, RevalidationConfig, SearchConfig,
-                         TrackingConfig, TuneConfig, UsageError)
+from tuner.model import (
+    DeploymentConfig,
+    ExecutionConfig,
+    MeasurementConfig,
+    RevalidationConfig,
+    SearchConfig,
+    TrackingConfig,
+    TuneConfig,
+    UsageError,
+)
 from tuner.observers import ConsoleProgress, TrackingError
 from tuner.outputs import FORMATS, ExportError, closing_table, load_best, render, verify
 from tuner.pruners import PRUNERS
@@ -43,7 +52,7 @@ _SIZE_RE = re.compile(r"^\s*([\d.]+)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
 class _Parser(argparse.ArgumentParser):
     """argparse, but bad flags end with one line and exit code 2 (not the whole usage text)."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
         sys.exit(EXIT_USAGE)
 
@@ -93,7 +102,8 @@ def _trials(text: str) -> int:
     return int(text)
 
 
-def _count(least: int):  # noqa: ANN202 - an argparse type
+def _count(least: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= ``least``."""
     def parse(text: str) -> int:
         if not text.isdigit() or int(text) < least:
             raise argparse.ArgumentTypeError(f"must be a whole number >= {least}, got {text!r}")
@@ -354,7 +364,7 @@ def _experiment_parser(x: argparse.ArgumentParser) -> None:
     x.add_argument("--no-mlflow", action="store_true", help="do not track in MLflow")
 
 
-def _other_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _other_parsers(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("doctor", help="show this host and every db_bench build, and which one a study uses")
     d.add_argument("--db-bench")
     d.add_argument("--rocksdb-version", metavar="V")
@@ -516,6 +526,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             print(_stopped(exc, f"Finished runs are saved; fix it, then `rocksdb-tuner experiment {e.id}"
                                 f"{' --quick' if args.quick else ''}` resumes."), file=sys.stderr)
             return os.EX_TEMPFAIL
+        assert run.results_dir is not None  # set by ExperimentRun
         print(f"{e.id}: wrote {run.results_dir / 'report.md'}")
     if not args.quick and not args.results:
         print(f"wrote {write_overview(experiment.RESULTS)}")
@@ -628,8 +639,8 @@ def cmd_spaces(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"tune": cmd_tune, "experiment": cmd_experiment, "doctor": cmd_doctor, "workloads": cmd_workloads, "spaces": cmd_spaces,
-                "export": cmd_export, "verify": cmd_verify, "ui": cmd_ui}
+    handlers = {"tune": cmd_tune, "experiment": cmd_experiment, "doctor": cmd_doctor, "workloads": cmd_workloads,
+                "spaces": cmd_spaces, "export": cmd_export, "verify": cmd_verify, "ui": cmd_ui}
     try:
         return handlers[args.command](args)
     except INPUT_ERRORS as exc:

@@ -7,8 +7,9 @@ every observer sees it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from optuna.trial import FrozenTrial
 
@@ -18,7 +19,7 @@ from tuner.model import StudySnapshot, TuneResult
 class Observer:
     """Receives a study's events; every method is optional (the base ignores them all)."""
 
-    bus: "EventBus | None" = None
+    bus: EventBus | None = None
 
     def attach(self, bus: EventBus) -> None:
         self.bus = bus

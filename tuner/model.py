@@ -6,15 +6,16 @@ and outputs read it (ranking through :mod:`tuner.ranking`), and never reach back
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from optuna.trial import FrozenTrial
 
 from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
-from objectives.scores import Bound, Score
+from objectives.scores import Bound, Direction, Score
 from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from tuner import ranking
@@ -239,7 +240,7 @@ class StudySnapshot:
     widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
 
     @property
-    def directions(self) -> list[str]:
+    def directions(self) -> list[Direction]:
         return self.score.directions
 
     def by_outcome(self) -> dict[str, list[FrozenTrial]]:

@@ -9,6 +9,7 @@ truth: ``OPTIONS.ini`` is that file, plus ``block_cache`` (which RocksDB 7.x doe
 from __future__ import annotations
 
 import re
+from typing import SupportsInt
 
 from objectives.configurations import LIBRARY_DEFAULT_LEVEL
 from objectives.options_ini import SECTION_RE as _SECTION_RE
@@ -55,13 +56,15 @@ def encode(key: str, value: object) -> str:
     if name == "compression":
         return COMPRESSION_NAMES.get(str(value), str(value))
     if name == "filter_policy":
+        if not isinstance(value, (str, SupportsInt)):
+            raise TypeError(f"{key}: {value!r} is not a number of bits per key")
         return f"bloomfilter:{value}:false" if int(value) > 0 else "nullptr"
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
 
 
-def decode(key: str, text: str | None) -> object | None:
+def decode(key: str, text: str | None) -> int | str | None:
     """A tuned value as db_bench takes it, from its text under ``key`` in an OPTIONS file (the inverse
     of :func:`encode`); None where the file does not say (absent, or a library default)."""
     if text is None:

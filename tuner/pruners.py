@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable
 
 import optuna
 
@@ -36,7 +36,7 @@ KINDS: dict[str, PrunerKind] = {k.name: k for k in (
 PRUNERS = tuple(KINDS)
 
 
-def make_pruner(name: str, directions: list[str], warmup: int = 4) -> optuna.pruners.BasePruner:
+def make_pruner(name: str, directions: Sequence[str], warmup: int = 4) -> optuna.pruners.BasePruner:
     """The pruner called ``name``, pruning from second ``warmup`` of the scored phases on; refused with
     one line where it cannot serve the study."""
     kind = KINDS.get(name)

@@ -12,7 +12,8 @@ of a multi-objective study is the front member with the highest utility.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 

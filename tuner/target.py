@@ -100,7 +100,7 @@ def _flag_value(key: str, text: str | None) -> Flag | None:
         except ValueError:  # a name (e.g. lz4) is a flag value; a struct or a list is not: not carried over
             return value if value.replace("_", "").isalnum() else None
         return int(number) if number.is_integer() else number
-    return value  # type: ignore[return-value]
+    return value
 
 
 def make_target(data: int | None, memory: int | None, base_options: Path | None, workload_data: int,
@@ -116,7 +116,8 @@ def make_target(data: int | None, memory: int | None, base_options: Path | None,
                          "(a trial runs within the target's memory: more than 0, at most the machine's)")
     if memory is not None and data is None:
         raise UsageError("--target-memory: give the data it serves too (--target-data SIZE)")
-    shape, base = {f: (defaults or {}).get(f, d) for f, (_, d) in SHAPE.items()}, {}
+    shape: dict[str, Flag] = {f: (defaults or {}).get(f, d) for f, (_, d) in SHAPE.items()}
+    base: dict[str, Flag] = {}
     source = "RocksDB's defaults"  # of the version that measures, when ``defaults`` holds them
     if base_options is not None:
         shape, base = load_base_options(base_options)

@@ -2,8 +2,8 @@
 
 It prints, for each study in the store, the address that opens its trials (see
 :mod:`tuner.observers._mlflow_views`), led by its answer once it has one, and MLflow's comparison of
-the answer and the best trials after it; ``--open`` opens the newest study's in a browser. SIGINT, SIGTERM and SIGHUP stop the server and all of its
-workers (they run in a process group of their own).
+the answer and the best trials after it; ``--open`` opens the newest study's in a browser. SIGINT,
+SIGTERM and SIGHUP stop the server and all of its workers (they run in a process group of their own).
 """
 
 from __future__ import annotations
@@ -19,8 +19,18 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
-from tuner.observers import (ALL_TRIALS, DEFAULT_DIR, PREFIX, RANK, TrackingError, compare_url, leads_with_answer,
-                             resolve_uri, study_key, view_url)
+from tuner.observers import (
+    ALL_TRIALS,
+    DEFAULT_DIR,
+    PREFIX,
+    RANK,
+    TrackingError,
+    compare_url,
+    leads_with_answer,
+    resolve_uri,
+    study_key,
+    view_url,
+)
 
 _START_TIMEOUT = 120.0
 _STOP_GRACE = 10.0

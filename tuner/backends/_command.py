@@ -33,8 +33,18 @@ import time
 from pathlib import Path
 
 from objectives.measurement import Measurement, representative
-from objectives.runner import (DISK_FULL, PRELOAD_PREFIX, PRELOAD_TIMEOUT, EnvironmentFault, IntervalObserver,
-                               RunFailed, clone_snapshot, latest_options, make_owned, remove_owned)
+from objectives.runner import (
+    DISK_FULL,
+    PRELOAD_PREFIX,
+    PRELOAD_TIMEOUT,
+    EnvironmentFault,
+    IntervalObserver,
+    RunFailed,
+    clone_snapshot,
+    latest_options,
+    make_owned,
+    remove_owned,
+)
 from objectives.workloads import Flag, Workload
 from tuner import options_file
 from tuner.backends.base import Backend, Setup
@@ -223,10 +233,12 @@ def read_metrics(stdout: str) -> Metrics:
     if found is None:
         raise RunFailed('command: no metrics: no JSON line with "ops_per_sec" on its stdout')
     number, record = found
+    metrics: dict[str, float | None] = {}
     for key, value in record.items():
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise RunFailed(f"command: stdout line {number}: metric {key} is not a number: {value!r}")
-    return {key: None if value is None else float(value) for key, value in record.items()}  # type: ignore[arg-type]
+        metrics[key] = None if value is None else float(value)
+    return metrics
 
 
 @functools.cache

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from objectives.measurement import Measurement
-from objectives.runner import IntervalObserver, Runner, RunFailed
+from objectives.runner import IntervalObserver, RunFailed, Runner
 from objectives.workloads import Flag, Workload
 
 
@@ -88,7 +88,7 @@ class Backend(abc.ABC):
             check_metrics(metrics, self.setup.needs)
         return m
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (an optional hook: most backends set up nothing to remove)
         """Remove what the backend set up for the study (e.g. the DB --load built); nothing by default."""
 
     @abc.abstractmethod

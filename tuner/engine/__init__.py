@@ -3,8 +3,16 @@ the one trial loop (:mod:`._engine`), re-validation, warm starts and the study l
 private; what the apps and scripts use is here."""
 
 from tuner.engine._engine import Engine
-from tuner.engine._prepare import (Prepared, check_values, default_flags, memory_plan, prepare, pruner_of, score_of,
-                                   target_workload)
+from tuner.engine._prepare import (
+    Prepared,
+    check_values,
+    default_flags,
+    memory_plan,
+    prepare,
+    pruner_of,
+    score_of,
+    target_workload,
+)
 from tuner.engine._warmstart import starts
 
 __all__ = ["Engine", "Prepared", "check_values", "default_flags", "memory_plan", "prepare", "pruner_of", "score_of",

@@ -9,28 +9,29 @@ learns goes to the study's storage; what happens is told to observers as events 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import optuna
 
 from objectives.runner import EnvironmentFault, RunFailed
 from tuner.backends.base import missing_metric
 from tuner.engine._budget import Budget, usage
-from tuner.engine._loop import TrialLoop
 from tuner.engine._lock import StudyBusy, StudyLock
+from tuner.engine._loop import TrialLoop
 from tuner.engine._measurer import Measurer
-from tuner.engine._prepare import Prepared, prepare_out
 from tuner.engine._preload import Build, Preloading
+from tuner.engine._prepare import Prepared, prepare_out
 from tuner.engine._proportion import Proportion
 from tuner.engine._revalidation import Remeasure
 from tuner.engine._storage import StudyStore
 from tuner.engine._warmstart import WarmStartError, named_starts, warm_start, warm_start_auto
 from tuner.events import EventBus
-from tuner.executors import Executor, Job
+from tuner.executors import Executor, Job, Jobs
 from tuner.model import DEFAULT_BASELINE, DEFAULT_BASELINE_DOC, StudySnapshot, UsageError
-from tuner.target import SHAPE, lsm_levels, scaled
 from tuner.stats import spread
+from tuner.target import SHAPE, lsm_levels, scaled
 
 
 class Engine:
@@ -41,7 +42,7 @@ class Engine:
         self.parts, self.bus, self.search, self.measurement = parts, bus, parts.config.search, parts.config.measurement
         self.memory = memory  # the memory limit and how it is enforced, for the snapshot
         self.revalidation: dict[str, Any] | None = None
-        self.executor: Executor | None = executor
+        self.executor: Jobs | None = executor
         self.lock = StudyLock(parts.storage, parts.name)
         try:
             self.lock.acquire()
@@ -85,7 +86,8 @@ class Engine:
         """A new study's starts (tuner.engine._warmstart): the defaults, the user's configuration, the
         benchmark.sh-style and the hand-found configurations, then --warm-start's; kept in the study for
         the trial loop."""
-        notes, optional = [], []  # the copies first, so that they keep the earlier study's order and numbers
+        notes: list[str] = []
+        optional: list[dict[str, Any]] = []  # the copies first, so that they keep the earlier study's order and numbers
         parts, search = self.parts, self.search
         if search.warm_start == "auto":
             note, optional = warm_start_auto(self.store, Path(search.library), search.library_exclude)
@@ -181,8 +183,8 @@ class Engine:
 
     def _baselines(self) -> list[tuple[str, dict[str, Any], str]]:
         defaults = self.parts.defaults
-        items = [(DEFAULT_BASELINE, {}, f"none of the tuned options set: {defaults.describe()}" if defaults
-                  else DEFAULT_BASELINE_DOC)]
+        items: list[tuple[str, dict[str, Any], str]] = [
+            (DEFAULT_BASELINE, {}, f"none of the tuned options set: {defaults.describe()}" if defaults else DEFAULT_BASELINE_DOC)]
         if self.parts.user_baseline is not None:
             flags, doc = self.parts.user_baseline
             items.append((self.parts.reference.name, flags, doc))

@@ -19,8 +19,9 @@ flight are cancelled and their trials told "interrupted", which no sampler learn
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 import optuna
 from optuna.trial import TrialState
@@ -32,7 +33,7 @@ from tuner.engine._prepare import Prepared
 from tuner.engine._storage import StudyStore
 from tuner.engine._warmstart import STARTS_SHARE, next_start
 from tuner.events import EventBus
-from tuner.executors import Executor, Job, Outcome, raise_fault, retried, should_retry
+from tuner.executors import Job, Jobs, Outcome, raise_fault, retried, should_retry
 from tuner.model import WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
 from tuner.samplers import VALUE_ESTIMATE, Startup, provenance, startup_size
 
@@ -52,7 +53,7 @@ class _Running:
 class TrialLoop:
     """Runs a study's trials until --trials are counted or the --budget would be exceeded."""
 
-    def __init__(self, parts: Prepared, store: StudyStore, executor: Executor, bus: EventBus, budget: Budget,
+    def __init__(self, parts: Prepared, store: StudyStore, executor: Jobs, bus: EventBus, budget: Budget,
                  snapshot: Callable[[], StudySnapshot]):
         self.parts, self.store, self.executor, self.bus, self.budget = parts, store, executor, bus, budget
         self.search, self.snapshot = parts.config.search, snapshot
@@ -178,7 +179,7 @@ class TrialLoop:
         log_dir = trial_log_dir(self.parts.out, trial.number) / (f"rung-{first}" if ladder else "")
         if ladder:
             trial.set_user_attr("log_dir", str(log_dir))  # the highest rung's logs and OPTIONS file
-        job = Job(f"trial {trial.number}", self.parts.space.flags(params), log_dir,
+        job = Job(f"trial {trial.number}", {**self.parts.space.flags(params)}, log_dir,
                   self.parts.config.measurement.repeats, observer, workload=ladder[first] if ladder else None)
         running[job.key] = _Running(trial, params, time.monotonic(), first)
         self.executor.submit(job)
@@ -203,7 +204,7 @@ class TrialLoop:
         trials = self.store.trials()
         if len(rungs.audited(trials)) < rungs.AUDITED:
             return
-        decided = rungs.judge(trials, list(self.search.fidelity[:-1]))
+        decided = rungs.judge(trials, list((self.search.fidelity or ())[:-1]))
         self.store.set_attr("fidelity_agreement", decided)
         self.bus.note(rungs.describe(decided))
 

@@ -3,20 +3,20 @@ executor and under the same retry policy as the trial loop; an environment fault
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from objectives.measurement import Measurement
 from objectives.runner import RunFailed
 from objectives.workloads import Flag, Workload
-from tuner.executors import Executor, Job, Outcome, failure_reason, raise_fault, retried, should_retry
+from tuner.executors import Job, Jobs, Outcome, failure_reason, raise_fault, retried, should_retry
 
 
 class Measurer:
     """Submits a job, waits for its outcome, runs a lost one once more; raises RunFailed, or
     EnvironmentFault for a failure that is not the configuration's."""
 
-    def __init__(self, executor: Executor, note: Callable[[str], None]):
+    def __init__(self, executor: Jobs, note: Callable[[str], None]):
         self.executor, self.note = executor, note
 
     def measure(self, job: Job) -> Measurement:

@@ -4,8 +4,8 @@ run then starts on a hard-linked checkpoint of it (objectives.runner)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from objectives.runner import Preloaded, RunFailed
 from objectives.workloads import Workload

@@ -28,11 +28,18 @@ from tuner.engine._held import default_flags, held
 from tuner.engine._plan import Plan, Reference
 from tuner.executors import Slot, executor_class
 from tuner.fmt import fmt_bytes
-from tuner.model import (DEFAULT_BASELINE, DeploymentConfig, MeasurementConfig, RevalidationConfig, SearchConfig,
-                         TuneConfig, UsageError)
-from tuner.target import Target, make_target, shaped
+from tuner.model import (
+    DEFAULT_BASELINE,
+    DeploymentConfig,
+    MeasurementConfig,
+    RevalidationConfig,
+    SearchConfig,
+    TuneConfig,
+    UsageError,
+)
 from tuner.pruners import PrunerError, make_pruner
 from tuner.samplers import choose, make_sampler, study_seed
+from tuner.target import Target, make_target, shaped
 
 
 @dataclass(frozen=True)
@@ -203,8 +210,9 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     search, confirm_scale = config.search, config.revalidation.confirm_scale
     unresolved = search.space if isinstance(search.space, SearchSpace) else load_space(search.space)
     target, workload, confirm = target_workload(config, unresolved, host, defaults.flags if defaults else {})
-    config = replace(config, scale=workload.scale,
-                     workload=config.measurement.workload if config.measurement.workload is not None else workload.name)
+    config = replace(config, measurement=replace(
+        config.measurement, scale=workload.scale,
+        workload=config.measurement.workload if config.measurement.workload is not None else workload.name))
     measurement = config.measurement
     workload = replace(workload, drain=workload.drain and measurement.drain)
     if not BACKENDS[measurement.backend].runs_workloads:  # its hand-found configurations are db_bench's workload's
@@ -224,7 +232,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
         check_flags(db_bench, workload, space)
     user, reference = _reference(config, space, target)
     sampler_name = choose(search.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
-    config = replace(config, sampler=sampler_name)
+    config = replace(config, search=replace(config.search, sampler=sampler_name))
     widened: tuple[str, ...] = ()
     if search.starts and sampler_name != "grid":  # the references run as starts: the space holds them
         space, widened = held(space, db_bench, workload, defaults, reference if user is not None else None)
@@ -262,14 +270,17 @@ def _work_dir(config: TuneConfig, db_bench: DbBench | None, defaults: Defaults |
         raise UsageError(str(exc)) from None
     check_disk(work_dir, workload, target, confirm)
     seed = config.search.seed if config.search.seed else 1
-    if workload.kind == "preloaded" or (confirm is not None and confirm.kind == "preloaded"):
-        assert db_bench is not None and defaults is not None  # only db_bench's workloads are preloaded
     snapshot = config.measurement.db_snapshot
     given = Path(snapshot).resolve() if snapshot else None  # the user's DB, never written: the target
+
+    def preloaded(w: Workload) -> Workload:
+        assert db_bench is not None and defaults is not None  # only db_bench's workloads are preloaded
+        return replace(w, snapshot=str(given or preload_dir(db_bench, work_dir, w, seed, defaults) / "db"))
+
     if workload.kind == "preloaded":
-        workload = replace(workload, snapshot=str(given or preload_dir(db_bench, work_dir, workload, seed, defaults) / "db"))
+        workload = preloaded(workload)
     if confirm is not None and confirm.kind == "preloaded":
-        confirm = replace(confirm, snapshot=str(given or preload_dir(db_bench, work_dir, confirm, seed, defaults) / "db"))
+        confirm = preloaded(confirm)
     return work_dir, workload, confirm
 
 
@@ -330,7 +341,7 @@ def memory_plan(deployment: DeploymentConfig, workload: Workload, slot: Slot,
     if deployment.memory_limit is not None and deployment.target_memory is not None:
         raise UsageError("--memory-limit: --target-memory already sets the memory the trials run in; give one")
     limit = deployment.memory_limit
-    if deployment.target_memory is not None and target is not None:  # the target's memory:data ratio
+    if deployment.target_memory is not None and target is not None and target.memory is not None:  # its memory:data ratio
         limit = max(MIN_MEMORY_LIMIT, min(floor, target.memory),
                     int(target.memory * min(1.0, workload.data_bytes() / target.data)))
     if limit is None and workload.data_to_memory:
@@ -376,12 +387,12 @@ def target_workload(config: TuneConfig, space: SearchSpace, host: Context,
     if d.target_data is not None and named.kind == "replay":
         raise UsageError("--target-data: a trace replays on its --db-snapshot as it is; the snapshot is the target")
     if named.kind == "preloaded" or d.target_data is not None:
-        for flag, given, why in (
+        for flag, value, why in (
                 ("--fidelity", config.search.fidelity, "runs of a preloaded DB cost their timed phase whatever its "
                  "size"),
                 ("--confirm-scale", config.revalidation.confirm_scale, "a target is confirmed at --target-data"),
                 ("--ray-address", config.execution.ray_address, "the preloaded DB lives in this host's --work-dir")):
-            if given and (flag not in ("--ray-address", "--fidelity") or named.kind == "preloaded"):
+            if value and (flag not in ("--ray-address", "--fidelity") or named.kind == "preloaded"):
                 raise UsageError(f"{flag}: not with {'a preloaded workload' if named.kind == 'preloaded' else '--target-data'}"
                                  f" ({why})")
     one = named.resolve(1.0, host)

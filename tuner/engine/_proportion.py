@@ -5,8 +5,8 @@ own machine time (--revalidation-time gives another), and whether more re-valida
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from tuner import ranking
 from tuner.engine._budget import MIN_SEARCH, Budget, usage

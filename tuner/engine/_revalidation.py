@@ -32,9 +32,10 @@ from __future__ import annotations
 import random
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from objectives.measurement import Measurement
 from objectives.runner import RunFailed
@@ -167,8 +168,8 @@ class Remeasure:
         params = {p: v for p, v in winner.params.items() if p not in dropped}
         flags = _with_reference(space, winner.params, dropped, reference)
         best = f"trial {winner.number}"
-        entries = {reference.name: {"flags": reference.flags}, best: {"flags": space.flags(winner.params)},
-                   "minimal": {"flags": flags}}
+        entries: dict[str, dict[str, Any]] = {reference.name: {"flags": reference.flags},
+                                              best: {"flags": space.flags(winner.params)}, "minimal": {"flags": flags}}
         self.note(f"re-validation: the minimal configuration ({', '.join(sorted(keep))}) in {plan.min_rounds} rounds")
         saved = self.rounds(entries, plan.min_rounds, "minimal", plan)
         rows = {r["name"]: r for r in sample_rows(saved, entries, self.score.metric)}
@@ -251,7 +252,7 @@ def _with_reference(space: SearchSpace, params: dict[str, Any], names: set[str],
     reference uses db_bench's default), and options that are no longer active dropped."""
     merged = {k: v for k, v in params.items() if k not in names}
     merged.update({k: reference.values[k] for k in names if reference.values.get(k) is not None})
-    return space.flags({k: v for k, v in merged.items() if space.parameter(k).active(merged)})
+    return {**space.flags({k: v for k, v in merged.items() if space.parameter(k).active(merged)})}
 
 
 def _rank_change(finalists: list[Any], rows: list[dict[str, Any]], plan: Plan, score: Score) -> dict[str, Any] | None:
@@ -261,7 +262,7 @@ def _rank_change(finalists: list[Any], rows: list[dict[str, Any]], plan: Plan, s
     if plan.workload is None:
         return None
     key, sign = f"median_{score.metric}", 1 if score.maximize else -1
-    medians = {r["trial"]: r.get(key) for r in rows if r["trial"] is not None and r.get(key) is not None}
+    medians: dict[int, float] = {r["trial"]: r[key] for r in rows if r["trial"] is not None and r.get(key) is not None}
     pairs = [(ranking.primary(t), medians[t.number]) for t in finalists if t.number in medians]
     there = max(medians, key=lambda n: sign * medians[n]) if medians else None
     return {"confirm_scale": plan.confirm_scale, "confirm_data_bytes": plan.workload.data_bytes(),

@@ -58,7 +58,7 @@ class StudyStore:
     def _check_identity(self, study: optuna.Study) -> None:
         """A new study records what it measures; a resumed one must measure the same."""
         p, measurement = self.parts, self.parts.config.measurement
-        identity = {"workload": p.workload.name, "space": p.space.name, "objective": p.score.objective,
+        identity: dict[str, object] = {"workload": p.workload.name, "space": p.space.name, "objective": p.score.objective,
                     "scale": measurement.scale}
         if measurement.backend != "db_bench":  # another program measured is another question
             identity["backend"] = {"name": measurement.backend, "command": measurement.command,

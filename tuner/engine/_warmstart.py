@@ -33,10 +33,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import optuna
+from optuna.distributions import BaseDistribution
 from optuna.trial import FrozenTrial, TrialState, create_trial
 
 from objectives.configurations import benchmark_sh
@@ -96,7 +98,7 @@ def warm_start(store: StudyStore, source: str) -> int:
             continue
         if not all(space.parameter(n).contains(v) for n, v in trial.params.items()):  # its space held other references
             continue
-        distributions = {name: space.parameter(name).distribution() for name in trial.params}
+        distributions: dict[str, BaseDistribution] = {name: space.parameter(name).distribution() for name in trial.params}
         attrs: dict[str, Any] = {k: v for k, v in trial.user_attrs.items() if k in ("metrics", "constraints")}
         attrs.update(outcome=WARM_START, warm_start_from=f"{earlier.study_name}#{trial.number}",
                      provenance="copied from an earlier study")
@@ -112,7 +114,8 @@ def starts(space: SearchSpace, db: DbBench | None, workload: Workload, base: Def
     benchmark.sh-style configuration on top of the first, projected onto ``space`` (which holds the
     references: :func:`tuner.engine._held.held`); one whose projection is empty is left out."""
     named = references(space, db, workload, base, user)
-    bsh, _ = benchmark_sh(space.context)  # type: ignore[arg-type]
+    assert space.context is not None  # a resolved space
+    bsh, _ = benchmark_sh(space.context)
     named.append(("benchmark.sh", {**named[0][1], **bsh}))
     return [(name, params) for name, flags in named if (params := project(space, flags))]
 

@@ -12,8 +12,20 @@ from __future__ import annotations
 from tuner.executors._local import LocalExecutor
 from tuner.executors._ray import RayExecutor
 from tuner.executors._task import TaskSpec, measure_task, outcome_of
-from tuner.executors.base import (Executor, ExecutorError, Job, Note, Outcome, Slot, failure_reason, keep_options,
-                                  raise_fault, retried, should_retry)
+from tuner.executors.base import (
+    Executor,
+    ExecutorError,
+    Job,
+    Jobs,
+    Note,
+    Outcome,
+    Slot,
+    failure_reason,
+    keep_options,
+    raise_fault,
+    retried,
+    should_retry,
+)
 from tuner.model import ExecutionConfig, UsageError
 
 EXECUTORS: dict[str, type[Executor]] = {
@@ -31,6 +43,6 @@ def executor_class(execution: ExecutionConfig) -> type[Executor]:
     return EXECUTORS[name]
 
 
-__all__ = ["EXECUTORS", "Executor", "ExecutorError", "Job", "LocalExecutor", "Note", "Outcome", "RayExecutor", "Slot",
+__all__ = ["EXECUTORS", "Executor", "ExecutorError", "Job", "Jobs", "LocalExecutor", "Note", "Outcome", "RayExecutor", "Slot",
            "TaskSpec", "executor_class", "failure_reason", "keep_options", "measure_task", "outcome_of", "raise_fault",
            "retried", "should_retry"]

@@ -22,8 +22,8 @@ from typing import Any
 
 from objectives.dbbench import DbBench
 from tuner.backends import Setup
-from tuner.executors.base import ExecutorError, Job, Note, Outcome, Slot
 from tuner.executors._task import TaskSpec, measure_task, node_facts, outcome_of
+from tuner.executors.base import ExecutorError, Job, Note, Outcome, Slot
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 
 CANCEL_WAIT = 5.0  # seconds cancelled tasks get to stop their db_bench and remove their DB before being killed

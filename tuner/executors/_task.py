@@ -20,7 +20,7 @@ from typing import Any
 from objectives import workdir
 from objectives.dbbench import DbBench, DbBenchError, probe
 from objectives.defaults import LIBRARY, DefaultsError, defaults_of
-from objectives.runner import EnvironmentFault, Runner, RunFailed
+from objectives.runner import EnvironmentFault, RunFailed, Runner
 from objectives.workloads import Flag, Workload
 from search_spaces import host_ram_bytes
 from tuner.backends import BACKENDS, Setup

@@ -7,15 +7,17 @@ neither: the engine stops the study (:func:`raise_fault`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
+from objectives.dbbench import DbBench
 from objectives.measurement import Measurement
 from objectives.runner import EnvironmentFault, IntervalObserver
 from objectives.workloads import Flag, Workload
 from tuner.backends import Setup
-from tuner.model import TuneConfig
+from tuner.model import ExecutionConfig, TuneConfig
 
 RETRIES = 1
 
@@ -95,27 +97,11 @@ class Slot:
         return {"cores": self.cores, "ram_bytes": self.ram, "pinned": self.pinned}
 
 
-class Executor(Protocol):
-    """Runs up to ``slots`` jobs at once. Built as ``Executor(execution, db_bench, note)`` (the study's
-    :class:`~tuner.model.ExecutionConfig`, the probed db_bench, None when the backend runs no db_bench
-    workload; a :data:`Note` prints one line to the user); tuner.api calls :meth:`start`, prepares the
-    study for the slot it returns, then calls :meth:`bind`; the engine submits jobs and waits for
-    their outcomes."""
+class Jobs(Protocol):
+    """What the engine runs trials with: up to ``slots`` jobs at once, submitted and waited for (an
+    :class:`Executor`, or the engine's wrapper of one)."""
 
     slots: int
-    remote: bool  # jobs run in other processes or on other hosts (memory limits are then the nodes')
-
-    @classmethod
-    def check(cls, config: TuneConfig) -> None:
-        """Refuse settings this executor cannot honour (UsageError naming the flag), before any work;
-        the whole request, since another part may be what it cannot honour (e.g. --pruner)."""
-
-    def start(self) -> Slot:
-        """Reach and check the workers (ExecutorError naming the flag); what one trial may use there."""
-
-    def bind(self, backend: str, setup: Setup) -> None:
-        """What every job measures with: the backend of that name (tuner.backends.BACKENDS) set up
-        with ``setup`` (a remote executor builds its own on each worker, with its own runner)."""
 
     def submit(self, job: Job) -> None:
         """Start a job (a local executor runs it in :meth:`wait`)."""
@@ -131,6 +117,30 @@ class Executor(Protocol):
 
     def close(self) -> None:
         """Let go of workers and connections."""
+
+
+class Executor(Jobs, Protocol):
+    """Runs up to ``slots`` jobs at once. Built as ``Executor(execution, db_bench, note)`` (the study's
+    :class:`~tuner.model.ExecutionConfig`, the probed db_bench, None when the backend runs no db_bench
+    workload; a :data:`Note` prints one line to the user); tuner.api calls :meth:`start`, prepares the
+    study for the slot it returns, then calls :meth:`bind`; the engine submits jobs and waits for
+    their outcomes."""
+
+    remote: bool  # jobs run in other processes or on other hosts (memory limits are then the nodes')
+
+    def __init__(self, execution: ExecutionConfig, db_bench: DbBench | None, note: Note) -> None: ...
+
+    @classmethod
+    def check(cls, config: TuneConfig) -> None:
+        """Refuse settings this executor cannot honour (UsageError naming the flag), before any work;
+        the whole request, since another part may be what it cannot honour (e.g. --pruner)."""
+
+    def start(self) -> Slot:
+        """Reach and check the workers (ExecutorError naming the flag); what one trial may use there."""
+
+    def bind(self, backend: str, setup: Setup) -> None:
+        """What every job measures with: the backend of that name (tuner.backends.BACKENDS) set up
+        with ``setup`` (a remote executor builds its own on each worker, with its own runner)."""
 
 
 Note = Callable[[str], None]  # an executor's way to print one line to the user

@@ -32,8 +32,7 @@ from typing import Any
 
 from objectives.configurations import benchmark_sh
 from objectives.workloads import load_workload
-from search_spaces import Context, SearchSpace, SpaceError
-from search_spaces import files
+from search_spaces import Context, SearchSpace, SpaceError, files
 from tuner.api import Study
 from tuner.events import Observer
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneConfig
@@ -133,7 +132,7 @@ class ExperimentRun:
         if self.results_dir is None:
             self.results_dir = (self.out / "results") if self.quick else RESULTS / self.experiment.id
         if self.quick:
-            self.rounds, self.seeds = QUICK["rounds"], QUICK["seeds"]
+            self.rounds, self.seeds = int(QUICK["rounds"]), int(QUICK["seeds"])
 
     def _config(self, step: str, **kwargs: Any) -> TuneConfig:
         e = self.experiment

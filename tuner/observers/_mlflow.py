@@ -25,9 +25,10 @@ import shutil
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 
@@ -249,7 +250,8 @@ class MlflowTracker(Observer):
         self._record(snapshot)
         best = snapshot.best()
         if best is not None:
-            self._parent_metrics(snapshot, {f"best_so_far.{snapshot.score.metric}": ranking.primary(best)}, step=snapshot.counted())
+            self._parent_metrics(snapshot, {f"best_so_far.{snapshot.score.metric}": ranking.primary(best)},
+                                 step=snapshot.counted())
 
     def _parent_metrics(self, snapshot: StudySnapshot, values: dict[str, Any], step: int) -> None:
         """Figures on the study's own run, so its row in the runs table shows them."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.parse
-from typing import Iterable
+from collections.abc import Iterable
 
 PREFIX = "mlflow.sharedViewState."
 ALL_TRIALS = "trials"

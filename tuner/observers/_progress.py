@@ -9,11 +9,11 @@ from typing import Any, TextIO
 
 from optuna.trial import FrozenTrial
 
+from objectives.scores import label
 from tuner.backends import BACKENDS
 from tuner.events import Observer
-from tuner.model import StudySnapshot, TuneResult
-from objectives.scores import label
 from tuner.fmt import fmt_bytes, fmt_duration, fmt_ops, fmt_value
+from tuner.model import StudySnapshot, TuneResult
 
 
 class SilentProgress(Observer):

@@ -21,9 +21,9 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
+from objectives.scores import label
 from search_spaces.catalogue import by_flag
 from search_spaces.parameters import CategoricalParam, Parameter
-from objectives.scores import label
 from tuner import options_file
 from tuner.engine import default_flags
 from tuner.fmt import fmt_value
@@ -35,7 +35,8 @@ MIN_TRIALS = 5
 
 
 def importance(snapshot: StudySnapshot) -> dict[str, float]:
-    """fANOVA importance of each parameter for the first objective (ops/s, or --objective's metric) (empty with fewer than MIN_TRIALS complete trials)."""
+    """fANOVA importance of each parameter for the first objective (ops/s, or --objective's metric);
+    empty with fewer than MIN_TRIALS complete trials."""
     complete = [t for t in snapshot.trials if t.state == TrialState.COMPLETE]
     if len(complete) < MIN_TRIALS:
         return {}
@@ -123,9 +124,9 @@ def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
             medians = row[f"median_{metric}_by_choice"] = {c: statistics.median(v) for c, v in by_choice.items() if v}
             row["trials_by_choice"] = {c: len(v) for c, v in by_choice.items() if v}
             row["direction"] = "same as default" if default == value else "changed"
-            effect = ", ".join(f"{c} {fmt_value(m)} ({row['trials_by_choice'][c]} trials)"
+            listed = ", ".join(f"{c} {fmt_value(m)} ({row['trials_by_choice'][c]} trials)"
                                for c, m in sorted(medians.items(), key=lambda kv: -sign * kv[1]))
-            measured = f"median {shown_as} by choice: {effect}" if effect else "no complete trial to compare"
+            measured = f"median {shown_as} by choice: {listed}" if listed else "no complete trial to compare"
         else:
             if not isinstance(default, (int, float)):
                 row["direction"] = "set"
@@ -143,7 +144,7 @@ def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
         row["text"] = (f"{name} = {value} (default {shown}): {row['direction']}; "
                        + (f"{effect}; {trend}" if effect else trend))
         rows.append(row)
-    order = {"faster": 0, "slower": 1, "tie": 2}
+    order: dict[str | None, int] = {"faster": 0, "slower": 1, "tie": 2}
     rows.sort(key=lambda r: (order.get((r["ablation"] or {}).get("verdict"), 3),
                              -((r["ablation"] or {}).get("ratio") or 0.0), -(r["importance"] or 0.0)))
     return {"importance": weights, "options": rows}

@@ -136,7 +136,7 @@ def verify(path: Path, db_bench: str | None = None) -> tuple[list[Check], str, l
         shutil.copy(path, Path(tmp) / "OPTIONS-000001")
         try:
             options, families = rocksdict.Options.load_latest(tmp)
-        except Exception as exc:  # rocksdict raises a generic exception for parse errors
+        except Exception as exc:  # noqa: BLE001 - rocksdict raises a generic exception for parse errors
             if "Could not find option" not in str(exc):
                 raise ExportError(f"{path}: RocksDB cannot load it: {exc}") from None
             options, families = rocksdict.Options.load_latest(tmp, ignore_unknown_options=True)
@@ -145,7 +145,7 @@ def verify(path: Path, db_bench: str | None = None) -> tuple[list[Check], str, l
         options.create_if_missing(True)
         try:
             db = rocksdict.Rdict(f"{tmp}/db", options, column_families=families)
-        except Exception as exc:  # e.g. a format_version newer than rocksdict's RocksDB reads
+        except Exception as exc:  # noqa: BLE001 - e.g. a format_version newer than rocksdict's RocksDB reads
             version = options_file.lookup(options_file.parse_options(text), "Version.rocksdb_version")
             raise ExportError(f"{path}: rocksdict's RocksDB cannot open a DB with it ({exc}); the file is from "
                               f"RocksDB {version}: tune on the version your application runs (--rocksdb-version)") from None

@@ -8,8 +8,9 @@ than two complete trials) is left out and named in the returned notes.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import optuna
 from optuna.trial import TrialState
@@ -29,7 +30,7 @@ def _specs(snapshot: StudySnapshot) -> list[tuple[str, str, Callable[[Any], Any]
     name = snapshot.score.labels[0]
     target = {"target": primary, "target_name": name} if multi else {"target_name": name}
     importance = optuna.importance.FanovaImportanceEvaluator(seed=snapshot.config.search.seed or 0)
-    specs = [
+    specs: list[tuple[str, str, Callable[[Any], Any], dict[str, Any]]] = [
         ("optimization_history", "Optimization history", lambda m: m.plot_optimization_history, target),
         ("param_importances", f"Parameter importance (fANOVA, {name})", lambda m: m.plot_param_importances,
          {**target, "evaluator": importance}),
@@ -48,8 +49,8 @@ def write_plots(snapshot: StudySnapshot) -> tuple[Path, list[str]]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from optuna.visualization import matplotlib as mpl_plots
     import optuna.visualization as plotly_plots
+    from optuna.visualization import matplotlib as mpl_plots
 
     dest = snapshot.out / PLOTS_DIR
     dest.mkdir(parents=True, exist_ok=True)

@@ -5,21 +5,22 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from datetime import timezone
+from collections.abc import Iterable
+from datetime import UTC
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from optuna.trial import FrozenTrial
 
+from objectives.scores import label
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
 from tuner.engine import default_flags
 from tuner.fmt import fmt_bytes, fmt_ops, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
-from objectives.scores import label
-from tuner.stats import gain, improvement
 from tuner.outputs._deployment import answer, answer_of, gain_lines, target_lines
 from tuner.outputs._explain import explain
+from tuner.stats import gain, improvement
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -287,12 +288,13 @@ def provenance_counts(trials: Iterable[FrozenTrial]) -> dict[str, int]:
 
 def _when(snapshot: StudySnapshot) -> dict[str, str] | None:
     """When the study's trials ran (UTC): the first start and the last end, from its storage."""
-    here = [t for t in measured_here(snapshot.trials) if t.datetime_start is not None]
+    here = [(t.datetime_start, t.datetime_complete or t.datetime_start) for t in measured_here(snapshot.trials)
+            if t.datetime_start is not None]
     if not here:
         return None
-    first = min(t.datetime_start for t in here)
-    last = max(t.datetime_complete or t.datetime_start for t in here)
-    return {k: v.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") for k, v in
+    first = min(start for start, _ in here)
+    last = max(end for _, end in here)
+    return {k: v.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC") for k, v in
             (("first_trial_started", first), ("last_trial_ended", last))}
 
 

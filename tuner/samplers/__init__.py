@@ -7,12 +7,12 @@ from __future__ import annotations
 import importlib.util
 import warnings
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import optuna
 from optuna.exceptions import ExperimentalWarning
-from optuna.trial import FrozenTrial
+from optuna.trial import FrozenTrial, TrialState
 
 from tuner.samplers._skopt_sampler import SkoptSampler
 from tuner.samplers._startup import MODEL, VALUE_ESTIMATE, Startup, startup_size
@@ -29,7 +29,8 @@ class AskTellGridSampler(optuna.samplers.GridSampler):
     """Optuna's grid without its ``study.stop()`` at exhaustion (allowed only inside ``optimize()``);
     an ask/tell loop stops at the grid's size itself."""
 
-    def after_trial(self, study, trial, state, values) -> None:  # type: ignore[no-untyped-def]
+    def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState,
+                    values: Sequence[float] | None) -> None:
         pass
 
 
@@ -51,7 +52,7 @@ class SamplerKind:
     name: str
     build: Callable[[SamplerArgs], optuna.samplers.BaseSampler]
     multi_objective: bool  # serves several objectives
-    constraints: bool  # serves budgets (--max-p99-us, --max-write-amp, --constraint) (a model-based sampler must honour constraints_func)
+    constraints: bool  # serves budgets (--max-p99-us, --max-write-amp, --constraint): honours constraints_func
     model_based: bool  # proposes from a model after random initial points (tuner.samplers._startup)
     needs: tuple[str, str] | None = None  # (module, its name) that the default install leaves out
 

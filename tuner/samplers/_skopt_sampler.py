@@ -163,7 +163,7 @@ def _point(params: dict[str, Any], space: dict[str, BaseDistribution], names: li
     for n in names:
         d = space[n]
         if n not in params:
-            point.append(0 if isinstance(d, CategoricalDistribution) else d.low)  # type: ignore[attr-defined]
+            point.append(d.low if isinstance(d, (IntDistribution, FloatDistribution)) else 0)
         elif _contains(d, params[n]):
             point.append(_to_skopt(d, params[n]))
         else:
