@@ -27,6 +27,7 @@ from pathlib import Path
 from search_spaces import Context, GiB
 from tuner import Study, TuneConfig
 from tuner.observers import SilentProgress
+from tuner.trials import TrialRecord
 
 RESULTS = Path(__file__).with_name("results") / "tracking_overhead.json"
 
@@ -56,8 +57,8 @@ def _study(root: Path, name: str, uri: str | None, args: argparse.Namespace) -> 
     started = time.monotonic()
     result = study.run()
     wall = time.monotonic() - started
-    trials = [t for t in study.optuna_study.trials if "metrics" in t.user_attrs]
-    trial_seconds = sum(t.user_attrs["metrics"]["wall_seconds"] for t in trials) / len(trials)
+    measured = [r.metrics for r in map(TrialRecord.of, study.optuna_study.trials) if r.metrics is not None]
+    trial_seconds = sum(m["wall_seconds"] for m in measured) / len(measured)
     row = {"study_seconds": wall, "trial_db_bench_seconds": trial_seconds, "trials": len(result.trials)}
     tracker = study.tracker
     if tracker is not None:

@@ -53,7 +53,8 @@ import optuna
 
 from search_spaces import SearchSpace
 from tuner import rungs
-from tuner.samplers import VALUE_ESTIMATE, make_sampler
+from tuner.samplers import make_sampler
+from tuner.trials import record
 
 from sampler_benchmark import versus
 from surrogate import Surrogate, load_recording, optimum, space_of
@@ -129,7 +130,7 @@ def search(arm: str, space: SearchSpace, surrogate: Surrogate, model: dict[str, 
             pruned += 1
             estimate = rungs.full_size_estimate(seen[-1], pairs[rung])
             if teach == "estimate" and estimate is not None:
-                trial.set_user_attr(VALUE_ESTIMATE, estimate)
+                record(trial, value_estimate=estimate)
             study.tell(trial, state=optuna.trial.TrialState.PRUNED)
             continue
         observed = surrogate.observe(params, rng)

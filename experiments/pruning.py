@@ -24,6 +24,7 @@ from objectives.measurement import measure
 from search_spaces import Context, GiB
 from tuner import Study, TuneConfig
 from tuner.observers import SilentProgress
+from tuner.trials import TrialRecord
 
 RESULTS = Path(__file__).with_name("results") / "pruning.json"
 
@@ -41,12 +42,12 @@ def _study(root: Path, pruner: str, args: argparse.Namespace) -> tuple[Study, di
     figures: dict[str, Any] = {
         "pruner": pruner,
         "wall_seconds": time.monotonic() - started,
-        "db_bench_seconds": sum(t.user_attrs.get("seconds", 0.0) for t in snapshot.trials)
+        "db_bench_seconds": sum(TrialRecord.of(t).seconds or 0.0 for t in snapshot.trials)
         + sum(b["seconds"] for b in snapshot.baselines),
         "trials": {k: len(v) for k, v in snapshot.by_outcome().items()},
         "best_trial": best.number,
         "best_params": best.params,
-        "best_single_run_ops_per_sec": best.user_attrs["metrics"]["ops_per_sec"],
+        "best_single_run_ops_per_sec": TrialRecord.of(best).metric("ops_per_sec"),
     }
     print(f"{pruner:<7} {figures['db_bench_seconds']:8.0f} s of db_bench, best single run "
           f"{figures['best_single_run_ops_per_sec']:,.0f} ops/s (trial {figures['best_trial']}), "

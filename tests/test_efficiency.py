@@ -28,7 +28,8 @@ from tuner.engine._revalidation import Remeasure
 from tuner.outputs import closing_table
 from tuner.samplers import KINDS, RANKED, SamplerError, Startup, choose, make_sampler, startup_size, study_seed
 from tuner.samplers._skopt_sampler import _observations
-from tuner.samplers._startup import MODEL, RANDOM, VALUE_ESTIMATE
+from tuner.samplers._startup import MODEL, RANDOM
+from tuner.trials import TrialRecord
 
 SPACE = {"level": IntDistribution(1, 19), "type": CategoricalDistribution(["lz4", "zstd"])}
 
@@ -67,7 +68,7 @@ def test_skopt_is_taught_failures_as_worst_running_trials_as_the_mean_and_nothin
 
 def test_skopt_learns_a_pruned_trial_by_its_estimate_when_it_has_one():
     estimated = _trial(TrialState.PRUNED, type="zstd", level=9)
-    estimated.set_user_attr(VALUE_ESTIMATE, 150.0)
+    estimated.set_user_attr("value_estimate", 150.0)  # as tuner.trials.record writes it
     study = _study_with(_trial(TrialState.COMPLETE, 100.0, type="zstd", level=3),
                         _trial(TrialState.COMPLETE, 300.0, type="lz4"), estimated,
                         _trial(TrialState.PRUNED, type="zstd", level=18))
@@ -544,7 +545,7 @@ def test_fidelity_audits_then_climbs_rungs_where_they_agree_with_the_full_size(t
     ratio = statistics.median(f / s for s, f in zip(small, full))
     for t in trials:  # a pruned configuration: the model learns its full-size estimate
         if t.state == TrialState.PRUNED:
-            assert t.user_attrs[VALUE_ESTIMATE] == pytest.approx(t.user_attrs["rung_0"]["ops_per_sec"] * ratio)
+            assert TrialRecord.of(t).value_estimate == pytest.approx(t.user_attrs["rung_0"]["ops_per_sec"] * ratio)
     if decided["start_rung"] == 1:
         assert summary["trials"]["pruned"] == 0
     again = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "8", "--fidelity", "0.5,1",

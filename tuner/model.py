@@ -19,6 +19,7 @@ from objectives.scores import Bound, Direction, Score
 from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from tuner import ranking
+from tuner.trials import TrialRecord
 
 DEFAULT_BASELINE = "rocksdb-default"
 DEFAULT_BASELINE_DOC = "none of the tuned options set: the defaults every run starts from"
@@ -280,7 +281,7 @@ WARM_START_PROVENANCE = "warm start"  # an earlier study's configuration, run as
 
 def measured_here(trials: Iterable[FrozenTrial]) -> list[FrozenTrial]:
     """The trials this study ran (warm-start copies were measured by another study)."""
-    return [t for t in trials if t.user_attrs.get("outcome") != WARM_START]
+    return [t for t in trials if TrialRecord.of(t).outcome != WARM_START]
 
 
 def machine_seconds(trials: Iterable[FrozenTrial], baselines: Iterable[dict[str, Any]],
@@ -288,7 +289,7 @@ def machine_seconds(trials: Iterable[FrozenTrial], baselines: Iterable[dict[str,
     """Seconds of db_bench per part of a study."""
     parts = {"preload": (preload or {}).get("seconds", 0.0),
              "baselines": sum(b.get("seconds", 0.0) for b in baselines),
-             "trials": sum(t.user_attrs.get("seconds", 0.0) for t in measured_here(trials)),
+             "trials": sum(TrialRecord.of(t).seconds or 0.0 for t in measured_here(trials)),
              "revalidation": (revalidation or {}).get("seconds", 0.0)}
     return {**parts, "total": sum(parts.values())}
 

@@ -17,6 +17,8 @@ from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 
+from tuner.trials import TrialRecord
+
 # Trial outcomes (user attribute "outcome"). Only complete, failed and pruned trials count toward --trials.
 OUTCOMES = ("complete", "failed", "pruned", "rejected", "interrupted")
 COUNTED = ("complete", "failed", "pruned")
@@ -29,7 +31,7 @@ def by_outcome(trials: Iterable[FrozenTrial]) -> dict[str, list[FrozenTrial]]:
         if t.state == TrialState.PRUNED:
             groups["pruned"].append(t)
         elif t.state in (TrialState.COMPLETE, TrialState.FAIL):
-            groups.setdefault(t.user_attrs.get("outcome", "failed"), []).append(t)
+            groups.setdefault(TrialRecord.of(t).outcome or "failed", []).append(t)
     return groups
 
 
@@ -50,11 +52,11 @@ def goodness(trial: FrozenTrial, direction: str) -> float:
 
 def violation(trial: FrozenTrial) -> float:
     """How far a trial is over its budgets (0 when it meets them)."""
-    return sum(max(0.0, c) for c in trial.user_attrs.get("constraints", []))
+    return sum(max(0.0, c) for c in TrialRecord.of(trial).constraints)
 
 
 def feasible(trial: FrozenTrial) -> bool:
-    return all(c <= 0 for c in trial.user_attrs.get("constraints", []))
+    return all(c <= 0 for c in TrialRecord.of(trial).constraints)
 
 
 def pareto_front(complete: Sequence[FrozenTrial], directions: Sequence[str]) -> list[FrozenTrial]:

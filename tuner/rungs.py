@@ -25,6 +25,7 @@ from typing import Any
 from optuna.trial import FrozenTrial, TrialState
 
 from tuner.stats import kendall
+from tuner.trials import TrialRecord
 
 # Successive halving keeps the best 1/REDUCTION of the configurations measured at a rung.
 REDUCTION = 3
@@ -44,18 +45,18 @@ def promoted(value: float, rivals: Sequence[float]) -> bool:
 
 def rivals(trials: Sequence[FrozenTrial], rung: int, number: int) -> list[float]:
     """The ops/s every other configuration measured at ``rung``."""
-    key = f"rung_{rung}"
-    return [t.user_attrs[key]["ops_per_sec"] for t in trials if key in t.user_attrs and t.number != number]
+    records = [TrialRecord.of(t) for t in trials if t.number != number]
+    return [r.rungs[rung]["ops_per_sec"] for r in records if rung in r.rungs]
 
 
 def audited(trials: Sequence[FrozenTrial]) -> list[FrozenTrial]:
     """The audit configurations measured at the full size."""
-    return [t for t in trials if t.user_attrs.get("audit") and t.state == TrialState.COMPLETE]
+    return [t for t in trials if TrialRecord.of(t).audit and t.state == TrialState.COMPLETE]
 
 
 def auditing(trials: Sequence[FrozenTrial]) -> int:
     """Audit configurations measured or still climbing (failed and interrupted ones do not count)."""
-    return sum(1 for t in trials if t.user_attrs.get("audit") and t.state in (TrialState.COMPLETE, TrialState.RUNNING))
+    return sum(1 for t in trials if TrialRecord.of(t).audit and t.state in (TrialState.COMPLETE, TrialState.RUNNING))
 
 
 def agreement(pairs: Sequence[Sequence[tuple[float, float]]], scales: Sequence[float]) -> dict[str, Any]:
@@ -77,9 +78,8 @@ def agreement(pairs: Sequence[Sequence[tuple[float, float]]], scales: Sequence[f
 
 def audit_pairs(trials: Sequence[FrozenTrial], rung: int) -> list[tuple[float, float]]:
     """(ops/s at ``rung``, ops/s at the full size) of each audited configuration measured at both."""
-    key = f"rung_{rung}"
-    return [(t.user_attrs[key]["ops_per_sec"], t.user_attrs["metrics"]["ops_per_sec"]) for t in audited(trials)
-            if key in t.user_attrs]
+    records = [TrialRecord.of(t) for t in audited(trials)]
+    return [(r.rungs[rung]["ops_per_sec"], (r.metrics or {})["ops_per_sec"]) for r in records if rung in r.rungs]
 
 
 def judge(trials: Sequence[FrozenTrial], scales: Sequence[float]) -> dict[str, Any]:

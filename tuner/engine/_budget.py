@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from tuner.engine._plan import Plan
 from tuner.model import StudySnapshot, measured_here
+from tuner.trials import TrialRecord
 
 SHARE = 0.5  # the largest part of the budget reserved for the whole re-validation, ablation included
 SPARE_RUNS = 1  # typical runs the search leaves unspent beside the reserve, for a slow last trial
@@ -55,7 +56,8 @@ def usage(snapshot: StudySnapshot, stretch: float = 1.0) -> Usage:
     their phase went from 10 to 30 s, the whole run from 35 to 66-71 s (2026-11-27, the first seed of
     benchmarks/results/versus_plain_optuna_target_2026-11-27.json); stretching the drain with the phase,
     that study counted its re-validation runs at 77 s, and they took 51 s on average."""
-    trials = [t.user_attrs["seconds"] for t in measured_here(snapshot.trials) if "seconds" in t.user_attrs]
+    records = [TrialRecord.of(t) for t in measured_here(snapshot.trials)]
+    trials = [r.seconds for r in records if r.seconds is not None]
     measured = [b for b in snapshot.baselines if b.get("seconds")]
     baselines = [b["seconds"] for b in measured]
     per_run = statistics.median(trials) if trials else max(baselines, default=0.0)

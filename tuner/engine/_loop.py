@@ -35,7 +35,9 @@ from tuner.engine._warmstart import STARTS_SHARE, next_start
 from tuner.events import EventBus
 from tuner.executors import Job, Jobs, Outcome, raise_fault, retried, should_retry
 from tuner.model import WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
-from tuner.samplers import VALUE_ESTIMATE, Startup, provenance, startup_size
+from tuner.samplers import Startup, provenance, startup_size
+from tuner.trials import TrialRecord, record, record_lost_attempt, record_rung
+from tuner.trials import attrs as trial_attrs
 
 # --fidelity: rung i reports its ops/s as Optuna's intermediate value at step RUNG_BASE ** i.
 RUNG_BASE = rungs.REDUCTION
@@ -123,7 +125,7 @@ class TrialLoop:
         job = outcome.job
         if should_retry(outcome):
             self.bus.note(f"{job.key}: {outcome.reason}; retrying it once")
-            running[job.key].trial.set_user_attr(f"lost_attempt_{job.attempt}", outcome.reason)
+            record_lost_attempt(running[job.key].trial, job.attempt, outcome.reason)
             self.executor.submit(retried(job))
             return
         raise_fault(outcome)
@@ -146,13 +148,13 @@ class TrialLoop:
         scale, value = ladder[entry.rung].scale, metrics.get("ops_per_sec") or 0.0
         trial.report(value, RUNG_BASE ** entry.rung)
         limits = [d["memory"]["memory_limit_bytes"] for d in outcome.measurement.details if d.get("memory")]
-        trial.set_user_attr(f"rung_{entry.rung}", {"scale": scale, **{k: metrics.get(k) for k in RUNG_METRICS},
-                                                   "memory_limit_bytes": max(limits, default=None)})
+        record_rung(trial, entry.rung, {"scale": scale, **{k: metrics.get(k) for k in RUNG_METRICS},
+                                        "memory_limit_bytes": max(limits, default=None)})
         trials = self.store.trials()
-        if not trial.user_attrs.get("audit") and not rungs.promoted(value, rungs.rivals(trials, entry.rung, trial.number)):
+        if not TrialRecord.of(trial).audit and not rungs.promoted(value, rungs.rivals(trials, entry.rung, trial.number)):
             estimate = rungs.full_size_estimate(value, rungs.audit_pairs(trials, entry.rung))
             if estimate is not None:  # the model learns how far below the rest it ran, not only that it did
-                trial.set_user_attr(VALUE_ESTIMATE, estimate)
+                record(trial, value_estimate=estimate)
             self.store.pruned(trial, f"scale {scale:g}", None, time.monotonic() - entry.started)
             snapshot = self.snapshot()
             self.bus.trial_done(snapshot, snapshot.trials[trial.number], time.monotonic() - entry.started)
@@ -160,7 +162,7 @@ class TrialLoop:
         entry.rung += 1
         job = replace(outcome.job, workload=ladder[entry.rung], attempt=0,
                       log_dir=trial_log_dir(self.parts.out, trial.number) / f"rung-{entry.rung}")
-        trial.set_user_attr("log_dir", str(job.log_dir))  # the highest rung's logs and OPTIONS file
+        record(trial, log_dir=str(job.log_dir))  # the highest rung's logs and OPTIONS file
         running[job.key] = entry
         self.executor.submit(job)
         return True
@@ -178,7 +180,7 @@ class TrialLoop:
         ladder, first = self.parts.rungs, self._first_rung(trial)
         log_dir = trial_log_dir(self.parts.out, trial.number) / (f"rung-{first}" if ladder else "")
         if ladder:
-            trial.set_user_attr("log_dir", str(log_dir))  # the highest rung's logs and OPTIONS file
+            record(trial, log_dir=str(log_dir))  # the highest rung's logs and OPTIONS file
         job = Job(f"trial {trial.number}", {**self.parts.space.flags(params)}, log_dir,
                   self.parts.config.measurement.repeats, observer, workload=ladder[first] if ladder else None)
         running[job.key] = _Running(trial, params, time.monotonic(), first)
@@ -193,7 +195,7 @@ class TrialLoop:
         if decided is not None:
             return decided["start_rung"]
         if rungs.auditing(self.store.trials()) < rungs.AUDITED:
-            trial.set_user_attr("audit", True)
+            record(trial, audit=True)
         return 0
 
     def _judge_rungs(self) -> None:
@@ -218,8 +220,8 @@ class TrialLoop:
         expected = self._expected(counted, running)
         start, left_out = next_start(queue, trials, expected)
         if start is not None:
-            self.store.study.enqueue_trial(start["params"], user_attrs={
-                "enqueued": start["name"], "provenance": WARM_START_PROVENANCE if start.get("optional") else "start"})
+            self.store.study.enqueue_trial(start["params"], user_attrs=trial_attrs(
+                enqueued=start["name"], provenance=WARM_START_PROVENANCE if start.get("optional") else "start"))
         elif left_out:
             note = (f"left out {', '.join(left_out)}: the starts may take at most {100 * STARTS_SHARE:.0f} % of the "
                     f"{expected} trials expected, the rest is the sampler's")
@@ -235,18 +237,18 @@ class TrialLoop:
         """
         trial = self.store.study.ask()
         params = self.parts.space.suggest(trial)  # Optuna consults the sampler at the first suggestion
-        if "provenance" not in trial.user_attrs:  # not a start, a warm start or a repaired proposal
-            trial.set_user_attr("provenance", provenance(self.parts.sampler, self.search.sampler, trial.number))
+        if TrialRecord.of(trial).provenance is None:  # not a start, a warm start or a repaired proposal
+            record(trial, provenance=provenance(self.parts.sampler, self.search.sampler, trial.number))
         violations = self.parts.space.violations(params)
         if not violations:
-            trial.set_user_attr("log_dir", str(trial_log_dir(self.parts.out, trial.number)))
+            record(trial, log_dir=str(trial_log_dir(self.parts.out, trial.number)))
             return trial, params
         self.store.reject(trial, violations)
         then = "the grid point is skipped"
         if self.parts.repair_rejected:
             repaired = self.parts.space.repair(params, seed=trial.number)
-            self.store.study.enqueue_trial(repaired, user_attrs={"repaired_from": trial.number,
-                                                                 "provenance": "neighbour of a rejected proposal"})
+            self.store.study.enqueue_trial(repaired, user_attrs=trial_attrs(
+                repaired_from=trial.number, provenance="neighbour of a rejected proposal"))
             then = "the nearest feasible configuration runs next"
         self.bus.trial_rejected(self.snapshot(), trial.number, f"{violations[0]}; {then}")
         return None
@@ -274,7 +276,7 @@ def _observer(trial: optuna.Trial, prunes: bool, budget: Budget, snapshot: Calla
             trial.report(sum(seen) / len(seen), len(seen))
         if time.monotonic() - started <= limit:
             return False
-        trial.set_user_attr("pruned_by", f"the --budget: ran past the {limit:.0f} s the search had left")
+        record(trial, pruned_by=f"the --budget: ran past the {limit:.0f} s the search had left")
         return True
 
     return observe

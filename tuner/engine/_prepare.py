@@ -40,6 +40,7 @@ from tuner.model import (
 from tuner.pruners import PrunerError, make_pruner
 from tuner.samplers import choose, make_sampler, study_seed
 from tuner.target import Target, make_target, shaped
+from tuner.trials import TrialRecord
 
 
 @dataclass(frozen=True)
@@ -540,4 +541,4 @@ def prepare_out(out: Path) -> None:
 
 
 def _constraints_of(trial: optuna.trial.FrozenTrial) -> list[float]:
-    return trial.user_attrs.get("constraints", [])
+    return TrialRecord.of(trial).constraints

@@ -20,9 +20,8 @@ from tuner.engine._prepare import Prepared
 from tuner.executors import Outcome, failure_reason
 from tuner.model import UsageError
 from tuner.stats import spread
-
-# What a trial was enqueued as (a named start, a repaired proposal) and how it was chosen: its re-run keeps it.
-_ORIGIN = ("enqueued", "repaired_from", "provenance")
+from tuner.trials import TrialRecord, origin, record
+from tuner.trials import attrs as trial_attrs
 
 
 class StudyStore:
@@ -49,10 +48,11 @@ class StudyStore:
         study_id = storage.get_study_id_from_name(p.name)
         for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):  # a killed tuner's
             trial_id = storage.get_trial_id_from_study_id_trial_number(study_id, trial.number)
-            storage.set_trial_user_attr(trial_id, "outcome", "interrupted")
-            storage.set_trial_user_attr(trial_id, "fail_reason", "abandoned: the tuner stopped mid-trial")
+            for key, value in trial_attrs(outcome="interrupted",
+                                          fail_reason="abandoned: the tuner stopped mid-trial").items():
+                storage.set_trial_user_attr(trial_id, key, value)
             study.tell(trial.number, state=TrialState.FAIL)
-            self._rerun(study, trial.params, trial.user_attrs, always=False)
+            self._rerun(study, trial.params, TrialRecord.of(trial), always=False)
         return study
 
     def _check_identity(self, study: optuna.Study) -> None:
@@ -114,12 +114,12 @@ class StudyStore:
                 raise UsageError(f"{flag}: study {self.parts.name}'s {what} run {saved:g} s phases, not {seconds:g} s; "
                                  f"they would not compare (give {flag} {saved:g}s, or another --study name)")
 
-    def _rerun(self, study: optuna.Study, params: dict[str, Any], attrs: dict[str, Any], always: bool) -> None:
-        """Queue an interrupted configuration to run again, as the start or repair it was (``attrs``):
+    def _rerun(self, study: optuna.Study, params: dict[str, Any], was: TrialRecord, always: bool) -> None:
+        """Queue an interrupted configuration to run again, as the start or repair it was (``was``):
         ``always`` (an environment fault stopped it), and on the grid, which counts a failed point as
         visited."""
         if params and (always or self.parts.config.search.sampler == "grid"):
-            study.enqueue_trial(params, user_attrs={k: v for k, v in attrs.items() if k in _ORIGIN})
+            study.enqueue_trial(params, user_attrs=origin(was))
 
     # -- reading ----------------------------------------------------------------------------------
     def trials(self) -> tuple[FrozenTrial, ...]:
@@ -134,39 +134,32 @@ class StudyStore:
     # -- trials -----------------------------------------------------------------------------------
     def reject(self, trial: optuna.Trial, violations: list[str]) -> None:
         """A proposal that breaks a constraint: told FAIL with outcome "rejected", never run."""
-        trial.set_user_attr("outcome", "rejected")
-        trial.set_user_attr("fail_reason", "; ".join(violations))
+        record(trial, outcome="rejected", fail_reason="; ".join(violations))
         self.study.tell(trial, state=TrialState.FAIL)
 
     def interrupted(self, trial: optuna.Trial, reason: str, rerun: bool) -> None:
         """Told FAIL with outcome "interrupted" (neither counted nor taught); ``rerun``: its
         configuration is queued to run again."""
-        trial.set_user_attr("outcome", "interrupted")
-        trial.set_user_attr("fail_reason", reason)
+        record(trial, outcome="interrupted", fail_reason=reason)
         self.study.tell(trial, state=TrialState.FAIL)
-        self._rerun(self.study, trial.params, trial.user_attrs, always=rerun)
+        self._rerun(self.study, trial.params, TrialRecord.of(trial), always=rerun)
 
     def pruned(self, trial: optuna.Trial, phase: str, second: int | None, seconds: float) -> None:
         """Told PRUNED: at ``second`` of ``phase`` by the pruner, or after a --fidelity rung (second None)."""
-        trial.set_user_attr("seconds", round(seconds, 3))
-        trial.set_user_attr("outcome", "pruned")
-        trial.set_user_attr("pruned_at", {"phase": phase, "second": second})
+        record(trial, seconds=round(seconds, 3), outcome="pruned", pruned_at={"phase": phase, "second": second})
         self.study.tell(trial, state=TrialState.PRUNED)
 
     def failed(self, trial: optuna.Trial, reason: str, seconds: float) -> None:
         """Tell a trial FAILED with its reason."""
-        trial.set_user_attr("seconds", round(seconds, 3))
-        trial.set_user_attr("outcome", "failed")
-        trial.set_user_attr("fail_reason", reason)
+        record(trial, seconds=round(seconds, 3), outcome="failed", fail_reason=reason)
         self.study.tell(trial, state=TrialState.FAIL)
 
     def record(self, trial: optuna.Trial, params: dict[str, Any], outcome: Outcome, seconds: float) -> None:
         """Tell a trial's outcome: measured, failed or pruned, and where a worker ran it."""
         if outcome.node is not None:
-            trial.set_user_attr("node", outcome.node)
-            trial.set_user_attr("attempts", outcome.job.attempt + 1)
+            record(trial, node=outcome.node, attempts=outcome.job.attempt + 1)
         if outcome.db_bench is not None:
-            trial.set_user_attr("db_bench", outcome.db_bench)
+            record(trial, db_bench=outcome.db_bench)
         if outcome.stopped is not None:
             self.pruned(trial, *outcome.stopped, seconds)
         elif outcome.measurement is None:
@@ -193,18 +186,14 @@ class StudyStore:
         except ScoreError as exc:
             self.failed(trial, str(exc), seconds)
             return
-        trial.set_user_attr("seconds", round(seconds, 3))
         expected = {name: (p.space.parameter(name).options_key, v) for name, v in params.items()}
         mismatch = options_file.mismatches(m.options_text, expected)
-        trial.set_user_attr("metrics", m.metrics)
+        record(trial, seconds=round(seconds, 3), metrics=m.metrics, phases=m.details, commands=m.commands)
         if m.repeats:
-            trial.set_user_attr("repeats", m.repeats)
-            trial.set_user_attr("spread_ops_per_sec", spread([r["ops_per_sec"] or 0.0 for r in m.repeats]))
-        trial.set_user_attr("phases", m.details)
-        trial.set_user_attr("commands", m.commands)
+            record(trial, repeats=m.repeats, spread_ops_per_sec=spread([r["ops_per_sec"] or 0.0 for r in m.repeats]))
         if mismatch:
-            trial.set_user_attr("options_mismatch", mismatch)
+            record(trial, options_mismatch=mismatch)
         if constraints:
-            trial.set_user_attr("constraints", constraints)
-        trial.set_user_attr("outcome", "complete")
+            record(trial, constraints=constraints)
+        record(trial, outcome="complete")
         self.study.tell(trial, values)

@@ -51,6 +51,8 @@ from tuner.engine._held import project, references
 from tuner.engine._plan import Reference
 from tuner.engine._storage import StudyStore
 from tuner.model import WARM_START
+from tuner.trials import TrialRecord
+from tuner.trials import attrs as trial_attrs
 
 STARTS_SHARE = 0.5  # the largest share of a study's expected trials its starts take, when optional ones remain
 
@@ -99,9 +101,10 @@ def warm_start(store: StudyStore, source: str) -> int:
         if not all(space.parameter(n).contains(v) for n, v in trial.params.items()):  # its space held other references
             continue
         distributions: dict[str, BaseDistribution] = {name: space.parameter(name).distribution() for name in trial.params}
-        attrs: dict[str, Any] = {k: v for k, v in trial.user_attrs.items() if k in ("metrics", "constraints")}
-        attrs.update(outcome=WARM_START, warm_start_from=f"{earlier.study_name}#{trial.number}",
-                     provenance="copied from an earlier study")
+        record = TrialRecord.of(trial)
+        attrs: dict[str, Any] = trial_attrs(
+            metrics=record.metrics, constraints=record.constraints, outcome=WARM_START,
+            warm_start_from=f"{earlier.study_name}#{trial.number}", provenance="copied from an earlier study")
         store.study.add_trial(create_trial(params=trial.params, distributions=distributions,
                                                   values=trial.values, user_attrs=attrs))
         copied += 1
@@ -137,9 +140,9 @@ def next_start(queue: Sequence[dict[str, Any]], trials: Sequence[FrozenTrial],
     takes over from them). Starts already asked for (by name) are passed. An optional start runs
     only before the sampler's first proposal and while the starts, it included, are at most
     ``STARTS_SHARE`` of the ``expected`` trials (None: not known yet, it runs)."""
-    ran = {t.user_attrs["enqueued"] for t in trials if "enqueued" in t.user_attrs}
-    sampled = any("enqueued" not in t.user_attrs and "repaired_from" not in t.user_attrs
-                  and t.user_attrs.get("outcome") != WARM_START for t in trials)
+    records = [TrialRecord.of(t) for t in trials]
+    ran = {r.enqueued for r in records if r.enqueued is not None}
+    sampled = any(r.enqueued is None and r.repaired_from is None and r.outcome != WARM_START for r in records)
     pending = [s for s in queue if s["name"] not in ran]
     if not pending:
         return None, []

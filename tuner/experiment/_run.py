@@ -37,6 +37,7 @@ from tuner.api import Study
 from tuner.events import Observer
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneConfig
 from tuner.stats import across_seeds, paired_ratio, sample_rows
+from tuner.trials import TrialRecord
 
 STUDY_DIR = Path(__file__).with_name("studies")  # shipped with the package
 RESULTS = Path("experiments") / "results"  # reports go under the current directory (the repository's root)
@@ -275,12 +276,12 @@ def _study_part(study: StudySnapshot) -> dict[str, Any]:
     """A study's trials (params, ops/s, P99, write amp, outcome) and its best trial, for the report."""
     trials = []
     for t in study.trials:
-        m = t.user_attrs.get("metrics", {})
-        trials.append({"number": t.number, "outcome": t.user_attrs.get("outcome", t.state.name.lower()),
+        r = TrialRecord.of(t)
+        m = r.metrics or {}
+        trials.append({"number": t.number, "outcome": r.outcome or t.state.name.lower(),
                        "params": t.params, "ops_per_sec": m.get("ops_per_sec"), "p99_us": m.get("p99_us"),
                        "write_amp": m.get("write_amp"), "compaction_micros": m.get("compaction_micros"),
-                       "seconds": t.user_attrs.get("seconds"), "enqueued": t.user_attrs.get("enqueued"),
-                       "provenance": t.user_attrs.get("provenance")})
+                       "seconds": r.seconds, "enqueued": r.enqueued, "provenance": r.provenance})
     best = study.best()
     default = next((b for b in study.baselines if b["name"] == DEFAULT_BASELINE), None)
     return {"study": study.name, "space": study.space.name, "trials": trials,

@@ -37,6 +37,7 @@ from tuner.events import Observer
 from tuner.fmt import fmt_ops
 from tuner.model import Answer, StudySnapshot, TrackingConfig, TuneResult
 from tuner.observers._mlflow_views import RANK, answer_view_tag, study_key, view_tags
+from tuner.trials import TrialRecord
 
 DEFAULT_DIR = "mlruns"
 _PARENT = "mlflow.parentRunId"
@@ -330,13 +331,13 @@ class MlflowTracker(Observer):
 
     # -- runs -------------------------------------------------------------------------------------
     def _log_trial(self, snapshot: StudySnapshot, key: str, trial: FrozenTrial) -> None:
-        attrs = trial.user_attrs
-        outcome = attrs.get("outcome", "pruned" if trial.state == TrialState.PRUNED else trial.state.name.lower())
+        attrs = TrialRecord.of(trial)
+        outcome = attrs.outcome or ("pruned" if trial.state == TrialState.PRUNED else trial.state.name.lower())
         state = {TrialState.COMPLETE: "COMPLETE", TrialState.PRUNED: "PRUNED"}.get(trial.state, "FAILED")
         status = {"COMPLETE": "FINISHED", "PRUNED": "KILLED"}.get(state, "FAILED")
         if outcome == "interrupted":
             status = "KILLED"
-        tags = {
+        tags: dict[str, Any] = {
             _PARENT: self.parent_id, "trial_key": key, "role": "trial", "study": snapshot.name,
             "study_uid": snapshot.uid,
             "trial_number": str(trial.number), "state": state, "outcome": outcome, **snapshot.config.tracking.tags,
@@ -344,15 +345,15 @@ class MlflowTracker(Observer):
         }
         start = _ms(trial.datetime_start)
         end = _ms(trial.datetime_complete) or start
-        values = dict(attrs.get("metrics", {}))
+        values = dict(attrs.metrics or {})
         if trial.values:
             values.update({"objective" if len(trial.values) == 1 else f"objective.{i}": v
                            for i, v in enumerate(trial.values)})
         metrics = _metrics(values, timestamp=end)
-        metrics += _phase_metrics(attrs.get("phases", []), start)
+        metrics += _phase_metrics(attrs.phases or [], start)
         metrics += [_metric("intermediate_value", v, start, int(step)) for step, v in trial.intermediate_values.items()]
         self.store.run(name=_trial_run_name(trial.number, outcome, attrs), tags=tags, params=trial.params,
-                       metrics=metrics, start=start, end=end, status=status, artifacts=attrs.get("log_dir"),
+                       metrics=metrics, start=start, end=end, status=status, artifacts=attrs.log_dir,
                        artifact_path=snapshot.config.measurement.backend)
 
     def _log_baseline(self, snapshot: StudySnapshot, key: str, record: dict[str, Any]) -> None:
@@ -378,9 +379,9 @@ class MlflowTracker(Observer):
                           f"study storage; `rocksdb-tuner tune --study {snapshot.name}` logs what is missing.")
 
 
-def _trial_run_name(number: int, outcome: str, attrs: dict[str, Any]) -> str:
+def _trial_run_name(number: int, outcome: str, attrs: TrialRecord) -> str:
     """``trial-0098 338k ops/s`` for a measured trial, ``trial-0012 failed`` for the others."""
-    ops = (attrs.get("metrics") or {}).get("ops_per_sec")
+    ops = attrs.metric("ops_per_sec")
     if outcome == "complete" and ops:
         figure = f"{ops / 1000:,.0f}k" if ops >= 10_000 else fmt_ops(ops)
         return f"trial-{number:04d} {figure} ops/s"
@@ -402,7 +403,7 @@ def _mark(store: MlflowStore, snapshot: StudySnapshot, answer: Answer, key: str,
             any(run.data.metrics.get(k) != v for k, v in metrics.items() if v is not None):
         trial = answer.trial
         name = str(answer.kept) if trial is None else _trial_run_name(
-            trial, run.data.tags["outcome"], next(t.user_attrs for t in snapshot.trials if t.number == trial))
+            trial, run.data.tags["outcome"], next(TrialRecord.of(t) for t in snapshot.trials if t.number == trial))
         store.batch(run.info.run_id, tags=tags, metrics=_metrics(metrics))
         store.client.update_run(run.info.run_id, name=_answer_name(answer, name))
     order = [key, *(f"trial:{t.number}" for t in ranking.ranked(snapshot.trials, snapshot.directions, snapshot.weights)
@@ -490,24 +491,24 @@ def _study_tags(s: StudySnapshot) -> dict[str, str]:
             "mlflow.note.content": s.workload.description}
 
 
-def _trial_tags(attrs: dict[str, Any]) -> dict[str, str]:
-    """What a trial's user attributes add to its run's tags: how it was chosen, why it failed, where it ran."""
+def _trial_tags(attrs: TrialRecord) -> dict[str, str]:
+    """What a trial's record adds to its run's tags: how it was chosen, why it failed, where it ran."""
     tags: dict[str, str] = {}
-    if "fail_reason" in attrs:
-        tags["fail_reason"] = str(attrs["fail_reason"])[:5000]
-    if "repaired_from" in attrs:
-        tags["repaired_from"] = str(attrs["repaired_from"])
-    if "provenance" in attrs:  # how the configuration was chosen
-        tags["provenance"] = str(attrs["provenance"])
-    if attrs.get("options_mismatch"):
-        tags["options_mismatch"] = json.dumps(attrs["options_mismatch"])[:5000]
-    if attrs.get("constraints"):
-        tags["feasible"] = str(all(c <= 0 for c in attrs["constraints"]))
-    if attrs.get("node"):  # --parallel: where the trial ran
-        node = attrs["node"]
+    if attrs.fail_reason is not None:
+        tags["fail_reason"] = str(attrs.fail_reason)[:5000]
+    if attrs.repaired_from is not None:
+        tags["repaired_from"] = str(attrs.repaired_from)
+    if attrs.provenance is not None:  # how the configuration was chosen
+        tags["provenance"] = str(attrs.provenance)
+    if attrs.options_mismatch:
+        tags["options_mismatch"] = json.dumps(attrs.options_mismatch)[:5000]
+    if attrs.constraints:
+        tags["feasible"] = str(all(c <= 0 for c in attrs.constraints))
+    if attrs.node:  # --parallel: where the trial ran
+        node = attrs.node
         tags.update(node_id=str(node.get("node_id")), node_ip=str(node.get("ip")), node_host=str(node.get("host")),
                     cores_used=",".join(str(c) for c in node.get("cores_used") or []),
-                    attempts=str(attrs.get("attempts", 1)))
+                    attempts=str(attrs.attempts or 1))
     return tags
 
 

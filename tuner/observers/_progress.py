@@ -14,6 +14,7 @@ from tuner.backends import BACKENDS
 from tuner.events import Observer
 from tuner.fmt import fmt_bytes, fmt_duration, fmt_ops, fmt_value
 from tuner.model import StudySnapshot, TuneResult
+from tuner.trials import TrialRecord
 
 
 class SilentProgress(Observer):
@@ -96,18 +97,19 @@ class ConsoleProgress(SilentProgress):
             eta = (f"{fmt_duration(max(0.0, budget - spent) / self.parallel)} "
                    f"({fmt_duration(spent)} of the {fmt_duration(budget)} budget spent)")
         metric = snapshot.score.metric
-        best_text = (f"best {fmt_value(best.user_attrs['metrics'][metric])} {label(metric)} (trial {best.number})"
+        best_text = (f"best {fmt_value(TrialRecord.of(best).metric(metric))} {label(metric)} (trial {best.number})"
                      if best else "best -")
-        if trial.user_attrs.get("outcome") == "complete":
-            what = _measured(snapshot, trial.user_attrs["metrics"])
-        elif trial.user_attrs.get("outcome") == "pruned":
-            at = trial.user_attrs["pruned_at"]
+        record = TrialRecord.of(trial)
+        if record.outcome == "complete" and record.metrics is not None:
+            what = _measured(snapshot, record.metrics)
+        elif record.outcome == "pruned" and record.pruned_at is not None:
+            at = record.pruned_at
             so_far = trial.intermediate_values.get(max(trial.intermediate_values, default=0))
             where = f"at {at['phase']}" if at["second"] is None else f"after {at['second']} s of {at['phase']}"
             what = f"pruned {where} ({fmt_ops(so_far)} ops/s so far)" + (
-                f" by {trial.user_attrs['pruned_by']}" if trial.user_attrs.get("pruned_by") else "")
+                f" by {record.pruned_by}" if record.pruned_by else "")
         else:
-            what = f"FAILED: {trial.user_attrs.get('fail_reason', '?')}"
+            what = f"FAILED: {record.fail_reason or '?'}"
         self._line(f"trial {trial.number}: {what} ({seconds:.0f}s) | {best_text} | ETA {eta}")
         if self.bar is not None:
             self.bar.set_postfix_str(best_text, refresh=False)

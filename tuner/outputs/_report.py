@@ -21,6 +21,7 @@ from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_he
 from tuner.outputs._deployment import answer, answer_of, gain_lines, target_lines
 from tuner.outputs._explain import explain
 from tuner.stats import gain, improvement
+from tuner.trials import TrialRecord
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -30,14 +31,11 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def _trial_row(t: FrozenTrial) -> dict[str, Any]:
-    row: dict[str, Any] = {"number": t.number, "outcome": t.user_attrs.get("outcome", t.state.name.lower()),
-                           "params": t.params}
-    if "metrics" in t.user_attrs:
-        row["metrics"] = t.user_attrs["metrics"]
-    if "fail_reason" in t.user_attrs:
-        row["reason"] = t.user_attrs["fail_reason"]
-    if "provenance" in t.user_attrs:
-        row["provenance"] = t.user_attrs["provenance"]
+    r = TrialRecord.of(t)
+    row: dict[str, Any] = {"number": t.number, "outcome": r.outcome or t.state.name.lower(), "params": t.params}
+    for key, value in (("metrics", r.metrics), ("reason", r.fail_reason), ("provenance", r.provenance)):
+        if value is not None:
+            row[key] = value
     return row
 
 
@@ -266,24 +264,25 @@ def _best(snapshot: StudySnapshot) -> dict[str, Any] | None:
     best_trial = snapshot.best()
     if best_trial is None:
         return None
+    r = TrialRecord.of(best_trial)
     best = {
         "trial": best_trial.number,
         "params": best_trial.params,
         "flags": snapshot.space.flags(best_trial.params),
-        "metrics": best_trial.user_attrs["metrics"],
+        "metrics": r.metrics,
         "feasible": ranking.feasible(best_trial),
-        "log_dir": best_trial.user_attrs.get("log_dir"),
-        "provenance": best_trial.user_attrs.get("provenance"),
+        "log_dir": r.log_dir,
+        "provenance": r.provenance,
     }
-    if "options_mismatch" in best_trial.user_attrs:
-        best["options_mismatch"] = best_trial.user_attrs["options_mismatch"]
+    if r.options_mismatch is not None:
+        best["options_mismatch"] = r.options_mismatch
     return best
 
 
 def provenance_counts(trials: Iterable[FrozenTrial]) -> dict[str, int]:
     """How the counted trials were chosen: trials per provenance (start, random initial point, ...)."""
     groups = ranking.by_outcome(trials)
-    return dict(Counter(t.user_attrs.get("provenance", "not recorded") for k in ranking.COUNTED for t in groups[k]))
+    return dict(Counter(TrialRecord.of(t).provenance or "not recorded" for k in ranking.COUNTED for t in groups[k]))
 
 
 def _when(snapshot: StudySnapshot) -> dict[str, str] | None:
@@ -350,7 +349,7 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
                                  snapshot.score.maximize),
         "explanation": explain(snapshot, best) if best else None,
         "mlflow": mlflow,
-        "failures": [{"trial": t.number, "reason": t.user_attrs.get("fail_reason", "")} for t in groups["failed"]][:50],
+        "failures": [{"trial": t.number, "reason": TrialRecord.of(t).fail_reason or ""} for t in groups["failed"]][:50],
         "target": snapshot.target,
         "preload": snapshot.preload,
     }
@@ -410,7 +409,7 @@ def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None)
     if minimal:  # the options that matter, the rest at the reference's values: measured in its own rounds
         measured = snapshot.out / "revalidation-minimal" / "minimal" / "round-0" / "OPTIONS"
         _write_options(snapshot, measured.read_text(), minimal["params"], "OPTIONS.minimal.ini")
-    trials = [_trial_row(t) for t in snapshot.trials if t.user_attrs.get("outcome") != "rejected"]
+    trials = [_trial_row(t) for t in snapshot.trials if TrialRecord.of(t).outcome != "rejected"]
     return TuneResult(study_name=snapshot.name, out=snapshot.out, best_params=best["params"] if best else {},
                       best_metrics=best["metrics"] if best else {}, baselines=summary["baselines"], trials=trials,
                       summary=summary, answer=answer_of(summary))

@@ -15,9 +15,9 @@ from optuna.exceptions import ExperimentalWarning
 from optuna.trial import FrozenTrial, TrialState
 
 from tuner.samplers._skopt_sampler import SkoptSampler
-from tuner.samplers._startup import MODEL, VALUE_ESTIMATE, Startup, startup_size
+from tuner.samplers._startup import MODEL, Startup, startup_size
 
-__all__ = ["KINDS", "RANKED", "SAMPLERS", "VALUE_ESTIMATE", "SamplerError", "SamplerKind", "Startup", "choose",
+__all__ = ["KINDS", "RANKED", "SAMPLERS", "SamplerError", "SamplerKind", "Startup", "choose",
            "make_sampler", "provenance", "startup_size", "study_seed"]
 
 

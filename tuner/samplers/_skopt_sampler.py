@@ -44,7 +44,8 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 from threadpoolctl import threadpool_limits
 
-from tuner.samplers._startup import LEARNED_FAILURES, VALUE_ESTIMATE
+from tuner.samplers._startup import LEARNED_FAILURES
+from tuner.trials import TrialRecord
 
 ESTIMATORS = ("GP", "ET")
 RANDOM_TRIES = 64  # random points drawn to replace a proposal already measured (a small space may have none)
@@ -128,7 +129,9 @@ def _observations(study: optuna.Study, current: FrozenTrial, space: dict[str, Ba
         point = _point(t.params, space, names)
         if point is None or t.number == current.number:
             continue
-        estimate = t.user_attrs.get(VALUE_ESTIMATE) if t.state == TrialState.PRUNED else None
+        record = TrialRecord.of(t)
+        # a pruned trial's full-size value as estimated from a smaller run: learnt instead of "worse than all"
+        estimate = record.value_estimate if t.state == TrialState.PRUNED else None
         if t.state == TrialState.COMPLETE and t.values and math.isfinite(t.values[0]):
             xs.append(point)
             ys.append(sign * t.values[0])
@@ -136,7 +139,7 @@ def _observations(study: optuna.Study, current: FrozenTrial, space: dict[str, Ba
             xs.append(point)
             ys.append(sign * estimate)
         elif t.state == TrialState.PRUNED or (t.state == TrialState.FAIL
-                                                and t.user_attrs.get("outcome", "failed") in LEARNED_FAILURES):
+                                                and (record.outcome or "failed") in LEARNED_FAILURES):
             bad.append(point)
         elif t.state == TrialState.RUNNING:
             running.append(point)

@@ -20,13 +20,12 @@ import optuna
 from optuna.distributions import BaseDistribution
 from optuna.trial import FrozenTrial, TrialState
 
+from tuner.trials import TrialRecord
+
 RANDOM = "random initial point"
 MODEL = "model proposal"
 # Failed outcomes the models learn from (as bad); interrupted ones say nothing of the configuration.
 LEARNED_FAILURES = ("failed", "rejected")
-# A pruned trial's user attribute: the value it would have had, estimated from what it measured before
-# it was stopped (e.g. a smaller run's). A sampler may learn it instead of "worse than every complete".
-VALUE_ESTIMATE = "value_estimate"
 
 
 def startup_size(expected_trials: int) -> int:
@@ -39,7 +38,7 @@ def learnable(trial: FrozenTrial) -> bool:
     interrupted by the user or the machine."""
     if trial.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING):
         return True
-    return trial.state == TrialState.FAIL and trial.user_attrs.get("outcome", "failed") in LEARNED_FAILURES
+    return trial.state == TrialState.FAIL and (TrialRecord.of(trial).outcome or "failed") in LEARNED_FAILURES
 
 
 class Startup(optuna.samplers.BaseSampler):

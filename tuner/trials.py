@@ -1,0 +1,90 @@
+"""What a study records on each Optuna trial (its user attributes), typed: the engine writes them
+with :func:`record` and everything else reads them as :class:`TrialRecord` attributes, so a misspelt
+name is an error where it is written, not a silent ``None`` where it is read."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial
+
+RUNG_PREFIX = "rung_"  # rung_<n>: the trial's run at --fidelity rung n
+LOST_PREFIX = "lost_attempt_"  # lost_attempt_<n>: why a Ray worker's attempt n was lost
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One trial's record. ``outcome`` is complete, failed, pruned, rejected, interrupted or
+    warm-start; a trial the tuner has not told yet has none."""
+
+    outcome: str | None = None
+    fail_reason: str | None = None  # failed, rejected, interrupted: why, in one line
+    seconds: float | None = None  # db_bench (or program) wall time the trial took
+    metrics: dict[str, Any] | None = None  # the measured metrics of a complete trial
+    constraints: list[float] = field(default_factory=list)  # Optuna's constraint values: > 0 breaks a budget
+    provenance: str | None = None  # how its configuration was chosen (a start, a model proposal, ...)
+    enqueued: str | None = None  # the named start it ran as
+    repaired_from: int | None = None  # the rejected proposal it is the nearest feasible neighbour of
+    warm_start_from: str | None = None  # study#trial it was copied from
+    audit: bool = False  # a --fidelity configuration that climbs every rung unpruned
+    pruned_at: dict[str, Any] | None = None  # {"phase", "second"}; second None after a rung
+    pruned_by: str | None = None  # what stopped it, when not the pruner
+    node: dict[str, Any] | None = None  # the Ray node that ran it: node_id, ip, host, cores_used
+    attempts: int | None = None
+    db_bench: dict[str, Any] | None = None  # the worker's db_bench, when not the driver's
+    log_dir: str | None = None
+    repeats: list[dict[str, Any]] | None = None  # each run's metrics under --repeats
+    spread_ops_per_sec: float | None = None
+    phases: list[dict[str, Any]] | None = None  # each db_bench phase's details
+    commands: list[list[str]] | None = None
+    options_mismatch: dict[str, Any] | None = None  # searched options RocksDB did not take as asked
+    value_estimate: float | None = None  # a pruned trial's full-size ops/s as the rungs estimate it
+    rungs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    lost_attempts: dict[int, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, trial: FrozenTrial | optuna.Trial) -> TrialRecord:
+        """The record of ``trial`` (attributes of other names, from other versions, are passed over)."""
+        attrs = trial.user_attrs
+        values = {name: attrs[name] for name in _FIELDS if name in attrs}
+        values["rungs"] = {int(k[len(RUNG_PREFIX):]): v for k, v in attrs.items() if k.startswith(RUNG_PREFIX)}
+        values["lost_attempts"] = {int(k[len(LOST_PREFIX):]): v for k, v in attrs.items() if k.startswith(LOST_PREFIX)}
+        return cls(**values)
+
+    def metric(self, name: str) -> float | None:
+        """A measured metric, None where the trial has none."""
+        return (self.metrics or {}).get(name)
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(TrialRecord) if f.name not in ("rungs", "lost_attempts"))
+ORIGIN = ("enqueued", "repaired_from", "provenance")  # what a re-run of a configuration keeps
+
+
+def attrs(**values: Any) -> dict[str, Any]:
+    """User attributes of these record fields (for ``enqueue_trial``); an unknown name is a TypeError."""
+    unknown = sorted(set(values) - set(_FIELDS))
+    if unknown:
+        raise TypeError(f"not a TrialRecord field: {', '.join(unknown)}")
+    return values
+
+
+def record(trial: optuna.Trial, **values: Any) -> None:
+    """Write record fields on a running trial."""
+    for name, value in attrs(**values).items():
+        trial.set_user_attr(name, value)
+
+
+def record_rung(trial: optuna.Trial, rung: int, run: dict[str, Any]) -> None:
+    trial.set_user_attr(f"{RUNG_PREFIX}{rung}", run)
+
+
+def record_lost_attempt(trial: optuna.Trial, attempt: int, reason: str) -> None:
+    trial.set_user_attr(f"{LOST_PREFIX}{attempt}", reason)
+
+
+def origin(record_: TrialRecord) -> dict[str, Any]:
+    """What a re-run of the trial's configuration is enqueued with: the start or repair it was."""
+    return {name: getattr(record_, name) for name in ORIGIN if getattr(record_, name) is not None}
