@@ -9,7 +9,9 @@ Every phase ends with a drain (docs/metrics.md): db_bench's ``flush`` and ``wait
 the same process, after ``stats,levelstats,memstats`` record the LSM state a scored phase left. How
 long the drain took is read from the DB's LOG (when the last flush or compaction ended), so the fixed
 sleeps of ``waitforcompaction`` never count. With a memory limit, scored phases run in a memory
-cgroup of their own (objectives.memory), their DB's files dropped from the page cache first.
+cgroup of their own (objectives.memory), their DB's files dropped from the page cache first. A
+Runner's ``stop`` event, once set (a remote executor's worker told to stop), kills the running db_bench
+as a timeout does: the run fails, its DB removed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import shutil
 import signal
 import socket
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -62,6 +65,7 @@ PRELOAD_TIMEOUT = 6 * 3600.0
 # timeout and a pruner's, never reach the classification): kill(1), a closed terminal, a supervisor.
 OUTSIDE_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 DISK_FULL = "the disk is full"
+STOPPED = "stopped: the study is stopping"  # a run ended by the Runner's stop event
 
 
 # Called with (phase, second, ops/s of that second) as db_bench reports; True stops the run.
@@ -193,11 +197,11 @@ class Runner:
     ``memory_limit`` bytes when one is given."""
 
     def __init__(self, db_bench: DbBench, work_dir: str | os.PathLike[str] | None = None, timeout: float = 600.0,
-                 memory_limit: int | None = None, defaults: Defaults | None = None):
+                 memory_limit: int | None = None, defaults: Defaults | None = None,
+                 stop: threading.Event | None = None):
         self.db_bench = db_bench
         self.work_dir = Path(work_dir) if work_dir else workdir.prepare(None)
-        self.timeout = timeout
-        self.memory_limit = memory_limit
+        self.timeout, self.memory_limit, self.stop = timeout, memory_limit, stop or threading.Event()
         self.defaults = defaults or defaults_of(db_bench)
         self.cgroups: Cgroups | None = None
         self.memory_fallback: str | None = None  # why scored phases read with direct I/O instead
@@ -361,7 +365,7 @@ class Runner:
                 waited, st, ru = os.wait4(pid, os.WNOHANG)
                 if waited:
                     status, usage = st, ru
-                elif time.monotonic() > deadline:
+                elif time.monotonic() > deadline or self.stop.is_set():
                     killed = True
                     _, status, usage = _kill(pid)
                 elif watch is not None and (stopped := watch.poll()) is not None:
@@ -373,7 +377,8 @@ class Runner:
                 _kill(pid)
         wall = time.monotonic() - started
         if killed:
-            raise RunFailed(f"phase {name}: timeout, killed after the trial's {self.timeout:g} s limit", done)
+            why = STOPPED if self.stop.is_set() else f"timeout, killed after the trial's {self.timeout:g} s limit"
+            raise RunFailed(f"phase {name}: {why}", done)
         if stopped is not None:
             raise RunStopped(name, stopped, done)
         return PhaseRun(

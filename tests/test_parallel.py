@@ -45,6 +45,10 @@ def test_core_leases_never_share_a_core_and_free_on_release(tmp_path):
     assert sorted(got + rest) == cores  # every core handed out once
     with pytest.raises(RunFailed, match="no 1 free cores"):
         CoreLease(1, tmp_path).acquire(time.monotonic() + 0.5)
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(RunFailed, match="^stopped: the study is stopping$"):  # at once, not after 600 s
+        CoreLease(1, tmp_path).acquire(time.monotonic() + 600, stop)
     first.release()
     assert CoreLease(1, tmp_path).acquire(time.monotonic() + 5) == got
     with pytest.raises(RunFailed, match="has 2 cores" if len(cores) == 2 else "cores"):

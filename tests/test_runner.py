@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -92,6 +93,24 @@ def test_timeout_kills_db_bench(db_bench, host, work_dir, tmp_path):
     assert leftovers(work_dir) == []
     alive = subprocess.run(["pgrep", "-f", str(work_dir)], capture_output=True, text=True).stdout
     assert alive == ""
+
+
+def test_stop_kills_db_bench_and_removes_its_db(db_bench, host, work_dir, tmp_path):
+    """A remote executor's worker told to stop (Ctrl-C on the driver): the running db_bench is killed,
+    its DB removed, and the run fails with a reason saying so."""
+    workload = load_workload("fillrandom").resolve(1.0, host)
+    stop = threading.Event()
+
+    def once_started() -> None:
+        while not (tmp_path / "log" / "load.command").is_file():
+            time.sleep(0.05)
+        stop.set()
+
+    threading.Thread(target=once_started, daemon=True).start()
+    with pytest.raises(RunFailed, match=r"^phase load: stopped: the study is stopping$"):
+        Runner(db_bench, work_dir, stop=stop).run(workload, {}, tmp_path / "log")
+    assert leftovers(work_dir) == []
+    assert subprocess.run(["pgrep", "-f", str(work_dir)], capture_output=True, text=True).stdout == ""
 
 
 def test_only_marked_directories_are_removed(tmp_path):

@@ -11,12 +11,14 @@ cluster needs no shared filesystem. Every Ray setting (--parallel, --ray-address
 --one-trial-per-node, --allow-mixed-db-bench: the study's ExecutionConfig) is read here.
 
 A task whose worker process or node dies comes back as a lost outcome (the engine's retry policy
-runs it once more). Ctrl-C cancels the running tasks.
+runs it once more). Ctrl-C stops the running tasks through a stop flag (a small actor each task polls):
+each kills its db_bench, removes its DB and returns; no task is cancelled through Ray.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +28,9 @@ from tuner.executors._task import TaskSpec, measure_task, node_facts, outcome_of
 from tuner.executors.base import ExecutorError, Job, Note, Outcome, Slot
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 
-CANCEL_WAIT = 5.0  # seconds cancelled tasks get to stop their db_bench and remove their DB before being killed
+STOP_POLL = 0.5  # seconds between a task's looks at the stop flag
+STOP_WAIT = 60.0  # seconds the driver waits for stopped tasks to return before Ray shuts down
+FLAG_TIMEOUT = 30.0  # seconds a task waits for the stop flag's answer before asking again
 
 
 def _where() -> dict[str, Any]:
@@ -41,9 +45,46 @@ def _probe_node(db_bench: str | None, version: str | None) -> dict[str, Any]:
     return node_facts(db_bench, version, _where())
 
 
-def _measure_on_node(spec: TaskSpec) -> dict[str, Any]:
-    """A Ray task: one job measured on the node it landed on."""
-    return measure_task(spec, _where())
+class StopFlag:
+    """A Ray actor the driver keeps: each :meth:`stop` stops the tasks of the generations before it."""
+
+    def __init__(self) -> None:
+        self.generation = 0
+
+    def stop(self) -> None:
+        self.generation += 1
+
+    def stopped(self, generation: int) -> bool:
+        return self.generation > generation
+
+
+def _measure_on_node(spec: TaskSpec, flag: Any, generation: int) -> dict[str, Any]:
+    """A Ray task: one job measured on the node it landed on, stopped once ``flag`` (a StopFlag) stops
+    ``generation``."""
+    import ray
+
+    stop, done = threading.Event(), threading.Event()
+
+    def watch() -> None:
+        while True:
+            try:
+                if ray.get(flag.stopped.remote(generation), timeout=FLAG_TIMEOUT):
+                    stop.set()
+                    return
+            except ray.exceptions.GetTimeoutError:  # a busy node: look again
+                pass
+            except ray.exceptions.RayError:  # the flag is gone with the driver, and Ray ends this task
+                return
+            if done.wait(STOP_POLL):
+                return
+
+    watcher = threading.Thread(target=watch, name="rocksdb-tuner-stop", daemon=True)
+    watcher.start()
+    try:
+        return measure_task(spec, _where(), stop)
+    finally:
+        done.set()
+        watcher.join()
 
 
 # -- on the driver --------------------------------------------------------------------------------
@@ -63,6 +104,8 @@ class RayExecutor:
         self.free_bundles: list[int] = []
         self.nodes: list[dict[str, Any]] = []
         self.running: dict[Any, tuple[Job, int | None]] = {}  # object ref -> (job, placement bundle)
+        self.flag: Any = None  # the StopFlag actor
+        self.generation = 0  # the StopFlag's: how many times cancel() stopped the tasks in flight
 
     @classmethod
     def check(cls, config: TuneConfig) -> None:
@@ -94,6 +137,7 @@ class RayExecutor:
             where = f"--ray-address {address}" if address else "--parallel: a local Ray instance"
             raise ExecutorError(f"{where}: cannot start or reach Ray: {' '.join(str(exc).split())[:300]}") from None
         self.started_ray = True
+        self.flag = ray.remote(StopFlag).options(num_cpus=0).remote()
         self._check_nodes(ray)
         self._size(ray)
         return Slot(*self._slot(), pinned=True)
@@ -179,7 +223,8 @@ class RayExecutor:
             bundle = self.free_bundles.pop(0)
             options["scheduling_strategy"] = PlacementGroupSchedulingStrategy(
                 self.placement, placement_group_bundle_index=bundle)
-        self.running[ray.remote(_measure_on_node).options(**options).remote(spec)] = (job, bundle)
+        task = ray.remote(_measure_on_node).options(**options)
+        self.running[task.remote(spec, self.flag, self.generation)] = (job, bundle)
 
     def wait(self, timeout: float) -> list[Outcome]:
         import ray
@@ -204,21 +249,25 @@ class RayExecutor:
         return outcome_of(job, result, self.db_bench.path)
 
     def cancel(self) -> None:
-        """Cancel the tasks in flight: first a KeyboardInterrupt in each worker, on which the runner
-        kills its db_bench and removes its DB, waiting up to ``CANCEL_WAIT`` for them to end; only
-        those still running then are killed (``force=True``; db_bench dies with its worker). Force
-        alone made Ray 2.60's owner abort when a killed task's reply still arrived ("task_manager.cc:
-        Tried to complete task that was not pending": 3 Ctrl-C test runs in 8 here); a KeyboardInterrupt
-        alone left a trial DB behind when Ray shut down before the worker had removed it (3 in 8)."""
+        """Stop the tasks in flight through the stop flag: each kills its db_bench, removes its DB and
+        returns (within ``STOP_POLL`` and the runner's kill grace); the driver waits up to ``STOP_WAIT``
+        for them, then lets them be (Ray's shutdown ends any left, and the next run's sweep removes their
+        DBs). No task is cancelled through Ray: in Ray 2.60 (the newest) ``ray.cancel`` can fail a task
+        on the driver while its reply is on the way, and the reply then aborts the driver
+        ("task_manager.cc: Tried to complete task that was not pending"; 2 Ctrl-C test runs in 23 here,
+        both from the plain cancel, none reaching the forced one); its KeyboardInterrupt also lands
+        wherever the task happens to be."""
         import ray
 
         refs = list(self.running)
-        for ref in refs:
-            ray.cancel(ref)
-        _, still = ray.wait(refs, num_returns=len(refs), timeout=CANCEL_WAIT) if refs else ([], [])
-        for ref in still:
-            ray.cancel(ref, force=True)
         self.running.clear()
+        if not refs:
+            return
+        ray.get(self.flag.stop.remote())
+        self.generation += 1
+        _, still = ray.wait(refs, num_returns=len(refs), timeout=STOP_WAIT)
+        if still:
+            self.note(f"{len(still)} trial(s) did not stop within {STOP_WAIT:g} s; Ray's shutdown ends them")
 
     def close(self) -> None:
         if not self.started_ray:

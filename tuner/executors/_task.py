@@ -12,6 +12,7 @@ import fcntl
 import os
 import socket
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 from objectives import workdir
 from objectives.dbbench import DbBench, DbBenchError, probe
 from objectives.defaults import LIBRARY, DefaultsError, defaults_of
-from objectives.runner import EnvironmentFault, RunFailed, Runner
+from objectives.runner import STOPPED, EnvironmentFault, RunFailed, Runner
 from objectives.workloads import Flag, Workload
 from search_spaces import host_ram_bytes
 from tuner.backends import BACKENDS, Setup
@@ -38,7 +39,8 @@ class CoreLease:
         self.lock_dir = lock_dir or Path(tempfile.gettempdir()) / f".rocksdb-tuner-cores-{os.getuid()}"
         self.held: list[tuple[int, int]] = []  # (core, fd)
 
-    def acquire(self, deadline: float) -> list[int]:
+    def acquire(self, deadline: float, stop: threading.Event | None = None) -> list[int]:
+        """The cores leased, waiting for free ones until ``deadline`` (RunFailed then, or once ``stop`` is set)."""
         self.lock_dir.mkdir(mode=0o700, exist_ok=True)
         allowed = sorted(os.sched_getaffinity(0))
         if self.count > len(allowed):
@@ -56,6 +58,8 @@ class CoreLease:
             if len(self.held) == self.count:
                 return [c for c, _ in self.held]
             self.release()
+            if stop is not None and stop.is_set():
+                raise RunFailed(STOPPED)
             if time.monotonic() > deadline:
                 raise RunFailed(f"no {self.count} free cores on {socket.gethostname()}: other trials hold them "
                                 f"(lock files in {self.lock_dir})")
@@ -117,9 +121,11 @@ def _node(explicit: str | None, version: str | None, where: dict[str, Any] | Non
     return facts, db
 
 
-def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None) -> dict[str, Any]:
+def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None,
+                 stop: threading.Event | None = None) -> dict[str, Any]:
     """Runs on the worker: lease cores, pin, measure with the study's backend, return the
-    measurement (or the reason it failed), the logs' bytes and the node's facts."""
+    measurement (or the reason it failed), the logs' bytes and the node's facts. Once ``stop`` is set
+    (the driver stops the study), db_bench is killed, its DB removed and the task returns a failure."""
     started = time.monotonic()
     backend = BACKENDS[spec.backend]
     node, db = _node(spec.db_bench, spec.rocksdb_version, where)
@@ -130,14 +136,14 @@ def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None) -> dict[st
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-logs-") as tmp:
         logs = Path(tmp)
         try:
-            node["cores_used"] = lease.acquire(time.monotonic() + LEASE_WAIT)
+            node["cores_used"] = lease.acquire(time.monotonic() + LEASE_WAIT, stop)
             os.sched_setaffinity(0, node["cores_used"])  # db_bench (or the command) inherits it
             node["measured_from"] = time.time()
             work_dir = workdir.prepare(Path(spec.work_dir) if spec.work_dir else None)
             runner = None
             if db is not None and backend.runs_workloads:
                 runner = Runner(db, work_dir=work_dir, timeout=spec.timeout, memory_limit=spec.memory_limit,
-                                defaults=defaults_of(db, spec.defaults))
+                                defaults=defaults_of(db, spec.defaults), stop=stop)
                 runner.sweep_stale()
             setup = Setup(work_dir, spec.timeout, spec.seed, spec.options_keys, spec.workload, runner, spec.command,
                           spec.needs)
