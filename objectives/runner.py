@@ -219,8 +219,7 @@ class Runner:
                                     "instead, so the page cache cannot hold what the block cache does not")
 
     def sweep_stale(self, keep: tuple[Path, ...] = ()) -> list[Path]:
-        """Remove trial and preload directories of tuner processes on this host that are gone (killed
-        runs), but those in ``keep`` (the preloaded DBs a resumed study reuses)."""
+        """Remove the trial and preload directories of gone tuners on this host, but ``keep`` (a resume's)."""
         return sweep_stale(self.work_dir, keep)
 
     def command(self, workload: Workload, index: int, flags: Mapping[str, Flag], db: Path, seed: int,
