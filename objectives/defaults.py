@@ -26,6 +26,7 @@ from typing import Any
 
 from objectives.dbbench import DbBench
 from objectives.options_ini import parse_options
+from objectives.rocksdb_log import block_cache
 from objectives.workloads import Flag, format_flag
 
 MiB = 1024**2
@@ -160,26 +161,8 @@ def _options_of(command: list[str], db: Path) -> dict[str, str]:
         raise DefaultsError(f"{command[0]} made no DB with an OPTIONS file (exit {run.returncode}): {last[0]}")
     flat = {f"{section}.{key}": value for section, values in parse_options(files[-1].read_text()).items()
             for key, value in values.items()}
-    flat.update(_block_cache(db / "LOG"))
+    flat.update(block_cache(db / "LOG"))
     return flat
-
-
-def _block_cache(log: Path) -> dict[str, str]:
-    """The block cache as the LOG prints the table options: its class name (``block_cache_name``) and
-    the indented lines of ``block_cache_options`` (capacity, shard bits, pool ratios)."""
-    found: dict[str, str] = {}
-    inside = False
-    for line in log.read_text(errors="replace").splitlines():
-        if line.strip().startswith("block_cache_name:"):
-            found["BlockCache.name"] = line.split(":", 1)[1].strip()
-        elif line.strip() == "block_cache_options:":
-            inside = True
-        elif inside and line.startswith("    ") and ":" in line:
-            key, value = line.split(":", 1)
-            found[f"BlockCache.{key.strip()}"] = value.strip()
-        elif inside:
-            break
-    return found
 
 
 def _flag_value(key: str, text: str | None) -> Flag | None:

@@ -78,3 +78,23 @@ def read_log(path: Path) -> LogFacts:
                 facts.flush_raw_bytes += raw
                 facts.flush_file_bytes += int(e.get("file_size", 0))
     return facts
+
+
+def block_cache(log: Path) -> dict[str, str]:
+    """The block cache as the LOG prints the table options: its class name (``block_cache_name``) and
+    the indented lines of ``block_cache_options`` (capacity, shard bits, pool ratios)."""
+    found: dict[str, str] = {}
+    inside = False
+    if not log.is_file():
+        return found
+    for line in log.read_text(errors="replace").splitlines():
+        if line.strip().startswith("block_cache_name:"):
+            found["BlockCache.name"] = line.split(":", 1)[1].strip()
+        elif line.strip() == "block_cache_options:":
+            inside = True
+        elif inside and line.startswith("    ") and ":" in line:
+            key, value = line.split(":", 1)
+            found[f"BlockCache.{key.strip()}"] = value.strip()
+        elif inside:
+            break
+    return found

@@ -413,3 +413,40 @@ def summary_trials(summary: dict) -> list[dict]:
     study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
     return [{"number": t.number, "metrics": t.user_attrs["metrics"]} for t in study.trials
             if t.user_attrs.get("outcome") == "complete"]
+
+
+NO_CACHE_PROGRAM = '''
+import json, shutil, sys, tempfile
+from pathlib import Path
+import rocksdict
+options_file, db = sys.argv[1], sys.argv[2]
+with tempfile.TemporaryDirectory() as tmp:  # the OPTIONS file's options, but not its block cache
+    shutil.copy(options_file, Path(tmp) / "OPTIONS-000001")
+    options, families = rocksdict.Options.load_latest(tmp, cache=rocksdict.Cache(7 << 20))
+options.create_if_missing(True)
+d = rocksdict.Rdict(db, options, column_families=families)
+d[b"k"] = b"v"
+d.close()
+print(json.dumps({"ops_per_sec": 100 + options_file.count("1")}))
+'''
+
+
+def test_an_option_the_program_did_not_apply_is_named_once_and_left_out_of_the_why(tmp_path):
+    """The block cache's capacity is read from the DB's LOG (RocksDB leaves it out of the OPTIONS file):
+    a program that opens its DB with a cache of its own is told, once, that cache_size was not applied,
+    and cache_size is left out of the importance and the why."""
+    (tmp_path / "prog.py").write_text(NO_CACHE_PROGRAM)
+    (tmp_path / "space.toml").write_text(
+        '[parameters.cache_size]\ntype = "int"\nlow = "16 * MiB"\nhigh = "64 * MiB"\n'
+        '[parameters.max_background_jobs]\ntype = "int"\nlow = 2\nhigh = 8\n')
+    (tmp_path / "work").mkdir()
+    r = tuner("tune", "--backend", "command", "--command", f"{shlex.quote(sys.executable)} prog.py {{options}} {{db}}",
+              "--space", "space.toml", "--trials", "3", "--seed", "1", "--no-starts", "--out", "o",
+              "--work-dir", str(tmp_path / "work"), "--no-mlflow", "--no-plots", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if "not applied as asked" in line]
+    assert len(notes) == 1 and "cache_size: asked " in notes[0] and "the DB's LOG has its capacity 7340032" in notes[0]
+    assert "max_background_jobs" not in notes[0]
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert [row["param"] for row in summary["explanation"]["options"]] == ["max_background_jobs"]
+    assert "cache_size" not in summary["explanation"].get("importance", {})

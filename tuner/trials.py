@@ -40,7 +40,7 @@ class TrialRecord:
     spread_ops_per_sec: float | None = None
     phases: list[dict[str, Any]] | None = None  # each db_bench phase's details
     commands: list[list[str]] | None = None
-    options_mismatch: dict[str, Any] | None = None  # searched options RocksDB did not take as asked
+    options_mismatch: list[str] | None = None  # searched options RocksDB did not take as asked, a line each
     value_estimate: float | None = None  # a pruned trial's full-size ops/s as the rungs estimate it
     rungs: dict[int, dict[str, Any]] = field(default_factory=dict)
     lost_attempts: dict[int, str] = field(default_factory=dict)

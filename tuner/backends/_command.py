@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from objectives.measurement import Measurement, representative
+from objectives.rocksdb_log import block_cache
 from objectives.runner import (
     DISK_FULL,
     PRELOAD_PREFIX,
@@ -102,7 +103,7 @@ class CommandBackend(Backend):
             started = time.monotonic()
             stdout = run(argv, log_dir, self.setup.timeout)
             metrics = {"wall_seconds": time.monotonic() - started, **read_metrics(stdout)}
-            return metrics, latest_options(tmp / "db") or options, argv
+            return metrics, _written(tmp / "db") or options, argv
         except OSError as exc:
             raise _os_failure("command", exc) from None
         finally:
@@ -153,6 +154,14 @@ class CommandBackend(Backend):
 # What each template must hand its program, and an example of it.
 _NEEDS = {"--command": ("{options}", "the OPTIONS file", "--options {options} --db {db}"),
           "--load": ("{db}", "the DB directory to build", "--load --options {options} --db {db}")}
+
+
+def _written(db: Path) -> str:
+    """The OPTIONS file RocksDB wrote in ``db``, with the block cache's capacity its LOG printed (which
+    the OPTIONS file leaves out), so that what the program got is checked for every searched option."""
+    text = latest_options(db)
+    capacity = block_cache(db / "LOG").get("BlockCache.capacity")
+    return options_file.with_block_cache(text, int(capacity)) if text and capacity and capacity.isdigit() else text
 
 
 def parse_template(template: str, flag: str = "--command") -> list[str]:

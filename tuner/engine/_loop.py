@@ -27,7 +27,7 @@ import optuna
 from optuna.trial import TrialState
 
 from objectives.runner import EnvironmentFault, IntervalObserver
-from tuner import ranking, rungs
+from tuner import options_file, ranking, rungs
 from tuner.engine._budget import Budget, usage
 from tuner.engine._prepare import Prepared
 from tuner.engine._storage import StudyStore
@@ -133,9 +133,19 @@ class TrialLoop:
         if self._climbed(entry, outcome, running):
             return
         self.store.record(entry.trial, entry.params, outcome, time.monotonic() - entry.started)
+        self._note_not_applied(entry.trial)
         self._judge_rungs()
         snapshot = self.snapshot()
         self.bus.trial_done(snapshot, snapshot.trials[entry.trial.number], time.monotonic() - entry.started)
+
+    def _note_not_applied(self, trial: optuna.Trial) -> None:
+        """Say once, at the first trial that shows it, which searched options the measured DB did not
+        take as asked (its OPTIONS file, the block cache's capacity from its LOG)."""
+        mismatch = TrialRecord.of(trial).options_mismatch
+        if mismatch and not self.store.attr("options_not_applied"):
+            self.store.set_attr("options_not_applied", sorted(options_file.mismatched(mismatch)))
+            self.bus.note(f"trial {trial.number}: not applied as asked: {'; '.join(mismatch)}; left out of the "
+                          "importance and the why")
 
     def _climbed(self, entry: _Running, outcome: Outcome, running: dict[str, _Running]) -> bool:
         """With --fidelity, a measured rung below the top: reported (Optuna's intermediate value at step

@@ -30,6 +30,7 @@ from tuner.fmt import fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.outputs._optuna_view import as_optuna
 from tuner.ranking import primary
+from tuner.trials import TrialRecord
 
 MIN_TRIALS = 5
 
@@ -47,7 +48,15 @@ def importance(snapshot: StudySnapshot) -> dict[str, float]:
             found = optuna.importance.get_param_importances(as_optuna(snapshot), evaluator=evaluator, target=primary)
         except (ValueError, RuntimeError):
             return {}
-    return {k: float(v) for k, v in found.items()}
+    left_out = not_applied(snapshot)
+    return {k: float(v) for k, v in found.items() if k not in left_out}
+
+
+def not_applied(snapshot: StudySnapshot) -> set[str]:
+    """The searched options some measured DB did not take as asked (tuner.options_file.mismatches):
+    what the trials say of them is not what they asked, so they are left out of the importance and the why."""
+    return {name for t in snapshot.trials if t.state == TrialState.COMPLETE
+            for name in options_file.mismatched(TrialRecord.of(t).options_mismatch or [])}
 
 
 def _default_values(snapshot: StudySnapshot) -> dict[str, tuple[object | None, str]]:
@@ -114,7 +123,10 @@ def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
     complete = [t for t in snapshot.trials if t.state == TrialState.COMPLETE]
     metric, shown_as, sign = snapshot.score.metric, label(snapshot.score.metric), 1 if snapshot.score.maximize else -1
     rows = []
+    left_out = not_applied(snapshot)
     for name, value in best["params"].items():
+        if name in left_out:
+            continue
         param = snapshot.space.parameter(name)
         default, shown = defaults[name]
         with_it = [t for t in complete if name in t.params]
