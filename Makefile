@@ -48,7 +48,7 @@ lint: setup
 # A release (DEBUG_LEVEL=0, stripped) db_bench from Debian's rocksdb source package of ROCKSDB_VERSION,
 # or from ROCKSDB_SRC=PATH; nothing to do when that version is built already.
 db_bench: system-deps
-	@ROCKSDB_VERSION=$(ROCKSDB_VERSION) bash scripts/build_db_bench.sh
+	@ROCKSDB_VERSION=$(ROCKSDB_VERSION) bash objectives/build/build_db_bench.sh
 
 doctor: setup
 	$(BIN)/rocksdb-tuner doctor

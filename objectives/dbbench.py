@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ENV_VAR = "ROCKSDB_TUNER_DB_BENCH"
-# Where `make db_bench` (scripts/build_db_bench.sh) puts release builds: <version>-release/db_bench
+# Where `make db_bench` (objectives/build/build_db_bench.sh) puts release builds: <version>-release/db_bench
 CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rocksdb-tuner" / "db_bench"
 _FLAG_RE = re.compile(r"^\s+-(\w+) \(", re.MULTILINE)
 _VERSION_RE = re.compile(r"RocksDB:\s+version\s+(\S+)")
@@ -44,7 +44,7 @@ class DbBench:
     source: str = ""
     benchmarks: frozenset[str] = frozenset()  # those its --help lists (a few, e.g. mixgraph, it does not)
     defaults: tuple[tuple[str, str], ...] = ()  # (flag, its default as --help prints it)
-    patches: tuple[str, ...] = ()  # what scripts/build_db_bench.sh changed in its source (BUILD_INFO.json)
+    patches: tuple[str, ...] = ()  # what objectives/build/build_db_bench.sh changed in its source (BUILD_INFO.json)
 
     def default(self, flag: str) -> str | None:
         """This build's default of ``flag`` (as --help prints it), or None when it does not say."""
@@ -169,7 +169,7 @@ def probe_path(path: str, source: str = "") -> DbBench:
 
 
 def _patches(path: str) -> tuple[str, ...]:
-    """The source patches of a build scripts/build_db_bench.sh made (its BUILD_INFO.json beside it)."""
+    """The source patches of a build objectives/build/build_db_bench.sh made (its BUILD_INFO.json beside it)."""
     try:
         info = json.loads((Path(path).parent / "BUILD_INFO.json").read_text())
     except (OSError, ValueError):

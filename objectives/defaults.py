@@ -3,7 +3,7 @@
 ``library`` (the default): what an application that opens a DB with default options gets from the
 RocksDB version that measures. db_bench's own defaults are not all the library's (dynamic level sizes
 stay off in db_bench while the library turned them on in 8.4, for one). Each release build made by
-``make db_bench`` has beside it ``library_defaults`` (scripts/library_defaults.cc), which opens a DB with
+``make db_bench`` has beside it ``library_defaults`` (objectives/build/library_defaults.cc), which opens a DB with
 a default-constructed ``rocksdb::Options``; :func:`defaults_of` compares the OPTIONS file and LOG it
 leaves with those of a DB db_bench made with no flag, sets each option that differs to the library's
 value through the db_bench flag of its name (or :data:`ALIASES`), and checks that db_bench given those
@@ -33,7 +33,7 @@ MiB = 1024**2
 LIBRARY, PINNED_7_8 = "library", "db_bench-7.8.3"
 MODES = (LIBRARY, PINNED_7_8)  # what --defaults takes
 OWN = "db_bench"  # what a library study runs on a build that cannot tell its library's defaults
-PROBE = "library_defaults"  # beside a release db_bench (scripts/build_db_bench.sh)
+PROBE = "library_defaults"  # beside a release db_bench (objectives/build/build_db_bench.sh)
 
 # flag -> (pinned value, what changed): RocksDB 7.8.3's db_bench defaults where later versions differ
 PINNED: dict[str, tuple[Flag, str]] = {

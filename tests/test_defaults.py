@@ -1,6 +1,6 @@
 """Each release build made by `make db_bench`: its version and source recorded, every flag the tuner
 passes accepted, and its runs on what an application gets from that version's library (the OPTIONS
-and LOG of a DB that scripts/library_defaults.cc opened with default options)."""
+and LOG of a DB that objectives/build/library_defaults.cc opened with default options)."""
 
 from __future__ import annotations
 

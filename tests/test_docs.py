@@ -18,6 +18,8 @@ from tuner.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# the notes beside the examples and each research question (experiments/X/README.md)
+NOTES = sorted([*(ROOT / "examples").glob("**/README.md"), *(ROOT / "experiments").glob("**/README.md")])
 
 
 SUBCOMMANDS: dict[str, argparse.ArgumentParser] = dict(
@@ -260,7 +262,7 @@ def test_the_links_read_include_the_images():
     assert images and set(images) <= set(_links(ROOT / "README.md")), images
 
 
-@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("document", DOCUMENTS + NOTES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_and_image_resolves(document):
     broken = []
     for target in _links(document):

@@ -157,8 +157,8 @@ def test_one_seed_draws_other_random_points_in_another_study_and_the_same_in_the
     assert first_points("s0-seed1") == first_points("s0-seed1") != first_points("s1-seed1")
 
 
-# The benchmark auto follows: experiments/sampler_benchmark.py, one search per budget and seed.
-BENCHMARK = Path(__file__).parents[1] / "experiments" / "results" / "sampler-benchmark.json"
+# The benchmark auto follows: experiments/sampler_benchmark/sampler_benchmark.py, one search per budget and seed.
+BENCHMARK = Path(__file__).parents[1] / "experiments" / "sampler_benchmark" / "results" / "sampler-benchmark.json"
 
 
 def test_skopt_fits_with_one_blas_thread(monkeypatch):

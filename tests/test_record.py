@@ -23,7 +23,7 @@ from tuner.outputs._deployment import answer_of, search_gain
 from tuner.samplers import RANKED
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "experiments" / "default_job" / "results"  # the default job's records
 
 
 def _json(path: str) -> dict[str, Any]:
@@ -92,7 +92,7 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
             f"{seconds['revalidation']:,.0f} s) for a {summary['budget_seconds']:,.0f} s budget; "
             f"{summary['trials']['complete']} trials", ("docs/results.md",))
     default, best_row = summary["comparison"]
-    pinned = _json("benchmarks/results/default-job/summary.json")["comparison"][0]
+    pinned = _json("experiments/default_job/results/default-job/summary.json")["comparison"][0]
     _quoted(f"In this shape the defaults run about {default['ops_per_sec'] / pinned['ops_per_sec']:.1f} times as fast as "
             f"in the pinned one below ({default['ops_per_sec']:,.0f} against {pinned['ops_per_sec']:,.0f} ops/s)",
             ("docs/results.md",))
@@ -109,7 +109,7 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
 
 
 def test_the_default_jobs_answer_is_quoted_as_its_summary_gives_it():
-    summary = _json("benchmarks/results/default-job/summary.json")
+    summary = _json("experiments/default_job/results/default-job/summary.json")
     best = summary["revalidation"]["best_vs_reference"]
     low, high = best["ci95"]
     assert summary["answer"]["recommend"] == "best" and best["verdict"] == "faster"
@@ -119,7 +119,7 @@ def test_the_default_jobs_answer_is_quoted_as_its_summary_gives_it():
     _quoted(f"trial {summary['best']['trial']}, {best['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}) in {best['n']} "
             "fresh rounds", ("docs/results.md",))
     _quoted(f"confirmed trial {summary['best']['trial']} at {_ratio(best)} at the target",
-            ("docs/scale.md", "experiments/results/overview-notes.md"))
+            ("docs/scale.md", "experiments/studies/results/overview-notes.md"))
     _quoted(f"{search_gain(summary):.2f}x in the search", ("docs/results.md", "docs/scale.md"))
     seconds = summary["machine_seconds"]
     _quoted(f"{seconds['total']:,.0f} s of db_bench (preload {seconds['preload']:.0f} s, baselines "
@@ -131,21 +131,21 @@ def test_the_default_jobs_answer_is_quoted_as_its_summary_gives_it():
 def test_the_answers_mlflow_run_names_are_quoted_as_their_summaries_give_them(record):
     """docs/tracking.md's names of an answer's run, a trial's and a kept baseline's, are what the tracker
     names them from these records."""
-    summary = _json(f"benchmarks/results/{record}/summary.json")
+    summary = _json(f"experiments/default_job/results/{record}/summary.json")
     answer = answer_of(summary)
     assert answer is not None and (answer.kept is None) == (record != "target-4g")
     _quoted(f"`{_answer_name(answer, answer.kept or '')}`", ("docs/tracking.md",))
 
 
 def test_the_20_s_default_jobs_answer_is_quoted_as_its_summary_gives_it():
-    best = _json("benchmarks/results/default-job-20s-2026-11-25/summary.json")["revalidation"]["best_vs_reference"]
+    best = _json("experiments/default_job/results/default-job-20s-2026-11-25/summary.json")["revalidation"]["best_vs_reference"]
     _quoted(f"its best, trial 8, {best['ratio']:.2f}x, 95 % CI {best['ci95'][0]:.2f}-{best['ci95'][1]:.2f}", ("docs/results.md",))
 
 
 def _transfer(size: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """A size of the default job's scale transfer, and the same factor's of 2026-11-25 (the toy answer's)."""
-    record = _json("benchmarks/results/scale-transfer/default-job.json")["sizes"][size]
-    earlier = {s["factor"]: s for s in _json("benchmarks/results/scale-transfer/default-job-20s-2026-11-25.json")["sizes"]}
+    record = _json("experiments/scale_transfer/results/default-job.json")["sizes"][size]
+    earlier = {s["factor"]: s for s in _json("experiments/scale_transfer/results/default-job-20s-2026-11-25.json")["sizes"]}
     return record, earlier[record["factor"]]
 
 
@@ -166,8 +166,8 @@ def test_the_scale_transfer_table_is_quoted_as_its_json_gives_it(size):
     row = _row("docs/scale.md", start, after="## Measured: does the answer hold as the DB grows?")
     assert row.endswith(f" | {default:,.0f} ops/s, write amp {amp:.2f} | {_ratio(best)}{tie} | {_ratio(toy)}, write amp "
                         f"{earlier['median_write_amp'][toy_name]:.2f} |"), row
-    _quoted(_ratio(best) + tie, ("experiments/results/overview-notes.md",))
-    _quoted(_ratio(toy), ("experiments/results/overview-notes.md",))
+    _quoted(_ratio(best) + tie, ("experiments/studies/results/overview-notes.md",))
+    _quoted(_ratio(toy), ("experiments/studies/results/overview-notes.md",))
     if record["factor"] > 1:  # the lead quotes the larger sizes
         _quoted(f"{_ratio(best)}{', a tie,' if tie else ''} at {gib:.0f} GiB", ("docs/results.md",),
                 at="At the size you deploy.")
@@ -202,7 +202,7 @@ def test_the_scale_transfers_drains_and_its_day_to_day_change_are_quoted_as_its_
 
 
 def test_the_4_gib_target_is_quoted_as_its_summary_gives_it():
-    summary = _json("benchmarks/results/target-4g/summary.json")
+    summary = _json("experiments/default_job/results/target-4g/summary.json")
     best = summary["revalidation"]["best_vs_reference"]
     low, high = best["ci95"]
     _quoted(f"{search_gain(summary):.2f}x in the search", ("docs/scale.md",))
@@ -216,18 +216,18 @@ def test_the_4_gib_target_is_quoted_as_its_summary_gives_it():
 
 
 def test_s4s_picks_re_measured_lower_by_what_its_result_gives():
-    result = _json("experiments/results/S4/result.json")
+    result = _json("experiments/studies/results/S4/result.json")
     head = {c["name"]: c for c in result["head_to_head"]["configurations"]}
     drops = []
     for number, seed in enumerate(result["tuner"]["seeds"], start=1):
         pick = next(t for t in seed["trials"] if t["number"] == seed["best_trial"])
         drops.append(1 - head[f"tuned best (seed {number})"]["median_ops_per_sec"] / pick["ops_per_sec"])
-    _quoted(f"{min(drops) * 100:.0f}-{max(drops) * 100:.0f} % lower", ("experiments/results/S4/reading.md",))
+    _quoted(f"{min(drops) * 100:.0f}-{max(drops) * 100:.0f} % lower", ("experiments/studies/results/S4/reading.md",))
 
 
 @pytest.mark.parametrize("seconds", [20, 30, 60, 120])
 def test_the_phase_length_measurements_are_quoted_as_their_json_gives_them(seconds):
-    size = _json(f"benchmarks/results/scale-transfer/phase-{seconds}s.json")["sizes"][0]
+    size = _json(f"experiments/scale_transfer/results/phase-{seconds}s.json")["sizes"][0]
 
     def cells(name: str) -> str:  # medians of sustained ops/s, burst ops/s and drain seconds
         samples = size["samples"][name]
@@ -240,7 +240,7 @@ def test_the_phase_length_measurements_are_quoted_as_their_json_gives_them(secon
 
 
 def test_the_phase_lengths_gains_are_quoted_in_order_as_their_json_gives_them():
-    gain = {s: _ratio(_json(f"benchmarks/results/scale-transfer/phase-{s}s.json")["sizes"][0]["best_over_default"])
+    gain = {s: _ratio(_json(f"experiments/scale_transfer/results/phase-{s}s.json")["sizes"][0]["best_over_default"])
             for s in (20, 30, 60, 120)}
     _quoted(f"The same trial 8 against the defaults ran {gain[20]} on 20 s phases and {gain[30]}, {gain[60]} and "
             f"{gain[120]} on 30, 60 and 120 s ones", ("docs/results.md",))
@@ -252,7 +252,7 @@ RERUN = "rerun-2026-11-25"
 
 
 def _study(name: str, rerun: bool = False) -> dict[str, Any]:
-    return _json(f"experiments/results/{name}/{RERUN + '/' if rerun else ''}result.json")
+    return _json(f"experiments/studies/results/{name}/{RERUN + '/' if rerun else ''}result.json")
 
 
 def _h2h(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -290,14 +290,14 @@ def test_the_readings_open_with_their_results_verdict(name):
     ratio, ci, worst = _over_seeds(result, "vs_hand_found")
     d_ratio, d_ci, _ = _over_seeds(result, "vs_default")
     hand = _vs_default(result, result["hand_found"])
-    doc = f"experiments/results/{name}/reading.md"
+    doc = f"experiments/studies/results/{name}/reading.md"
     _quoted(f"({ratio}, {ci} over 3 seeds, worst seed {worst})", (doc,))
     _quoted(f"({d_ratio}, {d_ci}", (doc,))
     _quoted(f"({hand[0]}, {hand[1]})", (doc,))
 
 
 def test_s0s_reading_is_quoted_as_its_result_gives_it():
-    r, doc = _study("S0"), ("experiments/results/S0/reading.md",)
+    r, doc = _study("S0"), ("experiments/studies/results/S0/reading.md",)
     ratio, ci, worst = _over_seeds(r, "vs_hand_found")
     _quoted(f"({ratio}, {ci} over 3 seeds, worst seed {worst}) and the defaults "
             f"({'{}, {}'.format(*_over_seeds(r, 'vs_default')[:2])})", doc)
@@ -316,7 +316,7 @@ def test_s0s_reading_is_quoted_as_its_result_gives_it():
 
 
 def test_s0s_re_run_is_quoted_as_its_result_gives_it():
-    r, doc = _study("S0", rerun=True), ("experiments/results/S0/reading.md",)
+    r, doc = _study("S0", rerun=True), ("experiments/studies/results/S0/reading.md",)
     ratio, ci, worst = _over_seeds(r, "vs_hand_found")
     d_ratio, d_ci, _ = _over_seeds(r, "vs_default")
     _quoted(f"{r['tuner']['budget_seconds']:.0f} s (the sweep's {r['sweep']['runs']} runs)", doc)
@@ -345,7 +345,7 @@ def _medians(configurations: list[dict[str, Any]]) -> str:
 
 
 def test_s1s_reading_is_quoted_as_its_result_gives_it():
-    r, doc = _study("S1"), ("experiments/results/S1/reading.md",)
+    r, doc = _study("S1"), ("experiments/studies/results/S1/reading.md",)
     h2h = _h2h(r)
     _quoted(f"The sweep took {r['sweep']['machine_seconds']['total']:.0f} s of machine time: {r['sweep']['runs']} runs", doc)
     _quoted(f"({_span([s['machine_seconds']['total'] for s in r['tuner']['seeds']], '{:.0f}')} s spent)", doc)
@@ -361,7 +361,7 @@ def test_s1s_reading_is_quoted_as_its_result_gives_it():
 
 
 def test_s2s_reading_is_quoted_as_its_result_gives_it():
-    r, doc = _study("S2"), ("experiments/results/S2/reading.md",)
+    r, doc = _study("S2"), ("experiments/studies/results/S2/reading.md",)
     h2h = _h2h(r)
     default = _k(h2h["rocksdb-default"]["median_ops_per_sec"])
     _quoted(f"re-measured at {_k(h2h['hand-found:S2']['median_ops_per_sec'])} median against the defaults' {default}", doc)
@@ -378,7 +378,7 @@ def test_s2s_reading_is_quoted_as_its_result_gives_it():
 
 
 def test_s2s_re_run_is_quoted_as_its_result_gives_it():
-    r, doc = _study("S2", rerun=True), ("experiments/results/S2/reading.md",)
+    r, doc = _study("S2", rerun=True), ("experiments/studies/results/S2/reading.md",)
     ratio, ci, worst = _over_seeds(r, "vs_hand_found")
     _quoted(f"{ratio} ({ci}), worst seed {worst}", doc)
     _quoted("loses to the defaults again ({}, {})".format(*_vs_default(r, "hand-found:S2")), doc)
@@ -395,7 +395,7 @@ def test_s2s_re_run_is_quoted_as_its_result_gives_it():
 
 
 def test_s3s_reading_is_quoted_as_its_result_gives_it():
-    r, doc = _study("S3"), ("experiments/results/S3/reading.md",)
+    r, doc = _study("S3"), ("experiments/studies/results/S3/reading.md",)
     h2h, picks, seeds = _h2h(r), _picks(r), r["tuner"]["seeds"]
     _quoted("re-measured at {} ({}) the defaults".format(*_vs_default(r, "sweep best")), doc)
     _quoted(f"(trials {seeds[0]['best_trial']} and {seeds[1]['best_trial']})", doc)
@@ -416,7 +416,7 @@ def test_s3s_reading_is_quoted_as_its_result_gives_it():
 
 
 def test_s4s_reading_is_quoted_as_its_result_gives_it():
-    r, doc = _study("S4"), ("experiments/results/S4/reading.md",)
+    r, doc = _study("S4"), ("experiments/studies/results/S4/reading.md",)
     h2h, picks, seeds = _h2h(r), _picks(r), r["tuner"]["seeds"]
     ratio, ci, worst = _over_seeds(r, "vs_hand_found")
     _quoted(f"({ratio}, {ci} over 3 seeds, worst seed {worst}) and the defaults "
@@ -437,21 +437,22 @@ def test_s4s_reading_is_quoted_as_its_result_gives_it():
 
 
 def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_json_gives_them():
-    """benchmarks/results/version_transfer.json and the summary of the study it measured (2026-11-23, restored
+    """experiments/version_transfer/results/version_transfer.json and the summary of the study it measured (2026-11-23, restored
     from commit 3b00fbd into default-job-fillrandom-2026-11-23/)."""
-    versions = _json("benchmarks/results/version_transfer.json")
+    versions = _json("experiments/version_transfer/results/version_transfer.json")
     for measured in versions["versions"].values():
         medians = measured["median_ops_per_sec"]
         best, (low, high) = measured["best_over_default"]["ratio"], measured["best_over_default"]["ci95"]
         row = " | ".join(f"{medians[name]:,.0f}" for name in ("rocksdb-default", "trial 21 (best)", "trial 73", "trial 13"))
         _quoted(f"| {row} | {best:.2f}× ({low:.2f}–{high:.2f}) |", ("docs/versions.md",))
     _quoted(f"(Kendall's tau {versions['kendall_tau']['7.8.3 vs 9.11.2']:.2f} over the 4 configurations", ("docs/versions.md",))
-    summary = _json("benchmarks/results/default-job-fillrandom-2026-11-23/summary.json")
+    summary = _json("experiments/default_job/results/default-job-fillrandom-2026-11-23/summary.json")
     assert summary["study"] == versions["study"] and summary["revalidation"]["best_trial"] == 21
     best = summary["revalidation"]["best_vs_reference"]
     _quoted(f"re-validation on 9.11.2 gave {best['ratio']:.2f}× ({best['ci95'][0]:.2f}–{best['ci95'][1]:.2f}",
             ("docs/versions.md",))
-    cv = {day: _json(f"benchmarks/results/default-job-fillrandom-{day}/summary.json")["revalidation"]["noise_cv_reference"]
+    cv = {day: _json(f"experiments/default_job/results/default-job-fillrandom-{day}/summary.json")["revalidation"]
+          ["noise_cv_reference"]
           for day in ("2026-11-23", "2026-11-25")}
     _quoted(f"CV was {100 * cv['2026-11-23']:.0f} % in the default job of 2026-11-23", ("docs/search.md",))
     _quoted(f"{100 * cv['2026-11-25']:.1f} % in the two of 2026-11-25", ("docs/search.md",))
@@ -490,7 +491,7 @@ def test_the_re_runs_of_s0_s2_are_quoted_as_their_results_give_them():
     s2 = reruns["S2"]["vs_default"]
     assert s2["verdict"] == "tie" and all(reruns[n]["vs_default"]["verdict"] == "faster" for n in ("S0", "S1"))
     _quoted(f"tuned / hand-found {hand}; tuned / default {default[0]}, {default[1]}, {_ratio(s2)}", ("docs/results.md",))
-    notes = ("experiments/results/overview-notes.md",)
+    notes = ("experiments/studies/results/overview-notes.md",)
     _quoted(f"{hand}; against the defaults it wins in S0 ({default[0]}) and S1 ({default[1]}) and ties in S2 "
             f"({default[2]}, {s2['ci95'][0]:.2f}-{s2['ci95'][1]:.2f})", notes)
     s1, s2_result = _study("S1", rerun=True), _study("S2", rerun=True)
@@ -510,8 +511,8 @@ def test_the_re_runs_of_s0_s2_are_quoted_as_their_results_give_them():
 def test_the_re_run_of_2026_11_26_is_quoted_as_its_results_give_it():
     """Where its winners came from, its budgets, verdicts and the slow random points, from result.json."""
     names = ("S0", "S1", "S2", "S3", "S4")
-    s = {n: _json(f"experiments/results/{n}/rerun-2026-11-26/result.json") for n in names}
-    notes, record = ("experiments/results/overview-notes.md",), ("docs/results.md",)
+    s = {n: _json(f"experiments/studies/results/{n}/rerun-2026-11-26/result.json") for n in names}
+    notes, record = ("experiments/studies/results/overview-notes.md",), ("docs/results.md",)
 
     def best(seed: dict[str, Any]) -> dict[str, Any]:
         return next(t for t in seed["trials"] if t["number"] == seed["best_trial"])
@@ -559,7 +560,7 @@ def test_the_re_run_of_2026_11_26_is_quoted_as_its_results_give_it():
 
 
 def test_the_overviews_notes_are_quoted_as_the_results_give_them():
-    notes = ("experiments/results/overview-notes.md",)
+    notes = ("experiments/studies/results/overview-notes.md",)
     s = {name: _study(name) for name in ("S0", "S1", "S2", "S3", "S4")}
     seeds = {name: r["tuner"]["across_seeds"] for name, r in s.items()}
     _quoted("misses it in S1, where it ties ({}, {})".format(*_over_seeds(s["S1"], "vs_hand_found")[:2]), notes)
@@ -587,16 +588,15 @@ def test_the_overviews_notes_are_quoted_as_the_results_give_them():
 
 
 @pytest.fixture
-def scale_transfer(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    return importlib.import_module("scale_transfer")
+def scale_transfer():
+    return importlib.import_module("experiments.scale_transfer.scale_transfer")
 
 
 def test_the_s0_s4_scale_transfer_table_is_what_the_benchmark_makes_of_its_records(scale_transfer):
     records = scale_transfer.experiment_records()
     assert [r["study"] for r in records] == ["S0", "S1", "S2", "S3", "S4"]
     table = scale_transfer.experiments_table(records)
-    for doc in ("docs/results.md", "experiments/results/overview-notes.md"):
+    for doc in ("docs/results.md", "experiments/studies/results/overview-notes.md"):
         assert table in (ROOT / doc).read_text(), doc
 
 
@@ -639,13 +639,12 @@ def test_the_s0_s4_scale_transfers_reading_is_quoted_as_its_records_give_it(scal
     _quoted(f"slowed from {walls[0]:.0f} s to {walls[-1]:.0f} s across its three rounds", ("docs/results.md",))
 
 
-SAMPLER_BENCHMARK = "experiments/results/sampler-benchmark.json"
+SAMPLER_BENCHMARK = "experiments/sampler_benchmark/results/sampler-benchmark.json"
 
 
 @pytest.fixture
-def sampler_benchmark(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.syspath_prepend(str(ROOT / "experiments"))  # experiments/ scripts import each other by name
-    return importlib.import_module("sampler_benchmark")
+def sampler_benchmark():
+    return importlib.import_module("experiments.sampler_benchmark.sampler_benchmark")
 
 
 def test_the_sampler_tables_are_what_the_benchmark_makes_of_its_json(sampler_benchmark):
@@ -670,7 +669,7 @@ def test_the_sampler_rule_and_the_recordings_are_quoted_as_their_json_gives_them
             f"{read80['ci95'][1]:.2f})", ("docs/search.md",))
     per_search = [80 * w["samplers"]["skopt"]["budgets"]["80"]["cpu_ms_per_trial"] / 1000 for w in workloads.values()]
     _quoted(f"skopt's 80-trial search alone cost {min(per_search):.0f}-{max(per_search):.0f} s of CPU", ("docs/search.md",))
-    old = _json("experiments/results/sampler-benchmark-2026-11-25.json")["workloads"]["space-write"]
+    old = _json("experiments/sampler_benchmark/results/sampler-benchmark-2026-11-25.json")["workloads"]["space-write"]
     _quoted(f"records {old['samplers']['skopt']['seconds'] / 20:.0f} s per 80-trial search", ("docs/search.md",))
     for w in workloads.values():
         _quoted(f"{w['runs']} real runs", ("docs/search.md",))
@@ -702,8 +701,8 @@ def test_where_the_sampler_does_not_matter_is_what_the_intervals_say():
 
 
 def _passes(name: str) -> tuple[list[dict[str, Any]], dict[str, dict[int, dict[str, Any]]]]:
-    """A recording's runs (experiments/data/<name>.jsonl), and by configuration and pass."""
-    runs = [json.loads(line) for line in (ROOT / f"experiments/data/{name}.jsonl").read_text().splitlines()]
+    """A recording's runs (experiments/record_space/results/<name>.jsonl), and by configuration and pass."""
+    runs = [json.loads(line) for line in (ROOT / f"experiments/record_space/results/{name}.jsonl").read_text().splitlines()]
     by: dict[str, dict[int, dict[str, Any]]] = {}
     for run in runs:
         by.setdefault(run["config"], {})[run["repeat"]] = run
@@ -747,8 +746,9 @@ def test_the_sampler_benchmarks_recordings_are_quoted_as_their_runs_give_them(na
 
 
 @pytest.mark.parametrize("path, rows", [
-    ("experiments/results/pruning.json", ("| no pruner |", "| median pruner, warm-up 2 s |")),
-    ("experiments/results/pruning-warmup4.json", ("| no pruner (run again) |", "| median pruner, warm-up 4 s (the default) |"))])
+    ("experiments/pruning/results/pruning.json", ("| no pruner |", "| median pruner, warm-up 2 s |")),
+    ("experiments/pruning/results/pruning-warmup4.json",
+     ("| no pruner (run again) |", "| median pruner, warm-up 4 s (the default) |"))])
 def test_the_pruning_table_is_quoted_as_its_json_gives_it(path, rows):
     measured = _json(path)
     for (study, remeasured), start in zip((("none", "best without pruner"), ("median", "best with median pruner")), rows):
@@ -762,13 +762,13 @@ def test_the_pruning_table_is_quoted_as_its_json_gives_it(path, rows):
         assert _row("docs/search.md", start) == f"{start} {' | '.join(cells)} |"
     when = f"{measured['when'][11:16]} UTC"
     _quoted(f"release db_bench {measured['db_bench']['version']}, burst ops/s before the drain was charged, 2 cores, "
-            f"{_json('experiments/results/pruning.json')['when'][:10]} ", ("docs/search.md",))
+            f"{_json('experiments/pruning/results/pruning.json')['when'][:10]} ", ("docs/search.md",))
     _quoted(f"the warm-up 4 s pair {when}" if "warmup" in measured["args"] else f"2 cores, {measured['when'][:10]} {when}",
             ("docs/search.md",))
 
 
 def test_the_tracking_overhead_is_quoted_as_its_json_gives_it():
-    results = _json("benchmarks/results/tracking_overhead.json")["results"]
+    results = _json("experiments/tracking_overhead/results/tracking_overhead.json")["results"]
     sqlite, server = results["sqlite"], results["server"]
     _quoted(f"{results['none']['trial_db_bench_seconds']:.2f} s of db_bench each", ("docs/tracking.md",))
     _quoted(f"{sqlite['per_run_seconds'] * 1000:.0f} ms on the SQLite store ({sqlite['per_trial_overhead_pct']:.1f} % of a "
@@ -779,7 +779,7 @@ def test_the_tracking_overhead_is_quoted_as_its_json_gives_it():
 
 
 def test_the_parallel_trials_are_quoted_as_their_json_gives_them():
-    measured = _json("benchmarks/results/parallel.json")
+    measured = _json("experiments/parallel/results/parallel.json")
     rate = {name: s["trials_per_hour"] for name, s in measured["studies"].items()}
     two, one, pair = rate["--parallel 1 (2 cores)"], rate["--parallel 1 (1 core)"], rate["--parallel 2 (1 core each)"]
     assert _row("docs/parallel.md", "| `--parallel 1`, both cores |").endswith(f"| {two:.0f} |")
@@ -794,7 +794,7 @@ def test_the_parallel_trials_are_quoted_as_their_json_gives_them():
             ("docs/parallel.md",))
 
 
-REPORTS = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "experiments/results").glob("**/result.json"))
+REPORTS = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "experiments/studies/results").glob("**/result.json"))
 
 
 @pytest.mark.parametrize("where", REPORTS)
@@ -813,12 +813,12 @@ def test_each_report_is_current_with_its_reading_and_labels_a_stale_scale_note(w
 def test_the_overview_is_what_its_generator_writes_from_the_results(tmp_path):
     """overview.md is generated (tables from result.json, notes from overview-notes.md): a copy of the
     results written again must give the committed file."""
-    results = ROOT / "experiments/results"
+    results = ROOT / "experiments/studies/results"
     for path in [results / "overview-notes.md", *results.glob("**/result.json")]:
         (tmp_path / path.relative_to(results)).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path.relative_to(results)).write_text(path.read_text())
     assert write_overview(tmp_path).read_text() == (results / "overview.md").read_text(), \
-        "experiments/results/overview.md is not current: rocksdb-tuner experiment all --report-only"
+        "experiments/studies/results/overview.md is not current: rocksdb-tuner experiment all --report-only"
 
 
 def _sweep(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -840,7 +840,7 @@ def _ks(trials: list[dict[str, Any]], digits: int = 0) -> str:
 
 
 def test_s0s_sweep_and_searches_are_quoted_as_its_result_gives_them():
-    r, doc = _study("S0"), ("experiments/results/S0/reading.md",)
+    r, doc = _study("S0"), ("experiments/studies/results/S0/reading.md",)
     sweep = _sweep(r)
     _quoted(f"{_span([t['compaction_micros'] / 1e6 for t in sweep], '{:.1f}')} s at every value from 1 to 8, with single "
             f"runs from {_k(min(t['ops_per_sec'] for t in sweep))} to {_k(max(t['ops_per_sec'] for t in sweep))} ops/s", doc)
@@ -850,7 +850,7 @@ def test_s0s_sweep_and_searches_are_quoted_as_its_result_gives_them():
 
 
 def test_s1s_sweep_and_single_runs_are_quoted_as_its_result_gives_them():
-    r, doc = _study("S1"), ("experiments/results/S1/reading.md",)
+    r, doc = _study("S1"), ("experiments/studies/results/S1/reading.md",)
     sweep = _sweep(r)
     caches = sorted({t["params"]["cache_size"] for t in sweep})
     _quoted(f"the sweep is {_ks(sweep)} over {100 * caches[0] / r['data_bytes']:.1f}-{100 * caches[-1] / r['data_bytes']:.1f} % "
@@ -869,7 +869,7 @@ def test_s1s_sweep_and_single_runs_are_quoted_as_its_result_gives_them():
 
 
 def test_s2s_sweep_and_searches_are_quoted_as_its_result_gives_them():
-    r, doc = _study("S2"), ("experiments/results/S2/reading.md",)
+    r, doc = _study("S2"), ("experiments/studies/results/S2/reading.md",)
     sweep = _sweep(r)
     small, large = sorted({t["params"]["write_buffer_size"] for t in sweep})[::2]
 
@@ -898,7 +898,7 @@ def test_s2s_sweep_and_searches_are_quoted_as_its_result_gives_them():
 
 
 def test_s3s_sweep_and_searches_are_quoted_as_its_result_gives_them():
-    r, doc = _study("S3"), ("experiments/results/S3/reading.md",)
+    r, doc = _study("S3"), ("experiments/studies/results/S3/reading.md",)
     sweep = _sweep(r)
     _quoted(f"all {len(sweep)} sweep points ran between {_k(min(t['ops_per_sec'] for t in sweep))} and "
             f"{_k(max(t['ops_per_sec'] for t in sweep))} ops/s (one run each, P99 "
@@ -931,7 +931,7 @@ def test_s3s_sweep_and_searches_are_quoted_as_its_result_gives_them():
 
 
 def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
-    r, doc = _study("S4"), ("experiments/results/S4/reading.md",)
+    r, doc = _study("S4"), ("experiments/studies/results/S4/reading.md",)
     sweep = _sweep(r)
 
     def median(**params: Any) -> float:
@@ -972,7 +972,7 @@ def test_the_why_block_is_quoted_from_the_fillrandom_default_jobs_console_output
 
 @pytest.mark.parametrize("fraction", ["0.125", "0.5"])
 def test_the_fidelity_table_is_quoted_as_its_json_gives_it(fraction):
-    measured = _json("experiments/results/fidelity.json")
+    measured = _json("experiments/fidelity/results/fidelity.json")
     f, wall = measured["fidelities"][fraction], measured["median_wall_seconds"]
     label = {"0.125": "1/8 (125k keys)", "0.5": "1/2 (500k keys)"}[fraction]
     cells = [f"{f['spearman']:.2f} ({f['spearman_p']:.1g})".replace("e-0", "e-"), f"{f['kendall']:.2f}",
@@ -983,7 +983,7 @@ def test_the_fidelity_table_is_quoted_as_its_json_gives_it(fraction):
 
 
 def test_the_default_jobs_search_and_its_first_preloaded_run_are_quoted_as_their_json_gives_them():
-    summary = _json("benchmarks/results/default-job/summary.json")
+    summary = _json("experiments/default_job/results/default-job/summary.json")
     record, scale = ("docs/results.md",), ("docs/scale.md",)
     _quoted(f"{summary['trials']['complete']} trials were measured ({summary['trials']['rejected']} proposals broke a "
             "constraint", record)
@@ -999,7 +999,7 @@ def test_the_default_jobs_search_and_its_first_preloaded_run_are_quoted_as_their
     _quoted(f"came out {finalists[0]}, {finalists[1]} and {finalists[2]} the defaults in {select['rounds']} rounds", record)
     _quoted(f"preloaded once ({summary['preload']['trials']['size_bytes'] / 2**30:.1f} GiB on disk, built in "
             f"{summary['preload']['seconds']:.0f}s)", record)
-    first = "benchmarks/results/default-job-20s-2026-11-25/l0-free-drain-2026-11-25"
+    first = "experiments/default_job/results/default-job-20s-2026-11-25/l0-free-drain-2026-11-25"
     free = _json(f"{first}/summary.json")["revalidation"]["best_vs_reference"]
     charged = _json(f"{first}/best-vs-defaults-with-l0-charged.json")["sizes"][0]["best_over_default"]
     _quoted(f"confirmed them at {free['ratio']:.2f}x ({free['ci95'][0]:.2f}-{free['ci95'][1]:.2f}, bimodal rounds); charged, "
@@ -1028,8 +1028,8 @@ def test_the_default_jobs_wall_time_and_best_single_runs_are_quoted_as_its_conso
 
 
 def test_what_a_run_costs_is_quoted_as_the_scale_transfer_and_the_default_job_give_it():
-    sizes = _json("benchmarks/results/scale-transfer/default-job.json")["sizes"]
-    job = _json("benchmarks/results/default-job/summary.json")["preload"]["seconds"]
+    sizes = _json("experiments/scale_transfer/results/default-job.json")["sizes"]
+    job = _json("experiments/default_job/results/default-job/summary.json")["preload"]["seconds"]
     for size in sizes:
         runs = [run for samples in size["samples"].values() for run in samples]
         preload = f"{size['preload']['seconds']:.0f}"
@@ -1041,15 +1041,15 @@ def test_what_a_run_costs_is_quoted_as_the_scale_transfer_and_the_default_job_gi
         row = f"| {size['data_bytes'] / 2**30:.0f} GiB |"
         assert _row("docs/scale.md", row) == f"{row} {' | '.join(cells)} |"
     _quoted(f"checkpoint per run (largest of {len(runs)})", ("docs/scale.md",))
-    target = _json("benchmarks/results/target-4g/summary.json")["preload"]["target"]
-    row = "| 4 GiB (`benchmarks/results/target-4g/`, 2026-11-25, 20 s phases; its runs' logs are not kept) |"
+    target = _json("experiments/default_job/results/target-4g/summary.json")["preload"]["target"]
+    row = "| 4 GiB (`experiments/default_job/results/target-4g/`, 2026-11-25, 20 s phases; its runs' logs are not kept) |"
     assert _row("docs/scale.md", row) == \
         f"{row} {target['seconds']:.0f} s | {target['size_bytes'] / 2**30:.1f} GiB | not kept | not kept |"
 
 
 def test_what_the_defaults_phase_wrote_is_derived_from_the_default_jobs_summary():
     """Bytes a phase wrote: the defaults' burst ops/s over the job's phase, 20 B keys + 400 B values."""
-    summary = _json("benchmarks/results/default-job/summary.json")
+    summary = _json("experiments/default_job/results/default-job/summary.json")
     default = next(b for b in summary["baselines"] if b["name"] == "rocksdb-default")
     seconds = summary["target"]["duration_seconds"]
     written = default["metrics"]["burst_ops_per_sec"] * seconds * (20 + 400) / 2**30
@@ -1059,13 +1059,14 @@ def test_what_the_defaults_phase_wrote_is_derived_from_the_default_jobs_summary(
 def test_the_write_amplification_example_is_quoted_as_its_summary_gives_it():
     """docs/metrics.md: stored and logical write amplification of the fillrandom default job's defaults
     and answer."""
-    summary = _json("benchmarks/results/default-job-fillrandom-2026-11-23/summary.json")
+    summary = _json("experiments/default_job/results/default-job-fillrandom-2026-11-23/summary.json")
     assert summary["workload"] == "fillrandom" and summary["db_bench"]["version"] == "9.11.2"
     default, best = summary["comparison"][:2]
     params = summary["best"]["params"]
     assert best["name"] == f"best (trial {summary['best']['trial']})"
     _quoted(f"(scale {summary['scale']:.0f}, release db_bench {summary['db_bench']['version']}, "
-            "`benchmarks/results/default-job-fillrandom-2026-11-23/summary.json`), db_bench's defaults (snappy) wrote "
+            "`experiments/default_job/results/default-job-fillrandom-2026-11-23/summary.json`), "
+            "db_bench's defaults (snappy) wrote "
             f"{default['write_amp']:.2f} stored / {default['write_amp_logical']:.2f} logical, and its answer, trial "
             f"{summary['best']['trial']} ({params['write_buffer_size'] / 1e6:.1f} MB memtables, "
             f"{'no' if params['compression_type'] == 'none' else params['compression_type']} compression), "
@@ -1073,7 +1074,7 @@ def test_the_write_amplification_example_is_quoted_as_its_summary_gives_it():
 
 
 def test_the_drain_sleep_patch_is_quoted_as_its_json_gives_it():
-    measured = _json("benchmarks/results/drain_sleep.json")
+    measured = _json("experiments/drain_sleep/results/drain_sleep.json")
     steady, toy = (measured["workloads"][name] for name in ("default job (steady-overwrite at its target)",
                                                            "toy load (fillrandom, scale 1)"))
     assert [b.get("patches") for b in measured["db_bench"].values()] == [None, ["waitforcompaction-no-sleep"]]
@@ -1089,7 +1090,7 @@ def test_the_drain_sleep_patch_is_quoted_as_its_json_gives_it():
 
 
 def _versus_plain(seed: dict[str, Any]) -> str:
-    """One seed of benchmarks/versus_plain_optuna.py as docs/results.md quotes it."""
+    """One seed of experiments/versus_plain_optuna/versus_plain_optuna.py as docs/results.md quotes it."""
     tuner, plain, held = seed["tuner"], seed["plain"], seed["held_out"]
     return (f"seed {seed['seed']}: the tuner ran {tuner['trials']['complete']} trials and its re-validation in "
             f"{tuner['db_bench_seconds']:.0f} s of db_bench (it reported {_ratio(tuner['reported_gain'])} over the "
@@ -1100,14 +1101,14 @@ def _versus_plain(seed: dict[str, Any]) -> str:
 
 
 def _held_out(held: dict[str, Any]) -> str:
-    """The held-out rounds of benchmarks/versus_plain_optuna.py as docs/results.md quotes them."""
+    """The held-out rounds of experiments/versus_plain_optuna/versus_plain_optuna.py as docs/results.md quotes them."""
     return (f"the tuner's answer ran {_ratio(held['over_default']['tuner'])} the defaults, the plain script's "
             f"{_ratio(held['over_default']['plain'])}, the tuner's over the plain script's "
             f"{_ratio(held['tuner_over_plain'])}")
 
 
 def test_the_tuner_against_a_plain_optuna_script_is_quoted_as_its_json_gives_it():
-    measured = _json("benchmarks/results/versus_plain_optuna.json")
+    measured = _json("experiments/versus_plain_optuna/results/versus_plain_optuna.json")
     assert measured["db_bench"]["patches"] == ["waitforcompaction-no-sleep"] and len(measured["seeds"]) >= 2
     for seed in measured["seeds"]:
         assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
@@ -1135,7 +1136,7 @@ def _versus_plain_target(seed: dict[str, Any]) -> str:
 
 
 def test_the_tuner_against_a_plain_script_at_a_target_is_quoted_as_its_json_gives_it():
-    measured = _json("benchmarks/results/versus_plain_optuna_target.json")
+    measured = _json("experiments/versus_plain_optuna/results/versus_plain_optuna_target.json")
     assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
     assert measured["budget_seconds"] == 1200 and measured["db_bench"]["build"] == "release"
     for seed in measured["seeds"]:
@@ -1148,18 +1149,18 @@ def test_the_tuner_against_a_plain_script_at_a_target_is_quoted_as_its_json_give
             ("docs/results.md",))
     _quoted(f"the plain script's fills took {plain['db_bench_seconds'] / plain['trials']:.0f} s each on average",
             ("docs/results.md",))
-    console = (ROOT / "benchmarks/results/versus_plain_optuna_target.console.log").read_text()
+    console = (ROOT / "experiments/versus_plain_optuna/results/versus_plain_optuna_target.console.log").read_text()
     slowest = max(re.findall(r"^trial (\d+): [\d,]+ ops/s.*\((\d+)s\) \|", console, re.M), key=lambda m: int(m[1]))
     _quoted(f"(trial {slowest[0]} ran {slowest[1]} s, a configuration whose drain took over two minutes", ("docs/results.md",))
     _quoted(f"answer to run {first['held_out']['over_default']['plain']['ratio']:.2f}x the defaults", ("docs/results.md",))
     share = first["tuner"]["machine_seconds"]["revalidation"] / first["tuner"]["machine_seconds"]["total"]
     assert 0.4 < share < 0.6  # "half of its budget went to re-validation"
-    job = _json("benchmarks/results/default-job/summary.json")["revalidation"]["best_vs_reference"]
+    job = _json("experiments/default_job/results/default-job/summary.json")["revalidation"]["best_vs_reference"]
     _quoted(f"the 40-minute default job's answer ({job['ratio']:.2f}x)", ("docs/results.md",))
 
 
 def test_the_tuner_with_shorter_search_runs_against_a_plain_script_is_quoted_as_its_json_gives_it():
-    measured = _json("benchmarks/results/versus_plain_optuna_target_10s.json")
+    measured = _json("experiments/versus_plain_optuna/results/versus_plain_optuna_target_10s.json")
     assert measured["tuner_flags"] == ["--duration", "10s"] and measured["budget_seconds"] == 1200
     assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
     for seed in measured["seeds"]:
@@ -1173,7 +1174,7 @@ def test_the_tuner_with_shorter_search_runs_against_a_plain_script_is_quoted_as_
 def test_the_tuner_searching_in_10_s_phases_against_a_plain_script_is_quoted_as_its_json_gives_it():
     """The default since 4c098da: the search's trials in 10 s phases (steady-overwrite's
     search_duration), the re-validation at 30 s, as is the held-out."""
-    measured = _json("benchmarks/results/versus_plain_optuna_target_2026-11-27.json")
+    measured = _json("experiments/versus_plain_optuna/results/versus_plain_optuna_target_2026-11-27.json")
     assert measured["tuner_flags"] == [] and measured["budget_seconds"] == 1200
     _quoted(f"(the default since commit {measured['tuner_commit']}: steady-overwrite's `search_duration`", ("docs/results.md",))
     assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
@@ -1187,12 +1188,12 @@ def test_the_tuner_searching_in_10_s_phases_against_a_plain_script_is_quoted_as_
     records = ("versus_plain_optuna_target.json", "versus_plain_optuna_target_10s.json",
                "versus_plain_optuna_target_2026-11-27.json")
     plain = [s["held_out"]["over_default"]["plain"]["ratio"] for name in records
-             for s in _json(f"benchmarks/results/{name}")["seeds"]]
+             for s in _json(f"experiments/versus_plain_optuna/results/{name}")["seeds"]]
     words = ["no", "one", "two", "three", "four", "five", "six"]
     _quoted(f"its answers ran {min(plain):.2f}x to {max(plain):.2f}x the defaults across the {words[len(plain)]} seeds "
             f"of the {words[len(records)]} target records", ("docs/results.md",))
     first = measured["seeds"][0]["tuner"]
-    console = (ROOT / "benchmarks/results/versus_plain_optuna_target_2026-11-27.console.log").read_text()
+    console = (ROOT / "experiments/versus_plain_optuna/results/versus_plain_optuna_target_2026-11-27.console.log").read_text()
     counted = sorted(int(m) for m in re.findall(r"^re-validation: chooses among 1 finalist, not 3: with runs of (\d+) s",
                                                 console, re.M))
     _quoted(f"counted its 30 s re-validation runs at {counted[0]}-{counted[-1]} s", ("docs/results.md",))
@@ -1203,7 +1204,7 @@ def test_the_tuner_searching_in_10_s_phases_against_a_plain_script_is_quoted_as_
 def test_the_phase_length_table_is_quoted_as_its_json_gives_it():
     """docs/scale.md: each configuration's runs in the search's and the re-validation's phases, the
     ratio of their mean to the defaults' at that length, and the drains."""
-    measured = _json("benchmarks/results/phase_length.json")
+    measured = _json("experiments/fidelity/results/phase_length.json")
     assert measured["phase_seconds"] == [10.0, 30.0] and measured["target_memory_bytes"] == 2**30
     runs: dict[tuple[str, float], list[dict[str, Any]]] = {}
     for run in measured["runs"]:
@@ -1225,7 +1226,7 @@ def test_the_phase_length_table_is_quoted_as_its_json_gives_it():
 def test_the_phase_lengths_in_the_library_shape_are_quoted_as_their_json_gives_them():
     """docs/scale.md: the medians of each configuration's runs at 10, 20 and 30 s on 11.8.1's library
     defaults, and each shorter length's rank agreement with 30 s as the benchmark computed it."""
-    measured = _json("benchmarks/results/phase_length_library_2026-11-27.json")
+    measured = _json("experiments/fidelity/results/phase_length_library_2026-11-27.json")
     assert measured["defaults"]["mode"] == "library" and measured["phase_seconds"] == [10.0, 20.0, 30.0]
     after = "In the shape an application deploys, 10 s phases rank as 30 s ones do"
     for name in measured["configs"]:
@@ -1238,7 +1239,7 @@ def test_the_phase_lengths_in_the_library_shape_are_quoted_as_their_json_gives_t
     assert f"{ten['kendall_tau']:.2f}" == f"{twenty['kendall_tau']:.2f}" and ten["best_short"] == ten["best_full"]
     _quoted(f"10 s and 20 s phases both give Kendall's tau {ten['kendall_tau']:.2f} ({ten['pairs_alike']} of "
             f"{ten['pairs']} pairs alike", ("docs/scale.md",))
-    job = _json("benchmarks/results/default-job-11.8.1-2026-11-27/summary.json")["revalidation"]["select"]
+    job = _json("experiments/default_job/results/default-job-11.8.1-2026-11-27/summary.json")["revalidation"]["select"]
     finalists = sum(c["name"] != "rocksdb-default" for c in job["configurations"])
     assert job["rank_correlation"]["kendall_tau"] == -1  # "in the reverse order"
     described = " ".join(load_workload("steady-overwrite").description.split())
@@ -1253,11 +1254,12 @@ def test_the_tuner_choosing_among_finalists_against_a_plain_script_is_quoted_as_
     """Since d264c6a: the re-validation chooses among 3 finalists in one 30 s round on a 20-minute
     budget; the plain answers of seeds 1 and 2 are the earlier record's (--plain-from), seed 3's
     plain script searched afresh."""
-    measured = _json("benchmarks/results/versus_plain_optuna_target_finalists_2026-11-27.json")
+    measured = _json("experiments/versus_plain_optuna/results/versus_plain_optuna_target_finalists_2026-11-27.json")
     earlier = {s["seed"]: s for s in _json(measured["plain_from"])["seeds"]}
-    assert measured["plain_from"] == "benchmarks/results/versus_plain_optuna_target_2026-11-27.json"
+    assert measured["plain_from"] == "experiments/versus_plain_optuna/results/versus_plain_optuna_target_2026-11-27.json"
     assert measured["budget_seconds"] == 1200 and measured["target_data_bytes"] == 2 * 2**30
-    console = (ROOT / "benchmarks/results/versus_plain_optuna_target_finalists_2026-11-27.console.log").read_text()
+    console = (ROOT / "experiments/versus_plain_optuna/results/versus_plain_optuna_target_finalists_2026-11-27.console.log"
+               ).read_text()
     for seed in measured["seeds"]:
         _quoted(f"with finalists, {_versus_plain_target(seed)}", ("docs/results.md",))
         assert seed["tuner"]["phase_seconds"] == {"search": 10, "revalidation": 30}
@@ -1297,7 +1299,7 @@ def _share(v: dict[str, Any]) -> str:
 
 
 def fidelity_model_sentence(report: dict[str, Any]) -> str:
-    """docs/search.md's figures of experiments/fidelity_model.py: per budget, the estimate against the worst value
+    """docs/search.md's figures of experiments/fidelity/fidelity_model.py: per budget, the estimate against the worst value
     with the rungs kept, the full-size search against the kept rungs, and the median regrets."""
     parts = []
     for budget, b in report["budgets"].items():
@@ -1311,7 +1313,7 @@ def fidelity_model_sentence(report: dict[str, Any]) -> str:
 
 
 def test_the_fidelity_model_benchmark_is_quoted_as_its_json_gives_it():
-    report = _json("experiments/results/fidelity-model.json")
+    report = _json("experiments/fidelity/results/fidelity-model.json")
     assert report["seeds"] >= 20 and report["rung_model"]["recorded_agreement"]["start_scale"] == 0.5
     _quoted(fidelity_model_sentence(report), ("docs/search.md",))
     _quoted(f"{report['seeds']} seeds, equal machine time", ("docs/search.md",))
@@ -1320,8 +1322,8 @@ def test_the_fidelity_model_benchmark_is_quoted_as_its_json_gives_it():
 
 
 def test_the_set_up_costs_are_quoted_as_their_json_gives_them():
-    """benchmarks/setup_cost.py: `make setup` and `make db_bench` on a fresh clone, empty caches."""
-    measured = _json("benchmarks/results/setup_cost.json")
+    """experiments/setup_cost/setup_cost.py: `make setup` and `make db_bench` on a fresh clone, empty caches."""
+    measured = _json("experiments/setup_cost/results/setup_cost.json")
     minutes, seconds = divmod(round(measured["db_bench_seconds"]), 60)
     build = measured["db_bench_build"]
     assert build["patches"] == ["waitforcompaction-no-sleep"]
@@ -1333,14 +1335,14 @@ def test_the_set_up_costs_are_quoted_as_their_json_gives_them():
     _quoted(f"that build is the longest step ({minutes} min {seconds} s on {measured['machine']['cores']} cores for "
             f"{build['version']},",
             ("README.md",))
-    job = _json("benchmarks/results/default-job/summary.json")["machine_seconds"]
+    job = _json("experiments/default_job/results/default-job/summary.json")["machine_seconds"]
     _quoted(f"before its first trial ({job['preload'] + job['baselines']:.0f} s of db_bench", ("docs/versions.md",))
 
 
 def test_the_revalidation_share_is_quoted_as_its_record_gives_it():
-    """docs/search.md quotes benchmarks/results/revalidation_share.json: `--trials 6` re-validates for about
+    """docs/search.md quotes experiments/revalidation_share/results/revalidation_share.json: `--trials 6` re-validates for about
     as long as it searched (issue 31), a 60 s budget at scale 0.25 searches within it."""
-    r = _json("benchmarks/results/revalidation_share.json")["commands"]
+    r = _json("experiments/revalidation_share/results/revalidation_share.json")["commands"]
     doc = ("docs/search.md",)
     six, small = r["trials 6"], r["budget 60s at scale 0.25"]
     assert six["exit_code"] == small["exit_code"] == 0

@@ -166,7 +166,7 @@ def test_repair_moves_only_the_parameters_of_broken_constraints(ctx):
 
 
 # -- the option catalogue ---------------------------------------------------------------------------
-RECORDED_OPTIONS = Path(__file__).parents[1] / "benchmarks" / "results" / "default-job" / "OPTIONS.ini"
+RECORDED_OPTIONS = Path(__file__).parents[1] / "experiments" / "default_job" / "results" / "default-job" / "OPTIONS.ini"
 
 
 def test_every_catalogued_options_key_is_one_rocksdb_writes():

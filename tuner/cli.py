@@ -358,7 +358,7 @@ def _experiment_parser(x: argparse.ArgumentParser) -> None:
                    help="where trial DBs are created (default $TMPDIR/rocksdb-tuner-work-<uid>, /tmp without TMPDIR)")
     x.add_argument("--runs-dir", type=Path, default=Path("runs") / "experiments",
                    help="study storage and db_bench logs (default runs/experiments)")
-    x.add_argument("--results", type=Path, help="report directory (default experiments/results/ID; "
+    x.add_argument("--results", type=Path, help="report directory (default experiments/studies/results/ID; "
                    "runs/experiments/ID-quick/results with --quick)")
     x.add_argument("--mlflow-uri", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else sqlite:///mlruns/mlflow.db)")
     x.add_argument("--no-mlflow", action="store_true", help="do not track in MLflow")

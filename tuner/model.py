@@ -75,7 +75,7 @@ class SearchConfig:
     constraints: tuple[Bound, ...] = ()  # --constraint METRIC<=VALUE / METRIC>=VALUE
     seed: int | None = None  # the sampler's; also db_bench's --seed and the re-validation's order
     pruner: str = "none"
-    pruner_warmup: int = 4  # experiments/results/pruning*.json: 2 s pruned too eagerly on fillrandom
+    pruner_warmup: int = 4  # experiments/pruning/results/pruning*.json: 2 s pruned too eagerly on fillrandom
     warm_start: str | None = None  # an earlier study (its dir, summary.json or name), or "auto"
     library: Path = Path("runs")  # where --warm-start auto looks for finished studies
     library_exclude: tuple[str, ...] = ()  # studies whose name contains one of these are never picked

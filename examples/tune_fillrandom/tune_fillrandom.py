@@ -1,6 +1,6 @@
 """A tuning script: tune fillrandom with TPE, then print the best configuration against the default.
 
-    .venv/bin/python experiments/tune_fillrandom.py [--trials 20] [--scale 0.2]
+    .venv/bin/python examples/tune_fillrandom/tune_fillrandom.py [--trials 20] [--scale 0.2]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What the measurement changes, measured: deferred work charged, and memory like production.
 
-    .venv/bin/python benchmarks/deferred_work.py [--rocksdb-version 9.11] [--rounds 3]
+    .venv/bin/python -m experiments.deferred_work.deferred_work [--rocksdb-version 9.11] [--rounds 3]
 
 1. fillrandom at scale 1 in interleaved rounds: db_bench's defaults, a configuration whose memtables
    hold all the data (nothing is flushed until the drain) and one with 4 MB memtables that flushes
@@ -8,7 +8,7 @@
 2. The reads-beyond-memory workload (an 80 MB DB of 400k x 400 B, 60k random reads) with a 4 MiB
    and a 32 MiB block cache, in a 48 MiB memory cgroup and without a limit.
 
-Writes benchmarks/results/deferred_work.json with the machine, db_bench build and date.
+Writes experiments/deferred_work/results/deferred_work.json with the machine, db_bench build and date.
 """
 
 from __future__ import annotations

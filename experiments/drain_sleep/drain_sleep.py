@@ -1,11 +1,11 @@
 """What db_bench's fixed 5 s sleep before ``waitforcompaction`` costs a study: the same runs (db_bench's
-defaults) with a build that has it and one without (scripts/build_db_bench.sh's patch), in rounds of
+defaults) with a build that has it and one without (objectives/build/build_db_bench.sh's patch), in rounds of
 random order; each run's wall time (what a --budget pays), its score, its drain, and the seconds no
 score counts (wall time less the scored phase and the drain: opening the DB, the checkpoint, the
 sleep), and the runs an hour of machine time then holds.
 
-    .venv/bin/python benchmarks/drain_sleep.py --before /path/to/unpatched/db_bench \
-        [--study runs/default-steady-overwrite] [--rounds 3] [--out benchmarks/results/drain_sleep.json]
+    .venv/bin/python -m experiments.drain_sleep.drain_sleep --before /path/to/unpatched/db_bench \
+        [--study runs/default-steady-overwrite] [--rounds 3] [--out experiments/drain_sleep/results/drain_sleep.json]
 
 Two workloads: the default job's (its summary: steady-state overwrites on a preloaded DB at its
 target) and the toy load the default job ran until 2026-11-25 (fillrandom, scale 1, from empty).
@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from experiments.scale_transfer.scale_transfer import workload_at
 from objectives.dbbench import probe, probe_path
 from objectives.defaults import defaults_of
 from objectives.measurement import measure
@@ -30,8 +31,6 @@ from objectives.runner import Runner, remove_owned
 from objectives.workloads import load_workload
 from search_spaces import Context
 from tuner.experiment import machine_info
-
-from scale_transfer import workload_at  # a sibling script
 
 RESULTS = Path(__file__).with_name("results")
 

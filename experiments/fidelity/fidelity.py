@@ -1,10 +1,10 @@
 """Does a small run rank configurations as the full one does? The case for (or against) --fidelity.
 
-    .venv/bin/python experiments/fidelity.py
+    .venv/bin/python -m experiments.fidelity.fidelity
 
-Reads experiments/data/space-write-fidelity.json(l) (experiments/record_space.py --fidelity N: N
+Reads experiments/record_space/results/space-write-fidelity.json(l) (experiments/record_space/record_space.py --fidelity N: N
 random configurations of the default space, each measured at 1/8, 1/2 and the full data size) and
-writes experiments/results/fidelity.json: per low fidelity, the rank correlation of its ops/s with
+writes experiments/fidelity/results/fidelity.json: per low fidelity, the rank correlation of its ops/s with
 the full size's (Spearman, Kendall, with scipy's p-values), how many of the full size's best third a
 successive-halving rung keeping the best third at that fidelity would keep, how much the full-size
 best configuration is worth against the best one the rung keeps, and the machine time of each
@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from scipy.stats import kendalltau, spearmanr
+
+from experiments.record_space.surrogate import DATA
 
 HERE = Path(__file__).parent
 NAME = "space-write-fidelity"
@@ -55,9 +57,9 @@ def analyse(header: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any
 
 
 def main() -> None:
-    header = json.loads((HERE / "data" / f"{NAME}.json").read_text())
-    runs = [json.loads(line) for line in (HERE / "data" / f"{NAME}.jsonl").read_text().splitlines()]
-    result = {"data": f"experiments/data/{NAME}.jsonl", "recorded": header["started"],
+    header = json.loads((DATA / f"{NAME}.json").read_text())
+    runs = [json.loads(line) for line in (DATA / f"{NAME}.jsonl").read_text().splitlines()]
+    result = {"data": f"experiments/record_space/results/{NAME}.jsonl", "recorded": header["started"],
               "db_bench": header["db_bench"], "machine": header["machine"], "workload": header["description"],
               **analyse(header, runs)}
     out = HERE / "results" / "fidelity.json"

@@ -3,10 +3,10 @@ taught to the sampler as their full-size estimate, against the same search teach
 worst value seen, and against the search at the full size only, at equal machine time.
 
 A semi-synthetic benchmark on real recordings: a configuration's full-size ops/s comes from the
-surrogate of the write recording (experiments/surrogate.py on experiments/data/space-write: the same
+surrogate of the write recording (experiments/record_space/surrogate.py on experiments/record_space/results/space-write: the same
 fillrandom load of the default space at scale 1), with its measured run-to-run noise; its ops/s at a
 smaller rung is the full-size mean times exp(mu_k + e), mu_k the mean and e ~ N(0, s_k) the scatter
-of log(rung / full size) that experiments/data/space-write-fidelity measured over its 26
+of log(rung / full size) that experiments/record_space/results/space-write-fidelity measured over its 26
 configurations at 1/8 and 1/2 of the data (s_k without the full-size run's own noise), so a rung
 ranks configurations about as loosely as the real small runs did. A run costs the recording's median
 wall seconds at its size.
@@ -29,9 +29,9 @@ as the tuner judges (on its simulated audit), and ``kept``, going on at the rung
 A search stops when its machine time reaches the budget; it reports its best observed full-size run;
 its regret is how far that configuration's true (noise-free) value falls below the surrogate's
 optimum. For each pair of arms: the chance that one ends better than the other with the same seed
-(ties left out) with its exact 95 % interval (experiments/sampler_benchmark.versus).
+(ties left out) with its exact 95 % interval (experiments/sampler_benchmark/sampler_benchmark.py's versus).
 
-    .venv/bin/python experiments/fidelity_model.py [--seeds 20] [--budgets 200,400] [--jobs 2]
+    .venv/bin/python -m experiments.fidelity.fidelity_model [--seeds 20] [--budgets 200,400] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -51,13 +51,12 @@ from typing import Any
 
 import optuna
 
+from experiments.record_space.surrogate import Surrogate, load_recording, optimum, space_of
+from experiments.sampler_benchmark.sampler_benchmark import versus
 from search_spaces import SearchSpace
 from tuner import rungs
 from tuner.samplers import make_sampler
 from tuner.trials import record
-
-from sampler_benchmark import versus
-from surrogate import Surrogate, load_recording, optimum, space_of
 
 RESULTS = Path(__file__).with_name("results")
 ARMS = ("estimate/audit", "worst/audit", "estimate/kept", "worst/kept", "full")
@@ -175,7 +174,8 @@ def main() -> None:
     best, _ = optimum(surrogate)
     fidelity_header, fidelity_runs = load_recording("space-write-fidelity")
     if tuple(fidelity_header["scales"]) != SCALES:
-        raise SystemExit(f"experiments/data/space-write-fidelity: scales {fidelity_header['scales']}, expected {SCALES}")
+        raise SystemExit(f"experiments/record_space/results/space-write-fidelity: scales {fidelity_header['scales']}, "
+                         f"expected {SCALES}")
     model = rung_model(fidelity_header, fidelity_runs, surrogate.noise)
     starts = [c["params"] for c in header["configurations"] if not c["name"].startswith("random-")]
     described = ", ".join(f"1/{1 / r['scale']:g}: mu {r['mu']:+.2f}, sd {r['sd']:.2f}" for r in model["rungs"])

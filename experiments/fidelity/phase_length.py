@@ -5,13 +5,14 @@ memory, in rounds of random order; sustained and burst ops/s, the drain and the 
 Then, per duration, how its ranking (median of the rounds) agrees with the last's: Kendall's tau and
 Spearman's rho (scipy.stats), and the share of pairs ordered alike.
 
-    .venv/bin/python benchmarks/phase_length.py [--target-data 2GiB] [--target-memory 1GiB] [--rounds 2]
+    .venv/bin/python -m experiments.fidelity.phase_length [--target-data 2GiB] [--target-memory 1GiB] [--rounds 2]
         [--durations 10,20,30] [--sample 8 --seed 1] [--configs RECORD] [--defaults library]
-        [--out benchmarks/results/phase_length.json]
+        [--out experiments/fidelity/results/phase_length.json]
 
 The configurations: rocksdb-default (the defaults every run starts from, --defaults), ``--sample``
 configurations drawn at random from the default space at the target (repaired to meet its constraints), and, per
-seed of ``--configs`` (a record of benchmarks/versus_plain_optuna.py), the tuner's and the plain script's answers.
+seed of ``--configs`` (a record of experiments/versus_plain_optuna/versus_plain_optuna.py), the tuner's and the plain
+script's answers.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def main() -> None:
     parser.add_argument("--durations", default="10,30", help="phase lengths in seconds, the last the reference")
     parser.add_argument("--sample", type=int, default=0, help="configurations drawn from the default space")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--configs", type=Path, help="a record of benchmarks/versus_plain_optuna.py")
+    parser.add_argument("--configs", type=Path, help="a record of experiments/versus_plain_optuna/versus_plain_optuna.py")
     parser.add_argument("--defaults", choices=MODES, default=LIBRARY)
     parser.add_argument("--out", type=Path, default=RESULTS / "phase_length.json")
     args = parser.parse_args()

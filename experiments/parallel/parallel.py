@@ -7,9 +7,9 @@
    pinned core, and --repeats times as a pair running at once on two pinned cores (as --parallel 2
    runs them), interleaved (alone, pair, alone, pair, ...). Median and spread of ops/s for each.
 
-Prints a table and writes benchmarks/results/parallel.json with the machine it ran on.
+Prints a table and writes experiments/parallel/results/parallel.json with the machine it ran on.
 
-    .venv/bin/python benchmarks/parallel.py [--trials 12] [--repeats 5] [--workload fillrandom] [--scale 1]
+    .venv/bin/python -m experiments.parallel.parallel [--trials 12] [--repeats 5] [--workload fillrandom] [--scale 1]
 """
 
 from __future__ import annotations

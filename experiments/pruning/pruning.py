@@ -4,9 +4,9 @@ Runs the same TPE study (same seed, same trial count) twice on the real db_bench
 the median pruner, adds up the time each spent running db_bench, then re-measures both studies'
 best configurations and db_bench's defaults in interleaved rounds (A B C, A B C, ...) so the two
 "bests" are compared on medians, not on their lucky single runs. Prints a table and writes
-experiments/results/pruning.json with the machine it ran on.
+experiments/pruning/results/pruning.json with the machine it ran on.
 
-    .venv/bin/python experiments/pruning.py [--trials 40] [--scale 2] [--seed 1] [--rounds 3] [--warmup 4]
+    .venv/bin/python -m experiments.pruning.pruning [--trials 40] [--scale 2] [--seed 1] [--rounds 3] [--warmup 4]
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Record real db_bench runs over the whole default space: the data behind the sampler benchmark.
 
-    .venv/bin/python experiments/record_space.py --workload write --configs 250 --repeats 2
-    .venv/bin/python experiments/record_space.py --workload read --configs 150 --repeats 2
-    .venv/bin/python experiments/record_space.py --workload write --fidelity 60
+    .venv/bin/python -m experiments.record_space.record_space --workload write --configs 250 --repeats 2
+    .venv/bin/python -m experiments.record_space.record_space --workload read --configs 150 --repeats 2
+    .venv/bin/python -m experiments.record_space.record_space --workload write --fidelity 60
 
 Configurations are drawn at random from the default space (all 9 options, the conditional zstd level
 included; constraints respected), plus db_bench's defaults and the benchmark.sh-style configuration.
@@ -12,7 +12,7 @@ drain charged; the read workload within a memory cgroup). Every run is appended 
 as it is taken, so an interrupted recording resumes.
 
 ``--fidelity N`` measures N of the configurations at 1/8, 1/2 and the full data size, for the rank
-correlation between fidelities (experiments/results/fidelity.json).
+correlation between fidelities (experiments/fidelity/results/fidelity.json).
 
 Workloads: ``write`` is fillrandom at scale 1 (1M x 116 B); ``read`` is reads-beyond-memory at scale 1
 (400k x 400 B, an 80 MB DB, 60k random reads) within a 48 MiB memory cgroup.
@@ -38,7 +38,7 @@ from search_spaces import Context, MiB, load_space
 from tuner.engine import starts
 from tuner.experiment import machine_info
 
-DATA = Path(__file__).with_name("data")
+DATA = Path(__file__).with_name("results")
 WORKLOADS = {"write": ("fillrandom", None), "read": ("reads-beyond-memory", 48 * MiB)}
 KEYS = ("ops_per_sec", "burst_ops_per_sec", "drain_seconds", "p99_us", "write_amp", "write_amp_logical",
         "wall_seconds")

@@ -1,6 +1,6 @@
 """A surrogate benchmark fitted on real db_bench runs, as HPOBench and YAHPO Gym build theirs.
 
-experiments/record_space.py measured a few hundred random configurations of the default space
+experiments/record_space/record_space.py measured a few hundred random configurations of the default space
 (twice each, hours apart). A forest of extremely randomized trees (scikit-learn) learns log ops/s
 from a configuration's features over every recorded run; the noise is the pooled spread of the
 repeats of one configuration (in log space). A sampler's proposal is answered with the forest's
@@ -28,7 +28,7 @@ from objectives.workloads import load_workload
 from search_spaces import Context, SearchSpace, load_space
 from search_spaces.parameters import CategoricalParam
 
-DATA = Path(__file__).with_name("data")
+DATA = Path(__file__).with_name("results")  # record_space.py's recordings
 
 
 def load_recording(name: str, data: Path = DATA) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -2,9 +2,10 @@
 
 Both binaries run the same workload presets with db_bench's default options, interleaved
 (A B A B ...) so drift hits both alike, each `--repeats` times. Prints a table and writes
-benchmarks/results/release_vs_debian.json with the machine it ran on.
+experiments/release_vs_debian/results/release_vs_debian.json with the machine it ran on.
 
-    .venv/bin/python benchmarks/release_vs_debian.py [--repeats 3] [--scale 1] [--workloads fillrandom readrandom]
+    .venv/bin/python -m experiments.release_vs_debian.release_vs_debian [--repeats 3] [--scale 1]
+        [--workloads fillrandom readrandom]
 """
 
 from __future__ import annotations

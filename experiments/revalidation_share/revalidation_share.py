@@ -5,7 +5,8 @@ runs as typed (``--json``, no MLflow or plots), in a temporary directory removed
 record keeps the plan line the study printed before its first trial, its machine seconds per part
 and the re-validation's plan.
 
-    .venv/bin/python benchmarks/revalidation_share.py [--out benchmarks/results/revalidation_share.json]
+    .venv/bin/python -m experiments.revalidation_share.revalidation_share
+        [--out experiments/revalidation_share/results/revalidation_share.json]
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Which sampler finds a good configuration soonest: a benchmark on a surrogate of real db_bench runs.
 
-For each recorded workload (experiments/record_space.py: the full default space, all 9 options with
+For each recorded workload (experiments/record_space/record_space.py: the full default space, all 9 options with
 the conditional zstd level, a write-heavy and a read-heavy one within a memory cgroup), a surrogate
-(experiments/surrogate.py) fitted on the real runs, with their measured noise, answers the samplers'
+(experiments/record_space/surrogate.py) fitted on the real runs, with their measured noise, answers the samplers'
 proposals. Every sampler searches the same way the tuner does: it first measures the study's starts
 (db_bench's defaults and the benchmark.sh-style configuration, as recorded), and a proposal that
 breaks a constraint is told as rejected and its nearest feasible neighbour runs next (rejected ones
@@ -21,11 +21,12 @@ repaired proposal's value).
 
 Prints, per budget, the median regret and the CPU per trial, and the chance that one sampler's
 search ends better than another's with the same seed (ties left out) with its exact 95 % interval;
-writes experiments/results/sampler-benchmark.json and sampler-regret.png (a workload not re-run, e.g.
+writes experiments/sampler_benchmark/results/sampler-benchmark.json and sampler-regret.png (a workload not re-run, e.g.
 with --workloads space-read, keeps its results from the existing file when that has the same seeds
 and budgets).
 
-    .venv/bin/python experiments/sampler_benchmark.py [--seeds 20] [--budgets 10,20,40,80] [--samplers tpe,gp,...] [--jobs N]
+    .venv/bin/python -m experiments.sampler_benchmark.sampler_benchmark [--seeds 20] [--budgets 10,20,40,80]
+        [--samplers tpe,gp,...] [--jobs N]
 """
 
 from __future__ import annotations
@@ -46,11 +47,10 @@ from typing import Any
 import optuna
 from scipy.stats import binomtest
 
+from experiments.record_space.surrogate import Surrogate, load_recording, optimum, space_of, validate
 from search_spaces import SearchSpace
 from search_spaces.parameters import CategoricalParam
 from tuner.samplers import make_sampler
-
-from surrogate import Surrogate, load_recording, optimum, space_of, validate
 
 RESULTS = Path(__file__).with_name("results")
 WORKLOADS = ("space-write", "space-read")

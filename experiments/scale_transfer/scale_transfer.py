@@ -1,14 +1,14 @@
 """Does a study's answer hold when the DB grows? Its answer and db_bench's defaults measured at
 several multiples of the data it was tuned on, in RocksDB's file and level sizes.
 
-    .venv/bin/python benchmarks/scale_transfer.py --study runs/default-steady-overwrite [--factors 1,4,16]
-        [--rounds 5] [--out benchmarks/results/scale-transfer/default-job.json]
-    .venv/bin/python benchmarks/scale_transfer.py --experiment S0 [--factors 1,4,16] [--rounds 3]
+    .venv/bin/python -m experiments.scale_transfer.scale_transfer --study runs/default-steady-overwrite [--factors 1,4,16]
+        [--rounds 5] [--out experiments/scale_transfer/results/default-job.json]
+    .venv/bin/python -m experiments.scale_transfer.scale_transfer --experiment S0 [--factors 1,4,16] [--rounds 3]
 
-    .venv/bin/python benchmarks/scale_transfer.py --table
+    .venv/bin/python -m experiments.scale_transfer.scale_transfer --table
 
 ``--experiment SN`` takes an S0-S4 study's answer instead: of its tuned bests (one per seed, in
-experiments/results/SN/result.json), the one its head-to-head measured fastest against the defaults,
+experiments/studies/results/SN/result.json), the one its head-to-head measured fastest against the defaults,
 at its tuning data, without a memory limit (as the studies ran); ``--append`` adds sizes to its
 record; ``--table`` prints the table of those records that README and the experiments overview show.
 
@@ -46,8 +46,8 @@ from tuner.experiment import machine_info
 from tuner.model import TuneConfig
 from tuner.stats import paired_ratio
 
-RESULTS = Path(__file__).with_name("results") / "scale-transfer"
-EXPERIMENTS = Path(__file__).parents[1] / "experiments" / "results"
+RESULTS = Path(__file__).with_name("results")
+EXPERIMENTS = Path(__file__).parents[1] / "studies" / "results"
 
 
 def configurations(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -65,7 +65,7 @@ def experiment_summary(study: str, db_bench: str) -> dict[str, Any]:
     best = max(tuned, key=lambda c: c["vs_default"]["ratio"])
     return {"study": study, "workload": result["workload"], "data_bytes": result["data_bytes"],
             "space": result["tuner"]["seeds"][0]["space"], "db_bench": {"path": db_bench},
-            "answer": f"{best['name']} of experiments/results/{study}/result.json, "
+            "answer": f"{best['name']} of experiments/studies/results/{study}/result.json, "
                       f"{best['vs_default']['ratio']:.2f}x the defaults in its head-to-head",
             "gain": best["vs_default"],
             "best": {"name": best["name"], "flags": best["flags"]}}
@@ -130,7 +130,7 @@ def main() -> None:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--study", type=Path, help="a finished study's --out directory")
     which.add_argument("--experiment", choices=[f"S{i}" for i in range(5)],
-                       help="an S0-S4 study's answer (experiments/results/SN/result.json)")
+                       help="an S0-S4 study's answer (experiments/studies/results/SN/result.json)")
     release = Path.home() / ".cache/rocksdb-tuner/db_bench/9.11.2-release/db_bench"
     parser.add_argument("--db-bench", default=str(release),
                         help="with --experiment: the db_bench to run (default the release build)")
@@ -139,7 +139,7 @@ def main() -> None:
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--table", action="store_true",
-                        help="print the table of the S0-S4 records (benchmarks/results/scale-transfer/S*.json)")
+                        help="print the table of the S0-S4 records (experiments/scale_transfer/results/S*.json)")
     parser.add_argument("--append", action="store_true",
                         help="keep the sizes --out already holds for these configurations (a factor measured again "
                              "replaces its own)")

@@ -1,6 +1,6 @@
 """What set-up costs on a fresh clone: the virtualenv and the package, then the release db_bench.
 
-    .venv/bin/python benchmarks/setup_cost.py [--out benchmarks/results/setup_cost.json]
+    .venv/bin/python -m experiments.setup_cost.setup_cost [--out experiments/setup_cost/results/setup_cost.json]
 
 Clones this checkout's HEAD into a temporary directory and runs there, as a new user would, the two
 steps `make tune` and `make test` start with: `make setup` (the virtualenv and the package with its
@@ -25,7 +25,7 @@ from typing import Any
 from search_spaces import Context
 from tuner.experiment import machine_info
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).with_name("results")
 
 

@@ -4,9 +4,9 @@ Runs the same real study (random sampler, fixed seed) on a SQLite store and on a
 `mlflow server` over HTTP, and times every MLflow call the tracker makes: per logged run (one
 `create_run`, `log_batch` calls of up to 1000 values, the db_bench logs and OPTIONS as artifacts,
 `set_terminated`), at start, and at the end (summary, OPTIONS.ini, plots). Prints a table and
-writes benchmarks/results/tracking_overhead.json with the machine it ran on.
+writes experiments/tracking_overhead/results/tracking_overhead.json with the machine it ran on.
 
-    .venv/bin/python benchmarks/tracking_overhead.py [--trials 10] [--scale 1]
+    .venv/bin/python -m experiments.tracking_overhead.tracking_overhead [--trials 10] [--scale 1]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Screenshots of the MLflow UI for docs/images/, taken from a real study's tracking store.
 
-    .venv/bin/python scripts/ui_screenshots.py --mlflow-uri sqlite:///mlruns/mlflow.db [--study NAME]
+    .venv/bin/python -m experiments.ui_screenshots.ui_screenshots --mlflow-uri sqlite:///mlruns/mlflow.db [--study NAME]
 
 Starts `rocksdb-tuner ui` on a free port, and with headless Chromium (a fresh profile, as a new
 user's browser) photographs the addresses it prints: the study's trials (mlflow-trials.png), its
@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-IMAGES = Path(__file__).resolve().parents[1] / "docs" / "images"
+IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 
 def shoot(url: str, dest: Path, width: int = 1900, height: int = 900) -> None:

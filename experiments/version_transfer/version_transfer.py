@@ -1,6 +1,6 @@
 """Same question, two RocksDB versions: does a study's answer hold on another db_bench build?
 
-    .venv/bin/python benchmarks/version_transfer.py [--study runs/default-fillrandom] [--rounds 5] [--top 5]
+    .venv/bin/python -m experiments.version_transfer.version_transfer [--study runs/default-fillrandom] [--rounds 5] [--top 5]
 
 Takes a finished study's best configurations (its ``--top`` ranked trials, the reported best
 first) and the defaults, and measures every one on every release build in the cache, each version on
@@ -10,7 +10,7 @@ Per version: each configuration's median ops/s, the best's gain over the default
 mean of the paired per-round ratios with a 95 % t interval (tuner.stats.paired_ratio), and Kendall's tau between the
 configurations' order on the two versions.
 
-Writes benchmarks/results/version_transfer.json with the machine, the builds and the date.
+Writes experiments/version_transfer/results/version_transfer.json with the machine, the builds and the date.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Is the tuner worth more than a plain Optuna script? Both get the same machine time on the same
 workload; their answers then meet in interleaved paired rounds that chose nothing.
 
-    .venv/bin/python benchmarks/versus_plain_optuna.py [--seeds 1,2] [--workload fillrandom] [--scale 2]
-        [--budget 600] [--rounds 10] [--out benchmarks/results/versus_plain_optuna.json]
-    .venv/bin/python benchmarks/versus_plain_optuna.py --target-data 2GiB --target-memory 1GiB --budget 1200
+    .venv/bin/python -m experiments.versus_plain_optuna.versus_plain_optuna [--seeds 1,2] [--workload fillrandom] [--scale 2]
+        [--budget 600] [--rounds 10] [--out experiments/versus_plain_optuna/results/versus_plain_optuna.json]
+    .venv/bin/python -m experiments.versus_plain_optuna.versus_plain_optuna --target-data 2GiB --target-memory 1GiB --budget 1200
         [--seeds 1,2] [--rounds 5] [--tuner-flags='--duration 10s'] [--append] [--plain-from RECORD]
-        [--out benchmarks/results/versus_plain_optuna_target.json]
+        [--out experiments/versus_plain_optuna/results/versus_plain_optuna_target.json]
 
 For each seed: ``rocksdb-tuner tune --workload W --scale S --budget B --seed N`` runs first, as a user
 runs it (re-validation included in its budget); its answer is what it tells the user to deploy (its

@@ -95,7 +95,7 @@ patch_source() {  # $1: source tree -> prints the patches applied (a JSON list's
   grep -q "$PATCHES_MARK" "$cc" && printf '"waitforcompaction-no-sleep"' || true
 }
 
-# library_defaults (scripts/library_defaults.cc) opens a DB with the library's default options, linked
+# library_defaults (objectives/build/library_defaults.cc) opens a DB with the library's default options, linked
 # with the same tree's objects as static_lib (an archive of what db_bench compiled already): the tuner
 # reads its OPTIONS and LOG to run db_bench with what an application gets (objectives/defaults.py).
 build_library_probe() {  # $1: RocksDB source tree, $2: the build's directory in the cache

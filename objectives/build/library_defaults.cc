@@ -1,7 +1,7 @@
 // What an application that opens a DB with RocksDB's default options gets: opens (creating) the DB at
 // argv[1] with a default-constructed rocksdb::Options, writes one key and closes it, so that the DB's
 // OPTIONS file and LOG record the library's defaults of the version it is linked with.
-// Built beside each release db_bench by scripts/build_db_bench.sh (as library_defaults); read by
+// Built beside each release db_bench by objectives/build/build_db_bench.sh (as library_defaults); read by
 // objectives/defaults.py, which compares them with what db_bench runs when given no flag.
 #include <cstdio>
 #include <memory>

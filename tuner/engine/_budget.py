@@ -12,8 +12,8 @@ push the reserved re-validation out (the default job of 2026-11-25 lost its abla
 16 s last trial against a 10.8 s median, and 648 s of its budget went unspent). Finalists come
 before rounds because the search's single runs can rank wrongly, not only noisily: at the 2 GiB target,
 the search's 10 s phases ranked 1 MB memtables above configurations that were faster in the 30 s
-phases the gain is measured in (benchmarks/results/phase_length.json); with one finalist, one such
-run decided the answer (seed 1 of benchmarks/results/versus_plain_optuna_target_2026-11-27.json).
+phases the gain is measured in (experiments/fidelity/results/phase_length.json); with one finalist, one such
+run decided the answer (seed 1 of experiments/versus_plain_optuna/results/versus_plain_optuna_target_2026-11-27.json).
 
 Without a budget the re-validation is fitted the same way to an allowance of its own (:meth:`Budget.within`):
 the search's machine time unless --revalidation-time gives another, so that a 6-trial study does not
@@ -54,7 +54,7 @@ def usage(snapshot: StudySnapshot, stretch: float = 1.0) -> Usage:
     timed phases stretch by it, the drains they owe by its square root, and the rest (checkpoint, open,
     cache drop) not at all: the defaults' drain at the 2 GiB target grew 1.75x (18.8 s to 30-35 s) when
     their phase went from 10 to 30 s, the whole run from 35 to 66-71 s (2026-11-27, the first seed of
-    benchmarks/results/versus_plain_optuna_target_2026-11-27.json); stretching the drain with the phase,
+    experiments/versus_plain_optuna/results/versus_plain_optuna_target_2026-11-27.json); stretching the drain with the phase,
     that study counted its re-validation runs at 77 s, and they took 51 s on average."""
     records = [TrialRecord.of(t) for t in measured_here(snapshot.trials)]
     trials = [r.seconds for r in records if r.seconds is not None]

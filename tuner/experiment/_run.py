@@ -19,7 +19,7 @@ the study found. Running it takes three steps, all on this machine in one sessio
 
 Steps 1 and 2 are ordinary studies in ``runs/experiments/<id>/studies.db``; every step resumes after
 an interruption. The result (``result.json``) and the report (:mod:`tuner.experiment._writeup`) go to
-``experiments/results/<id>/``.
+``experiments/studies/results/<id>/``.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from tuner.stats import across_seeds, paired_ratio, sample_rows
 from tuner.trials import TrialRecord
 
 STUDY_DIR = Path(__file__).with_name("studies")  # shipped with the package
-RESULTS = Path("experiments") / "results"  # reports go under the current directory (the repository's root)
+RESULTS = Path("experiments") / "studies" / "results"  # reports go under the current directory (the repository's root)
 SEEDS = 3
 HEAD_TO_HEAD = "head_to_head"
 _FIELDS = {"id", "title", "workload", "scale", "scale_note", "finding", "sweep_note", "seed", "sweep"}

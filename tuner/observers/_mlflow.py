@@ -191,7 +191,7 @@ class MlflowTracker(Observer):
         self.parent_id: str | None = None
         self.logged: set[str] = set()
         self.paused: str | None = None
-        # Seconds spent in MLflow calls per phase (benchmarks/tracking_overhead.py).
+        # Seconds spent in MLflow calls per phase (experiments/tracking_overhead/tracking_overhead.py).
         self.seconds = {"start": 0.0, "record": 0.0, "finish": 0.0}
 
     @property

@@ -92,7 +92,7 @@ KINDS: dict[str, SamplerKind] = {k.name: k for k in (
                 constraints=False, model_based=True),
 )}
 SAMPLERS = ("auto", *KINDS)
-# Best first on the sampler benchmark (experiments/results/sampler-benchmark.json, docs/search.md "Which
+# Best first on the sampler benchmark (experiments/sampler_benchmark/results/sampler-benchmark.json, docs/search.md "Which
 # sampler"): median regret averaged over its recorded workloads and budgets (10 to 80 trials), among the
 # default install's samplers (gp needs PyTorch). tests/test_efficiency.py holds it to that file.
 RANKED = ("skopt", "tpe", "random", "cmaes")
