@@ -89,8 +89,7 @@ class TrialLoop:
             self.store.interrupted(entry.trial, reason, rerun)
 
     def _expected(self, counted: int, running: int) -> int | None:
-        """The trials this study is expected to count: --trials, or what the --budget allows beside
-        those counted and running (None while no run's length is known)."""
+        """The trials expected to count: --trials, or what --budget allows (None before a run's length is known)."""
         if self.search.budget is None:
             return self.parts.trials_wanted
         used = usage(self.snapshot(), self.parts.stretch)
@@ -133,19 +132,10 @@ class TrialLoop:
         if self._climbed(entry, outcome, running):
             return
         self.store.record(entry.trial, entry.params, outcome, time.monotonic() - entry.started)
-        self._note_not_applied(entry.trial)
+        _note_not_applied(self.store, self.bus, entry.trial)
         self._judge_rungs()
         snapshot = self.snapshot()
         self.bus.trial_done(snapshot, snapshot.trials[entry.trial.number], time.monotonic() - entry.started)
-
-    def _note_not_applied(self, trial: optuna.Trial) -> None:
-        """Say once, at the first trial that shows it, which searched options the measured DB did not
-        take as asked (its OPTIONS file, the block cache's capacity from its LOG)."""
-        mismatch = TrialRecord.of(trial).options_mismatch
-        if mismatch and not self.store.attr("options_not_applied"):
-            self.store.set_attr("options_not_applied", sorted(options_file.mismatched(mismatch)))
-            self.bus.note(f"trial {trial.number}: not applied as asked: {'; '.join(mismatch)}; left out of the "
-                          "importance and the why")
 
     def _climbed(self, entry: _Running, outcome: Outcome, running: dict[str, _Running]) -> bool:
         """With --fidelity, a measured rung below the top: reported (Optuna's intermediate value at step
@@ -262,6 +252,16 @@ class TrialLoop:
             then = "the nearest feasible configuration runs next"
         self.bus.trial_rejected(self.snapshot(), trial.number, f"{violations[0]}; {then}")
         return None
+
+def _note_not_applied(store: StudyStore, bus: EventBus, trial: optuna.Trial) -> None:
+    """Say once, at the first trial that shows it, which searched options the measured DB did not take
+    as asked (its OPTIONS file, the block cache's capacity from its LOG)."""
+    mismatch = TrialRecord.of(trial).options_mismatch
+    if mismatch and not store.attr("options_not_applied"):
+        store.set_attr("options_not_applied", sorted(options_file.mismatched(mismatch)))
+        bus.note(f"trial {trial.number}: not applied as asked: {'; '.join(mismatch)}; left out of the importance "
+                 "and the why")
+
 
 def _observer(trial: optuna.Trial, prunes: bool, budget: Budget, snapshot: Callable[[], StudySnapshot],
               rungs: bool, stretch: float) -> IntervalObserver | None:
