@@ -73,7 +73,7 @@ def test_the_cli_defaults_are_the_api_defaults():
 
 def _other_value(option: argparse.Action) -> str:
     """A value of ``option`` that parses to something other than its default."""
-    for text in option.choices or ["5", "6", "0.5,1", "ops=1"]:
+    for text in option.choices or ["5", "6", "0.5,1", "ops=1", "multi", "p99_us<=5"]:
         try:
             value = (option.type if callable(option.type) else str)(text)
         except (argparse.ArgumentTypeError, ValueError):
