@@ -25,16 +25,15 @@ def sample_rows(saved: dict[str, Any], entries: dict[str, dict[str, Any]],
     out = []
     for name, entry in entries.items():
         samples = saved["samples"][name]
-        values = {key: [s[key] for s in samples if s.get(key) is not None] for key in dict.fromkeys(
-            (metric, "ops_per_sec"))}
-        row: dict[str, Any] = {"name": name, "trial": entry.get("trial"), "flags": entry["flags"], **values}
+        keys = dict.fromkeys((metric, "ops_per_sec", "p99_us", "write_amp", "write_amp_logical"))
+        found = {key: [s[key] for s in samples if s.get(key) is not None] for key in keys}
+        row: dict[str, Any] = {"name": name, "trial": entry.get("trial"), "flags": entry["flags"],
+                               metric: found[metric], "ops_per_sec": found["ops_per_sec"]}
         if name in saved["failed"]:
             row["failed"] = saved["failed"][name]
-        if values[metric]:
-            row["spread"] = spread(values[metric])
-            for key in dict.fromkeys((metric, "ops_per_sec", "p99_us", "write_amp", "write_amp_logical")):
-                found = [s[key] for s in samples if s.get(key) is not None]
-                row[f"median_{key}"] = statistics.median(found) if found else None
+        if found[metric]:
+            row["spread"] = spread(found[metric])
+            row.update({f"median_{key}": statistics.median(v) if v else None for key, v in found.items()})
         out.append(row)
     return out
 
