@@ -15,8 +15,7 @@ from typing import Any
 
 import optuna
 
-from objectives.runner import EnvironmentFault, RunFailed
-from tuner.backends.base import missing_metric
+from tuner.backends import EnvironmentFault, RunFailed, missing_metric
 from tuner.engine._budget import Budget, usage
 from tuner.engine._lock import StudyBusy, StudyLock
 from tuner.engine._loop import TrialLoop

@@ -151,7 +151,8 @@ def _check_revalidation(revalidation: RevalidationConfig) -> None:
 
 
 def check_backend(config: TuneConfig) -> None:
-    """The backend a request names; what only db_bench's workloads take is refused for another."""
+    """The backend a request names; what it does not declare it can do (``Backend.workloads``, ``targets``,
+    ``distributed``, ``runs_db_bench``, ``per_second``, ``needs_command``) is refused, naming the flag."""
     m, d, x = config.measurement, config.deployment, config.execution
     backend = BACKENDS.get(m.backend)
     if backend is None:
@@ -166,19 +167,21 @@ def check_backend(config: TuneConfig) -> None:
                          "(db_bench's preloaded workloads build their own)")
     if not backend.per_second and config.search.pruner != "none":
         raise UsageError(f"--pruner: the {backend.name} backend reports no per-second throughput to prune on")
-    if not backend.runs_workloads:
-        for flag, given in (("--workload", m.workload), ("--fidelity", config.search.fidelity), ("--scale", m.scale),
-                            ("--target-data", d.target_data), ("--target-memory", d.target_memory),
-                            ("--base-options", d.base_options), ("--duration", m.duration),
-                            ("--search-duration", m.search_duration),
-                            ("--memory-limit", d.memory_limit), ("--db-snapshot", m.db_snapshot),
-                            ("--confirm-scale", config.revalidation.confirm_scale), ("--parallel", x.parallel > 1),
-                            ("--ray-address", x.ray_address), ("--executor", x.on_ray),
-                            ("--db-bench", x.db_bench), ("--rocksdb-version", x.rocksdb_version),
-                            ("--defaults", m.defaults != LIBRARY)):
-            if given:
-                raise UsageError(f"{flag}: shapes db_bench's workloads and runs; the {backend.name} backend runs "
-                                 "your program as it is, on this host")
+    workloads, targets, distributed, db_bench = \
+        backend.workloads, backend.targets, backend.distributed, backend.runs_db_bench
+    for flag, given, can in (
+            ("--workload", m.workload, workloads), ("--fidelity", config.search.fidelity, workloads),
+            ("--scale", m.scale, workloads), ("--target-data", d.target_data, targets),
+            ("--target-memory", d.target_memory, targets), ("--base-options", d.base_options, targets),
+            ("--duration", m.duration, workloads), ("--search-duration", m.search_duration, workloads),
+            ("--memory-limit", d.memory_limit, targets), ("--db-snapshot", m.db_snapshot, workloads),
+            ("--confirm-scale", config.revalidation.confirm_scale, workloads),
+            ("--parallel", x.parallel > 1, distributed), ("--ray-address", x.ray_address, distributed),
+            ("--executor", x.on_ray, distributed), ("--db-bench", x.db_bench, db_bench),
+            ("--rocksdb-version", x.rocksdb_version, db_bench), ("--defaults", m.defaults != LIBRARY, db_bench)):
+        if given and not can:
+            raise UsageError(f"{flag}: shapes db_bench's workloads and runs; the {backend.name} backend runs "
+                             "your program as it is, on this host")
 
 
 def score_of(search: SearchConfig) -> Score:
@@ -216,7 +219,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
         workload=config.measurement.workload if config.measurement.workload is not None else workload.name))
     measurement = config.measurement
     workload = replace(workload, drain=workload.drain and measurement.drain)
-    if not BACKENDS[measurement.backend].runs_workloads:  # its hand-found configurations are db_bench's workload's
+    if not BACKENDS[measurement.backend].workloads:  # its hand-found configurations are db_bench's workload's
         workload = replace(workload, baselines=())
     if confirm_scale is not None:
         confirm = replace(workload_of(config).resolve(confirm_scale, host), drain=workload.drain)
@@ -237,7 +240,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     widened: tuple[str, ...] = ()
     if search.starts and sampler_name != "grid":  # the references run as starts: the space holds them
         space, widened = held(space, db_bench, workload, defaults, reference if user is not None else None)
-    what = workload.name if BACKENDS[measurement.backend].runs_workloads else measurement.backend
+    what = BACKENDS[measurement.backend].describe(workload, measurement).name
     tracking = config.tracking
     name = tracking.study or f"{what}-{time.strftime('%Y%m%d-%H%M%S')}"
     # the start-up is sized to --trials here, and to what a --budget allows once the baselines ran (TrialLoop);

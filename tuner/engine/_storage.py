@@ -13,9 +13,9 @@ from optuna.trial import FrozenTrial, TrialState
 from sqlalchemy.exc import SQLAlchemyError
 
 from objectives.defaults import PINNED_7_8
-from objectives.measurement import Measurement
 from objectives.scores import ScoreError
 from tuner import options_file
+from tuner.backends import BACKENDS, Measurement
 from tuner.engine._prepare import Prepared
 from tuner.executors import Outcome, failure_reason
 from tuner.model import UsageError
@@ -60,7 +60,7 @@ class StudyStore:
         p, measurement = self.parts, self.parts.config.measurement
         identity: dict[str, object] = {"workload": p.workload.name, "space": p.space.name, "objective": p.score.objective,
                     "scale": measurement.scale}
-        if measurement.backend != "db_bench":  # another program measured is another question
+        if not BACKENDS[measurement.backend].workloads:  # another program measured is another question
             identity["backend"] = {"name": measurement.backend, "command": measurement.command,
                                    **({"load": measurement.load} if measurement.load else {})}
         if not p.workload.drain:  # burst ops/s do not compare with sustained ones
