@@ -93,6 +93,12 @@ class Defaults:
             return f"db_bench {self.version}'s own defaults, not the library's ({self.source})"
         return f"RocksDB {self.version}'s library defaults, as an application opening a DB gets them"
 
+    @property
+    def identity(self) -> str | None:
+        """The mode as a study's identity records it (what a resume must run on): none for 7.8.3's pins,
+        which every study ran on before the modes were recorded."""
+        return None if self.mode == PINNED_7_8 else self.mode
+
     def command_line(self) -> str:
         """The flags as db_bench takes them."""
         return " ".join(format_flag(k, v) for k, v in self.flags.items())

@@ -49,7 +49,7 @@ class Study:
                 slot = executor.start()  # before anything is written: Ray or a node may refuse
             except ExecutorError as exc:
                 raise UsageError(str(exc)) from None
-            self.parts: Prepared = prepare(config, score, pruner, found.db_bench, slot, found.defaults)
+            self.parts: Prepared = prepare(config, score, pruner, found, slot)
             try:
                 self.backend: Backend = BACKENDS[measurement.backend](self._setup(found))
                 self.backend.prepare()  # per study, on this host

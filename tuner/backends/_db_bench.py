@@ -12,9 +12,10 @@ from typing import Any
 from objectives.dbbench import DbBench, DbBenchError, probe
 from objectives.defaults import DefaultsError, defaults_of
 from objectives.measurement import measure
-from objectives.runner import Runner
+from objectives.runner import RUNNER_FLAGS, Runner, preload_dir
 from objectives.workdir import remove_owned
-from objectives.workloads import Flag, Workload
+from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag, Workload
+from search_spaces import SearchSpace
 from tuner.backends.base import (
     Backend,
     Description,
@@ -65,6 +66,25 @@ class DbBenchBackend(Backend):
             return Node(facts, error=facts["db_bench_error"])
         found = setup.found or Found(cls.name)
         return Node(facts, replace(setup, found=replace(found, db_bench=db_bench, defaults=None)))
+
+    @classmethod
+    def check(cls, found: Found, workload: Workload, space: SearchSpace) -> None:
+        """Tuned flags the tuner owns are refused; every flag must be known to this db_bench."""
+        db_bench = found.db_bench
+        assert db_bench is not None, "Backend.find first"
+        for p in space.parameters:
+            if p.flag in RESERVED_FLAGS | OUTSIDE_FLAGS:
+                raise UsageError(f"space {space.name}: parameters.{p.name}.flag: --{p.flag} is set by the tuner "
+                                 "or names a path outside the trial's DB directory; it cannot be tuned")
+        flags = set(workload.all_flags()) | {p.flag for p in space.parameters} | RUNNER_FLAGS
+        db_bench.check_flags(sorted(flags), where=f"workload {workload.name} / space {space.name}")
+        db_bench.check_benchmarks([b for phase in workload.phases for b in phase.benchmarks],
+                                  where=f"workload {workload.name}")
+
+    @classmethod
+    def preload_path(cls, found: Found, work_dir: Path, workload: Workload, seed: int) -> Path:
+        assert found.db_bench is not None and found.defaults is not None, "Backend.find first"
+        return preload_dir(found.db_bench, work_dir, workload, seed, found.defaults) / "db"
 
     @classmethod
     def node_facts(cls, execution: ExecutionConfig) -> dict[str, Any]:

@@ -6,7 +6,9 @@ only through this module (docs/architecture.md, "Measurement backends").
 Its life in a study:
 
 - :meth:`Backend.find` (per study, before the request is prepared): the binary its runs use and what
-  they start from (db_bench: the probed binary and its defaults), as a :class:`Found`;
+  they start from (db_bench: the probed binary and its defaults), as a :class:`Found`; once the
+  request is sized, :meth:`Backend.check` refuses what its runs cannot take, and
+  :meth:`Backend.preload_path` names where a preloaded DB is built;
 - ``Backend(setup)`` then :meth:`Backend.prepare` (per study on the driver, and per node on a
   worker after :meth:`Backend.on_node`): what every run needs there (db_bench: its runner, memory
   cgroups); :meth:`Backend.preload` builds a DB runs start from, once per study and node;
@@ -44,7 +46,8 @@ from objectives.contract import (
 from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
 from objectives.workloads import Flag, Workload
-from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig
+from search_spaces import SearchSpace
+from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig, UsageError
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,17 @@ class Backend(abc.ABC):
     def find(cls, config: TuneConfig) -> Found:
         """Per study, before the request is prepared: what its runs use on this host; nothing by default."""
         return Found(cls.name)
+
+    @classmethod  # noqa: B027 (an optional hook: most backends have nothing to check)
+    def check(cls, found: Found, workload: Workload, space: SearchSpace) -> None:
+        """Per study, once the workload and space are sized for the trials' slot: refuse what its runs
+        cannot take (one error naming the flag or field); nothing by default."""
+
+    @classmethod
+    def preload_path(cls, found: Found, work_dir: Path, workload: Workload, seed: int) -> Path:
+        """Where :meth:`preload` builds ``workload``'s DB in ``work_dir`` (a directory of its own there,
+        removed whole), named by what builds it so that a resumed study finds its own."""
+        raise UsageError(f"--workload {workload.name}: the {cls.name} backend builds no preloaded DB")
 
     @classmethod
     def node_facts(cls, execution: ExecutionConfig) -> dict[str, Any]:

@@ -16,12 +16,11 @@ import optuna
 from objectives import workdir
 from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
-from objectives.runner import RUNNER_FLAGS, preload_dir
 from objectives.scores import Score
 from objectives.trace import snapshot_files, trace_workload
-from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag, Workload, WorkloadError, load_workload
+from objectives.workloads import Flag, Workload, WorkloadError, load_workload
 from search_spaces import Context, GiB, MiB, SearchSpace, load_space
-from tuner.backends import BACKENDS
+from tuner.backends import BACKENDS, Found
 from tuner.engine._baseline_file import NAME as BASELINE_NAME
 from tuner.engine._baseline_file import load_baseline
 from tuner.engine._held import default_flags, held
@@ -205,11 +204,12 @@ def pruner_of(search: SearchConfig, score: Score) -> optuna.pruners.BasePruner:
         raise UsageError(str(exc)) from None
 
 
-def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner, db_bench: DbBench | None,
-            slot: Slot, defaults: Defaults | None = None) -> Prepared:
-    """Scale workload and space to the trials' slot, check flags (against ``db_bench``, None when the
-    backend runs no db_bench workload, whose runs start from ``defaults``), build the sampler and the
-    work directory."""
+def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner, found: Found,
+            slot: Slot) -> Prepared:
+    """Scale workload and space to the trials' slot, have the backend check them (against what it
+    ``found``: db_bench, None when the backend runs none, and the defaults its runs start from), build
+    the sampler and the work directory."""
+    backend, db_bench, defaults = BACKENDS[config.measurement.backend], found.db_bench, found.defaults
     host = replace(Context.of_host(), cores=slot.cores, ram=slot.ram)
     search, confirm_scale = config.search, config.revalidation.confirm_scale
     unresolved = search.space if isinstance(search.space, SearchSpace) else load_space(search.space)
@@ -219,28 +219,27 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
         workload=config.measurement.workload if config.measurement.workload is not None else workload.name))
     measurement = config.measurement
     workload = replace(workload, drain=workload.drain and measurement.drain)
-    if not BACKENDS[measurement.backend].workloads:  # its hand-found configurations are db_bench's workload's
+    if not backend.workloads:  # its hand-found configurations are db_bench's workload's
         workload = replace(workload, baselines=())
     if confirm_scale is not None:
         confirm = replace(workload_of(config).resolve(confirm_scale, host), drain=workload.drain)
     elif confirm is not None:  # at the target, in its memory
         confirm = replace(confirm, drain=workload.drain, memory=target.memory or (max(
             MIN_MEMORY_LIMIT, int(confirm.data_bytes() / confirm.data_to_memory)) if confirm.data_to_memory else None))
-    work_dir, workload, confirm = _work_dir(config, db_bench, defaults, target, workload, confirm)
+    work_dir, workload, confirm = _work_dir(config, found, target, workload, confirm)
     needs = baseline_memory(db_bench, defaults, workload)
     floor = needs[0] if needs else 0
     limit, budget = memory_plan(config.deployment, workload, slot, target, floor)
     ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget)
     space = unresolved.resolve(ctx)
-    if db_bench is not None:
-        check_flags(db_bench, workload, space)
+    backend.check(found, workload, space)
     user, reference = _reference(config, space, target)
     sampler_name = choose(search.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
     config = replace(config, search=replace(config.search, sampler=sampler_name))
     widened: tuple[str, ...] = ()
     if search.starts and sampler_name != "grid":  # the references run as starts: the space holds them
         space, widened = held(space, db_bench, workload, defaults, reference if user is not None else None)
-    what = BACKENDS[measurement.backend].describe(workload, measurement).name
+    what = backend.describe(workload, measurement).name
     tracking = config.tracking
     name = tracking.study or f"{what}-{time.strftime('%Y%m%d-%H%M%S')}"
     # the start-up is sized to --trials here, and to what a --budget allows once the baselines ran (TrialLoop);
@@ -264,9 +263,10 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
                     widened=widened, memory_note=_memory_note(config.deployment, limit, needs))
 
 
-def _work_dir(config: TuneConfig, db_bench: DbBench | None, defaults: Defaults | None, target: Target,
-              workload: Workload, confirm: Workload | None) -> tuple[Path, Workload, Workload | None]:
-    """The work dir, checked to hold the trials' DBs; preloaded workloads with their DB's place in it."""
+def _work_dir(config: TuneConfig, found: Found, target: Target, workload: Workload,
+              confirm: Workload | None) -> tuple[Path, Workload, Workload | None]:
+    """The work dir, checked to hold the trials' DBs; preloaded workloads with their DB's place in it
+    (where the backend builds it, else --db-snapshot's)."""
     try:
         given_dir = config.execution.work_dir
         work_dir = workdir.prepare(Path(given_dir) if given_dir is not None else None)
@@ -278,8 +278,8 @@ def _work_dir(config: TuneConfig, db_bench: DbBench | None, defaults: Defaults |
     given = Path(snapshot).resolve() if snapshot else None  # the user's DB, never written: the target
 
     def preloaded(w: Workload) -> Workload:
-        assert db_bench is not None and defaults is not None  # only db_bench's workloads are preloaded
-        return replace(w, snapshot=str(given or preload_dir(db_bench, work_dir, w, seed, defaults) / "db"))
+        return replace(w, snapshot=str(given or BACKENDS[config.measurement.backend].preload_path(found, work_dir, w,
+                                                                                                   seed)))
 
     if workload.kind == "preloaded":
         workload = preloaded(workload)
@@ -517,18 +517,6 @@ def workload_of(config: TuneConfig) -> Workload:
         raise UsageError(f"--db-snapshot: workload {named.name} loads its DB from empty; a snapshot is where a "
                          "trace workload (trace:TRACE) or a preloaded one (rocksdb-tuner workloads) starts")
     return named
-
-
-def check_flags(db_bench: DbBench, workload: Workload, space: SearchSpace) -> None:
-    """Tuned flags the tuner owns are refused; every flag must be known to this db_bench."""
-    for p in space.parameters:
-        if p.flag in RESERVED_FLAGS | OUTSIDE_FLAGS:
-            raise UsageError(f"space {space.name}: parameters.{p.name}.flag: --{p.flag} is set by the tuner "
-                             "or names a path outside the trial's DB directory; it cannot be tuned")
-    flags = set(workload.all_flags()) | {p.flag for p in space.parameters} | RUNNER_FLAGS
-    db_bench.check_flags(sorted(flags), where=f"workload {workload.name} / space {space.name}")
-    db_bench.check_benchmarks([b for phase in workload.phases for b in phase.benchmarks],
-                              where=f"workload {workload.name}")
 
 
 def prepare_out(out: Path) -> None:

@@ -12,7 +12,6 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 from sqlalchemy.exc import SQLAlchemyError
 
-from objectives.defaults import PINNED_7_8
 from objectives.scores import ScoreError
 from tuner import options_file
 from tuner.backends import BACKENDS, Measurement
@@ -69,8 +68,8 @@ class StudyStore:
             identity["target"] = {"data": p.target.data, "memory": p.target.memory, "source": p.target.source}
         if measurement.db_snapshot and p.workload.kind == "preloaded":  # the DB the runs start from
             identity["db_snapshot"] = p.workload.snapshot
-        if p.defaults is not None and p.defaults.mode != PINNED_7_8:  # studies before it ran on 7.8.3's pins
-            identity["defaults"] = p.defaults.mode
+        if p.defaults is not None and p.defaults.identity is not None:  # what every run started from
+            identity["defaults"] = p.defaults.identity
         if not study.user_attrs.get("uid"):  # names the study in MLflow, whatever its storage URL
             study.set_user_attr("uid", uuid.uuid4().hex)
         if not study.user_attrs.get("identity"):
