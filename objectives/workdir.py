@@ -15,6 +15,8 @@ import socket
 import tempfile
 from pathlib import Path
 
+from objectives.workloads import WorkloadError
+
 WORKDIR_MARKER = ".rocksdb-tuner-workdir"
 MARKER = ".rocksdb-tuner-owned"  # in each directory the tuner made inside a work directory (make_owned)
 GiB = 1 << 30
@@ -214,3 +216,14 @@ def remove_owned(path: Path) -> None:
         path.rmdir()
     except OSError:
         pass
+
+
+def snapshot_files(snapshot: Path) -> tuple[int, Path | None]:
+    """A DB directory runs start from (--db-snapshot): the bytes of its files and its latest OPTIONS
+    file (None if it has none)."""
+    if not (snapshot / "CURRENT").is_file():
+        raise WorkloadError(f"--db-snapshot {snapshot}: not a RocksDB directory (no CURRENT file)")
+    files = [snapshot / f for f in os.listdir(snapshot) if (snapshot / f).is_file()]
+    options = sorted((f for f in files if f.name.startswith("OPTIONS-") and f.name[8:].isdigit()),
+                     key=lambda f: int(f.name[8:]))
+    return sum(f.stat().st_size for f in files), options[-1] if options else None

@@ -31,11 +31,11 @@ DB_BENCH = ("objectives.dbbench", "objectives.runner", "objectives.measurement",
             "objectives.trace")
 BACKEND_BLIND = ("tuner.engine", "tuner.executors", "tuner.observers", "tuner.outputs", "tuner.api")
 # What the engine still imports of db_bench's modules itself, to be moved behind the backend: the probed
-# binary and its defaults as types of the prepared study, trace workloads (--workload trace:), the starts and
-# the references (db_bench's defaults of each flag, benchmark.sh).
+# binary and its defaults as types of the prepared study, the starts and the references (db_bench's
+# defaults of each flag, benchmark.sh).
 # An entry no longer imported fails the test: the list only shrinks.
 NOT_YET_BLIND = {
-    "tuner.engine._prepare": {"objectives.dbbench", "objectives.defaults", "objectives.trace"},
+    "tuner.engine._prepare": {"objectives.dbbench", "objectives.defaults"},
     "tuner.engine._held": {"objectives.configurations", "objectives.dbbench", "objectives.defaults"},
     "tuner.engine._warmstart": {"objectives.configurations", "objectives.dbbench", "objectives.defaults"},
 }

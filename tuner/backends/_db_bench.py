@@ -13,6 +13,7 @@ from objectives.dbbench import DbBench, DbBenchError, probe
 from objectives.defaults import DefaultsError, defaults_of
 from objectives.measurement import measure
 from objectives.runner import RUNNER_FLAGS, Runner, preload_dir
+from objectives.trace import trace_workload
 from objectives.workdir import remove_owned
 from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag, Workload
 from search_spaces import SearchSpace
@@ -66,6 +67,15 @@ class DbBenchBackend(Backend):
             return Node(facts, error=facts["db_bench_error"])
         found = setup.found or Found(cls.name)
         return Node(facts, replace(setup, found=replace(found, db_bench=db_bench, defaults=None)))
+
+    @classmethod
+    def workload_named(cls, name: str, db_snapshot: Path | None) -> Workload | None:
+        """``trace:TRACE``: a RocksDB query trace replayed on copies of --db-snapshot (objectives.trace)."""
+        if not name.startswith("trace:"):
+            return None
+        if not db_snapshot:
+            raise UsageError("--workload trace:TRACE needs --db-snapshot DIR: the DB the trace was recorded on")
+        return trace_workload(Path(name[len("trace:"):]), Path(db_snapshot))
 
     @classmethod
     def check(cls, found: Found, workload: Workload, space: SearchSpace) -> None:

@@ -150,6 +150,12 @@ class Backend(abc.ABC):
         """Per study, before the request is prepared: what its runs use on this host; nothing by default."""
         return Found(cls.name)
 
+    @classmethod
+    def workload_named(cls, name: str, db_snapshot: Path | None) -> Workload | None:
+        """A workload ``name`` (--workload) only this backend knows (db_bench: ``trace:TRACE`` on
+        --db-snapshot), else None: a preset or a file (objectives.workloads)."""
+        return None
+
     @classmethod  # noqa: B027 (an optional hook: most backends have nothing to check)
     def check(cls, found: Found, workload: Workload, space: SearchSpace) -> None:
         """Per study, once the workload and space are sized for the trials' slot: refuse what its runs

@@ -17,7 +17,7 @@ from objectives import workdir
 from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
 from objectives.scores import Score
-from objectives.trace import snapshot_files, trace_workload
+from objectives.workdir import snapshot_files
 from objectives.workloads import Flag, Workload, WorkloadError, load_workload
 from search_spaces import Context, GiB, MiB, SearchSpace, load_space
 from tuner.backends import BACKENDS, Found
@@ -502,16 +502,15 @@ TARGET_WORKLOAD = "steady-overwrite"  # with --target-data: a load of the target
 
 
 def workload_of(config: TuneConfig) -> Workload:
-    """The workload a request names: a preset, a file, or ``trace:TRACE`` on --db-snapshot; none named,
-    fillrandom, or with a --target-data the preloaded steady-overwrite."""
+    """The workload a request names: a preset, a file, or one its backend names (db_bench's
+    ``trace:TRACE`` on --db-snapshot); none named, fillrandom, or with a --target-data the preloaded
+    steady-overwrite."""
     m = config.measurement
     chosen = m.workload if m.workload is not None else \
         TARGET_WORKLOAD if config.deployment.target_data is not None else DEFAULT_WORKLOAD
-    name = str(chosen)
-    if name.startswith("trace:"):
-        if not m.db_snapshot:
-            raise UsageError("--workload trace:TRACE needs --db-snapshot DIR: the DB the trace was recorded on")
-        return trace_workload(Path(name[len("trace:"):]), Path(m.db_snapshot))
+    own = BACKENDS[m.backend].workload_named(str(chosen), m.db_snapshot)  # e.g. db_bench's trace:TRACE
+    if own is not None:
+        return own
     named = load_workload(chosen)
     if m.db_snapshot and named.kind != "preloaded":
         raise UsageError(f"--db-snapshot: workload {named.name} loads its DB from empty; a snapshot is where a "

@@ -15,6 +15,7 @@ from optuna.trial import FrozenTrial
 from objectives.scores import label
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
+from tuner.backends import BACKENDS
 from tuner.engine import default_flags
 from tuner.fmt import fmt_bytes, fmt_ops, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
@@ -105,10 +106,17 @@ def _cells(row: dict[str, Any], columns: list[str]) -> list[str]:
     return [_cell(row, columns[0]), spread, *(_cell(row, k) for k in columns[1:]), ratio]
 
 
+def _runs_workloads(summary: dict[str, Any]) -> bool:
+    """Whether the summary's backend (db_bench for a summary from before backends) runs db_bench's
+    workloads, as it declares (Backend.workloads): its figures are then db_bench's, else a program's."""
+    backend = BACKENDS.get(summary.get("backend", "db_bench"))
+    return backend is not None and backend.workloads
+
+
 def _measured_as(summary: dict[str, Any]) -> list[str]:
     """What the comparison's figures are: db_bench's sustained or burst ops/s, or the program's own
     metrics; and, for another metric than ops/s, which way its ratios go."""
-    if summary.get("backend", "db_bench") != "db_bench":
+    if not _runs_workloads(summary):
         lines = [f"metrics as the program printed them ({summary.get('command')})"]
     elif summary.get("drain", True):
         lines = ["ops/s: sustained (deferred flushes and compactions charged); write amp: stored / logical bytes"]
@@ -227,7 +235,7 @@ def closing_table(summary: dict[str, Any]) -> str:
 
 def _flags(summary: dict[str, Any], flags: dict[str, Any]) -> str:
     """A configuration as its measurement took it: db_bench's flags, or the options a program read."""
-    if summary.get("backend", "db_bench") == "db_bench":
+    if _runs_workloads(summary):
         return "(db_bench flags): " + " ".join(f"--{k}={v}" for k, v in flags.items())
     return "(options, in OPTIONS.ini for the program): " + " ".join(f"{k}={v}" for k, v in flags.items())
 
@@ -236,7 +244,7 @@ def comparison_markdown(summary: dict[str, Any]) -> str:
     """The comparison as a Markdown table (``comparison.md``): defaults vs hand-found vs best."""
     db, columns = summary["db_bench"], _columns(summary)
     what = (f"{summary['workload']} ({fmt_bytes(summary['data_bytes'])} of data per trial)"
-            if summary.get("backend", "db_bench") == "db_bench" else f"the program `{summary['command']}`")
+            if _runs_workloads(summary) else f"the program `{summary['command']}`")
     lines = [f"# {summary['study']}: {what}" + (f", db_bench {db['version']} ({db['build']})" if db else ""), "",
              "| configuration | " + " | ".join([label(columns[0]), "range", *(
                  "write amp (stored / logical)" if k == "write_amp" else label(k) for k in columns[1:]),
