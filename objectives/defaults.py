@@ -71,6 +71,12 @@ _IGNORED = ("DBOptions.db_host_id", "DBOptions.wal_dir", "DBOptions.db_log_dir",
             "BlockCache.hash_seed", "TableOptions/BlockBasedTable.block_cache")
 
 
+# db_bench's --compression_level defaults to 32767, "the library's default level": zstd's is 3.
+LIBRARY_DEFAULT_LEVEL, ZSTD_DEFAULT_LEVEL = "32767", "3"
+# db_bench's --bloom_bits defaults to -1, "the library's default": no filter, which 0 also means.
+LIBRARY_DEFAULT_BLOOM, NO_FILTER = "-1", "0"
+
+
 class DefaultsError(RuntimeError):
     """The library's defaults cannot be read beside this db_bench."""
 
@@ -187,3 +193,16 @@ def _flag_value(key: str, text: str | None) -> Flag | None:
         return float(text)
     except ValueError:
         return None
+
+
+def db_bench_defaults(flags: list[str], db: DbBench, base: Defaults) -> dict[str, str]:
+    """What each of ``flags`` runs with when no configuration sets it: the value every run starts from
+    (``base``, objectives/defaults.py), else db_bench's --help default; the library's default
+    compression level as zstd's, and its default filter (none) as 0 bits per key."""
+    defaults: dict[str, object] = {f: db.default(f) for f in flags if db.default(f) is not None}
+    defaults.update({f: v for f, v in base.flags.items() if f in flags})
+    if defaults.get("compression_level") == LIBRARY_DEFAULT_LEVEL:
+        defaults["compression_level"] = ZSTD_DEFAULT_LEVEL
+    if defaults.get("bloom_bits") == LIBRARY_DEFAULT_BLOOM:
+        defaults["bloom_bits"] = NO_FILTER
+    return {f: str(v) for f, v in defaults.items()}

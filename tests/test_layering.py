@@ -26,19 +26,10 @@ LAYERS: list[list[tuple[str, ...]]] = [
 DATA_MODEL = ("tuner.model", "tuner.events")
 # db_bench's own modules: reached only through its backend (tuner.backends), behind the measurement
 # contract (tuner/backends/base.py), never by what runs, observes or reports a study whatever measures it.
+# (objectives.workloads, .scores, .workdir, .configurations and .contract serve every backend.)
 DB_BENCH = ("objectives.dbbench", "objectives.runner", "objectives.measurement", "objectives.defaults",
-            "objectives.configurations", "objectives.parser", "objectives.metrics", "objectives.memory",
-            "objectives.trace")
+            "objectives.parser", "objectives.metrics", "objectives.memory", "objectives.trace")
 BACKEND_BLIND = ("tuner.engine", "tuner.executors", "tuner.observers", "tuner.outputs", "tuner.api")
-# What the engine still imports of db_bench's modules itself, to be moved behind the backend: the probed
-# binary and its defaults as types of the prepared study, the starts and the references (db_bench's
-# defaults of each flag, benchmark.sh).
-# An entry no longer imported fails the test: the list only shrinks.
-NOT_YET_BLIND = {
-    "tuner.engine._prepare": {"objectives.dbbench", "objectives.defaults"},
-    "tuner.engine._held": {"objectives.configurations", "objectives.dbbench", "objectives.defaults"},
-    "tuner.engine._warmstart": {"objectives.configurations", "objectives.dbbench", "objectives.defaults"},
-}
 MAX_CLASS_LINES = 200
 MAX_FUNCTION_LINES = 80
 
@@ -129,13 +120,11 @@ def test_private_modules_stay_in_their_package(module):
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(BACKEND_BLIND)))
 def test_the_study_knows_db_bench_only_through_its_backend(module):
     """The engine, executors, observers, outputs and the API import none of db_bench's modules: they ask
-    the backend (tuner.backends: find, prepare, preload, measure, teardown, describe, its capabilities)."""
-    imports, not_yet = _imports(module, MODULES[module]), NOT_YET_BLIND.get(module, set())
-    wrong = [f"{_shown(MODULES[module])}:{line} imports {target}" for line, target, _ in imports
-             if target.startswith(DB_BENCH) and target not in not_yet]
+    the backend (tuner.backends: find, check, prepare, preload, measure, teardown, describe, its
+    capabilities)."""
+    wrong = [f"{_shown(MODULES[module])}:{line} imports {target}" for line, target, _ in _imports(module, MODULES[module])
+             if target.startswith(DB_BENCH)]
     assert not wrong, "imports of db_bench's modules, not through its backend:\n" + "\n".join(wrong)
-    stale = not_yet - {target for _, target, _ in imports}
-    assert not stale, f"{module} no longer imports {sorted(stale)}: take it out of NOT_YET_BLIND"
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

@@ -80,7 +80,7 @@ def main() -> None:
         parts, db_bench = studies["none"].parts, bests["none"].db_bench
         assert db_bench is not None  # db_bench's workload
         runner = Runner(db_bench, work_dir=parts.work_dir, timeout=parts.config.measurement.trial_timeout,
-                        memory_limit=parts.memory_limit, defaults=parts.defaults)  # as the study's runs
+                        memory_limit=parts.memory_limit, defaults=parts.found.defaults)  # as the study's runs
         for round_ in range(args.rounds):
             for name, flags in contenders.items():
                 m = measure(runner, bests["none"].workload, flags,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from objectives.dbbench import DbBench, DbBenchError, probe
-from objectives.defaults import DefaultsError, defaults_of
+from objectives.defaults import DefaultsError, db_bench_defaults, defaults_of
 from objectives.measurement import measure
 from objectives.runner import RUNNER_FLAGS, Runner, preload_dir
 from objectives.trace import trace_workload
@@ -67,6 +67,15 @@ class DbBenchBackend(Backend):
             return Node(facts, error=facts["db_bench_error"])
         found = setup.found or Found(cls.name)
         return Node(facts, replace(setup, found=replace(found, db_bench=db_bench, defaults=None)))
+
+    @classmethod
+    def default_flags(cls, found: Found, flags: list[str], workload: Workload) -> dict[str, Any]:
+        """The defaults every run starts from (those found, else the library's of db_bench's version),
+        else db_bench's own, under the ``workload``'s own flags (which come along), as S0's scaled
+        memtable."""
+        db_bench = found.db_bench
+        assert db_bench is not None, "Backend.find first"
+        return {**db_bench_defaults(flags, db_bench, found.defaults or defaults_of(db_bench)), **workload.flags}
 
     @classmethod
     def workload_named(cls, name: str, db_snapshot: Path | None) -> Workload | None:

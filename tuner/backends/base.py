@@ -6,9 +6,11 @@ only through this module (docs/architecture.md, "Measurement backends").
 Its life in a study:
 
 - :meth:`Backend.find` (per study, before the request is prepared): the binary its runs use and what
-  they start from (db_bench: the probed binary and its defaults), as a :class:`Found`; once the
-  request is sized, :meth:`Backend.check` refuses what its runs cannot take, and
-  :meth:`Backend.preload_path` names where a preloaded DB is built;
+  they start from (db_bench: the probed binary and its defaults), as a :class:`Found`; while the
+  request is prepared, :meth:`Backend.workload_named` resolves a workload only it knows,
+  :meth:`Backend.default_flags` says what the defaults' baseline runs each flag with,
+  :meth:`Backend.check` refuses what its runs cannot take and :meth:`Backend.preload_path` names where
+  a preloaded DB is built;
 - ``Backend(setup)`` then :meth:`Backend.prepare` (per study on the driver, and per node on a
   worker after :meth:`Backend.on_node`): what every run needs there (db_bench: its runner, memory
   cgroups); :meth:`Backend.preload` builds a DB runs start from, once per study and node;
@@ -47,7 +49,7 @@ from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
 from objectives.workloads import Flag, Workload
 from search_spaces import SearchSpace
-from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig, UsageError
+from tuner.model import ExecutionConfig, MeasurementConfig, StudySnapshot, TuneConfig, UsageError
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,13 @@ class Found:
     db_bench: DbBench | None = None
     defaults: Defaults | None = None  # None on a node until the node reads its own build's (``mode``)
     mode: str = LIBRARY  # what every run starts from (objectives.defaults.MODES)
+
+    @classmethod
+    def of(cls, snapshot: StudySnapshot) -> Found:
+        """What a study's backend found, as its snapshot keeps it."""
+        defaults = snapshot.defaults
+        return cls(snapshot.config.measurement.backend, snapshot.db_bench, defaults,
+                   defaults.mode if defaults else LIBRARY)
 
 
 @dataclass(frozen=True)
@@ -149,6 +158,12 @@ class Backend(abc.ABC):
     def find(cls, config: TuneConfig) -> Found:
         """Per study, before the request is prepared: what its runs use on this host; nothing by default."""
         return Found(cls.name)
+
+    @classmethod
+    def default_flags(cls, found: Found, flags: list[str], workload: Workload) -> dict[str, Any]:
+        """What the defaults' baseline (rocksdb-default) runs each of ``flags`` with, as its runs are
+        given them: by default none (a program runs on its own defaults)."""
+        return {}
 
     @classmethod
     def workload_named(cls, name: str, db_snapshot: Path | None) -> Workload | None:

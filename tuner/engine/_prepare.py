@@ -14,8 +14,6 @@ from pathlib import Path
 import optuna
 
 from objectives import workdir
-from objectives.dbbench import DbBench
-from objectives.defaults import LIBRARY, Defaults
 from objectives.scores import Score
 from objectives.workdir import snapshot_files
 from objectives.workloads import Flag, Workload, WorkloadError, load_workload
@@ -51,7 +49,7 @@ class Prepared:
     score: Score
     pruner: optuna.pruners.BasePruner
     sampler: optuna.samplers.BaseSampler
-    db_bench: DbBench | None  # None when the backend runs no db_bench workload (it is then not probed)
+    found: Found  # what the backend found: db_bench (None when it runs none: it is then not probed), its defaults
     workload: Workload
     space: SearchSpace
     trials_wanted: int
@@ -67,7 +65,6 @@ class Prepared:
     user_baseline: tuple[dict[str, Flag], str] | None  # --baseline's flags and description
     rungs: tuple[Workload, ...] = ()  # --fidelity: the workload at each rung's data size, the last the full one
     target: Target | None = None  # what the study tunes for (tuner.target)
-    defaults: Defaults | None = None  # what every db_bench run starts from (None: the backend runs no db_bench)
     widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
     memory_note: str | None = None  # rocksdb-default cannot fit the trials' memory: said before any run
 
@@ -177,7 +174,8 @@ def check_backend(config: TuneConfig) -> None:
             ("--confirm-scale", config.revalidation.confirm_scale, workloads),
             ("--parallel", x.parallel > 1, distributed), ("--ray-address", x.ray_address, distributed),
             ("--executor", x.on_ray, distributed), ("--db-bench", x.db_bench, db_bench),
-            ("--rocksdb-version", x.rocksdb_version, db_bench), ("--defaults", m.defaults != LIBRARY, db_bench)):
+            ("--rocksdb-version", x.rocksdb_version, db_bench),
+            ("--defaults", m.defaults != MeasurementConfig.defaults, db_bench)):  # another than the library's
         if given and not can:
             raise UsageError(f"{flag}: shapes db_bench's workloads and runs; the {backend.name} backend runs "
                              "your program as it is, on this host")
@@ -209,7 +207,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     """Scale workload and space to the trials' slot, have the backend check them (against what it
     ``found``: db_bench, None when the backend runs none, and the defaults its runs start from), build
     the sampler and the work directory."""
-    backend, db_bench, defaults = BACKENDS[config.measurement.backend], found.db_bench, found.defaults
+    backend, defaults = BACKENDS[config.measurement.backend], found.defaults
     host = replace(Context.of_host(), cores=slot.cores, ram=slot.ram)
     search, confirm_scale = config.search, config.revalidation.confirm_scale
     unresolved = search.space if isinstance(search.space, SearchSpace) else load_space(search.space)
@@ -227,7 +225,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
         confirm = replace(confirm, drain=workload.drain, memory=target.memory or (max(
             MIN_MEMORY_LIMIT, int(confirm.data_bytes() / confirm.data_to_memory)) if confirm.data_to_memory else None))
     work_dir, workload, confirm = _work_dir(config, found, target, workload, confirm)
-    needs = baseline_memory(db_bench, defaults, workload)
+    needs = baseline_memory(found, workload)
     floor = needs[0] if needs else 0
     limit, budget = memory_plan(config.deployment, workload, slot, target, floor)
     ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget)
@@ -238,7 +236,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     config = replace(config, search=replace(config.search, sampler=sampler_name))
     widened: tuple[str, ...] = ()
     if search.starts and sampler_name != "grid":  # the references run as starts: the space holds them
-        space, widened = held(space, db_bench, workload, defaults, reference if user is not None else None)
+        space, widened = held(space, found, workload, reference if user is not None else None)
     what = backend.describe(workload, measurement).name
     tracking = config.tracking
     name = tracking.study or f"{what}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -255,11 +253,11 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     rungs = _rungs(config, workload, target, {p.flag for p in space.parameters}, host, limit, floor)
     plan = Plan.of(config.revalidation, search.seed or 0, confirm)
     out = Path(tracking.out) if tracking.out else Path("runs") / name
-    return Prepared(config=config, name=name, score=score, pruner=pruner, sampler=sampler, db_bench=db_bench,
+    return Prepared(config=config, name=name, score=score, pruner=pruner, sampler=sampler, found=found,
                     workload=workload, space=space, trials_wanted=wanted, repair_rejected=not grid, work_dir=work_dir,
                     out=out, storage=tracking.storage or f"sqlite:///{(out / 'study.db').resolve()}",
                     db_bench_seed=search.seed if search.seed else 1, slot=slot, memory_limit=limit, plan=plan,
-                    reference=reference, user_baseline=user, rungs=rungs, target=target, defaults=defaults,
+                    reference=reference, user_baseline=user, rungs=rungs, target=target,
                     widened=widened, memory_note=_memory_note(config.deployment, limit, needs))
 
 
@@ -309,12 +307,12 @@ MIN_MEMORY_LIMIT = 64 * MiB
 MEMORY_FLAGS = ("write_buffer_size", "max_write_buffer_number", "cache_size")  # what a configuration holds in memory
 
 
-def baseline_memory(db: DbBench | None, base: Defaults | None, workload: Workload) -> tuple[int, str] | None:
+def baseline_memory(found: Found, workload: Workload) -> tuple[int, str] | None:
     """(the trials' memory rocksdb-default needs, what it holds in words): its memtables and block cache
     as it runs them (:func:`tuner.engine._held.default_flags`), as the memory budget's 3/4 of the trials'
     memory (the rest db_bench itself and the page cache: :func:`memory_plan`); None with no db_bench, or
     where its flags do not say."""
-    flags = default_flags(list(MEMORY_FLAGS), db, workload, base)
+    flags = default_flags(list(MEMORY_FLAGS), found, workload)
     if any(f not in flags for f in MEMORY_FLAGS):
         return None
     size, number, cache = (max(0, int(float(str(flags[f])))) for f in MEMORY_FLAGS)

@@ -15,7 +15,7 @@ from optuna.trial import FrozenTrial
 from objectives.scores import label
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
-from tuner.backends import BACKENDS
+from tuner.backends import BACKENDS, Found
 from tuner.engine import default_flags
 from tuner.fmt import fmt_bytes, fmt_ops, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
@@ -391,8 +391,7 @@ def _kept_options(snapshot: StudySnapshot, ref: dict[str, Any], best: dict[str, 
     if found is not None:
         return found.read_text()
     space = snapshot.space
-    ran = {**default_flags([p.flag for p in space.parameters], snapshot.db_bench, snapshot.workload,
-                           snapshot.defaults), **flags}
+    ran = {**default_flags([p.flag for p in space.parameters], Found.of(snapshot), snapshot.workload), **flags}
     values = {p.options_key: ran[p.flag] for p in space.parameters
               if p.flag in ran and p.options_key not in options_file.NOT_SERIALIZED}
     return (f"# {ref['name']}: none of its runs left an OPTIONS file; this is the best's (trial {best['trial']}) with "
