@@ -11,9 +11,9 @@ document's running text, list items, headings and table rows (not in fenced code
 - a throughput: a number with a ``k`` suffix (``124k``, ``30.6k``), one with thousands separators
   (``153,588``), or any number followed by ``ops/s`` or ``keys/s``;
 - a measured time: a decimal number of seconds, milliseconds or minutes (``37.4 s``, ``0.42 ms``), any
-  number of milliseconds, ``N min M s``, or a whole number of 100 seconds or more that is not whole
-  minutes (``612 s``; shorter whole seconds, ``10 s``, ``30 s``, and whole minutes, ``120 s``,
-  ``1200 s``, are phase lengths, budgets and other settings);
+  number of milliseconds, ``N min M s``, or a whole number of seconds from 10 on that is not a multiple
+  of 10 (``22 s``, ``612 s``; ``5 s``, ``10 s``, ``30 s``, ``120 s`` and ``1200 s`` are phase lengths,
+  budgets, sleeps and other settings);
 - a measured size: a decimal number of bytes with a unit (``8.2 MB``, ``1.8 GiB``; whole sizes,
   ``2 GiB``, are settings);
 - a bare decimal (``0.87``, ``2.55``: a write amplification, a rank correlation, a p-value), except a
@@ -49,7 +49,7 @@ FIGURE = re.compile("|".join(rf"(?:{p})" for p in (
     rf"{_DECIMAL} ?(?:[x×]|times)(?![\w])",  # 1.12x, 3.6 times
     rf"{_DECIMAL} {_UNIT}\b",  # 37.4 s
     rf"{_NUMBER} ms\b",  # 72 ms
-    r"(?<![\d.,])\d{3,} s\b",  # 612 s (not whole minutes: see figures())
+    r"(?<![\d.,])\d+[1-9] s\b",  # 22 s, 612 s: whole seconds from 10 on, not a multiple of 10
     rf"{_DECIMAL} (?:[KMGT]i?B)\b",  # 8.2 MB
     rf"(?<![\w.]){_DECIMAL}(?![\w.]|\.\d)",  # 0.87
 )))
@@ -113,8 +113,7 @@ def figures(text: str) -> list[Figure]:
         for m in FIGURE.finditer(masked):
             figure = m.group(0)
             if _CONFIDENCE.match(masked, m.start()) or (
-                    re.fullmatch(_DECIMAL, figure) and _VERSION.search(masked[:m.start()])) or (
-                    re.fullmatch(r"\d+ s", figure) and int(figure[:-2]) % 60 == 0):
+                    re.fullmatch(_DECIMAL, figure) and _VERSION.search(masked[:m.start()])):
                 continue
             found.append(Figure(_line_of(text, place, m.start()), figure, place, m.start()))
     return found
