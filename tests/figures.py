@@ -1,8 +1,9 @@
 """Quantitative figures in the documents, and which of them no test binds to a file.
 
 What counts as a figure (docs/results.md, "Figures and their files", says the same for readers): in a
-document's running text, list items, headings and table rows (not in fenced code blocks, not in
-`inline code`, not in a link's target), a number written as one of
+document's running text, list items, headings, table rows and blocks of output (fenced blocks without a
+language tag; a block with one, ```sh, is code), not in `inline code` nor in a link's target, a number
+written as one of
 
 - a ratio: a decimal followed by ``x``, ``×`` or `` times`` (``1.12x``, ``3.6 times``);
 - an interval: two decimals joined by a hyphen or dash (``1.04-1.20``);
@@ -18,15 +19,16 @@ document's running text, list items, headings and table rows (not in fenced code
   ``2 GiB``, are settings);
 - a bare decimal (``0.87``, ``2.55``: a write amplification, a rank correlation, a p-value), except a
   version number (one that follows "RocksDB", "db_bench", "version", "Python", "Optuna", "MLflow",
-  "Ray", ``>=`` or ``v``, or that has two dots).
+  "Ray", ``>=``, ``≥`` or ``v``, or that has two dots).
 
 Dates, times of day, commit ids, integer counts, integer sizes and durations of settings do not count.
 Each figure is either bound (a test of tests/test_record.py reads it from a committed record and asserts
-it in its place: :class:`Binding` collects what they assert) or labelled, in its sentence, with where
-it comes from and, after the figure, that it is ``not recorded here`` (e.g. "RocksDB's wiki gives 1.5x, not
-recorded here": the label covers the figures before it in its sentence).
-A value one sets (a flag's, a preset's, a test's threshold) is a setting, not a figure: a document
-writes it as code (```0.25```) or states it where a test reads it from the code.
+it in its place: :class:`Binding` collects what they assert) or labelled: its sentence says where it
+comes from and, after the figure, that it is ``not recorded here`` (e.g. "RocksDB's wiki gives 1.5x,
+not recorded here"; the label covers the figures before it in its sentence, and a block of output's
+when the paragraph that introduces the block says so). A value one sets (a flag's, a preset's, a
+test's threshold) is a setting, not a figure: a document writes it as code (```0.25```) or states it
+where a test reads it from the code.
 """
 
 from __future__ import annotations
@@ -59,9 +61,11 @@ _VERSION = re.compile(r"(?:RocksDB|rocksdb|db_bench|version|versions|Python|Optu
 
 @dataclass(frozen=True)
 class Place:
-    """A paragraph, list item, table row or heading, its line breaks joined, with its first line."""
+    """A paragraph, list item, table row, heading or line of a fenced block (line breaks joined), with
+    its first line; a block's line also with the paragraph that introduces the block."""
     line: int
     text: str
+    intro: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,17 +77,20 @@ class Figure:
     start: int
 
 
-def places(text: str, code: bool = False) -> list[Place]:
-    """The places of a Markdown text, emphasis removed; with ``code``, each line of a fenced block too."""
+def places(text: str, blocks: str = "all") -> list[Place]:
+    """The places of a Markdown text, emphasis removed. ``blocks`` says which fenced blocks' lines are
+    places too: ``all``, or ``output`` (the blocks without a language tag: what a command printed)."""
     found: list[Place] = []
-    open_place, fenced = False, False
+    open_place, fenced, tagged, intro = False, False, False, ""
     for number, line in enumerate(text.replace("**", "").splitlines(), start=1):
         stripped = line.strip()
         if stripped.startswith("```"):
             fenced, open_place = not fenced, False
-        elif fenced and not code:
-            continue
-        elif fenced or stripped.startswith(("|", "#")):
+            tagged, intro = stripped != "```", found[-1].text if found else ""
+        elif fenced:
+            if blocks == "all" or not tagged:
+                found.append(Place(number, " ".join(stripped.split()), intro))
+        elif stripped.startswith(("|", "#")):
             found.append(Place(number, " ".join(stripped.split())))
             open_place = False
         elif not stripped:
@@ -108,7 +115,7 @@ def _masked(text: str) -> str:
 def figures(text: str) -> list[Figure]:
     """Every figure of a Markdown text, in order."""
     found = []
-    for place in places(text):
+    for place in places(text, blocks="output"):
         masked = _masked(place.text)
         for m in FIGURE.finditer(masked):
             figure = m.group(0)
@@ -154,10 +161,11 @@ class Binding:
 
 
 def _labelled(figure: Figure) -> bool:
-    """The rest of the figure's sentence says it is :data:`LABEL` (a label covers the figures before it)."""
+    """The rest of the figure's sentence says it is :data:`LABEL` (a label covers the figures before it), or,
+    in a block, the paragraph that introduces the block says so."""
     text = figure.place.text
     end = text.find(". ", figure.start + len(figure.text))
-    return LABEL in text[figure.start:len(text) if end == -1 else end]
+    return LABEL in text[figure.start:len(text) if end == -1 else end] or LABEL in figure.place.intro
 
 
 def documents(root: Path) -> list[Path]:

@@ -40,7 +40,7 @@ def _json(path: str) -> dict[str, Any]:
 def _places(path: str) -> list[str]:
     """Where a document can quote a figure: each paragraph, list item, table row, heading and line of
     code, with its line breaks and emphasis removed (so a figure may wrap or be bold)."""
-    return [place.text for place in places((ROOT / path).read_text(), code=True)]
+    return [place.text for place in places((ROOT / path).read_text())]
 
 
 def _ratio(compared: dict[str, Any]) -> str:
@@ -137,6 +137,13 @@ def test_the_answers_mlflow_run_names_are_quoted_as_their_summaries_give_them(re
     answer = answer_of(summary)
     assert answer is not None and (answer.kept is None) == (record != "target-4g")
     _quoted(f"`{_answer_name(answer, answer.kept or '')}`", ("docs/tracking.md",))
+
+
+def test_the_ui_example_shows_the_default_jobs_answer_as_its_summary_gives_it():
+    summary = _json("experiments/default_job/results/default-job-11.8.1-2026-11-27/summary.json")
+    best = summary["revalidation"]["best_vs_reference"]
+    _quoted(f"its answer: trial-{summary['best']['trial']:04d} {best['ratio']:.2f}x rocksdb-default (95 % CI "
+            f"{best['ci95'][0]:.2f}-{best['ci95'][1]:.2f})", ("docs/tracking.md",))
 
 
 def test_the_20_s_default_jobs_answer_is_quoted_as_its_summary_gives_it():
@@ -966,12 +973,22 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
             "the range of the LZ4 and uncompressed ones", doc)
 
 
-def test_the_why_block_is_quoted_from_the_fillrandom_default_jobs_console_output():
-    console = {line.strip() for line in (RESULTS / "default-job-fillrandom-2026-11-25/console.log").read_text().splitlines()}
-    doc = (ROOT / "docs/search.md").read_text()
-    block = doc[doc.index("   write_buffer_size = 1921512"):].split("   ...", 1)[0]
-    lines = [line.strip() for line in block.splitlines() if line.strip()]
-    assert len(lines) == 3 and all(line in console for line in lines), "docs/search.md's why lines are not the console's"
+@pytest.mark.parametrize("doc, intro, record", [
+    ("docs/results.md", "summary, console output and OPTIONS file in", "default-job-11.8.1-2026-11-27"),
+    ("docs/results.md", "has not been measured for 40 minutes yet", "default-job"),
+    ("docs/scale.md", "The closing table shows the gain as the search saw it", "default-job"),
+    ("docs/scale.md", "in 18 min", "target-4g"),
+    ("docs/search.md", "its defaults as the why printed them", "default-job-fillrandom-2026-11-25")])
+def test_each_block_of_a_studys_output_is_lines_of_its_console_output(doc, intro, record):
+    """A fenced block of a study's output (the first block after the paragraph that says ``intro``) is
+    lines of the record's console.log, whitespace aside; ``...`` stands for lines left out."""
+    console = {" ".join(line.split()) for line in (RESULTS / record / "console.log").read_text().splitlines()}
+    text = (ROOT / doc).read_text()
+    block = text[text.index(intro):].split("```", 2)[1]
+    lines = [" ".join(line.split()) for line in block.splitlines()[1:] if line.strip() and line.strip() != "..."]
+    missing = [line for line in lines if line not in console]
+    assert lines and not missing, f"{doc}: lines of the block after {intro!r} are not in {record}/console.log: {missing}"
+    _bind(doc, *lines)
 
 
 @pytest.mark.parametrize("fraction", ["0.125", "0.5"])
@@ -1599,8 +1616,12 @@ SYNTHETIC = """# A page
 The tuner ran 1.23x the defaults
 on a 2 GiB DB (95 % CI 1.10-1.40) in 612 s, its search in 10 s phases, 1200 s in all.
 
+```sh
+rocksdb-tuner tune --scale 0.25 --interval-target 0.10
 ```
-configuration 1,234,567 ops/s 3.5x
+
+```
+best (trial 7) 1,234,567 ops/s 3.50x
 ```
 
 RocksDB 8.4 and version 11.8.1 with `--scale 0.25` and [a page](a-1.5x.md); 3.1 % from a run
@@ -1610,13 +1631,16 @@ not recorded here. Then 9.9 % and 4.5 ms.
 
 def test_the_figure_scan_reports_each_unbound_figure_with_its_line():
     """The scan can fail: of a page's figures, those no test asserted and no label covers are reported
-    with their lines; code, versions, link targets, settings and the confidence level are not figures."""
+    with their lines; code (a block with a language tag, inline code), versions, link targets, settings
+    and the confidence level are not figures, a block of output's are."""
     assert [(f.line, f.text) for f in figures(SYNTHETIC)] == [
-        (3, "1.23x"), (4, "1.10-1.40"), (4, "612 s"), (10, "3.1 %"), (11, "9.9 %"), (11, "4.5 ms")]
+        (3, "1.23x"), (4, "1.10-1.40"), (4, "612 s"), (11, "1,234,567"), (11, "3.50x"), (14, "3.1 %"), (15, "9.9 %"),
+        (15, "4.5 ms")]
     binding = Binding()
     binding.bind("page.md", "ran 1.23x the defaults\non a 2 GiB DB")  # as _quoted records it, across the line break
+    binding.bind("page.md", "best (trial 7) 1,234,567 ops/s")
     assert [(f.line, f.text) for f in binding.unbound("page.md", SYNTHETIC)] == [
-        (4, "1.10-1.40"), (4, "612 s"), (11, "9.9 %"), (11, "4.5 ms")]
+        (4, "1.10-1.40"), (4, "612 s"), (11, "3.50x"), (15, "9.9 %"), (15, "4.5 ms")]
     assert [f.text for f in Binding().unbound("other.md", SYNTHETIC)][0] == "1.23x"  # a binding holds for its page only
 
 
