@@ -1,6 +1,8 @@
 """The record matches the files: figures that README, docs/ and the experiments overview quote are
 read from the committed records they come from and must appear as quoted, each within its paragraph,
-list item or table row (a figure that changes is regenerated there, not edited here)."""
+list item or table row (a figure that changes is regenerated there, not edited here). Every figure of
+README, docs/ and the research questions' notes is one of them or labelled not recorded here
+(tests/figures.py says what a figure is; test_every_figure_is_bound_or_labelled checks it)."""
 
 from __future__ import annotations
 
@@ -595,9 +597,13 @@ def test_the_overviews_notes_are_quoted_as_the_results_give_them():
     _quoted(f"one configuration's fastest run was {spreads[0][0]} and {spreads[1][0]} its slowest across {runs} runs", notes)
 
 
+MODULES = {"scale_transfer": "experiments.scale_transfer.scale_transfer",  # the fixtures that give a benchmark's module
+           "sampler_benchmark": "experiments.sampler_benchmark.sampler_benchmark"}
+
+
 @pytest.fixture
 def scale_transfer():
-    return importlib.import_module("experiments.scale_transfer.scale_transfer")
+    return importlib.import_module(MODULES["scale_transfer"])
 
 
 def test_the_s0_s4_scale_transfer_table_is_what_the_benchmark_makes_of_its_records(scale_transfer):
@@ -653,7 +659,7 @@ SAMPLER_BENCHMARK = "experiments/sampler_benchmark/results/sampler-benchmark.jso
 
 @pytest.fixture
 def sampler_benchmark():
-    return importlib.import_module("experiments.sampler_benchmark.sampler_benchmark")
+    return importlib.import_module(MODULES["sampler_benchmark"])
 
 
 def test_the_sampler_tables_are_what_the_benchmark_makes_of_its_json(sampler_benchmark):
@@ -1574,12 +1580,9 @@ def test_the_workloads_tables_sizes_are_the_presets():
     _quoted(f"`: {_k(num)} x {value:.0f} B, an 80 MB DB, {_k(reads)} random reads)", ("docs/metrics.md",))
 
 # -- every figure bound or labelled (tests/figures.py says what a figure is) --
-MODULES = {"scale_transfer": "experiments.scale_transfer.scale_transfer",
-           "sampler_benchmark": "experiments.sampler_benchmark.sampler_benchmark"}  # the fixtures above
-
-
 def _calls(tmp_path: Path) -> list[tuple[Callable[..., None], dict[str, Any]]]:
     """Each test of this module that binds figures, with each of its parameter sets and its fixtures."""
+    fixtures = {"tmp_path": tmp_path, **{name: importlib.import_module(module) for name, module in MODULES.items()}}
     calls = []
     for name, test in list(globals().items()):
         if not name.startswith("test_") or name.startswith(("test_every_figure", "test_the_figure_scan")):
@@ -1589,15 +1592,17 @@ def _calls(tmp_path: Path) -> list[tuple[Callable[..., None], dict[str, Any]]]:
             names = [n.strip() for n in mark.args[0].split(",")]
             values = [v if len(names) > 1 else (v,) for v in mark.args[1]]
             sets = [{**s, **dict(zip(names, v))} for s in sets for v in values]
-        fixtures = {"tmp_path": tmp_path, **{k: importlib.import_module(m) for k, m in MODULES.items()}}
         wanted = test.__code__.co_varnames[:test.__code__.co_argcount]
-        calls += [(test, {k: {**fixtures, **s}[k] for k in wanted}) for s in sets]
+        for arguments in ({**fixtures, **s} for s in sets):
+            assert set(wanted) <= set(arguments), f"{name} takes a fixture _calls does not give: {set(wanted) - set(arguments)}"
+            calls.append((test, {k: arguments[k] for k in wanted}))
     return calls
 
 
 def test_every_figure_is_bound_or_labelled(tmp_path):
     """Each figure of README.md, docs/*.md and experiments/*/README.md is asserted in its place by a test
-    above (from a committed record), or its sentence says it comes from no file here (tests/figures.py)."""
+    above (read from a committed record, a preset, the parser or the code), or labelled: its sentence says,
+    after it, that it is not recorded here (tests/figures.py)."""
     binding = Binding()
     BINDING.append(binding)
     try:
