@@ -5,7 +5,8 @@ document's running text, list items, headings, table rows and blocks of output (
 language tag; a block with one, ```sh, is code), not in `inline code` nor in a link's target, a number
 written as one of
 
-- a ratio: a decimal followed by ``x``, ``×`` or `` times`` (``1.12x``, ``3.6 times``);
+- a ratio: a decimal, or a range of whole numbers, followed by ``x``, ``×`` or `` times`` (``1.12x``,
+  ``3.6 times``, ``8-10 times``; a single whole number, ``16x``, is a scale factor);
 - an interval: two decimals joined by a hyphen or dash (``1.04-1.20``);
 - a percentage: a number followed by ``%`` (``12 %``, ``20-70 %``), except the confidence level of
   "95 % CI" / "95 % interval" / "95 % confidence" / "95 % t interval";
@@ -48,7 +49,7 @@ FIGURE = re.compile("|".join(rf"(?:{p})" for p in (
     rf"{_NUMBER}k(?: ?[-–] ?{_NUMBER}k)?\b",  # 124k, 30.6k-41.9k
     r"\d{1,3}(?:,\d{3})+(?:\.\d+)?",  # 153,588
     rf"{_NUMBER} (?:ops|keys)/s",  # 640 ops/s
-    rf"{_DECIMAL} ?(?:[x×]|times)(?![\w])",  # 1.12x, 3.6 times
+    rf"(?:{_DECIMAL}|\d+ ?[-–] ?\d+) ?(?:[x×]|times)(?![\w])",  # 1.12x, 3.6 times, 8-10 times
     rf"{_DECIMAL} {_UNIT}\b",  # 37.4 s
     rf"{_NUMBER} ms\b",  # 72 ms
     r"(?<![\d.,])\d+[1-9] s\b",  # 22 s, 612 s: whole seconds from 10 on, not a multiple of 10
