@@ -30,6 +30,7 @@ from tuner.fmt import fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.outputs._optuna_view import as_optuna
 from tuner.ranking import primary
+from tuner.summary import BestTrial
 from tuner.trials import TrialRecord
 
 MIN_TRIALS = 5
@@ -114,17 +115,17 @@ def _measured(ablation: dict[str, Any] | None, reference: str, metric: str) -> s
             }.get(ablation["verdict"])
 
 
-def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
+def explain(snapshot: StudySnapshot, best: BestTrial) -> dict[str, Any]:
     """``{"importance": {...}, "options": [{param, best, default, direction, ablation, effect, text}, ...]}``."""
     weights = importance(snapshot)
     defaults = _default_values(snapshot)
     reval = snapshot.revalidation or {}
-    ablations = {a["param"]: a for a in reval.get("ablation", [])} if reval.get("best_trial") == best["trial"] else {}
+    ablations = {a["param"]: a for a in reval.get("ablation", [])} if reval.get("best_trial") == best.trial else {}
     complete = [t for t in snapshot.trials if t.state == TrialState.COMPLETE]
     metric, shown_as, sign = snapshot.score.metric, label(snapshot.score.metric), 1 if snapshot.score.maximize else -1
     rows = []
     left_out = not_applied(snapshot)
-    for name, value in best["params"].items():
+    for name, value in best.params.items():
         if name in left_out:
             continue
         param = snapshot.space.parameter(name)
