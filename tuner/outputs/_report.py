@@ -345,7 +345,7 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "repeats": measurement.repeats,
         "revalidation": reval,
         "comparison": comparison(baselines, best, reval, snapshot.score.metric, snapshot.score.maximize),
-        "explanation": explain(snapshot, best) if best else None,
+        "explanation": explain(snapshot, best, reval) if best else None,
         "mlflow": mlflow,
         "failures": [{"trial": t.number, "reason": TrialRecord.of(t).fail_reason or ""} for t in groups["failed"]][:50],
         "target": snapshot.target,
