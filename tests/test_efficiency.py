@@ -39,6 +39,7 @@ from tuner.samplers import (
 )
 from tuner.samplers._skopt_sampler import _observations
 from tuner.samplers._startup import MODEL, RANDOM
+from tuner.summary import BaselineRun, BestTrial, Revalidation, Summary
 from tuner.trials import TrialRecord, record
 from tuner.trials import attrs as trial_attrs
 
@@ -543,7 +544,7 @@ def test_a_budget_sizes_the_startup_once_the_baselines_ran_and_every_trial_says_
     assert summary["best"]["provenance"] in complete
     when = summary["when"]  # the trials' first start and last end, from the storage
     assert when["first_trial_started"] < when["last_trial_ended"] and when["last_trial_ended"].endswith(" UTC")
-    assert f"chosen as: {summary['best']['provenance']} (the trials counted: " in closing_table(summary)
+    assert f"chosen as: {summary['best']['provenance']} (the trials counted: " in closing_table(Summary.from_dict(summary))
 
 
 def test_successive_halving_keeps_the_best_third_of_a_rung():
@@ -641,5 +642,6 @@ def test_a_best_that_failed_every_revalidation_run_is_reported_from_its_single_r
     failed = {"best": "trial 2", "configurations": [
         {"name": "rocksdb-default", "trial": None, "ops_per_sec": [], "failed": "out of memory"},
         {"name": "trial 2", "trial": 2, "ops_per_sec": [], "failed": "out of memory"}]}
-    rows = comparison(baselines, best, failed)
+    rows = comparison([BaselineRun.from_dict(b) for b in baselines], BestTrial.from_dict(best),
+                      Revalidation.from_dict(failed))
     assert [(r["name"], r["vs_default"]) for r in rows] == [("rocksdb-default", 1.0), ("best (trial 2)", 1.5)]

@@ -30,6 +30,7 @@ from tuner.observers._mlflow import _answer_name
 from tuner.outputs._deployment import answer_of, search_gain
 from tuner.ranking import distinct_top
 from tuner.samplers import RANKED
+from tuner.summary import Ratio, Summary
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "default_job" / "results"  # the default job's records
@@ -39,16 +40,29 @@ def _json(path: str) -> dict[str, Any]:
     return json.loads((ROOT / path).read_text())
 
 
+def _summary(record: str) -> Summary:
+    """A default-job record's summary.json (``record``: its folder under RESULTS), typed."""
+    return Summary.load(RESULTS / record / "summary.json")
+
+
+def _gain(summary: Summary) -> Ratio:
+    """The re-validated gain of a record's answer over its reference."""
+    assert summary.revalidation is not None and summary.revalidation.best_vs_reference is not None
+    return summary.revalidation.best_vs_reference
+
+
 def _places(path: str) -> list[str]:
     """Where a document can quote a figure: each paragraph, list item, table row, heading and line of
     code, with its line breaks and emphasis removed (so a figure may wrap or be bold)."""
     return [place.text for place in places((ROOT / path).read_text())]
 
 
-def _ratio(compared: dict[str, Any]) -> str:
+def _ratio(compared: dict[str, Any] | Ratio) -> str:
     """``1.21x (1.04-1.40)``, as the documents quote a paired ratio and its 95 % interval."""
-    low, high = compared["ci95"]
-    return f"{compared['ratio']:.2f}x ({low:.2f}-{high:.2f})"
+    r = compared if isinstance(compared, Ratio) else Ratio.from_dict(compared)
+    assert r.ci95 is not None
+    low, high = r.ci95
+    return f"{r.ratio:.2f}x ({low:.2f}-{high:.2f})"
 
 
 def _quoted(figure: str, documents: tuple[str, ...], at: str = "") -> None:
@@ -76,67 +90,70 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     """README's headline comes from the default job's record of the code as make tune runs it: the
     Makefile's TUNE_ARGS are the record's command, on the newest build's library defaults."""
     record = RESULTS / "default-job-11.8.1-2026-11-27"
-    summary = _json(str(record.relative_to(ROOT) / "summary.json"))
+    summary = _summary(record.name)
     makefile = (ROOT / "Makefile").read_text()
     args = " ".join(re.search(r"^TUNE_ARGS \?= (.*?)(?<!\\)$", makefile, re.MULTILINE | re.DOTALL)[1]
                     .replace("\\\n", " ").split())
     assert f"rocksdb-tuner tune {args}" in (record / "console.log").read_text().splitlines()[0]
-    assert re.search(r"^ROCKSDB_VERSION \?= (\S+)", makefile, re.MULTILINE)[1] == summary["db_bench"]["version"][:4]
-    assert summary["defaults"]["mode"] == "library" and summary["db_bench"]["build"] == "release"
-    best = summary["revalidation"]["best_vs_reference"]
-    low, high = best["ci95"]
-    assert summary["answer"]["recommend"] == "best" and best["verdict"] == "faster"
-    _quoted(f"ran {best['ratio']:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best['n']} "
+    assert summary.db_bench is not None and summary.defaults is not None and summary.answer is not None
+    assert re.search(r"^ROCKSDB_VERSION \?= (\S+)", makefile, re.MULTILINE)[1] == str(summary.db_bench.version)[:4]
+    assert summary.defaults.mode == "library" and summary.db_bench.build == "release"
+    best = _gain(summary)
+    low, high = best.ci95 or (None, None)
+    assert summary.answer.recommend == "best" and best.verdict == "faster"
+    _quoted(f"ran {best.ratio:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best.n} "
             "paired rounds that chose nothing); its search's single runs had said "
             f"{search_gain(summary):.2f}x", ("README.md",))
-    _quoted(f"RocksDB {summary['db_bench']['version']} as `make db_bench` builds it", ("README.md",))
-    seconds = summary["machine_seconds"]
-    _quoted(f"{seconds['total']:,.0f} s of db_bench (preload {seconds['preload']:.0f} s, baselines "
-            f"{seconds['baselines']:.0f} s, trials {seconds['trials']:,.0f} s, re-validation "
-            f"{seconds['revalidation']:,.0f} s) for a {summary['budget_seconds']:,.0f} s budget; "
-            f"{summary['trials']['complete']} trials", ("docs/results.md",))
-    default, best_row = summary["comparison"]
-    pinned = _json("experiments/default_job/results/default-job/summary.json")["comparison"][0]
-    _quoted(f"In this shape the defaults run about {default['ops_per_sec'] / pinned['ops_per_sec']:.1f} times as fast as "
-            f"in the pinned one below ({default['ops_per_sec']:,.0f} against {pinned['ops_per_sec']:,.0f} ops/s)",
-            ("docs/results.md",))
-    p = summary["best"]["params"]
+    _quoted(f"RocksDB {summary.db_bench.version} as `make db_bench` builds it", ("README.md",))
+    seconds = summary.machine_seconds
+    _quoted(f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
+            f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
+            f"{seconds.revalidation:,.0f} s) for a {summary.budget_seconds:,.0f} s budget; "
+            f"{summary.trials.complete} trials", ("docs/results.md",))
+    default, best_row = summary.comparison
+    pinned = _summary("default-job").comparison[0]
+    ops, pinned_ops = default.value("ops_per_sec"), pinned.value("ops_per_sec")
+    _quoted(f"In this shape the defaults run about {ops / pinned_ops:.1f} times as fast as "
+            f"in the pinned one below ({ops:,.0f} against {pinned_ops:,.0f} ops/s)", ("docs/results.md",))
+    assert summary.best is not None
+    p = summary.best.params
     assert p["compression_type"] == "none"
     answer = (f"{p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} MB memtables x "
               f"{p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time")
     _quoted(f"`make tune`'s answer ({answer}, no compression, a {p['bloom_bits']}-bit Bloom filter) ran", ("README.md",))
-    _quoted(f"Trial {summary['best']['trial']} runs {answer}, a {p['cache_size'] / 2**20:.1f} MiB block cache, a "
+    _quoted(f"Trial {summary.best.trial} runs {answer}, a {p['cache_size'] / 2**20:.1f} MiB block cache, a "
             f"{p['bloom_bits']}-bit Bloom filter and no compression", ("docs/results.md",))
     for row in (default, best_row):
-        _quoted(f"{row['name']} {row['ops_per_sec']:,.0f} {row['spread']['min']:,.0f}-{row['spread']['max']:,.0f}",
+        assert row.spread is not None
+        _quoted(f"{row.name} {row.value('ops_per_sec'):,.0f} {row.spread.min:,.0f}-{row.spread.max:,.0f}",
                 ("docs/results.md",))
 
 
 def test_the_default_jobs_answer_is_quoted_as_its_summary_gives_it():
-    summary = _json("experiments/default_job/results/default-job/summary.json")
-    best = summary["revalidation"]["best_vs_reference"]
-    low, high = best["ci95"]
-    assert summary["answer"]["recommend"] == "best" and best["verdict"] == "faster"
-    _quoted(f"ran {best['ratio']:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best['n']} "
+    summary = _summary("default-job")
+    best = _gain(summary)
+    low, high = best.ci95 or (None, None)
+    assert summary.answer is not None and summary.best is not None
+    assert summary.answer.recommend == "best" and best.verdict == "faster"
+    _quoted(f"ran {best.ratio:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best.n} "
             "paired rounds)", ("docs/results.md",))
-    _quoted(f"the job's answer of 2026-11-26 ran {best['ratio']:.2f}x", ("README.md",))
-    _quoted(f"trial {summary['best']['trial']}, {best['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}) in {best['n']} "
+    _quoted(f"the job's answer of 2026-11-26 ran {best.ratio:.2f}x", ("README.md",))
+    _quoted(f"trial {summary.best.trial}, {best.ratio:.2f}x (95 % CI {low:.2f}-{high:.2f}) in {best.n} "
             "fresh rounds", ("docs/results.md",))
-    _quoted(f"confirmed trial {summary['best']['trial']} at {_ratio(best)} at the target",
+    _quoted(f"confirmed trial {summary.best.trial} at {_ratio(best)} at the target",
             ("docs/scale.md", "experiments/studies/results/overview-notes.md"))
     _quoted(f"{search_gain(summary):.2f}x in the search", ("docs/results.md", "docs/scale.md"))
-    seconds = summary["machine_seconds"]
-    _quoted(f"{seconds['total']:,.0f} s of db_bench (preload {seconds['preload']:.0f} s, baselines "
-            f"{seconds['baselines']:.0f} s, trials {seconds['trials']:,.0f} s, re-validation "
-            f"{seconds['revalidation']:,.0f} s)", ("docs/results.md",))
+    seconds = summary.machine_seconds
+    _quoted(f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
+            f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
+            f"{seconds.revalidation:,.0f} s)", ("docs/results.md",))
 
 
 @pytest.mark.parametrize("record", ["default-job-11.8.1-2026-11-27", "target-4g"])
 def test_the_answers_mlflow_run_names_are_quoted_as_their_summaries_give_them(record):
     """docs/tracking.md's names of an answer's run, a trial's and a kept baseline's, are what the tracker
     names them from these records."""
-    summary = _json(f"experiments/default_job/results/{record}/summary.json")
-    answer = answer_of(summary)
+    answer = answer_of(_summary(record))
     assert answer is not None and (answer.kept is None) == (record != "target-4g")
     _quoted(f"`{_answer_name(answer, answer.kept or '')}`", ("docs/tracking.md",))
 
@@ -149,8 +166,9 @@ def test_the_ui_example_shows_the_default_jobs_answer_as_its_summary_gives_it():
 
 
 def test_the_20_s_default_jobs_answer_is_quoted_as_its_summary_gives_it():
-    best = _json("experiments/default_job/results/default-job-20s-2026-11-25/summary.json")["revalidation"]["best_vs_reference"]
-    _quoted(f"its best, trial 8, {best['ratio']:.2f}x, 95 % CI {best['ci95'][0]:.2f}-{best['ci95'][1]:.2f}", ("docs/results.md",))
+    best = _gain(_summary("default-job-20s-2026-11-25"))
+    low, high = best.ci95 or (None, None)
+    _quoted(f"its best, trial 8, {best.ratio:.2f}x, 95 % CI {low:.2f}-{high:.2f}", ("docs/results.md",))
 
 
 def _transfer(size: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -212,16 +230,17 @@ def test_the_scale_transfers_drains_and_its_day_to_day_change_are_quoted_as_its_
 
 
 def test_the_4_gib_target_is_quoted_as_its_summary_gives_it():
-    summary = _json("experiments/default_job/results/target-4g/summary.json")
-    best = summary["revalidation"]["best_vs_reference"]
-    low, high = best["ci95"]
+    summary = _summary("target-4g")
+    best = _gain(summary)
+    low, high = best.ci95 or (None, None)
     _quoted(f"{search_gain(summary):.2f}x in the search", ("docs/scale.md",))
-    _quoted(f"{best['ratio']:.2f}x at the target ({summary['target']['data_bytes'] / 2**30:.1f} GiB) ({best['n']} paired "
+    assert summary.target is not None and summary.target.data_bytes is not None
+    _quoted(f"{best.ratio:.2f}x at the target ({summary.target.data_bytes / 2**30:.1f} GiB) ({best.n} paired "
             f"rounds that chose nothing, 95 % CI {low:.2f}-{high:.2f})", ("docs/scale.md",))
-    _quoted(f"{search_gain(summary):.2f}x and {best['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}", ("docs/results.md",))
-    _quoted(f"({summary['machine_seconds']['total']:,.0f} s of db_bench", ("docs/scale.md",))
+    _quoted(f"{search_gain(summary):.2f}x and {best.ratio:.2f}x (95 % CI {low:.2f}-{high:.2f}", ("docs/results.md",))
+    _quoted(f"({summary.machine_seconds.total:,.0f} s of db_bench", ("docs/scale.md",))
     minutes, seconds = re.search(r"^done in (\d+)m(\d+)s;", (RESULTS / "target-4g/console.log").read_text(), re.M).groups()
-    _quoted(f"in {minutes} min {seconds} s ({summary['machine_seconds']['total']:,.0f} s of db_bench", ("docs/scale.md",))
+    _quoted(f"in {minutes} min {seconds} s ({summary.machine_seconds.total:,.0f} s of db_bench", ("docs/scale.md",))
     _quoted(f"with 4 trials (2026-11-25, this host, {minutes} min {seconds} s;", ("docs/results.md",))
 
 
@@ -456,14 +475,17 @@ def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_jso
         row = " | ".join(f"{medians[name]:,.0f}" for name in ("rocksdb-default", "trial 21 (best)", "trial 73", "trial 13"))
         _quoted(f"| {row} | {best:.2f}× ({low:.2f}–{high:.2f}) |", ("docs/versions.md",))
     _quoted(f"(Kendall's tau {versions['kendall_tau']['7.8.3 vs 9.11.2']:.2f} over the 4 configurations", ("docs/versions.md",))
-    summary = _json("experiments/default_job/results/default-job-fillrandom-2026-11-23/summary.json")
-    assert summary["study"] == versions["study"] and summary["revalidation"]["best_trial"] == 21
-    best = summary["revalidation"]["best_vs_reference"]
-    _quoted(f"re-validation on 9.11.2 gave {best['ratio']:.2f}× ({best['ci95'][0]:.2f}–{best['ci95'][1]:.2f}",
-            ("docs/versions.md",))
-    cv = {day: _json(f"experiments/default_job/results/default-job-fillrandom-{day}/summary.json")["revalidation"]
-          ["noise_cv_reference"]
-          for day in ("2026-11-23", "2026-11-25")}
+    summary = _summary("default-job-fillrandom-2026-11-23")
+    assert summary.revalidation is not None
+    assert summary.study == versions["study"] and summary.revalidation.best_trial == 21
+    best = _gain(summary)
+    low, high = best.ci95 or (None, None)
+    _quoted(f"re-validation on 9.11.2 gave {best.ratio:.2f}× ({low:.2f}–{high:.2f}", ("docs/versions.md",))
+    cv = {}
+    for day in ("2026-11-23", "2026-11-25"):
+        reval = _summary(f"default-job-fillrandom-{day}").revalidation
+        assert reval is not None and reval.noise_cv_reference is not None
+        cv[day] = reval.noise_cv_reference
     _quoted(f"CV was {100 * cv['2026-11-23']:.0f} % in the default job of 2026-11-23", ("docs/search.md",))
     _quoted(f"{100 * cv['2026-11-25']:.1f} % in the two of 2026-11-25", ("docs/search.md",))
 
@@ -1010,30 +1032,34 @@ def test_the_fidelity_table_is_quoted_as_its_json_gives_it(fraction):
 
 
 def test_the_default_jobs_search_and_its_first_preloaded_run_are_quoted_as_their_json_gives_them():
-    summary = _json("experiments/default_job/results/default-job/summary.json")
+    summary = _summary("default-job")
     record, scale = ("docs/results.md",), ("docs/scale.md",)
-    _quoted(f"{summary['trials']['complete']} trials were measured ({summary['trials']['rejected']} proposals broke a "
+    _quoted(f"{summary.trials.complete} trials were measured ({summary.trials.rejected} proposals broke a "
             "constraint", record)
-    came = summary["provenance"]
-    assert sum(came.values()) == summary["trials"]["complete"]
+    came = summary.provenance
+    assert came is not None and sum(came.values()) == summary.trials.complete
     _quoted(f"{came['start']} starts, {came['neighbour of a rejected proposal']} such neighbours and "
             f"{came['model proposal']} model proposals", record)
-    _quoted(f"its start-up sized to the {summary['startup']['expected_trials']} trials", record)
-    assert summary["best"]["provenance"] == "model proposal"
-    select = summary["revalidation"]["select"]
-    finalists = [f"{select['vs_reference'][c['name']]['ratio']:.2f}x" for c in select["configurations"]
-                 if c["name"] in select["vs_reference"]]
-    _quoted(f"came out {finalists[0]}, {finalists[1]} and {finalists[2]} the defaults in {select['rounds']} rounds", record)
-    _quoted(f"preloaded once ({summary['preload']['trials']['size_bytes'] / 2**30:.1f} GiB on disk, built in "
-            f"{summary['preload']['seconds']:.0f}s)", record)
-    first = "experiments/default_job/results/default-job-20s-2026-11-25/l0-free-drain-2026-11-25"
-    free = _json(f"{first}/summary.json")["revalidation"]["best_vs_reference"]
-    charged = _json(f"{first}/best-vs-defaults-with-l0-charged.json")["sizes"][0]["best_over_default"]
-    _quoted(f"confirmed them at {free['ratio']:.2f}x ({free['ci95'][0]:.2f}-{free['ci95'][1]:.2f}, bimodal rounds); charged, "
+    assert summary.startup is not None and summary.best is not None and summary.revalidation is not None
+    _quoted(f"its start-up sized to the {summary.startup.expected_trials} trials", record)
+    assert summary.best.provenance == "model proposal"
+    select = summary.revalidation.select
+    assert select is not None
+    finalists = [f"{select.vs_reference[c.name].ratio:.2f}x" for c in select.configurations
+                 if c.name in select.vs_reference]
+    _quoted(f"came out {finalists[0]}, {finalists[1]} and {finalists[2]} the defaults in {select.rounds} rounds", record)
+    assert summary.preload is not None and summary.preload.trials is not None
+    _quoted(f"preloaded once ({summary.preload.trials.size_bytes / 2**30:.1f} GiB on disk, built in "
+            f"{summary.preload.seconds:.0f}s)", record)
+    first = "default-job-20s-2026-11-25/l0-free-drain-2026-11-25"
+    free = _gain(_summary(first))
+    low, high = free.ci95 or (None, None)
+    charged = _json(f"{RESULTS.relative_to(ROOT)}/{first}/best-vs-defaults-with-l0-charged.json")["sizes"][0]["best_over_default"]
+    _quoted(f"confirmed them at {free.ratio:.2f}x ({low:.2f}-{high:.2f}, bimodal rounds); charged, "
             f"they ran {charged['ratio']:.2f}x", record)
-    _quoted(f"{free['ratio']:.2f}x the defaults, 95 % CI {free['ci95'][0]:.2f}-{free['ci95'][1]:.2f}), and with L0 charged the "
+    _quoted(f"{free.ratio:.2f}x the defaults, 95 % CI {low:.2f}-{high:.2f}), and with L0 charged the "
             f"same configuration ran {_ratio(charged).replace('x (', 'x the defaults (')}", scale)
-    _quoted(f"re-measured at {free['ratio']:.2f}x the defaults (bimodal rounds) where charging L0 gave {charged['ratio']:.2f}x",
+    _quoted(f"re-measured at {free.ratio:.2f}x the defaults (bimodal rounds) where charging L0 gave {charged['ratio']:.2f}x",
             ("docs/metrics.md",))
 
 
@@ -1056,7 +1082,9 @@ def test_the_default_jobs_wall_time_and_best_single_runs_are_quoted_as_its_conso
 
 def test_what_a_run_costs_is_quoted_as_the_scale_transfer_and_the_default_job_give_it():
     sizes = _json("experiments/scale_transfer/results/default-job.json")["sizes"]
-    job = _json("experiments/default_job/results/default-job/summary.json")["preload"]["seconds"]
+    preloaded = _summary("default-job").preload
+    assert preloaded is not None
+    job = preloaded.seconds
     for size in sizes:
         runs = [run for samples in size["samples"].values() for run in samples]
         preload = f"{size['preload']['seconds']:.0f}"
@@ -1068,36 +1096,40 @@ def test_what_a_run_costs_is_quoted_as_the_scale_transfer_and_the_default_job_gi
         row = f"| {size['data_bytes'] / 2**30:.0f} GiB |"
         _row("docs/scale.md", row, f"{row} {' | '.join(cells)} |")
     _quoted(f"checkpoint per run (largest of {len(runs)})", ("docs/scale.md",))
-    target = _json("experiments/default_job/results/target-4g/summary.json")["preload"]["target"]
+    preloaded = _summary("target-4g").preload
+    assert preloaded is not None and preloaded.target is not None and preloaded.target.size_bytes is not None
+    target = preloaded.target
     row = "| 4 GiB (`experiments/default_job/results/target-4g/`, 2026-11-25, 20 s phases; its runs' logs are not kept) |"
     _row("docs/scale.md", row,
-         f"{row} {target['seconds']:.0f} s | {target['size_bytes'] / 2**30:.1f} GiB | not kept | not kept |")
+         f"{row} {target.seconds:.0f} s | {target.size_bytes / 2**30:.1f} GiB | not kept | not kept |")
 
 
 def test_what_the_defaults_phase_wrote_is_derived_from_the_default_jobs_summary():
     """Bytes a phase wrote: the defaults' burst ops/s over the job's phase, 20 B keys + 400 B values."""
-    summary = _json("experiments/default_job/results/default-job/summary.json")
-    default = next(b for b in summary["baselines"] if b["name"] == "rocksdb-default")
-    seconds = summary["target"]["duration_seconds"]
-    written = default["metrics"]["burst_ops_per_sec"] * seconds * (20 + 400) / 2**30
+    summary = _summary("default-job")
+    default = summary.baseline("rocksdb-default")
+    assert default is not None and summary.target is not None and summary.target.duration_seconds is not None
+    seconds = summary.target.duration_seconds
+    written = default.metrics["burst_ops_per_sec"] * seconds * (20 + 400) / 2**30
     _quoted(f"the defaults' {seconds:.0f} s of overwrites in the default job wrote {written:.2f} GiB", ("docs/workloads.md",))
 
 
 def test_the_write_amplification_example_is_quoted_as_its_summary_gives_it():
     """docs/metrics.md: stored and logical write amplification of the fillrandom default job's defaults
     and answer."""
-    summary = _json("experiments/default_job/results/default-job-fillrandom-2026-11-23/summary.json")
-    assert summary["workload"] == "fillrandom" and summary["db_bench"]["version"] == "9.11.2"
-    default, best = summary["comparison"][:2]
-    params = summary["best"]["params"]
-    assert best["name"] == f"best (trial {summary['best']['trial']})"
-    _quoted(f"(scale {summary['scale']:.0f}, release db_bench {summary['db_bench']['version']}, "
+    summary = _summary("default-job-fillrandom-2026-11-23")
+    assert summary.db_bench is not None and summary.best is not None and summary.scale is not None
+    assert summary.workload == "fillrandom" and summary.db_bench.version == "9.11.2"
+    default, best = summary.comparison[:2]
+    params = summary.best.params
+    assert best.name == f"best (trial {summary.best.trial})"
+    _quoted(f"(scale {summary.scale:.0f}, release db_bench {summary.db_bench.version}, "
             "`experiments/default_job/results/default-job-fillrandom-2026-11-23/summary.json`), "
             "db_bench's defaults (snappy) wrote "
-            f"{default['write_amp']:.2f} stored / {default['write_amp_logical']:.2f} logical, and its answer, trial "
-            f"{summary['best']['trial']} ({params['write_buffer_size'] / 1e6:.1f} MB memtables, "
+            f"{default.value('write_amp'):.2f} stored / {default.value('write_amp_logical'):.2f} logical, and its "
+            f"answer, trial {summary.best.trial} ({params['write_buffer_size'] / 1e6:.1f} MB memtables, "
             f"{'no' if params['compression_type'] == 'none' else params['compression_type']} compression), "
-            f"{best['write_amp']:.2f} / {best['write_amp_logical']:.2f}", ("docs/metrics.md",))
+            f"{best.value('write_amp'):.2f} / {best.value('write_amp_logical'):.2f}", ("docs/metrics.md",))
 
 
 def test_the_drain_sleep_patch_is_quoted_as_its_json_gives_it():
@@ -1182,8 +1214,8 @@ def test_the_tuner_against_a_plain_script_at_a_target_is_quoted_as_its_json_give
     _quoted(f"answer to run {first['held_out']['over_default']['plain']['ratio']:.2f}x the defaults", ("docs/results.md",))
     share = first["tuner"]["machine_seconds"]["revalidation"] / first["tuner"]["machine_seconds"]["total"]
     assert 0.4 < share < 0.6  # "half of its budget went to re-validation"
-    job = _json("experiments/default_job/results/default-job/summary.json")["revalidation"]["best_vs_reference"]
-    _quoted(f"the 40-minute default job's answer ({job['ratio']:.2f}x)", ("docs/results.md",))
+    job = _gain(_summary("default-job"))
+    _quoted(f"the 40-minute default job's answer ({job.ratio:.2f}x)", ("docs/results.md",))
 
 
 def test_the_tuner_with_shorter_search_runs_against_a_plain_script_is_quoted_as_its_json_gives_it():
@@ -1267,14 +1299,16 @@ def test_the_phase_lengths_in_the_library_shape_are_quoted_as_their_json_gives_t
     assert f"{ten['kendall_tau']:.2f}" == f"{twenty['kendall_tau']:.2f}" and ten["best_short"] == ten["best_full"]
     _quoted(f"10 s and 20 s phases both give Kendall's tau {ten['kendall_tau']:.2f} ({ten['pairs_alike']} of "
             f"{ten['pairs']} pairs alike", ("docs/scale.md",))
-    job = _json("experiments/default_job/results/default-job-11.8.1-2026-11-27/summary.json")["revalidation"]["select"]
-    finalists = sum(c["name"] != "rocksdb-default" for c in job["configurations"])
-    assert job["rank_correlation"]["kendall_tau"] == -1  # "in the reverse order"
+    reval = _summary("default-job-11.8.1-2026-11-27").revalidation
+    job = reval.select if reval else None
+    assert job is not None and job.rank_correlation is not None
+    finalists = sum(c.name != "rocksdb-default" for c in job.configurations)
+    assert job.rank_correlation.kendall_tau == -1  # "in the reverse order"
     described = " ".join(load_workload("steady-overwrite").description.split())
     for figure in (f"10 s phases ranked {ten['configs']} configurations as 30 s ones did with Kendall tau "
                    f"{ten['kendall_tau']:.2f}, no worse than 20 s ones",
                    f"the default job's {finalists} finalists of 2026-11-27 came out in the reverse order at 30 s, "
-                   f"Kendall tau {job['rank_correlation']['kendall_tau']:.2f}"):
+                   f"Kendall tau {job.rank_correlation.kendall_tau:.2f}"):
         assert figure in described, f"the steady-overwrite preset's description does not say {figure!r}"
 
 
@@ -1363,8 +1397,8 @@ def test_the_set_up_costs_are_quoted_as_their_json_gives_them():
     _quoted(f"that build is the longest step ({minutes} min {seconds} s on {measured['machine']['cores']} cores for "
             f"{build['version']},",
             ("README.md",))
-    job = _json("experiments/default_job/results/default-job/summary.json")["machine_seconds"]
-    _quoted(f"before its first trial ({job['preload'] + job['baselines']:.0f} s of db_bench", ("docs/versions.md",))
+    job = _summary("default-job").machine_seconds
+    _quoted(f"before its first trial ({job.preload + job.baselines:.0f} s of db_bench", ("docs/versions.md",))
 
 
 def test_the_revalidation_share_is_quoted_as_its_record_gives_it():

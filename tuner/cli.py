@@ -457,10 +457,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return os.EX_TEMPFAIL
     if args.json:
-        print(json.dumps(result.summary, indent=2, default=str))
+        print(result.summary.to_json())
     else:
         print(closing_table(result.summary))
-    return 0 if result.summary["best"] else 1
+    return 0 if result.summary.best else 1
 
 
 def _stopped(exc: EnvironmentFault, resume: str) -> str:
