@@ -50,7 +50,8 @@ def describing(path: Path) -> Path:
     """The JSON that describes the record file ``path`` (itself when it is one)."""
     if path.suffix == ".json":
         return path
-    for candidate in (path.with_name(path.name.split(".")[0] + ".json"), path.parent / "summary.json",
+    stems = [path.name.rsplit(".", n)[0] for n in range(1, path.name.count(".") + 1)]  # X.console.log: X.console, X
+    for candidate in (*(path.with_name(f"{stem}.json") for stem in stems), path.parent / "summary.json",
                       path.parent / "result.json"):
         if candidate.is_file():
             return candidate
