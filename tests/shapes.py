@@ -31,13 +31,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from objectives.defaults import LIBRARY, PINNED_7_8
 from tests.figures import Figure, Place, places
 
 PINNED, DEPLOYED = "pinned", "deployed"
 PHRASES = {PINNED: re.compile(r"\bpinned[- ](?:db_bench )?shape", re.IGNORECASE),
            DEPLOYED: re.compile(r"\bdeployed[- ]shape", re.IGNORECASE)}
 LIBRARY_SINCE = datetime(2026, 11, 27, 12, 4, 16, tzinfo=UTC)  # commit 02e33a4: runs start from the library defaults
-MODES = {"library": DEPLOYED, "db_bench-7.8.3": PINNED}  # objectives/defaults.py MODES -> shape
+SHAPE_OF_MODE = {LIBRARY: DEPLOYED, PINNED_7_8: PINNED}  # a record's defaults.mode -> its shape
 _DATE_KEYS = ("when", "date", "started", "recorded", "first_trial_started")
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2})?)")
 
@@ -66,9 +67,10 @@ def shape(path: Path) -> str | None:
     record = json.loads(source.read_text())
     if "defaults" in record:
         mode = record["defaults"].get("mode") if isinstance(record["defaults"], dict) else None
-        if mode not in MODES:
-            raise ShapeError(f"{source}: defaults.mode {mode!r} is none of {sorted(MODES)}")
-        return MODES[mode]
+        if mode not in SHAPE_OF_MODE:
+            raise ShapeError(f"{source}: defaults.mode {mode!r} is neither {LIBRARY!r} (the deployed shape) nor "
+                             f"{PINNED_7_8!r} (the pinned one): tests/shapes.py does not say how its figures are labelled")
+        return SHAPE_OF_MODE[mode]
     if "db_bench" not in record and "versions" not in record:
         return None
     if "pinned_defaults" in record:

@@ -1711,6 +1711,8 @@ def test_the_shape_check_reports_pinned_figures_unlabelled_and_deployed_ones_lab
     assert shape(results / "built.json") is None  # a build's cost: no db_bench run, no shape
     with pytest.raises(ShapeError, match="shape is unknown"):
         shape(_record(results / "later.json", when="2026-11-28 10:00 UTC"))
+    with pytest.raises(ShapeError, match="neither"):
+        shape(_record(results / "own.json", defaults={"mode": "db_bench"}))  # db_bench's own defaults: no rule yet
     binding = Binding()
     with reads() as binding.reading:
         (results / "old" / "console.log").read_text()  # as a test reads a record
