@@ -140,25 +140,28 @@ def _line_of(text: str, place: Place, offset: int) -> int:
 
 @dataclass
 class Binding:
-    """What the tests assert where: per document, the strings each asserted within a place."""
-    quoted: dict[str, list[str]] = field(default_factory=dict)
+    """What the tests assert where: per document, the strings each asserted within a place, each with the
+    committed records the test had read (the files its figures come from)."""
+    quoted: dict[str, list[tuple[str, frozenset[Path]]]] = field(default_factory=dict)
+    reading: set[Path] = field(default_factory=set)  # the records the test that binds now has read so far
 
     def bind(self, doc: str, text: str) -> None:
-        self.quoted.setdefault(doc, []).append(" ".join(text.replace("**", "").split()))
+        self.quoted.setdefault(doc, []).append((" ".join(text.replace("**", "").split()), frozenset(self.reading)))
 
     def unbound(self, doc: str, text: str) -> list[Figure]:
         """The figures of ``text`` (the document ``doc``) neither inside a bound string nor labelled."""
-        return [f for f in figures(text) if not self._bound(doc, f) and not _labelled(f)]
+        return [f for f in figures(text) if self.records(doc, f) is None and not _labelled(f)]
 
-    def _bound(self, doc: str, figure: Figure) -> bool:
-        end = figure.start + len(figure.text)
-        for quoted in self.quoted.get(doc, []):
+    def records(self, doc: str, figure: Figure) -> frozenset[Path] | None:
+        """The records of the bound strings that hold ``figure`` whole, or None where none does."""
+        end, found = figure.start + len(figure.text), None
+        for quoted, records in self.quoted.get(doc, []):
             at = figure.place.text.find(quoted)
             while at != -1:
                 if at <= figure.start and end <= at + len(quoted):
-                    return True
+                    found = (found or frozenset()) | records
                 at = figure.place.text.find(quoted, at + 1)
-        return False
+        return found
 
 
 def _labelled(figure: Figure) -> bool:

@@ -2,7 +2,9 @@
 read from the committed records they come from and must appear as quoted, each within its paragraph,
 list item or table row (a figure that changes is regenerated there, not edited here). Every figure of
 README, docs/ and the research questions' notes is one of them or labelled not recorded here
-(tests/figures.py says what a figure is; test_every_figure_is_bound_or_labelled checks it)."""
+(tests/figures.py says what a figure is; test_every_figure_is_bound_or_labelled checks it). A figure read
+from a record measured in the pinned shape is quoted where the pinned shape is named (tests/shapes.py;
+test_every_figure_of_a_pinned_shape_record_is_labelled_so checks it)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from scipy import stats as scipy_stats
 from objectives.workloads import load_workload
 from search_spaces import Context
 from tests.figures import LABEL, Binding, documents, figures, places
+from tests.shapes import DEPLOYED, PINNED, ShapeError, mislabelled, reads, shape
 from tuner import experiment
 from tuner.cli import build_parser
 from tuner.experiment import write_overview
@@ -110,11 +113,7 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
             f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
             f"{seconds.revalidation:,.0f} s) for a {summary.budget_seconds:,.0f} s budget; "
             f"{summary.trials.complete} trials", ("docs/results.md",))
-    default, best_row = summary.comparison
-    pinned = _summary("default-job").comparison[0]
-    ops, pinned_ops = default.value("ops_per_sec"), pinned.value("ops_per_sec")
-    _quoted(f"In this shape the defaults run about {ops / pinned_ops:.1f} times as fast as "
-            f"in the pinned one below ({ops:,.0f} against {pinned_ops:,.0f} ops/s)", ("docs/results.md",))
+    _quoted(f"the gain left to find is smaller: {best.ratio:.2f}x, against", ("docs/results.md",))
     assert summary.best is not None
     p = summary.best.params
     assert p["compression_type"] == "none"
@@ -123,10 +122,20 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     _quoted(f"`make tune`'s answer ({answer}, no compression, a {p['bloom_bits']}-bit Bloom filter) ran", ("README.md",))
     _quoted(f"Trial {summary.best.trial} runs {answer}, a {p['cache_size'] / 2**20:.1f} MiB block cache, a "
             f"{p['bloom_bits']}-bit Bloom filter and no compression", ("docs/results.md",))
-    for row in (default, best_row):
+    for row in summary.comparison[:2]:
         assert row.spread is not None
         _quoted(f"{row.name} {row.value('ops_per_sec'):,.0f} {row.spread.min:,.0f}-{row.spread.max:,.0f}",
                 ("docs/results.md",))
+
+
+def test_the_defaults_in_the_two_shapes_are_compared_as_their_summaries_give_them():
+    """docs/results.md compares the defaults' speed in the deployed shape (the headline's record) with the
+    pinned one (the default job of 2026-11-26)."""
+    deployed = _summary("default-job-11.8.1-2026-11-27").comparison[0].value("ops_per_sec")
+    pinned = _summary("default-job").comparison[0].value("ops_per_sec")
+    _quoted(f"the defaults run about {deployed / pinned:.1f} times as fast as in the "
+            f"pinned shape below ({deployed:,.0f} against {pinned:,.0f} ops/s)",
+            ("docs/results.md",))
 
 
 def test_the_default_jobs_answer_is_quoted_as_its_summary_gives_it():
@@ -159,10 +168,11 @@ def test_the_answers_mlflow_run_names_are_quoted_as_their_summaries_give_them(re
 
 
 def test_the_ui_example_shows_the_default_jobs_answer_as_its_summary_gives_it():
-    summary = _json("experiments/default_job/results/default-job-11.8.1-2026-11-27/summary.json")
-    best = summary["revalidation"]["best_vs_reference"]
-    _quoted(f"its answer: trial-{summary['best']['trial']:04d} {best['ratio']:.2f}x rocksdb-default (95 % CI "
-            f"{best['ci95'][0]:.2f}-{best['ci95'][1]:.2f})", ("docs/tracking.md",))
+    summary = _summary("default-job-11.8.1-2026-11-27")
+    best = _gain(summary)
+    assert summary.best is not None and best.ci95 is not None
+    _quoted(f"its answer: trial-{summary.best.trial:04d} {best.ratio:.2f}x rocksdb-default (95 % CI "
+            f"{best.ci95[0]:.2f}-{best.ci95[1]:.2f})", ("docs/tracking.md",))
 
 
 def test_the_20_s_default_jobs_answer_is_quoted_as_its_summary_gives_it():
@@ -1289,7 +1299,7 @@ def test_the_phase_lengths_in_the_library_shape_are_quoted_as_their_json_gives_t
     defaults, and each shorter length's rank agreement with 30 s as the benchmark computed it."""
     measured = _json("experiments/fidelity/results/phase_length_library_2026-11-27.json")
     assert measured["defaults"]["mode"] == "library" and measured["phase_seconds"] == [10.0, 20.0, 30.0]
-    after = "In the shape an application deploys, 10 s phases rank as 30 s ones do"
+    after = "In the deployed shape, 10 s phases rank as 30 s ones do"
     for name in measured["configs"]:
         medians = [statistics.median(r["ops_per_sec"] for r in measured["runs"]
                                      if r["config"] == name and r["duration"] == seconds)
@@ -1424,32 +1434,31 @@ def test_the_revalidation_share_is_quoted_as_its_record_gives_it():
 def test_the_default_jobs_lead_and_its_transfer_are_quoted_as_their_records_give_them():
     """docs/results.md's and docs/scale.md's sentences about the default job of 2026-11-26, its toy
     predecessor of 2026-11-25 and the scale transfer of both answers."""
-    now = _json("experiments/default_job/results/default-job-11.8.1-2026-11-27/summary.json")
-    _quoted(f"the gain left to find is smaller: {now['revalidation']['best_vs_reference']['ratio']:.2f}x, against",
-            ("docs/results.md",))
-    job = _json("experiments/default_job/results/default-job/summary.json")
-    gain = job["revalidation"]["best_vs_reference"]["ratio"]
-    toy = _json("experiments/default_job/results/default-job-fillrandom-2026-11-25/summary.json")
-    reported, params = toy["revalidation"]["best_vs_reference"], toy["best"]["params"]
+    job = _summary("default-job")
+    gain = _gain(job).ratio
+    toy = _summary("default-job-fillrandom-2026-11-25")
+    assert toy.best is not None
+    reported, params = _gain(toy), toy.best.params
     memtables = f"{params['write_buffer_size'] / 1e6:.1f} MB memtables"
     sizes = sorted((_transfer(i) for i in range(3)), key=lambda pair: pair[0]["factor"])
     toys = [next(v["ratio"] for name, v in e["over_default"].items() if "toy" in name) for _, e in sizes]
-    _quoted(f"job reported as {reported['ratio']:.2f}x the defaults runs at {_span(toys, '{:.2f}')}x the defaults",
+    _quoted(f"job reported as {reported.ratio:.2f}x the defaults runs at {_span(toys, '{:.2f}')}x the defaults",
             ("docs/results.md",))
-    default, best = job["comparison"][:2]
-    _quoted(f"(write amplification {best['write_amp']:.2f} against {default['write_amp']:.2f})", ("docs/results.md",))
+    default, best = job.comparison[:2]
+    _quoted(f"(write amplification {best.value('write_amp'):.2f} against {default.value('write_amp'):.2f})",
+            ("docs/results.md",))
     preloads = [f"{r['preload']['seconds']:.0f} s" for r, _ in sizes]
     _quoted(f"the DBs preloaded in {preloads[0]}, {preloads[1]} and {preloads[2]}", ("docs/results.md",))
     larger = [next(iter(r["over_default"].values()))["ratio"] for r, _ in sizes[1:]]
     _quoted(f"({_span(larger, '{:.2f}')}x against {gain:.2f}x)", ("docs/results.md",))
     _quoted(f"({memtables} x {params['max_write_buffer_number']} merged {params['min_write_buffer_number_to_merge']}, "
-            f"no compression, {params['max_background_jobs']} background job), which reported {reported['ratio']:.2f}x",
+            f"no compression, {params['max_background_jobs']} background job), which reported {reported.ratio:.2f}x",
             ("docs/results.md",))
     _quoted(f"({_ratio(reported).replace(' (', ', 95 % CI ')} are in", ("docs/results.md",))
-    _quoted(f"for a {job['budget_seconds']:,.0f} s budget; a trial took", ("docs/results.md",))
+    _quoted(f"for a {job.budget_seconds:,.0f} s budget; a trial took", ("docs/results.md",))
     eight = next(iter(sizes[1][0]["over_default"].values()))
     _quoted(f"(at 8 GiB its interval reaches {eight['ci95'][0]:.2f} in {eight['n']} rounds)", ("docs/scale.md",))
-    _quoted(f"({memtables}, reported at {reported['ratio']:.2f}x the defaults", ("docs/scale.md",))
+    _quoted(f"({memtables}, reported at {reported.ratio:.2f}x the defaults", ("docs/scale.md",))
     _quoted(f"`experiments/default_job/results/default-job/`: {gain:.2f}x at the target;", ("docs/scale.md",))
     (largest,) = sizes[2][0]["over_default"].values()
     _quoted(f"its answer held at 16x its target ({largest['ratio']:.2f}x,", ("docs/results.md",))
@@ -1459,16 +1468,16 @@ def test_the_phase_lengths_lead_and_the_bimodal_rounds_are_quoted_as_their_recor
     gains = [_json(f"experiments/scale_transfer/results/phase-{s}s.json")["sizes"][0]["best_over_default"]["ratio"]
              for s in (30, 60, 120)]
     _quoted("From 30 s on the ratio stops moving ({:.2f}x, {:.2f}x, {:.2f}x,".format(*gains), ("docs/scale.md",))
-    free = _json("experiments/default_job/results/default-job-20s-2026-11-25/l0-free-drain-2026-11-25/summary.json")
-    best = next(c for c in free["revalidation"]["configurations"] if c["name"] == free["revalidation"]["best"])
-    ops = sorted(best["ops_per_sec"])
+    free = _summary("default-job-20s-2026-11-25/l0-free-drain-2026-11-25").revalidation
+    assert free is not None
+    ops = sorted(next(c for c in free.configurations if c.name == free.best).samples("ops_per_sec"))
     split = max(range(1, len(ops)), key=lambda i: ops[i] - ops[i - 1])  # the widest gap parts the two modes
     _quoted(f"bimodal ({_k(ops[0])[:-1]}-{_k(ops[split - 1])} or {_k(ops[split])[:-1]}-{_k(ops[-1])} ops/s",
             ("docs/scale.md",))
-    summary = _json("experiments/default_job/results/target-4g/summary.json")
-    target = summary["machine_seconds"]
-    _quoted(f"preloads {target['preload']:.0f} s, the baseline {target['baselines']:.0f} s, {summary['trials']['complete']} "
-            f"trials {target['trials']:.0f} s, re-validation at the target {target['revalidation']:.0f} s)", ("docs/scale.md",))
+    summary = _summary("target-4g")
+    target = summary.machine_seconds
+    _quoted(f"preloads {target.preload:.0f} s, the baseline {target.baselines:.0f} s, {summary.trials.complete} "
+            f"trials {target.trials:.0f} s, re-validation at the target {target.revalidation:.0f} s)", ("docs/scale.md",))
 
 
 def test_the_library_shapes_phase_lengths_prose_is_quoted_as_its_json_gives_it():
@@ -1489,13 +1498,17 @@ def test_the_library_shapes_phase_lengths_prose_is_quoted_as_its_json_gives_it()
     gain = [median("sample 1", s) / median("rocksdb-default", s) for s in measured["phase_seconds"]]
     _quoted(f"1 ran {gain[0]:.2f}x the defaults at 10 s, {gain[1]:.2f}x at 20 s and {gain[2]:.2f}x at 30 s",
             ("docs/scale.md",))
-    static = _json("experiments/fidelity/results/phase_length.json")["runs"]
-    drains = [[r["drain_seconds"] for r in shape if r["config"] == "rocksdb-default" and r["duration"] == 10.0]
-              for shape in (runs, static)]
-    _quoted(f"(the defaults' {_span(drains[0], '{:.0f}')} s against {_span(drains[1], '{:.0f}')} s in the static one)",
-            ("docs/scale.md",))
     twenty = [r["ops_per_sec"] for r in runs if r["config"] == "rocksdb-default" and r["duration"] == 20.0]
     _quoted(f"the defaults' two 20 s runs differ by {100 * (max(twenty) / min(twenty) - 1):.0f} %", ("docs/scale.md",))
+
+
+def test_the_defaults_drains_in_the_two_shapes_are_compared_as_their_json_gives_them():
+    """docs/scale.md: the defaults' drain after a 10 s phase in the deployed shape against the pinned one."""
+    drains = [[r["drain_seconds"] for r in _json(f"experiments/fidelity/results/{name}.json")["runs"]
+               if r["config"] == "rocksdb-default" and r["duration"] == 10.0]
+              for name in ("phase_length_library_2026-11-27", "phase_length")]
+    _quoted(f"(the defaults' {_span(drains[0], '{:.0f}')} s against {_span(drains[1], '{:.0f}')} s in the pinned shape)",
+            ("docs/scale.md",))
 
 
 def test_the_search_pages_prose_is_quoted_as_its_records_and_the_code_give_it():
@@ -1515,8 +1528,9 @@ def test_the_search_pages_prose_is_quoted_as_its_records_and_the_code_give_it():
     others = [w["samplers"][name]["budgets"]["80"]["cpu_ms_per_trial"] / 1000 for w in workloads
               for name in w["samplers"] if name != "skopt"]
     _quoted(f"against {min(others):.2f}-{max(others):.2f} s for the others", doc)
-    jobs = [_json(f"experiments/default_job/results/default-job-fillrandom-{day}/summary.json")["revalidation"]
-            ["noise_cv_reference"] for day in ("2026-11-23", "2026-11-25")]
+    revalidations = [_summary(f"default-job-fillrandom-{day}").revalidation for day in ("2026-11-23", "2026-11-25")]
+    jobs = [r.noise_cv_reference for r in revalidations if r is not None and r.noise_cv_reference is not None]
+    assert len(jobs) == 2
     noise = next(w["noise_sd_log"] for w in workloads)
     _quoted(f"(about {100 * noise:.0f} %), larger than the {_span([100 * j for j in jobs], '{:.0f}')} % of the fillrandom "
             "default jobs' defaults", doc)
@@ -1633,21 +1647,39 @@ def _calls(tmp_path: Path) -> list[tuple[Callable[..., None], dict[str, Any]]]:
     return calls
 
 
-def test_every_figure_is_bound_or_labelled(tmp_path):
-    """Each figure of README.md, docs/*.md and experiments/*/README.md is asserted in its place by a test
-    above (read from a committed record, a preset, the parser or the code), or labelled: its sentence says,
-    after it, that it is not recorded here (tests/figures.py)."""
+@pytest.fixture(scope="module")
+def bound(tmp_path_factory):
+    """What the tests above bind, run once each with each of their parameter sets, with the records each read."""
     binding = Binding()
     BINDING.append(binding)
     try:
-        for test, arguments in _calls(tmp_path):
-            test(**arguments)
+        for test, arguments in _calls(tmp_path_factory.mktemp("calls")):
+            with reads() as binding.reading:
+                test(**arguments)
     finally:
         BINDING.remove(binding)
+    return binding
+
+
+def test_every_figure_is_bound_or_labelled(bound):
+    """Each figure of README.md, docs/*.md and experiments/*/README.md is asserted in its place by a test
+    above (read from a committed record, a preset, the parser or the code), or labelled: its sentence says,
+    after it, that it is not recorded here (tests/figures.py)."""
     unbound = [f"{path.relative_to(ROOT)}:{f.line}: {f.text!r}" for path in documents(ROOT)
-               for f in binding.unbound(str(path.relative_to(ROOT)), path.read_text())]
+               for f in bound.unbound(str(path.relative_to(ROOT)), path.read_text())]
     assert not unbound, f"{len(unbound)} figures neither bound to a record by a test nor labelled " \
                         f"'{LABEL}' after them in their sentence:\n" + "\n".join(unbound)
+
+
+def test_every_figure_of_a_pinned_shape_record_is_labelled_so(bound):
+    """Each figure bound to a record measured in the pinned shape is quoted where its sentence, place,
+    table, block or section names the pinned shape, and one bound only to deployed-shape records is not
+    quoted under the pinned shape alone (tests/shapes.py says how a record's shape and a label are read)."""
+    wrong = []
+    for path in documents(ROOT):
+        doc, text = str(path.relative_to(ROOT)), path.read_text()
+        wrong += mislabelled(doc, text, {f: r for f in figures(text) if (r := bound.records(doc, f))}, ROOT)
+    assert not wrong, f"{len(wrong)} figures whose place does not name the shape of their record:\n" + "\n".join(wrong)
 
 
 SYNTHETIC = """# A page
@@ -1681,6 +1713,58 @@ def test_the_figure_scan_reports_each_unbound_figure_with_its_line():
     assert [(f.line, f.text) for f in binding.unbound("page.md", SYNTHETIC)] == [
         (4, "1.10-1.40"), (4, "612 s"), (11, "3.50x"), (15, "9.9 %"), (15, "4.5 ms"), (15, "8-10 times")]
     assert [f.text for f in Binding().unbound("other.md", SYNTHETIC)][0] == "1.23x"  # a binding holds for its page only
+
+
+PAGE = """# A page
+
+## Measured
+
+The defaults ran 42,277 ops/s and the answer 1.20x.
+
+## In the pinned shape
+
+The defaults ran 42,277 ops/s; the answer ran 1.12x.
+
+In the deployed shape the answer ran 1.12x.
+"""
+
+
+def _record(path: Path, **fields: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"db_bench": {"version": "9.11.2"}, **fields}))
+    return path
+
+
+def test_the_shape_check_reports_pinned_figures_unlabelled_and_deployed_ones_labelled_pinned(tmp_path):
+    """The shape check can fail: a figure read from a pinned-shape record and quoted where nothing names
+    the pinned shape is reported with its line and record, and so is one from a deployed-shape record
+    quoted where only the pinned shape is named; a record's shape is read from the record."""
+    results = tmp_path / "experiments" / "x" / "results"
+    old = _record(results / "old" / "summary.json", pinned_defaults={"format_version": 5})
+    new = _record(results / "new.json", defaults={"mode": "library"})
+    (results / "old" / "console.log").write_text("rocksdb-default 42,277\n")
+    assert (shape(old), shape(new), shape(results / "old" / "console.log")) == (PINNED, DEPLOYED, PINNED)
+    assert shape(_record(results / "dated.json", when="2026-11-26 05:03:54 UTC")) == PINNED
+    (results / "built.json").write_text(json.dumps({"db_bench_build": {"version": "9.11.2"}, "setup_seconds": 109}))
+    assert shape(results / "built.json") is None  # a build's cost: no db_bench run, no shape
+    with pytest.raises(ShapeError, match="shape is unknown"):
+        shape(_record(results / "later.json", when="2026-11-28 10:00 UTC"))
+    with pytest.raises(ShapeError, match="neither"):
+        shape(_record(results / "own.json", defaults={"mode": "db_bench"}))  # db_bench's own defaults: no rule yet
+    binding = Binding()
+    with reads() as binding.reading:
+        (results / "old" / "console.log").read_text()  # as a test reads a record
+        binding.bind("page.md", "ran 42,277 ops/s and the answer 1.20x")
+        binding.bind("page.md", "The defaults ran 42,277 ops/s;")
+    with reads() as binding.reading:
+        json.loads(new.read_text())
+        binding.bind("page.md", "the answer ran 1.12x")
+    bound = {f: r for f in figures(PAGE) if (r := binding.records("page.md", f))}
+    assert len(bound) == 5
+    assert mislabelled("page.md", PAGE, bound, tmp_path) == [
+        "page.md:5: '42,277' (experiments/x/results/old/console.log): from a pinned-shape record, not labelled so",
+        "page.md:5: '1.20x' (experiments/x/results/old/console.log): from a pinned-shape record, not labelled so",
+        "page.md:9: '1.12x' (experiments/x/results/new.json): from a deployed-shape record, labelled pinned"]
 
 
 def test_the_figure_scan_finds_the_documents_figures():
