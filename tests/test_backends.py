@@ -43,6 +43,7 @@ class Formula(Backend):
         return Measurement({"ops_per_sec": 1000.0 + 10 * int(flags.get("max_background_jobs", 2))}, [], "", [])
 
 
+@pytest.mark.dbbench
 def test_a_new_backend_is_one_class_and_a_registration_line(tmp_path, monkeypatch, db_bench):
     monkeypatch.setitem(BACKENDS, "formula", Formula)  # the registration line
     result = tune(backend="formula", trials=4, sampler="random", seed=1, out=tmp_path / "out",

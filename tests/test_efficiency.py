@@ -452,6 +452,7 @@ def test_the_smallest_budget_is_the_first_that_holds_a_search_and_its_revalidati
     assert holds[0] < MIN_SEARCH <= holds[1]
 
 
+@pytest.mark.dbbench
 def test_without_a_budget_the_revalidation_takes_about_the_search_time_and_the_plan_comes_first(tmp_path):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "6", "--seed", "2", "--sampler",
               "random", "--out", str(tmp_path / "o"), "--json", revalidate=True)
@@ -466,6 +467,7 @@ def test_without_a_budget_the_revalidation_takes_about_the_search_time_and_the_p
     assert "fitted to" in lines[plan] and "(the search's machine time)" in lines[plan]
 
 
+@pytest.mark.dbbench
 def test_a_budget_too_small_for_a_search_is_refused_before_the_first_trial_with_the_least_that_holds_one(tmp_path):
     out = tmp_path / "o"
     args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--seed", "2", "--sampler", "random",
@@ -506,6 +508,7 @@ def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_lea
         .intermediate_values == {1: 100.0, 2: 75.0}
 
 
+@pytest.mark.dbbench
 def test_a_budget_alone_runs_as_many_trials_as_fit(tmp_path):
     args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--budget", "8s", "--sampler", "random",
             "--seed", "1", "--study", "budget", "--out", str(tmp_path / "o"), "--json"]
@@ -521,6 +524,7 @@ def test_a_budget_alone_runs_as_many_trials_as_fit(tmp_path):
     assert json.loads(again.stdout)["machine_seconds"] == spent
 
 
+@pytest.mark.dbbench
 def test_a_budget_sizes_the_startup_once_the_baselines_ran_and_every_trial_says_how_it_was_chosen(tmp_path):
     r = tuner(*fast(["tune", "--workload", "fillrandom", "--scale", str(TINY), "--budget", "10s", "--sampler", "tpe",
                      "--seed", "1", "--study", "startup", "--out", str(tmp_path / "o"), "--json"]))
@@ -579,6 +583,7 @@ def test_a_rung_that_ranks_unlike_the_full_size_is_skipped_and_one_that_agrees_k
     assert not rungs.agreement([[(1.0, v) for v in full]], [0.25])["rungs"][0]["agrees"]
 
 
+@pytest.mark.dbbench
 def test_fidelity_audits_then_climbs_rungs_where_they_agree_with_the_full_size(tmp_path):
     out = tmp_path / "o"
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "12", "--fidelity", "0.25,1",
