@@ -68,11 +68,13 @@ class Studied:
 
 
 def tune_studied(summary: Summary) -> Studied:
-    """A tune study's best (the best tuned one, also when its answer kept the defaults)."""
+    """A tune study's best (the best tuned one, also when its answer kept the defaults) and its
+    re-validated gain over the reference at the study's own size."""
     if summary.best is None:
         raise SystemExit(f"{summary.study}: no trial completed, no best to measure")
+    gain = summary.revalidation.best_vs_reference if summary.revalidation else None
     return Studied(summary, f"best (trial {summary.best.trial})", summary.best.flags,
-                   summary.answer.to_dict() if summary.answer else None)
+                   summary.answer.to_dict() if summary.answer else None, gain.to_dict() if gain else None)
 
 
 def experiment_studied(study: str, db_bench: str) -> Studied:
