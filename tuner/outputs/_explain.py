@@ -36,9 +36,9 @@ from tuner.trials import TrialRecord
 MIN_TRIALS = 5
 
 
-def importance(snapshot: StudySnapshot) -> dict[str, float]:
-    """fANOVA importance of each parameter for the first objective (ops/s, or --objective's metric);
-    empty with fewer than MIN_TRIALS complete trials."""
+def importance(snapshot: StudySnapshot, left_out: set[str]) -> dict[str, float]:
+    """fANOVA importance of each parameter but ``left_out`` for the first objective (ops/s, or
+    --objective's metric); empty with fewer than MIN_TRIALS complete trials."""
     complete = [t for t in snapshot.trials if t.state == TrialState.COMPLETE]
     if len(complete) < MIN_TRIALS:
         return {}
@@ -49,7 +49,6 @@ def importance(snapshot: StudySnapshot) -> dict[str, float]:
             found = optuna.importance.get_param_importances(as_optuna(snapshot), evaluator=evaluator, target=primary)
         except (ValueError, RuntimeError):
             return {}
-    left_out = not_applied(snapshot)
     return {k: float(v) for k, v in found.items() if k not in left_out}
 
 
@@ -117,13 +116,13 @@ def _measured(ablation: Ablation | None, reference: str, metric: str) -> str | N
 
 def explain(snapshot: StudySnapshot, best: BestTrial, reval: Revalidation | None) -> dict[str, Any]:
     """``{"importance": {...}, "options": [{param, best, default, direction, ablation, effect, text}, ...]}``."""
-    weights = importance(snapshot)
+    left_out = not_applied(snapshot)
+    weights = importance(snapshot, left_out)
     defaults = _default_values(snapshot)
     ablations = {a.param: a for a in reval.ablation} if reval and reval.best_trial == best.trial else {}
     complete = [t for t in snapshot.trials if t.state == TrialState.COMPLETE]
     metric, shown_as, sign = snapshot.score.metric, label(snapshot.score.metric), 1 if snapshot.score.maximize else -1
     rows = []
-    left_out = not_applied(snapshot)
     for name, value in best.params.items():
         if name in left_out:
             continue
