@@ -10,6 +10,10 @@ re-validation confirms the answer at ``duration``).
 Three kinds: a *load* workload fills its DB from empty in every run; a *preloaded* one builds its
 DB once per study (its ``[preload]`` phase) and every run starts on a hard-linked checkpoint of it,
 so a run costs its timed phases whatever the DB's size; a *replay* runs a trace on a copy of a DB.
+
+A workload that reproduces a source study (S0-S4) also holds that study's definition, in a
+``[study]`` table (its sweep, scale and notes): ``rocksdb-tuner experiment`` reads it
+(:mod:`tuner.experiment`); the workload itself ignores it.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ UNMEASURED = frozenset(
     {"waitforcompaction", "stats", "levelstats", "sstables", "flush", "resetstats", "memstats", "count",
      "compactall", "compact0", "compact1"}
 )
+STUDY = "study"  # the table of a source study's definition, which tuner.experiment reads
 FRESH_DB = ("fill", "bulkload")  # db_bench skips these with --use_existing_db
 _DB_BENCH_DEFAULTS = {"num": 1_000_000, "key_size": 16, "value_size": 100}
 Flag = bool | int | float | str
@@ -148,7 +153,7 @@ class Workload:
         if not isinstance(data, dict):
             raise WorkloadError("workload: expected a table with 'phases'")
         unknown = sorted(set(data) - {"name", "description", "source", "flags", "phases", "baselines", "drain",
-                                      "data_to_memory", "preload", "duration", "search_duration"})
+                                      "data_to_memory", "preload", "duration", "search_duration", STUDY})
         if unknown:
             raise WorkloadError(f"unknown top-level field(s) {', '.join(unknown)}")
         flags = check_flags(data.get("flags", {}), "flags")
@@ -282,9 +287,14 @@ def preset_names() -> list[str]:
     return files.preset_names(PRESET_DIR)
 
 
+def workload_file(name_or_path: str | Path) -> Path:
+    """The file of a preset by name (see :func:`preset_names`), or the TOML/YAML file at a path."""
+    return files.preset_or_file(name_or_path, PRESET_DIR, "workload", WorkloadError)
+
+
 def load_workload(name_or_path: str | Path) -> Workload:
     """A preset by name (see :func:`preset_names`) or a TOML/YAML file."""
-    path = files.preset_or_file(name_or_path, PRESET_DIR, "workload", WorkloadError)
+    path = workload_file(name_or_path)
     data = files.load_data_file(path, "workload", WorkloadError)
     try:
         return Workload.from_dict(data, name=path.stem)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from objectives.dbbench import DbBench, probe
+from objectives.dbbench import ENV_VAR, DbBench, probe
 from search_spaces import Context
 
 DATA = Path(__file__).with_name("data")
@@ -71,6 +71,18 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, session_store: str
     checkout), and studies are tracked in one MLflow store per session unless a test says otherwise."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", session_store)
+
+
+RUNS_DB_BENCH = ("dbbench", "ray", "faults", "release_build")  # markers of tests that may run db_bench
+UNMARKED = "/nonexistent/a-test-that-runs-db_bench-is-marked-dbbench/db_bench"
+
+
+@pytest.fixture(autouse=True)
+def db_bench_only_when_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test without one of RUNS_DB_BENCH finds no db_bench ($ROCKSDB_TUNER_DB_BENCH leads discovery),
+    so ``-m "not dbbench and not ray and not faults"`` selects exactly the tests that need none."""
+    if not any(request.node.get_closest_marker(name) for name in RUNS_DB_BENCH):
+        monkeypatch.setenv(ENV_VAR, UNMARKED)
 
 
 @pytest.fixture(scope="session")

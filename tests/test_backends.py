@@ -28,6 +28,7 @@ from tuner.engine._prepare import check_backend
 from tuner.executors import Job, LocalExecutor, Outcome
 from tuner.model import TuneConfig, UsageError
 from tuner.observers import SilentProgress
+from tuner.summary import SCHEMA_VERSION, Summary
 
 APP = Path(__file__).resolve().parents[1] / "examples" / "rocksdict_app" / "app.py"
 KEYS = {"max_background_jobs": "DBOptions.max_background_jobs", "write_buffer_size": "CFOptions.write_buffer_size"}
@@ -53,6 +54,7 @@ class Formula(Backend):
         self.table.unlink(missing_ok=True)
 
 
+@pytest.mark.dbbench
 def test_a_new_backend_is_one_class_and_a_registration_line(tmp_path, monkeypatch, db_bench):
     """Its set-up is its own: prepared once per study before any run, torn down at the end."""
     monkeypatch.setitem(BACKENDS, "formula", Formula)  # the registration line
@@ -63,7 +65,7 @@ def test_a_new_backend_is_one_class_and_a_registration_line(tmp_path, monkeypatc
     jobs = [t["params"].get("max_background_jobs", 2) for t in result.trials if t["outcome"] == "complete"]
     assert len(jobs) == 4
     assert result.best_metrics["ops_per_sec"] == 1000.0 + 10 * max(jobs)
-    assert result.summary["study"].startswith("formula-")
+    assert str(result.summary.study).startswith("formula-")
     assert Formula.prepared == [tmp_path / "formula-table"] and not (tmp_path / "formula-table").exists()
 
 
@@ -314,6 +316,7 @@ def test_a_command_study_needs_no_db_bench(tmp_path, monkeypatch):
     assert r.returncode == 0, r.stderr
     assert not [line for line in r.stderr.splitlines() if "db_bench" in line]
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["schema"] == SCHEMA_VERSION and Summary.load(tmp_path / "o" / "summary.json").to_dict() == summary
     assert summary["db_bench"] is None and summary["defaults"] is None
     assert summary["trials"]["complete"] == 3 and summary["baselines"][0]["state"] == "COMPLETE"
     trials = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials

@@ -166,6 +166,9 @@ _PROSE_DEFAULTS = [  # a default stated beside a flag in running text, as the do
     re.compile(r"\(`(--[a-z0-9-]+)(?: [A-Z_]+)?`, `?([^`;,)]+?)`? by default"),
     re.compile(r"\(`(--[a-z0-9-]+)(?: [A-Z_]+)?`, default:? `?([^`;,)]+?)`?[;,)]"),
     re.compile(r"from the (\d+)(?:st|nd|rd|th) second on \(`(--[a-z0-9-]+)`"),
+    re.compile(r"by default \(`(--[a-z0-9-]+) ([^`\s]+)`\)"),
+    re.compile(r"(?:at least|up to) (\d+)(?: [a-z]+)? \(`(--[a-z0-9-]+)`\)"),
+    re.compile(r"(\d+) % \(`(--[a-z0-9-]+)`\)"),  # a fraction, as a percentage
 ]
 
 
@@ -177,7 +180,7 @@ def _stated_in_prose(text: str) -> list[tuple[str, str]]:
     for pattern in _PROSE_DEFAULTS:
         for m in pattern.finditer(prose):
             flag, value = (m.group(2), m.group(1)) if m.group(1)[0].isdigit() else m.groups()
-            found.append((flag, value))
+            found.append((flag, f"{float(value) / 100:g}" if m.group(0).startswith(value + " % ") else value))
     return found
 
 
@@ -200,7 +203,8 @@ def test_prose_defaults_are_found():
     """The patterns above read the defaults the documents state (so the check above is not vacuous)."""
     stated = {pair for doc in DOCUMENTS for pair in _stated_in_prose(doc.read_text())}
     assert {("--pruner-warmup", "4"), ("--rounds", "5"), ("--seeds", "3"),
-            ("--work-dir", "$TMPDIR/rocksdb-tuner-work-<uid>")} <= stated, stated
+            ("--work-dir", "$TMPDIR/rocksdb-tuner-work-<uid>"), ("--revalidate", "3"), ("--revalidate-rounds", "5"),
+            ("--revalidate-max-rounds", "10"), ("--interval-target", "0.1")} <= stated, stated
 
 
 def test_the_workloads_table_gives_each_presets_phase_lengths():

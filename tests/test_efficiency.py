@@ -26,10 +26,22 @@ from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, usage
 from tuner.engine._plan import Plan, Reference
 from tuner.engine._revalidation import Remeasure
 from tuner.outputs import closing_table
-from tuner.samplers import KINDS, RANKED, SamplerError, Startup, choose, make_sampler, startup_size, study_seed
+from tuner.samplers import (
+    KINDS,
+    RANKED,
+    SamplerError,
+    Startup,
+    choose,
+    make_sampler,
+    provenance,
+    startup_size,
+    study_seed,
+)
 from tuner.samplers._skopt_sampler import _observations
 from tuner.samplers._startup import MODEL, RANDOM
-from tuner.trials import TrialRecord
+from tuner.summary import BaselineRun, BestTrial, Revalidation, Summary
+from tuner.trials import TrialRecord, record
+from tuner.trials import attrs as trial_attrs
 
 SPACE = {"level": IntDistribution(1, 19), "type": CategoricalDistribution(["lz4", "zstd"])}
 
@@ -145,6 +157,55 @@ def test_the_model_proposes_once_the_startup_holds_its_size_starts_and_running_t
     assert sampler.provenance(running.number) == MODEL and sampler.provenance(study.ask(SPACE).number) == MODEL
     sampler.size = 8
     assert sampler.provenance(study.ask(SPACE).number) == RANDOM
+
+
+NEIGHBOUR = "neighbour of a rejected proposal"
+
+
+def _startup_with_a_rejection(rejected: int) -> list[tuple[str, str]]:
+    """(provenance, outcome) of each trial up to the model's first proposal, in a study run as the
+    engine runs it (tuner.engine._loop): two starts enqueued, then the sampler's proposals; random
+    initial point number ``rejected`` (from 0) breaks a constraint, is told FAIL "rejected" and its
+    neighbour (another level) is enqueued to run next; every other trial is measured."""
+    sampler = make_sampler("tpe", seed=1, directions=["maximize"], trials=28)
+    assert isinstance(sampler, Startup) and sampler.size == startup_size(28) == 7
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    for start in ({"type": "lz4"}, {"type": "zstd", "level": 3}):
+        study.enqueue_trial(start, user_attrs=trial_attrs(provenance="start"))
+    seen: list[tuple[str, str]] = []
+    randoms = 0
+    while not seen or seen[-1][0] != MODEL:
+        trial = study.ask()
+        kind = trial.suggest_categorical("type", ["lz4", "zstd"])
+        params = {"type": kind, **({"level": trial.suggest_int("level", 1, 19)} if kind == "zstd" else {})}
+        how = TrialRecord.of(trial).provenance or provenance(sampler, "tpe", trial.number)
+        if how == RANDOM:
+            randoms += 1
+        if how == RANDOM and randoms == rejected + 1:
+            record(trial, provenance=how, outcome="rejected")
+            study.tell(trial, state=TrialState.FAIL)
+            study.enqueue_trial({"type": "zstd", "level": 1}, user_attrs=trial_attrs(repaired_from=trial.number,
+                                                                                     provenance=NEIGHBOUR))
+        else:
+            record(trial, provenance=how, outcome="complete")
+            study.tell(trial, float(len(params)))
+        seen.append((how, TrialRecord.of(study.trials[trial.number]).outcome or ""))
+    return seen
+
+
+@pytest.mark.parametrize("rejected", range(5))
+def test_the_startup_runs_its_size_wherever_a_random_point_is_rejected(rejected):
+    """A start-up of 7 holds 7 configurations that ran (the two starts, random points and the
+    neighbour that runs in a rejected point's place) before the model proposes, whichever of the 5
+    random points breaks a constraint. A rejected point once took a place of its own: one
+    configuration fewer ran, or, when the last random point was rejected, its neighbour ran after the
+    start-up was full and the model proposed one trial late (the budget test failed 8 == 7 then)."""
+    seen = _startup_with_a_rejection(rejected)
+    before = seen[:-1]
+    ran = [how for how, outcome in before if outcome == "complete"]
+    assert len(ran) == 7 and ran.count("start") == 2 and ran.count(NEIGHBOUR) == 1, seen
+    assert [how for how, outcome in before if outcome == "rejected"] == [RANDOM], seen
+    assert len(before) == 8 and [how for how, _ in before].count(RANDOM) == 5, seen
 
 
 def test_one_seed_draws_other_random_points_in_another_study_and_the_same_in_the_same():
@@ -391,6 +452,7 @@ def test_the_smallest_budget_is_the_first_that_holds_a_search_and_its_revalidati
     assert holds[0] < MIN_SEARCH <= holds[1]
 
 
+@pytest.mark.dbbench
 def test_without_a_budget_the_revalidation_takes_about_the_search_time_and_the_plan_comes_first(tmp_path):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "6", "--seed", "2", "--sampler",
               "random", "--out", str(tmp_path / "o"), "--json", revalidate=True)
@@ -405,6 +467,7 @@ def test_without_a_budget_the_revalidation_takes_about_the_search_time_and_the_p
     assert "fitted to" in lines[plan] and "(the search's machine time)" in lines[plan]
 
 
+@pytest.mark.dbbench
 def test_a_budget_too_small_for_a_search_is_refused_before_the_first_trial_with_the_least_that_holds_one(tmp_path):
     out = tmp_path / "o"
     args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--seed", "2", "--sampler", "random",
@@ -445,6 +508,7 @@ def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_lea
         .intermediate_values == {1: 100.0, 2: 75.0}
 
 
+@pytest.mark.dbbench
 def test_a_budget_alone_runs_as_many_trials_as_fit(tmp_path):
     args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--budget", "8s", "--sampler", "random",
             "--seed", "1", "--study", "budget", "--out", str(tmp_path / "o"), "--json"]
@@ -460,6 +524,7 @@ def test_a_budget_alone_runs_as_many_trials_as_fit(tmp_path):
     assert json.loads(again.stdout)["machine_seconds"] == spent
 
 
+@pytest.mark.dbbench
 def test_a_budget_sizes_the_startup_once_the_baselines_ran_and_every_trial_says_how_it_was_chosen(tmp_path):
     r = tuner(*fast(["tune", "--workload", "fillrandom", "--scale", str(TINY), "--budget", "10s", "--sampler", "tpe",
                      "--seed", "1", "--study", "startup", "--out", str(tmp_path / "o"), "--json"]))
@@ -469,20 +534,21 @@ def test_a_budget_sizes_the_startup_once_the_baselines_ran_and_every_trial_says_
     assert startup["size"] == startup_size(startup["expected_trials"])  # what the budget allows, not 40 trials
     assert f"proposes after {startup['size']} trials" in r.stderr
     trials = optuna.load_study(study_name="startup", storage=f"sqlite:///{tmp_path / 'o' / 'study.db'}").trials
-    # what the start-up counts (tuner.samplers._startup.learnable): measured, failed or rejected trials
-    learnable = [t.user_attrs["provenance"] for t in trials
-                 if t.user_attrs.get("outcome") in ("complete", "failed", "rejected")]
-    first_model = learnable.index(MODEL)
+    # what the start-up counts (tuner.samplers._startup.fills_startup) before the model's first proposal: trials
+    # that ran, as --trials counts them; a rejected proposal never ran (its neighbour runs in its place)
+    first_model = next(t.number for t in trials if t.user_attrs.get("provenance") == MODEL)
+    ran = [t.user_attrs["provenance"] for t in trials[:first_model]
+           if t.user_attrs.get("outcome") in ("complete", "failed", "pruned")]
     seen = [(t.number, t.state.name, t.user_attrs.get("outcome"), t.user_attrs.get("provenance")) for t in trials]
-    assert first_model == startup["size"], seen
-    assert learnable[0] == "start" and RANDOM in learnable[:first_model]
-    assert set(learnable[:first_model]) <= {"start", RANDOM, "neighbour of a rejected proposal"}
+    assert len(ran) == startup["size"], seen
+    assert ran[0] == "start" and RANDOM in ran
+    assert set(ran) <= {"start", RANDOM, NEIGHBOUR}
     complete = [t.user_attrs["provenance"] for t in trials if t.user_attrs.get("outcome") == "complete"]
     assert summary["provenance"] == {k: complete.count(k) for k in set(complete)}
     assert summary["best"]["provenance"] in complete
     when = summary["when"]  # the trials' first start and last end, from the storage
     assert when["first_trial_started"] < when["last_trial_ended"] and when["last_trial_ended"].endswith(" UTC")
-    assert f"chosen as: {summary['best']['provenance']} (the trials counted: " in closing_table(summary)
+    assert f"chosen as: {summary['best']['provenance']} (the trials counted: " in closing_table(Summary.from_dict(summary))
 
 
 def test_successive_halving_keeps_the_best_third_of_a_rung():
@@ -517,6 +583,7 @@ def test_a_rung_that_ranks_unlike_the_full_size_is_skipped_and_one_that_agrees_k
     assert not rungs.agreement([[(1.0, v) for v in full]], [0.25])["rungs"][0]["agrees"]
 
 
+@pytest.mark.dbbench
 def test_fidelity_audits_then_climbs_rungs_where_they_agree_with_the_full_size(tmp_path):
     out = tmp_path / "o"
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "12", "--fidelity", "0.25,1",
@@ -580,5 +647,6 @@ def test_a_best_that_failed_every_revalidation_run_is_reported_from_its_single_r
     failed = {"best": "trial 2", "configurations": [
         {"name": "rocksdb-default", "trial": None, "ops_per_sec": [], "failed": "out of memory"},
         {"name": "trial 2", "trial": 2, "ops_per_sec": [], "failed": "out of memory"}]}
-    rows = comparison(baselines, best, failed)
+    rows = comparison([BaselineRun.from_dict(b) for b in baselines], BestTrial.from_dict(best),
+                      Revalidation.from_dict(failed))
     assert [(r["name"], r["vs_default"]) for r in rows] == [("rocksdb-default", 1.0), ("best (trial 2)", 1.5)]

@@ -4,7 +4,6 @@ worker's side of a remote executor (TaskSpec, measure_task, outcome_of) serves a
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import os
 
 import optuna
@@ -16,6 +15,7 @@ from tuner.backends import Backend
 from tuner.executors import EXECUTORS, Job, Outcome, Slot, TaskSpec, measure_task, outcome_of
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 from tuner.observers import SilentProgress
+from tuner.summary import Summary
 
 pytestmark = pytest.mark.dbbench
 
@@ -74,8 +74,9 @@ def test_a_new_executor_is_one_class_and_a_registration_line(tmp_path, monkeypat
                   out=tmp_path / "o", work_dir=work_dir, mlflow=False, plots=False, revalidate=0, drain=False,
                   progress=SilentProgress())
     summary = result.summary
-    assert summary["trials"]["complete"] >= 4 and summary["slot"] == {"cores": 1, "ram_bytes": 1 << 30, "pinned": True}
-    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    assert summary.trials.complete >= 4 and summary.slot == {"cores": 1, "ram_bytes": 1 << 30, "pinned": True}
+    assert summary.study is not None and summary.storage is not None
+    study = optuna.load_study(study_name=summary.study, storage=summary.storage)
     measured = [t for t in study.trials if "node" in t.user_attrs]
     nodes = [t.user_attrs["node"] for t in measured]
     assert nodes and all(n["node_id"].startswith("process-of-") and len(n["cores_used"]) == 1 for n in nodes)
@@ -88,4 +89,4 @@ def test_a_new_executor_is_one_class_and_a_registration_line(tmp_path, monkeypat
     with pytest.raises(UsageError, match=r"--executor: unknown 'slurm' \(choose from local, ray, processes\)"):
         tune(executor="slurm", trials=1, out=tmp_path / "q", mlflow=False)
     assert not (tmp_path / "p").exists() and not (tmp_path / "q").exists()
-    assert json.loads((tmp_path / "o" / "summary.json").read_text())["study"] == summary["study"]
+    assert Summary.load(tmp_path / "o" / "summary.json").study == summary.study

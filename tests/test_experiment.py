@@ -13,6 +13,7 @@ import optuna
 import pytest
 from mlflow import MlflowClient
 
+from objectives.workloads import load_workload, workload_file
 from search_spaces import Context, SearchSpace, SpaceError, load_space
 from tuner import experiment
 from tuner.engine._warmstart import warm_start_auto
@@ -79,12 +80,17 @@ def test_another_workloads_best_configurations_are_clipped_into_this_space(tmp_p
                                "params": {**top, "cache_size": small.parameter("cache_size").high}}]
 
 
+_WORKLOAD = 'name = "X"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\nscored = true\n'
+
+
 @pytest.mark.parametrize("text, message", [
-    ('id = "X"\nworkload = "S0"\nsweep = {parameters = {subcompactions = {type = "int", low = 1, high = 4, '
-     'options_key = "DBOptions.max_subcompactions"}}}', "sweep.parameters.subcompactions: needs a 'grid'"),
-    ('id = "X"\nworkload = "S0"\nbudget = 3\nsweep = {}', "unknown field(s) budget"),
-    ('id = "X"\nworkload = "nope"\nsweep = {}', "unknown workload 'nope'"),
-    ('id = "X"\nworkload = "S0"\nscale = -1\nsweep = {}', "scale: expected a number > 0"),
+    (_WORKLOAD + '[study.sweep.parameters.subcompactions]\ntype = "int"\nlow = 1\nhigh = 4\n'
+     'options_key = "DBOptions.max_subcompactions"\n', "study.sweep.parameters.subcompactions: needs a 'grid'"),
+    (_WORKLOAD + '[study]\nbudget = 3\nsweep = {}\n', "study: unknown field(s) budget"),
+    (_WORKLOAD, "study: missing"),
+    (_WORKLOAD + '[study]\nscale = -1\nsweep = {}\n', "study.scale: expected a number > 0"),
+    (_WORKLOAD + '[study]\nsweep = 3\n', "study.sweep: missing, or not a table"),
+    ('name = "X"\n[study]\nsweep = {}\n', "phases: expected a non-empty list"),
 ])
 def test_bad_experiment_file_is_one_clear_error(tmp_path, text, message):
     path = tmp_path / "bad.toml"
@@ -93,6 +99,17 @@ def test_bad_experiment_file_is_one_clear_error(tmp_path, text, message):
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_study_is_defined_once_in_its_workload_preset():
+    """S0-S4 are the presets with a [study] table: `--workload S2` and `experiment S2` read the same
+    file, the workload ignoring the study's table; a preset without one is no experiment."""
+    assert experiment.names() == ["S0", "S1", "S2", "S3", "S4"]
+    for name in experiment.names():
+        e = experiment.load(name)
+        assert e.path == workload_file(name) and e.workload == name and e.id == load_workload(name).name
+    with pytest.raises(experiment.ExperimentError, match=r"unknown experiment 'fillrandom': not a study \(S0, S1"):
+        experiment.load("fillrandom")
 
 
 @pytest.mark.dbbench

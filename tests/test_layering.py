@@ -16,7 +16,7 @@ PACKAGES = ("search_spaces", "objectives", "tuner")
 LAYERS: list[list[tuple[str, ...]]] = [
     [("search_spaces",)],
     [("objectives",)],
-    [("tuner.model", "tuner.trials", "tuner.ranking", "tuner.stats", "tuner.fmt", "tuner.events",
+    [("tuner.model", "tuner.trials", "tuner.summary", "tuner.ranking", "tuner.stats", "tuner.fmt", "tuner.events",
       "tuner.options_file", "tuner.target", "tuner.backends")],
     [("tuner.samplers",), ("tuner.pruners",), ("tuner.rungs",), ("tuner.executors",)],
     [("tuner.engine",)],

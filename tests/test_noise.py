@@ -149,9 +149,10 @@ def test_a_kept_baseline_whose_runs_left_no_options_file_is_still_the_answer(tmp
                              out=tmp_path / "o", mlflow=False, plots=False, drain=False, revalidate=1,
                              revalidate_rounds=2, revalidate_max_rounds=2, ablation=False), SilentProgress())
     summary = study.run().summary
-    assert [b["state"] for b in summary["baselines"]] == ["FAIL"]
-    assert summary["answer"]["recommend"] == "reference" and summary["answer"]["name"] == "rocksdb-default"
-    assert json.loads((tmp_path / "o" / "summary.json").read_text())["answer"] == summary["answer"]
+    assert [b.state for b in summary.baselines] == ["FAIL"]
+    assert summary.answer is not None
+    assert summary.answer.recommend == "reference" and summary.answer.name == "rocksdb-default"
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["answer"] == summary.answer.to_dict()
     measured = sorted((tmp_path / "o" / "revalidation-estimate" / "rocksdb-default").glob("round-*/OPTIONS"))
     assert measured and (tmp_path / "o" / "OPTIONS.ini").read_text() == measured[0].read_text()
     default_buffer = options_file.lookup(options_file.parse_options(measured[0].read_text()),
@@ -208,7 +209,7 @@ def test_median_pruner_stops_a_hopeless_trial_early(tmp_path):
     assert slow.user_attrs["outcome"] == "pruned" and slow.user_attrs["pruned_at"]["second"] >= 2  # warm-up
     assert slow.user_attrs["seconds"] < 15
     assert max(slow.intermediate_values.values()) < 0.5 * min(t.values[0] for t in trials[:5])
-    assert result.summary["trials"]["pruned"] == 1 and result.summary["trials"]["complete"] == 5
+    assert result.summary.trials.pruned == 1 and result.summary.trials.complete == 5
     assert all(len(t.intermediate_values) >= 2 for t in trials[:5])
 
 

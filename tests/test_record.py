@@ -1,26 +1,39 @@
 """The record matches the files: figures that README, docs/ and the experiments overview quote are
 read from the committed records they come from and must appear as quoted, each within its paragraph,
-list item or table row (a figure that changes is regenerated there, not edited here)."""
+list item or table row (a figure that changes is regenerated there, not edited here). Every figure of
+README, docs/ and the research questions' notes is one of them or labelled not recorded here
+(tests/figures.py says what a figure is; test_every_figure_is_bound_or_labelled checks it). A figure read
+from a record measured in the pinned shape is quoted where the pinned shape is named (tests/shapes.py;
+test_every_figure_of_a_pinned_shape_record_is_labelled_so checks it)."""
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import math
 import re
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scipy import stats as scipy_stats
 
 from objectives.workloads import load_workload
+from search_spaces import Context
+from tests.figures import LABEL, Binding, documents, figures, places
+from tests.shapes import DEPLOYED, PINNED, ShapeError, mislabelled, reads, shape
 from tuner import experiment
+from tuner.cli import build_parser
 from tuner.experiment import write_overview
 from tuner.observers._mlflow import _answer_name
 from tuner.outputs._deployment import answer_of, search_gain
+from tuner.ranking import distinct_top
 from tuner.samplers import RANKED
+from tuner.summary import Ratio, Summary
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "default_job" / "results"  # the default job's records
@@ -30,32 +43,29 @@ def _json(path: str) -> dict[str, Any]:
     return json.loads((ROOT / path).read_text())
 
 
+def _summary(record: str) -> Summary:
+    """A default-job record's summary.json (``record``: its folder under RESULTS), typed."""
+    return Summary.load(RESULTS / record / "summary.json")
+
+
+def _gain(summary: Summary) -> Ratio:
+    """The re-validated gain of a record's answer over its reference."""
+    assert summary.revalidation is not None and summary.revalidation.best_vs_reference is not None
+    return summary.revalidation.best_vs_reference
+
+
 def _places(path: str) -> list[str]:
     """Where a document can quote a figure: each paragraph, list item, table row, heading and line of
     code, with its line breaks and emphasis removed (so a figure may wrap or be bold)."""
-    places: list[str] = []
-    open_place, fenced = False, False
-    for line in (ROOT / path).read_text().replace("**", "").splitlines():
-        text = line.strip()
-        if text.startswith("```"):
-            fenced, open_place = not fenced, False
-        elif fenced or text.startswith(("|", "#")):
-            places.append(" ".join(text.split()))
-            open_place = False
-        elif not text:
-            open_place = False
-        elif open_place and not re.match(r"(?:[-*+]|\d+\.) ", text):
-            places[-1] += " " + " ".join(text.split())
-        else:
-            places.append(" ".join(text.split()))
-            open_place = True
-    return places
+    return [place.text for place in places((ROOT / path).read_text())]
 
 
-def _ratio(compared: dict[str, Any]) -> str:
+def _ratio(compared: dict[str, Any] | Ratio) -> str:
     """``1.21x (1.04-1.40)``, as the documents quote a paired ratio and its 95 % interval."""
-    low, high = compared["ci95"]
-    return f"{compared['ratio']:.2f}x ({low:.2f}-{high:.2f})"
+    r = compared if isinstance(compared, Ratio) else Ratio.from_dict(compared)
+    assert r.ci95 is not None
+    low, high = r.ci95
+    return f"{r.ratio:.2f}x ({low:.2f}-{high:.2f})"
 
 
 def _quoted(figure: str, documents: tuple[str, ...], at: str = "") -> None:
@@ -66,80 +76,109 @@ def _quoted(figure: str, documents: tuple[str, ...], at: str = "") -> None:
         places = [place for place in _places(doc) if figure in place]
         assert places, f"{doc} does not quote {figure!r} (from the committed record) within one paragraph, item or row"
         assert not at or any(at in place for place in places), f"{doc} quotes {figure!r}, but not where it says {at!r}"
+        _bind(doc, figure)
+
+
+BINDING: list[Binding] = []  # while test_every_figure_is_bound_or_labelled runs the tests above: what they bind
+
+
+def _bind(doc: str, *quoted: str) -> None:
+    """Note that a test asserted each of ``quoted`` (read from a committed record) within a place of ``doc``."""
+    for binding in BINDING:
+        for text in quoted:
+            binding.bind(doc, text)
 
 
 def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     """README's headline comes from the default job's record of the code as make tune runs it: the
     Makefile's TUNE_ARGS are the record's command, on the newest build's library defaults."""
     record = RESULTS / "default-job-11.8.1-2026-11-27"
-    summary = _json(str(record.relative_to(ROOT) / "summary.json"))
+    summary = _summary(record.name)
     makefile = (ROOT / "Makefile").read_text()
     args = " ".join(re.search(r"^TUNE_ARGS \?= (.*?)(?<!\\)$", makefile, re.MULTILINE | re.DOTALL)[1]
                     .replace("\\\n", " ").split())
     assert f"rocksdb-tuner tune {args}" in (record / "console.log").read_text().splitlines()[0]
-    assert re.search(r"^ROCKSDB_VERSION \?= (\S+)", makefile, re.MULTILINE)[1] == summary["db_bench"]["version"][:4]
-    assert summary["defaults"]["mode"] == "library" and summary["db_bench"]["build"] == "release"
-    best = summary["revalidation"]["best_vs_reference"]
-    low, high = best["ci95"]
-    assert summary["answer"]["recommend"] == "best" and best["verdict"] == "faster"
-    _quoted(f"ran {best['ratio']:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best['n']} "
+    assert summary.db_bench is not None and summary.defaults is not None and summary.answer is not None
+    assert re.search(r"^ROCKSDB_VERSION \?= (\S+)", makefile, re.MULTILINE)[1] == str(summary.db_bench.version)[:4]
+    assert summary.defaults.mode == "library" and summary.db_bench.build == "release"
+    best = _gain(summary)
+    low, high = best.ci95 or (None, None)
+    assert summary.answer.recommend == "best" and best.verdict == "faster"
+    _quoted(f"ran {best.ratio:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best.n} "
             "paired rounds that chose nothing); its search's single runs had said "
             f"{search_gain(summary):.2f}x", ("README.md",))
-    _quoted(f"RocksDB {summary['db_bench']['version']} as `make db_bench` builds it", ("README.md",))
-    seconds = summary["machine_seconds"]
-    _quoted(f"{seconds['total']:,.0f} s of db_bench (preload {seconds['preload']:.0f} s, baselines "
-            f"{seconds['baselines']:.0f} s, trials {seconds['trials']:,.0f} s, re-validation "
-            f"{seconds['revalidation']:,.0f} s) for a {summary['budget_seconds']:,.0f} s budget; "
-            f"{summary['trials']['complete']} trials", ("docs/results.md",))
-    default, best_row = summary["comparison"]
-    pinned = _json("experiments/default_job/results/default-job/summary.json")["comparison"][0]
-    _quoted(f"In this shape the defaults run about {default['ops_per_sec'] / pinned['ops_per_sec']:.1f} times as fast as "
-            f"in the pinned one below ({default['ops_per_sec']:,.0f} against {pinned['ops_per_sec']:,.0f} ops/s)",
-            ("docs/results.md",))
-    p = summary["best"]["params"]
+    _quoted(f"RocksDB {summary.db_bench.version} as `make db_bench` builds it", ("README.md",))
+    seconds = summary.machine_seconds
+    _quoted(f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
+            f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
+            f"{seconds.revalidation:,.0f} s) for a {summary.budget_seconds:,.0f} s budget; "
+            f"{summary.trials.complete} trials", ("docs/results.md",))
+    _quoted(f"the gain left to find is smaller: {best.ratio:.2f}x, against", ("docs/results.md",))
+    assert summary.best is not None
+    p = summary.best.params
     assert p["compression_type"] == "none"
     answer = (f"{p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} MB memtables x "
               f"{p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time")
     _quoted(f"`make tune`'s answer ({answer}, no compression, a {p['bloom_bits']}-bit Bloom filter) ran", ("README.md",))
-    _quoted(f"Trial {summary['best']['trial']} runs {answer}, a {p['cache_size'] / 2**20:.1f} MiB block cache, a "
+    _quoted(f"Trial {summary.best.trial} runs {answer}, a {p['cache_size'] / 2**20:.1f} MiB block cache, a "
             f"{p['bloom_bits']}-bit Bloom filter and no compression", ("docs/results.md",))
-    for row in (default, best_row):
-        _quoted(f"{row['name']} {row['ops_per_sec']:,.0f} {row['spread']['min']:,.0f}-{row['spread']['max']:,.0f}",
+    for row in summary.comparison[:2]:
+        assert row.spread is not None
+        _quoted(f"{row.name} {row.value('ops_per_sec'):,.0f} {row.spread.min:,.0f}-{row.spread.max:,.0f}",
                 ("docs/results.md",))
 
 
+def test_the_defaults_in_the_two_shapes_are_compared_as_their_summaries_give_them():
+    """docs/results.md compares the defaults' speed in the deployed shape (the headline's record) with the
+    pinned one (the default job of 2026-11-26)."""
+    deployed = _summary("default-job-11.8.1-2026-11-27").comparison[0].value("ops_per_sec")
+    pinned = _summary("default-job").comparison[0].value("ops_per_sec")
+    _quoted(f"the defaults run about {deployed / pinned:.1f} times as fast as in the "
+            f"pinned shape below ({deployed:,.0f} against {pinned:,.0f} ops/s)",
+            ("docs/results.md",))
+
+
 def test_the_default_jobs_answer_is_quoted_as_its_summary_gives_it():
-    summary = _json("experiments/default_job/results/default-job/summary.json")
-    best = summary["revalidation"]["best_vs_reference"]
-    low, high = best["ci95"]
-    assert summary["answer"]["recommend"] == "best" and best["verdict"] == "faster"
-    _quoted(f"ran {best['ratio']:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best['n']} "
+    summary = _summary("default-job")
+    best = _gain(summary)
+    low, high = best.ci95 or (None, None)
+    assert summary.answer is not None and summary.best is not None
+    assert summary.answer.recommend == "best" and best.verdict == "faster"
+    _quoted(f"ran {best.ratio:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best.n} "
             "paired rounds)", ("docs/results.md",))
-    _quoted(f"the job's answer of 2026-11-26 ran {best['ratio']:.2f}x", ("README.md",))
-    _quoted(f"trial {summary['best']['trial']}, {best['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}) in {best['n']} "
+    _quoted(f"the job's answer of 2026-11-26 ran {best.ratio:.2f}x", ("README.md",))
+    _quoted(f"trial {summary.best.trial}, {best.ratio:.2f}x (95 % CI {low:.2f}-{high:.2f}) in {best.n} "
             "fresh rounds", ("docs/results.md",))
-    _quoted(f"confirmed trial {summary['best']['trial']} at {_ratio(best)} at the target",
+    _quoted(f"confirmed trial {summary.best.trial} at {_ratio(best)} at the target",
             ("docs/scale.md", "experiments/studies/results/overview-notes.md"))
     _quoted(f"{search_gain(summary):.2f}x in the search", ("docs/results.md", "docs/scale.md"))
-    seconds = summary["machine_seconds"]
-    _quoted(f"{seconds['total']:,.0f} s of db_bench (preload {seconds['preload']:.0f} s, baselines "
-            f"{seconds['baselines']:.0f} s, trials {seconds['trials']:,.0f} s, re-validation "
-            f"{seconds['revalidation']:,.0f} s)", ("docs/results.md",))
+    seconds = summary.machine_seconds
+    _quoted(f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
+            f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
+            f"{seconds.revalidation:,.0f} s)", ("docs/results.md",))
 
 
 @pytest.mark.parametrize("record", ["default-job-11.8.1-2026-11-27", "target-4g"])
 def test_the_answers_mlflow_run_names_are_quoted_as_their_summaries_give_them(record):
     """docs/tracking.md's names of an answer's run, a trial's and a kept baseline's, are what the tracker
     names them from these records."""
-    summary = _json(f"experiments/default_job/results/{record}/summary.json")
-    answer = answer_of(summary)
+    answer = answer_of(_summary(record))
     assert answer is not None and (answer.kept is None) == (record != "target-4g")
     _quoted(f"`{_answer_name(answer, answer.kept or '')}`", ("docs/tracking.md",))
 
 
+def test_the_ui_example_shows_the_default_jobs_answer_as_its_summary_gives_it():
+    summary = _summary("default-job-11.8.1-2026-11-27")
+    best = _gain(summary)
+    assert summary.best is not None and best.ci95 is not None
+    _quoted(f"its answer: trial-{summary.best.trial:04d} {best.ratio:.2f}x rocksdb-default (95 % CI "
+            f"{best.ci95[0]:.2f}-{best.ci95[1]:.2f})", ("docs/tracking.md",))
+
+
 def test_the_20_s_default_jobs_answer_is_quoted_as_its_summary_gives_it():
-    best = _json("experiments/default_job/results/default-job-20s-2026-11-25/summary.json")["revalidation"]["best_vs_reference"]
-    _quoted(f"its best, trial 8, {best['ratio']:.2f}x, 95 % CI {best['ci95'][0]:.2f}-{best['ci95'][1]:.2f}", ("docs/results.md",))
+    best = _gain(_summary("default-job-20s-2026-11-25"))
+    low, high = best.ci95 or (None, None)
+    _quoted(f"its best, trial 8, {best.ratio:.2f}x, 95 % CI {low:.2f}-{high:.2f}", ("docs/results.md",))
 
 
 def _transfer(size: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -160,12 +199,11 @@ def test_the_scale_transfer_table_is_quoted_as_its_json_gives_it(size):
     default = record["median_ops_per_sec"]["rocksdb-default"]
     gib = record["data_bytes"] / 2**30
     start = f"| {gib:.0f} GiB, "
-    row = _row("docs/results.md", start, after="At 4 and 16 times the data")
-    assert row.endswith(f" | {default:,.0f} ops/s | {_ratio(best)}{tie} | {_ratio(toy)} |"), row
+    _row("docs/results.md", start, f" | {default:,.0f} ops/s | {_ratio(best)}{tie} | {_ratio(toy)} |",
+         after="At 4 and 16 times the data")
     amp = record["median_write_amp"]["rocksdb-default"]
-    row = _row("docs/scale.md", start, after="## Measured: does the answer hold as the DB grows?")
-    assert row.endswith(f" | {default:,.0f} ops/s, write amp {amp:.2f} | {_ratio(best)}{tie} | {_ratio(toy)}, write amp "
-                        f"{earlier['median_write_amp'][toy_name]:.2f} |"), row
+    _row("docs/scale.md", start, f" | {default:,.0f} ops/s, write amp {amp:.2f} | {_ratio(best)}{tie} | {_ratio(toy)}, "
+         f"write amp {earlier['median_write_amp'][toy_name]:.2f} |", after="## Measured: does the answer hold as the DB grows?")
     _quoted(_ratio(best) + tie, ("experiments/studies/results/overview-notes.md",))
     _quoted(_ratio(toy), ("experiments/studies/results/overview-notes.md",))
     if record["factor"] > 1:  # the lead quotes the larger sizes
@@ -202,16 +240,17 @@ def test_the_scale_transfers_drains_and_its_day_to_day_change_are_quoted_as_its_
 
 
 def test_the_4_gib_target_is_quoted_as_its_summary_gives_it():
-    summary = _json("experiments/default_job/results/target-4g/summary.json")
-    best = summary["revalidation"]["best_vs_reference"]
-    low, high = best["ci95"]
+    summary = _summary("target-4g")
+    best = _gain(summary)
+    low, high = best.ci95 or (None, None)
     _quoted(f"{search_gain(summary):.2f}x in the search", ("docs/scale.md",))
-    _quoted(f"{best['ratio']:.2f}x at the target (4.0 GiB) ({best['n']} paired rounds that chose nothing, 95 % CI "
-            f"{low:.2f}-{high:.2f})", ("docs/scale.md",))
-    _quoted(f"{search_gain(summary):.2f}x and {best['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}", ("docs/results.md",))
-    _quoted(f"({summary['machine_seconds']['total']:,.0f} s of db_bench", ("docs/scale.md",))
+    assert summary.target is not None and summary.target.data_bytes is not None
+    _quoted(f"{best.ratio:.2f}x at the target ({summary.target.data_bytes / 2**30:.1f} GiB) ({best.n} paired "
+            f"rounds that chose nothing, 95 % CI {low:.2f}-{high:.2f})", ("docs/scale.md",))
+    _quoted(f"{search_gain(summary):.2f}x and {best.ratio:.2f}x (95 % CI {low:.2f}-{high:.2f}", ("docs/results.md",))
+    _quoted(f"({summary.machine_seconds.total:,.0f} s of db_bench", ("docs/scale.md",))
     minutes, seconds = re.search(r"^done in (\d+)m(\d+)s;", (RESULTS / "target-4g/console.log").read_text(), re.M).groups()
-    _quoted(f"in {minutes} min {seconds} s ({summary['machine_seconds']['total']:,.0f} s of db_bench", ("docs/scale.md",))
+    _quoted(f"in {minutes} min {seconds} s ({summary.machine_seconds.total:,.0f} s of db_bench", ("docs/scale.md",))
     _quoted(f"with 4 trials (2026-11-25, this host, {minutes} min {seconds} s;", ("docs/results.md",))
 
 
@@ -236,7 +275,7 @@ def test_the_phase_length_measurements_are_quoted_as_their_json_gives_them(secon
         return f"{ops:,.0f}, {burst:,.0f}, {drain:.1f} s"
 
     row = f"| {seconds} s | {cells('rocksdb-default')} | {cells('best (trial 8)')} | {_ratio(size['best_over_default'])} |"
-    assert _row("docs/scale.md", f"| {seconds} s |", after="### How long a phase") == row
+    _row("docs/scale.md", f"| {seconds} s |", row, after="### How long a phase")
 
 
 def test_the_phase_lengths_gains_are_quoted_in_order_as_their_json_gives_them():
@@ -446,21 +485,25 @@ def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_jso
         row = " | ".join(f"{medians[name]:,.0f}" for name in ("rocksdb-default", "trial 21 (best)", "trial 73", "trial 13"))
         _quoted(f"| {row} | {best:.2f}× ({low:.2f}–{high:.2f}) |", ("docs/versions.md",))
     _quoted(f"(Kendall's tau {versions['kendall_tau']['7.8.3 vs 9.11.2']:.2f} over the 4 configurations", ("docs/versions.md",))
-    summary = _json("experiments/default_job/results/default-job-fillrandom-2026-11-23/summary.json")
-    assert summary["study"] == versions["study"] and summary["revalidation"]["best_trial"] == 21
-    best = summary["revalidation"]["best_vs_reference"]
-    _quoted(f"re-validation on 9.11.2 gave {best['ratio']:.2f}× ({best['ci95'][0]:.2f}–{best['ci95'][1]:.2f}",
-            ("docs/versions.md",))
-    cv = {day: _json(f"experiments/default_job/results/default-job-fillrandom-{day}/summary.json")["revalidation"]
-          ["noise_cv_reference"]
-          for day in ("2026-11-23", "2026-11-25")}
+    summary = _summary("default-job-fillrandom-2026-11-23")
+    assert summary.revalidation is not None
+    assert summary.study == versions["study"] and summary.revalidation.best_trial == 21
+    best = _gain(summary)
+    low, high = best.ci95 or (None, None)
+    _quoted(f"re-validation on 9.11.2 gave {best.ratio:.2f}× ({low:.2f}–{high:.2f}", ("docs/versions.md",))
+    cv = {}
+    for day in ("2026-11-23", "2026-11-25"):
+        reval = _summary(f"default-job-fillrandom-{day}").revalidation
+        assert reval is not None and reval.noise_cv_reference is not None
+        cv[day] = reval.noise_cv_reference
     _quoted(f"CV was {100 * cv['2026-11-23']:.0f} % in the default job of 2026-11-23", ("docs/search.md",))
     _quoted(f"{100 * cv['2026-11-25']:.1f} % in the two of 2026-11-25", ("docs/search.md",))
 
 
-def _row(doc: str, start: str, after: str = "") -> str:
-    """The one table row of ``doc`` that starts with ``start``, emphasis removed; with ``after``, of the
-    first table that follows the line holding ``after``."""
+def _row(doc: str, start: str, ends: str, after: str = "") -> None:
+    """The one table row of ``doc`` that starts with ``start`` (emphasis removed) ends with ``ends`` (read
+    from a committed record); with ``after``, the row of the first table that follows the line holding
+    ``after``."""
     lines = [line.strip() for line in (ROOT / doc).read_text().replace("**", "").splitlines()]
     if after:
         lines = lines[next(i for i, line in enumerate(lines) if after in line):]
@@ -468,7 +511,8 @@ def _row(doc: str, start: str, after: str = "") -> str:
         lines = lines[first:next((i for i in range(first, len(lines)) if not lines[i].startswith("|")), len(lines))]
     rows = [line for line in lines if line.startswith(start)]
     assert len(rows) == 1, f"{doc}: {len(rows)} rows start with {start!r}"
-    return rows[0]
+    assert rows[0].endswith(ends), f"{doc}'s row {rows[0]!r} does not end with {ends!r} (from the committed record)"
+    _bind(doc, start, ends)
 
 
 @pytest.mark.parametrize("name", ["S0", "S1", "S2", "S3", "S4"])
@@ -479,9 +523,7 @@ def test_the_s0_s4_table_is_quoted_as_the_results_give_it(name):
     tie = " tie" if seeds["vs_hand_found"]["verdict"] == "tie" else ""
     cells = [f"{r['sweep']['machine_seconds']['total']:.0f} s", trials, _ratio(seeds["vs_hand_found"]) + tie,
              _ratio(seeds["vs_default"]), _ratio(_h2h(r)[r["hand_found"]]["vs_default"])]
-    row = _row("docs/results.md", f"| {name} ")
-    assert row.endswith(" | " + " | ".join(cells) + " |"), \
-        f"docs/results.md's {name} row {row!r} is not {cells} (from result.json)"
+    _row("docs/results.md", f"| {name} ", " | " + " | ".join(cells) + " |")
 
 
 def test_the_re_runs_of_s0_s2_are_quoted_as_their_results_give_them():
@@ -587,9 +629,13 @@ def test_the_overviews_notes_are_quoted_as_the_results_give_them():
     _quoted(f"one configuration's fastest run was {spreads[0][0]} and {spreads[1][0]} its slowest across {runs} runs", notes)
 
 
+MODULES = {"scale_transfer": "experiments.scale_transfer.scale_transfer",  # the fixtures that give a benchmark's module
+           "sampler_benchmark": "experiments.sampler_benchmark.sampler_benchmark"}
+
+
 @pytest.fixture
 def scale_transfer():
-    return importlib.import_module("experiments.scale_transfer.scale_transfer")
+    return importlib.import_module(MODULES["scale_transfer"])
 
 
 def test_the_s0_s4_scale_transfer_table_is_what_the_benchmark_makes_of_its_records(scale_transfer):
@@ -598,6 +644,7 @@ def test_the_s0_s4_scale_transfer_table_is_what_the_benchmark_makes_of_its_recor
     table = scale_transfer.experiments_table(records)
     for doc in ("docs/results.md", "experiments/studies/results/overview-notes.md"):
         assert table in (ROOT / doc).read_text(), doc
+        _bind(doc, *table.splitlines())
 
 
 def test_the_s0_s4_scale_transfers_reading_is_quoted_as_its_records_give_it(scale_transfer):
@@ -644,12 +691,14 @@ SAMPLER_BENCHMARK = "experiments/sampler_benchmark/results/sampler-benchmark.jso
 
 @pytest.fixture
 def sampler_benchmark():
-    return importlib.import_module("experiments.sampler_benchmark.sampler_benchmark")
+    return importlib.import_module(MODULES["sampler_benchmark"])
 
 
 def test_the_sampler_tables_are_what_the_benchmark_makes_of_its_json(sampler_benchmark):
     report = _json(SAMPLER_BENCHMARK)
-    assert sampler_benchmark.readme_tables(report, RANKED[0]) in (ROOT / "docs/search.md").read_text()
+    tables = sampler_benchmark.readme_tables(report, RANKED[0])
+    assert tables in (ROOT / "docs/search.md").read_text()
+    _bind("docs/search.md", *tables.splitlines())
 
 
 def test_the_sampler_rule_and_the_recordings_are_quoted_as_their_json_gives_them():
@@ -759,7 +808,7 @@ def test_the_pruning_table_is_quoted_as_its_json_gives_it(path, rows):
         cells = [seconds, f"{s['trials']['pruned']} / {measured['args']['trials']}",
                  f"{r['median']:,.0f} ops/s ({min(r['ops_per_sec']):,.0f}–{max(r['ops_per_sec']):,.0f})",
                  f"{r['vs_default']:.2f}×"]
-        assert _row("docs/search.md", start) == f"{start} {' | '.join(cells)} |"
+        _row("docs/search.md", start, f"{start} {' | '.join(cells)} |")
     when = f"{measured['when'][11:16]} UTC"
     _quoted(f"release db_bench {measured['db_bench']['version']}, burst ops/s before the drain was charged, 2 cores, "
             f"{_json('experiments/pruning/results/pruning.json')['when'][:10]} ", ("docs/search.md",))
@@ -782,10 +831,10 @@ def test_the_parallel_trials_are_quoted_as_their_json_gives_them():
     measured = _json("experiments/parallel/results/parallel.json")
     rate = {name: s["trials_per_hour"] for name, s in measured["studies"].items()}
     two, one, pair = rate["--parallel 1 (2 cores)"], rate["--parallel 1 (1 core)"], rate["--parallel 2 (1 core each)"]
-    assert _row("docs/parallel.md", "| `--parallel 1`, both cores |").endswith(f"| {two:.0f} |")
-    assert _row("docs/parallel.md", "| `--parallel 1`, pinned to one core |").endswith(f"| {one:.0f} |")
-    assert _row("docs/parallel.md", "| `--parallel 2`, one pinned core per trial |").endswith(
-        f"| {pair:.0f} ({measured['speedup']:.2f}x the one-core run, {pair / two:.2f}x the two-core run) |")
+    _row("docs/parallel.md", "| `--parallel 1`, both cores |", f"| {two:.0f} |")
+    _row("docs/parallel.md", "| `--parallel 1`, pinned to one core |", f"| {one:.0f} |")
+    _row("docs/parallel.md", "| `--parallel 2`, one pinned core per trial |",
+         f"| {pair:.0f} ({measured['speedup']:.2f}x the one-core run, {pair / two:.2f}x the two-core run) |")
     stats = measured["interference"]["stats"]
     _quoted(f"a median of {_k(stats['alone']['median'])} ops/s alone and {_k(stats['in_pair']['median'])} beside a second "
             f"run on the other core (5 interleaved rounds each, CV {100 * stats['alone']['cv']:.1f} % and "
@@ -962,12 +1011,22 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
             "the range of the LZ4 and uncompressed ones", doc)
 
 
-def test_the_why_block_is_quoted_from_the_fillrandom_default_jobs_console_output():
-    console = {line.strip() for line in (RESULTS / "default-job-fillrandom-2026-11-25/console.log").read_text().splitlines()}
-    doc = (ROOT / "docs/search.md").read_text()
-    block = doc[doc.index("   write_buffer_size = 1921512"):].split("   ...", 1)[0]
-    lines = [line.strip() for line in block.splitlines() if line.strip()]
-    assert len(lines) == 3 and all(line in console for line in lines), "docs/search.md's why lines are not the console's"
+@pytest.mark.parametrize("doc, intro, record", [
+    ("docs/results.md", "summary, console output and OPTIONS file in", "default-job-11.8.1-2026-11-27"),
+    ("docs/results.md", "has not been measured for 40 minutes yet", "default-job"),
+    ("docs/scale.md", "The closing table shows the gain as the search saw it", "default-job"),
+    ("docs/scale.md", "in 18 min", "target-4g"),
+    ("docs/search.md", "its defaults as the why printed them", "default-job-fillrandom-2026-11-25")])
+def test_each_block_of_a_studys_output_is_lines_of_its_console_output(doc, intro, record):
+    """A fenced block of a study's output (the first block after the paragraph that says ``intro``) is
+    lines of the record's console.log, whitespace aside; ``...`` stands for lines left out."""
+    console = {" ".join(line.split()) for line in (RESULTS / record / "console.log").read_text().splitlines()}
+    text = (ROOT / doc).read_text()
+    block = text[text.index(intro):].split("```", 2)[1]
+    lines = [" ".join(line.split()) for line in block.splitlines()[1:] if line.strip() and line.strip() != "..."]
+    missing = [line for line in lines if line not in console]
+    assert lines and not missing, f"{doc}: lines of the block after {intro!r} are not in {record}/console.log: {missing}"
+    _bind(doc, *lines)
 
 
 @pytest.mark.parametrize("fraction", ["0.125", "0.5"])
@@ -977,36 +1036,40 @@ def test_the_fidelity_table_is_quoted_as_its_json_gives_it(fraction):
     label = {"0.125": "1/8 (125k keys)", "0.5": "1/2 (500k keys)"}[fraction]
     cells = [f"{f['spearman']:.2f} ({f['spearman_p']:.1g})".replace("e-0", "e-"), f"{f['kendall']:.2f}",
              f"{100 * f['best_third_kept']:.0f} %", "yes" if f["full_best_kept"] else "no", f"{wall[fraction]:.1f} s"]
-    assert _row("docs/search.md", f"| {label} |") == f"| {label} | {' | '.join(cells)} |"
-    assert _row("docs/search.md", "| full (1M keys) |").endswith(f"| {wall['1.0']:.1f} s |")
+    _row("docs/search.md", f"| {label} |", f"| {label} | {' | '.join(cells)} |")
+    _row("docs/search.md", "| full (1M keys) |", f"| {wall['1.0']:.1f} s |")
     _quoted(f"costs {100 * wall['0.125'] / wall['1.0']:.0f} % of its time", ("docs/search.md",))
 
 
 def test_the_default_jobs_search_and_its_first_preloaded_run_are_quoted_as_their_json_gives_them():
-    summary = _json("experiments/default_job/results/default-job/summary.json")
+    summary = _summary("default-job")
     record, scale = ("docs/results.md",), ("docs/scale.md",)
-    _quoted(f"{summary['trials']['complete']} trials were measured ({summary['trials']['rejected']} proposals broke a "
+    _quoted(f"{summary.trials.complete} trials were measured ({summary.trials.rejected} proposals broke a "
             "constraint", record)
-    came = summary["provenance"]
-    assert sum(came.values()) == summary["trials"]["complete"]
+    came = summary.provenance
+    assert came is not None and sum(came.values()) == summary.trials.complete
     _quoted(f"{came['start']} starts, {came['neighbour of a rejected proposal']} such neighbours and "
             f"{came['model proposal']} model proposals", record)
-    _quoted(f"its start-up sized to the {summary['startup']['expected_trials']} trials", record)
-    assert summary["best"]["provenance"] == "model proposal"
-    select = summary["revalidation"]["select"]
-    finalists = [f"{select['vs_reference'][c['name']]['ratio']:.2f}x" for c in select["configurations"]
-                 if c["name"] in select["vs_reference"]]
-    _quoted(f"came out {finalists[0]}, {finalists[1]} and {finalists[2]} the defaults in {select['rounds']} rounds", record)
-    _quoted(f"preloaded once ({summary['preload']['trials']['size_bytes'] / 2**30:.1f} GiB on disk, built in "
-            f"{summary['preload']['seconds']:.0f}s)", record)
-    first = "experiments/default_job/results/default-job-20s-2026-11-25/l0-free-drain-2026-11-25"
-    free = _json(f"{first}/summary.json")["revalidation"]["best_vs_reference"]
-    charged = _json(f"{first}/best-vs-defaults-with-l0-charged.json")["sizes"][0]["best_over_default"]
-    _quoted(f"confirmed them at {free['ratio']:.2f}x ({free['ci95'][0]:.2f}-{free['ci95'][1]:.2f}, bimodal rounds); charged, "
+    assert summary.startup is not None and summary.best is not None and summary.revalidation is not None
+    _quoted(f"its start-up sized to the {summary.startup.expected_trials} trials", record)
+    assert summary.best.provenance == "model proposal"
+    select = summary.revalidation.select
+    assert select is not None
+    finalists = [f"{select.vs_reference[c.name].ratio:.2f}x" for c in select.configurations
+                 if c.name in select.vs_reference]
+    _quoted(f"came out {finalists[0]}, {finalists[1]} and {finalists[2]} the defaults in {select.rounds} rounds", record)
+    assert summary.preload is not None and summary.preload.trials is not None
+    _quoted(f"preloaded once ({summary.preload.trials.size_bytes / 2**30:.1f} GiB on disk, built in "
+            f"{summary.preload.seconds:.0f}s)", record)
+    first = "default-job-20s-2026-11-25/l0-free-drain-2026-11-25"
+    free = _gain(_summary(first))
+    low, high = free.ci95 or (None, None)
+    charged = _json(f"{RESULTS.relative_to(ROOT)}/{first}/best-vs-defaults-with-l0-charged.json")["sizes"][0]["best_over_default"]
+    _quoted(f"confirmed them at {free.ratio:.2f}x ({low:.2f}-{high:.2f}, bimodal rounds); charged, "
             f"they ran {charged['ratio']:.2f}x", record)
-    _quoted(f"{free['ratio']:.2f}x the defaults, 95 % CI {free['ci95'][0]:.2f}-{free['ci95'][1]:.2f}), and with L0 charged the "
+    _quoted(f"{free.ratio:.2f}x the defaults, 95 % CI {low:.2f}-{high:.2f}), and with L0 charged the "
             f"same configuration ran {_ratio(charged).replace('x (', 'x the defaults (')}", scale)
-    _quoted(f"re-measured at {free['ratio']:.2f}x the defaults (bimodal rounds) where charging L0 gave {charged['ratio']:.2f}x",
+    _quoted(f"re-measured at {free.ratio:.2f}x the defaults (bimodal rounds) where charging L0 gave {charged['ratio']:.2f}x",
             ("docs/metrics.md",))
 
 
@@ -1029,7 +1092,9 @@ def test_the_default_jobs_wall_time_and_best_single_runs_are_quoted_as_its_conso
 
 def test_what_a_run_costs_is_quoted_as_the_scale_transfer_and_the_default_job_give_it():
     sizes = _json("experiments/scale_transfer/results/default-job.json")["sizes"]
-    job = _json("experiments/default_job/results/default-job/summary.json")["preload"]["seconds"]
+    preloaded = _summary("default-job").preload
+    assert preloaded is not None
+    job = preloaded.seconds
     for size in sizes:
         runs = [run for samples in size["samples"].values() for run in samples]
         preload = f"{size['preload']['seconds']:.0f}"
@@ -1039,38 +1104,42 @@ def test_what_a_run_costs_is_quoted_as_the_scale_transfer_and_the_default_job_gi
                  f"{max(r['checkpoint_seconds'] for r in runs) * 1000:.0f} ms",
                  f"{_span([r['wall_seconds'] for r in runs], '{:.0f}')} s"]
         row = f"| {size['data_bytes'] / 2**30:.0f} GiB |"
-        assert _row("docs/scale.md", row) == f"{row} {' | '.join(cells)} |"
+        _row("docs/scale.md", row, f"{row} {' | '.join(cells)} |")
     _quoted(f"checkpoint per run (largest of {len(runs)})", ("docs/scale.md",))
-    target = _json("experiments/default_job/results/target-4g/summary.json")["preload"]["target"]
+    preloaded = _summary("target-4g").preload
+    assert preloaded is not None and preloaded.target is not None and preloaded.target.size_bytes is not None
+    target = preloaded.target
     row = "| 4 GiB (`experiments/default_job/results/target-4g/`, 2026-11-25, 20 s phases; its runs' logs are not kept) |"
-    assert _row("docs/scale.md", row) == \
-        f"{row} {target['seconds']:.0f} s | {target['size_bytes'] / 2**30:.1f} GiB | not kept | not kept |"
+    _row("docs/scale.md", row,
+         f"{row} {target.seconds:.0f} s | {target.size_bytes / 2**30:.1f} GiB | not kept | not kept |")
 
 
 def test_what_the_defaults_phase_wrote_is_derived_from_the_default_jobs_summary():
     """Bytes a phase wrote: the defaults' burst ops/s over the job's phase, 20 B keys + 400 B values."""
-    summary = _json("experiments/default_job/results/default-job/summary.json")
-    default = next(b for b in summary["baselines"] if b["name"] == "rocksdb-default")
-    seconds = summary["target"]["duration_seconds"]
-    written = default["metrics"]["burst_ops_per_sec"] * seconds * (20 + 400) / 2**30
+    summary = _summary("default-job")
+    default = summary.baseline("rocksdb-default")
+    assert default is not None and summary.target is not None and summary.target.duration_seconds is not None
+    seconds = summary.target.duration_seconds
+    written = default.metrics["burst_ops_per_sec"] * seconds * (20 + 400) / 2**30
     _quoted(f"the defaults' {seconds:.0f} s of overwrites in the default job wrote {written:.2f} GiB", ("docs/workloads.md",))
 
 
 def test_the_write_amplification_example_is_quoted_as_its_summary_gives_it():
     """docs/metrics.md: stored and logical write amplification of the fillrandom default job's defaults
     and answer."""
-    summary = _json("experiments/default_job/results/default-job-fillrandom-2026-11-23/summary.json")
-    assert summary["workload"] == "fillrandom" and summary["db_bench"]["version"] == "9.11.2"
-    default, best = summary["comparison"][:2]
-    params = summary["best"]["params"]
-    assert best["name"] == f"best (trial {summary['best']['trial']})"
-    _quoted(f"(scale {summary['scale']:.0f}, release db_bench {summary['db_bench']['version']}, "
+    summary = _summary("default-job-fillrandom-2026-11-23")
+    assert summary.db_bench is not None and summary.best is not None and summary.scale is not None
+    assert summary.workload == "fillrandom" and summary.db_bench.version == "9.11.2"
+    default, best = summary.comparison[:2]
+    params = summary.best.params
+    assert best.name == f"best (trial {summary.best.trial})"
+    _quoted(f"(scale {summary.scale:.0f}, release db_bench {summary.db_bench.version}, "
             "`experiments/default_job/results/default-job-fillrandom-2026-11-23/summary.json`), "
             "db_bench's defaults (snappy) wrote "
-            f"{default['write_amp']:.2f} stored / {default['write_amp_logical']:.2f} logical, and its answer, trial "
-            f"{summary['best']['trial']} ({params['write_buffer_size'] / 1e6:.1f} MB memtables, "
+            f"{default.value('write_amp'):.2f} stored / {default.value('write_amp_logical'):.2f} logical, and its "
+            f"answer, trial {summary.best.trial} ({params['write_buffer_size'] / 1e6:.1f} MB memtables, "
             f"{'no' if params['compression_type'] == 'none' else params['compression_type']} compression), "
-            f"{best['write_amp']:.2f} / {best['write_amp_logical']:.2f}", ("docs/metrics.md",))
+            f"{best.value('write_amp'):.2f} / {best.value('write_amp_logical'):.2f}", ("docs/metrics.md",))
 
 
 def test_the_drain_sleep_patch_is_quoted_as_its_json_gives_it():
@@ -1155,8 +1224,8 @@ def test_the_tuner_against_a_plain_script_at_a_target_is_quoted_as_its_json_give
     _quoted(f"answer to run {first['held_out']['over_default']['plain']['ratio']:.2f}x the defaults", ("docs/results.md",))
     share = first["tuner"]["machine_seconds"]["revalidation"] / first["tuner"]["machine_seconds"]["total"]
     assert 0.4 < share < 0.6  # "half of its budget went to re-validation"
-    job = _json("experiments/default_job/results/default-job/summary.json")["revalidation"]["best_vs_reference"]
-    _quoted(f"the 40-minute default job's answer ({job['ratio']:.2f}x)", ("docs/results.md",))
+    job = _gain(_summary("default-job"))
+    _quoted(f"the 40-minute default job's answer ({job.ratio:.2f}x)", ("docs/results.md",))
 
 
 def test_the_tuner_with_shorter_search_runs_against_a_plain_script_is_quoted_as_its_json_gives_it():
@@ -1198,7 +1267,9 @@ def test_the_tuner_searching_in_10_s_phases_against_a_plain_script_is_quoted_as_
                                                 console, re.M))
     _quoted(f"counted its 30 s re-validation runs at {counted[0]}-{counted[-1]} s", ("docs/results.md",))
     rounds = len(re.findall(r"^estimate round .*: trial 10:", console, re.M))
-    _quoted(f"({first['machine_seconds']['revalidation']:.0f} s for {2 * rounds} runs in seed 1)", ("docs/results.md",))
+    spent = first["machine_seconds"]["revalidation"]
+    _quoted(f"where they took {spent / (2 * rounds):.0f} s on average ({spent:.0f} s for {2 * rounds} runs in seed 1), "
+            f"leaving {measured['budget_seconds'] - first['db_bench_seconds']:.0f} s of seed 1's", ("docs/results.md",))
 
 
 def test_the_phase_length_table_is_quoted_as_its_json_gives_it():
@@ -1219,8 +1290,8 @@ def test_the_phase_length_table_is_quoted_as_its_json_gives_it():
         return f"{values} ({ratio:.2f}x), drain {drains[0]:.0f}-{drains[-1]:.0f} s"
 
     for name in measured["configs"]:
-        row = _row("docs/scale.md", f"| {name} ", after="The search's 10 s phases rank wrongly")
-        assert row.endswith(f"| {cell(name, 10.0)} | {cell(name, 30.0)} |"), row
+        _row("docs/scale.md", f"| {name} ", f"| {cell(name, 10.0)} | {cell(name, 30.0)} |",
+             after="The search's 10 s phases rank wrongly")
 
 
 def test_the_phase_lengths_in_the_library_shape_are_quoted_as_their_json_gives_them():
@@ -1228,25 +1299,26 @@ def test_the_phase_lengths_in_the_library_shape_are_quoted_as_their_json_gives_t
     defaults, and each shorter length's rank agreement with 30 s as the benchmark computed it."""
     measured = _json("experiments/fidelity/results/phase_length_library_2026-11-27.json")
     assert measured["defaults"]["mode"] == "library" and measured["phase_seconds"] == [10.0, 20.0, 30.0]
-    after = "In the shape an application deploys, 10 s phases rank as 30 s ones do"
+    after = "In the deployed shape, 10 s phases rank as 30 s ones do"
     for name in measured["configs"]:
         medians = [statistics.median(r["ops_per_sec"] for r in measured["runs"]
                                      if r["config"] == name and r["duration"] == seconds)
                    for seconds in measured["phase_seconds"]]
-        row = _row("docs/scale.md", f"| {name} ", after=after)
-        assert row.endswith(" | ".join(f"{m:,.0f}" for m in medians) + " |"), row
+        _row("docs/scale.md", f"| {name} ", " | ".join(f"{m:,.0f}" for m in medians) + " |", after=after)
     ten, twenty = measured["agreement"]
     assert f"{ten['kendall_tau']:.2f}" == f"{twenty['kendall_tau']:.2f}" and ten["best_short"] == ten["best_full"]
     _quoted(f"10 s and 20 s phases both give Kendall's tau {ten['kendall_tau']:.2f} ({ten['pairs_alike']} of "
             f"{ten['pairs']} pairs alike", ("docs/scale.md",))
-    job = _json("experiments/default_job/results/default-job-11.8.1-2026-11-27/summary.json")["revalidation"]["select"]
-    finalists = sum(c["name"] != "rocksdb-default" for c in job["configurations"])
-    assert job["rank_correlation"]["kendall_tau"] == -1  # "in the reverse order"
+    reval = _summary("default-job-11.8.1-2026-11-27").revalidation
+    job = reval.select if reval else None
+    assert job is not None and job.rank_correlation is not None
+    finalists = sum(c.name != "rocksdb-default" for c in job.configurations)
+    assert job.rank_correlation.kendall_tau == -1  # "in the reverse order"
     described = " ".join(load_workload("steady-overwrite").description.split())
     for figure in (f"10 s phases ranked {ten['configs']} configurations as 30 s ones did with Kendall tau "
                    f"{ten['kendall_tau']:.2f}, no worse than 20 s ones",
                    f"the default job's {finalists} finalists of 2026-11-27 came out in the reverse order at 30 s, "
-                   f"Kendall tau {job['rank_correlation']['kendall_tau']:.2f}"):
+                   f"Kendall tau {job.rank_correlation.kendall_tau:.2f}"):
         assert figure in described, f"the steady-overwrite preset's description does not say {figure!r}"
 
 
@@ -1335,8 +1407,8 @@ def test_the_set_up_costs_are_quoted_as_their_json_gives_them():
     _quoted(f"that build is the longest step ({minutes} min {seconds} s on {measured['machine']['cores']} cores for "
             f"{build['version']},",
             ("README.md",))
-    job = _json("experiments/default_job/results/default-job/summary.json")["machine_seconds"]
-    _quoted(f"before its first trial ({job['preload'] + job['baselines']:.0f} s of db_bench", ("docs/versions.md",))
+    job = _summary("default-job").machine_seconds
+    _quoted(f"before its first trial ({job.preload + job.baselines:.0f} s of db_bench", ("docs/versions.md",))
 
 
 def test_the_revalidation_share_is_quoted_as_its_record_gives_it():
@@ -1356,3 +1428,345 @@ def test_the_revalidation_share_is_quoted_as_its_record_gives_it():
             f"{small['machine_seconds']['revalidation']:.1f} s of it re-validating ({plan['k']} finalists, "
             f"{small['revalidation_rounds']} rounds, no ablation)", doc)
     assert not plan["ablation"]
+
+
+# -- the figures of the record's prose that the tests above do not quote: each read from its record --
+def test_the_default_jobs_lead_and_its_transfer_are_quoted_as_their_records_give_them():
+    """docs/results.md's and docs/scale.md's sentences about the default job of 2026-11-26, its toy
+    predecessor of 2026-11-25 and the scale transfer of both answers."""
+    job = _summary("default-job")
+    gain = _gain(job).ratio
+    toy = _summary("default-job-fillrandom-2026-11-25")
+    assert toy.best is not None
+    reported, params = _gain(toy), toy.best.params
+    memtables = f"{params['write_buffer_size'] / 1e6:.1f} MB memtables"
+    sizes = sorted((_transfer(i) for i in range(3)), key=lambda pair: pair[0]["factor"])
+    toys = [next(v["ratio"] for name, v in e["over_default"].items() if "toy" in name) for _, e in sizes]
+    _quoted(f"job reported as {reported.ratio:.2f}x the defaults runs at {_span(toys, '{:.2f}')}x the defaults",
+            ("docs/results.md",))
+    default, best = job.comparison[:2]
+    _quoted(f"(write amplification {best.value('write_amp'):.2f} against {default.value('write_amp'):.2f})",
+            ("docs/results.md",))
+    preloads = [f"{r['preload']['seconds']:.0f} s" for r, _ in sizes]
+    _quoted(f"the DBs preloaded in {preloads[0]}, {preloads[1]} and {preloads[2]}", ("docs/results.md",))
+    larger = [next(iter(r["over_default"].values()))["ratio"] for r, _ in sizes[1:]]
+    _quoted(f"({_span(larger, '{:.2f}')}x against {gain:.2f}x)", ("docs/results.md",))
+    _quoted(f"({memtables} x {params['max_write_buffer_number']} merged {params['min_write_buffer_number_to_merge']}, "
+            f"no compression, {params['max_background_jobs']} background job), which reported {reported.ratio:.2f}x",
+            ("docs/results.md",))
+    _quoted(f"({_ratio(reported).replace(' (', ', 95 % CI ')} are in", ("docs/results.md",))
+    _quoted(f"for a {job.budget_seconds:,.0f} s budget; a trial took", ("docs/results.md",))
+    eight = next(iter(sizes[1][0]["over_default"].values()))
+    _quoted(f"(at 8 GiB its interval reaches {eight['ci95'][0]:.2f} in {eight['n']} rounds)", ("docs/scale.md",))
+    _quoted(f"({memtables}, reported at {reported.ratio:.2f}x the defaults", ("docs/scale.md",))
+    _quoted(f"`experiments/default_job/results/default-job/`: {gain:.2f}x at the target;", ("docs/scale.md",))
+    (largest,) = sizes[2][0]["over_default"].values()
+    _quoted(f"its answer held at 16x its target ({largest['ratio']:.2f}x,", ("docs/results.md",))
+
+
+def test_the_phase_lengths_lead_and_the_bimodal_rounds_are_quoted_as_their_records_give_them():
+    gains = [_json(f"experiments/scale_transfer/results/phase-{s}s.json")["sizes"][0]["best_over_default"]["ratio"]
+             for s in (30, 60, 120)]
+    _quoted("From 30 s on the ratio stops moving ({:.2f}x, {:.2f}x, {:.2f}x,".format(*gains), ("docs/scale.md",))
+    free = _summary("default-job-20s-2026-11-25/l0-free-drain-2026-11-25").revalidation
+    assert free is not None
+    ops = sorted(next(c for c in free.configurations if c.name == free.best).samples("ops_per_sec"))
+    split = max(range(1, len(ops)), key=lambda i: ops[i] - ops[i - 1])  # the widest gap parts the two modes
+    _quoted(f"bimodal ({_k(ops[0])[:-1]}-{_k(ops[split - 1])} or {_k(ops[split])[:-1]}-{_k(ops[-1])} ops/s",
+            ("docs/scale.md",))
+    summary = _summary("target-4g")
+    target = summary.machine_seconds
+    _quoted(f"preloads {target.preload:.0f} s, the baseline {target.baselines:.0f} s, {summary.trials.complete} "
+            f"trials {target.trials:.0f} s, re-validation at the target {target.revalidation:.0f} s)", ("docs/scale.md",))
+
+
+def test_the_library_shapes_phase_lengths_prose_is_quoted_as_its_json_gives_it():
+    """docs/scale.md: the rank agreement without the zstd-17 sample, sample 1's gains by phase length
+    and the spread of the defaults' 20 s runs."""
+    measured = _json("experiments/fidelity/results/phase_length_library_2026-11-27.json")
+    runs = measured["runs"]
+
+    def median(name: str, seconds: float) -> float:
+        return statistics.median(r["ops_per_sec"] for r in runs if r["config"] == name and r["duration"] == seconds)
+
+    fast = [name for name in measured["configs"] if measured["configs"][name].get("compression_level") != "17"]
+    assert len(fast) == len(measured["configs"]) - 1
+    taus = {scipy_stats.kendalltau([median(n, s) for n in fast], [median(n, 30.0) for n in fast]).statistic
+            for s in (10.0, 20.0)}
+    (tau,) = {f"{t:.2f}" for t in taus}
+    _quoted(f"pairs alike; {tau} without the zstd-17 configuration", ("docs/scale.md",))
+    gain = [median("sample 1", s) / median("rocksdb-default", s) for s in measured["phase_seconds"]]
+    _quoted(f"1 ran {gain[0]:.2f}x the defaults at 10 s, {gain[1]:.2f}x at 20 s and {gain[2]:.2f}x at 30 s",
+            ("docs/scale.md",))
+    twenty = [r["ops_per_sec"] for r in runs if r["config"] == "rocksdb-default" and r["duration"] == 20.0]
+    _quoted(f"the defaults' two 20 s runs differ by {100 * (max(twenty) / min(twenty) - 1):.0f} %", ("docs/scale.md",))
+
+
+def test_the_defaults_drains_in_the_two_shapes_are_compared_as_their_json_gives_them():
+    """docs/scale.md: the defaults' drain after a 10 s phase in the deployed shape against the pinned one."""
+    drains = [[r["drain_seconds"] for r in _json(f"experiments/fidelity/results/{name}.json")["runs"]
+               if r["config"] == "rocksdb-default" and r["duration"] == 10.0]
+              for name in ("phase_length_library_2026-11-27", "phase_length")]
+    _quoted(f"(the defaults' {_span(drains[0], '{:.0f}')} s against {_span(drains[1], '{:.0f}')} s in the pinned shape)",
+            ("docs/scale.md",))
+
+
+def test_the_search_pages_prose_is_quoted_as_its_records_and_the_code_give_it():
+    """docs/search.md's pruning, fidelity, sampler-cost and noise sentences from their records; the
+    re-validation's interval target and the finalists' distance from the parser and the code."""
+    doc = ("docs/search.md",)
+    two, four = (_json(f"experiments/pruning/results/{name}.json") for name in ("pruning", "pruning-warmup4"))
+    medians = {k: v["median"] for k, v in two["remeasured"].items()}
+    behind = 1 - medians["best with median pruner"] / medians["best without pruner"]
+    _quoted(f"its best was about {100 * behind:.0f} % behind", doc)
+    _quoted(f"With 4 s it saved {100 * four['db_bench_time_saved_fraction']:.0f} %", doc)
+    _quoted("at different bests ({:.2f}× and {:.2f}×)".format(
+        *(m["remeasured"]["best without pruner"]["vs_default"] for m in (two, four))), doc)
+    kendall = _json("experiments/fidelity/results/fidelity.json")["fidelities"]
+    _quoted(f"skip 1/8 (tau {kendall['0.125']['kendall']:.2f}) and keep 1/2 ({kendall['0.5']['kendall']:.2f})", doc)
+    workloads = _json(SAMPLER_BENCHMARK)["workloads"].values()
+    others = [w["samplers"][name]["budgets"]["80"]["cpu_ms_per_trial"] / 1000 for w in workloads
+              for name in w["samplers"] if name != "skopt"]
+    _quoted(f"against {min(others):.2f}-{max(others):.2f} s for the others", doc)
+    revalidations = [_summary(f"default-job-fillrandom-{day}").revalidation for day in ("2026-11-23", "2026-11-25")]
+    jobs = [r.noise_cv_reference for r in revalidations if r is not None and r.noise_cv_reference is not None]
+    assert len(jobs) == 2
+    noise = next(w["noise_sd_log"] for w in workloads)
+    _quoted(f"(about {100 * noise:.0f} %), larger than the {_span([100 * j for j in jobs], '{:.0f}')} % of the fillrandom "
+            "default jobs' defaults", doc)
+    _quoted(f"With {100 * noise:.0f} % noise on the write-heavy workload", doc)
+    tune = next(a for a in build_parser()._actions if a.dest == "command").choices["tune"]
+    target = next(a.default for a in tune._actions if "--interval-target" in a.option_strings)
+    _quoted(f"wider than {100 * target:.0f} % (`--interval-target`)", doc)
+    near = inspect.signature(distinct_top).parameters["near"].default
+    _quoted(f"among trials within {100 * (1 - near):.0f} % of the best's ops/s", ("docs/scale.md",))
+
+
+def test_the_source_studies_prose_is_quoted_as_their_results_and_scale_transfers_give_it(scale_transfer):
+    """docs/results.md: the studies' machine and S1's budget (result.json), and the S0-S4 answers'
+    memtables, 16x intervals and S2's 16x rounds (the scale transfer's records)."""
+    doc = ("docs/results.md",)
+    s0, s1 = _study("S0"), _study("S1")
+    _quoted(f"({s0['machine']['cpu']}, {s0['machine']['cores']} cores, {s0['machine']['ram_bytes'] / 2**30:.1f} GiB,", doc)
+    (runs,) = {s["runs"] for s in s1["tuner"]["seeds"]}
+    _quoted(f"where the {s1['tuner']['budget_seconds']:.0f} s budget ({runs} runs)", doc)
+    records = {r["study"]: r for r in scale_transfer.experiment_records()}
+    memtable = {n: next(c for name, c in records[n]["configurations"].items() if name != "rocksdb-default")
+                ["write_buffer_size"] for n in ("S0", "S1")}
+    _quoted(f"its {int(memtable['S1']) / 1e6:.1f} MB memtables", doc)
+    _quoted(f"S1's answers ({int(memtable['S0']) / 1e6:.0f}-{int(memtable['S1']) / 1e6:.1f} MB)", doc)
+    at16 = {n: next(s for s in r["sizes"] if s["factor"] == 16) for n, r in records.items()}
+    intervals = ["{:.2f}-{:.2f}".format(*next(iter(at16[n]["over_default"].values()))["ci95"]) for n in ("S0", "S1")]
+    _quoted(f"so their intervals ({intervals[0]}, {intervals[1]}) say little", doc)
+    walls = [s["wall_seconds"] for s in at16["S2"]["samples"]["rocksdb-default"]]
+    assert walls[0] == max(walls)  # "its first round's defaults run ... ran slowest"
+    _quoted(f"ran slowest ({walls[0]:.0f} s against {walls[1]:.0f} and {walls[2]:.0f} s)", doc)
+    rounds = [a["ops_per_sec"] / b["ops_per_sec"] for a, b in zip(*(at16["S2"]["samples"][k]
+                                                                   for k in ("tuned best (seed 1)", "rocksdb-default")))]
+    assert f"{rounds[1]:.2f}" == f"{rounds[2]:.2f}"
+    _quoted(f"so about {rounds[1]:.2f}x is the cleaner figure", doc)
+
+
+def test_the_plain_script_comparisons_prose_is_quoted_as_their_records_give_it():
+    """docs/results.md's readings of the comparisons with a plain Optuna script: the tuner's reported
+    and held-out gains per seed, and the search's single-run gain of seed 1 (its console output)."""
+    doc = ("docs/results.md",)
+    seeds = _json("experiments/versus_plain_optuna/results/versus_plain_optuna.json")["seeds"]
+    reported = [f"{s['tuner']['reported_gain']['ratio']:.2f}x" for s in seeds]
+    held = [f"{s['held_out']['over_default']['tuner']['ratio']:.2f}x" for s in seeds]
+    _quoted(f"it reported {reported[0]} and {reported[1]} over the defaults and the held-out rounds measured {held[0]} "
+            f"and {held[1]}", doc)
+    name = "versus_plain_optuna_target_2026-11-27"
+    seeds = _json(f"experiments/versus_plain_optuna/results/{name}.json")["seeds"]
+    reported = [f"{s['tuner']['reported_gain']['ratio']:.2f}x" for s in seeds]
+    held = [f"{s['held_out']['over_default']['tuner']['ratio']:.2f}x" for s in seeds]
+    _quoted(f"its re-validation at 30 s ({reported[0]} and {reported[1]}) contains what the held-out rounds measured "
+            f"({held[0]} and {held[1]})", doc)
+    console = (ROOT / f"experiments/versus_plain_optuna/results/{name}.console.log").read_text()
+    search = re.search(r"^gain over rocksdb-default: ([\d.]+x) in the search", console, re.M)[1]
+    _quoted(f"ran {search} in its 10 s search run and {reported[0]} in 30 s", doc)
+    finalists = _json("experiments/versus_plain_optuna/results/versus_plain_optuna_target_finalists_2026-11-27.json")
+    assert all(s["held_out"]["tuner_over_plain"]["ci95"][0] > 1.05 for s in finalists["seeds"])
+    _quoted("in all three seeds, each interval above 1.05", doc)
+
+
+def test_the_versions_and_metrics_pages_are_quoted_as_their_records_give_them():
+    setup = _json("experiments/setup_cost/results/setup_cost.json")
+    _quoted(f"({setup['db_bench_build']['version']}'s: {setup['db_bench_bytes'] / 1e6:.1f} MB,", ("docs/versions.md",))
+    capture = (ROOT / "tests/data/fillrandom-7.8.3.txt").read_text()
+    keys = int(re.search(r"^Entries:\s+(\d+)", capture, re.M)[1])
+    written = int(re.search(r"^rocksdb\.bytes\.written COUNT : (\d+)", capture, re.M)[1])
+    key, value = (int(re.search(rf"^{name}:\s+(\d+) bytes", capture, re.M)[1]) for name in ("Keys", "Values"))
+    _quoted(f"(about {written / keys - key - value:.0f} bytes per key: on the captured {keys:,}-key fillrandom run, "
+            f"{written / keys:.0f} bytes per {key + value}-byte key + value)", ("docs/metrics.md",))
+
+
+def _flag_value(name: str, phase: str, flag: str) -> float:
+    """A preset's flag at scale 1 on this host, of the workload (``phase`` "") or one of its phases."""
+    workload = load_workload(name).resolve(1.0, Context.of_host())
+    return float((workload.flags if phase == "" else next(p.flags for p in workload.phases if p.name == phase))[flag])
+
+
+@pytest.mark.parametrize("name", ["ycsb-a", "mixgraph-allrandom", "mixgraph-prefix"])
+def test_the_workloads_tables_mixes_are_the_presets(name):
+    mix = [(_flag_value(name, "run", f"mix_{op}_ratio"), word)
+           for op, word in (("get", "gets"), ("put", "puts"), ("seek", "seeks"))]
+    _quoted("mixgraph* " + ", ".join(f"{100 * share:.0f} % {word}" for share, word in mix if share), ("docs/workloads.md",),
+            at=f"| `{name}` |")
+
+
+def test_the_workloads_tables_sizes_are_the_presets():
+    num, key, value = (_flag_value("steady-overwrite", "", f) for f in ("num", "key_size", "value_size"))
+    _quoted(f"fillseq {num / 1e6:.0f}M × ({key:.0f} B key + {value:.0f} B value), {num * (key + value) / 1e9:.1f} GB",
+            ("docs/workloads.md",))
+    _quoted(f"readrandom* {_k(_flag_value('readrandom', 'read', 'reads'))} |", ("docs/workloads.md",))
+    num, key, value = (_flag_value("reads-beyond-memory", "", f) for f in ("num", "key_size", "value_size"))
+    reads = _flag_value("reads-beyond-memory", "read", "reads")
+    share = 100 / load_workload("reads-beyond-memory").data_to_memory
+    _quoted(f"load {_k(num)} × ({key:.0f} B key + {value:.0f} B value) → readrandom* {_k(reads)}, within a memory of "
+            f"{share:.0f} % of the raw data", ("docs/workloads.md",))
+    _quoted(f"`: {_k(num)} x {value:.0f} B, an 80 MB DB, {_k(reads)} random reads)", ("docs/metrics.md",))
+
+# -- every figure bound or labelled (tests/figures.py says what a figure is) --
+def _calls(tmp_path: Path) -> list[tuple[Callable[..., None], dict[str, Any]]]:
+    """Each test of this module that binds figures, with each of its parameter sets and its fixtures."""
+    fixtures = {"tmp_path": tmp_path, **{name: importlib.import_module(module) for name, module in MODULES.items()}}
+    calls = []
+    for name, test in list(globals().items()):
+        if not name.startswith("test_") or name.startswith(("test_every_figure", "test_the_figure_scan")):
+            continue
+        sets: list[dict[str, Any]] = [{}]
+        for mark in getattr(test, "pytestmark", []):
+            names = [n.strip() for n in mark.args[0].split(",")]
+            values = [v if len(names) > 1 else (v,) for v in mark.args[1]]
+            sets = [{**s, **dict(zip(names, v))} for s in sets for v in values]
+        wanted = test.__code__.co_varnames[:test.__code__.co_argcount]
+        for arguments in ({**fixtures, **s} for s in sets):
+            assert set(wanted) <= set(arguments), f"{name} takes a fixture _calls does not give: {set(wanted) - set(arguments)}"
+            calls.append((test, {k: arguments[k] for k in wanted}))
+    return calls
+
+
+@pytest.fixture(scope="module")
+def bound(tmp_path_factory):
+    """What the tests above bind, run once each with each of their parameter sets, with the records each read."""
+    binding = Binding()
+    BINDING.append(binding)
+    try:
+        for test, arguments in _calls(tmp_path_factory.mktemp("calls")):
+            with reads() as binding.reading:
+                test(**arguments)
+    finally:
+        BINDING.remove(binding)
+    return binding
+
+
+def test_every_figure_is_bound_or_labelled(bound):
+    """Each figure of README.md, docs/*.md and experiments/*/README.md is asserted in its place by a test
+    above (read from a committed record, a preset, the parser or the code), or labelled: its sentence says,
+    after it, that it is not recorded here (tests/figures.py)."""
+    unbound = [f"{path.relative_to(ROOT)}:{f.line}: {f.text!r}" for path in documents(ROOT)
+               for f in bound.unbound(str(path.relative_to(ROOT)), path.read_text())]
+    assert not unbound, f"{len(unbound)} figures neither bound to a record by a test nor labelled " \
+                        f"'{LABEL}' after them in their sentence:\n" + "\n".join(unbound)
+
+
+def test_every_figure_of_a_pinned_shape_record_is_labelled_so(bound):
+    """Each figure bound to a record measured in the pinned shape is quoted where its sentence, place,
+    table, block or section names the pinned shape, and one bound only to deployed-shape records is not
+    quoted under the pinned shape alone (tests/shapes.py says how a record's shape and a label are read)."""
+    wrong = []
+    for path in documents(ROOT):
+        doc, text = str(path.relative_to(ROOT)), path.read_text()
+        wrong += mislabelled(doc, text, {f: r for f in figures(text) if (r := bound.records(doc, f))}, ROOT)
+    assert not wrong, f"{len(wrong)} figures whose place does not name the shape of their record:\n" + "\n".join(wrong)
+
+
+SYNTHETIC = """# A page
+
+The tuner ran 1.23x the defaults
+on a 2 GiB DB (95 % CI 1.10-1.40) in 612 s, its search in 10 s phases, 1200 s in all.
+
+```sh
+rocksdb-tuner tune --scale 0.25 --interval-target 0.10
+```
+
+```
+best (trial 7) 1,234,567 ops/s 3.50x
+```
+
+RocksDB 8.4 and version 11.8.1 with `--scale 0.25` and [a page](a-1.5x.md); 3.1 % from a run
+not recorded here. Then 9.9 % and 4.5 ms, at 16x the data and 8-10 times the write amplification.
+"""
+
+
+def test_the_figure_scan_reports_each_unbound_figure_with_its_line():
+    """The scan can fail: of a page's figures, those no test asserted and no label covers are reported
+    with their lines; code (a block with a language tag, inline code), versions, link targets, settings
+    and the confidence level are not figures, a block of output's are."""
+    assert [(f.line, f.text) for f in figures(SYNTHETIC)] == [
+        (3, "1.23x"), (4, "1.10-1.40"), (4, "612 s"), (11, "1,234,567"), (11, "3.50x"), (14, "3.1 %"), (15, "9.9 %"),
+        (15, "4.5 ms"), (15, "8-10 times")]
+    binding = Binding()
+    binding.bind("page.md", "ran 1.23x the defaults\non a 2 GiB DB")  # as _quoted records it, across the line break
+    binding.bind("page.md", "best (trial 7) 1,234,567 ops/s")
+    assert [(f.line, f.text) for f in binding.unbound("page.md", SYNTHETIC)] == [
+        (4, "1.10-1.40"), (4, "612 s"), (11, "3.50x"), (15, "9.9 %"), (15, "4.5 ms"), (15, "8-10 times")]
+    assert [f.text for f in Binding().unbound("other.md", SYNTHETIC)][0] == "1.23x"  # a binding holds for its page only
+
+
+PAGE = """# A page
+
+## Measured
+
+The defaults ran 42,277 ops/s and the answer 1.20x.
+
+## In the pinned shape
+
+The defaults ran 42,277 ops/s; the answer ran 1.12x.
+
+In the deployed shape the answer ran 1.12x.
+"""
+
+
+def _record(path: Path, **fields: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"db_bench": {"version": "9.11.2"}, **fields}))
+    return path
+
+
+def test_the_shape_check_reports_pinned_figures_unlabelled_and_deployed_ones_labelled_pinned(tmp_path):
+    """The shape check can fail: a figure read from a pinned-shape record and quoted where nothing names
+    the pinned shape is reported with its line and record, and so is one from a deployed-shape record
+    quoted where only the pinned shape is named; a record's shape is read from the record."""
+    results = tmp_path / "experiments" / "x" / "results"
+    old = _record(results / "old" / "summary.json", pinned_defaults={"format_version": 5})
+    new = _record(results / "new.json", defaults={"mode": "library"})
+    (results / "old" / "console.log").write_text("rocksdb-default 42,277\n")
+    assert (shape(old), shape(new), shape(results / "old" / "console.log")) == (PINNED, DEPLOYED, PINNED)
+    assert shape(_record(results / "dated.json", when="2026-11-26 05:03:54 UTC")) == PINNED
+    (results / "built.json").write_text(json.dumps({"db_bench_build": {"version": "9.11.2"}, "setup_seconds": 109}))
+    assert shape(results / "built.json") is None  # a build's cost: no db_bench run, no shape
+    with pytest.raises(ShapeError, match="shape is unknown"):
+        shape(_record(results / "later.json", when="2026-11-28 10:00 UTC"))
+    with pytest.raises(ShapeError, match="neither"):
+        shape(_record(results / "own.json", defaults={"mode": "db_bench"}))  # db_bench's own defaults: no rule yet
+    binding = Binding()
+    with reads() as binding.reading:
+        (results / "old" / "console.log").read_text()  # as a test reads a record
+        binding.bind("page.md", "ran 42,277 ops/s and the answer 1.20x")
+        binding.bind("page.md", "The defaults ran 42,277 ops/s;")
+    with reads() as binding.reading:
+        json.loads(new.read_text())
+        binding.bind("page.md", "the answer ran 1.12x")
+    bound = {f: r for f in figures(PAGE) if (r := binding.records("page.md", f))}
+    assert len(bound) == 5
+    assert mislabelled("page.md", PAGE, bound, tmp_path) == [
+        "page.md:5: '42,277' (experiments/x/results/old/console.log): from a pinned-shape record, not labelled so",
+        "page.md:5: '1.20x' (experiments/x/results/old/console.log): from a pinned-shape record, not labelled so",
+        "page.md:9: '1.12x' (experiments/x/results/new.json): from a deployed-shape record, labelled pinned"]
+
+
+def test_the_figure_scan_finds_the_documents_figures():
+    """The documents hold many figures, so that the check above is not vacuous."""
+    assert sum(len(figures(path.read_text())) for path in documents(ROOT)) > 500

@@ -308,6 +308,7 @@ def test_without_a_target_the_summary_says_what_was_assumed_and_scaled(tmp_path)
     (["--target-data", "4GiB", "--target-memory", "1GiB", "--memory-limit", "1GiB"], "--memory-limit: --target-memory"),
     (["--target-data", "4GiB", "--scale", "2"], "--scale: with --target-data, the trials' share of the target's data"),
 ])
+@pytest.mark.dbbench
 def test_bad_targets_get_one_line_before_any_run(tmp_path, args, match):
     full = ["tune", "--trials", "1", "--out", "never", "--no-mlflow", *args]
     if "--workload" not in args:

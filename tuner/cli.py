@@ -340,7 +340,8 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
 
 
 def _experiment_parser(x: argparse.ArgumentParser) -> None:
-    x.add_argument("ids", nargs="*", metavar="ID", help="experiment ids or files (e.g. S2), or 'all'; none: list them")
+    x.add_argument("ids", nargs="*", metavar="ID",
+                   help="study ids (e.g. S2) or workload files with a [study] table, or 'all'; none: list them")
     x.add_argument("--quick", action="store_true",
                    help="tiny data, 3 sweep points, 2 seeds of 3 trials, 2 rounds, no drain: checks that it runs "
                         "(results under runs/)")
@@ -455,10 +456,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return os.EX_TEMPFAIL
     if args.json:
-        print(json.dumps(result.summary, indent=2, default=str))
+        print(result.summary.to_json())
     else:
         print(closing_table(result.summary))
-    return 0 if result.summary["best"] else 1
+    return 0 if result.summary.best else 1
 
 
 def _stopped(exc: EnvironmentFault, resume: str) -> str:
@@ -491,7 +492,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if not args.ids:
         for name in experiment.names():
             e = experiment.load(name)
-            print(f"{e.id:<4} {e.title} (workload {e.workload}, {e.path})")
+            print(f"{e.id:<4} {e.title} ({e.path})")
         return 0
     ids = experiment.names() if args.ids == ["all"] else args.ids
     if args.results and len(ids) > 1:

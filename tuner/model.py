@@ -19,6 +19,7 @@ from objectives.scores import Bound, Direction, Score
 from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from tuner import ranking
+from tuner.summary import Summary
 from tuner.trials import TrialRecord
 
 DEFAULT_BASELINE = "rocksdb-default"
@@ -207,7 +208,7 @@ class TuneResult:
     best_metrics: dict[str, float | None]
     baselines: list[dict[str, Any]]
     trials: list[dict[str, Any]]
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: Summary = field(default_factory=Summary)  # summary.json, typed
     answer: Answer | None = None
 
 

@@ -31,6 +31,7 @@ from objectives.runner import Runner, remove_owned
 from objectives.workloads import load_workload
 from search_spaces import Context
 from tuner.experiment import machine_info
+from tuner.summary import Summary
 
 RESULTS = Path(__file__).with_name("results")
 
@@ -48,7 +49,7 @@ def main() -> None:
     if len({(b.version, b.assertions) for b in builds.values()}) != 1:
         raise SystemExit("--before and --after must be the same version and build kind")
     host = Context.of_host()
-    summary = json.loads((args.study / "summary.json").read_text())
+    summary = Summary.load(args.study / "summary.json")
     defaults = defaults_of(builds["without it"])  # both builds run on the same (the tuner's own build's)
     steady, memory = workload_at(summary, 1, host, defaults)
     workloads = {"default job (steady-overwrite at its target)": (steady, memory),

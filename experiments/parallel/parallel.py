@@ -33,6 +33,7 @@ from objectives.workloads import load_workload
 from search_spaces import Context
 from tuner.experiment import machine_info
 from tuner.stats import spread
+from tuner.summary import Summary
 
 RESULTS = Path(__file__).with_name("results") / "parallel.json"
 
@@ -49,18 +50,15 @@ def study(args: argparse.Namespace, parallel: int, root: Path, cores: int | None
     pin = (lambda: os.sched_setaffinity(0, set(range(cores)))) if cores else None
     subprocess.run(cmd, check=True, capture_output=True, text=True, preexec_fn=pin)
     wall = time.monotonic() - started
-    summary = json.loads((out / "summary.json").read_text())
+    counts = Summary.load(out / "summary.json").trials
     loop = _trial_loop_seconds(out)
-    trials = summary["trials"]["complete"] + summary["trials"].get("failed", 0)
+    trials = counts.complete + counts.failed
     return {"trials": trials, "wall_seconds": wall, "trial_loop_seconds": loop, "trials_per_hour": 3600 * trials / loop}
 
 
 def _trial_loop_seconds(out: Path) -> float:
     """From the first trial's start to the last trial's end, as Optuna recorded them."""
-    import optuna
-
-    summary = json.loads((out / "summary.json").read_text())
-    trials = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
+    trials = Summary.load(out / "summary.json").optuna_study().trials
     starts = [t.datetime_start for t in trials if t.datetime_start]
     ends = [t.datetime_complete for t in trials if t.datetime_complete]
     return (max(ends) - min(starts)).total_seconds()

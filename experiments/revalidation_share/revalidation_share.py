@@ -22,6 +22,7 @@ from typing import Any
 
 from search_spaces import Context
 from tuner.experiment import machine_info
+from tuner.summary import Summary
 
 RESULTS = Path(__file__).with_name("results")
 COMMANDS = {
@@ -43,13 +44,12 @@ def run(name: str, args: list[str], root: Path) -> dict[str, Any]:
     if done.returncode != 0:
         record["error"] = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else None
         return record
-    summary = json.loads(done.stdout)
-    seconds = summary["machine_seconds"]
-    record.update(machine_seconds=seconds, search_seconds=round(seconds["baselines"] + seconds["trials"], 1),
-                  trials=summary["trials"], budget_seconds=summary.get("budget_seconds"),
-                  revalidation_plan=(summary.get("revalidation") or {}).get("plan"),
-                  revalidation_rounds=(summary.get("revalidation") or {}).get("rounds"),
-                  db_bench=summary.get("db_bench"))
+    summary = Summary.from_dict(json.loads(done.stdout), "tune --json")
+    seconds, reval = summary.machine_seconds, summary.revalidation
+    record.update(machine_seconds=seconds.to_dict(), search_seconds=round(seconds.baselines + seconds.trials, 1),
+                  trials=summary.trials.to_dict(), budget_seconds=summary.budget_seconds,
+                  revalidation_plan=reval.plan if reval else None, revalidation_rounds=reval.rounds if reval else None,
+                  db_bench=summary.db_bench.to_dict() if summary.db_bench else None)
     return record
 
 

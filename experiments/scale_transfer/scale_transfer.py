@@ -31,7 +31,7 @@ import random
 import statistics
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,45 +45,69 @@ from tuner.engine import target_workload
 from tuner.experiment import machine_info
 from tuner.model import TuneConfig
 from tuner.stats import paired_ratio
+from tuner.summary import DbBenchInfo, Summary, TargetInfo
 
 RESULTS = Path(__file__).with_name("results")
 EXPERIMENTS = Path(__file__).parents[1] / "studies" / "results"
 
 
-def configurations(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """db_bench's defaults and the study's best (the best tuned one, also when its answer kept the defaults)."""
-    best = summary["best"]
-    return {"rocksdb-default": {}, best.get("name") or f"best (trial {best['trial']})": best["flags"]}
+@dataclass(frozen=True)
+class Studied:
+    """What the sizes measure: a study (its summary gives the workload, data, target, space and
+    db_bench), its best's name and flags, and what the record says of the study's answer."""
+
+    summary: Summary
+    best: str
+    flags: dict[str, Any]
+    answer: Any = None
+    gain: dict[str, Any] | None = None
+
+    def configurations(self) -> dict[str, dict[str, Any]]:
+        """db_bench's defaults and the study's best."""
+        return {"rocksdb-default": {}, self.best: self.flags}
 
 
-def experiment_summary(study: str, db_bench: str) -> dict[str, Any]:
-    """An S0-S4 study's answer in the shape of a tune summary: its workload at its tuning data (no target:
-    the loads ran as the preset shapes them), and of its seeds' tuned bests the one its head-to-head
-    measured fastest against the defaults."""
+def tune_studied(summary: Summary) -> Studied:
+    """A tune study's best (the best tuned one, also when its answer kept the defaults) and its
+    re-validated gain over the reference at the study's own size."""
+    if summary.best is None:
+        raise SystemExit(f"{summary.study}: no trial completed, no best to measure")
+    gain = summary.revalidation.best_vs_reference if summary.revalidation else None
+    return Studied(summary, f"best (trial {summary.best.trial})", summary.best.flags,
+                   summary.answer.to_dict() if summary.answer else None, gain.to_dict() if gain else None)
+
+
+def experiment_studied(study: str, db_bench: str) -> Studied:
+    """An S0-S4 study's answer: its workload at its tuning data (no target: the loads ran as the preset
+    shapes them), and of its seeds' tuned bests the one its head-to-head measured fastest against the
+    defaults."""
     result = json.loads((EXPERIMENTS / study / "result.json").read_text())
     tuned = [c for c in result["head_to_head"]["configurations"] if c["name"].startswith("tuned best")]
     best = max(tuned, key=lambda c: c["vs_default"]["ratio"])
-    return {"study": study, "workload": result["workload"], "data_bytes": result["data_bytes"],
-            "space": result["tuner"]["seeds"][0]["space"], "db_bench": {"path": db_bench},
-            "answer": f"{best['name']} of experiments/studies/results/{study}/result.json, "
-                      f"{best['vs_default']['ratio']:.2f}x the defaults in its head-to-head",
-            "gain": best["vs_default"],
-            "best": {"name": best["name"], "flags": best["flags"]}}
+    summary = Summary(study=study, workload=result["workload"], data_bytes=result["data_bytes"],
+                      space=result["tuner"]["seeds"][0]["space"], db_bench=DbBenchInfo(path=db_bench))
+    return Studied(summary, best["name"], best["flags"],
+                   answer=f"{best['name']} of experiments/studies/results/{study}/result.json, "
+                          f"{best['vs_default']['ratio']:.2f}x the defaults in its head-to-head",
+                   gain=best["vs_default"])
 
 
-def workload_at(summary: dict[str, Any], factor: int, host: Context, defaults: Defaults,
+def workload_at(summary: Summary, factor: int, host: Context, defaults: Defaults,
                 duration: float | None = None) -> tuple[Workload, int | None]:
     """The study's workload at ``factor`` times its trials' data, in the target's shape (on ``defaults``)
     and memory ratio, with its timed phases' duration (``duration`` overrides it), and its memory limit."""
-    target = summary.get("target") or {}
-    data = int(target.get("trial_data_bytes") or summary["data_bytes"]) * factor
-    memory = target.get("trial_memory_bytes") or (summary.get("memory") or {}).get("limit_bytes")
-    config = TuneConfig(workload=summary["workload"], target_data=data,
+    target = summary.target or TargetInfo()
+    data = target.trial_data_bytes or summary.data_bytes
+    if data is None or summary.workload is None or summary.space is None:
+        raise SystemExit(f"{summary.study}: its summary gives no data size, workload or space")
+    memory = target.trial_memory_bytes or (summary.memory.limit_bytes if summary.memory else None)
+    source = target.source or ""
+    config = TuneConfig(workload=summary.workload, target_data=int(data) * factor,
                         target_memory=int(memory * factor) if memory else None,
-                        duration=duration or target.get("duration_seconds"),
-                        base_options=Path(target["source"].removeprefix("the OPTIONS file ")) if
-                        target.get("source", "").startswith("the OPTIONS file ") else None)
-    _, workload, _ = target_workload(config, load_space(summary["space"]), host, defaults.flags)
+                        duration=duration or target.duration_seconds,
+                        base_options=Path(source.removeprefix("the OPTIONS file ")) if
+                        source.startswith("the OPTIONS file ") else None)
+    _, workload, _ = target_workload(config, load_space(summary.space), host, defaults.flags)
     return replace(workload, memory=config.target_memory), config.target_memory
 
 
@@ -155,21 +179,24 @@ def main() -> None:
         return
     if not (args.study or args.experiment):
         parser.error("give --study DIR or --experiment SN (or --table)")
-    summary = (experiment_summary(args.experiment, args.db_bench) if args.experiment else
-               json.loads((args.study / "summary.json").read_text()))
-    db_bench = probe(summary["db_bench"]["path"])
-    mode = (summary.get("defaults") or {}).get("mode", PINNED_7_8)  # what the study ran on (before: the pins)
+    studied = (experiment_studied(args.experiment, args.db_bench) if args.experiment else
+               tune_studied(Summary.load(args.study / "summary.json")))
+    summary = studied.summary
+    if summary.db_bench is None:
+        parser.error(f"{args.study}: the study measured no db_bench workload")
+    db_bench = probe(summary.db_bench.path)
+    mode = summary.defaults.mode if summary.defaults else PINNED_7_8  # what the study ran on (before: the pins)
     defaults = defaults_of(db_bench, mode if mode in MODES else LIBRARY)
-    configs = configurations(summary)
+    configs = studied.configurations()
     for item in args.also:
         name, _, path = item.partition("=")
-        configs[name] = json.loads(Path(path).read_text())["best"]["flags"]
+        configs[name] = tune_studied(Summary.load(path)).flags
     host = Context.of_host()
-    out = args.out or RESULTS / f"{summary['study']}.json"
-    record: dict[str, Any] = {"when": _now(), "study": summary["study"],
-                              "workload": summary["workload"], "db_bench": db_bench.to_dict(),
+    out = args.out or RESULTS / f"{summary.study}.json"
+    record: dict[str, Any] = {"when": _now(), "study": summary.study,
+                              "workload": summary.workload, "db_bench": db_bench.to_dict(),
                               "defaults": defaults.to_dict(),
-                              "study_answer": summary.get("answer"), "study_gain": summary.get("gain"),
+                              "study_answer": studied.answer, "study_gain": studied.gain,
                               "configurations": configs, "sizes": []}
     if args.append and out.exists():
         before = json.loads(out.read_text())

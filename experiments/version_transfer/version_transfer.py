@@ -24,8 +24,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import optuna
-
 from objectives.dbbench import DbBench, probe, release_builds
 from objectives.measurement import measure
 from objectives.runner import Runner
@@ -34,19 +32,22 @@ from search_spaces import Context, load_space
 from tuner import ranking
 from tuner.experiment import machine_info
 from tuner.stats import paired_ratio, rank_correlation
+from tuner.summary import Summary
 
 RESULTS = Path(__file__).with_name("results") / "version_transfer.json"
 
 
-def configurations(study_dir: Path, top: int) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
+def configurations(study_dir: Path, top: int) -> tuple[Summary, dict[str, dict[str, str]]]:
     """(the study's summary, name -> db_bench flags): the defaults and the study's ``top`` best."""
-    summary = json.loads((study_dir / "summary.json").read_text())
-    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
-    host = summary["host"]
-    ctx = Context(cores=host["cores"], ram=host["ram_bytes"], data=summary["data_bytes"], scale=summary["scale"],
-                  budget=host["memory_budget_bytes"])
-    space = load_space(summary["space"]).resolve(ctx)
-    best = summary["best"]["trial"]
+    summary = Summary.load(study_dir / "summary.json")
+    study = summary.optuna_study()
+    host, data, scale = summary.host, summary.data_bytes, summary.scale
+    if (host is None or host.cores is None or host.ram_bytes is None or host.memory_budget_bytes is None
+            or data is None or scale is None or summary.space is None or summary.best is None):
+        raise SystemExit(f"{study_dir}: its summary gives no host, data size, scale, space or best")
+    ctx = Context(cores=host.cores, ram=host.ram_bytes, data=data, scale=scale, budget=host.memory_budget_bytes)
+    space = load_space(summary.space).resolve(ctx)
+    best = summary.best.trial
     order = ranking.top_k(study.trials, ["maximize"], top)
     order = [t for t in order if t.number == best] + [t for t in order if t.number != best][:top - 1]
     configs: dict[str, dict[str, str]] = {"rocksdb-default": {}}
@@ -66,7 +67,7 @@ def main() -> None:
     versions = args.versions.split(",") if args.versions else [b.parent.name[:-8] for b in reversed(release_builds())]
     builds: dict[str, DbBench] = {v: probe(version=v) for v in versions}
     host = Context.of_host()
-    workload = load_workload(summary["workload"]).resolve(summary["scale"], host)
+    workload = load_workload(str(summary.workload)).resolve(summary.scale or 1.0, host)
     samples: dict[str, dict[str, list[float]]] = {v: {c: [] for c in configs} for v in versions}
     rng = random.Random(1)
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-versions-") as tmp:
@@ -89,8 +90,8 @@ def main() -> None:
     for a, b in zip(versions, versions[1:]):
         ma, mb = per_version[a]["median_ops_per_sec"], per_version[b]["median_ops_per_sec"]
         tau[f"{a} vs {b}"] = rank_correlation([ma[c] for c in configs], [mb[c] for c in configs])
-    record = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine, "study": summary["study"],
-              "workload": workload.description, "scale": summary["scale"], "rounds": args.rounds,
+    record = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine, "study": summary.study,
+              "workload": workload.description, "scale": summary.scale, "rounds": args.rounds,
               "configurations": configs, "samples": samples, "versions": per_version, "kendall_tau": tau}
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(record, indent=2) + "\n")

@@ -69,6 +69,7 @@ from tuner.executors import Slot
 from tuner.experiment import machine_info
 from tuner.model import TuneConfig
 from tuner.stats import paired_ratio
+from tuner.summary import Summary
 
 RESULTS = Path(__file__).with_name("results")
 HELD_OUT_SEED = 1000  # db_bench seeds of the held-out rounds: 1000 + round, used by neither search
@@ -114,20 +115,24 @@ def tuner_search(workload: str, size: list[str], budget: float, seed: int, out: 
     print("$ " + " ".join(command), flush=True)
     started = time.monotonic()
     subprocess.run(command, check=True)
-    summary = json.loads((out / "summary.json").read_text())
-    answer = summary["answer"]
-    if answer["recommend"] == "best":
-        flags = summary["best"]["flags"]
+    summary = Summary.load(out / "summary.json")
+    answer, best, target, reval = summary.answer, summary.best, summary.target, summary.revalidation
+    if answer is None or best is None:
+        raise SystemExit(f"{out}: the study has no re-validated answer")
+    if answer.recommend == "best":
+        flags = best.flags
     else:  # a baseline it recommends instead (db_bench's defaults are {})
-        baseline = next(b for b in summary["baselines"] if b["name"] == answer["name"])
-        flags = load_space(summary["space"]).flags(baseline["params"])
+        baseline = summary.baseline(answer.name)
+        assert baseline is not None, f"{out}: no baseline {answer.name}"
+        flags = load_space(str(summary.space)).flags(baseline.params)
+    gain = reval.best_vs_reference if reval else None
     return {"command": " ".join(command), "wall_seconds": round(time.monotonic() - started),
-            "db_bench_seconds": round(summary["machine_seconds"]["total"], 1),
-            "machine_seconds": summary["machine_seconds"], "trials": summary["trials"],
-            "provenance": summary.get("provenance"), "answer": answer, "flags": flags,
-            "reported_gain": (summary.get("revalidation") or {}).get("best_vs_reference"),
-            "phase_seconds": {"search": (summary.get("target") or {}).get("duration_seconds"),
-                              "revalidation": (summary.get("target") or {}).get("confirm_duration_seconds")}}
+            "db_bench_seconds": round(summary.machine_seconds.total, 1),
+            "machine_seconds": summary.machine_seconds.to_dict(), "trials": summary.trials.to_dict(),
+            "provenance": summary.provenance, "answer": answer.to_dict(), "flags": flags,
+            "reported_gain": gain.to_dict() if gain else None,
+            "phase_seconds": {"search": target.duration_seconds if target else None,
+                              "revalidation": target.confirm_duration_seconds if target else None}}
 
 
 def held_out(runner: Runner, workload: Workload, configs: dict[str, dict[str, str]], rounds: int, logs: Path,

@@ -31,7 +31,6 @@ went to 7 starts and the sampler never proposed).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +49,7 @@ from tuner.engine._held import project, references
 from tuner.engine._plan import Reference
 from tuner.engine._storage import StudyStore
 from tuner.model import WARM_START
+from tuner.summary import Summary, SummaryError
 from tuner.trials import TrialRecord
 from tuner.trials import attrs as trial_attrs
 
@@ -66,9 +66,8 @@ def _source(store: StudyStore, source: str) -> optuna.Study:
         path = path / "summary.json"
     if path.suffix == ".json":
         try:
-            summary = json.loads(path.read_text())
-            return optuna.load_study(study_name=summary["study"], storage=summary["storage"])
-        except (OSError, ValueError, KeyError) as exc:
+            return _earlier(Summary.load(path), source)
+        except SummaryError as exc:
             raise WarmStartError(f"--warm-start {source}: not an earlier study's summary.json ({exc})") from None
     try:
         return optuna.load_study(study_name=source, storage=store.parts.storage)
@@ -155,6 +154,14 @@ def next_start(queue: Sequence[dict[str, Any]], trials: Sequence[FrozenTrial],
     return None, [s["name"] for s in pending]
 
 
+def _earlier(summary: Summary, source: str) -> optuna.Study:
+    """The earlier study a summary names (``source``: where it was found, for the error)."""
+    try:
+        return summary.optuna_study()
+    except (ValueError, KeyError) as exc:
+        raise WarmStartError(f"--warm-start {source}: not an earlier study's summary.json ({exc})") from None
+
+
 def most_similar(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()) -> Path | None:
     """The summary.json of the library's finished study most like this one (see the module's doc)."""
     parts = store.parts
@@ -162,16 +169,16 @@ def most_similar(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()
     best: tuple[tuple[int, float], Path] | None = None
     for path in sorted(library.rglob("summary.json")) if library.is_dir() else []:
         try:
-            s = json.loads(path.read_text())
-        except (OSError, ValueError):
+            s = Summary.load(path)
+        except SummaryError:
             continue
-        if (s.get("study") == parts.name or any(x and x in (s.get("study") or "") for x in exclude) or not s.get("best")
-                or s.get("space") != parts.space.name or s.get("objective") != parts.score.objective
-                or (s.get("db_bench") or {}).get("version") != version):
+        if (s.study == parts.name or any(x and x in (s.study or "") for x in exclude) or not s.best
+                or s.space != parts.space.name or s.objective != parts.score.objective
+                or (s.db_bench.version if s.db_bench else None) != version):
             continue
-        same = s.get("workload") == parts.workload.name
-        distance = abs(math.log(max(1, s.get("data_bytes") or 1) / max(1, parts.workload.data_bytes())))
-        key = (0 if same and s.get("scale") == parts.config.measurement.scale else 1 if same else 2, distance)
+        same = s.workload == parts.workload.name
+        distance = abs(math.log(max(1, s.data_bytes or 1) / max(1, parts.workload.data_bytes())))
+        key = (0 if same and s.scale == parts.config.measurement.scale else 1 if same else 2, distance)
         if best is None or key < best[0]:
             best = (key, path)
     return best[1] if best else None
@@ -184,16 +191,16 @@ def warm_start_auto(store: StudyStore, library: Path,
     found = most_similar(store, library, exclude)
     if found is None:
         return f"found no finished study like it in {library} to learn from", []
-    summary = json.loads(found.read_text())
+    summary = Summary.load(found)
     scale = store.parts.config.measurement.scale
-    if summary["workload"] == store.parts.workload.name and summary["scale"] == scale:
+    if summary.workload == store.parts.workload.name and summary.scale == scale:
         return f"learns from {warm_start(store, str(found))} trials of {found.parent} (not counted, never named best)", []
-    earlier = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    earlier = _earlier(summary, str(found))
     top = ranking.top_k(earlier.get_trials(deepcopy=False), [d.name.lower() for d in earlier.directions], 5)
     space = store.parts.space
-    configurations = [{"name": f"{summary['study']}#{t.number}", "optional": True,
+    configurations = [{"name": f"{summary.study}#{t.number}", "optional": True,
                        "params": project(space, {p.flag: t.params[p.name] for p in space.parameters
                                                  if p.name in t.params})} for t in top]
-    return (f"then runs the {len(top)} best configurations of {summary['study']} ({summary['workload']} at scale "
-            f"{summary['scale']:g}, {found.parent}) while the starts take at most "
+    return (f"then runs the {len(top)} best configurations of {summary.study} ({summary.workload} at scale "
+            f"{summary.scale:g}, {found.parent}) while the starts take at most "
             f"{100 * STARTS_SHARE:.0f} % of the trials"), configurations

@@ -1,8 +1,9 @@
 """Experiments: one source study (S0-S4) reproduced on this machine, side by side with the tuner.
 
-An experiment file (``tuner/experiment/studies/<id>.toml``) names the study's workload and scale, the
-options the study swept by hand (a search space whose parameters carry ``grid`` values), and what
-the study found. Running it takes three steps, all on this machine in one session:
+A study is defined once, in its workload preset (``objectives/presets/<id>.toml``): the workload
+(flags, phases, the hand-found configuration as a baseline) and a ``[study]`` table with the scale
+its runs use, the options the study swept by hand (a search space whose parameters carry ``grid``
+values), and what the study found. Running it takes three steps, all on this machine in one session:
 
 1. **sweep**: the study's own grid, one run per point (sampler ``grid``): its "hand" optimum here,
    and the machine time a hand sweep costs;
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from objectives.configurations import benchmark_sh
-from objectives.workloads import load_workload
+from objectives.workloads import STUDY, load_workload, preset_names, workload_file
 from search_spaces import Context, SearchSpace, SpaceError, files
 from tuner.api import Study
 from tuner.events import Observer
@@ -39,11 +40,10 @@ from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneConfig
 from tuner.stats import across_seeds, paired_ratio, sample_rows
 from tuner.trials import TrialRecord
 
-STUDY_DIR = Path(__file__).with_name("studies")  # shipped with the package
 RESULTS = Path("experiments") / "studies" / "results"  # reports go under the current directory (the repository's root)
 SEEDS = 3
 HEAD_TO_HEAD = "head_to_head"
-_FIELDS = {"id", "title", "workload", "scale", "scale_note", "finding", "sweep_note", "seed", "sweep"}
+_FIELDS = {"title", "scale", "scale_note", "finding", "sweep_note", "seed", "sweep"}  # of a [study] table
 # --quick: the whole pipeline on a tiny data set, to check that an experiment runs (not to measure).
 # Its tuner runs a fixed 3 trials per seed: at that size a budget in seconds would be a lottery.
 QUICK = {"scale": 0.02, "sweep_runs": 3, "tuner_trials": 3, "rounds": 2, "seeds": 2}
@@ -55,56 +55,68 @@ class ExperimentError(ValueError):
 
 @dataclass(frozen=True)
 class Experiment:
-    """A source study as declared in its file."""
+    """A source study as declared in its workload's file (its ``[study]`` table)."""
 
-    id: str
+    id: str  # the workload's name
     title: str
-    workload: str
+    workload: str  # what --workload takes: the preset's name, or the file's path
     scale: float
     sweep: SearchSpace
     seed: int
     scale_note: str = ""
     finding: str = ""
     sweep_note: str = ""
-    path: Path = field(default=Path())
+    path: Path = field(default=Path())  # the workload file that defines it
 
 
 def names() -> list[str]:
-    return files.preset_names(STUDY_DIR)
+    """The workload presets that define a source study (a ``[study]`` table): S0-S4."""
+    return [n for n in preset_names() if STUDY in _read(workload_file(n))]
+
+
+def _read(path: Path) -> dict[str, Any]:
+    data = files.load_data_file(path, "experiment", ExperimentError)
+    if not isinstance(data, dict):
+        raise ExperimentError(f"experiment file {path}: expected a table")
+    return data
 
 
 def load(name_or_path: str | Path) -> Experiment:
-    """An experiment by id (see :func:`names`) or from a TOML/YAML file."""
-    path = files.preset_or_file(name_or_path, STUDY_DIR, "experiment", ExperimentError)
-    data = files.load_data_file(path, "experiment", ExperimentError)
+    """A study by id (see :func:`names`), or a workload file with a ``[study]`` table."""
+    known = names()
+    if str(name_or_path) not in known and not Path(name_or_path).exists():
+        raise ExperimentError(f"unknown experiment {str(name_or_path)!r}: not a study ({', '.join(known)}) nor a file")
+    path = workload_file(name_or_path)
     where = f"experiment file {path}"
-    if not isinstance(data, dict):
-        raise ExperimentError(f"{where}: expected a table")
-    unknown = sorted(set(data) - _FIELDS)
+    study = _read(path).get(STUDY)
+    if not isinstance(study, dict):
+        raise ExperimentError(f"{where}: {STUDY}: missing, or not a table (the study's sweep, scale and notes)")
+    unknown = sorted(set(study) - _FIELDS)
     if unknown:
-        raise ExperimentError(f"{where}: unknown field(s) {', '.join(unknown)}")
-    for key in ("id", "workload", "sweep"):
-        if key not in data:
-            raise ExperimentError(f"{where}: {key}: missing")
-    if not isinstance(data["id"], str) or not data["id"].replace("-", "").isalnum():
-        raise ExperimentError(f"{where}: id: expected letters, digits and '-', got {data['id']!r}")
-    scale, seed = data.get("scale", 1), data.get("seed", 1)
+        raise ExperimentError(f"{where}: {STUDY}: unknown field(s) {', '.join(unknown)}")
+    if not isinstance(study.get("sweep"), dict):
+        raise ExperimentError(f"{where}: {STUDY}.sweep: missing, or not a table (a search space with grids)")
+    scale, seed = study.get("scale", 1), study.get("seed", 1)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
-        raise ExperimentError(f"{where}: scale: expected a number > 0, got {scale!r}")
+        raise ExperimentError(f"{where}: {STUDY}.scale: expected a number > 0, got {scale!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ExperimentError(f"{where}: seed: expected a whole number, got {seed!r}")
+        raise ExperimentError(f"{where}: {STUDY}.seed: expected a whole number, got {seed!r}")
     try:
-        load_workload(data["workload"])
-        sweep = SearchSpace.from_dict({"name": f"{data['id']}-sweep", **data["sweep"]})
-    except (SpaceError, ValueError) as exc:
-        raise ExperimentError(f"{where}: sweep: {exc}" if isinstance(exc, SpaceError) else f"{where}: {exc}") from None
+        workload = load_workload(path)
+        sweep = SearchSpace.from_dict({"name": f"{workload.name}-sweep", **study["sweep"]})
+    except SpaceError as exc:
+        raise ExperimentError(f"{where}: {STUDY}.sweep: {exc}") from None
+    except ValueError as exc:
+        raise ExperimentError(str(exc)) from None  # the workload's error names its file
+    if not workload.name.replace("-", "").isalnum():
+        raise ExperimentError(f"{where}: name: the study's id, expected letters, digits and '-', got {workload.name!r}")
     for p in sweep.parameters:
         if p.grid_values is None and getattr(p, "low", None) != getattr(p, "high", None):
-            raise ExperimentError(f"{where}: sweep.parameters.{p.name}: needs a 'grid' (the values the study "
-                                  "tried), or low = high for a value held fixed")
-    text = {k: str(data.get(k, "")) for k in ("title", "scale_note", "finding", "sweep_note")}
-    return Experiment(id=data["id"], workload=str(data["workload"]), scale=float(scale), sweep=sweep, seed=seed,
-                      path=path, **text)
+            raise ExperimentError(f"{where}: {STUDY}.sweep.parameters.{p.name}: needs a 'grid' (the values the "
+                                  "study tried), or low = high for a value held fixed")
+    text = {k: str(study.get(k, "")) for k in ("title", "scale_note", "finding", "sweep_note")}
+    return Experiment(id=workload.name, workload=str(name_or_path) if str(name_or_path) in known else str(path),
+                      scale=float(scale), sweep=sweep, seed=seed, path=path, **text)
 
 
 @dataclass

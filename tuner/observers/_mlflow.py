@@ -37,6 +37,7 @@ from tuner.events import Observer
 from tuner.fmt import fmt_ops
 from tuner.model import Answer, StudySnapshot, TrackingConfig, TuneResult
 from tuner.observers._mlflow_views import RANK, answer_view_tag, study_key, view_tags
+from tuner.summary import Revalidation, Summary
 from tuner.trials import TrialRecord
 
 DEFAULT_DIR = "mlruns"
@@ -512,27 +513,28 @@ def _trial_tags(attrs: TrialRecord) -> dict[str, str]:
     return tags
 
 
-def _finish_tags(summary: dict[str, Any]) -> dict[str, str]:
-    tags = {f"trials.{k}": str(v) for k, v in summary["trials"].items()}
-    best = summary.get("best")
+def _finish_tags(summary: Summary) -> dict[str, str]:
+    tags = {f"trials.{k}": str(v) for k, v in summary.trials.counts().items()}
+    best = summary.best
     if best:
-        tags["best_trial"] = str(best["trial"])
-        tags.update({f"best.{k}": str(v) for k, v in best["params"].items()})
+        tags["best_trial"] = str(best.trial)
+        tags.update({f"best.{k}": str(v) for k, v in best.params.items()})
     return tags
 
 
-def _finish_metrics(summary: dict[str, Any]) -> list[Any]:
+def _finish_metrics(summary: Summary) -> list[Any]:
     """The best trial's metrics and each configuration's ratio to the default (step = trials run),
     and the re-validation's series."""
     metrics: dict[str, float] = {}
-    best = summary.get("best")
+    best = summary.best
     if best:
-        metrics.update({f"best.{k}": v for k, v in best["metrics"].items() if v is not None})
-    for row in summary["comparison"]:
-        if row["vs_default"] is not None:
-            metrics[f"vs_default.{row['name'].split(' (')[0]}"] = row["vs_default"]
-    step = sum(summary["trials"].get(k, 0) for k in ranking.COUNTED)
-    return _metrics(metrics, step=step) + _revalidation_metrics(summary.get("revalidation"))
+        metrics.update({f"best.{k}": v for k, v in best.metrics.items() if v is not None})
+    for row in summary.comparison:
+        if row.vs_default is not None:
+            metrics[f"vs_default.{row.name.split(' (')[0]}"] = row.vs_default
+    counts = summary.trials.counts()
+    step = sum(counts.get(k, 0) for k in ranking.COUNTED)
+    return _metrics(metrics, step=step) + _revalidation_metrics(summary.revalidation)
 
 
 def _disk(path: Path) -> dict[str, Any]:
@@ -581,24 +583,24 @@ def _phase_metrics(phases: Iterable[dict[str, Any]], start: int) -> list[Any]:
     return out
 
 
-def _revalidation_metrics(revalidation: dict[str, Any] | None) -> list[Any]:
+def _revalidation_metrics(revalidation: Revalidation | None) -> list[Any]:
     """``revalidation/<configuration>/ops_per_sec`` per estimation round (step = round), the best's
     ratio to the reference with its interval and p-value, the noise, and each ablated option's ratio."""
-    if not revalidation or not revalidation.get("best"):
+    if not revalidation or not revalidation.best:
         return []
     now = int(time.time() * 1000)
-    out = [_metric(f"revalidation/{row['name']}/ops_per_sec", ops, now, step)
-           for row in revalidation["configurations"] for step, ops in enumerate(row["ops_per_sec"])]
-    gain = revalidation["best_vs_reference"]
-    if gain.get("ci95"):
-        out += [_metric("revalidation/best_vs_reference", gain["ratio"], now),
-                _metric("revalidation/best_vs_reference_ci95_low", gain["ci95"][0], now),
-                _metric("revalidation/best_vs_reference_ci95_high", gain["ci95"][1], now),
-                _metric("revalidation/best_vs_reference_p_value", gain["p_value"], now)]
-    if revalidation.get("noise_cv_reference") is not None:
-        out.append(_metric("revalidation/noise_cv_reference", revalidation["noise_cv_reference"], now))
-    out += [_metric(f"revalidation/ablation/{a['param']}", a["ratio"], now) for a in revalidation.get("ablation", [])
-            if a.get("ratio") is not None]
+    out = [_metric(f"revalidation/{row.name}/ops_per_sec", ops, now, step)
+           for row in revalidation.configurations for step, ops in enumerate(row.samples("ops_per_sec"))]
+    gain = revalidation.best_vs_reference
+    if gain and gain.ci95 and gain.ratio is not None and gain.p_value is not None:
+        out += [_metric("revalidation/best_vs_reference", gain.ratio, now),
+                _metric("revalidation/best_vs_reference_ci95_low", gain.ci95[0], now),
+                _metric("revalidation/best_vs_reference_ci95_high", gain.ci95[1], now),
+                _metric("revalidation/best_vs_reference_p_value", gain.p_value, now)]
+    if revalidation.noise_cv_reference is not None:
+        out.append(_metric("revalidation/noise_cv_reference", revalidation.noise_cv_reference, now))
+    out += [_metric(f"revalidation/ablation/{a.param}", a.ratio, now) for a in revalidation.ablation
+            if a.ratio is not None]
     return out
 
 

@@ -119,10 +119,10 @@ class ConsoleProgress(SilentProgress):
             self.bar = None
         self._line(f"done in {fmt_duration(time.monotonic() - self.started)}; wrote {result.out / 'summary.json'}"
                    f", {result.out / 'OPTIONS.ini'} and {result.out / 'comparison.md'}")
-        mlflow = result.summary.get("mlflow")
+        mlflow = result.summary.mlflow
         if mlflow:
-            self._line(f"MLflow: parent run {mlflow['run_id']} in experiment {mlflow['experiment_id']} of "
-                       f"{mlflow['uri']} (review it with: rocksdb-tuner ui)")
+            self._line(f"MLflow: parent run {mlflow.run_id} in experiment {mlflow.experiment_id} of "
+                       f"{mlflow.uri} (review it with: rocksdb-tuner ui)")
 
 
 def _num(value: float | None) -> str:

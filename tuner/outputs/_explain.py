@@ -31,14 +31,15 @@ from tuner.fmt import fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.outputs._optuna_view import as_optuna
 from tuner.ranking import primary
+from tuner.summary import Ablation, BestTrial, Revalidation
 from tuner.trials import TrialRecord
 
 MIN_TRIALS = 5
 
 
-def importance(snapshot: StudySnapshot) -> dict[str, float]:
-    """fANOVA importance of each parameter for the first objective (ops/s, or --objective's metric);
-    empty with fewer than MIN_TRIALS complete trials."""
+def importance(snapshot: StudySnapshot, left_out: set[str]) -> dict[str, float]:
+    """fANOVA importance of each parameter but ``left_out`` for the first objective (ops/s, or
+    --objective's metric); empty with fewer than MIN_TRIALS complete trials."""
     complete = [t for t in snapshot.trials if t.state == TrialState.COMPLETE]
     if len(complete) < MIN_TRIALS:
         return {}
@@ -49,7 +50,6 @@ def importance(snapshot: StudySnapshot) -> dict[str, float]:
             found = optuna.importance.get_param_importances(as_optuna(snapshot), evaluator=evaluator, target=primary)
         except (ValueError, RuntimeError):
             return {}
-    left_out = not_applied(snapshot)
     return {k: float(v) for k, v in found.items() if k not in left_out}
 
 
@@ -98,34 +98,33 @@ def _spearman(xs: list[float], ys: list[float]) -> float | None:
     return None if math.isnan(rho) else float(rho)
 
 
-def _measured(ablation: dict[str, Any] | None, reference: str, metric: str) -> str | None:
+def _measured(ablation: Ablation | None, reference: str, metric: str) -> str | None:
     """The ablation's verdict on one option, in words (``metric``: the study's, its gain a ratio of it)."""
-    if not ablation or ablation.get("ratio") is None or not ablation.get("ci95"):
+    if not ablation or ablation.ratio is None or not ablation.ci95:
         return None
-    low, high = ablation["ci95"]
-    figure = f"{ablation['ratio']:.2f}x, 95 % CI {low:.2f}-{high:.2f}"
+    low, high = ablation.ci95
+    figure = f"{ablation.ratio:.2f}x, 95 % CI {low:.2f}-{high:.2f}"
     if metric != "ops_per_sec":
         return {"faster": f"matters: the best's {metric} is {figure} better than with {reference}'s value",
                 "tie": f"no measurable effect on {metric} (the best with {reference}'s value instead: {figure})",
                 "slower": f"costs {metric} on its own: the best's is {figure} as good as with {reference}'s value",
-                }.get(ablation["verdict"])
+                }.get(str(ablation.verdict))
     return {"faster": f"matters: the best is {figure} as fast as with {reference}'s value",
             "tie": f"no measurable effect (the best with {reference}'s value instead: {figure})",
             "slower": f"costs throughput on its own: the best is {figure} as fast as with {reference}'s value",
-            }.get(ablation["verdict"])
+            }.get(str(ablation.verdict))
 
 
-def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
+def explain(snapshot: StudySnapshot, best: BestTrial, reval: Revalidation | None) -> dict[str, Any]:
     """``{"importance": {...}, "options": [{param, best, default, direction, ablation, effect, text}, ...]}``."""
-    weights = importance(snapshot)
+    left_out = not_applied(snapshot)
+    weights = importance(snapshot, left_out)
     defaults = _default_values(snapshot)
-    reval = snapshot.revalidation or {}
-    ablations = {a["param"]: a for a in reval.get("ablation", [])} if reval.get("best_trial") == best["trial"] else {}
+    ablations = {a.param: a for a in reval.ablation} if reval and reval.best_trial == best.trial else {}
     complete = [t for t in snapshot.trials if t.state == TrialState.COMPLETE]
     metric, shown_as, sign = snapshot.score.metric, label(snapshot.score.metric), 1 if snapshot.score.maximize else -1
     rows = []
-    left_out = not_applied(snapshot)
-    for name, value in best["params"].items():
+    for name, value in best.params.items():
         if name in left_out:
             continue
         param = snapshot.space.parameter(name)
@@ -152,12 +151,12 @@ def explain(snapshot: StudySnapshot, best: dict[str, Any]) -> dict[str, Any]:
                         f"over {len(with_it)} trials)")
         weight = f"; importance {row['importance']:.2f}" if row["importance"] is not None else ""
         row["ablation"] = ablations.get(name)
-        effect = _measured(row["ablation"], reval.get("reference", ""), metric)
+        effect = _measured(row["ablation"], (reval.reference if reval else None) or "", metric)
         trend = f"across trials (correlation, not cause): {measured}{weight}"
         row["text"] = (f"{name} = {value} (default {shown}): {row['direction']}; "
                        + (f"{effect}; {trend}" if effect else trend))
         rows.append(row)
     order: dict[str | None, int] = {"faster": 0, "slower": 1, "tie": 2}
-    rows.sort(key=lambda r: (order.get((r["ablation"] or {}).get("verdict"), 3),
-                             -((r["ablation"] or {}).get("ratio") or 0.0), -(r["importance"] or 0.0)))
+    rows.sort(key=lambda r: (order.get(r["ablation"].verdict if r["ablation"] else None, 3),
+                             -((r["ablation"].ratio if r["ablation"] else None) or 0.0), -(r["importance"] or 0.0)))
     return {"importance": weights, "options": rows}

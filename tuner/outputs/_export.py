@@ -9,7 +9,6 @@ apart.
 from __future__ import annotations
 
 import glob
-import json
 import shutil
 import subprocess
 import tempfile
@@ -20,6 +19,7 @@ from typing import Any
 from search_spaces import load_space
 from search_spaces.catalogue import catalogue
 from tuner import options_file
+from tuner.summary import Summary, SummaryError
 
 FORMATS = ("options", "flags", "python")
 _COMPRESSION = {"none": "none", "snappy": "snappy", "zlib": "zlib", "bzip2": "bz2", "lz4": "lz4",
@@ -38,14 +38,13 @@ class Best:
 def load_best(summary: Path) -> Best:
     """The best configuration recorded by a study's ``summary.json`` (OPTIONS.ini beside it)."""
     try:
-        data = json.loads(Path(summary).read_text())
-    except (OSError, ValueError) as exc:
-        raise ExportError(f"--summary {summary}: cannot read it: {exc}") from None
-    best = data.get("best")
+        best = Summary.load(summary).best
+    except SummaryError as exc:
+        raise ExportError(f"--summary {exc}") from None
     if not best:
         raise ExportError(f"--summary {summary}: the study has no best configuration (no trial completed)")
     options = Path(summary).with_name("OPTIONS.ini")
-    return Best(best["params"], best["flags"], options.read_text() if options.exists() else "")
+    return Best(best.params, best.flags, options.read_text() if options.exists() else "")
 
 
 def _calls(params: dict[str, Any]) -> list[tuple[str, str, str]]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_he
 from tuner.outputs._deployment import answer, answer_of, gain_lines, target_lines
 from tuner.outputs._explain import explain
 from tuner.stats import gain, improvement
+from tuner.summary import BaselineRun, BestTrial, ComparisonRow, Ratio, Revalidation, Summary
 from tuner.trials import TrialRecord
 
 
@@ -44,188 +45,186 @@ _SHOWN = ("ops_per_sec", "p99_us", "write_amp", "write_amp_logical")
 _WIDTHS = {"ops_per_sec": 12, "p99_us": 10, "write_amp": 13}  # the closing table's columns
 
 
-def comparison(baselines: list[dict[str, Any]], best: dict[str, Any] | None,
-               revalidation: dict[str, Any] | None = None, metric: str = "ops_per_sec",
-               maximize: bool = True) -> list[dict[str, Any]]:
+def comparison(baselines: list[BaselineRun], best: BestTrial | None, revalidation: Revalidation | None = None,
+               metric: str = "ops_per_sec", maximize: bool = True) -> list[dict[str, Any]]:
     """Rows for the baselines, the best and (when there is one) the minimal configuration. After a
     re-validation: medians of its estimation rounds with their spread, and each row's ratio to the
     reference paired by round (interval and verdict); without (or when the best failed in all of
     them): single runs, ratios of single runs. Ratios are of ``metric`` (the study's), above 1
     better (tuner.stats.improvement)."""
     shown = tuple(dict.fromkeys((metric, *_SHOWN)))
-    measured = {r["name"]: r for r in (revalidation or {}).get("configurations", [])
-                if r.get(f"median_{metric}") is not None}
-    if revalidation and revalidation.get("best") in measured:
-        names = [b["name"] for b in baselines if b["name"] in measured] + [revalidation["best"]]
-        rows = [{"name": n if measured[n]["trial"] is None else f"best (trial {measured[n]['trial']})",
-                 **{k: measured[n].get(f"median_{k}") for k in shown}, "spread": measured[n]["spread"]}
-                for n in names]
-        rows[-1]["vs_reference"] = revalidation["best_vs_reference"]
-        default = measured.get(DEFAULT_BASELINE, {}).get(metric)
+    measured = revalidation.measured(metric) if revalidation else {}
+    if revalidation and revalidation.best in measured:
+        names = [b.name for b in baselines if b.name in measured] + [revalidation.best]
+        rows: list[dict[str, Any]] = [
+            {"name": n if measured[n].trial is None else f"best (trial {measured[n].trial})",
+             **{k: measured[n].median(k) for k in shown}, "spread": measured[n].spread} for n in names]
+        rows[-1]["vs_reference"] = revalidation.best_vs_reference
+        reference = measured.get(DEFAULT_BASELINE)
+        default = reference.samples(metric) if reference else None
         for name, row in zip(names, rows):  # ratios paired by round, as the verdict's
-            row["vs_default"] = gain(measured[name][metric], default, maximize)["ratio"] if default else None
-        minimal = revalidation.get("minimal")
+            row["vs_default"] = gain(measured[name].samples(metric), default, maximize)["ratio"] if default else None
+        minimal = revalidation.minimal
         if minimal:
-            m = next(r for r in minimal["configurations"] if r["name"] == "minimal")
-            rows.append({"name": f"minimal ({len(minimal['kept'])} options)",
-                         **{k: m.get(f"median_{k}") for k in shown}, "spread": m.get("spread"),
-                         "vs_reference": minimal["vs_reference"], "vs_default": None})
+            m = next(r for r in minimal.configurations if r.name == "minimal")
+            rows.append({"name": f"minimal ({len(minimal.kept)} options)", **{k: m.median(k) for k in shown},
+                         "spread": m.spread, "vs_reference": minimal.vs_reference, "vs_default": None})
         return rows
-    rows = [{"name": b["name"], **{k: b.get("metrics", {}).get(k) for k in shown}} for b in baselines]
+    rows = [{"name": b.name, **{k: b.metrics.get(k) for k in shown}} for b in baselines]
     if best is not None:
-        rows.append({"name": f"best (trial {best['trial']})", **{k: best["metrics"].get(k) for k in shown}})
-    default = next((r[metric] for r in rows if r["name"] == DEFAULT_BASELINE), None)
+        rows.append({"name": f"best (trial {best.trial})", **{k: best.metrics.get(k) for k in shown}})
+    default_value = next((r[metric] for r in rows if r["name"] == DEFAULT_BASELINE), None)
     for row in rows:
-        row["vs_default"] = improvement(row[metric], default, maximize) if default and row[metric] else None
+        row["vs_default"] = improvement(row[metric], default_value, maximize) if default_value and row[metric] else None
     return rows
 
 
-def _columns(summary: dict[str, Any]) -> list[str]:
+def _columns(summary: Summary) -> list[str]:
     """The comparison's metric columns: the study's metric first (its range follows it), then ops/s,
     P99 and write amp."""
-    metric = summary.get("objective_metric", "ops_per_sec")
+    metric = summary.objective_metric
     return [metric, *(k for k in _WIDTHS if k != metric)]
 
 
-def _cell(row: dict[str, Any], key: str) -> str:
-    value = row.get(key)
-    if key == "write_amp" and value is not None and row.get("write_amp_logical") is not None:
-        return f"{value:.2f} / {row['write_amp_logical']:.2f}"
+def _cell(row: ComparisonRow, key: str) -> str:
+    value, logical = row.value(key), row.value("write_amp_logical")
+    if key == "write_amp" and value is not None and logical is not None:
+        return f"{value:.2f} / {logical:.2f}"
     if key in ("p99_us", "write_amp"):
         return "-" if value is None else f"{value:.2f}"
     return fmt_ops(value) if key == "ops_per_sec" else fmt_value(value)
 
 
-def _cells(row: dict[str, Any], columns: list[str]) -> list[str]:
+def _cells(row: ComparisonRow, columns: list[str]) -> list[str]:
     """A comparison row as printed: the study's metric and its spread, the other ``columns`` (write amp
     stored / logical), and the ratio to the default."""
     shown = fmt_ops if columns[0] == "ops_per_sec" else fmt_value
-    s = row.get("spread")
-    spread = f"{shown(s['min'])}-{shown(s['max'])}" if s else "1 run"
-    ratio = "-" if row["vs_default"] is None else f"{row['vs_default']:.2f}x"
+    s = row.spread
+    spread = f"{shown(s.min)}-{shown(s.max)}" if s else "1 run"
+    ratio = "-" if row.vs_default is None else f"{row.vs_default:.2f}x"
     return [_cell(row, columns[0]), spread, *(_cell(row, k) for k in columns[1:]), ratio]
 
 
-def _runs_workloads(summary: dict[str, Any]) -> bool:
-    """Whether the summary's backend (db_bench for a summary from before backends) runs db_bench's
-    workloads, as it declares (Backend.workloads): its figures are then db_bench's, else a program's."""
-    backend = BACKENDS.get(summary.get("backend", "db_bench"))
+def _runs_workloads(summary: Summary) -> bool:
+    """Whether the summary's backend runs db_bench's workloads, as it declares (Backend.workloads): its
+    figures are then db_bench's, else a program's."""
+    backend = BACKENDS.get(summary.backend)
     return backend is not None and backend.workloads
 
 
-def _measured_as(summary: dict[str, Any]) -> list[str]:
+def _measured_as(summary: Summary) -> list[str]:
     """What the comparison's figures are: db_bench's sustained or burst ops/s, or the program's own
     metrics; and, for another metric than ops/s, which way its ratios go."""
     if not _runs_workloads(summary):
-        lines = [f"metrics as the program printed them ({summary.get('command')})"]
-    elif summary.get("drain", True):
+        lines = [f"metrics as the program printed them ({summary.command})"]
+    elif summary.drain:
         lines = ["ops/s: sustained (deferred flushes and compactions charged); write amp: stored / logical bytes"]
     else:
         lines = ["ops/s: burst (--no-drain: deferred flushes and compactions not charged); write amp: stored / logical"]
-    metric = summary.get("objective_metric", "ops_per_sec")
+    metric = summary.objective_metric
     if metric != "ops_per_sec":
-        maximize = summary.get("objective_maximize", True)
+        maximize = summary.objective_maximize
         lines.append(f"vs default: how many times better {metric} is than rocksdb-default's ("
                      + ("this row's / the default's: higher is better)" if maximize else
                         "the default's / this row's: lower is better)"))
     return lines
 
 
-def _better(summary: dict[str, Any]) -> dict[str, str]:
+def _better(summary: Summary) -> dict[str, str]:
     """The words of a ratio's verdict for the study's metric: faster / slower for ops/s."""
-    metric = summary.get("objective_metric", "ops_per_sec")
+    metric = summary.objective_metric
     if metric == "ops_per_sec":
         return {"faster": "faster", "slower": "slower"}
     return {"faster": f"better {metric}", "slower": f"worse {metric}"}
 
 
-def ratio_text(r: dict[str, Any]) -> str:
+def ratio_text(r: Ratio | None) -> str:
     """``1.42x (95 % CI 1.35-1.49, p = 0.0004, 6 paired rounds)``."""
-    if not r or r.get("ratio") is None:
+    if not r or r.ratio is None:
         return "not measured"
-    if not r.get("ci95"):
-        return f"{r['ratio']:.2f}x ({r['n']} round: no interval)"
-    low, high = r["ci95"]
-    return f"{r['ratio']:.2f}x (95 % CI {low:.2f}-{high:.2f}, p = {r['p_value']:.2g}, {r['n']} paired rounds)"
+    if not r.ci95:
+        return f"{r.ratio:.2f}x ({r.n} round: no interval)"
+    low, high = r.ci95
+    return f"{r.ratio:.2f}x (95 % CI {low:.2f}-{high:.2f}, p = {r.p_value:.2g}, {r.n} paired rounds)"
 
 
-def verdict_lines(summary: dict[str, Any]) -> list[str]:
+def verdict_lines(summary: Summary) -> list[str]:
     """What the study's answer is worth: the re-validated gain against the reference, said plainly."""
-    reval = summary.get("revalidation")
-    if not reval or not reval.get("best"):
-        if not summary.get("best"):
+    reval = summary.revalidation
+    if not reval or not reval.best:
+        if not summary.best:
             return []
-        return [f"single runs, not re-validated: the best of {summary['trials'].get('complete', 0)} single runs is "
+        return [f"single runs, not re-validated: the best of {summary.trials.complete} single runs is "
                 "partly the luckiest; run with --revalidate K (the default) for a gain that holds up"]
-    ref, found, words = reval["reference"], reval["best_vs_reference"], _better(summary)
-    text = f"best (trial {reval['best_trial']}) vs {ref}: {ratio_text(found)}"
+    ref, found, words = reval.reference, reval.best_vs_reference or Ratio(), _better(summary)
+    text = f"best (trial {reval.best_trial}) vs {ref}: {ratio_text(found)}"
     advice = {"faster": f"{words['faster']}.", "slower": f"{words['slower']}: keep your current configuration.",
               "tie": "no measurable difference: keep your current configuration.",
-              "not measured": "not measured."}[found["verdict"]]
+              "not measured": "not measured."}[found.verdict or "not measured"]
     lines = [f"{text}: {advice}"]
-    lines += [f"best (trial {reval['best_trial']}) vs {name}: {ratio_text(r)}: {words.get(r['verdict'], r['verdict'])}"
-              for name, r in reval["vs"].items() if name != ref]
-    if reval.get("noise_cv_reference") is not None:
-        lines.append(f"noise: {ref}'s coefficient of variation over the rounds {100 * reval['noise_cv_reference']:.1f} %; "
+    lines += [f"best (trial {reval.best_trial}) vs {name}: {ratio_text(r)}: {words.get(str(r.verdict), r.verdict)}"
+              for name, r in reval.vs.items() if name != ref]
+    select = reval.select
+    if reval.noise_cv_reference is not None:
+        lines.append(f"noise: {ref}'s coefficient of variation over the rounds {100 * reval.noise_cv_reference:.1f} %; "
                      "the winner was chosen on other rounds than these"
-                     + (f" ({reval['select']['rounds']} round(s) among the top "
-                        f"{sum(1 for r in reval['select']['configurations'] if r.get('trial') is not None)})"
-                        if reval.get("select") else ""))
-    minimal = reval.get("minimal")
+                     + (f" ({select.rounds} round(s) among the top "
+                        f"{sum(1 for r in select.configurations if r.trial is not None)})" if select else ""))
+    minimal = reval.minimal
     if minimal:
-        lines.append(f"minimal configuration ({', '.join(minimal['kept'])}; the rest at {ref}'s values): "
-                     f"{ratio_text(minimal['vs_reference'])} vs {ref}, {ratio_text(minimal['vs_full'])} vs the full best")
-    change = (reval.get("select") or {}).get("rank_correlation")
+        lines.append(f"minimal configuration ({', '.join(minimal.kept)}; the rest at {ref}'s values): "
+                     f"{ratio_text(minimal.vs_reference)} vs {ref}, {ratio_text(minimal.vs_full)} vs the full best")
+    change = select.rank_correlation if select else None
     if change:
-        where = f"--confirm-scale {change['confirm_scale']:g}" if change.get("confirm_scale") else \
-            f"the target ({fmt_bytes(change['confirm_data_bytes'])}" + (
-                f", {change['confirm_duration_seconds']:g} s phases)" if change.get("confirm_duration_seconds") else ")")
-        tau = change["kendall_tau"]
+        where = f"--confirm-scale {change.confirm_scale:g}" if change.confirm_scale else \
+            f"the target ({fmt_bytes(change.confirm_data_bytes)}" + (
+                f", {change.confirm_duration_seconds:g} s phases)" if change.confirm_duration_seconds else ")")
+        tau = change.kendall_tau
         lines.append(f"at {where}: the finalists' order against the search's Kendall tau "
                      f"{f'{tau:.2f}' if tau is not None else 'n/a'}; "
-                     + (f"the answer changed: {change['search_best']} led the search, {change['confirmed_best']} "
-                        "led there" if change.get("changed") else f"{change['search_best']} led both"))
+                     + (f"the answer changed: {change.search_best} led the search, {change.confirmed_best} "
+                        "led there" if change.changed else f"{change.search_best} led both"))
     return lines
 
 
-def _why(summary: dict[str, Any]) -> list[str]:
+def _why(summary: Summary) -> list[str]:
     """The explanation lines: each tuned option of the best, measured (ablation) where it was."""
-    explanation = summary.get("explanation")
-    if not explanation or not explanation["options"]:
+    explanation = summary.explanation
+    if not explanation or not explanation.options:
         return []
-    measured = any(row.get("ablation") for row in explanation["options"])
+    measured = any(row.ablation for row in explanation.options)
     head = ("why, option by option: the best against itself with each option put back to the reference's value "
             "(measured in the re-validation rounds); trends across trials are correlations, not causes:" if measured
             else "why, option by option (vs the values rocksdb-default ran with; trends are correlations across "
                  "trials, not causes):")
-    return ["", head] + [f"  {row['text']}" for row in explanation["options"]]
+    return ["", head] + [f"  {row.text}" for row in explanation.options]
 
 
-def closing_table(summary: dict[str, Any]) -> str:
+def closing_table(summary: Summary) -> str:
     columns = _columns(summary)
     widths = [max(_WIDTHS.get(columns[0], 12), len(label(columns[0]))), 19, *(_WIDTHS[k] for k in columns[1:]), 11]
     heads = [label(columns[0]), "range", *(label(k) for k in columns[1:]), "vs default"]
     header = " ".join([f"{'configuration':<28}", *(f"{h:>{w}}" for h, w in zip(heads, widths))])
-    lines = [*target_lines(summary), "", header, "-" * len(header)] if summary.get("target") else \
+    lines = [*target_lines(summary), "", header, "-" * len(header)] if summary.target else \
         [header, "-" * len(header)]
-    for row in summary["comparison"]:
-        lines.append(" ".join([f"{row['name']:<28}", *(f"{c:>{w}}" for c, w in zip(_cells(row, columns), widths))]))
+    for row in summary.comparison:
+        lines.append(" ".join([f"{row.name:<28}", *(f"{c:>{w}}" for c, w in zip(_cells(row, columns), widths))]))
     lines += _measured_as(summary)
-    if summary.get("recommendation"):
-        lines.append(summary["recommendation"])
+    if summary.recommendation:
+        lines.append(summary.recommendation)
     lines += [""] + verdict_lines(summary) if verdict_lines(summary) else []
     lines += [""] + gain_lines(summary) if gain_lines(summary) else []
-    best = summary.get("best")
+    best = summary.best
     if best:
         lines.append("")
-        kept = (summary.get("answer") or {}).get("recommend") == "reference"
+        kept = summary.answer is not None and summary.answer.recommend == "reference"
         lines.append(("best tuned configuration, not recommended " if kept else "best configuration ") +
-                     _flags(summary, best["flags"]))
-        if not best["feasible"]:
+                     _flags(summary, best.flags))
+        if not best.feasible:
             lines.append("NOTE: no trial met the budgets; this is the least-violating one.")
-        if best.get("provenance"):
-            counts = ", ".join(f"{n} {kind}" for kind, n in sorted((summary.get("provenance") or {}).items()))
-            lines.append(f"chosen as: {best['provenance']} (the trials counted: {counts})")
+        if best.provenance:
+            counts = ", ".join(f"{n} {kind}" for kind, n in sorted((summary.provenance or {}).items()))
+            lines.append(f"chosen as: {best.provenance} (the trials counted: {counts})")
         lines += _why(summary)
     else:
         lines.append("")
@@ -233,33 +232,33 @@ def closing_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _flags(summary: dict[str, Any], flags: dict[str, Any]) -> str:
+def _flags(summary: Summary, flags: dict[str, Any]) -> str:
     """A configuration as its measurement took it: db_bench's flags, or the options a program read."""
     if _runs_workloads(summary):
         return "(db_bench flags): " + " ".join(f"--{k}={v}" for k, v in flags.items())
     return "(options, in OPTIONS.ini for the program): " + " ".join(f"{k}={v}" for k, v in flags.items())
 
 
-def comparison_markdown(summary: dict[str, Any]) -> str:
+def comparison_markdown(summary: Summary) -> str:
     """The comparison as a Markdown table (``comparison.md``): defaults vs hand-found vs best."""
-    db, columns = summary["db_bench"], _columns(summary)
-    what = (f"{summary['workload']} ({fmt_bytes(summary['data_bytes'])} of data per trial)"
-            if _runs_workloads(summary) else f"the program `{summary['command']}`")
-    lines = [f"# {summary['study']}: {what}" + (f", db_bench {db['version']} ({db['build']})" if db else ""), "",
+    db, columns = summary.db_bench, _columns(summary)
+    what = (f"{summary.workload} ({fmt_bytes(summary.data_bytes)} of data per trial)"
+            if _runs_workloads(summary) else f"the program `{summary.command}`")
+    lines = [f"# {summary.study}: {what}" + (f", db_bench {db.version} ({db.build})" if db else ""), "",
              "| configuration | " + " | ".join([label(columns[0]), "range", *(
                  "write amp (stored / logical)" if k == "write_amp" else label(k) for k in columns[1:]),
                  "vs rocksdb-default"]) + " |",
              "|---|---:|---:|---:|---:|---:|" + "---:|" * (len(columns) - 3)]
-    for row in summary["comparison"]:
-        lines.append("| " + " | ".join((row["name"], *_cells(row, columns))) + " |")
+    for row in summary.comparison:
+        lines.append("| " + " | ".join((row.name, *_cells(row, columns))) + " |")
     lines += [""] + [f"{line}" for line in verdict_lines(summary)] + [""] + gain_lines(summary) + \
-        ([""] + target_lines(summary) if summary.get("target") else [])
-    best = summary.get("best")
+        ([""] + target_lines(summary) if summary.target else [])
+    best = summary.best
     if best:
-        kind, _, flags = _flags(summary, best["flags"]).partition(": ")
+        kind, _, flags = _flags(summary, best.flags).partition(": ")
         lines += ["", f"Best configuration {kind}: `{flags}`"]
     lines += [line.replace("  ", "- ", 1) if line.startswith("  ") else line for line in _why(summary)]
-    if (summary.get("revalidation") or {}).get("best"):
+    if summary.revalidation and summary.revalidation.best:
         lines += ["", ("ops/s, P99 and write amp" if columns[0] == "ops_per_sec" else "The figures")
                   + " are medians of the re-validation's estimation rounds, each round in a "
                   "fresh random order on the same machine in the same study; ratios are paired by round."]
@@ -268,12 +267,12 @@ def comparison_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _best(snapshot: StudySnapshot) -> dict[str, Any] | None:
+def _best(snapshot: StudySnapshot) -> BestTrial | None:
     best_trial = snapshot.best()
     if best_trial is None:
         return None
     r = TrialRecord.of(best_trial)
-    best = {
+    best: dict[str, Any] = {
         "trial": best_trial.number,
         "params": best_trial.params,
         "flags": snapshot.space.flags(best_trial.params),
@@ -284,7 +283,7 @@ def _best(snapshot: StudySnapshot) -> dict[str, Any] | None:
     }
     if r.options_mismatch is not None:
         best["options_mismatch"] = r.options_mismatch
-    return best
+    return BestTrial.from_dict(best, "best")
 
 
 def provenance_counts(trials: Iterable[FrozenTrial]) -> dict[str, int]:
@@ -305,19 +304,19 @@ def _when(snapshot: StudySnapshot) -> dict[str, str] | None:
             (("first_trial_started", first), ("last_trial_ended", last))}
 
 
-def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> dict[str, Any]:
+def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> Summary:
     """The content of ``summary.json``; ``mlflow`` says where the study is tracked."""
     groups = snapshot.by_outcome()
     best = _best(snapshot)
-    baselines = [
+    baselines = [BaselineRun.from_dict(
         {"name": b["name"], "params": b["flags"], "doc": b.get("doc", ""), "state": b["state"],
-         "metrics": b.get("metrics", {}), **({"reason": b["reason"]} if "reason" in b else {})}
-        for b in snapshot.baselines
-    ]
+         "metrics": b.get("metrics", {}), **({"reason": b["reason"]} if "reason" in b else {})}, "baselines")
+        for b in snapshot.baselines]
+    reval = Revalidation.from_dict(snapshot.revalidation, "revalidation") if snapshot.revalidation else None
     host = snapshot.space.context
     assert host is not None
     search, measurement = snapshot.config.search, snapshot.config.measurement
-    summary: dict[str, Any] = {
+    data: dict[str, Any] = {
         "study": snapshot.name,
         "workload": snapshot.workload.name,
         "backend": measurement.backend,
@@ -352,24 +351,24 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "best": best,
         "baselines": baselines,
         "repeats": measurement.repeats,
-        "revalidation": snapshot.revalidation,
-        "comparison": comparison(baselines, best, snapshot.revalidation, snapshot.score.metric,
-                                 snapshot.score.maximize),
-        "explanation": explain(snapshot, best) if best else None,
+        "revalidation": reval,
+        "comparison": comparison(baselines, best, reval, snapshot.score.metric, snapshot.score.maximize),
+        "explanation": explain(snapshot, best, reval) if best else None,
         "mlflow": mlflow,
         "failures": [{"trial": t.number, "reason": TrialRecord.of(t).fail_reason or ""} for t in groups["failed"]][:50],
         "target": snapshot.target,
         "preload": snapshot.preload,
+        "answer": None,  # from the rest, below
     }
-    summary["answer"] = answer(summary)
     if len(snapshot.directions) > 1:
-        summary["pareto"] = [_trial_row(t) for t in snapshot.pareto_front()]
+        data["pareto"] = [_trial_row(t) for t in snapshot.pareto_front()]
         weights = search.prefer
         rule = (f"weights {', '.join(f'{k} {w:g}' for k, w in weights.items())} (--prefer)" if weights
                 else "equal weights: the front's knee")
-        summary["recommendation"] = (f"best = the Pareto front member ({len(summary['pareto'])} trials) nearest the "
-                                     f"ideal point, objectives scaled to [0, 1] over the front, {rule}")
-    return summary
+        data["recommendation"] = (f"best = the Pareto front member ({len(data['pareto'])} trials) nearest the "
+                                  f"ideal point, objectives scaled to [0, 1] over the front, {rule}")
+    summary = Summary.from_dict(data)
+    return replace(summary, answer=answer(summary))
 
 
 def _write_options(snapshot: StudySnapshot, text: str, params: dict[str, Any], name: str) -> None:
@@ -379,7 +378,7 @@ def _write_options(snapshot: StudySnapshot, text: str, params: dict[str, Any], n
     write_atomic(snapshot.out / name, options_file.with_block_cache(text, cache))
 
 
-def _kept_options(snapshot: StudySnapshot, ref: dict[str, Any], best: dict[str, Any]) -> str:
+def _kept_options(snapshot: StudySnapshot, ref: dict[str, Any], best: BestTrial) -> str:
     """The OPTIONS file of the reference a study keeps: as its runs wrote it (its baseline run, else a
     re-validation round), else the file it was given (--baseline FILE); when none of its runs left one
     (all failed, e.g. killed for memory), the ``best``'s (the same workload and RocksDB) with each searched
@@ -394,29 +393,28 @@ def _kept_options(snapshot: StudySnapshot, ref: dict[str, Any], best: dict[str, 
     ran = {**default_flags([p.flag for p in space.parameters], Found.of(snapshot), snapshot.workload), **flags}
     values = {p.options_key: ran[p.flag] for p in space.parameters
               if p.flag in ran and p.options_key not in options_file.NOT_SERIALIZED}
-    return (f"# {ref['name']}: none of its runs left an OPTIONS file; this is the best's (trial {best['trial']}) with "
+    return (f"# {ref['name']}: none of its runs left an OPTIONS file; this is the best's (trial {best.trial}) with "
             f"the searched options at {ref['name']}'s values\n"
-            + options_file.with_values((Path(best["log_dir"]) / "OPTIONS").read_text(), values))
+            + options_file.with_values((Path(best.log_dir) / "OPTIONS").read_text(), values))
 
 
 def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> TuneResult:
     """Write ``summary.json``, ``comparison.md`` and ``OPTIONS.ini`` under the study's --out; the result."""
     summary = summarize(snapshot, mlflow)
-    best = summary["best"]
-    write_atomic(snapshot.out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
+    best, found = summary.best, summary.answer
+    write_atomic(snapshot.out / "summary.json", summary.to_json() + "\n")
     write_atomic(snapshot.out / "comparison.md", comparison_markdown(summary))
-    kept = (summary.get("answer") or {}).get("recommend") == "reference"
-    if kept:  # nothing beat the reference: its own OPTIONS
-        ref = next(b for b in snapshot.baselines if b["name"] == summary["answer"]["name"])
+    if found is not None and found.recommend == "reference" and best is not None:  # nothing beat the reference
+        ref = next(b for b in snapshot.baselines if b["name"] == found.name)
         _write_options(snapshot, _kept_options(snapshot, ref, best), {"cache_size": ref["flags"].get("cache_size")},
                        "OPTIONS.ini")
     elif best is not None:
-        _write_options(snapshot, (Path(best["log_dir"]) / "OPTIONS").read_text(), best["params"], "OPTIONS.ini")
-    minimal = (snapshot.revalidation or {}).get("minimal")
+        _write_options(snapshot, (Path(best.log_dir) / "OPTIONS").read_text(), best.params, "OPTIONS.ini")
+    minimal = summary.revalidation.minimal if summary.revalidation else None
     if minimal:  # the options that matter, the rest at the reference's values: measured in its own rounds
         measured = snapshot.out / "revalidation-minimal" / "minimal" / "round-0" / "OPTIONS"
-        _write_options(snapshot, measured.read_text(), minimal["params"], "OPTIONS.minimal.ini")
+        _write_options(snapshot, measured.read_text(), minimal.params, "OPTIONS.minimal.ini")
     trials = [_trial_row(t) for t in snapshot.trials if TrialRecord.of(t).outcome != "rejected"]
-    return TuneResult(study_name=snapshot.name, out=snapshot.out, best_params=best["params"] if best else {},
-                      best_metrics=best["metrics"] if best else {}, baselines=summary["baselines"], trials=trials,
-                      summary=summary, answer=answer_of(summary))
+    return TuneResult(study_name=snapshot.name, out=snapshot.out, best_params=best.params if best else {},
+                      best_metrics=best.metrics if best else {}, baselines=[b.to_dict() for b in summary.baselines],
+                      trials=trials, summary=summary, answer=answer_of(summary))

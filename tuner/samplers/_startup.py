@@ -1,5 +1,5 @@
 """The start-up every model-based sampler shares: random initial points until the study holds
-``size`` trials a model can learn from, then the model's proposals.
+``size`` trials that ran, then the model's proposals.
 
 The starts (db_bench's defaults, benchmark.sh, hand-found configurations), warm starts and trials
 copied from an earlier study count among those ``size`` trials, so random points fill only what
@@ -7,6 +7,13 @@ they leave. ``size`` follows the trials a study is expected to run (:func:`start
 ``--budget`` that is known only after the baselines (the engine sets it then), so a 6-trial budget
 does not spend itself on 10 random points. Trials still running count, so that parallel slots do
 not draw more random points than the start-up holds.
+
+The start-up counts in the unit ``--trials`` does (:func:`fills_startup`): a proposal rejected for
+breaking a constraint never ran, and the nearest feasible configuration the engine runs in its place
+fills its place. Counting both made the start-up depend on where a rejection fell: a rejected random
+point took a place and its neighbour another (one configuration fewer ran), but when the last one was
+rejected its neighbour ran after the start-up was full (one trial more before the model). The
+models still learn from a rejected proposal (as bad: ``LEARNED_FAILURES``).
 
 Each proposal's provenance is kept: ``random initial point`` or ``model proposal`` (see
 :meth:`Startup.provenance`).
@@ -33,16 +40,18 @@ def startup_size(expected_trials: int) -> int:
     return max(3, min(10, expected_trials // 4))
 
 
-def learnable(trial: FrozenTrial) -> bool:
-    """Whether a model learns from this trial: finished, or running (a constant liar's), and not
-    interrupted by the user or the machine."""
+def fills_startup(trial: FrozenTrial) -> bool:
+    """Whether this trial fills a place of the start-up: it ran (measured, pruned or failed, as
+    ``--trials`` counts it) or runs, or was copied from an earlier study; not a proposal rejected for
+    breaking a constraint (its neighbour runs in its place), nor one interrupted by the user or the
+    machine."""
     if trial.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING):
         return True
-    return trial.state == TrialState.FAIL and (TrialRecord.of(trial).outcome or "failed") in LEARNED_FAILURES
+    return trial.state == TrialState.FAIL and (TrialRecord.of(trial).outcome or "failed") == "failed"
 
 
 class Startup(optuna.samplers.BaseSampler):
-    """``model`` behind random initial points (drawn from ``seed``) until ``size`` learnable trials."""
+    """``model`` behind random initial points (drawn from ``seed``) until ``size`` trials fill the start-up."""
 
     def __init__(self, model: optuna.samplers.BaseSampler, size: int, seed: int | None = None) -> None:
         self.model, self.size = model, size
@@ -56,7 +65,7 @@ class Startup(optuna.samplers.BaseSampler):
     def _random_now(self, study: optuna.Study, trial: FrozenTrial) -> bool:
         if trial.number not in self._origin:
             others = [t for t in study.get_trials(deepcopy=False) if t.number != trial.number]
-            self._origin[trial.number] = RANDOM if sum(map(learnable, others)) < self.size else MODEL
+            self._origin[trial.number] = RANDOM if sum(map(fills_startup, others)) < self.size else MODEL
         return self._origin[trial.number] == RANDOM
 
     def reseed_rng(self) -> None:

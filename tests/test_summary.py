@@ -1,0 +1,86 @@
+"""summary.json read as a typed, versioned :class:`tuner.summary.Summary`: every committed record
+loads, reads back as it was written, and a schema this version does not know is refused in one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tuner.summary import SCHEMA_VERSION, BestTrial, Summary, SummaryError
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED = sorted(subprocess.run(["git", "ls-files", "*summary.json"], cwd=ROOT, capture_output=True, text=True,
+                                  check=True).stdout.split())
+NEWEST = "experiments/default_job/results/default-job-11.8.1-2026-11-27/summary.json"
+
+
+def test_the_records_are_found():
+    assert NEWEST in COMMITTED and len(COMMITTED) >= 7
+
+
+@pytest.mark.parametrize("path", COMMITTED)
+def test_every_committed_summary_loads_and_reads_back_as_written(path):
+    """Older records (no ``schema`` key) load; ``to_dict`` gives the file back, key for key and in its
+    order, with the schema first; and ``from_dict`` of that is the same summary."""
+    data = json.loads((ROOT / path).read_text())
+    summary = Summary.load(ROOT / path)
+    assert summary.study == data["study"] and summary.trials.complete == data["trials"]["complete"]
+    assert (summary.best.trial if summary.best else None) == (data["best"] or {}).get("trial")
+    out = summary.to_dict()
+    assert out == {"schema": SCHEMA_VERSION, **{k: v for k, v in data.items() if k != "schema"}}
+    assert list(out) == ["schema", *(k for k in data if k != "schema")]
+    assert Summary.from_dict(out) == summary
+    assert json.loads(summary.to_json()) == out
+
+
+def test_a_real_record_reads_as_attributes():
+    summary = Summary.load(ROOT / NEWEST)
+    reval = summary.revalidation
+    assert reval is not None and reval.best_vs_reference is not None and summary.answer is not None
+    assert reval.best == f"trial {reval.best_trial}" == summary.answer.name
+    assert reval.best_vs_reference.verdict == "faster" and len(reval.best_vs_reference.ci95 or []) == 2
+    assert reval.select is not None and reval.select.rank_correlation is not None
+    assert summary.comparison[0].name == "rocksdb-default" and summary.comparison[0].spread is not None
+    assert summary.comparison[0].value("ops_per_sec") == reval.measured("ops_per_sec")["rocksdb-default"].median(
+        "ops_per_sec")
+    assert summary.target is not None and summary.target.shape.num_levels == 7
+    assert summary.preload is not None and summary.preload.trials is not None
+    assert summary.db_bench is not None and summary.db_bench.build == "release"
+    assert not hasattr(summary, "best_trial")  # a misspelt key is an error, not a silent None
+
+
+@pytest.mark.parametrize("schema", [SCHEMA_VERSION + 1, "1", -1, True])
+def test_a_schema_it_does_not_know_is_refused_in_one_line_naming_the_file(tmp_path, schema):
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps({"schema": schema, **json.loads((ROOT / NEWEST).read_text())}))
+    with pytest.raises(SummaryError) as raised:
+        Summary.load(path)
+    message = str(raised.value)
+    assert message == (f"{path}: unknown summary schema {schema!r}: this rocksdb-tuner reads schema {SCHEMA_VERSION} "
+                       "and older (was it written by a newer one?)")
+    assert "\n" not in message
+
+
+def test_the_current_schema_and_a_file_without_one_load(tmp_path):
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps({"schema": SCHEMA_VERSION, "study": "s", "best": {"trial": 3}}))
+    assert Summary.load(path).best == BestTrial(trial=3)
+    path.write_text(json.dumps({"study": "s"}))
+    summary = Summary.load(path)
+    assert summary.best is None and summary.trials.complete == 0 and summary.objective_metric == "ops_per_sec"
+
+
+@pytest.mark.parametrize("text, error", [
+    ("{not json", "cannot read it"),
+    (json.dumps({"best": "trial 3"}), "summary.json.best: expected an object, found str"),
+    (json.dumps({"revalidation": {"vs": {"rocksdb-default": 1.5}}}),
+     "summary.json.revalidation.vs.rocksdb-default: expected an object, found float"),
+])
+def test_a_file_that_is_not_a_summary_is_one_error_naming_where(tmp_path, text, error):
+    path = tmp_path / "summary.json"
+    path.write_text(text)
+    with pytest.raises(SummaryError, match=error):
+        Summary.load(path)
