@@ -71,6 +71,12 @@ _IGNORED = ("DBOptions.db_host_id", "DBOptions.wal_dir", "DBOptions.db_log_dir",
             "BlockCache.hash_seed", "TableOptions/BlockBasedTable.block_cache")
 
 
+# db_bench's --compression_level defaults to 32767, "the library's default level": zstd's is 3.
+LIBRARY_DEFAULT_LEVEL, ZSTD_DEFAULT_LEVEL = "32767", "3"
+# db_bench's --bloom_bits defaults to -1, "the library's default": no filter, which 0 also means.
+LIBRARY_DEFAULT_BLOOM, NO_FILTER = "-1", "0"
+
+
 class DefaultsError(RuntimeError):
     """The library's defaults cannot be read beside this db_bench."""
 
@@ -92,6 +98,12 @@ class Defaults:
         if self.mode == OWN:
             return f"db_bench {self.version}'s own defaults, not the library's ({self.source})"
         return f"RocksDB {self.version}'s library defaults, as an application opening a DB gets them"
+
+    @property
+    def identity(self) -> str | None:
+        """The mode as a study's identity records it (what a resume must run on): none for 7.8.3's pins,
+        which every study ran on before the modes were recorded."""
+        return None if self.mode == PINNED_7_8 else self.mode
 
     def command_line(self) -> str:
         """The flags as db_bench takes them."""
@@ -181,3 +193,16 @@ def _flag_value(key: str, text: str | None) -> Flag | None:
         return float(text)
     except ValueError:
         return None
+
+
+def db_bench_defaults(flags: list[str], db: DbBench, base: Defaults) -> dict[str, str]:
+    """What each of ``flags`` runs with when no configuration sets it: the value every run starts from
+    (``base``, objectives/defaults.py), else db_bench's --help default; the library's default
+    compression level as zstd's, and its default filter (none) as 0 bits per key."""
+    defaults: dict[str, object] = {f: db.default(f) for f in flags if db.default(f) is not None}
+    defaults.update({f: v for f, v in base.flags.items() if f in flags})
+    if defaults.get("compression_level") == LIBRARY_DEFAULT_LEVEL:
+        defaults["compression_level"] = ZSTD_DEFAULT_LEVEL
+    if defaults.get("bloom_bits") == LIBRARY_DEFAULT_BLOOM:
+        defaults["bloom_bits"] = NO_FILTER
+    return {f: str(v) for f, v in defaults.items()}

@@ -5,34 +5,13 @@ come from the same run."""
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from objectives.contract import IntervalObserver, Measurement, representative
 from objectives.metrics import phase_details, summarize
-from objectives.runner import IntervalObserver, Runner, RunResult
+from objectives.runner import Runner, RunResult
 from objectives.workloads import Flag, Workload
-
-
-@dataclass
-class Measurement:
-    """The representative run's metrics, phase details, OPTIONS file and commands; each repeat's metrics."""
-
-    metrics: dict[str, float | None]
-    details: list[dict[str, Any]]
-    options_text: str
-    commands: list[list[str]]
-    repeats: list[dict[str, float | None]] = field(default_factory=list)
-    representative: int = 0  # which repeat the metrics are from
-
-
-def representative(each: list[dict[str, float | None]], metric: str = "ops_per_sec") -> int:
-    """Which repeat stands for all: the one with the median ``metric`` (the lower middle one of an even
-    count; a NaN, which the backend's check then refuses, is found as itself; a missing value counts 0)."""
-    values = [m.get(metric) or 0.0 for m in each]
-    return values.index(statistics.median_low(values))
 
 
 def measure(runner: Runner, workload: Workload, flags: Mapping[str, Flag], log_dir: Path, repeats: int, seed: int,

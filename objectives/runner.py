@@ -23,24 +23,40 @@ import os
 import resource
 import shutil
 import signal
-import socket
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
 from objectives import workdir
+from objectives.contract import (
+    DISK_FULL,
+    STOPPED,
+    EnvironmentFault,
+    IntervalObserver,
+    Preloaded,
+    RunFailed,
+    RunStopped,
+)
 from objectives.dbbench import DbBench
 from objectives.defaults import Defaults, defaults_of
 from objectives.memory import Cgroups, MemoryCgroup, MemoryLimitError, evict
 from objectives.parser import Output, ParseError, parse, parse_report, require
 from objectives.rocksdb_log import LogFacts, read_log
+from objectives.workdir import (
+    MARKER,
+    clone_snapshot,
+    latest_options,
+    make_owned,
+    mark,
+    remove_owned,
+    sweep_stale,
+    tree_size,
+)
 from objectives.workloads import Flag, Phase, Workload, format_flag
 
-MARKER = ".rocksdb-tuner-owned"
 _KILL_GRACE = 3.0
 # The flags every db_bench invocation gets from the runner itself.
 RUNNER_FLAGS = {"db", "benchmarks", "use_existing_db", "statistics", "histogram", "progress_reports", "seed",
@@ -64,38 +80,6 @@ PRELOAD_TIMEOUT = 6 * 3600.0
 # Signals that end db_bench from outside when the runner did not send them (its own stops, the trial
 # timeout and a pruner's, never reach the classification): kill(1), a closed terminal, a supervisor.
 OUTSIDE_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
-DISK_FULL = "the disk is full"
-STOPPED = "stopped: the study is stopping"  # a run ended by the Runner's stop event
-
-
-# Called with (phase, second, ops/s of that second) as db_bench reports; True stops the run.
-IntervalObserver = Callable[[str, int, float], bool]
-
-
-class RunStopped(RuntimeError):
-    """An interval observer asked to stop the run (e.g. a pruner); ``phases`` ran up to then."""
-
-    def __init__(self, phase: str, second: int, phases: list[PhaseRun]):
-        super().__init__(f"stopped in phase {phase} after {second} s")
-        self.phase, self.second, self.phases = phase, second, phases
-
-
-class RunFailed(RuntimeError):
-    """db_bench failed, timed out or printed output that does not parse; ``reason`` says which."""
-
-    def __init__(self, reason: str, phases: list[PhaseRun] | None = None):
-        super().__init__(reason)
-        self.reason = reason
-        self.phases = phases or []
-
-
-class EnvironmentFault(RuntimeError):
-    """The run failed for a reason outside the configuration (``fault``: a full disk, a vanished work
-    directory or preloaded DB, db_bench killed from outside); ``reason`` is the failure as seen."""
-
-    def __init__(self, fault: str, reason: str):
-        super().__init__(f"{fault}: {reason}")
-        self.fault, self.reason = fault, reason
 
 
 @dataclass
@@ -136,16 +120,6 @@ class RunResult:
         return [p.command for p in self.phases]
 
 
-@dataclass(frozen=True)
-class Preloaded:
-    """A workload's DB built once: where (a RocksDB directory), how long it took and its size."""
-
-    path: Path
-    seconds: float
-    size_bytes: int
-    reused: bool = False
-
-
 def phase_command(db_bench: str, phase: Phase, flags: Mapping[str, Flag], db: Path, seed: int, report: Path,
                   existing: bool, drain: tuple[str, ...]) -> list[str]:
     """The db_bench command line of one phase: its benchmarks, then (``drain``) the LSM state and the
@@ -166,18 +140,6 @@ def phase_command(db_bench: str, phase: Phase, flags: Mapping[str, Flag], db: Pa
     }
     assert fixed.keys() == RUNNER_FLAGS
     return [db_bench, *(format_flag(k, v) for k, v in {**fixed, **flags}.items())]
-
-
-def sweep_stale(work_dir: Path, keep: tuple[Path, ...] = ()) -> list[Path]:
-    """Remove the trial and preload directories in ``work_dir`` of tuner processes on this host that
-    are gone, but those in ``keep``."""
-    removed = []
-    for path in work_dir.glob("rocksdb-tuner-*"):
-        owner = _owner(path)
-        if path not in keep and owner and owner[0] == socket.gethostname() and not _alive(*owner[1:]):
-            remove_owned(path)
-            removed.append(path)
-    return removed
 
 
 def preload_dir(db_bench: DbBench, work_dir: Path, workload: Workload, seed: int, defaults: Defaults) -> Path:
@@ -241,8 +203,8 @@ class Runner:
         directory renamed when complete, so a killed build never passes for a DB."""
         final = preload_dir(self.db_bench, self.work_dir, workload, seed, self.defaults)
         if (final / MARKER).is_file() and (final / "db" / "CURRENT").is_file():
-            _mark(final)  # ours now: a sweep by this process leaves it alone
-            return Preloaded(final / "db", 0.0, _tree_size(final / "db"), reused=True)
+            mark(final)  # ours now: a sweep by this process leaves it alone
+            return Preloaded(final / "db", 0.0, tree_size(final / "db"), reused=True)
         assert workload.preload is not None
         log_dir.mkdir(parents=True, exist_ok=True)
         building = make_owned(self.work_dir, f"{PRELOAD_PREFIX}building-")
@@ -250,15 +212,15 @@ class Runner:
         cmd = self._command(workload.preload, {**workload.flags, **workload.preload.flags}, building / "db", seed,
                             report, existing=False, drain=DRAIN)
         try:
-            run = self._execute("preload", cmd, log_dir, time.monotonic() + PRELOAD_TIMEOUT, [])
-            self._read_phase(run, workload.preload.measured(), False, log_dir, report, building / "db", [])
+            run = self._execute("preload", cmd, log_dir, time.monotonic() + PRELOAD_TIMEOUT)
+            self._read_phase(run, workload.preload.measured(), False, log_dir, report, building / "db")
             os.rename(building, final)
         except OSError as exc:
             reason = f"preload: {exc.strerror or exc}: {exc.filename or ''}".strip()
             raise (EnvironmentFault(DISK_FULL, reason) if exc.errno == errno.ENOSPC else RunFailed(reason)) from None
         finally:
             remove_owned(building)
-        return Preloaded(final / "db", run.wall_seconds, _tree_size(final / "db"))
+        return Preloaded(final / "db", run.wall_seconds, tree_size(final / "db"))
 
     def run(self, workload: Workload, flags: Mapping[str, Flag], log_dir: Path, seed: int = 1,
             observer: IntervalObserver | None = None) -> RunResult:
@@ -285,7 +247,7 @@ class Runner:
                 watch = _ReportWatch(phase.name, report, observer) if observer and phase.scored else None
                 cgroup = self._cgroup(phase.scored, db, workload.memory or self.memory_limit)
                 try:
-                    run = self._execute(phase.name, cmd, log_dir, deadline, phases, watch, cgroup)
+                    run = self._execute(phase.name, cmd, log_dir, deadline, watch, cgroup)
                 finally:
                     if cgroup is not None:
                         memory = cgroup.report()
@@ -294,13 +256,13 @@ class Runner:
                 if cgroup is not None:
                     run.memory = memory
                 phases.append(run)
-                self._read_phase(run, phase.measured(), workload.drain, log_dir, report, db, phases)
+                self._read_phase(run, phase.measured(), workload.drain, log_dir, report, db)
             if not db.is_dir():  # removed from outside after db_bench last wrote it
-                raise RunFailed(f"{db} vanished", phases)
-            return RunResult(phases, _tree_size(db), latest_options(db), seed,
+                raise RunFailed(f"{db} vanished")
+            return RunResult(phases, tree_size(db), latest_options(db), seed,
                              checkpoint if workload.snapshot else None)
         except OSError as exc:
-            failed = RunFailed(f"{exc.strerror or exc}: {exc.filename or ''}".strip(), phases)
+            failed = RunFailed(f"{exc.strerror or exc}: {exc.filename or ''}".strip())
             raise _classified(failed, self.work_dir, tmp, workload, exc.errno == errno.ENOSPC) from None
         except RunFailed as exc:
             raise _classified(exc, self.work_dir, tmp, workload) from None
@@ -320,7 +282,7 @@ class Runner:
         return self.cgroups.make(limit)
 
     def _read_phase(self, run: PhaseRun, measured: tuple[str, ...], drain: bool, log_dir: Path, report: Path,
-                    db: Path, phases: list[PhaseRun]) -> None:
+                    db: Path) -> None:
         """Parse a finished phase's output, report file and LOG; fail the run on a bad exit or output."""
         if report.is_file():
             run.intervals = parse_report(report.read_text(errors="replace"))
@@ -335,17 +297,17 @@ class Runner:
                 reason += f" (out of memory: its cgroup's limit is {limit / 2**20:.0f} MiB)"
             elif host_oom:
                 reason += " (out of memory: the kernel's OOM killer struck while it ran)"
-            _fail(reason, run.returncode, stderr + stdout, cgroup_oom or host_oom, phases)
+            _fail(reason, run.returncode, stderr + stdout, cgroup_oom or host_oom)
         try:
             run.output = parse(stdout)
             require(run.output, measured)
         except ParseError as exc:
-            _fail(f"phase {run.name}: {exc}", 0, stderr + stdout, False, phases)
+            _fail(f"phase {run.name}: {exc}", 0, stderr + stdout, False)
         run.log = read_log(db / "LOG")
         if run.scored and drain:
             run.drain_seconds = run.log.drain_seconds(run.operations_end())
 
-    def _execute(self, name: str, cmd: list[str], log_dir: Path, deadline: float, done: list[PhaseRun],
+    def _execute(self, name: str, cmd: list[str], log_dir: Path, deadline: float,
                  watch: _ReportWatch | None = None, cgroup: MemoryCgroup | None = None) -> PhaseRun:
         (log_dir / f"{name}.command").write_text(" ".join(cmd) + "\n")
         started, started_at, ooms = time.monotonic(), time.time(), _host_oom_kills()
@@ -377,9 +339,9 @@ class Runner:
         wall = time.monotonic() - started
         if killed:
             why = STOPPED if self.stop.is_set() else f"timeout, killed after the trial's {self.timeout:g} s limit"
-            raise RunFailed(f"phase {name}: {why}", done)
+            raise RunFailed(f"phase {name}: {why}")
         if stopped is not None:
-            raise RunStopped(name, stopped, done)
+            raise RunStopped(name, stopped)
         return PhaseRun(
             name=name,
             scored=False,
@@ -466,12 +428,12 @@ def environment_fault(returncode: int, output: str, oom_killed: bool) -> str | N
     return None
 
 
-def _fail(reason: str, returncode: int, output: str, oom_killed: bool, phases: list[PhaseRun]) -> NoReturn:
+def _fail(reason: str, returncode: int, output: str, oom_killed: bool) -> NoReturn:
     """Raise a phase's failure: an EnvironmentFault when :func:`environment_fault` names one, else RunFailed."""
     fault = environment_fault(returncode, output, oom_killed)
     if fault is not None:
         raise EnvironmentFault(fault, reason)
-    raise RunFailed(reason, phases)
+    raise RunFailed(reason)
 
 
 def _classified(failed: RunFailed, work_dir: Path, tmp: Path | None, workload: Workload,
@@ -501,114 +463,3 @@ def _host_oom_kills() -> int:
     except (OSError, ValueError):
         pass
     return 0
-
-
-def clone_snapshot(snapshot: Path, db: Path) -> None:
-    """A fresh copy of a DB snapshot to run on, leaving the snapshot untouched: SST and blob files,
-    which RocksDB never changes once written, are hard-linked (copied across filesystems); every
-    other file (MANIFEST, CURRENT, OPTIONS, WAL, ...) is copied."""
-    db.mkdir(parents=True)
-    for entry in sorted(snapshot.iterdir()):
-        if not entry.is_file() or entry.name == "LOCK" or entry.name.startswith("LOG"):
-            continue
-        target = db / entry.name
-        if entry.suffix in (".sst", ".blob"):
-            try:
-                os.link(entry, target)
-                continue
-            except OSError:
-                pass
-        shutil.copy2(entry, target)
-
-
-def _tree_size(path: Path) -> int:
-    total = 0
-    for root, _, files in os.walk(path):
-        for f in files:
-            try:
-                total += os.lstat(os.path.join(root, f)).st_size
-            except FileNotFoundError:
-                pass
-    return total
-
-
-def latest_options(db: Path) -> str:
-    """The newest OPTIONS file RocksDB wrote in ``db``, "" when it wrote none."""
-    files = sorted(db.glob("OPTIONS-*"), key=lambda p: int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else -1)
-    return files[-1].read_text() if files else ""
-
-
-def make_owned(work_dir: Path, prefix: str = "rocksdb-tuner-") -> Path:
-    """A new directory in ``work_dir``, marked as this process's: :func:`remove_owned` and the sweeps
-    of stale directories remove it, and nothing unmarked."""
-    path = Path(tempfile.mkdtemp(prefix=prefix, dir=work_dir))
-    _mark(path)
-    return path
-
-
-def _mark(path: Path) -> None:
-    """Mark a directory as this process's (host, pid and the pid's start time): only marked directories
-    are ever removed."""
-    (path / MARKER).write_text(f"host={socket.gethostname()}\npid={os.getpid()}\nstarted={_started(os.getpid())}\n")
-
-
-def _owner(path: Path) -> tuple[str, int, str | None] | None:
-    """(host, pid, the pid's start time) from a directory's marker, or None when it has no valid marker."""
-    try:
-        fields = dict(line.split("=", 1) for line in (path / MARKER).read_text().splitlines() if "=" in line)
-        return fields["host"], int(fields["pid"]), fields.get("started")
-    except (OSError, KeyError, ValueError):
-        return None
-
-
-_STARTED = 19  # in _stat's fields: /proc/PID/stat's field 22, the start time in clock ticks since boot
-
-
-def _stat(pid: int) -> list[str] | None:
-    """/proc/PID/stat's fields after the process name (state first), None where unreadable."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat[stat.rindex(")") + 2:].split()  # the name in parentheses may hold spaces
-
-
-def _started(pid: int) -> str | None:
-    """When a process started (clock ticks since boot, /proc/PID/stat), None where unreadable: with the
-    pid it names one process, as pids are reused (32,768 of them on many hosts)."""
-    fields = _stat(pid)
-    return fields[_STARTED] if fields else None
-
-
-def _alive(pid: int, started: str | None = None) -> bool:
-    """Whether the process that marked a directory still runs: the pid exists, is not a zombie (a
-    killed worker whose parent died first stays one where nothing reaps it, e.g. a container's init)
-    and, when the marker says when it started, it is the same process (not a later one given the
-    same pid)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    fields = _stat(pid)
-    if fields is None:
-        return True
-    return fields[0] not in ("Z", "X") and (started is None or fields[_STARTED] == started)
-
-
-def remove_owned(path: Path) -> None:
-    """Remove a directory only if it carries our marker file (so never a path we did not create). The
-    marker goes last: a removal killed halfway (a Ray worker shut down while it cleans up) leaves a
-    directory the sweeps of stale directories still recognise, not an unmarked one they must keep."""
-    if not (path / MARKER).is_file():
-        return
-    for child in [*(c for c in path.iterdir() if c.name != MARKER), path / MARKER]:
-        try:
-            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
-        except OSError:  # what cannot be removed stays, as with rmtree(ignore_errors=True)
-            pass
-    try:
-        path.rmdir()
-    except OSError:
-        pass

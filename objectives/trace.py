@@ -3,7 +3,7 @@
 Record a trace with RocksDB's tracing API (``DB::StartTrace`` / ``EndTrace``) in the application, or
 run any db_bench benchmark with ``--trace_file=PATH``; keep a copy of the DB as it was when tracing
 started (the snapshot). Each trial replays the trace with db_bench's ``replay`` benchmark on a fresh
-copy of the snapshot (objectives.runner.clone_snapshot), which is never written.
+copy of the snapshot (objectives.workdir.clone_snapshot), which is never written.
 
 db_bench's replay prints one operation for the whole replay, so the score is the number of queries
 in the trace (counted here from the file) over the replay's seconds. Its replayer gets column family
@@ -15,10 +15,10 @@ recorded mix of writes, gets and seeks, not a replay of its timing.
 
 from __future__ import annotations
 
-import os
 import struct
 from pathlib import Path
 
+from objectives.workdir import snapshot_files
 from objectives.workloads import Phase, Workload, WorkloadError
 
 # TraceType values (include/rocksdb/trace_record.h, the same in 7.8 and 9.x) of queries
@@ -38,17 +38,6 @@ def count_queries(trace: Path) -> dict[str, int]:
         if kind in QUERIES and pos <= len(data):
             counts[QUERIES[kind]] += 1
     return counts
-
-
-def snapshot_files(snapshot: Path) -> tuple[int, Path | None]:
-    """A DB directory runs start from (--db-snapshot): the bytes of its files and its latest OPTIONS
-    file (None if it has none)."""
-    if not (snapshot / "CURRENT").is_file():
-        raise WorkloadError(f"--db-snapshot {snapshot}: not a RocksDB directory (no CURRENT file)")
-    files = [snapshot / f for f in os.listdir(snapshot) if (snapshot / f).is_file()]
-    options = sorted((f for f in files if f.name.startswith("OPTIONS-") and f.name[8:].isdigit()),
-                     key=lambda f: int(f.name[8:]))
-    return sum(f.stat().st_size for f in files), options[-1] if options else None
 
 
 def trace_workload(trace: Path, snapshot: Path) -> Workload:

@@ -1,19 +1,24 @@
 """The work directory trial DBs are created in: chosen safely, owned by the tuner, big enough.
 
 The tuner only ever deletes trial directories it made inside a work directory it owns (each with
-its own marker; see runner.MARKER). A work directory is owned when it carries WORKDIR_MARKER: the
-tuner writes it into the default one and into an empty ``--work-dir``, and refuses any other
-non-empty directory, ``/``, the home directory and system directories.
+its own marker, MARKER: :func:`make_owned`, :func:`remove_owned`, :func:`sweep_stale`, whichever
+backend made them). A work directory is owned when it carries WORKDIR_MARKER: the tuner writes it
+into the default one and into an empty ``--work-dir``, and refuses any other non-empty directory,
+``/``, the home directory and system directories.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 
+from objectives.workloads import WorkloadError
+
 WORKDIR_MARKER = ".rocksdb-tuner-workdir"
+MARKER = ".rocksdb-tuner-owned"  # in each directory the tuner made inside a work directory (make_owned)
 GiB = 1 << 30
 MiB = 1 << 20
 # A trial needs the DB (data plus space amplification while compaction rewrites files) and the WAL.
@@ -88,3 +93,137 @@ def check_space(path: Path, data_bytes: int, what: str, factor: int = SPACE_FACT
         raise WorkDirError(f"--work-dir {path}: {free / MiB:,.0f} MiB free, but {what} needs about "
                            f"{need / MiB:,.0f} MiB per trial ({factor} x {data_bytes / MiB:,.0f} MiB of data "
                            f"+ {SPACE_SLACK // MiB} MiB): free some space, use a bigger disk or a smaller --scale")
+
+
+def sweep_stale(work_dir: Path, keep: tuple[Path, ...] = ()) -> list[Path]:
+    """Remove the trial and preload directories in ``work_dir`` of tuner processes on this host that
+    are gone, but those in ``keep``."""
+    removed = []
+    for path in work_dir.glob("rocksdb-tuner-*"):
+        owner = _owner(path)
+        if path not in keep and owner and owner[0] == socket.gethostname() and not _alive(*owner[1:]):
+            remove_owned(path)
+            removed.append(path)
+    return removed
+
+
+def clone_snapshot(snapshot: Path, db: Path) -> None:
+    """A fresh copy of a DB snapshot to run on, leaving the snapshot untouched: SST and blob files,
+    which RocksDB never changes once written, are hard-linked (copied across filesystems); every
+    other file (MANIFEST, CURRENT, OPTIONS, WAL, ...) is copied."""
+    db.mkdir(parents=True)
+    for entry in sorted(snapshot.iterdir()):
+        if not entry.is_file() or entry.name == "LOCK" or entry.name.startswith("LOG"):
+            continue
+        target = db / entry.name
+        if entry.suffix in (".sst", ".blob"):
+            try:
+                os.link(entry, target)
+                continue
+            except OSError:
+                pass
+        shutil.copy2(entry, target)
+
+
+def tree_size(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_size
+            except FileNotFoundError:
+                pass
+    return total
+
+
+def latest_options(db: Path) -> str:
+    """The newest OPTIONS file RocksDB wrote in ``db``, "" when it wrote none."""
+    files = sorted(db.glob("OPTIONS-*"), key=lambda p: int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else -1)
+    return files[-1].read_text() if files else ""
+
+
+def make_owned(work_dir: Path, prefix: str = "rocksdb-tuner-") -> Path:
+    """A new directory in ``work_dir``, marked as this process's: :func:`remove_owned` and the sweeps
+    of stale directories remove it, and nothing unmarked."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=work_dir))
+    mark(path)
+    return path
+
+
+def mark(path: Path) -> None:
+    """Mark a directory as this process's (host, pid and the pid's start time): only marked directories
+    are ever removed."""
+    (path / MARKER).write_text(f"host={socket.gethostname()}\npid={os.getpid()}\nstarted={_started(os.getpid())}\n")
+
+
+def _owner(path: Path) -> tuple[str, int, str | None] | None:
+    """(host, pid, the pid's start time) from a directory's marker, or None when it has no valid marker."""
+    try:
+        fields = dict(line.split("=", 1) for line in (path / MARKER).read_text().splitlines() if "=" in line)
+        return fields["host"], int(fields["pid"]), fields.get("started")
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+_STARTED = 19  # in _stat's fields: /proc/PID/stat's field 22, the start time in clock ticks since boot
+
+
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat's fields after the process name (state first), None where unreadable."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()  # the name in parentheses may hold spaces
+
+
+def _started(pid: int) -> str | None:
+    """When a process started (clock ticks since boot, /proc/PID/stat), None where unreadable: with the
+    pid it names one process, as pids are reused (32,768 of them on many hosts)."""
+    fields = _stat(pid)
+    return fields[_STARTED] if fields else None
+
+
+def _alive(pid: int, started: str | None = None) -> bool:
+    """Whether the process that marked a directory still runs: the pid exists, is not a zombie (a
+    killed worker whose parent died first stays one where nothing reaps it, e.g. a container's init)
+    and, when the marker says when it started, it is the same process (not a later one given the
+    same pid)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    fields = _stat(pid)
+    if fields is None:
+        return True
+    return fields[0] not in ("Z", "X") and (started is None or fields[_STARTED] == started)
+
+
+def remove_owned(path: Path) -> None:
+    """Remove a directory only if it carries our marker file (so never a path we did not create). The
+    marker goes last: a removal killed halfway (a Ray worker shut down while it cleans up) leaves a
+    directory the sweeps of stale directories still recognise, not an unmarked one they must keep."""
+    if not (path / MARKER).is_file():
+        return
+    for child in [*(c for c in path.iterdir() if c.name != MARKER), path / MARKER]:
+        try:
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        except OSError:  # what cannot be removed stays, as with rmtree(ignore_errors=True)
+            pass
+    try:
+        path.rmdir()
+    except OSError:
+        pass
+
+
+def snapshot_files(snapshot: Path) -> tuple[int, Path | None]:
+    """A DB directory runs start from (--db-snapshot): the bytes of its files and its latest OPTIONS
+    file (None if it has none)."""
+    if not (snapshot / "CURRENT").is_file():
+        raise WorkloadError(f"--db-snapshot {snapshot}: not a RocksDB directory (no CURRENT file)")
+    files = [snapshot / f for f in os.listdir(snapshot) if (snapshot / f).is_file()]
+    options = sorted((f for f in files if f.name.startswith("OPTIONS-") and f.name[8:].isdigit()),
+                     key=lambda f: int(f.name[8:]))
+    return sum(f.stat().st_size for f in files), options[-1] if options else None

@@ -35,17 +35,30 @@ KEYS = {"max_background_jobs": "DBOptions.max_background_jobs", "write_buffer_si
 
 
 class Formula(Backend):
-    """A backend of one's own, measuring nothing: ops/s is a formula of the configuration."""
+    """A backend of one's own, with its own set-up: ``prepare`` writes a table of coefficients in the work
+    dir once per study, ``measure`` computes ops/s from it and the configuration, ``teardown`` removes it."""
 
     name = "formula"
+    prepared: list[Path] = []
+
+    def prepare(self, stop=None) -> None:
+        self.table = self.setup.work_dir / "formula-table"
+        self.table.write_text("1000 10")
+        Formula.prepared.append(self.table)
 
     def _measure(self, flags, log_dir, repeats, observer, workload) -> Measurement:
-        return Measurement({"ops_per_sec": 1000.0 + 10 * int(flags.get("max_background_jobs", 2))}, [], "", [])
+        base, per_job = (float(x) for x in self.table.read_text().split())
+        return Measurement({"ops_per_sec": base + per_job * int(flags.get("max_background_jobs", 2))}, [], "", [])
+
+    def teardown(self) -> None:
+        self.table.unlink(missing_ok=True)
 
 
 @pytest.mark.dbbench
 def test_a_new_backend_is_one_class_and_a_registration_line(tmp_path, monkeypatch, db_bench):
+    """Its set-up is its own: prepared once per study before any run, torn down at the end."""
     monkeypatch.setitem(BACKENDS, "formula", Formula)  # the registration line
+    monkeypatch.setattr(Formula, "prepared", [])
     result = tune(backend="formula", trials=4, sampler="random", seed=1, out=tmp_path / "out",
                   work_dir=tmp_path, mlflow=False, plots=False, revalidate=0, baselines=False, starts=False,
                   progress=SilentProgress())
@@ -53,6 +66,7 @@ def test_a_new_backend_is_one_class_and_a_registration_line(tmp_path, monkeypatc
     assert len(jobs) == 4
     assert result.best_metrics["ops_per_sec"] == 1000.0 + 10 * max(jobs)
     assert str(result.summary.study).startswith("formula-")
+    assert Formula.prepared == [tmp_path / "formula-table"] and not (tmp_path / "formula-table").exists()
 
 
 def _outcome(tmp_path: Path, script: str, flags: dict | None = None, timeout: float = 30.0,
@@ -61,7 +75,7 @@ def _outcome(tmp_path: Path, script: str, flags: dict | None = None, timeout: fl
     study whose score ``needs`` those metrics."""
     command = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} {{options}} {{db}}"
     executor = LocalExecutor()
-    executor.bind("command", Setup(tmp_path, timeout, 1, KEYS, command=command, needs=needs))
+    executor.bind(BACKENDS["command"](Setup(tmp_path, timeout, 1, KEYS, command=command, needs=needs)))
     executor.submit(Job("trial 0", flags or {}, tmp_path / "logs", repeats))
     (outcome,) = executor.wait(1.0)
     return outcome
@@ -97,21 +111,24 @@ ON_LOADED = ("import json, os, pathlib, sys; db = pathlib.Path(sys.argv[2]); sst
              "print(json.dumps({'ops_per_sec': 10, 'links': links, 'rows': rows}))")
 
 
-def _loaded_executor(tmp_path: Path, load: str) -> LocalExecutor:
-    """The local executor of a command study with ``--load "python -c LOAD {db}"``, its runs ON_LOADED."""
+def _loaded_executor(tmp_path: Path, load: str) -> tuple[LocalExecutor, Backend]:
+    """The local executor of a command study with ``--load "python -c LOAD {db}"``, its runs ON_LOADED,
+    and its backend."""
     python = shlex.quote(sys.executable)
     executor = LocalExecutor()
-    executor.bind("command", Setup(tmp_path / "work", 30.0, 1, KEYS,
-                                   command=f"{python} -c {shlex.quote(ON_LOADED)} {{options}} {{db}}",
-                                   load=f"{python} -c {shlex.quote(load)} {{db}}", logs=tmp_path / "out"))
-    return executor
+    backend = BACKENDS["command"](Setup(tmp_path / "work", 30.0, 1, KEYS,
+                                        command=f"{python} -c {shlex.quote(ON_LOADED)} {{options}} {{db}}",
+                                        load=f"{python} -c {shlex.quote(load)} {{db}}", logs=tmp_path / "out"))
+    executor.bind(backend)
+    return executor, backend
 
 
 def test_load_builds_the_db_once_and_each_run_starts_on_a_hard_linked_copy(tmp_path):
     """--load runs once, before the first run; every run gets a copy of what it built, its SST files
-    hard-linked, so what a run writes or deletes never reaches the built DB; closing removes it."""
+    hard-linked, so what a run writes or deletes never reaches the built DB; the backend's teardown
+    removes it."""
     (tmp_path / "work").mkdir()
-    executor = _loaded_executor(tmp_path, LOAD)
+    executor, backend = _loaded_executor(tmp_path, LOAD)
     outcomes = []
     for i in range(3):
         executor.submit(Job(f"trial {i}", {}, tmp_path / "logs" / str(i), 1))
@@ -123,12 +140,14 @@ def test_load_builds_the_db_once_and_each_run_starts_on_a_hard_linked_copy(tmp_p
     (built,) = [p for p in (tmp_path / "work").iterdir() if p.name.startswith("rocksdb-tuner-preload-command-")]
     assert (built / "db" / "CURRENT").read_text() == "MANIFEST-000001\n" and (built / "db" / "000007.sst").is_file()
     executor.close()
+    assert (built / "db" / "CURRENT").is_file()  # the study tears its backend down, not the executor
+    backend.teardown()
     assert sorted(os.listdir(tmp_path / "work")) == ["loads"]
 
 
 def test_a_failed_load_fails_every_run_in_one_line_and_is_not_retried(tmp_path):
     (tmp_path / "work").mkdir()
-    executor = _loaded_executor(tmp_path, LOAD + "; sys.exit('no space for the keys')")
+    executor, _ = _loaded_executor(tmp_path, LOAD + "; sys.exit('no space for the keys')")
     reasons = []
     for i in range(2):
         executor.submit(Job(f"trial {i}", {}, tmp_path / "logs" / str(i), 1))

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import TINY
 from tuner import tune
-from tuner.backends import Setup
+from tuner.backends import Backend
 from tuner.executors import EXECUTORS, Job, Outcome, Slot, TaskSpec, measure_task, outcome_of
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 from tuner.observers import SilentProgress
@@ -31,12 +31,12 @@ class Processes:
 
     remote = True
 
-    def __init__(self, execution: ExecutionConfig, db_bench, note):
+    def __init__(self, execution: ExecutionConfig, found, note):
         self.execution = execution
         self.slots = 2
         self.pool = concurrent.futures.ProcessPoolExecutor(self.slots)
         self.running: dict[concurrent.futures.Future, Job] = {}
-        self.task: tuple[str, Setup] | None = None
+        self.backend: Backend | None = None
 
     @classmethod
     def check(cls, config: TuneConfig) -> None:
@@ -46,12 +46,12 @@ class Processes:
     def start(self) -> Slot:
         return Slot(1, 1 << 30, pinned=True)
 
-    def bind(self, backend: str, setup: Setup) -> None:
-        self.task = (backend, setup)
+    def bind(self, backend: Backend) -> None:
+        self.backend = backend
 
     def submit(self, job: Job) -> None:
-        assert self.task is not None, "bind() comes first"
-        spec = TaskSpec.of(job, *self.task, 1, self.execution)
+        assert self.backend is not None, "bind() comes first"
+        spec = TaskSpec.of(job, self.backend, 1, self.execution)
         self.running[self.pool.submit(_in_worker, spec)] = job
 
     def wait(self, timeout: float) -> list[Outcome]:

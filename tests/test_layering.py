@@ -24,6 +24,12 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("tuner", "tuner.api", "tuner.cli", "tuner.ui", "tuner.experiment")],
 ]
 DATA_MODEL = ("tuner.model", "tuner.events")
+# db_bench's own modules: reached only through its backend (tuner.backends), behind the measurement
+# contract (tuner/backends/base.py), never by what runs, observes or reports a study whatever measures it.
+# (objectives.workloads, .scores, .workdir, .configurations and .contract serve every backend.)
+DB_BENCH = ("objectives.dbbench", "objectives.runner", "objectives.measurement", "objectives.defaults",
+            "objectives.parser", "objectives.metrics", "objectives.memory", "objectives.trace")
+BACKEND_BLIND = ("tuner.engine", "tuner.executors", "tuner.observers", "tuner.outputs", "tuner.api")
 MAX_CLASS_LINES = 200
 MAX_FUNCTION_LINES = 80
 
@@ -111,6 +117,16 @@ def test_private_modules_stay_in_their_package(module):
     assert not wrong, "imports of another package's private modules:\n" + "\n".join(wrong)
 
 
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(BACKEND_BLIND)))
+def test_the_study_knows_db_bench_only_through_its_backend(module):
+    """The engine, executors, observers, outputs and the API import none of db_bench's modules: they ask
+    the backend (tuner.backends: find, check, prepare, preload, measure, teardown, describe, its
+    capabilities)."""
+    wrong = [f"{_shown(MODULES[module])}:{line} imports {target}" for line, target, _ in _imports(module, MODULES[module])
+             if target.startswith(DB_BENCH)]
+    assert not wrong, "imports of db_bench's modules, not through its backend:\n" + "\n".join(wrong)
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_classes_and_functions_stay_small(module):
     path = MODULES[module]
@@ -129,10 +145,12 @@ def test_classes_and_functions_stay_small(module):
      test_imports_point_down, "bad.py:1 imports tuner.observers\n"),
     ("tuner.bad", "from tuner.engine import Engine\nfrom tuner.engine._budget import Budget\n",
      test_private_modules_stay_in_their_package, "bad.py:2 imports tuner.engine._budget\n"),
-], ids=["upward", "private"])
+    ("tuner.executors._bad", "from tuner.backends import RunFailed\nfrom objectives.runner import Runner\n",
+     test_the_study_knows_db_bench_only_through_its_backend, "bad.py:2 imports objectives.runner\n"),
+], ids=["upward", "private", "db_bench"])
 def test_the_rules_catch_a_violation(tmp_path, monkeypatch, module, source, check, message):
     """The checks themselves fail on a violation: the engine importing an observer; an app importing
-    the engine's private module instead of the engine."""
+    the engine's private module instead of the engine; an executor importing db_bench's runner."""
     fake = tmp_path / "bad.py"
     fake.write_text(source)
     monkeypatch.setitem(MODULES, module, fake)

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from objectives import runner as runner_module
+from objectives import workdir as workdir_module
 from objectives.metrics import summarize
-from objectives.runner import MARKER, EnvironmentFault, RunFailed, Runner, _started, _stat, remove_owned
+from objectives.runner import EnvironmentFault, RunFailed, Runner
+from objectives.workdir import MARKER, _started, _stat, remove_owned
 from objectives.workloads import load_workload
 from tests.conftest import TINY, leftovers
 from tuner.options_file import mismatches
@@ -138,7 +139,7 @@ def test_a_removal_stopped_halfway_leaves_the_marker_for_the_sweeps(tmp_path, mo
         removed.append(Path(path).name)
         raise KeyboardInterrupt  # the worker is interrupted here
 
-    monkeypatch.setattr(runner_module.shutil, "rmtree", stop_after_the_first)
+    monkeypatch.setattr(workdir_module.shutil, "rmtree", stop_after_the_first)
     with pytest.raises(KeyboardInterrupt):
         remove_owned(mine)
     assert removed == ["db"] and (mine / MARKER).is_file()

@@ -12,6 +12,7 @@ from objectives.workloads import load_workload
 from search_spaces import Context, MiB, load_space
 from tests.conftest import TINY
 from tests.test_cli import tuner
+from tuner.backends import Found
 from tuner.engine import starts
 from tuner.engine._held import held
 from tuner.engine._plan import Reference
@@ -79,7 +80,7 @@ def test_the_defaults_start_runs_what_the_baseline_runs(db_bench):
     workload = load_workload("S0").resolve(1.0, host)
     space = load_space("default").resolve(Context(cores=host.cores, ram=host.ram, data=workload.data_bytes(),
                                                   scale=1.0, budget=host.ram // 4))
-    (name, defaults), (_, bsh) = starts(space, db_bench, workload)
+    (name, defaults), (_, bsh) = starts(space, Found("db_bench", db_bench), workload)
     assert name == "rocksdb-default" and defaults["write_buffer_size"] == workload.flags["write_buffer_size"]
     assert defaults["write_buffer_size"] < 3 * 2**20 < bsh["write_buffer_size"]  # benchmark.sh sets its own
 
@@ -93,10 +94,10 @@ def test_the_space_holds_the_defaults_and_the_users_configuration_whose_starts_r
     workload = load_workload("fillrandom").resolve(TINY, host)
     space = load_space("default").resolve(Context(cores=host.cores, ram=host.ram, data=256 * MiB, budget=96 * MiB))
     user = Reference("current", {}, {"write_buffer_size": 256 * MiB, "compression_type": "lz4hc", "cache_size": None})
-    wider, notes = held(space, db_bench, workload, user=user)
-    (first, defaults), (mine, current), (bsh, _) = starts(wider, db_bench, workload, user=user)
+    wider, notes = held(space, Found("db_bench", db_bench), workload, user=user)
+    (first, defaults), (mine, current), (bsh, _) = starts(wider, Found("db_bench", db_bench), workload, user=user)
     assert (first, mine, bsh) == ("rocksdb-default", "current", "benchmark.sh")
-    clipped = dict(starts(space, db_bench, workload))["rocksdb-default"]
+    clipped = dict(starts(space, Found("db_bench", db_bench), workload))["rocksdb-default"]
     assert clipped["write_buffer_size"] == 12 * MiB < defaults["write_buffer_size"] == 64 * MiB
     assert current == {**defaults, "write_buffer_size": 256 * MiB, "compression_type": "lz4hc"}
     for params in (defaults, current):

@@ -12,11 +12,8 @@ from typing import Any
 
 import optuna
 
-from objectives.dbbench import probe
-from objectives.defaults import DefaultsError, defaults_of
-from objectives.runner import Preloaded, Runner, remove_owned, sweep_stale
-from objectives.workloads import Workload
-from tuner.backends import BACKENDS, Setup
+from objectives.workdir import sweep_stale
+from tuner.backends import BACKENDS, Backend, Found, Setup
 from tuner.engine import Engine, Prepared, check_values, prepare, pruner_of, score_of
 from tuner.events import EventBus, Observer
 from tuner.executors import ExecutorError, executor_class
@@ -26,8 +23,8 @@ from tuner.outputs import write_outputs, write_plots
 
 
 class Study:
-    """A study ready to run: inputs checked, db_bench probed (when its backend runs db_bench's
-    workloads), storage opened and locked.
+    """A study ready to run: inputs checked, its backend found and prepared (db_bench probed, its
+    runner and memory cgroups, when the backend runs db_bench), storage opened and locked.
 
     ``Study(TuneConfig(...), progress).run()`` measures baselines and trials, writes the outputs
     and returns the :class:`TuneResult`."""
@@ -41,55 +38,43 @@ class Study:
             raise UsageError(str(exc)) from None
         pruner = pruner_of(config.search, score)
         execution, measurement = config.execution, config.measurement
-        db_bench = probe(execution.db_bench, execution.rocksdb_version) \
-            if BACKENDS[measurement.backend].runs_workloads else None
-        try:
-            defaults = defaults_of(db_bench, measurement.defaults) if db_bench is not None else None
-        except DefaultsError as exc:
-            raise UsageError(str(exc)) from None
+        found = BACKENDS[measurement.backend].find(config)  # per study, before the request is prepared
         observers: list[Observer] = [progress or SilentProgress()]
         if self.tracker is not None:
             observers.append(self.tracker)
         self.bus = EventBus(observers)
-        executor = executor_class(execution)(execution, db_bench, self.bus.note)
+        executor = executor_class(execution)(execution, found, self.bus.note)
         try:
             try:
                 slot = executor.start()  # before anything is written: Ray or a node may refuse
             except ExecutorError as exc:
                 raise UsageError(str(exc)) from None
-            self.parts: Prepared = prepare(config, score, pruner, db_bench, slot, defaults)
-            # db_bench's runner; a backend that runs no db_bench workload has none
-            self.runner: Runner | None = None if db_bench is None else Runner(
-                db_bench, work_dir=self.parts.work_dir, timeout=measurement.trial_timeout,
-                memory_limit=self.parts.memory_limit, defaults=defaults)
+            self.parts: Prepared = prepare(config, score, pruner, found, slot)
             try:
-                executor.bind(measurement.backend, self._setup())
+                self.backend: Backend = BACKENDS[measurement.backend](self._setup(found))
+                self.backend.prepare()  # per study, on this host
             except ValueError as exc:  # the backend refuses its setup (e.g. a --command it cannot run)
                 raise UsageError(str(exc)) from None
+            executor.bind(self.backend)
         except BaseException:
             executor.close()
             raise
         self.remote = executor.remote
-        self.engine = Engine(self.parts, self.bus, executor, self._memory(), self._build)
+        self.engine = Engine(self.parts, self.bus, executor, self._memory(), self.backend.preload)
 
-    def _setup(self) -> Setup:
-        """What the study's backend (--backend) measures with: its runner, workload, searched options and
-        the metrics its score needs."""
+    def _setup(self, found: Found) -> Setup:
+        """What the study's backend (--backend) measures with: what it found, the workload, the searched
+        options, the metrics its score needs, the memory limit and the preloaded DBs runs start from."""
         p, measurement = self.parts, self.parts.config.measurement
         return Setup(p.work_dir, measurement.trial_timeout, p.db_bench_seed,
-                     {q.flag: q.options_key for q in p.space.parameters}, p.workload, self.runner, measurement.command,
-                     p.score.needed, measurement.load, p.out)
+                     {q.flag: q.options_key for q in p.space.parameters}, p.workload, measurement.command,
+                     p.score.needed, measurement.load, p.out, found, p.memory_limit, tuple(self._preloaded))
 
     def _memory(self) -> dict[str, Any] | None:
         limit = self.parts.memory_limit
         if limit is None:
             return None
-        assert self.runner is not None  # only db_bench's workloads run within a memory limit
-        cgroups = self.runner.cgroups
-        how = (f"a memory cgroup per scored phase (cgroup v{cgroups.version}, under {cgroups.parent}), its DB's "
-               "files dropped from the page cache first") if cgroups else self.runner.memory_fallback
-        if self.remote:
-            how = "a memory cgroup per scored phase on each worker node (direct reads where a node has none)"
+        how = self.backend.memory_how(self.remote)
         deployment = self.parts.config.deployment
         source = "--memory-limit" if deployment.memory_limit else "--target-memory" if deployment.target_memory else \
             f"workload data / {self.parts.workload.data_to_memory:g} (data_to_memory)"
@@ -118,7 +103,7 @@ class Study:
         """Baselines, trials, re-validation; then summary, OPTIONS.ini, comparison and plots."""
         try:
             try:
-                keep = tuple(path.parent for path in self._preloaded)
+                keep = tuple(path.parent for path in self.backend.setup.preloaded)
                 snapshot = self.engine.run(lambda: sweep_stale(self.parts.work_dir, keep))
                 sweep_stale(self.parts.work_dir, keep)  # what a killed run's workers left, if they outlived its start
             except TrackingError as exc:  # the store refused the study's parent run
@@ -136,12 +121,6 @@ class Study:
             return result
         finally:
             self.close()
-            for path in self._preloaded:  # temporary DBs like any trial's: a resume builds them again
-                remove_owned(path.parent)
-
-    def _build(self, workload: Workload, log_dir: Path) -> Preloaded:
-        assert self.runner is not None  # only db_bench's workloads are preloaded
-        return self.runner.preload(workload, log_dir, self.parts.db_bench_seed)
 
     @property
     def _preloaded(self) -> list[Path]:
@@ -165,8 +144,11 @@ class Study:
         return self.engine.measure_interleaved(entries, rounds, attr, what)
 
     def close(self) -> None:
-        """Release the study lock and the executor (a finished run has done so already)."""
+        """Release the study lock and the executor, and tear the backend down: what it built for the study
+        (preloaded DBs: a resume builds them again; the DB --load built) is removed (a finished run has
+        done so already)."""
         self.engine.close()
+        self.backend.teardown()
 
 
 def tune(**kwargs: Any) -> TuneResult:

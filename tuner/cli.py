@@ -18,14 +18,13 @@ from objectives import workdir
 from objectives.dbbench import DbBenchError, installed, probe, probe_path
 from objectives.defaults import LIBRARY, DefaultsError, defaults_of
 from objectives.defaults import MODES as DEFAULTS_MODES
-from objectives.runner import EnvironmentFault
 from objectives.scores import OBJECTIVES, Bound, Score
 from objectives.workloads import WorkloadError, load_workload
 from objectives.workloads import preset_names as workload_presets
 from search_spaces import Context, GiB, SpaceError, load_space
 from search_spaces import preset_names as space_presets
 from tuner.api import Study
-from tuner.backends import BACKENDS
+from tuner.backends import BACKENDS, EnvironmentFault
 from tuner.executors import EXECUTORS
 from tuner.experiment import ExperimentError
 from tuner.model import (
@@ -471,7 +470,7 @@ def _stopped(exc: EnvironmentFault, resume: str) -> str:
 
 def _resume(args: argparse.Namespace, study: Study) -> str:
     """The command that resumes ``study`` as ``args`` started it."""
-    measured = f"--workload {args.workload or study.parts.workload.name}" if args.backend == "db_bench" else \
+    measured = f"--workload {args.workload or study.parts.workload.name}" if BACKENDS[args.backend].workloads else \
         f"--backend {args.backend}" + (f" --command {shlex.quote(args.program)}" if args.program else "") \
         + (f" --load {shlex.quote(args.load)}" if args.load else "")
     return (f"rocksdb-tuner tune --study {study.name} --out {study.out} {measured} --space {args.space}"

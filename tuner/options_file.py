@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import SupportsInt
 
-from objectives.configurations import LIBRARY_DEFAULT_LEVEL
+from objectives.defaults import LIBRARY_DEFAULT_LEVEL
 from objectives.options_ini import SECTION_RE as _SECTION_RE
 from objectives.options_ini import parse_options
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from objectives.measurement import measure
+from objectives.runner import Runner
 from search_spaces import Context, GiB
 from tuner import Study, TuneConfig
 from tuner.observers import SilentProgress
@@ -76,8 +77,10 @@ def main() -> None:
         contenders.update({"best without pruner": bests["none"].space.flags(best_none.params),
                            "best with median pruner": bests["median"].space.flags(best_median.params)})
         samples: dict[str, list[float]] = {name: [] for name in contenders}
-        runner, db_bench = studies["none"].runner, bests["none"].db_bench
-        assert runner is not None and db_bench is not None  # db_bench's workload
+        parts, db_bench = studies["none"].parts, bests["none"].db_bench
+        assert db_bench is not None  # db_bench's workload
+        runner = Runner(db_bench, work_dir=parts.work_dir, timeout=parts.config.measurement.trial_timeout,
+                        memory_limit=parts.memory_limit, defaults=parts.found.defaults)  # as the study's runs
         for round_ in range(args.rounds):
             for name, flags in contenders.items():
                 m = measure(runner, bests["none"].workload, flags,

@@ -35,6 +35,7 @@ from objectives.measurement import measure
 from objectives.runner import RunFailed, Runner
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, MiB, load_space
+from tuner.backends import Found
 from tuner.engine import starts
 from tuner.experiment import machine_info
 
@@ -57,7 +58,7 @@ def configurations(w: Workload, count: int, seed: int, budget: int | None, db: D
                   budget=budget if budget else host.ram // 4)
     space = load_space("default").resolve(ctx)
     rng = random.Random(seed)
-    configs: list[dict[str, Any]] = [{"name": name, "params": params} for name, params in starts(space, db, w)]
+    configs: list[dict[str, Any]] = [{"name": name, "params": params} for name, params in starts(space, Found("db_bench", db), w)]
     first = len(configs)
     while len(configs) < count + first:
         params = space.sample(rng)

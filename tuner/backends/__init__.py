@@ -1,19 +1,38 @@
-"""Measurement backends: what measures a configuration (tuner.backends.base.Backend).
+"""Measurement backends: what measures a configuration, behind one contract (tuner.backends.base).
 
 ``db_bench`` runs the study's workload on RocksDB's benchmark tool (objectives/); ``command`` runs the
 user's own program on the configuration's OPTIONS file (--command). A new backend is a file with one
-Backend subclass (:mod:`.base`, public) and a line here; the backends' own modules are private.
+Backend subclass (:mod:`.base`, public) and a line here; the backends' own modules are private. The
+contract's types (what a run returns or raises) are exported here, for the engine and the executors.
 """
 
 from __future__ import annotations
 
 from tuner.backends._command import CommandBackend
 from tuner.backends._db_bench import DbBenchBackend
-from tuner.backends.base import Backend, Setup
+from tuner.backends.base import (
+    DISK_FULL,
+    STOPPED,
+    Backend,
+    Description,
+    EnvironmentFault,
+    Found,
+    IntervalObserver,
+    Measurement,
+    Node,
+    Preloaded,
+    RunFailed,
+    RunStopped,
+    Setup,
+    check_metrics,
+    missing_metric,
+)
 
 BACKENDS: dict[str, type[Backend]] = {
     "db_bench": DbBenchBackend,
     "command": CommandBackend,
 }
 
-__all__ = ["BACKENDS", "Backend", "Setup"]
+__all__ = ["BACKENDS", "DISK_FULL", "STOPPED", "Backend", "Description", "EnvironmentFault", "Found",
+           "IntervalObserver", "Measurement", "Node", "Preloaded", "RunFailed", "RunStopped", "Setup", "check_metrics",
+           "missing_metric"]

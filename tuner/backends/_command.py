@@ -5,8 +5,8 @@ word ``{options}`` becomes the configuration's OPTIONS file, ``{db}`` a fresh, e
 ``{seed}`` the study's seed; both files live in a run directory of the work dir, removed afterwards.
 With ``--load`` (a template of the same words), the program's DB is built once per study, before the
 first run, on RocksDB's default OPTIONS file, and every run's ``{db}`` is a hard-linked checkpoint of
-it instead (objectives.runner.clone_snapshot, as db_bench's preloaded DBs are copied): the built DB is
-never written, and removed when the study ends (:meth:`CommandBackend.close`).
+it instead (objectives.workdir.clone_snapshot, as db_bench's preloaded DBs are copied): the built DB is
+never written, and removed when the study ends (:meth:`CommandBackend.teardown`).
 The program runs in a process group of its own, killed after --trial-timeout, and reports metrics
 as JSON lines on stdout: the last object with ``ops_per_sec`` counts, with every other number in it
 (``p99_us``, any named metric, which ``--objective`` and ``--constraint`` may name); other lines are
@@ -32,23 +32,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from objectives.measurement import Measurement, representative
 from objectives.rocksdb_log import block_cache
-from objectives.runner import (
-    DISK_FULL,
-    PRELOAD_PREFIX,
-    PRELOAD_TIMEOUT,
-    EnvironmentFault,
-    IntervalObserver,
-    RunFailed,
-    clone_snapshot,
-    latest_options,
-    make_owned,
-    remove_owned,
-)
+from objectives.runner import PRELOAD_PREFIX, PRELOAD_TIMEOUT
+from objectives.workdir import clone_snapshot, latest_options, make_owned, remove_owned
 from objectives.workloads import Flag, Workload
 from tuner import options_file
-from tuner.backends.base import Backend, Setup
+from tuner.backends.base import (
+    DISK_FULL,
+    Backend,
+    EnvironmentFault,
+    IntervalObserver,
+    Measurement,
+    RunFailed,
+    Setup,
+    representative,
+)
 
 Metrics = dict[str, float | None]
 
@@ -144,7 +142,7 @@ class CommandBackend(Backend):
         assert self.loaded is not None
         return self.loaded / "db"
 
-    def close(self) -> None:
+    def teardown(self) -> None:
         """Remove the DB --load built."""
         if self.loaded is not None:
             remove_owned(self.loaded)

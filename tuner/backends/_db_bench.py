@@ -1,23 +1,182 @@
-"""The db_bench backend: the study's workload run by objectives.runner on this host's db_bench."""
+"""The db_bench backend: the study's workload run by objectives.runner on db_bench. Everything of
+db_bench's set-up is here: finding the binary and its defaults (per study, and on each worker node),
+the runner with its memory cgroups, the preloaded DBs (built once, removed at the end)."""
 
 from __future__ import annotations
 
+import threading
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from objectives.measurement import Measurement, measure
-from objectives.runner import IntervalObserver
-from objectives.workloads import Flag, Workload
-from tuner.backends.base import Backend
+from objectives.dbbench import DbBench, DbBenchError, probe
+from objectives.defaults import DefaultsError, db_bench_defaults, defaults_of
+from objectives.measurement import measure
+from objectives.runner import RUNNER_FLAGS, Runner, preload_dir
+from objectives.trace import trace_workload
+from objectives.workdir import remove_owned
+from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag, Workload
+from search_spaces import SearchSpace
+from tuner.backends.base import (
+    Backend,
+    Description,
+    EnvironmentFault,
+    Found,
+    IntervalObserver,
+    Measurement,
+    Node,
+    Preloaded,
+    Setup,
+)
+from tuner.fmt import fmt_bytes
+from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig, UsageError
+
+UNREADABLE_DEFAULTS = "db_bench's defaults are unreadable"
 
 
 class DbBenchBackend(Backend):
     name = "db_bench"
     per_second = True
-    runs_workloads = True
+    workloads = True
+    targets = True
+    distributed = True
+    runs_db_bench = True
+
+    def __init__(self, setup: Setup):
+        super().__init__(setup)
+        self.runner: Runner | None = None  # set by prepare()
+
+    @classmethod
+    def find(cls, config: TuneConfig) -> Found:
+        """This host's db_bench (--db-bench, --rocksdb-version) and the defaults its runs start from
+        (--defaults): DbBenchError, or UsageError when the defaults cannot be read."""
+        execution = config.execution
+        db_bench = probe(execution.db_bench, execution.rocksdb_version)
+        try:
+            defaults = defaults_of(db_bench, config.measurement.defaults)
+        except DefaultsError as exc:
+            raise UsageError(str(exc)) from None
+        return Found(cls.name, db_bench, defaults, defaults.mode)
+
+    @classmethod
+    def on_node(cls, setup: Setup, execution: ExecutionConfig) -> Node:
+        """The node's own db_bench (the usual discovery rules, or --db-bench's path there), or why it has
+        none; its runs start from its own build's defaults (read in :meth:`prepare`)."""
+        facts, db_bench = _node_db_bench(execution)
+        if db_bench is None:
+            return Node(facts, error=facts["db_bench_error"])
+        found = setup.found or Found(cls.name)
+        return Node(facts, replace(setup, found=replace(found, db_bench=db_bench, defaults=None)))
+
+    @classmethod
+    def default_flags(cls, found: Found, flags: list[str], workload: Workload) -> dict[str, Any]:
+        """The defaults every run starts from (those found, else the library's of db_bench's version),
+        else db_bench's own, under the ``workload``'s own flags (which come along), as S0's scaled
+        memtable."""
+        db_bench = found.db_bench
+        assert db_bench is not None, "Backend.find first"
+        return {**db_bench_defaults(flags, db_bench, found.defaults or defaults_of(db_bench)), **workload.flags}
+
+    @classmethod
+    def workload_named(cls, name: str, db_snapshot: Path | None) -> Workload | None:
+        """``trace:TRACE``: a RocksDB query trace replayed on copies of --db-snapshot (objectives.trace)."""
+        if not name.startswith("trace:"):
+            return None
+        if not db_snapshot:
+            raise UsageError("--workload trace:TRACE needs --db-snapshot DIR: the DB the trace was recorded on")
+        return trace_workload(Path(name[len("trace:"):]), Path(db_snapshot))
+
+    @classmethod
+    def check(cls, found: Found, workload: Workload, space: SearchSpace) -> None:
+        """Tuned flags the tuner owns are refused; every flag must be known to this db_bench."""
+        db_bench = found.db_bench
+        assert db_bench is not None, "Backend.find first"
+        for p in space.parameters:
+            if p.flag in RESERVED_FLAGS | OUTSIDE_FLAGS:
+                raise UsageError(f"space {space.name}: parameters.{p.name}.flag: --{p.flag} is set by the tuner "
+                                 "or names a path outside the trial's DB directory; it cannot be tuned")
+        flags = set(workload.all_flags()) | {p.flag for p in space.parameters} | RUNNER_FLAGS
+        db_bench.check_flags(sorted(flags), where=f"workload {workload.name} / space {space.name}")
+        db_bench.check_benchmarks([b for phase in workload.phases for b in phase.benchmarks],
+                                  where=f"workload {workload.name}")
+
+    @classmethod
+    def preload_path(cls, found: Found, work_dir: Path, workload: Workload, seed: int) -> Path:
+        assert found.db_bench is not None and found.defaults is not None, "Backend.find first"
+        return preload_dir(found.db_bench, work_dir, workload, seed, found.defaults) / "db"
+
+    @classmethod
+    def node_facts(cls, execution: ExecutionConfig) -> dict[str, Any]:
+        return _node_db_bench(execution)[0]
+
+    @classmethod
+    def check_nodes(cls, found: Found, nodes: list[dict[str, Any]], execution: ExecutionConfig) -> str | None:
+        """Every node has a db_bench, of the same version and build as this host's (unless
+        --allow-mixed-db-bench)."""
+        mine = found.db_bench
+        assert mine is not None
+        problems = []
+        for node in nodes:
+            theirs = node.get("db_bench")
+            if theirs is None:
+                problems.append(f"{node['host']} ({node['ip']}): {node['db_bench_error']}")
+            elif (theirs["version"], theirs["assertions"]) != (mine.version, mine.assertions):
+                problems.append(f"{node['host']} ({node['ip']}) has db_bench {theirs['version']} "
+                                f"({'assertions' if theirs['assertions'] else 'release'}) at {theirs['path']}")
+        missing = [p for p in problems if "has db_bench" not in p]
+        if missing or (problems and not execution.allow_mixed_db_bench):
+            return (f"this study runs db_bench {mine.version} ({mine.build}); " + "; ".join(problems)
+                    + ("" if missing else ". Measurements would not compare; --allow-mixed-db-bench accepts it"))
+        return None
+
+    @classmethod
+    def describe(cls, workload: Workload, measurement: MeasurementConfig) -> Description:
+        return Description(workload.name, f"workload {workload.name} ({fmt_bytes(workload.data_bytes())} of data "
+                                          "per trial)")
+
+    def prepare(self, stop: threading.Event | None = None) -> None:
+        """The runner, on the db_bench found, its memory cgroups when the study has a memory limit; on a
+        node, the defaults of the node's build (EnvironmentFault when they cannot be read)."""
+        setup, found = self.setup, self.setup.found
+        assert found is not None and found.db_bench is not None, "Backend.find, or on_node, first"
+        try:
+            defaults = found.defaults or defaults_of(found.db_bench, found.mode)
+        except DefaultsError as exc:  # the node's build cannot tell its library's defaults
+            raise EnvironmentFault(UNREADABLE_DEFAULTS, str(exc)) from None
+        self.runner = Runner(found.db_bench, work_dir=setup.work_dir, timeout=setup.timeout,
+                             memory_limit=setup.memory_limit, defaults=defaults, stop=stop)
+
+    def preload(self, workload: Workload, log_dir: Path) -> Preloaded:
+        assert self.runner is not None, "prepare() first"
+        return self.runner.preload(workload, log_dir, self.setup.seed)
+
+    def memory_how(self, remote: bool) -> str | None:
+        if remote:
+            return "a memory cgroup per scored phase on each worker node (direct reads where a node has none)"
+        assert self.runner is not None, "prepare() first"
+        cgroups = self.runner.cgroups
+        if cgroups is None:
+            return self.runner.memory_fallback
+        return (f"a memory cgroup per scored phase (cgroup v{cgroups.version}, under {cgroups.parent}), its DB's "
+                "files dropped from the page cache first")
+
+    def teardown(self) -> None:
+        """Remove the study's preloaded DBs: temporary, like any run's (a resumed study builds them again)."""
+        for path in self.setup.preloaded:
+            remove_owned(path.parent)
 
     def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Workload | None) -> Measurement:
         setup = self.setup
-        assert setup.runner is not None and setup.workload is not None
-        return measure(setup.runner, workload or setup.workload, flags, log_dir, repeats, setup.seed, observer,
+        assert self.runner is not None and setup.workload is not None, "prepare() first"
+        return measure(self.runner, workload or setup.workload, flags, log_dir, repeats, setup.seed, observer,
                        setup.metric)
+
+
+def _node_db_bench(execution: ExecutionConfig) -> tuple[dict[str, Any], DbBench | None]:
+    """This node's db_bench as its facts say it (``db_bench``, or ``db_bench_error``), and itself."""
+    try:
+        db_bench = probe(execution.db_bench, execution.rocksdb_version)
+    except DbBenchError as exc:
+        return {"db_bench_error": str(exc)}, None
+    return {"db_bench": db_bench.to_dict()}, db_bench

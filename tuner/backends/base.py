@@ -1,41 +1,115 @@
-"""What every measurement backend is: given a configuration and where its logs go, run it and
-return its metrics (in the spirit of Optuna's ``BaseSampler``). A new backend is one subclass in a
-file of this package and one line in :data:`tuner.backends.BACKENDS`. Every backend's metrics pass
-:func:`check_metrics` before the engine sees them."""
+"""The measurement contract: what every backend is, in the spirit of MLOS's Environment (set up, run,
+tear down) and Optuna's ``BaseSampler``. A new backend is one subclass in a file of this package and
+one line in :data:`tuner.backends.BACKENDS`; the engine, executors, observers and outputs know backends
+only through this module (docs/architecture.md, "Measurement backends").
+
+Its life in a study:
+
+- :meth:`Backend.find` (per study, before the request is prepared): the binary its runs use and what
+  they start from (db_bench: the probed binary and its defaults), as a :class:`Found`; while the
+  request is prepared, :meth:`Backend.workload_named` resolves a workload only it knows,
+  :meth:`Backend.default_flags` says what the defaults' baseline runs each flag with,
+  :meth:`Backend.check` refuses what its runs cannot take and :meth:`Backend.preload_path` names where
+  a preloaded DB is built;
+- ``Backend(setup)`` then :meth:`Backend.prepare` (per study on the driver, and per node on a
+  worker after :meth:`Backend.on_node`): what every run needs there (db_bench: its runner, memory
+  cgroups); :meth:`Backend.preload` builds a DB runs start from, once per study and node;
+- :meth:`Backend.measure` (per run): a configuration, a log directory and repeats -> a
+  :class:`Measurement`, or :class:`RunFailed` (the configuration's failure) or
+  :class:`EnvironmentFault` (the study stops); every repeat's metrics pass :func:`check_metrics`;
+- :meth:`Backend.teardown` (at the end): remove what it built;
+- :meth:`Backend.describe` and :meth:`Backend.memory_how`: what the console and the summary say it
+  measured, and how it held runs to a memory limit.
+
+What a backend can do it declares (class attributes the engine and ``check_backend`` ask), never by
+its name."""
 
 from __future__ import annotations
 
 import abc
 import math
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from objectives.measurement import Measurement
-from objectives.runner import IntervalObserver, RunFailed, Runner
+from objectives.contract import (
+    DISK_FULL,
+    STOPPED,
+    EnvironmentFault,
+    IntervalObserver,
+    Measurement,
+    Preloaded,
+    RunFailed,
+    RunStopped,
+    representative,
+)
+from objectives.dbbench import DbBench
+from objectives.defaults import LIBRARY, Defaults
 from objectives.workloads import Flag, Workload
+from search_spaces import SearchSpace
+from tuner.model import ExecutionConfig, MeasurementConfig, StudySnapshot, TuneConfig, UsageError
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a backend found for a study on this host before it is prepared (:meth:`Backend.find`): the
+    db_bench its runs use and the defaults they start from, None for a backend that runs no db_bench."""
+
+    backend: str  # the backend's name (BACKENDS): a remote executor checks its nodes for it
+    db_bench: DbBench | None = None
+    defaults: Defaults | None = None  # None on a node until the node reads its own build's (``mode``)
+    mode: str = LIBRARY  # what every run starts from (objectives.defaults.MODES)
+
+    @classmethod
+    def of(cls, snapshot: StudySnapshot) -> Found:
+        """What a study's backend found, as its snapshot keeps it."""
+        defaults = snapshot.defaults
+        return cls(snapshot.config.measurement.backend, snapshot.db_bench, defaults,
+                   defaults.mode if defaults else LIBRARY)
 
 
 @dataclass(frozen=True)
 class Setup:
-    """What a study gives its backend (tuner.api builds it once the study is prepared)."""
+    """What a study gives its backend (tuner.api builds it once the study is prepared): typed and
+    picklable, so that a remote executor rebuilds the backend on each worker from it."""
 
     work_dir: Path  # where run directories (and their DBs) are made, and removed
     timeout: float  # seconds one run may take (--trial-timeout)
     seed: int  # the run's seed (--seed, else 1)
     options_keys: dict[str, str]  # the searched parameters' flag -> OPTIONS key
     workload: Workload | None = None  # the db_bench workload the study runs
-    runner: Runner | None = None  # db_bench's runner
     command: str | None = None  # --command's template
     needs: tuple[str, ...] = ("ops_per_sec",)  # the metrics every run must report (the score's: Score.needed)
     load: str | None = None  # --load's template: builds the program's DB once per study (the command backend)
     logs: Path | None = None  # where the backend's set-up (a --load) keeps its logs: the study's --out
+    found: Found | None = None  # what Backend.find found (on a node: what Backend.on_node found there)
+    memory_limit: int | None = None  # scored phases run within a memory cgroup of this size
+    preloaded: tuple[Path, ...] = ()  # the preloaded DBs the study's runs start from, removed at teardown
 
     @property
     def metric(self) -> str:
         """The score's first metric (``needs`` lists it first): the median of repeats is taken of it."""
         return self.needs[0] if self.needs else "ops_per_sec"
+
+
+@dataclass(frozen=True)
+class Node:
+    """What a backend found on a worker node (:meth:`Backend.on_node`): its facts for the node's record,
+    and the setup its runs use there, or why it cannot measure there (``error``)."""
+
+    facts: dict[str, Any]
+    setup: Setup | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Description:
+    """What the console and the summary say a study measured."""
+
+    name: str  # what the study is named after (its name's first word): the workload, or the backend
+    measured: str  # the console's words, e.g. "workload fillrandom (111 MiB of data per trial)"
 
 
 _MISSING = re.compile(r"(\w+): missing, and the study's score needs it")
@@ -65,18 +139,83 @@ def missing_metric(reason: str) -> str | None:
 
 
 class Backend(abc.ABC):
-    """Measures configurations. :meth:`measure` raises RunFailed (the configuration's failure, one
-    line of reason) or EnvironmentFault (objectives.runner) instead of returning a Measurement; the
-    executor keeps the Measurement's OPTIONS text as ``log_dir/OPTIONS``. A subclass implements
-    :meth:`_measure`."""
+    """Measures configurations, through the lifecycle the module describes. A subclass implements
+    :meth:`_measure`, and overrides the other steps it needs."""
 
     name: ClassVar[str]
-    per_second: ClassVar[bool] = False  # measure() takes a per-second observer: pruners work
-    runs_workloads: ClassVar[bool] = False  # it runs db_bench workloads: --workload, --fidelity, targets, Ray
+    # What it can do; engine/_prepare.check_backend refuses, naming the flag, what it cannot.
+    per_second: ClassVar[bool] = False  # measure() takes a per-second observer: --pruner
+    workloads: ClassVar[bool] = False  # runs db_bench's workloads: --workload, --fidelity, --scale, --duration, ...
+    targets: ClassVar[bool] = False  # runs at a target's size and memory: --target-data, --memory-limit, ...
+    distributed: ClassVar[bool] = False  # runs on other processes' and nodes' workers: --parallel, --ray-address
+    runs_db_bench: ClassVar[bool] = False  # runs db_bench: --db-bench, --rocksdb-version, --defaults
     needs_command: ClassVar[bool] = False  # it runs --command
 
     def __init__(self, setup: Setup):
         self.setup = setup
+
+    @classmethod
+    def find(cls, config: TuneConfig) -> Found:
+        """Per study, before the request is prepared: what its runs use on this host; nothing by default."""
+        return Found(cls.name)
+
+    @classmethod
+    def default_flags(cls, found: Found, flags: list[str], workload: Workload) -> dict[str, Any]:
+        """What the defaults' baseline (rocksdb-default) runs each of ``flags`` with, as its runs are
+        given them: by default none (a program runs on its own defaults)."""
+        return {}
+
+    @classmethod
+    def workload_named(cls, name: str, db_snapshot: Path | None) -> Workload | None:
+        """A workload ``name`` (--workload) only this backend knows (db_bench: ``trace:TRACE`` on
+        --db-snapshot), else None: a preset or a file (objectives.workloads)."""
+        return None
+
+    @classmethod  # noqa: B027 (an optional hook: most backends have nothing to check)
+    def check(cls, found: Found, workload: Workload, space: SearchSpace) -> None:
+        """Per study, once the workload and space are sized for the trials' slot: refuse what its runs
+        cannot take (one error naming the flag or field); nothing by default."""
+
+    @classmethod
+    def preload_path(cls, found: Found, work_dir: Path, workload: Workload, seed: int) -> Path:
+        """Where :meth:`preload` builds ``workload``'s DB in ``work_dir`` (a directory of its own there,
+        removed whole), named by what builds it so that a resumed study finds its own."""
+        raise UsageError(f"--workload {workload.name}: the {cls.name} backend builds no preloaded DB")
+
+    @classmethod
+    def node_facts(cls, execution: ExecutionConfig) -> dict[str, Any]:
+        """What a worker node has for this backend (e.g. its db_bench, or why it has none), which a remote
+        executor reports and checks before any run there; nothing by default."""
+        return {}
+
+    @classmethod
+    def check_nodes(cls, found: Found, nodes: list[dict[str, Any]], execution: ExecutionConfig) -> str | None:
+        """Why the study cannot run on these nodes (their :meth:`node_facts` among their facts), as
+        what it found on this host (``found``) compares with them, else None; any node by default."""
+        return None
+
+    @classmethod
+    def on_node(cls, setup: Setup, execution: ExecutionConfig) -> Node:
+        """On a worker node, before a run there: what the node has for this backend and the setup its
+        runs use there (its work dir is set by the worker); the driver's setup by default."""
+        return Node({}, setup)
+
+    @classmethod
+    def describe(cls, workload: Workload, measurement: MeasurementConfig) -> Description:
+        """What a study measured, for the console and the summary: by default the backend and its command."""
+        return Description(cls.name, f"backend {cls.name}" + (f" ({measurement.command})" if measurement.command else ""))
+
+    def prepare(self, stop: threading.Event | None = None) -> None:  # noqa: B027 (an optional hook)
+        """Per study on the driver, or per node on a worker (``stop``: set when the worker must stop its
+        run): set up what every run needs; nothing by default."""
+
+    def preload(self, workload: Workload, log_dir: Path) -> Preloaded:
+        """Build ``workload``'s preloaded DB (its logs in ``log_dir``), which its runs start from."""
+        raise RunFailed(f"the {self.name} backend builds no preloaded DB")
+
+    def memory_how(self, remote: bool) -> str | None:
+        """How runs are held to the study's memory limit (``remote``: on other nodes), in words."""
+        return None
 
     def measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None = None,
                 workload: Workload | None = None) -> Measurement:
@@ -88,10 +227,15 @@ class Backend(abc.ABC):
             check_metrics(metrics, self.setup.needs)
         return m
 
-    def close(self) -> None:  # noqa: B027 (an optional hook: most backends set up nothing to remove)
-        """Remove what the backend set up for the study (e.g. the DB --load built); nothing by default."""
+    def teardown(self) -> None:  # noqa: B027 (an optional hook: most backends set up nothing to remove)
+        """Remove what the backend built for the study (a preloaded DB, the DB --load built); nothing by default."""
 
     @abc.abstractmethod
     def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Workload | None) -> Measurement:
         """The backend's own measurement, as :meth:`measure` describes it, before its metrics are checked."""
+
+
+__all__ = ["DISK_FULL", "STOPPED", "Backend", "Description", "EnvironmentFault", "Found", "IntervalObserver",
+           "Measurement", "Node", "Preloaded", "RunFailed", "RunStopped", "Setup", "check_metrics", "missing_metric",
+           "representative"]

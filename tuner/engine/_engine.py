@@ -15,8 +15,7 @@ from typing import Any
 
 import optuna
 
-from objectives.runner import EnvironmentFault, RunFailed
-from tuner.backends.base import missing_metric
+from tuner.backends import EnvironmentFault, RunFailed, missing_metric
 from tuner.engine._budget import Budget, usage
 from tuner.engine._lock import StudyBusy, StudyLock
 from tuner.engine._loop import TrialLoop
@@ -95,8 +94,8 @@ class Engine:
         elif search.warm_start:
             copied = warm_start(self.store, search.warm_start)
             notes.append(f"learns from {copied} trials of {search.warm_start} (not counted, never named best)")
-        required = named_starts(parts.space, parts.db_bench, parts.workload, hand_found=search.hand_found_first,
-                                defaults=search.starts and search.sampler != "grid", base=parts.defaults,
+        required = named_starts(parts.space, parts.found, parts.workload, hand_found=search.hand_found_first,
+                                defaults=search.starts and search.sampler != "grid",
                                 user=parts.reference if parts.user_baseline is not None else None)
         if required:
             notes.insert(0, f"runs {', '.join(s['name'] for s in required)} first")
@@ -113,13 +112,13 @@ class Engine:
         baselines = tuple(self.store.attr(f"baseline:{n}") for n, _, _ in self._baselines()
                           if self.store.attr(f"baseline:{n}") is not None)
         return StudySnapshot(name=p.name, uid=self.store.attr("uid"), out=p.out, storage=p.storage, config=p.config,
-                             workload=p.workload, space=p.space, score=p.score, db_bench=p.db_bench,
+                             workload=p.workload, space=p.space, score=p.score, db_bench=p.found.db_bench,
                              db_bench_seed=p.db_bench_seed, trials_wanted=p.trials_wanted, work_dir=p.work_dir,
                              trials=self.store.trials(), baselines=baselines, revalidation=self.revalidation,
                              slot=p.slot.to_dict(), memory=self.memory, target=self._target(),
                              seeded=tuple(self.store.attr("seeded") or ()), preload=self.store.attr("preload"),
                              startup=self.store.attr("startup"), fidelity_agreement=self.store.attr("fidelity_agreement"),
-                             defaults=p.defaults, widened=p.widened)
+                             defaults=p.found.defaults, widened=p.widened)
 
     def _target(self) -> dict[str, Any] | None:
         """What the study tunes for, and how its trials compare with it (what was scaled, and why)."""
@@ -182,7 +181,7 @@ class Engine:
         return self.snapshot()
 
     def _baselines(self) -> list[tuple[str, dict[str, Any], str]]:
-        defaults = self.parts.defaults
+        defaults = self.parts.found.defaults
         items: list[tuple[str, dict[str, Any], str]] = [
             (DEFAULT_BASELINE, {}, f"none of the tuned options set: {defaults.describe()}" if defaults else DEFAULT_BASELINE_DOC)]
         if self.parts.user_baseline is not None:

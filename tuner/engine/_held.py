@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from objectives.configurations import db_bench_defaults
-from objectives.dbbench import DbBench
-from objectives.defaults import Defaults, defaults_of
 from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from search_spaces.catalogue import by_flag
 from search_spaces.parameters import CategoricalParam
+from tuner.backends import BACKENDS, Found
 from tuner.engine._plan import Reference
 from tuner.fmt import fmt_bytes
 from tuner.model import DEFAULT_BASELINE
@@ -37,27 +35,26 @@ def project(space: SearchSpace, flags: dict[str, Any], clip: bool = True) -> dic
     return params
 
 
-def default_flags(flags: list[str], db: DbBench | None, workload: Workload, base: Defaults | None) -> dict[str, Any]:
-    """What the rocksdb-default baseline runs each of ``flags`` with: the defaults every run starts from
-    (``base``, else the library's of ``db``'s version) under the ``workload``'s own flags (which come
-    along), as S0's scaled memtable; with no ``db``, a backend that runs no db_bench workload, the
-    program's own defaults: no flag."""
-    return {} if db is None else {**db_bench_defaults(flags, db, base or defaults_of(db)), **workload.flags}
+def default_flags(flags: list[str], found: Found, workload: Workload) -> dict[str, Any]:
+    """What the rocksdb-default baseline runs each of ``flags`` with, as the study's backend says
+    (:meth:`Backend.default_flags`, from what it ``found``): db_bench's defaults every run starts from
+    under the ``workload``'s own flags; a program's own defaults: no flag."""
+    return BACKENDS[found.backend].default_flags(found, flags, workload)
 
 
-def references(space: SearchSpace, db: DbBench | None, workload: Workload, base: Defaults | None,
+def references(space: SearchSpace, found: Found, workload: Workload,
                user: Reference | None) -> list[tuple[str, dict[str, Any]]]:
     """The flags of what gains are measured against, as their starts run them: the rocksdb-default
     baseline's (:func:`default_flags` of the searched options), then the user's configuration's
     (``user``: its values of the searched options on top)."""
-    defaults = default_flags([p.flag for p in space.parameters], db, workload, base)
+    defaults = default_flags([p.flag for p in space.parameters], found, workload)
     named = [(DEFAULT_BASELINE, defaults)]
     if user is not None:
         named.append((user.name, {**defaults, **space.flags({k: v for k, v in user.values.items() if v is not None})}))
     return named
 
 
-def held(space: SearchSpace, db: DbBench | None, workload: Workload, base: Defaults | None = None,
+def held(space: SearchSpace, found: Found, workload: Workload,
          user: Reference | None = None) -> tuple[SearchSpace, tuple[str, ...]]:
     """``space`` widened to hold the rocksdb-default baseline's and the ``user``'s configurations as
     their starts run them (:meth:`SearchSpace.holding`), so that the search can reach what it is
@@ -65,7 +62,7 @@ def held(space: SearchSpace, db: DbBench | None, workload: Workload, base: Defau
     configurations: dict[str, dict[str, Any]] = {}
     notes: list[str] = []
     wider = space
-    for name, flags in references(space, db, workload, base, user):
+    for name, flags in references(space, found, workload, user):
         configurations[name] = project(space, flags, clip=False)
         widest = space.holding(configurations)
         notes += _widened(wider, widest, name)

@@ -26,8 +26,8 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
-from objectives.runner import EnvironmentFault, IntervalObserver
 from tuner import options_file, ranking, rungs
+from tuner.backends import EnvironmentFault, IntervalObserver
 from tuner.engine._budget import Budget, usage
 from tuner.engine._prepare import Prepared
 from tuner.engine._storage import StudyStore

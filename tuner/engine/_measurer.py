@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from objectives.measurement import Measurement
-from objectives.runner import RunFailed
 from objectives.workloads import Flag, Workload
+from tuner.backends import Measurement, RunFailed
 from tuner.executors import Job, Jobs, Outcome, failure_reason, raise_fault, retried, should_retry
 
 

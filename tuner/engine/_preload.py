@@ -1,15 +1,15 @@
 """A preloaded workload's DB, built once per study just before the first run that starts from it (and,
 when the trials are smaller than the target, the target's before the re-validation's first run); every
-run then starts on a hard-linked checkpoint of it (objectives.runner)."""
+run then starts on a hard-linked checkpoint of it (the backend builds it: Backend.preload)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from objectives.runner import Preloaded, RunFailed
 from objectives.workloads import Workload
 from search_spaces import GiB
+from tuner.backends import Preloaded, RunFailed
 from tuner.engine._storage import StudyStore
 from tuner.events import EventBus
 from tuner.executors import Executor, Job, Outcome
@@ -52,7 +52,7 @@ class Preloading:
                  build: Build | None, given: str | None = None):
         self.inner, self.workload, self.store, self.bus, self.out = inner, workload, store, bus, out
         self.slots = inner.slots
-        self.build = build  # objectives.runner.Runner.preload; None where no job starts from a preloaded DB
+        self.build = build  # the backend's preload (Backend.preload); None where no job starts from a preloaded DB
         self.built: set[str] = {given} if given else set()  # given: the user's DB (--db-snapshot), never built
 
     def submit(self, job: Job) -> None:

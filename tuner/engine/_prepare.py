@@ -14,14 +14,11 @@ from pathlib import Path
 import optuna
 
 from objectives import workdir
-from objectives.dbbench import DbBench
-from objectives.defaults import LIBRARY, Defaults
-from objectives.runner import RUNNER_FLAGS, preload_dir
 from objectives.scores import Score
-from objectives.trace import snapshot_files, trace_workload
-from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag, Workload, WorkloadError, load_workload
+from objectives.workdir import snapshot_files
+from objectives.workloads import Flag, Workload, WorkloadError, load_workload
 from search_spaces import Context, GiB, MiB, SearchSpace, load_space
-from tuner.backends import BACKENDS
+from tuner.backends import BACKENDS, Found
 from tuner.engine._baseline_file import NAME as BASELINE_NAME
 from tuner.engine._baseline_file import load_baseline
 from tuner.engine._held import default_flags, held
@@ -52,7 +49,7 @@ class Prepared:
     score: Score
     pruner: optuna.pruners.BasePruner
     sampler: optuna.samplers.BaseSampler
-    db_bench: DbBench | None  # None when the backend runs no db_bench workload (it is then not probed)
+    found: Found  # what the backend found: db_bench (None when it runs none: it is then not probed), its defaults
     workload: Workload
     space: SearchSpace
     trials_wanted: int
@@ -68,7 +65,6 @@ class Prepared:
     user_baseline: tuple[dict[str, Flag], str] | None  # --baseline's flags and description
     rungs: tuple[Workload, ...] = ()  # --fidelity: the workload at each rung's data size, the last the full one
     target: Target | None = None  # what the study tunes for (tuner.target)
-    defaults: Defaults | None = None  # what every db_bench run starts from (None: the backend runs no db_bench)
     widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
     memory_note: str | None = None  # rocksdb-default cannot fit the trials' memory: said before any run
 
@@ -151,7 +147,8 @@ def _check_revalidation(revalidation: RevalidationConfig) -> None:
 
 
 def check_backend(config: TuneConfig) -> None:
-    """The backend a request names; what only db_bench's workloads take is refused for another."""
+    """The backend a request names; what it does not declare it can do (``Backend.workloads``, ``targets``,
+    ``distributed``, ``runs_db_bench``, ``per_second``, ``needs_command``) is refused, naming the flag."""
     m, d, x = config.measurement, config.deployment, config.execution
     backend = BACKENDS.get(m.backend)
     if backend is None:
@@ -166,19 +163,22 @@ def check_backend(config: TuneConfig) -> None:
                          "(db_bench's preloaded workloads build their own)")
     if not backend.per_second and config.search.pruner != "none":
         raise UsageError(f"--pruner: the {backend.name} backend reports no per-second throughput to prune on")
-    if not backend.runs_workloads:
-        for flag, given in (("--workload", m.workload), ("--fidelity", config.search.fidelity), ("--scale", m.scale),
-                            ("--target-data", d.target_data), ("--target-memory", d.target_memory),
-                            ("--base-options", d.base_options), ("--duration", m.duration),
-                            ("--search-duration", m.search_duration),
-                            ("--memory-limit", d.memory_limit), ("--db-snapshot", m.db_snapshot),
-                            ("--confirm-scale", config.revalidation.confirm_scale), ("--parallel", x.parallel > 1),
-                            ("--ray-address", x.ray_address), ("--executor", x.on_ray),
-                            ("--db-bench", x.db_bench), ("--rocksdb-version", x.rocksdb_version),
-                            ("--defaults", m.defaults != LIBRARY)):
-            if given:
-                raise UsageError(f"{flag}: shapes db_bench's workloads and runs; the {backend.name} backend runs "
-                                 "your program as it is, on this host")
+    workloads, targets, distributed, db_bench = \
+        backend.workloads, backend.targets, backend.distributed, backend.runs_db_bench
+    for flag, given, can in (
+            ("--workload", m.workload, workloads), ("--fidelity", config.search.fidelity, workloads),
+            ("--scale", m.scale, workloads), ("--target-data", d.target_data, targets),
+            ("--target-memory", d.target_memory, targets), ("--base-options", d.base_options, targets),
+            ("--duration", m.duration, workloads), ("--search-duration", m.search_duration, workloads),
+            ("--memory-limit", d.memory_limit, targets), ("--db-snapshot", m.db_snapshot, workloads),
+            ("--confirm-scale", config.revalidation.confirm_scale, workloads),
+            ("--parallel", x.parallel > 1, distributed), ("--ray-address", x.ray_address, distributed),
+            ("--executor", x.on_ray, distributed), ("--db-bench", x.db_bench, db_bench),
+            ("--rocksdb-version", x.rocksdb_version, db_bench),
+            ("--defaults", m.defaults != MeasurementConfig.defaults, db_bench)):  # another than the library's
+        if given and not can:
+            raise UsageError(f"{flag}: shapes db_bench's workloads and runs; the {backend.name} backend runs "
+                             "your program as it is, on this host")
 
 
 def score_of(search: SearchConfig) -> Score:
@@ -202,11 +202,12 @@ def pruner_of(search: SearchConfig, score: Score) -> optuna.pruners.BasePruner:
         raise UsageError(str(exc)) from None
 
 
-def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner, db_bench: DbBench | None,
-            slot: Slot, defaults: Defaults | None = None) -> Prepared:
-    """Scale workload and space to the trials' slot, check flags (against ``db_bench``, None when the
-    backend runs no db_bench workload, whose runs start from ``defaults``), build the sampler and the
-    work directory."""
+def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner, found: Found,
+            slot: Slot) -> Prepared:
+    """Scale workload and space to the trials' slot, have the backend check them (against what it
+    ``found``: db_bench, None when the backend runs none, and the defaults its runs start from), build
+    the sampler and the work directory."""
+    backend, defaults = BACKENDS[config.measurement.backend], found.defaults
     host = replace(Context.of_host(), cores=slot.cores, ram=slot.ram)
     search, confirm_scale = config.search, config.revalidation.confirm_scale
     unresolved = search.space if isinstance(search.space, SearchSpace) else load_space(search.space)
@@ -216,28 +217,27 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
         workload=config.measurement.workload if config.measurement.workload is not None else workload.name))
     measurement = config.measurement
     workload = replace(workload, drain=workload.drain and measurement.drain)
-    if not BACKENDS[measurement.backend].runs_workloads:  # its hand-found configurations are db_bench's workload's
+    if not backend.workloads:  # its hand-found configurations are db_bench's workload's
         workload = replace(workload, baselines=())
     if confirm_scale is not None:
         confirm = replace(workload_of(config).resolve(confirm_scale, host), drain=workload.drain)
     elif confirm is not None:  # at the target, in its memory
         confirm = replace(confirm, drain=workload.drain, memory=target.memory or (max(
             MIN_MEMORY_LIMIT, int(confirm.data_bytes() / confirm.data_to_memory)) if confirm.data_to_memory else None))
-    work_dir, workload, confirm = _work_dir(config, db_bench, defaults, target, workload, confirm)
-    needs = baseline_memory(db_bench, defaults, workload)
+    work_dir, workload, confirm = _work_dir(config, found, target, workload, confirm)
+    needs = baseline_memory(found, workload)
     floor = needs[0] if needs else 0
     limit, budget = memory_plan(config.deployment, workload, slot, target, floor)
     ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget)
     space = unresolved.resolve(ctx)
-    if db_bench is not None:
-        check_flags(db_bench, workload, space)
+    backend.check(found, workload, space)
     user, reference = _reference(config, space, target)
     sampler_name = choose(search.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
     config = replace(config, search=replace(config.search, sampler=sampler_name))
     widened: tuple[str, ...] = ()
     if search.starts and sampler_name != "grid":  # the references run as starts: the space holds them
-        space, widened = held(space, db_bench, workload, defaults, reference if user is not None else None)
-    what = workload.name if BACKENDS[measurement.backend].runs_workloads else measurement.backend
+        space, widened = held(space, found, workload, reference if user is not None else None)
+    what = backend.describe(workload, measurement).name
     tracking = config.tracking
     name = tracking.study or f"{what}-{time.strftime('%Y%m%d-%H%M%S')}"
     # the start-up is sized to --trials here, and to what a --budget allows once the baselines ran (TrialLoop);
@@ -253,17 +253,18 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     rungs = _rungs(config, workload, target, {p.flag for p in space.parameters}, host, limit, floor)
     plan = Plan.of(config.revalidation, search.seed or 0, confirm)
     out = Path(tracking.out) if tracking.out else Path("runs") / name
-    return Prepared(config=config, name=name, score=score, pruner=pruner, sampler=sampler, db_bench=db_bench,
+    return Prepared(config=config, name=name, score=score, pruner=pruner, sampler=sampler, found=found,
                     workload=workload, space=space, trials_wanted=wanted, repair_rejected=not grid, work_dir=work_dir,
                     out=out, storage=tracking.storage or f"sqlite:///{(out / 'study.db').resolve()}",
                     db_bench_seed=search.seed if search.seed else 1, slot=slot, memory_limit=limit, plan=plan,
-                    reference=reference, user_baseline=user, rungs=rungs, target=target, defaults=defaults,
+                    reference=reference, user_baseline=user, rungs=rungs, target=target,
                     widened=widened, memory_note=_memory_note(config.deployment, limit, needs))
 
 
-def _work_dir(config: TuneConfig, db_bench: DbBench | None, defaults: Defaults | None, target: Target,
-              workload: Workload, confirm: Workload | None) -> tuple[Path, Workload, Workload | None]:
-    """The work dir, checked to hold the trials' DBs; preloaded workloads with their DB's place in it."""
+def _work_dir(config: TuneConfig, found: Found, target: Target, workload: Workload,
+              confirm: Workload | None) -> tuple[Path, Workload, Workload | None]:
+    """The work dir, checked to hold the trials' DBs; preloaded workloads with their DB's place in it
+    (where the backend builds it, else --db-snapshot's)."""
     try:
         given_dir = config.execution.work_dir
         work_dir = workdir.prepare(Path(given_dir) if given_dir is not None else None)
@@ -275,8 +276,8 @@ def _work_dir(config: TuneConfig, db_bench: DbBench | None, defaults: Defaults |
     given = Path(snapshot).resolve() if snapshot else None  # the user's DB, never written: the target
 
     def preloaded(w: Workload) -> Workload:
-        assert db_bench is not None and defaults is not None  # only db_bench's workloads are preloaded
-        return replace(w, snapshot=str(given or preload_dir(db_bench, work_dir, w, seed, defaults) / "db"))
+        return replace(w, snapshot=str(given or BACKENDS[config.measurement.backend].preload_path(found, work_dir, w,
+                                                                                                   seed)))
 
     if workload.kind == "preloaded":
         workload = preloaded(workload)
@@ -306,12 +307,12 @@ MIN_MEMORY_LIMIT = 64 * MiB
 MEMORY_FLAGS = ("write_buffer_size", "max_write_buffer_number", "cache_size")  # what a configuration holds in memory
 
 
-def baseline_memory(db: DbBench | None, base: Defaults | None, workload: Workload) -> tuple[int, str] | None:
+def baseline_memory(found: Found, workload: Workload) -> tuple[int, str] | None:
     """(the trials' memory rocksdb-default needs, what it holds in words): its memtables and block cache
     as it runs them (:func:`tuner.engine._held.default_flags`), as the memory budget's 3/4 of the trials'
     memory (the rest db_bench itself and the page cache: :func:`memory_plan`); None with no db_bench, or
     where its flags do not say."""
-    flags = default_flags(list(MEMORY_FLAGS), db, workload, base)
+    flags = default_flags(list(MEMORY_FLAGS), found, workload)
     if any(f not in flags for f in MEMORY_FLAGS):
         return None
     size, number, cache = (max(0, int(float(str(flags[f])))) for f in MEMORY_FLAGS)
@@ -499,33 +500,20 @@ TARGET_WORKLOAD = "steady-overwrite"  # with --target-data: a load of the target
 
 
 def workload_of(config: TuneConfig) -> Workload:
-    """The workload a request names: a preset, a file, or ``trace:TRACE`` on --db-snapshot; none named,
-    fillrandom, or with a --target-data the preloaded steady-overwrite."""
+    """The workload a request names: a preset, a file, or one its backend names (db_bench's
+    ``trace:TRACE`` on --db-snapshot); none named, fillrandom, or with a --target-data the preloaded
+    steady-overwrite."""
     m = config.measurement
     chosen = m.workload if m.workload is not None else \
         TARGET_WORKLOAD if config.deployment.target_data is not None else DEFAULT_WORKLOAD
-    name = str(chosen)
-    if name.startswith("trace:"):
-        if not m.db_snapshot:
-            raise UsageError("--workload trace:TRACE needs --db-snapshot DIR: the DB the trace was recorded on")
-        return trace_workload(Path(name[len("trace:"):]), Path(m.db_snapshot))
+    own = BACKENDS[m.backend].workload_named(str(chosen), m.db_snapshot)  # e.g. db_bench's trace:TRACE
+    if own is not None:
+        return own
     named = load_workload(chosen)
     if m.db_snapshot and named.kind != "preloaded":
         raise UsageError(f"--db-snapshot: workload {named.name} loads its DB from empty; a snapshot is where a "
                          "trace workload (trace:TRACE) or a preloaded one (rocksdb-tuner workloads) starts")
     return named
-
-
-def check_flags(db_bench: DbBench, workload: Workload, space: SearchSpace) -> None:
-    """Tuned flags the tuner owns are refused; every flag must be known to this db_bench."""
-    for p in space.parameters:
-        if p.flag in RESERVED_FLAGS | OUTSIDE_FLAGS:
-            raise UsageError(f"space {space.name}: parameters.{p.name}.flag: --{p.flag} is set by the tuner "
-                             "or names a path outside the trial's DB directory; it cannot be tuned")
-    flags = set(workload.all_flags()) | {p.flag for p in space.parameters} | RUNNER_FLAGS
-    db_bench.check_flags(sorted(flags), where=f"workload {workload.name} / space {space.name}")
-    db_bench.check_benchmarks([b for phase in workload.phases for b in phase.benchmarks],
-                              where=f"workload {workload.name}")
 
 
 def prepare_out(out: Path) -> None:

@@ -37,12 +37,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from objectives.measurement import Measurement
-from objectives.runner import RunFailed
 from objectives.scores import Score, label
 from objectives.workloads import Flag, Workload
 from search_spaces import SearchSpace
 from tuner import options_file, ranking
+from tuner.backends import Measurement, RunFailed
 from tuner.engine._budget import MIN_ROUNDS
 from tuner.engine._plan import Plan, Reference
 from tuner.engine._storage import StudyStore

@@ -12,10 +12,9 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 from sqlalchemy.exc import SQLAlchemyError
 
-from objectives.defaults import PINNED_7_8
-from objectives.measurement import Measurement
 from objectives.scores import ScoreError
 from tuner import options_file
+from tuner.backends import BACKENDS, Measurement
 from tuner.engine._prepare import Prepared
 from tuner.executors import Outcome, failure_reason
 from tuner.model import UsageError
@@ -60,7 +59,7 @@ class StudyStore:
         p, measurement = self.parts, self.parts.config.measurement
         identity: dict[str, object] = {"workload": p.workload.name, "space": p.space.name, "objective": p.score.objective,
                     "scale": measurement.scale}
-        if measurement.backend != "db_bench":  # another program measured is another question
+        if not BACKENDS[measurement.backend].workloads:  # another program measured is another question
             identity["backend"] = {"name": measurement.backend, "command": measurement.command,
                                    **({"load": measurement.load} if measurement.load else {})}
         if not p.workload.drain:  # burst ops/s do not compare with sustained ones
@@ -69,8 +68,8 @@ class StudyStore:
             identity["target"] = {"data": p.target.data, "memory": p.target.memory, "source": p.target.source}
         if measurement.db_snapshot and p.workload.kind == "preloaded":  # the DB the runs start from
             identity["db_snapshot"] = p.workload.snapshot
-        if p.defaults is not None and p.defaults.mode != PINNED_7_8:  # studies before it ran on 7.8.3's pins
-            identity["defaults"] = p.defaults.mode
+        if p.found.defaults is not None and p.found.defaults.identity is not None:  # what every run started from
+            identity["defaults"] = p.found.defaults.identity
         if not study.user_attrs.get("uid"):  # names the study in MLflow, whatever its storage URL
             study.set_user_attr("uid", uuid.uuid4().hex)
         if not study.user_attrs.get("identity"):
@@ -78,13 +77,13 @@ class StudyStore:
             study.set_user_attr("space", p.space.describe()["parameters"])
             study.set_user_attr("constraints", p.space.describe()["constraints"])
             study.set_user_attr("widened", list(p.widened))  # to hold the references (tuner.engine._held)
-            study.set_user_attr("db_bench", p.db_bench.to_dict() if p.db_bench is not None else None)
+            study.set_user_attr("db_bench", p.found.db_bench.to_dict() if p.found.db_bench is not None else None)
             study.set_user_attr("repeats", measurement.repeats)
         elif study.user_attrs["identity"] != identity:
             raise UsageError(f"--study {p.name}: exists with {study.user_attrs['identity']}, not {identity}; "
                              "use another --study name to tune something else")
-        elif p.db_bench is not None:  # measured by db_bench: by the same version and build
-            before, now = study.user_attrs["db_bench"], p.db_bench.to_dict()
+        elif p.found.db_bench is not None:  # measured by db_bench: by the same version and build
+            before, now = study.user_attrs["db_bench"], p.found.db_bench.to_dict()
             if (before["version"], before["assertions"]) != (now["version"], now["assertions"]):
                 raise UsageError(
                     f"--study {p.name}: was measured with db_bench {before['version']} "

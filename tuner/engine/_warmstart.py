@@ -41,11 +41,10 @@ from optuna.distributions import BaseDistribution
 from optuna.trial import FrozenTrial, TrialState, create_trial
 
 from objectives.configurations import benchmark_sh
-from objectives.dbbench import DbBench
-from objectives.defaults import Defaults
 from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from tuner import ranking
+from tuner.backends import Found
 from tuner.engine._held import project, references
 from tuner.engine._plan import Reference
 from tuner.engine._storage import StudyStore
@@ -110,24 +109,24 @@ def warm_start(store: StudyStore, source: str) -> int:
     return copied
 
 
-def starts(space: SearchSpace, db: DbBench | None, workload: Workload, base: Defaults | None = None,
+def starts(space: SearchSpace, found: Found, workload: Workload,
            user: Reference | None = None) -> list[tuple[str, dict[str, Any]]]:
     """The references (the rocksdb-default baseline's configuration; the ``user``'s, when given) and the
     benchmark.sh-style configuration on top of the first, projected onto ``space`` (which holds the
     references: :func:`tuner.engine._held.held`); one whose projection is empty is left out."""
-    named = references(space, db, workload, base, user)
+    named = references(space, found, workload, user)
     assert space.context is not None  # a resolved space
     bsh, _ = benchmark_sh(space.context)
     named.append(("benchmark.sh", {**named[0][1], **bsh}))
     return [(name, params) for name, flags in named if (params := project(space, flags))]
 
 
-def named_starts(space: SearchSpace, db: DbBench | None, workload: Workload, *, defaults: bool, hand_found: bool,
-                 base: Defaults | None = None, user: Reference | None = None) -> list[dict[str, Any]]:
-    """The required starts, in order: the defaults (``base``), the ``user``'s configuration and the
+def named_starts(space: SearchSpace, found: Found, workload: Workload, *, defaults: bool, hand_found: bool,
+                 user: Reference | None = None) -> list[dict[str, Any]]:
+    """The required starts, in order: the defaults (as the backend ``found`` them), the ``user``'s configuration and the
     benchmark.sh style (``defaults``), then each hand-found baseline's configuration (``hand_found``),
     projected onto ``space``."""
-    named = starts(space, db, workload, base, user) if defaults else []
+    named = starts(space, found, workload, user) if defaults else []
     if hand_found:
         named += [(b.name, project(space, b.flags)) for b in workload.baselines]
     return [{"name": name, "params": params} for name, params in named if params]
@@ -166,7 +165,7 @@ def _earlier(summary: Summary, source: str) -> optuna.Study:
 def most_similar(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()) -> Path | None:
     """The summary.json of the library's finished study most like this one (see the module's doc)."""
     parts = store.parts
-    version = parts.db_bench.version if parts.db_bench is not None else None  # None: studies without db_bench
+    version = parts.found.db_bench.version if parts.found.db_bench is not None else None  # None: studies without db_bench
     best: tuple[tuple[int, float], Path] | None = None
     for path in sorted(library.rglob("summary.json")) if library.is_dir() else []:
         try:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from objectives.dbbench import DbBench
-from objectives.runner import EnvironmentFault, RunFailed, RunStopped
 from search_spaces import host_cores, host_ram_bytes
-from tuner.backends import BACKENDS, Backend, Setup
+from tuner.backends import Backend, EnvironmentFault, Found, RunFailed, RunStopped
 from tuner.executors.base import Job, Note, Outcome, Slot, keep_options
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 
@@ -16,7 +14,7 @@ class LocalExecutor:
     slots = 1
     remote = False
 
-    def __init__(self, execution: ExecutionConfig | None = None, db_bench: DbBench | None = None,
+    def __init__(self, execution: ExecutionConfig | None = None, found: Found | None = None,
                  note: Note | None = None):
         self.backend: Backend | None = None  # set by bind()
         self.pending: list[Job] = []
@@ -31,8 +29,8 @@ class LocalExecutor:
     def start(self) -> Slot:
         return Slot(host_cores(), host_ram_bytes())
 
-    def bind(self, backend: str, setup: Setup) -> None:
-        self.backend = BACKENDS[backend](setup)
+    def bind(self, backend: Backend) -> None:
+        self.backend = backend
 
     def submit(self, job: Job) -> None:
         self.pending.append(job)
@@ -62,5 +60,4 @@ class LocalExecutor:
         return None
 
     def close(self) -> None:
-        if self.backend is not None:
-            self.backend.close()
+        self.backend = None  # the study tears its backend down

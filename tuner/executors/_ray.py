@@ -2,7 +2,8 @@
 
 The engine keeps up to ``--parallel`` jobs in flight (TPE's constant liar keeps their
 configurations apart); each is a plain Ray task, and outcomes come back as they finish. A task
-runs on some node of the cluster: it finds that node's own db_bench (the usual discovery rules),
+runs on some node of the cluster: it finds what the node has for the backend (db_bench: the node's own, by
+the usual discovery rules),
 leases ``--cpus-per-trial`` distinct cores of the node (a lock file per core, so tasks never share
 a core, whichever Ray node they belong to) and pins db_bench to them, measures in a fresh DB
 directory of the node's work dir, and ships back the metrics and the logs (tuner.executors._task, the
@@ -22,8 +23,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from objectives.dbbench import DbBench
-from tuner.backends import Setup
+from tuner.backends import BACKENDS, Backend, Found
 from tuner.executors._task import TaskSpec, measure_task, node_facts, outcome_of
 from tuner.executors.base import ExecutorError, Job, Note, Outcome, Slot
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
@@ -40,9 +40,9 @@ def _where() -> dict[str, Any]:
     return {"node_id": ray.get_runtime_context().get_node_id(), "ip": ray.util.get_node_ip_address()}
 
 
-def _probe_node(db_bench: str | None, version: str | None) -> dict[str, Any]:
-    """A Ray task: the node's facts and its db_bench."""
-    return node_facts(db_bench, version, _where())
+def _probe_node(backend: str, execution: ExecutionConfig) -> dict[str, Any]:
+    """A Ray task: the node's facts, and what it has for the study's backend (its db_bench)."""
+    return node_facts(backend, execution, _where())
 
 
 class StopFlag:
@@ -93,10 +93,10 @@ class RayExecutor:
 
     remote = True
 
-    def __init__(self, execution: ExecutionConfig, db_bench: DbBench | None, note: Note):
-        assert db_bench is not None  # check_backend refuses Ray to a backend that runs no db_bench workload
-        self.execution, self.db_bench, self.note = execution, db_bench, note
-        self.task: tuple[str, Setup] | None = None  # set by bind(), once the study is prepared for the slot
+    def __init__(self, execution: ExecutionConfig, found: Found | None, note: Note):
+        assert found is not None  # tuner.api gives what the study's backend found on this host
+        self.execution, self.found, self.note = execution, found, note
+        self.backend: Backend | None = None  # set by bind(), once the study is prepared for the slot
         self.slots = execution.parallel
         self.started_ray = False
         self.cpus = 1
@@ -148,25 +148,14 @@ class RayExecutor:
         alive = [n for n in ray.nodes() if n.get("Alive")]
         probe_task = ray.remote(_probe_node)
         refs = [probe_task.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
-                .remote(self.execution.db_bench, self.execution.rocksdb_version) for n in alive]
+                .remote(self.found.backend, self.execution) for n in alive]
         try:
             self.nodes = ray.get(refs, timeout=120)
         except Exception as exc:  # noqa: BLE001
             raise ExecutorError(f"--ray-address: a node did not answer: {' '.join(str(exc).split())[:300]}") from None
-        mine = self.db_bench
-        problems = []
-        for node in self.nodes:
-            theirs = node.get("db_bench")
-            if theirs is None:
-                problems.append(f"{node['host']} ({node['ip']}): {node['db_bench_error']}")
-            elif (theirs["version"], theirs["assertions"]) != (mine.version, mine.assertions):
-                problems.append(f"{node['host']} ({node['ip']}) has db_bench {theirs['version']} "
-                                f"({'assertions' if theirs['assertions'] else 'release'}) at {theirs['path']}")
-        missing = [p for p in problems if "has db_bench" not in p]
-        if missing or (problems and not self.execution.allow_mixed_db_bench):
-            raise ExecutorError(
-                f"--ray-address: this study runs db_bench {mine.version} ({mine.build}); " + "; ".join(problems)
-                + ("" if missing else ". Measurements would not compare; --allow-mixed-db-bench accepts it"))
+        problem = BACKENDS[self.found.backend].check_nodes(self.found, self.nodes, self.execution)
+        if problem is not None:
+            raise ExecutorError(f"--ray-address: {problem}")
 
     def _size(self, ray: Any) -> None:
         cpus = [int(n["Resources"].get("CPU", 0)) for n in ray.nodes() if n.get("Alive")]
@@ -201,8 +190,8 @@ class RayExecutor:
         shares = [n["ram"] // max(1, n["cores"] // self.cpus) for n in self.nodes if n["cores"] >= self.cpus]
         return self.cpus, min(shares)
 
-    def bind(self, backend: str, setup: Setup) -> None:
-        self.task = (backend, setup)
+    def bind(self, backend: Backend) -> None:
+        self.backend = backend
 
     def describe(self) -> str | None:
         hosts = ", ".join(f"{n['host']} ({n['ip']}, {n['cores']} cores)" for n in self.nodes)
@@ -213,8 +202,8 @@ class RayExecutor:
     def submit(self, job: Job) -> None:
         import ray
 
-        assert self.task is not None, "bind() first"
-        spec = TaskSpec.of(job, *self.task, self.cpus, self.execution)
+        assert self.backend is not None, "bind() first"
+        spec = TaskSpec.of(job, self.backend, self.cpus, self.execution)
         options: dict[str, Any] = {"num_cpus": self.cpus, "max_retries": 0}
         bundle = None
         if self.placement is not None:
@@ -246,7 +235,7 @@ class RayExecutor:
             return Outcome(job, reason=f"worker error: {_short(exc)}")
         except ray.exceptions.RayError as exc:  # the worker process or its node died
             return Outcome(job, reason=_short(exc), lost=True)
-        return outcome_of(job, result, self.db_bench.path)
+        return outcome_of(job, result, self.found.db_bench.path if self.found.db_bench else "")
 
     def cancel(self) -> None:
         """Stop the tasks in flight through the stop flag: each kills its db_bench, removes its DB and

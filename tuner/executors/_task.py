@@ -1,9 +1,9 @@
 """What runs on a worker, for any executor whose jobs run away from the driver (Ray's today; a Slurm
 or Kubernetes one would reuse it): a :class:`TaskSpec` pickled to the node, :func:`measure_task`
-running it there (cores leased and pinned, the node's own db_bench, a fresh DB in the node's work
-dir, the study's backend), and :func:`outcome_of` turning what it returns into the engine's Outcome
-on the driver. Workers never touch the study storage or MLflow, so a cluster needs no shared
-filesystem.
+running it there (cores leased and pinned, the study's backend rebuilt from its typed setup with
+what the node has, e.g. its own db_bench, a fresh DB in the node's work dir), and :func:`outcome_of`
+turning what it returns into the engine's Outcome on the driver. Workers never touch the study
+storage or MLflow, so a cluster needs no shared filesystem.
 """
 
 from __future__ import annotations
@@ -14,17 +14,14 @@ import socket
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from objectives import workdir
-from objectives.dbbench import DbBench, DbBenchError, probe
-from objectives.defaults import LIBRARY, DefaultsError, defaults_of
-from objectives.runner import STOPPED, EnvironmentFault, RunFailed, Runner
 from objectives.workloads import Flag, Workload
 from search_spaces import host_ram_bytes
-from tuner.backends import BACKENDS, Setup
+from tuner.backends import BACKENDS, STOPPED, Backend, EnvironmentFault, RunFailed, Setup
 from tuner.executors.base import Job, Outcome, keep_options
 from tuner.model import ExecutionConfig
 
@@ -73,88 +70,69 @@ class CoreLease:
 
 @dataclass
 class TaskSpec:
-    """Everything a worker needs to measure one configuration (pickled to the node): the job, and
-    the study's backend with its setup less the runner (the worker builds its own)."""
+    """Everything a worker needs to measure one configuration (pickled to the node): the job, and the
+    study's backend as its name and setup (typed and picklable: the worker rebuilds the backend from
+    them, with what its node has, :meth:`Backend.on_node`)."""
 
     backend: str  # a name of tuner.backends.BACKENDS
+    setup: Setup
     flags: dict[str, Flag]
     repeats: int
     workload: Workload | None  # the job's, else the study's
-    seed: int
-    timeout: float
-    options_keys: dict[str, str]
-    command: str | None
     cpus: int
-    db_bench: str | None  # an explicit --db-bench path, else the node's own discovery
-    work_dir: str | None
-    rocksdb_version: str | None = None  # the node's build of this version (--rocksdb-version)
-    memory_limit: int | None = None  # scored phases in a memory cgroup of this size
-    defaults: str = LIBRARY  # what every run starts from (objectives.defaults), read from the node's build
-    needs: tuple[str, ...] = ("ops_per_sec",)  # the metrics every run must report (Setup.needs)
+    execution: ExecutionConfig  # --db-bench, --work-dir and --rocksdb-version, which a node resolves on its own
 
     @classmethod
-    def of(cls, job: Job, backend: str, setup: Setup, cpus: int, execution: ExecutionConfig) -> TaskSpec:
-        """A job as a task: ``execution`` gives --db-bench, --work-dir and --rocksdb-version, which a
-        node resolves on its own."""
-        return cls(backend, job.flags, job.repeats, job.workload or setup.workload, setup.seed, setup.timeout,
-                   setup.options_keys, setup.command, cpus, execution.db_bench,
-                   str(execution.work_dir) if execution.work_dir else None, execution.rocksdb_version,
-                   setup.runner.memory_limit if setup.runner else None,
-                   setup.runner.defaults.mode if setup.runner else LIBRARY, setup.needs)
+    def of(cls, job: Job, backend: Backend, cpus: int, execution: ExecutionConfig) -> TaskSpec:
+        """A job as a task, for ``backend`` (the study's, prepared on the driver)."""
+        return cls(backend.name, backend.setup, job.flags, job.repeats, job.workload or backend.setup.workload, cpus,
+                   execution)
 
 
-def node_facts(db_bench: str | None, version: str | None = None, where: dict[str, Any] | None = None) -> dict[str, Any]:
+def node_facts(backend: str, execution: ExecutionConfig, where: dict[str, Any] | None = None) -> dict[str, Any]:
     """This node: ``where`` (the executor's name for it, e.g. Ray's node id and IP), host name,
-    cores, memory and its db_bench (or why there is none)."""
-    return _node(db_bench, version, where)[0]
+    cores, memory and what it has for ``backend`` (its db_bench, or why there is none)."""
+    return {**_host(where), **BACKENDS[backend].node_facts(execution)}
 
 
-def _node(explicit: str | None, version: str | None, where: dict[str, Any] | None) -> tuple[dict[str, Any], DbBench | None]:
-    facts: dict[str, Any] = {"host": socket.gethostname(), **(where or {}), "cores": len(os.sched_getaffinity(0)),
-                             "ram": host_ram_bytes()}
-    try:
-        db = probe(explicit, version)
-    except DbBenchError as exc:
-        facts["db_bench_error"] = str(exc)
-        return facts, None
-    facts["db_bench"] = db.to_dict()
-    return facts, db
+def _host(where: dict[str, Any] | None) -> dict[str, Any]:
+    return {"host": socket.gethostname(), **(where or {}), "cores": len(os.sched_getaffinity(0)), "ram": host_ram_bytes()}
 
 
 def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None,
                  stop: threading.Event | None = None) -> dict[str, Any]:
-    """Runs on the worker: lease cores, pin, measure with the study's backend, return the
-    measurement (or the reason it failed), the logs' bytes and the node's facts. Once ``stop`` is set
-    (the driver stops the study), db_bench is killed, its DB removed and the task returns a failure."""
+    """Runs on the worker: lease cores, pin, rebuild the study's backend for this node and measure with
+    it, return the measurement (or the reason it failed), the logs' bytes and the node's facts. Once
+    ``stop`` is set (the driver stops the study), the run is killed, its DB removed and the task returns
+    a failure."""
     started = time.monotonic()
-    backend = BACKENDS[spec.backend]
-    node, db = _node(spec.db_bench, spec.rocksdb_version, where)
-    if db is None and backend.runs_workloads:
-        return {"ok": False, "reason": f"node {node['host']}: {node['db_bench_error']}", "node": node, "logs": {}}
+    backend_class = BACKENDS[spec.backend]
+    here = backend_class.on_node(spec.setup, spec.execution)
+    node = {**_host(where), **here.facts}
+    if here.setup is None:
+        return {"ok": False, "reason": f"node {node['host']}: {here.error}", "node": node, "logs": {}}
     lease = CoreLease(spec.cpus)
     before = os.sched_getaffinity(0)
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-logs-") as tmp:
         logs = Path(tmp)
         try:
             node["cores_used"] = lease.acquire(time.monotonic() + LEASE_WAIT, stop)
-            os.sched_setaffinity(0, node["cores_used"])  # db_bench (or the command) inherits it
+            os.sched_setaffinity(0, node["cores_used"])  # the run (db_bench, the command) inherits it
             node["measured_from"] = time.time()
-            work_dir = workdir.prepare(Path(spec.work_dir) if spec.work_dir else None)
-            runner = None
-            if db is not None and backend.runs_workloads:
-                runner = Runner(db, work_dir=work_dir, timeout=spec.timeout, memory_limit=spec.memory_limit,
-                                defaults=defaults_of(db, spec.defaults), stop=stop)
-                runner.sweep_stale()
-            setup = Setup(work_dir, spec.timeout, spec.seed, spec.options_keys, spec.workload, runner, spec.command,
-                          spec.needs)
-            result: dict[str, Any] = {"ok": True, "measurement": backend(setup).measure(
-                spec.flags, logs, spec.repeats, None, spec.workload)}
+            work_dir = workdir.prepare(spec.execution.work_dir)
+            workdir.sweep_stale(work_dir)  # what gone tuners on this node left
+            # the node's work dir; the driver's preloaded DBs and --out are the driver's to remove and write
+            backend = backend_class(replace(here.setup, work_dir=work_dir, logs=None, preloaded=()))
+            try:
+                backend.prepare(stop)
+                result: dict[str, Any] = {"ok": True, "measurement": backend.measure(
+                    spec.flags, logs, spec.repeats, None, spec.workload)}
+            finally:
+                backend.teardown()
         except RunFailed as exc:
             result = {"ok": False, "reason": exc.reason}
         except EnvironmentFault as exc:
             result = {"ok": False, "reason": f"node {node['host']}: {exc.reason}", "fault": exc.fault}
-        except DefaultsError as exc:  # the node's build cannot tell its library's defaults
-            result = {"ok": False, "reason": f"node {node['host']}: {exc}", "fault": "db_bench's defaults are unreadable"}
         except workdir.WorkDirError as exc:  # e.g. the node's --work-dir vanished
             result = {"ok": False, "reason": f"node {node['host']}: {exc}", "fault": "the work directory is unusable"}
         finally:

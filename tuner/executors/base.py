@@ -12,11 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from objectives.dbbench import DbBench
-from objectives.measurement import Measurement
-from objectives.runner import EnvironmentFault, IntervalObserver
 from objectives.workloads import Flag, Workload
-from tuner.backends import Setup
+from tuner.backends import Backend, EnvironmentFault, Found, IntervalObserver, Measurement
 from tuner.model import ExecutionConfig, TuneConfig
 
 RETRIES = 1
@@ -39,7 +36,7 @@ class Job:
 class Outcome:
     """What became of a job: a measurement, or a failure reason (``lost`` when its worker died,
     ``stopped`` at (phase, second) when its observer stopped it, ``fault`` when the environment
-    failed it, see objectives.runner.EnvironmentFault)."""
+    failed it, see tuner.backends.EnvironmentFault)."""
 
     job: Job
     measurement: Measurement | None = None
@@ -120,15 +117,15 @@ class Jobs(Protocol):
 
 
 class Executor(Jobs, Protocol):
-    """Runs up to ``slots`` jobs at once. Built as ``Executor(execution, db_bench, note)`` (the study's
-    :class:`~tuner.model.ExecutionConfig`, the probed db_bench, None when the backend runs no db_bench
-    workload; a :data:`Note` prints one line to the user); tuner.api calls :meth:`start`, prepares the
-    study for the slot it returns, then calls :meth:`bind`; the engine submits jobs and waits for
-    their outcomes."""
+    """Runs up to ``slots`` jobs at once. Built as ``Executor(execution, found, note)`` (the study's
+    :class:`~tuner.model.ExecutionConfig`, what its backend found on this host, :meth:`Backend.find`,
+    the db_bench its nodes must match among it; a :data:`Note` prints one line to the user);
+    tuner.api calls :meth:`start`, prepares the study for the slot it returns, then calls
+    :meth:`bind`; the engine submits jobs and waits for their outcomes."""
 
     remote: bool  # jobs run in other processes or on other hosts (memory limits are then the nodes')
 
-    def __init__(self, execution: ExecutionConfig, db_bench: DbBench | None, note: Note) -> None: ...
+    def __init__(self, execution: ExecutionConfig, found: Found | None, note: Note) -> None: ...
 
     @classmethod
     def check(cls, config: TuneConfig) -> None:
@@ -138,9 +135,10 @@ class Executor(Jobs, Protocol):
     def start(self) -> Slot:
         """Reach and check the workers (ExecutorError naming the flag); what one trial may use there."""
 
-    def bind(self, backend: str, setup: Setup) -> None:
-        """What every job measures with: the backend of that name (tuner.backends.BACKENDS) set up
-        with ``setup`` (a remote executor builds its own on each worker, with its own runner)."""
+    def bind(self, backend: Backend) -> None:
+        """What every job measures with: the study's backend, prepared on this host (a remote executor
+        rebuilds it on each worker from its name and setup, :class:`~tuner.executors.TaskSpec`).
+        The study tears it down, not the executor."""
 
 
 Note = Callable[[str], None]  # an executor's way to print one line to the user

@@ -12,7 +12,7 @@ from optuna.trial import FrozenTrial
 from objectives.scores import label
 from tuner.backends import BACKENDS
 from tuner.events import Observer
-from tuner.fmt import fmt_bytes, fmt_duration, fmt_ops, fmt_value
+from tuner.fmt import fmt_duration, fmt_ops, fmt_value
 from tuner.model import StudySnapshot, TuneResult
 from tuner.trials import TrialRecord
 
@@ -43,9 +43,7 @@ class ConsoleProgress(SilentProgress):
 
     def study_started(self, snapshot: StudySnapshot) -> None:
         s, db, measurement = snapshot, snapshot.db_bench, snapshot.config.measurement
-        measured = f"workload {s.workload.name} ({fmt_bytes(s.workload.data_bytes())} of data per trial)" \
-            if BACKENDS[measurement.backend].runs_workloads else \
-            f"backend {measurement.backend}" + (f" ({measurement.command})" if measurement.command else "")
+        measured = BACKENDS[measurement.backend].describe(s.workload, measurement).measured
         self._line(f"study {s.name}: {measured}, space {s.space.name}, sampler {s.config.search.sampler}, "
                    f"{s.score.describe()}")
         used = f"db_bench {db.version} at {db.path} ({db.build}); " if db is not None else ""

@@ -15,6 +15,7 @@ from optuna.trial import FrozenTrial
 from objectives.scores import label
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
+from tuner.backends import BACKENDS, Found
 from tuner.engine import default_flags
 from tuner.fmt import fmt_bytes, fmt_ops, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
@@ -104,10 +105,17 @@ def _cells(row: ComparisonRow, columns: list[str]) -> list[str]:
     return [_cell(row, columns[0]), spread, *(_cell(row, k) for k in columns[1:]), ratio]
 
 
+def _runs_workloads(summary: Summary) -> bool:
+    """Whether the summary's backend runs db_bench's workloads, as it declares (Backend.workloads): its
+    figures are then db_bench's, else a program's."""
+    backend = BACKENDS.get(summary.backend)
+    return backend is not None and backend.workloads
+
+
 def _measured_as(summary: Summary) -> list[str]:
     """What the comparison's figures are: db_bench's sustained or burst ops/s, or the program's own
     metrics; and, for another metric than ops/s, which way its ratios go."""
-    if summary.backend != "db_bench":
+    if not _runs_workloads(summary):
         lines = [f"metrics as the program printed them ({summary.command})"]
     elif summary.drain:
         lines = ["ops/s: sustained (deferred flushes and compactions charged); write amp: stored / logical bytes"]
@@ -226,7 +234,7 @@ def closing_table(summary: Summary) -> str:
 
 def _flags(summary: Summary, flags: dict[str, Any]) -> str:
     """A configuration as its measurement took it: db_bench's flags, or the options a program read."""
-    if summary.backend == "db_bench":
+    if _runs_workloads(summary):
         return "(db_bench flags): " + " ".join(f"--{k}={v}" for k, v in flags.items())
     return "(options, in OPTIONS.ini for the program): " + " ".join(f"{k}={v}" for k, v in flags.items())
 
@@ -235,7 +243,7 @@ def comparison_markdown(summary: Summary) -> str:
     """The comparison as a Markdown table (``comparison.md``): defaults vs hand-found vs best."""
     db, columns = summary.db_bench, _columns(summary)
     what = (f"{summary.workload} ({fmt_bytes(summary.data_bytes)} of data per trial)"
-            if summary.backend == "db_bench" else f"the program `{summary.command}`")
+            if _runs_workloads(summary) else f"the program `{summary.command}`")
     lines = [f"# {summary.study}: {what}" + (f", db_bench {db.version} ({db.build})" if db else ""), "",
              "| configuration | " + " | ".join([label(columns[0]), "range", *(
                  "write amp (stored / logical)" if k == "write_amp" else label(k) for k in columns[1:]),
@@ -382,8 +390,7 @@ def _kept_options(snapshot: StudySnapshot, ref: dict[str, Any], best: BestTrial)
     if found is not None:
         return found.read_text()
     space = snapshot.space
-    ran = {**default_flags([p.flag for p in space.parameters], snapshot.db_bench, snapshot.workload,
-                           snapshot.defaults), **flags}
+    ran = {**default_flags([p.flag for p in space.parameters], Found.of(snapshot), snapshot.workload), **flags}
     values = {p.options_key: ran[p.flag] for p in space.parameters
               if p.flag in ran and p.options_key not in options_file.NOT_SERIALIZED}
     return (f"# {ref['name']}: none of its runs left an OPTIONS file; this is the best's (trial {best.trial}) with "

@@ -1,0 +1,75 @@
+"""The measurement contract's types: what any backend's run is given to watch it, returns, or raises
+(docs/architecture.md, "Measurement backends"). Nothing here knows db_bench: its runner
+(objectives.runner) and the command backend raise these alike, and the engine and the executors read
+only these (through tuner.backends)."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Called with (phase, second, ops/s of that second) as a run reports; True stops the run.
+IntervalObserver = Callable[[str, int, float], bool]
+
+DISK_FULL = "the disk is full"
+STOPPED = "stopped: the study is stopping"  # a run ended because the study is stopping (a worker told to stop)
+
+
+class RunStopped(RuntimeError):
+    """An interval observer asked to stop the run (e.g. a pruner) in ``phase`` after ``second`` s."""
+
+    def __init__(self, phase: str, second: int):
+        super().__init__(f"stopped in phase {phase} after {second} s")
+        self.phase, self.second = phase, second
+
+
+class RunFailed(RuntimeError):
+    """The configuration's run failed: the program failed, timed out, or printed what does not parse,
+    or a metric is missing or not a number; ``reason`` says which, in one line."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class EnvironmentFault(RuntimeError):
+    """The run failed for a reason outside the configuration (``fault``: a full disk, a vanished work
+    directory or preloaded DB, the program killed from outside); ``reason`` is the failure as seen.
+    The study stops."""
+
+    def __init__(self, fault: str, reason: str):
+        super().__init__(f"{fault}: {reason}")
+        self.fault, self.reason = fault, reason
+
+
+@dataclass
+class Measurement:
+    """The representative run's metrics, phase details, OPTIONS file and commands; each repeat's metrics."""
+
+    metrics: dict[str, float | None]
+    details: list[dict[str, Any]]
+    options_text: str
+    commands: list[list[str]]
+    repeats: list[dict[str, float | None]] = field(default_factory=list)
+    representative: int = 0  # which repeat the metrics are from
+
+
+@dataclass(frozen=True)
+class Preloaded:
+    """A DB built once per study and node that runs start from: where (a RocksDB directory), how long
+    it took and its size."""
+
+    path: Path
+    seconds: float
+    size_bytes: int
+    reused: bool = False
+
+
+def representative(each: list[dict[str, float | None]], metric: str = "ops_per_sec") -> int:
+    """Which repeat stands for all: the one with the median ``metric`` (the lower middle one of an even
+    count; a NaN, which the backend's check then refuses, is found as itself; a missing value counts 0)."""
+    values = [m.get(metric) or 0.0 for m in each]
+    return values.index(statistics.median_low(values))
