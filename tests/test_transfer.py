@@ -1,6 +1,8 @@
-"""experiments/version_transfer (issue 42: does an answer survive an upgrade?) run for real at a tiny
-target on the release builds 10.4 and 11.8, each on its own library defaults; Ctrl-C leaves no db_bench
-and no preloaded DB; and the held-out rounds it shares with versus_plain_optuna and scale_transfer."""
+"""The scripts that re-measure an answer elsewhere, run for real at a tiny target (issue 42):
+experiments/version_transfer (does an answer survive an upgrade?) on the release builds 10.4 and 11.8,
+each on its own library defaults, and Ctrl-C leaving no db_bench and no preloaded DB;
+experiments/scale_transfer in the deployed shape of the study's version, which it names; and the
+held-out rounds they share with versus_plain_optuna."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from experiments.held_out import answer_of, interleaved, shape
 from objectives.contract import RunFailed
 from objectives.defaults import LIBRARY, PINNED_7_8, Defaults
 from tests.conftest import leftovers
-from tests.test_cli import _db_bench_running
+from tests.test_cli import _db_bench_running, tuner
 from tuner.summary import Summary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,6 +87,29 @@ def test_ctrl_c_stops_db_bench_and_removes_the_preloaded_dbs(tmp_path):
     assert proc.returncode == 130, err
     assert "interrupted" in err and not (tmp_path / "never.json").exists()
     assert not _db_bench_running(work) and leftovers(work) == []
+
+
+@pytest.mark.dbbench
+@pytest.mark.release_build
+def test_scale_transfer_runs_in_the_deployed_shape_of_the_studys_version_and_names_it(tmp_path):
+    study, out, work = tmp_path / "study", tmp_path / "scale.json", tmp_path / "work"
+    work.mkdir()
+    r = tuner("tune", "--workload", "steady-overwrite", *TINY, "--duration", "2", "--trials", "2", "--seed", "1",
+              "--sampler", "random", "--rocksdb-version", "11.8", "--out", str(study), "--no-mlflow")
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "experiments.scale_transfer.scale_transfer", "--study", str(study),
+                        "--factors", "1", "--rounds", "2", "--work-dir", str(work), "--out", str(out)],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 0, r.stderr + r.stdout
+    record = json.loads(out.read_text())
+    named = "the deployed shape: RocksDB 11.8.1's library defaults"
+    assert record["shape"].startswith(named) and named in r.stdout.splitlines()[0]
+    assert record["defaults"]["mode"] == LIBRARY and record["db_bench"]["version"] == "11.8.1"
+    (size,) = record["sizes"]
+    assert size["duration_seconds"] == 2 and abs(size["memory_bytes"] - 256 * MiB) < MiB  # the trials' share of it
+    assert size["flags"]["level_compaction_dynamic_level_bytes"] is True
+    assert all(len(runs) == 2 for runs in size["samples"].values()) and size["best_over_default"]["n"] == 2
+    assert leftovers(work) == []
 
 
 def test_a_study_not_made_at_a_target_and_a_memory_without_data_are_refused_in_one_line(tmp_path):
