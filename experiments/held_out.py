@@ -17,7 +17,7 @@ from typing import Any
 
 from objectives.contract import RunFailed
 from objectives.defaults import LIBRARY, PINNED_7_8, Defaults
-from objectives.workloads import Flag, Workload
+from objectives.workloads import Workload
 from search_spaces import Context, SearchSpace, load_space
 from tuner.engine import target_workload
 from tuner.model import TuneConfig
@@ -86,7 +86,7 @@ def _shown(m: Metrics) -> str:
     return ", ".join(parts)
 
 
-def answer_of(summary: Summary) -> tuple[str, dict[str, Flag]]:
+def answer_of(summary: Summary) -> tuple[str, dict[str, Any]]:
     """A study's answer (what its summary tells the user to deploy) as (name, db_bench flags): its
     best trial, or the baseline it recommends instead (db_bench's defaults are no flag)."""
     answer, best = summary.answer, summary.best

@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from experiments.held_out import at_target, interleaved, shape, study_config, trial_size
+from experiments.held_out import Metrics, at_target, interleaved, shape, study_config, trial_size
 from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, PINNED_7_8, Defaults, defaults_of
 from objectives.measurement import measure
@@ -221,9 +221,11 @@ def main() -> None:
                 workload = replace(workload, snapshot=str(built.path))
                 size["preload"] = {"seconds": built.seconds, "size_bytes": built.size_bytes}
                 print(f"{factor}x: preloaded {built.size_bytes / 2**30:.1f} GiB in {built.seconds:.0f} s", flush=True)
+            def run(name: str, _: int, runner: Runner = runner, workload: Workload = workload) -> Metrics:
+                return measure(runner, workload, configs[name], root / "logs" / "run", 1, 1).metrics
+
             try:
-                done = interleaved(configs, args.rounds, lambda name, _: measure(
-                    runner, workload, configs[name], root / "logs" / "run", 1, 1).metrics, rng, f"{factor}x ")
+                done = interleaved(configs, args.rounds, run, rng, f"{factor}x ")
             finally:
                 if workload.kind == "preloaded" and workload.snapshot is not None:
                     remove_owned(Path(workload.snapshot).parent)
@@ -231,7 +233,7 @@ def main() -> None:
             size["failed"] = done.failed
             best = next(c for c in configs if c != "rocksdb-default")
             size["median_ops_per_sec"] = done.median_ops()
-            amps = {c: [m["write_amp"] for m in done.measured(c) if m.get("write_amp") is not None] for c in configs}
+            amps = {c: [a for m in done.measured(c) if (a := m.get("write_amp")) is not None] for c in configs}
             size["median_write_amp"] = {c: statistics.median(v) for c, v in amps.items() if v}
             size["best_over_default"] = done.ratio(best, "rocksdb-default")
             size["over_default"] = {c: done.ratio(c, "rocksdb-default") for c in configs if c != "rocksdb-default"}

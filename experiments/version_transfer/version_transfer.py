@@ -100,7 +100,9 @@ def find_builds(versions: list[str], config: TuneConfig, summary: Summary, host:
     builds = []
     for version in versions:
         try:
-            found = BACKENDS["db_bench"].find(replace(config, rocksdb_version=version, defaults=LIBRARY))
+            asked = replace(config, execution=replace(config.execution, rocksdb_version=version),
+                            measurement=replace(config.measurement, defaults=LIBRARY))
+            found = BACKENDS["db_bench"].find(asked)
         except (DbBenchError, UsageError) as exc:
             raise SystemExit(f"--versions: {exc}") from None
         assert found.defaults is not None

@@ -56,6 +56,7 @@ from typing import Any
 
 import optuna
 
+from experiments.held_out import HELD_OUT_SEED, answer_of, at_target, interleaved, project_commit
 from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, Defaults, defaults_of
 from objectives.measurement import measure
@@ -63,7 +64,6 @@ from objectives.runner import Runner
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, SearchSpace, load_space
 from tuner.cli import parse_size
-from experiments.held_out import HELD_OUT_SEED, answer_of, at_target, interleaved, project_commit
 from tuner.engine import memory_plan
 from tuner.executors import Slot
 from tuner.experiment import machine_info
