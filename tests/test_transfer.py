@@ -68,7 +68,8 @@ def test_the_answer_and_each_versions_defaults_are_measured_on_each_build_at_a_t
 
 @pytest.mark.dbbench
 @pytest.mark.release_build
-def test_ctrl_c_stops_db_bench_and_removes_the_preloaded_dbs(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_a_sigterm_stops_db_bench_and_removes_the_preloaded_dbs(tmp_path, sig):
     work = tmp_path / "work"
     work.mkdir()
     proc = subprocess.Popen([*SCRIPT, "--study", str(STUDY), "--versions", "11.8,10.4", *TINY, "--duration", "5",
@@ -81,7 +82,7 @@ def test_ctrl_c_stops_db_bench_and_removes_the_preloaded_dbs(tmp_path):
             while not _db_bench_running(work) and time.monotonic() < deadline:
                 time.sleep(0.05)
             time.sleep(0.5)
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sig)
             break
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

@@ -25,8 +25,8 @@ that last changed the study's directory (commit a study's outputs, as experiment
 holds them, before measuring it), the commit this ran from, and every run's metrics.
 
 ``--target-data`` (with ``--target-memory``, ``--duration``) measures at another target instead: a
-smoke run at 64 MiB checks that everything runs in under a minute; it measures nothing. Ctrl-C stops
-the running db_bench and removes the preloaded DBs and run directories it made.
+smoke run at 64 MiB checks that everything runs in under a minute; it measures nothing. Ctrl-C (or a
+SIGTERM) stops the running db_bench and removes the preloaded DBs and run directories it made.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import signal
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -248,6 +249,7 @@ def main() -> None:
         raise SystemExit(str(exc)) from None
     record = study_record(args, summary, work, configs, builds)
     root, interrupted = make_owned(work, "rocksdb-tuner-versions-"), False
+    signal.signal(signal.SIGTERM, _stop)  # a kill(1), a supervisor: stopped as Ctrl-C stops it
     try:
         done, preloads = measure_builds(builds, configs, args.rounds, root, random.Random(1))
     except KeyboardInterrupt:
@@ -270,6 +272,10 @@ def main() -> None:
     for pair, ratios in record["over_study_version"].items():
         print(f"{pair}: " + "; ".join(f"{c} {_ratio(g)}" for c, g in ratios.items()), flush=True)
     print(f"wrote {out}")
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _ratio(g: dict[str, Any]) -> str:
