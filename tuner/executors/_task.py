@@ -122,7 +122,7 @@ def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None,
             work_dir = workdir.prepare(spec.execution.work_dir)
             workdir.sweep_stale(work_dir)  # what gone tuners on this node left
             # the node's work dir; the driver's preloaded DBs and --out are the driver's to remove and write
-            backend = backend_class(replace(here.setup, work_dir=work_dir, logs=None, preloaded=()))
+            backend = backend_class(replace(here.setup, work_dir=work_dir, preloaded=()))
             try:
                 backend.prepare(stop)
                 result: dict[str, Any] = {"ok": True, "measurement": backend.measure(
