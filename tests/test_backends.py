@@ -127,9 +127,9 @@ def _loaded_backend(tmp_path: Path, load: str) -> tuple[Backend, Workload]:
     command = BACKENDS["command"]
     workload = command.own_workload(config)
     assert workload is not None and workload.kind == "preloaded"
-    workload = replace(workload, snapshot=str(command.preload_path(Found("command"), tmp_path / "work", workload, 1)))
-    setup = Setup(tmp_path / "work", 30.0, 1, KEYS, workload, config.command, load=config.load,
-                  preloaded=(Path(workload.snapshot),))
+    loaded = command.preload_path(Found("command"), tmp_path / "work", workload, 1)
+    workload = replace(workload, snapshot=str(loaded))
+    setup = Setup(tmp_path / "work", 30.0, 1, KEYS, workload, config.command, load=config.load, preloaded=(loaded,))
     return command(setup), workload
 
 

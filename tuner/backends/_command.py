@@ -119,7 +119,7 @@ class CommandBackend(Backend):
     def describe(cls, workload: Workload, measurement: MeasurementConfig) -> Description:
         size = f" at {fmt_bytes(workload.data)} of data" if workload.data else ""
         each = f", {workload.duration:g} s per run" if workload.duration else ""
-        return Description(cls.name, f"your program{size}{each} ({measurement.command})", "your program",
+        return Description(cls.name, f"your program{size}{each} ({measurement.command})", "your program runs",
                            f"--load ({measurement.load}){size}" if measurement.load is not None else None, "--load")
 
     def prepare(self, stop: threading.Event | None = None) -> None:

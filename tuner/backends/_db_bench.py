@@ -133,7 +133,7 @@ class DbBenchBackend(Backend):
         preload = (f"{', '.join(workload.preload.benchmarks)} of {workload.data_bytes() / GiB:,.2f} GiB (raw keys and "
                    "values), then a flush and the compactions it owes") if workload.preload else None
         return Description(workload.name, f"workload {workload.name} ({fmt_bytes(workload.data_bytes())} of data "
-                                          "per trial)", "scored phases", preload, f"--workload {workload.name}")
+                                          "per trial)", "scored phases run", preload, f"--workload {workload.name}")
 
     def prepare(self, stop: threading.Event | None = None) -> None:
         """The runner, on the db_bench found, its memory cgroups when the study has a memory limit; on a

@@ -111,7 +111,7 @@ class Description:
 
     name: str  # what the study is named after (its name's first word): the workload, or the backend
     measured: str  # the console's words, e.g. "workload fillrandom (111 MiB of data per trial)"
-    runs: str = "measurements"  # what runs within the memory limit, e.g. "scored phases", "your program"
+    runs: str = "measurements run"  # what runs within the memory limit, e.g. "scored phases run", "your program runs"
     preload: str | None = None  # how the DB runs start from is built (a preloaded workload), e.g. "fillrandom of 2 GiB"
     builder: str = "--workload"  # the flag that says what builds it, which a failed build names
 

@@ -156,7 +156,7 @@ class Engine:
             self.bus.note(f"space {self.parts.space.name}: {note}")
         if self.memory:
             runs = self.described(self.parts.workload, self.measurement).runs
-            self.bus.note(f"{runs} run within {self.memory['limit_bytes'] / 2**20:,.0f} MiB: {self.memory['how']}")
+            self.bus.note(f"{runs} within {self.memory['limit_bytes'] / 2**20:,.0f} MiB: {self.memory['how']}")
         if self.parts.memory_note:
             self.bus.note(self.parts.memory_note)
         if self.measurement.db_snapshot and self.parts.workload.kind == "preloaded":

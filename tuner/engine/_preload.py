@@ -55,14 +55,14 @@ class Preloading:
         self.inner, self.workload, self.store, self.bus, self.out = inner, workload, store, bus, out
         self.slots = inner.slots
         self.build = build  # the backend's preload (Backend.preload); None where no job starts from a preloaded DB
-        self.describe = describe  # the backend's words for it (Backend.describe)
+        self.words = describe  # the backend's words for it (Backend.describe)
         self.built: set[str] = {given} if given else set()  # given: the user's DB (--db-snapshot), never built
 
     def submit(self, job: Job) -> None:
         workload = job.workload or self.workload
         if workload.kind == "preloaded" and str(workload.snapshot) not in self.built:
             assert self.build is not None, "a preloaded workload needs a builder"
-            run_preload(self.store, self.bus, self.build, self.describe, workload, self.out,
+            run_preload(self.store, self.bus, self.build, self.words, workload, self.out,
                         "trials" if job.workload is None else "target")
             self.built.add(str(workload.snapshot))
         self.inner.submit(job)
