@@ -30,7 +30,7 @@ from tuner.backends import BACKENDS, STOPPED, Backend, Found, RunFailed, Setup
 from tuner.backends._command import rocksdb_defaults
 from tuner.engine._prepare import check_backend, workload_of
 from tuner.executors import Job, LocalExecutor, Outcome
-from tuner.model import TuneConfig, UsageError
+from tuner.model import ExecutionConfig, TuneConfig, UsageError
 from tuner.observers import SilentProgress
 from tuner.summary import SCHEMA_VERSION, Summary
 
@@ -235,6 +235,38 @@ def test_a_program_at_a_target_is_loaded_once_told_its_size_and_run_length_and_l
     assert not [p for p in os.listdir(tmp_path / "work") if p.startswith("rocksdb-tuner-")]
 
 
+@pytest.mark.ray
+def test_a_program_at_a_target_runs_two_at_once_on_ray_workers(tmp_path):
+    """--parallel 2 with --backend command: Ray's workers run the program, two at once on cores of their
+    own, each run on a hard-linked checkpoint of the DB --load built once on this host (the local
+    cluster's workers see its work dir) and within the memory limit; nothing is left behind."""
+    try:
+        Cgroups.detect()
+    except MemoryLimitError as exc:
+        pytest.skip(f"no usable memory cgroup here: {exc}")
+    (tmp_path / "load.py").write_text(AT_SIZE_LOAD)
+    (tmp_path / "run.py").write_text(AT_SIZE_RUN + "import time; time.sleep(float(seconds))\n")
+    (tmp_path / "work").mkdir()
+    python = shlex.quote(sys.executable)
+    r = tuner("tune", "--backend", "command", "--load", f"{python} load.py {{db}} {{data_bytes}} {tmp_path / 'loads'}",
+              "--command", f"{python} {tmp_path / 'run.py'} {{options}} {{db}} {{data_bytes}} {{duration}}",
+              "--target-data", "64KiB", "--target-memory", "128MiB", "--duration", "2s", "--parallel", "2",
+              "--trials", "4", "--sampler", "random", "--seed", "1", "--no-starts", "--out", "o",
+              "--work-dir", str(tmp_path / "work"), "--no-mlflow", cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "2 trials at once on Ray" in r.stderr
+    assert (tmp_path / "loads").read_text() == "x"
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    done = [t for t in study.trials if t.user_attrs.get("outcome") == "complete"]
+    assert len(done) == 4 and all(t.user_attrs["metrics"]["links"] >= 2 for t in done)  # 3: two copies at once
+    assert all(len(t.user_attrs["node"]["cores_used"]) == 1 for t in done)
+    assert all(t.user_attrs["phases"][0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in done)
+    spans = sorted((t.user_attrs["node"]["measured_from"], t.user_attrs["node"]["measured_to"]) for t in done)
+    assert any(b[0] < a[1] for a, b in zip(spans, spans[1:])), "no two runs at once"
+    assert not [p for p in os.listdir(tmp_path / "work") if p.startswith("rocksdb-tuner-")]
+
+
 @pytest.mark.parametrize("fields, message", [
     ({"command": "app {options} {data_bytes}"}, "--command: {data_bytes} is the target's data size in bytes: give "
                                                 "--target-data SIZE"),
@@ -384,8 +416,6 @@ def test_a_hung_program_is_killed_with_its_children_at_the_timeout(tmp_path):
     ({"backend": "command", "command": "x", "base_options": "OPTIONS-1"}, "--base-options: shapes db_bench's"),
     ({"backend": "command", "command": "x", "pruner": "median"}, "--pruner: the command backend reports no "
                                                                    "per-second throughput"),
-    ({"backend": "command", "command": "x", "parallel": 2}, "--parallel: the command backend runs on this host only"),
-    ({"backend": "command", "command": "x", "executor": "ray"}, "--executor: the command backend runs on this host"),
     ({"backend": "command", "command": "x", "db_bench": "/usr/bin/db_bench"}, "--db-bench: the command backend runs "
                                                                                "no db_bench"),
     ({"backend": "command", "command": "x", "rocksdb_version": "9.11"}, "--rocksdb-version: the command backend runs "
@@ -398,10 +428,20 @@ def test_what_the_command_backend_cannot_do_is_refused(fields, message):
     assert str(refused.value).startswith(message)
 
 
-def test_the_command_backend_takes_a_target_its_memory_and_run_lengths():
+def test_the_command_backend_takes_a_target_its_memory_run_lengths_and_ray():
     check_backend(TuneConfig(backend="command", command="x", target_data=1 << 30, target_memory=256 << 20,
                              duration=30.0, search_duration=10.0))
-    check_backend(TuneConfig(backend="command", command="x", memory_limit=256 << 20))
+    check_backend(TuneConfig(backend="command", command="x", memory_limit=256 << 20, parallel=2))
+    check_backend(TuneConfig(backend="command", command="x", executor="ray"))
+
+
+def test_a_node_that_cannot_run_the_program_says_why():
+    """A worker asks the backend what its node has (Backend.on_node): the program must be found there."""
+    setup = Setup(Path("/nonexistent"), 1.0, 1, KEYS, command="python app.py {options}")
+    assert BACKENDS["command"].on_node(setup, ExecutionConfig()).setup == setup
+    missing = BACKENDS["command"].on_node(replace(setup, load="no-such-loader {db}"), ExecutionConfig())
+    assert missing.setup is None and missing.error == "--load: no-such-loader: no such program (not a path to an " \
+                                                      "executable, nor on PATH)"
 
 
 @pytest.mark.parametrize("command, message", [

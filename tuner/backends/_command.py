@@ -62,13 +62,14 @@ from tuner.backends.base import (
     Found,
     IntervalObserver,
     Measurement,
+    Node,
     Preloaded,
     RunFailed,
     Setup,
     representative,
 )
 from tuner.fmt import fmt_bytes
-from tuner.model import MeasurementConfig, TuneConfig, UsageError
+from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig, UsageError
 
 Metrics = dict[str, float | None]
 DATA, DURATION = "{data_bytes}", "{duration}"  # the template's words for the target's data and a run's length
@@ -78,6 +79,7 @@ class CommandBackend(Backend):
     name = "command"
     needs_command = True
     targets = True  # told the target's data ({data_bytes}) and each run's length ({duration}); runs in its memory
+    distributed = True  # on Ray's workers (a --load's DB: the driver's, which workers on this host see)
 
     def __init__(self, setup: Setup):
         super().__init__(setup)
@@ -114,6 +116,20 @@ class CommandBackend(Backend):
     def preload_path(cls, found: Found, work_dir: Path, workload: Workload, seed: int) -> Path:
         """This process's own directory for the DB --load builds (a resumed study builds it again)."""
         return work_dir / f"{PRELOAD_PREFIX}command-{os.getpid()}-{workload.data_bytes()}-{seed}" / "db"
+
+    @classmethod
+    def on_node(cls, setup: Setup, execution: ExecutionConfig) -> Node:
+        """The node can run the program: its templates' programs are found there and, with a memory limit,
+        it has memory cgroups; else why not."""
+        try:
+            parse_template(setup.command or "")
+            if setup.load is not None:
+                parse_template(setup.load, "--load")
+            if setup.memory_limit is not None:
+                Cgroups.detect()
+        except (ValueError, MemoryLimitError) as exc:
+            return Node({}, error=str(exc))
+        return Node({}, setup)
 
     @classmethod
     def describe(cls, workload: Workload, measurement: MeasurementConfig) -> Description:
