@@ -198,10 +198,12 @@ class Runner:
                              drain)
 
     def preload(self, workload: Workload, log_dir: Path, seed: int = 1) -> Preloaded:
-        """Build ``workload``'s DB once (its [preload] phase, then a flush and a wait for compaction) at
+        """Build ``workload``'s DB once (its [preload] phase, then a flush and a wait for compaction) where
+        its ``snapshot`` says (``<dir>/db``: a worker node's copy of the driver's, named alike), else at
         :meth:`preload_dir`; a DB built there before (a resumed study) is reused. Built in a temporary
         directory renamed when complete, so a killed build never passes for a DB."""
-        final = preload_dir(self.db_bench, self.work_dir, workload, seed, self.defaults)
+        final = Path(workload.snapshot).parent if workload.snapshot else \
+            preload_dir(self.db_bench, self.work_dir, workload, seed, self.defaults)
         if (final / MARKER).is_file() and (final / "db" / "CURRENT").is_file():
             mark(final)  # ours now: a sweep by this process leaves it alone
             return Preloaded(final / "db", 0.0, tree_size(final / "db"), reused=True)

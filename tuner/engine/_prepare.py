@@ -394,12 +394,10 @@ def target_workload(config: TuneConfig, space: SearchSpace, host: Context,
         for flag, value, why in (
                 ("--fidelity", config.search.fidelity, "runs of a preloaded DB cost their timed phase whatever its "
                  "size"),
-                ("--confirm-scale", config.revalidation.confirm_scale, "a target is confirmed at --target-data"),
-                ("--ray-address", config.execution.ray_address, "the preloaded DB lives in this host's --work-dir")):
-            if value and (flag not in ("--ray-address", "--fidelity") or named.kind == "preloaded"):
-                preloaded = "a preloaded workload" if shapes else "--load"  # a program's preload is its --load
-                raise UsageError(f"{flag}: not with {preloaded if named.kind == 'preloaded' else '--target-data'} "
-                                 f"({why})")
+                ("--confirm-scale", config.revalidation.confirm_scale, "a target is confirmed at --target-data")):
+            if value and (flag != "--fidelity" or named.kind == "preloaded"):
+                raise UsageError(f"{flag}: not with {'a preloaded workload' if named.kind == 'preloaded' else '--target-data'}"
+                                 f" ({why})")
     one = named.resolve(1.0, host)
     data, base_options = d.target_data, d.base_options
     if m.db_snapshot and named.kind == "preloaded":  # the user's DB: the target, its OPTIONS the base
