@@ -345,3 +345,47 @@ def test_a_preloaded_workload_runs_on_a_cluster_each_node_on_its_own_db(tmp_path
                      "--out", str(tmp_path / "out"))
     assert r.returncode == 0, r.stderr[-3000:]
     assert len(_built_apart(tmp_path / "out", dirs)) == 3
+
+
+def test_ctrl_c_on_a_cluster_leaves_no_preloaded_db_on_any_node_and_resume_builds_again(
+        tmp_path, tmp_path_factory, monkeypatch):
+    """Stopped with Ctrl-C once the nodes run the study's trials, a study on nodes that share no work dir
+    leaves no preloaded DB on the driver or on either node; resumed, it builds them again and completes."""
+    from tests.test_backends import AT_SIZE_LOAD, AT_SIZE_RUN
+
+    (tmp_path / "load.py").write_text(AT_SIZE_LOAD)
+    (tmp_path / "run.py").write_text(AT_SIZE_RUN + "import time; time.sleep(float(seconds))\n")
+    dirs = {name: tmp_path_factory.mktemp(name[0]) for name in ("driver", "head", "worker")}
+    monkeypatch.setenv("TMPDIR", str(dirs["head"]))
+    cluster = Cluster(tmp_path_factory.mktemp("c"), worker_env={"TMPDIR": str(dirs["worker"])})
+    python = sys.executable
+    args = [*TUNER, *fast(["tune", "--ray-address", cluster.address, "--backend", "command", "--load",
+                           f"{python} {tmp_path / 'load.py'} {{db}} {{data_bytes}} {tmp_path / 'loads'}", "--command",
+                           f"{python} {tmp_path / 'run.py'} {{options}} {{db}} {{data_bytes}} {{duration}}",
+                           "--target-data", "64KiB", "--duration", "2s", "--trials", "6", "--sampler", "random",
+                           "--seed", "1", "--no-starts", "--study", "apart", "--parallel", "2", "--one-trial-per-node",
+                           "--out", str(tmp_path / "out"), "--no-mlflow", "--no-plots"])]
+    works = [path / f"rocksdb-tuner-work-{os.getuid()}" for path in dirs.values()]
+    try:
+        cluster.start()
+        monkeypatch.setenv("TMPDIR", str(dirs["driver"]))
+        proc = subprocess.Popen(args, env=cluster.env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        loads = tmp_path / "loads"
+        for line in proc.stderr:  # once the driver and both nodes built theirs, and trials are under way
+            if line.startswith("trial ") and loads.is_file() and loads.read_text() == "xxx":
+                proc.send_signal(signal.SIGINT)
+                break
+        _, rest = proc.communicate(timeout=180)
+        assert proc.returncode == 130, rest
+        assert (tmp_path / "loads").read_text() == "xxx"
+        for work in works:
+            assert not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], work
+        again = subprocess.run(args, env=cluster.env, capture_output=True, text=True, timeout=600)
+    finally:
+        cluster.stop()
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (tmp_path / "loads").read_text() == "xxxxxx"  # built again: the driver's and each node's
+    assert [t.user_attrs.get("outcome") for t in _trials(tmp_path / "out")].count("complete") == 6
+    for work in works:
+        assert not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], work
