@@ -176,17 +176,21 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                         "command runs --command, your own program (default db_bench)")
     g.add_argument("--command", metavar="TEMPLATE", dest="program",  # args.command names the subcommand
                    help="--backend command: the program run on each configuration, split as a shell would split it; "
-                        "{options} becomes its OPTIONS file, {db} a fresh DB directory, {seed} the seed. It prints "
-                        "its metrics as a JSON line on stdout: ops_per_sec, and p99_us or any other number (--objective "
-                        "and --constraint may name them)")
+                        "{options} becomes its OPTIONS file, {db} a fresh DB directory (a checkpoint of the DB --load "
+                        "built), {seed} the seed, {data_bytes} --target-data in bytes, {duration} the run's seconds "
+                        "(--search-duration in the search, --duration in the re-validation). It prints its metrics as "
+                        "a JSON line on stdout: ops_per_sec, and p99_us or any other number (--objective and "
+                        "--constraint may name them)")
     g.add_argument("--load", metavar="TEMPLATE",
                    help="--backend command: the program that builds its DB once per study, before the first run, "
                         "as --command is given ({db}: the DB directory to fill, {options}: RocksDB's default OPTIONS "
-                        "file, {seed}); every run's {db} is then a hard-linked checkpoint of it, never the DB itself "
+                        "file, {seed}, {data_bytes}), outside any memory limit, its time counted toward --budget; "
+                        "every run's {db} is then a hard-linked checkpoint of it, never the DB itself "
                         "(default none: every run starts on an empty DB)")
     g.add_argument("--duration", type=_duration, metavar="TIME",
                    help="length of each timed phase of a preloaded workload where the answer is confirmed (the "
-                        "re-validation), e.g. 30s (default the workload's)")
+                        "re-validation), e.g. 30s; with --backend command, each run's {duration} (default the "
+                        "workload's; a program's: none)")
     g.add_argument("--search-duration", type=_duration, metavar="TIME",
                    help="length of the search's trials' timed phases, at most --duration: shorter runs let more "
                         "configurations be tried, and the re-validation confirms the answer at --duration (default "
@@ -214,17 +218,19 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     g = t.add_argument_group('the deployment', 'the DB the answer is for: trials keep its shape, the answer is confirmed there')
     g.add_argument("--target-data", type=parse_size, metavar="SIZE",
                    help="raw data (keys and values) of the DB you deploy, e.g. 4GiB: trials run at this size in "
-                        "its LSM shape, and the answer is confirmed there (default: none, the workload's own size, "
-                        "as the summary says)")
+                        "its LSM shape, and the answer is confirmed there; with --backend command, your program is "
+                        "told it as {data_bytes} (default: none, the workload's own size, as the summary says)")
     g.add_argument("--target-memory", type=parse_size, metavar="SIZE",
-                   help="memory RocksDB may use there, page cache included, e.g. 1GiB: trials run in a memory "
-                        "cgroup of this size (default: the workload's data_to_memory, if it sets one)")
+                   help="memory RocksDB may use there, page cache included, e.g. 1GiB: trials (your program's runs, "
+                        "with --backend command) run in a memory cgroup of this size (default: the workload's "
+                        "data_to_memory, if it sets one)")
     g.add_argument("--base-options", type=Path, metavar="OPTIONS",
                    help="your current RocksDB OPTIONS file: every option the space does not search (file and level "
                         "sizes, L0 triggers, ...) stays as it is there, and it is the baseline gains are measured "
                         "against (default: RocksDB's defaults)")
     g.add_argument("--memory-limit", type=parse_size, metavar="SIZE",
-                   help="run scored phases in a memory cgroup of SIZE: process and page cache, like a server whose "
+                   help="run scored phases (your program's runs, with --backend command) in a memory cgroup of SIZE: "
+                        "process and page cache, like a server whose "
                         "data exceeds its memory (default: the workload's data / data_to_memory, if it sets one)")
     g.add_argument("--memory-budget", type=parse_size,
                    help="memtables + block cache limit (default 3/4 of --memory-limit, else RAM / 4)")
