@@ -18,7 +18,9 @@ from pathlib import Path
 import optuna
 import pytest
 
+from objectives.memory import Cgroups, MemoryLimitError
 from tests.conftest import TINY, fast, leftovers
+from tuner.summary import Summary
 
 pytestmark = [pytest.mark.dbbench, pytest.mark.ray]
 TUNER = [sys.executable, "-m", "tuner.cli"]
@@ -156,7 +158,13 @@ class Cluster:
         self.ns, self.head_ip, self.worker_ip = ns, f"10.231.{n}.1", f"10.231.{n}.2"
 
     def _in_ns(self, cmd: list[str]) -> list[str]:
-        return ["ip", "netns", "exec", self.ns, *cmd] if self.ns else cmd
+        """``cmd`` in the worker's network namespace only: nsenter keeps the host's /sys (and its memory
+        cgroups), where `ip netns exec` mounts a /sys of its own without them."""
+        if not self.ns:
+            return cmd
+        if shutil.which("nsenter"):
+            return ["nsenter", f"--net=/run/netns/{self.ns}", *cmd]
+        return ["ip", "netns", "exec", self.ns, *cmd]
 
     def start(self) -> None:
         head = subprocess.run([RAY, "start", "--head", f"--node-ip-address={self.head_ip}", f"--port={self.port}",
@@ -319,8 +327,7 @@ def _built_apart(out: Path, dirs: dict[str, Path]) -> list[optuna.trial.FrozenTr
 def test_each_node_builds_its_own_preloaded_db_once_and_removes_it(tmp_path, tmp_path_factory, monkeypatch):
     """A command study with --load on nodes that share no work dir: the driver builds its DB, each node its
     own copy once (its runs wait for it and reuse it), and when the study ends every work dir is as it
-    was. (No memory limit here: `ip netns exec` remounts /sys, so the namespace node has no memory
-    cgroups, and says so: Backend.on_node.)"""
+    was."""
     from tests.test_backends import AT_SIZE_LOAD, AT_SIZE_RUN
 
     (tmp_path / "load.py").write_text(AT_SIZE_LOAD)
@@ -335,6 +342,31 @@ def test_each_node_builds_its_own_preloaded_db_once_and_removes_it(tmp_path, tmp
     done = _built_apart(tmp_path / "out", dirs)
     assert len(done) == 4 and all(t.user_attrs["metrics"]["links"] >= 2 for t in done)  # on a loaded DB's copy
     assert (tmp_path / "loads").read_text() == "xxx"  # the driver's, then once on each node
+
+
+def test_the_rocksdict_example_at_a_target_on_two_nodes_each_on_its_own_db(tmp_path, tmp_path_factory, monkeypatch):
+    """The shipped example as README's at-size form runs it, on two nodes that share no work dir: its DB
+    loaded once by the driver and once by each node, every run within --target-memory (a memory cgroup
+    on either node), tuned for its P99 (minimized), the answer re-validated at the target."""
+    try:
+        Cgroups.detect()
+    except MemoryLimitError as exc:
+        pytest.skip(f"no usable memory cgroup here: {exc}")
+    app, python = Path(__file__).resolve().parents[1] / "examples" / "rocksdict_app" / "app.py", sys.executable
+    out = tmp_path / "out"
+    r, dirs = _apart(tmp_path_factory, monkeypatch, "--backend", "command",
+                     "--load", f"{python} {app} --load --options {{options}} --db {{db}} --data-bytes {{data_bytes}}",
+                     "--command", f"{python} {app} --loaded --options {{options}} --db {{db}} --data-bytes "
+                     "{data_bytes} --duration {duration}", "--target-data", "4MiB", "--target-memory", "128MiB",
+                     "--duration", "1s", "--objective", "p99_us", "--trials", "2", "--sampler", "random", "--seed", "1",
+                     "--no-starts", "--revalidate", "2", "--revalidate-rounds", "3", "--out", str(out))
+    assert r.returncode == 0, r.stderr[-3000:]
+    done = _built_apart(out, dirs)
+    assert all(t.user_attrs["phases"][0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in done)
+    summary = Summary.load(out / "summary.json")
+    assert summary.objective_metric == "p99_us" and summary.objective_maximize is False
+    assert summary.revalidation is not None and summary.revalidation.rounds >= 3
+    assert summary.revalidation.metric == "p99_us" and summary.answer is not None
 
 
 def test_a_preloaded_workload_runs_on_a_cluster_each_node_on_its_own_db(tmp_path, tmp_path_factory, monkeypatch):
