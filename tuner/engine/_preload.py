@@ -14,6 +14,7 @@ from tuner.engine._storage import StudyStore
 from tuner.events import EventBus
 from tuner.executors import Executor, Job, Outcome
 from tuner.model import UsageError
+from tuner.summary import Preload, PreloadedDb
 
 Build = Callable[[Workload, Path], Preloaded]  # builds a workload's preloaded DB, its logs in the path
 
@@ -24,7 +25,7 @@ def run_preload(store: StudyStore, bus: EventBus, build: Build, workload: Worklo
     re-validation), or reuse the one a killed run of this study left. Its machine time is saved in the
     study (``preload``) and counts toward the --budget."""
     assert workload.preload is not None
-    saved = store.attr("preload") or {"seconds": 0.0, "builds": 0}
+    saved = store.stored("preload", Preload) or Preload.from_dict({"seconds": 0.0, "builds": 0})
     logs = out / f"preload-{role}"
     bus.note(f"preloading the DB every {'run' if role == 'trials' else 'run at the target'} starts from: "
              f"{', '.join(workload.preload.benchmarks)} of {workload.data_bytes() / GiB:,.2f} GiB (raw keys and "
@@ -35,11 +36,10 @@ def run_preload(store: StudyStore, bus: EventBus, build: Build, workload: Worklo
         raise UsageError(f"--workload {workload.name}: building the preloaded DB failed: {exc.reason} (logs in "
                          f"{logs})") from None
     if not done.reused:
-        saved["seconds"] += round(done.seconds, 2)
-        saved["builds"] += 1
-    saved[role] = {"path": str(done.path), "size_bytes": done.size_bytes, "seconds": round(done.seconds, 2),
-                   "data_bytes": workload.data_bytes()}
-    store.set_attr("preload", saved)
+        saved = saved.updated(seconds=saved.seconds + round(done.seconds, 2), builds=saved.builds + 1)
+    built = PreloadedDb(path=str(done.path), size_bytes=done.size_bytes, seconds=round(done.seconds, 2),
+                        data_bytes=workload.data_bytes())
+    store.keep("preload", saved.updated(**{role: built}))
     bus.note(f"preloaded DB: {done.size_bytes / GiB:,.2f} GiB on disk, "
              + ("reused from a stopped run of this study" if done.reused else f"built in {done.seconds:,.0f} s"))
 
