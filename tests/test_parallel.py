@@ -3,7 +3,6 @@ the worker node in its own network namespace; trials run the real db_bench on bo
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import shutil
@@ -18,7 +17,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from tests.conftest import TINY, fast, leftovers
+from tests.conftest import TINY, fast, leftovers, summary_of
 
 pytestmark = [pytest.mark.dbbench, pytest.mark.ray]
 TUNER = [sys.executable, "-m", "tuner.cli"]
@@ -26,8 +25,7 @@ RAY = str(Path(sys.executable).with_name("ray"))
 
 
 def _trials(out: Path) -> list[optuna.trial.FrozenTrial]:
-    summary = json.loads((out / "summary.json").read_text())
-    return optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
+    return summary_of(out).optuna_study().trials
 
 
 def _overlap(a: dict, b: dict) -> bool:
