@@ -18,13 +18,14 @@ import scipy.stats
 from optuna.distributions import CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
+from search_spaces import Context, GiB, MiB, load_space
 from tests.conftest import TINY, fast, printed_summary
 from tests.test_cli import tuner
 from tuner import rungs
 from tuner.engine import _loop as engine_loop
 from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, usage
 from tuner.engine._plan import Plan, Reference
-from tuner.engine._revalidation import Remeasure
+from tuner.engine._revalidation import Remeasure, _with_reference
 from tuner.outputs import closing_table
 from tuner.samplers import (
     KINDS,
@@ -405,6 +406,28 @@ def test_gain_rounds_past_the_least_run_only_while_they_fit_the_budget(tmp_path)
     unbounded = Remeasure(store(), measure, note=lambda line: None, out=tmp_path)
     assert unbounded._estimate(snapshot, plan, Reference("rocksdb-default", {}),
                                SimpleNamespace(number=15, params={}))["rounds"] == 10  # no budget: up to max_rounds
+
+
+def test_the_minimal_configurations_flags_come_in_one_order():
+    """The options put back to the reference's values are taken in one order, not a set's: a set of
+    names iterates in an order that changes with the interpreter's hash seed, and two reports of one
+    study wrote the minimal configuration's flags in two orders."""
+    class Ordered(set):  # names iterated in a given order, as two hash seeds may
+        backwards = False
+
+        def __iter__(self):
+            return iter(sorted(set(super().__iter__()), reverse=self.backwards))
+
+    class Backwards(Ordered):
+        backwards = True
+
+    space = load_space("default").resolve(Context(cores=4, ram=16 * GiB, data=GiB, budget=4 * GiB))
+    params = {"write_buffer_size": 8 * MiB, "max_write_buffer_number": 4, "compression_type": "zstd", "bloom_bits": 12}
+    reference = Reference("rocksdb-default", {}, {"write_buffer_size": 64 * MiB, "max_write_buffer_number": 2,
+                                                  "compression_type": "lz4", "bloom_bits": 0})
+    names = {"write_buffer_size", "max_write_buffer_number", "bloom_bits"}
+    forwards = _with_reference(space, params, Ordered(names), reference)
+    assert list(_with_reference(space, params, Backwards(names), reference).items()) == list(forwards.items())
 
 
 def test_a_small_budget_reserves_no_ablation_and_drops_it_when_it_does_not_fit():

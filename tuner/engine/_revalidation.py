@@ -251,7 +251,7 @@ def _with_reference(space: SearchSpace, params: dict[str, Any], names: set[str],
     """The flags of ``params`` with ``names`` set to the reference's values (left out where the
     reference uses db_bench's default), and options that are no longer active dropped."""
     merged = {k: v for k, v in params.items() if k not in names}
-    merged.update({k: reference.values[k] for k in names if reference.values.get(k) is not None})
+    merged.update({k: reference.values[k] for k in sorted(names) if reference.values.get(k) is not None})
     return {**space.flags({k: v for k, v in merged.items() if space.parameter(k).active(merged)})}
 
 
