@@ -1,4 +1,6 @@
-"""Memory like production: a db_bench process in a memory cgroup of its own.
+"""Memory like production: a run (db_bench's scored phase, or a program's run) in a memory cgroup of its
+own. What every backend that holds its runs to a memory limit uses (db_bench's runner, the command
+backend).
 
 A cgroup's memory limit covers what the process allocates (memtables, block cache) *and* the page
 cache its reads and writes fill, so the OS cannot cache what the block cache does not hold: with
@@ -6,8 +8,9 @@ data larger than the limit, block cache size and bloom filters matter as they do
 data is many times its memory. cgroup v1 (``memory.limit_in_bytes``) and v2 (``memory.max``) are
 both handled; each run's cgroup is made under the tuner's own, and removed after the run.
 
-The child enters its cgroup itself, before it execs db_bench: a small Python stub writes its own pid
-to ``cgroup.procs`` and execs the real command, so not a byte of db_bench is charged elsewhere.
+The child enters its cgroup itself, before it execs the command: a small Python stub writes its own
+pid to ``cgroup.procs`` and execs the real command, so not a byte of it (nor of the processes it
+starts, which inherit the cgroup) is charged elsewhere.
 """
 
 from __future__ import annotations
@@ -64,6 +67,13 @@ class Cgroups:
             raise MemoryLimitError(f"cannot make a cgroup under {parent}: {exc.strerror}") from None
         return cls(version, parent)
 
+    def for_run(self, limit: int, db: Path) -> MemoryCgroup:
+        """A new cgroup of ``limit`` bytes for a run on the DB ``db``, whose files are dropped from the page
+        cache first: what the run reads of them is then charged to its cgroup, not found cached by a load
+        or an earlier run outside it."""
+        evict(db)
+        return self.make(limit)
+
     def make(self, limit: int) -> MemoryCgroup:
         """A new cgroup limited to ``limit`` bytes."""
         path = self.parent / f"rocksdb-tuner-{os.getpid()}-{next(_counter)}"
@@ -89,7 +99,7 @@ class MemoryCgroup:
     limit: int
 
     def wrap(self, argv: list[str]) -> list[str]:
-        """``argv`` run inside this cgroup (the process enters it before it execs)."""
+        """``argv`` run inside this cgroup (the process enters it before it execs; ``argv[0]`` a path)."""
         return [sys.executable, "-I", "-S", "-c", _ENTER, str(self.path / "cgroup.procs"), *argv]
 
     def report(self) -> dict[str, int | None]:
@@ -101,6 +111,23 @@ class MemoryCgroup:
             peak = _read_int(self.path / "memory.peak")
             oom = _field(self.path / "memory.events", "oom_kill")
         return {"memory_limit_bytes": self.limit, "memory_peak_bytes": peak, "oom_kills": oom}
+
+    @staticmethod
+    def out_of_memory(report: dict[str, int | None] | None) -> str | None:
+        """`` (out of memory: its cgroup's limit is N MiB)`` when a cgroup's :meth:`report` counts an OOM
+        kill, else None: what a killed run's failure adds."""
+        report = report or {}
+        limit = report.get("memory_limit_bytes")
+        if not report.get("oom_kills") or limit is None:
+            return None
+        return f" (out of memory: its cgroup's limit is {limit / 2**20:.0f} MiB)"
+
+    def close(self) -> dict[str, int | None]:
+        """Its :meth:`report`, the cgroup then removed."""
+        try:
+            return self.report()
+        finally:
+            self.remove()
 
     def remove(self) -> None:
         try:

@@ -42,7 +42,7 @@ from objectives.contract import (
 )
 from objectives.dbbench import DbBench
 from objectives.defaults import Defaults, defaults_of
-from objectives.memory import Cgroups, MemoryCgroup, MemoryLimitError, evict
+from objectives.memory import Cgroups, MemoryCgroup, MemoryLimitError
 from objectives.parser import Output, ParseError, parse, parse_report, require
 from objectives.rocksdb_log import LogFacts, read_log
 from objectives.workdir import (
@@ -198,10 +198,12 @@ class Runner:
                              drain)
 
     def preload(self, workload: Workload, log_dir: Path, seed: int = 1) -> Preloaded:
-        """Build ``workload``'s DB once (its [preload] phase, then a flush and a wait for compaction) at
+        """Build ``workload``'s DB once (its [preload] phase, then a flush and a wait for compaction) where
+        its ``snapshot`` says (``<dir>/db``: a worker node's copy of the driver's, named alike), else at
         :meth:`preload_dir`; a DB built there before (a resumed study) is reused. Built in a temporary
         directory renamed when complete, so a killed build never passes for a DB."""
-        final = preload_dir(self.db_bench, self.work_dir, workload, seed, self.defaults)
+        final = Path(workload.snapshot).parent if workload.snapshot else \
+            preload_dir(self.db_bench, self.work_dir, workload, seed, self.defaults)
         if (final / MARKER).is_file() and (final / "db" / "CURRENT").is_file():
             mark(final)  # ours now: a sweep by this process leaves it alone
             return Preloaded(final / "db", 0.0, tree_size(final / "db"), reused=True)
@@ -246,15 +248,13 @@ class Runner:
                 cmd = self.command(workload, index, flags, db, seed, report)
                 watch = _ReportWatch(phase.name, report, observer) if observer and phase.scored else None
                 cgroup = self._cgroup(phase.scored, db, workload.memory or self.memory_limit)
+                memory: dict[str, int | None] | None = None
                 try:
                     run = self._execute(phase.name, cmd, log_dir, deadline, watch, cgroup)
                 finally:
                     if cgroup is not None:
-                        memory = cgroup.report()
-                        cgroup.remove()
-                run.scored = phase.scored
-                if cgroup is not None:
-                    run.memory = memory
+                        memory = cgroup.close()
+                run.scored, run.memory = phase.scored, memory
                 phases.append(run)
                 self._read_phase(run, phase.measured(), workload.drain, log_dir, report, db)
             if not db.is_dir():  # removed from outside after db_bench last wrote it
@@ -276,10 +276,7 @@ class Runner:
         if not scored or limit is None:
             return None
         self._detect()
-        if self.cgroups is None:
-            return None
-        evict(db)
-        return self.cgroups.make(limit)
+        return self.cgroups.for_run(limit, db) if self.cgroups is not None else None
 
     def _read_phase(self, run: PhaseRun, measured: tuple[str, ...], drain: bool, log_dir: Path, report: Path,
                     db: Path) -> None:
@@ -290,14 +287,13 @@ class Runner:
         stderr = (log_dir / f"{run.name}.stderr").read_text(errors="replace")
         if run.returncode != 0:
             reason = _exit_reason(run.name, run.returncode, stderr or stdout)
-            memory = run.memory or {}
-            cgroup_oom, limit = bool(memory.get("oom_kills")), memory.get("memory_limit_bytes")
+            cgroup_oom = MemoryCgroup.out_of_memory(run.memory)
             host_oom = run.returncode == -signal.SIGKILL and run.host_oom_kills > 0
-            if cgroup_oom and limit is not None:
-                reason += f" (out of memory: its cgroup's limit is {limit / 2**20:.0f} MiB)"
+            if cgroup_oom:
+                reason += cgroup_oom
             elif host_oom:
                 reason += " (out of memory: the kernel's OOM killer struck while it ran)"
-            _fail(reason, run.returncode, stderr + stdout, cgroup_oom or host_oom)
+            _fail(reason, run.returncode, stderr + stdout, bool(cgroup_oom) or host_oom)
         try:
             run.output = parse(stdout)
             require(run.output, measured)

@@ -10,7 +10,9 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,15 +20,17 @@ from mlflow import MlflowClient
 
 from objectives.dbbench import DbBenchError, probe
 from objectives.measurement import Measurement
+from objectives.memory import Cgroups, MemoryLimitError
+from objectives.workloads import Workload
 from search_spaces import load_space
 from tests.conftest import summary_of
 from tests.test_cli import TUNER, tuner
 from tuner import options_file, tune
-from tuner.backends import BACKENDS, Backend, Setup
+from tuner.backends import BACKENDS, STOPPED, Backend, Found, RunFailed, Setup
 from tuner.backends._command import rocksdb_defaults
-from tuner.engine._prepare import check_backend
+from tuner.engine._prepare import check_backend, workload_of
 from tuner.executors import Job, LocalExecutor, Outcome
-from tuner.model import TuneConfig, UsageError
+from tuner.model import ExecutionConfig, TuneConfig, UsageError
 from tuner.observers import SilentProgress
 from tuner.summary import SCHEMA_VERSION, BaselineRun, Summary
 from tuner.trials import TrialRecord
@@ -71,12 +75,15 @@ def test_a_new_backend_is_one_class_and_a_registration_line(tmp_path, monkeypatc
 
 
 def _outcome(tmp_path: Path, script: str, flags: dict | None = None, timeout: float = 30.0,
-             repeats: int = 1, needs: tuple[str, ...] = ("ops_per_sec",)) -> Outcome:
+             repeats: int = 1, needs: tuple[str, ...] = ("ops_per_sec",), memory_limit: int | None = None) -> Outcome:
     """What the local executor makes of ``python -c script {options} {db}`` run on ``flags``, for a
-    study whose score ``needs`` those metrics."""
+    study whose score ``needs`` those metrics (its runs within ``memory_limit``)."""
     command = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} {{options}} {{db}}"
     executor = LocalExecutor()
-    executor.bind(BACKENDS["command"](Setup(tmp_path, timeout, 1, KEYS, command=command, needs=needs)))
+    backend = BACKENDS["command"](Setup(tmp_path, timeout, 1, KEYS, command=command, needs=needs,
+                                        memory_limit=memory_limit))
+    backend.prepare()
+    executor.bind(backend)
     executor.submit(Job("trial 0", flags or {}, tmp_path / "logs", repeats))
     (outcome,) = executor.wait(1.0)
     return outcome
@@ -112,24 +119,31 @@ ON_LOADED = ("import json, os, pathlib, sys; db = pathlib.Path(sys.argv[2]); sst
              "print(json.dumps({'ops_per_sec': 10, 'links': links, 'rows': rows}))")
 
 
-def _loaded_executor(tmp_path: Path, load: str) -> tuple[LocalExecutor, Backend]:
-    """The local executor of a command study with ``--load "python -c LOAD {db}"``, its runs ON_LOADED,
-    and its backend."""
+def _loaded_backend(tmp_path: Path, load: str) -> tuple[Backend, Workload]:
+    """The backend of a command study with ``--load "python -c LOAD {db}"``, its runs ON_LOADED, and its
+    workload (where the DB --load builds is, as the study prepares it)."""
     python = shlex.quote(sys.executable)
-    executor = LocalExecutor()
-    backend = BACKENDS["command"](Setup(tmp_path / "work", 30.0, 1, KEYS,
-                                        command=f"{python} -c {shlex.quote(ON_LOADED)} {{options}} {{db}}",
-                                        load=f"{python} -c {shlex.quote(load)} {{db}}", logs=tmp_path / "out"))
-    executor.bind(backend)
-    return executor, backend
+    config = TuneConfig(backend="command", command=f"{python} -c {shlex.quote(ON_LOADED)} {{options}} {{db}}",
+                        load=f"{python} -c {shlex.quote(load)} {{db}}")
+    command = BACKENDS["command"]
+    workload = command.own_workload(config)
+    assert workload is not None and workload.kind == "preloaded"
+    loaded = command.preload_path(Found("command"), tmp_path / "work", workload, 1)
+    workload = replace(workload, snapshot=str(loaded))
+    setup = Setup(tmp_path / "work", 30.0, 1, KEYS, workload, config.command, load=config.load, preloaded=(loaded,))
+    return command(setup), workload
 
 
 def test_load_builds_the_db_once_and_each_run_starts_on_a_hard_linked_copy(tmp_path):
-    """--load runs once, before the first run; every run gets a copy of what it built, its SST files
-    hard-linked, so what a run writes or deletes never reaches the built DB; the backend's teardown
-    removes it."""
+    """--load runs once (Backend.preload, which the engine calls before the first run); every run gets a
+    copy of what it built, its SST files hard-linked, so what a run writes or deletes never reaches the
+    built DB; the backend's teardown removes it."""
     (tmp_path / "work").mkdir()
-    executor, backend = _loaded_executor(tmp_path, LOAD)
+    backend, workload = _loaded_backend(tmp_path, LOAD)
+    built = backend.preload(workload, tmp_path / "out" / "preload-trials")
+    assert built.path == Path(workload.snapshot) and built.size_bytes > 4000 and not built.reused
+    executor = LocalExecutor()
+    executor.bind(backend)
     outcomes = []
     for i in range(3):
         executor.submit(Job(f"trial {i}", {}, tmp_path / "logs" / str(i), 1))
@@ -137,25 +151,176 @@ def test_load_builds_the_db_once_and_each_run_starts_on_a_hard_linked_copy(tmp_p
     assert [o.reason for o in outcomes] == [""] * 3
     assert [(o.measurement.metrics["links"], o.measurement.metrics["rows"]) for o in outcomes] == [(2.0, 4000.0)] * 3
     assert (tmp_path / "work" / "loads").read_text() == "x"  # one load for three runs
-    assert (tmp_path / "out" / "load" / "command.command").read_text().startswith(shlex.quote(sys.executable))
-    (built,) = [p for p in (tmp_path / "work").iterdir() if p.name.startswith("rocksdb-tuner-preload-command-")]
-    assert (built / "db" / "CURRENT").read_text() == "MANIFEST-000001\n" and (built / "db" / "000007.sst").is_file()
+    assert (tmp_path / "out" / "preload-trials" / "load.command").read_text().startswith(shlex.quote(sys.executable))
+    assert (built.path / "CURRENT").read_text() == "MANIFEST-000001\n" and (built.path / "000007.sst").is_file()
     executor.close()
-    assert (built / "db" / "CURRENT").is_file()  # the study tears its backend down, not the executor
+    assert (built.path / "CURRENT").is_file()  # the study tears its backend down, not the executor
     backend.teardown()
     assert sorted(os.listdir(tmp_path / "work")) == ["loads"]
 
 
-def test_a_failed_load_fails_every_run_in_one_line_and_is_not_retried(tmp_path):
+def test_a_failed_load_is_one_line_and_leaves_nothing(tmp_path):
     (tmp_path / "work").mkdir()
-    executor, _ = _loaded_executor(tmp_path, LOAD + "; sys.exit('no space for the keys')")
-    reasons = []
-    for i in range(2):
-        executor.submit(Job(f"trial {i}", {}, tmp_path / "logs" / str(i), 1))
-        reasons += [o.reason for o in executor.wait(1.0)]
-    assert reasons == [f"--load: command: exit code 1: no space for the keys (logs in {tmp_path / 'out' / 'load'})"] * 2
-    assert (tmp_path / "work" / "loads").read_text() == "x"
+    backend, workload = _loaded_backend(tmp_path, LOAD + "; sys.exit('no space for the keys')")
+    with pytest.raises(RunFailed) as failed:
+        backend.preload(workload, tmp_path / "out")
+    assert failed.value.reason == "load: exit code 1: no space for the keys"
     assert sorted(os.listdir(tmp_path / "work")) == ["loads"]  # nothing of the failed load is kept
+
+
+def test_a_failed_load_stops_the_study_before_any_run_in_one_line(tmp_path):
+    """The engine builds the DB before the first run (the defaults' baseline): a load that fails stops
+    the study with one line naming --load, and nothing is left in the work dir."""
+    python = shlex.quote(sys.executable)
+    r = tuner("tune", "--backend", "command", "--load", f"{python} -c 'import sys; sys.exit(\"disk quota\")' {{db}}",
+              "--command", f"{python} -c 'print(1)' {{options}} {{db}}", "--trials", "2", "--out", "o",
+              "--work-dir", str(tmp_path), "--no-mlflow", "--no-starts", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert "--load: building the preloaded DB failed: load: exit code 1: disk quota (logs in o/preload-trials)" \
+        in r.stderr
+    assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
+
+
+# A program at a target: --load fills {db} (counting its loads beside the work dir) and is told the data
+# size; a run reports what it was told and how many names the loaded file has (2: hard-linked).
+AT_SIZE_LOAD = """
+import pathlib, sys
+db, data, count = pathlib.Path(sys.argv[1]), int(sys.argv[2]), pathlib.Path(sys.argv[3])
+(db / "000007.sst").write_bytes(b"k" * data)
+(db / "CURRENT").write_text("MANIFEST-000001\\n")
+count.write_text(count.read_text() + "x" if count.exists() else "x")
+"""
+AT_SIZE_RUN = """
+import json, os, pathlib, re, sys
+options, db, data, seconds = sys.argv[1:]
+jobs = int(re.search(r"max_background_jobs=(\\d+)", pathlib.Path(options).read_text())[1])
+links = os.stat(pathlib.Path(db) / "000007.sst").st_nlink
+print(json.dumps({"ops_per_sec": 100 + jobs, "told_bytes": int(data), "told_seconds": float(seconds), "links": links}))
+"""
+
+
+def test_a_program_at_a_target_is_loaded_once_told_its_size_and_run_length_and_leaves_nothing(tmp_path):
+    """--target-data and --duration / --search-duration with --backend command: the DB --load builds is
+    built once for the study (the search's runs and the re-validation's at the target start from it),
+    counted in its machine time, and removed at the end; the search's runs are told --search-duration
+    and the re-validation's --duration ({duration}), every run the target's bytes ({data_bytes}); what the
+    study prints of its target speaks of the program, not of db_bench's phases or LSM shape."""
+    (tmp_path / "load.py").write_text(AT_SIZE_LOAD)
+    (tmp_path / "run.py").write_text(AT_SIZE_RUN)
+    (tmp_path / "work").mkdir()
+    python = shlex.quote(sys.executable)
+    r = tuner("tune", "--backend", "command", "--load", f"{python} load.py {{db}} {{data_bytes}} {tmp_path / 'loads'}",
+              "--command", f"{python} run.py {{options}} {{db}} {{data_bytes}} {{duration}}", "--target-data", "64KiB",
+              "--duration", "2s", "--search-duration", "1s", "--trials", "2", "--sampler", "random", "--seed", "1",
+              "--no-starts", "--revalidate", "1", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2",
+              "--no-ablation", "--out", "o", "--work-dir", str(tmp_path / "work"), "--no-mlflow", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "loads").read_text() == "x"  # once, for the search and the re-validation at the target
+    commands = [(path.relative_to(tmp_path / "o").parts[0], path.read_text().split()[-2:])
+                for path in (tmp_path / "o").rglob("command.command")]
+    wheres = {where for where, _ in commands}
+    assert {"baselines", "trials"} <= wheres and any(w.startswith("revalidation") for w in wheres), wheres
+    for where, told in commands:
+        assert told == ["65536", "2" if where.startswith("revalidation") else "1"], (where, told)
+    assert (tmp_path / "o" / "preload-trials" / "load.command").read_text().split()[-2] == "65536"
+    summary = Summary.load(tmp_path / "o" / "summary.json")
+    assert summary.preload is not None and summary.preload.trials is not None and summary.preload.builds == 1
+    runs = [t["metrics"] for t in summary_trials(summary)]
+    assert len(runs) == 2 and all(m["links"] == 2 and m["told_bytes"] == 65536 for m in runs)
+    said = [line for line in (r.stdout + r.stderr).splitlines() if line.startswith(("target:", "runs:", "gain"))]
+    assert "target: your program at 64 KiB of data ({data_bytes})" in said, said
+    assert any(line.startswith("runs: each on a hard-linked checkpoint of the DB --load built once") and
+               "1 s each ({duration}); the re-validation confirms the answer in 2 s runs" in line for line in said), said
+    assert not [line for line in said if re.search(r"db_bench|phase|LSM|level", line)], said
+    assert "preloading the DB every run starts from: --load (" in r.stderr
+    assert not [p for p in os.listdir(tmp_path / "work") if p.startswith("rocksdb-tuner-")]
+
+
+@pytest.mark.ray
+def test_a_program_at_a_target_runs_two_at_once_on_ray_workers(tmp_path):
+    """--parallel 2 with --backend command: Ray's workers run the program, two at once on cores of their
+    own, each run on a hard-linked checkpoint of the DB --load built once on this host (the local
+    cluster's workers see its work dir) and within the memory limit; nothing is left behind."""
+    try:
+        Cgroups.detect()
+    except MemoryLimitError as exc:
+        pytest.skip(f"no usable memory cgroup here: {exc}")
+    (tmp_path / "load.py").write_text(AT_SIZE_LOAD)
+    (tmp_path / "run.py").write_text(AT_SIZE_RUN + "import time; time.sleep(float(seconds))\n")
+    (tmp_path / "work").mkdir()
+    python = shlex.quote(sys.executable)
+    r = tuner("tune", "--backend", "command", "--load", f"{python} load.py {{db}} {{data_bytes}} {tmp_path / 'loads'}",
+              "--command", f"{python} {tmp_path / 'run.py'} {{options}} {{db}} {{data_bytes}} {{duration}}",
+              "--target-data", "64KiB", "--target-memory", "128MiB", "--duration", "2s", "--parallel", "2",
+              "--trials", "4", "--sampler", "random", "--seed", "1", "--no-starts", "--out", "o",
+              "--work-dir", str(tmp_path / "work"), "--no-mlflow", cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "2 trials at once on Ray" in r.stderr
+    assert (tmp_path / "loads").read_text() == "x"
+    study = summary_of(tmp_path / "o").optuna_study()
+    done = [t for t in study.trials if t.user_attrs.get("outcome") == "complete"]
+    assert len(done) == 4 and all(t.user_attrs["metrics"]["links"] >= 2 for t in done)  # 3: two copies at once
+    assert all(len(t.user_attrs["node"]["cores_used"]) == 1 for t in done)
+    assert all(t.user_attrs["phases"][0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in done)
+    spans = sorted((t.user_attrs["node"]["measured_from"], t.user_attrs["node"]["measured_to"]) for t in done)
+    assert any(b[0] < a[1] for a, b in zip(spans, spans[1:])), "no two runs at once"
+    assert not [p for p in os.listdir(tmp_path / "work") if p.startswith("rocksdb-tuner-")]
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"command": "app {options} {data_bytes}"}, "--command: {data_bytes} is the target's data size in bytes: give "
+                                                "--target-data SIZE"),
+    ({"load": "app {db} {data_bytes}"}, "--load: {data_bytes} is the target's data size in bytes: give --target-data"),
+    ({"target_data": 1 << 30}, "--target-data: your program is not told it: put {data_bytes} in --command or --load"),
+    ({"command": "app {options} {duration}"}, "--command: {duration} is each run's length in seconds: give --duration"),
+    ({"duration": 30.0}, "--duration: your program is not told it: put {duration} in --command"),
+    ({"search_duration": 10.0}, "--search-duration: your program is not told it: put {duration} in --command"),
+    ({"load": "app {db} {duration}", "command": "app {options} {duration}", "duration": 30.0},
+     "--load: {duration} is a run's length; the load runs to its end: leave it out"),
+])
+def test_the_words_a_program_is_told_and_their_flags_go_together(fields, message):
+    """{data_bytes} needs --target-data, {duration} --duration, and each flag its word (else the program
+    would not be told): one line naming the flag."""
+    with pytest.raises(UsageError) as refused:
+        workload_of(TuneConfig(**{"backend": "command", "command": "app {options}", **fields}))
+    assert str(refused.value).startswith(message)
+
+
+def test_a_program_runs_within_its_memory_limit_and_an_oom_kill_names_it(tmp_path):
+    """With a memory limit each run (and what it starts) is in a memory cgroup of its own: the program
+    finds itself there, limited; one that allocates past the limit is killed, and its failure says so."""
+    try:
+        Cgroups.detect()
+    except MemoryLimitError as exc:
+        pytest.skip(f"no usable memory cgroup here: {exc}")
+    where = ("import json, pathlib; line = [l for l in open('/proc/self/cgroup').read().splitlines() "
+             "if l.split(':')[1] in ('memory', '')][0]; path = line.split(':', 2)[2]; "
+             "mount = [l.split()[1] for l in open('/proc/self/mounts') if ' cgroup ' in l and 'memory' in l] or "
+             "[l.split()[1] for l in open('/proc/self/mounts') if ' cgroup2 ' in l]; "
+             "d = pathlib.Path(mount[0] + path); limit = d / 'memory.limit_in_bytes'; "
+             "limit = limit if limit.exists() else d / 'memory.max'; "
+             "print(json.dumps({'ops_per_sec': 1, 'limit': int(limit.read_text()), 'mine': int('rocksdb-tuner-' in path)}))")
+    limit = 64 << 20
+    m = _outcome(tmp_path, where, memory_limit=limit).measurement
+    assert m is not None and m.metrics["mine"] and m.metrics["limit"] == limit
+    assert m.details[0]["memory"]["memory_limit_bytes"] == limit and m.details[0]["memory_peak_bytes"] > 0
+    hog = "x = b'x' * (256 << 20); print(len(x))"
+    assert _outcome(tmp_path, hog, memory_limit=limit).reason == \
+        "command: killed by SIGKILL: no output (out of memory: its cgroup's limit is 64 MiB)"
+    assert os.listdir(tmp_path) == ["logs"]
+
+
+def test_a_program_is_killed_when_the_study_stops(tmp_path):
+    """A worker told to stop (its stop event set) kills the running program: the run fails as stopped."""
+    command = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(60)' {{options}}"
+    backend = BACKENDS["command"](Setup(tmp_path, 60.0, 1, KEYS, command=command))
+    stop = threading.Event()
+    backend.prepare(stop)
+    threading.Timer(0.5, stop.set).start()
+    started = time.monotonic()
+    with pytest.raises(RunFailed) as failed:
+        backend.measure({}, tmp_path / "logs", 1)
+    assert failed.value.reason == f"command: {STOPPED}" and time.monotonic() - started < 10
 
 
 def test_repeats_each_run_on_a_fresh_db_and_the_median_stands_for_them(tmp_path):
@@ -245,19 +410,38 @@ def test_a_hung_program_is_killed_with_its_children_at_the_timeout(tmp_path):
     ({"backend": "nosuch"}, "--backend: unknown 'nosuch' (choose from db_bench, command)"),
     ({"backend": "command"}, "--command: the command backend runs your program: give it"),
     ({"command": "app {options}"}, "--command: goes with --backend command, not db_bench"),
-    ({"backend": "command", "command": "x", "workload": "ycsb-a"}, "--workload: shapes db_bench's workloads"),
+    ({"backend": "command", "command": "x", "workload": "ycsb-a"},
+     "--workload: shapes db_bench's workloads; the command backend runs your program (--command)"),
+    ({"backend": "command", "command": "x", "scale": 0.5}, "--scale: shapes db_bench's workloads"),
+    ({"backend": "command", "command": "x", "base_options": "OPTIONS-1"}, "--base-options: shapes db_bench's"),
     ({"backend": "command", "command": "x", "pruner": "median"}, "--pruner: the command backend reports no "
                                                                    "per-second throughput"),
-    ({"backend": "command", "command": "x", "parallel": 2}, "--parallel: shapes db_bench's workloads"),
-    ({"backend": "command", "command": "x", "executor": "ray"}, "--executor: shapes db_bench's workloads"),
-    ({"backend": "command", "command": "x", "db_bench": "/usr/bin/db_bench"}, "--db-bench: shapes db_bench's"),
-    ({"backend": "command", "command": "x", "rocksdb_version": "9.11"}, "--rocksdb-version: shapes db_bench's"),
+    ({"backend": "command", "command": "x", "db_bench": "/usr/bin/db_bench"}, "--db-bench: the command backend runs "
+                                                                               "no db_bench"),
+    ({"backend": "command", "command": "x", "rocksdb_version": "9.11"}, "--rocksdb-version: the command backend runs "
+                                                                         "no db_bench"),
     ({"load": "app --load {db}"}, "--load: builds your program's DB; it goes with --backend command, not db_bench"),
 ])
 def test_what_the_command_backend_cannot_do_is_refused(fields, message):
     with pytest.raises(UsageError) as refused:
         check_backend(TuneConfig(**fields))
     assert str(refused.value).startswith(message)
+
+
+def test_the_command_backend_takes_a_target_its_memory_run_lengths_and_ray():
+    check_backend(TuneConfig(backend="command", command="x", target_data=1 << 30, target_memory=256 << 20,
+                             duration=30.0, search_duration=10.0))
+    check_backend(TuneConfig(backend="command", command="x", memory_limit=256 << 20, parallel=2))
+    check_backend(TuneConfig(backend="command", command="x", executor="ray"))
+
+
+def test_a_node_that_cannot_run_the_program_says_why():
+    """A worker asks the backend what its node has (Backend.on_node): the program must be found there."""
+    setup = Setup(Path("/nonexistent"), 1.0, 1, KEYS, command="python app.py {options}")
+    assert BACKENDS["command"].on_node(setup, ExecutionConfig()).setup == setup
+    missing = BACKENDS["command"].on_node(replace(setup, load="no-such-loader {db}"), ExecutionConfig())
+    assert missing.setup is None and missing.error == "--load: no-such-loader: no such program (not a path to an " \
+                                                      "executable, nor on PATH)"
 
 
 @pytest.mark.parametrize("command, message", [
@@ -326,7 +510,8 @@ def test_a_command_study_needs_no_db_bench(tmp_path, monkeypatch):
     assert [t.user_attrs.get("enqueued") for t in trials][:1] == ["benchmark.sh"]  # no rocksdb-default start
     assert summary.backend == "command" and (summary.command or "").endswith("{options}")
     title = (tmp_path / "o" / "comparison.md").read_text().splitlines()[0]
-    assert "db_bench" not in title and "the program `" in title and str(summary.workload) not in title
+    assert summary.workload == "command"  # the program is the study's workload, no db_bench preset
+    assert "db_bench" not in title and "the program `" in title and "fillrandom" not in title
     assert "best configuration (options, in OPTIONS.ini for the program): " in r.stdout + r.stderr
     client = MlflowClient(uri)
     runs = client.search_runs([client.get_experiment_by_name("no-db_bench").experiment_id], max_results=100)
@@ -455,8 +640,36 @@ def test_the_rocksdict_example_loads_its_db_once_and_runs_on_copies_of_it(tmp_pa
     summary = summary_of(tmp_path / "o")
     runs = [summary.baselines[0].metrics, *(t["metrics"] for t in summary_trials(summary))]
     assert len(runs) == 3 and all(m["keys"] == 2000 and "load_ops_per_sec" not in m for m in runs)
-    assert json.loads((tmp_path / "o" / "load" / "command.stdout").read_text())["load_ops_per_sec"] > 0
+    assert json.loads((tmp_path / "o" / "preload-trials" / "load.stdout").read_text())["load_ops_per_sec"] > 0
     assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]  # the loaded DB removed too
+
+
+def test_the_rocksdict_example_at_a_target_is_loaded_once_and_runs_within_its_memory(tmp_path):
+    """The at-size form README shows first: the example told the target's bytes ({data_bytes}: its key
+    count) and each run's seconds ({duration}), its DB loaded once, every run within --target-memory (a
+    memory cgroup), tuned for its P99."""
+    try:
+        Cgroups.detect()
+    except MemoryLimitError as exc:
+        pytest.skip(f"no usable memory cgroup here: {exc}")
+    python = shlex.quote(sys.executable)
+    r = tuner("tune", "--backend", "command",
+              "--load", f"{python} {APP} --load --options {{options}} --db {{db}} --data-bytes {{data_bytes}}",
+              "--command", f"{python} {APP} --loaded --options {{options}} --db {{db}} --data-bytes {{data_bytes}} "
+              "--duration {duration}", "--target-data", "2MiB", "--target-memory", "128MiB", "--duration", "1s",
+              "--objective", "p99_us", "--trials", "2", "--sampler", "random", "--seed", "1", "--no-starts",
+              "--out", "o", "--work-dir", str(tmp_path), "--no-mlflow", cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "your program runs within 128 MiB: a memory cgroup per run (cgroup v" in r.stderr
+    summary = summary_of(tmp_path / "o")
+    keys = (2 << 20) // (16 + 400)  # the app's 16-byte keys and 400-byte values in 2 MiB
+    assert json.loads((tmp_path / "o" / "preload-trials" / "load.stdout").read_text())["keys"] == keys
+    study = summary.optuna_study()
+    runs = [t for t in study.trials if t.user_attrs.get("outcome") == "complete"]
+    assert len(runs) == 2 and all(t.user_attrs["metrics"]["keys"] == keys for t in runs)
+    assert all(t.user_attrs["phases"][0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in runs)
+    assert summary.best is not None and summary.best.metrics["p99_us"] > 0 and summary.objective_metric == "p99_us"
+    assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
 
 
 def summary_trials(summary: Summary) -> list[dict]:

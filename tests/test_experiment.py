@@ -112,6 +112,19 @@ def test_a_study_is_defined_once_in_its_workload_preset():
         experiment.load("fillrandom")
 
 
+@pytest.mark.parametrize("args, message", [
+    (["S0", "--rerun", "../elsewhere"], "argument --rerun: a label of letters, digits, '.', '-' and '_'"),
+    (["S0", "--rerun", "10.4.2", "--quick"], "--rerun: not with --quick"),
+    (["S0", "S1", "--rerun", "10.4.2", "--results", "r"], "--results: names one report directory"),
+    (["S0", "--rerun", "10.4.2", "--report-only"],
+     "--report-only: experiments/studies/results/S0/rerun-10.4.2/result.json does not exist"),
+])
+def test_a_rerun_is_kept_beside_the_committed_results_and_bad_uses_are_one_clear_error(args, message):
+    result = _cli("experiment", *args)
+    assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1, \
+        result.stderr
+
+
 @pytest.mark.dbbench
 def test_quick_experiment_runs_the_three_steps_and_reports(tmp_path, session_store, work_dir):
     runs = tmp_path / "runs"
@@ -135,6 +148,8 @@ def test_quick_experiment_runs_the_three_steps_and_reports(tmp_path, session_sto
     per_seed = [h2h[f"tuned best (seed {s})"]["vs_hand_found"]["ratio"] for s in (1, 2)]
     assert verdicts["vs_hand_found"]["seeds"] == per_seed
     assert verdicts["vs_hand_found"]["worst"] == min(per_seed)
+    assert h2h["rocksdb-default"]["doc"] == r["defaults"]["describe"] and r["defaults"]["version"] == r["db_bench"]["version"]
+    assert f"{r['db_bench']['path']}), every run on {r['defaults']['describe']}." in (out / "report.md").read_text()
     assert h2h["benchmark.sh"]["flags"]["compression_type"] == "zstd"
     assert h2h["hand-found:S2"]["flags"]["max_write_buffer_number"] == 4
     # interleaved: round 0 of every configuration was measured before any round 1

@@ -26,9 +26,9 @@ LAYERS: list[list[tuple[str, ...]]] = [
 DATA_MODEL = ("tuner.model", "tuner.events")
 # db_bench's own modules: reached only through its backend (tuner.backends), behind the measurement
 # contract (tuner/backends/base.py), never by what runs, observes or reports a study whatever measures it.
-# (objectives.workloads, .scores, .workdir, .configurations and .contract serve every backend.)
+# (objectives.workloads, .scores, .workdir, .memory, .configurations and .contract serve every backend.)
 DB_BENCH = ("objectives.dbbench", "objectives.runner", "objectives.measurement", "objectives.defaults",
-            "objectives.parser", "objectives.metrics", "objectives.memory", "objectives.trace")
+            "objectives.parser", "objectives.metrics", "objectives.trace")
 BACKEND_BLIND = ("tuner.engine", "tuner.executors", "tuner.observers", "tuner.outputs", "tuner.api")
 MAX_CLASS_LINES = 200
 MAX_FUNCTION_LINES = 80

@@ -280,3 +280,110 @@ def test_nodes_with_another_db_bench_are_refused_unless_allowed(tmp_path_factory
         assert str(other) in paths, paths
     finally:
         c.stop()
+
+
+def _apart(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+           *args: str) -> tuple[subprocess.CompletedProcess, dict[str, Path]]:
+    """A study (``args``) on a two-node cluster whose nodes and driver share no work dir: each its own $TMPDIR
+    (short paths: Ray's sockets live there), no --work-dir, two trials at once, one per node; and the
+    default work dirs of the driver, the head node and the worker node."""
+    dirs = {name: tmp_path_factory.mktemp(name[0]) for name in ("driver", "head", "worker")}
+    monkeypatch.setenv("TMPDIR", str(dirs["head"]))  # the head node's workers' $TMPDIR
+    cluster = Cluster(tmp_path_factory.mktemp("c"), worker_env={"TMPDIR": str(dirs["worker"])})
+    try:
+        cluster.start()
+        monkeypatch.setenv("TMPDIR", str(dirs["driver"]))
+        r = cluster.tune(*args, "--parallel", "2", "--one-trial-per-node", "--no-mlflow", "--no-plots")
+    finally:
+        cluster.stop()
+    return r, {name: path / f"rocksdb-tuner-work-{os.getuid()}" for name, path in dirs.items()}
+
+
+def _built_apart(out: Path, dirs: dict[str, Path]) -> list[optuna.trial.FrozenTrial]:
+    """The study's complete trials, checked to have run on both nodes, each node's first run having built
+    the node's own preloaded DB (its logs in the run's ``preload/``) and no other run; every work dir left
+    as it was."""
+    trials = _trials(out)
+    done = [t for t in trials if t.user_attrs.get("outcome") == "complete"]
+    assert done and len({t.user_attrs["node"]["node_id"] for t in done}) == 2, \
+        [t.user_attrs.get("fail_reason") for t in trials]
+    built = sorted(p.relative_to(out).parts[:2] for p in out.rglob("preload/*.command"))
+    assert len(built) == 2, built  # once per node (the driver's own is OUT/preload-trials/)
+    for name, work in dirs.items():
+        assert work.is_dir() and not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], (name, work)
+    return done
+
+
+def test_each_node_builds_its_own_preloaded_db_once_and_removes_it(tmp_path, tmp_path_factory, monkeypatch):
+    """A command study with --load on nodes that share no work dir: the driver builds its DB, each node its
+    own copy once (its runs wait for it and reuse it), and when the study ends every work dir is as it
+    was. (No memory limit here: `ip netns exec` remounts /sys, so the namespace node has no memory
+    cgroups, and says so: Backend.on_node.)"""
+    from tests.test_backends import AT_SIZE_LOAD, AT_SIZE_RUN
+
+    (tmp_path / "load.py").write_text(AT_SIZE_LOAD)
+    (tmp_path / "run.py").write_text(AT_SIZE_RUN)
+    python = sys.executable
+    r, dirs = _apart(tmp_path_factory, monkeypatch, "--backend", "command", "--load",
+                     f"{python} {tmp_path / 'load.py'} {{db}} {{data_bytes}} {tmp_path / 'loads'}", "--command",
+                     f"{python} {tmp_path / 'run.py'} {{options}} {{db}} {{data_bytes}} {{duration}}",
+                     "--target-data", "64KiB", "--duration", "1s", "--trials", "4", "--sampler", "random", "--seed",
+                     "1", "--no-starts", "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    done = _built_apart(tmp_path / "out", dirs)
+    assert len(done) == 4 and all(t.user_attrs["metrics"]["links"] >= 2 for t in done)  # on a loaded DB's copy
+    assert (tmp_path / "loads").read_text() == "xxx"  # the driver's, then once on each node
+
+
+def test_a_preloaded_workload_runs_on_a_cluster_each_node_on_its_own_db(tmp_path, tmp_path_factory, monkeypatch):
+    """steady-overwrite with --ray-address, once refused: each node builds its preloaded DB once and
+    removes it at the end."""
+    r, dirs = _apart(tmp_path_factory, monkeypatch, "--workload", "steady-overwrite", "--scale", "0.005",
+                     "--duration", "2s", "--trials", "3", "--seed", "1", "--no-starts", "--no-baselines",
+                     "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(_built_apart(tmp_path / "out", dirs)) == 3
+
+
+def test_ctrl_c_on_a_cluster_leaves_no_preloaded_db_on_any_node_and_resume_builds_again(
+        tmp_path, tmp_path_factory, monkeypatch):
+    """Stopped with Ctrl-C once the nodes run the study's trials, a study on nodes that share no work dir
+    leaves no preloaded DB on the driver or on either node; resumed, it builds them again and completes."""
+    from tests.test_backends import AT_SIZE_LOAD, AT_SIZE_RUN
+
+    (tmp_path / "load.py").write_text(AT_SIZE_LOAD)
+    (tmp_path / "run.py").write_text(AT_SIZE_RUN + "import time; time.sleep(float(seconds))\n")
+    dirs = {name: tmp_path_factory.mktemp(name[0]) for name in ("driver", "head", "worker")}
+    monkeypatch.setenv("TMPDIR", str(dirs["head"]))
+    cluster = Cluster(tmp_path_factory.mktemp("c"), worker_env={"TMPDIR": str(dirs["worker"])})
+    python = sys.executable
+    args = [*TUNER, *fast(["tune", "--ray-address", cluster.address, "--backend", "command", "--load",
+                           f"{python} {tmp_path / 'load.py'} {{db}} {{data_bytes}} {tmp_path / 'loads'}", "--command",
+                           f"{python} {tmp_path / 'run.py'} {{options}} {{db}} {{data_bytes}} {{duration}}",
+                           "--target-data", "64KiB", "--duration", "2s", "--trials", "6", "--sampler", "random",
+                           "--seed", "1", "--no-starts", "--study", "apart", "--parallel", "2", "--one-trial-per-node",
+                           "--out", str(tmp_path / "out"), "--no-mlflow", "--no-plots"])]
+    works = [path / f"rocksdb-tuner-work-{os.getuid()}" for path in dirs.values()]
+    try:
+        cluster.start()
+        monkeypatch.setenv("TMPDIR", str(dirs["driver"]))
+        proc = subprocess.Popen(args, env=cluster.env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        loads = tmp_path / "loads"
+        for line in proc.stderr:  # once the driver and both nodes built theirs, and trials are under way
+            if line.startswith("trial ") and loads.is_file() and loads.read_text() == "xxx":
+                proc.send_signal(signal.SIGINT)
+                break
+        _, rest = proc.communicate(timeout=180)
+        assert proc.returncode == 130, rest
+        assert (tmp_path / "loads").read_text() == "xxx"
+        for work in works:
+            assert not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], work
+        again = subprocess.run(args, env=cluster.env, capture_output=True, text=True, timeout=600)
+    finally:
+        cluster.stop()
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (tmp_path / "loads").read_text() == "xxxxxx"  # built again: the driver's and each node's
+    assert [t.user_attrs.get("outcome") for t in _trials(tmp_path / "out")].count("complete") == 6
+    for work in works:
+        assert not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], work

@@ -128,6 +128,65 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
                 ("docs/results.md",))
 
 
+def test_the_default_job_run_again_is_quoted_as_its_summary_gives_it():
+    """docs/results.md's second run of the default job: its answer and gain, and the reference's spread
+    against the first run's, with the rounds in which both slowed."""
+    first, again = _summary("default-job-11.8.1-2026-11-27"), _summary("default-job-11.8.1-rerun-2026-11-27")
+    best, reval = _gain(again), again.revalidation
+    assert again.best is not None and reval is not None and reval.select is not None and best.ci95 is not None
+    assert reval.select.rank_correlation is not None
+    p = again.best.params
+    _quoted(f"answered trial {again.best.trial} ({p['max_background_jobs']} background jobs, "
+            f"{p['write_buffer_size'] / 1e6:.1f} MB memtables x {p['max_write_buffer_number']} merged "
+            f"{p['min_write_buffer_number_to_merge']} at a time, a {p['bloom_bits']}-bit Bloom filter, no compression), "
+            f"which ran {best.ratio:.2f}x the defaults at the target (95 % CI {best.ci95[0]:.2f}-{best.ci95[1]:.2f}, "
+            f"{best.n} paired rounds that chose nothing); its search had said {search_gain(again):.2f}x", ("docs/results.md",))
+    assert p["compression_type"] == "none"
+    _quoted(f"(Kendall tau {reval.select.rank_correlation.kendall_tau:.2f})", ("docs/results.md",), at="Run again")
+    (ref_then, ref_now) = (s.comparison[0] for s in (first, again))
+    assert ref_then.spread is not None and ref_now.spread is not None and ref_now.spread.cv is not None
+    assert ref_then.spread.cv is not None
+    _quoted(f"rocksdb-default ran {ref_now.spread.min:,.0f}-{ref_now.spread.max:,.0f} ops/s in those rounds "
+            f"(median {ref_now.value('ops_per_sec'):,.0f}, coefficient of variation {ref_now.spread.cv:.1%})"
+            .replace("%", " %") + f" where the first run had {ref_then.spread.min:,.0f}-{ref_then.spread.max:,.0f} "
+            f"({ref_then.spread.cv:.1%})".replace("%)", " %)"), ("docs/results.md",))
+    rounds = {c.name: c.samples("ops_per_sec") for c in reval.configurations}
+    answer, reference = rounds[f"trial {again.best.trial}"], rounds["rocksdb-default"]
+    slow = sorted(range(len(answer)), key=answer.__getitem__)[:2]
+    assert all(reference[i] <= statistics.median(reference) for i in slow)
+    _quoted(f"The answer's two slow runs ({answer[slow[0]]:,.0f} and {answer[slow[1]]:,.0f} ops/s) fell in the rounds "
+            f"where the defaults were slow too ({reference[slow[0]]:,.0f} and {reference[slow[1]]:,.0f})",
+            ("docs/results.md",))
+    _quoted(f"the same job answered {best.ratio:.2f}x (95 % CI {best.ci95[0]:.2f}-{best.ci95[1]:.2f})", ("README.md",))
+    _quoted(f"Two runs of one job on one day: {_gain(first).ratio:.2f}x and {best.ratio:.2f}x", ("docs/results.md",))
+
+
+def test_the_tuner_against_a_plain_script_in_the_deployed_shape_is_quoted_as_its_json_gives_it():
+    """docs/results.md's comparison on 11.8.1's library defaults (the deployed shape) at the 2 GiB target."""
+    measured = _json("experiments/versus_plain_optuna/results/versus_plain_optuna_target_11.8.1_2026-11-27.json")
+    assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
+    assert measured["budget_seconds"] == 1200 and measured["rounds"] == 5 and measured["tuner_flags"] == []
+    assert measured["db_bench"]["version"] == "11.8.1" and measured["db_bench"]["build"] == "release"
+    (seed,) = measured["seeds"]
+    assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
+    _quoted(f"in the deployed shape, {_versus_plain_target(seed)}", ("docs/results.md",))
+    held, tuner, plain = seed["held_out"], seed["tuner"]["flags"], seed["plain"]["best"]["flags"]
+    _quoted(f"The tuner's answer ({int(tuner['write_buffer_size']) / 1e6:.1f} MB memtables x "
+            f"{tuner['max_write_buffer_number']} merged {tuner['min_write_buffer_number_to_merge']} at a time, "
+            f"{tuner['compression_type'].upper()}) and the plain script's ({int(plain['write_buffer_size']) / 1e6:.1f} MB "
+            f"memtables x {plain['max_write_buffer_number']} merged {plain['min_write_buffer_number_to_merge']} at a time, "
+            f"{plain['compression_type'].capitalize()})", ("docs/results.md",))
+    rounds = held["ops_per_sec"]
+    faster = sum(p > t for p, t in zip(rounds["plain"], rounds["tuner"], strict=True))
+    _quoted(f"the plain script's ran faster in {faster} of the {len(rounds['plain'])} rounds", ("docs/results.md",))
+    _quoted(f"The defaults ran {min(rounds['rocksdb-default']):,.0f}-{max(rounds['rocksdb-default']):,.0f} ops/s in "
+            "those rounds", ("docs/results.md",))
+    reported = seed["tuner"]["reported_gain"]["ci95"]
+    assert held["over_default"]["tuner"]["ratio"] < reported[0]  # "fell just under the interval the tuner had reported"
+    _quoted(f"far is the plain script's {held['over_default']['plain']['ratio']:.2f}x", ("docs/results.md",))
+    assert held["over_default"]["plain"]["ratio"] < 1.3 and held["tuner_over_plain"]["verdict"] == "tie"
+
+
 def test_the_defaults_in_the_two_shapes_are_compared_as_their_summaries_give_them():
     """docs/results.md compares the defaults' speed in the deployed shape (the headline's record) with the
     pinned one (the default job of 2026-11-26)."""

@@ -69,7 +69,7 @@ class Study:
         p, measurement = self.parts, self.parts.config.measurement
         return Setup(p.work_dir, measurement.trial_timeout, p.db_bench_seed,
                      {q.flag: q.options_key for q in p.space.parameters}, p.workload, measurement.command,
-                     p.score.needed, measurement.load, p.out, found, p.memory_limit, tuple(self._preloaded))
+                     p.score.needed, measurement.load, found, p.memory_limit, tuple(self._preloaded))
 
     def _memory(self) -> MemoryLimit | None:
         limit = self.parts.memory_limit

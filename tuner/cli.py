@@ -26,7 +26,7 @@ from search_spaces import preset_names as space_presets
 from tuner.api import Study
 from tuner.backends import BACKENDS, EnvironmentFault
 from tuner.executors import EXECUTORS
-from tuner.experiment import ExperimentError
+from tuner.experiment import RESULTS, ExperimentError
 from tuner.model import (
     DeploymentConfig,
     ExecutionConfig,
@@ -43,6 +43,7 @@ from tuner.pruners import PRUNERS
 from tuner.samplers import SAMPLERS, SamplerError
 
 EXIT_USAGE = 2
+RUNS_DIR = Path("runs") / "experiments"  # experiment --runs-dir's default
 INPUT_ERRORS = (UsageError, SpaceError, WorkloadError, DbBenchError, SamplerError, ExportError, TrackingError,
                 ExperimentError)
 _SIZE_RE = re.compile(r"^\s*([\d.]+)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
@@ -175,17 +176,21 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                         "command runs --command, your own program (default db_bench)")
     g.add_argument("--command", metavar="TEMPLATE", dest="program",  # args.command names the subcommand
                    help="--backend command: the program run on each configuration, split as a shell would split it; "
-                        "{options} becomes its OPTIONS file, {db} a fresh DB directory, {seed} the seed. It prints "
-                        "its metrics as a JSON line on stdout: ops_per_sec, and p99_us or any other number (--objective "
-                        "and --constraint may name them)")
+                        "{options} becomes its OPTIONS file, {db} a fresh DB directory (a checkpoint of the DB --load "
+                        "built), {seed} the seed, {data_bytes} --target-data in bytes, {duration} the run's seconds "
+                        "(--search-duration in the search, --duration in the re-validation). It prints its metrics as "
+                        "a JSON line on stdout: ops_per_sec, and p99_us or any other number (--objective and "
+                        "--constraint may name them)")
     g.add_argument("--load", metavar="TEMPLATE",
                    help="--backend command: the program that builds its DB once per study, before the first run, "
                         "as --command is given ({db}: the DB directory to fill, {options}: RocksDB's default OPTIONS "
-                        "file, {seed}); every run's {db} is then a hard-linked checkpoint of it, never the DB itself "
+                        "file, {seed}, {data_bytes}), outside any memory limit, its time counted toward --budget; "
+                        "every run's {db} is then a hard-linked checkpoint of it, never the DB itself "
                         "(default none: every run starts on an empty DB)")
     g.add_argument("--duration", type=_duration, metavar="TIME",
                    help="length of each timed phase of a preloaded workload where the answer is confirmed (the "
-                        "re-validation), e.g. 30s (default the workload's)")
+                        "re-validation), e.g. 30s; with --backend command, each run's {duration} (default the "
+                        "workload's; a program's: none)")
     g.add_argument("--search-duration", type=_duration, metavar="TIME",
                    help="length of the search's trials' timed phases, at most --duration: shorter runs let more "
                         "configurations be tried, and the re-validation confirms the answer at --duration (default "
@@ -213,17 +218,19 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     g = t.add_argument_group('the deployment', 'the DB the answer is for: trials keep its shape, the answer is confirmed there')
     g.add_argument("--target-data", type=parse_size, metavar="SIZE",
                    help="raw data (keys and values) of the DB you deploy, e.g. 4GiB: trials run at this size in "
-                        "its LSM shape, and the answer is confirmed there (default: none, the workload's own size, "
-                        "as the summary says)")
+                        "its LSM shape, and the answer is confirmed there; with --backend command, your program is "
+                        "told it as {data_bytes} (default: none, the workload's own size, as the summary says)")
     g.add_argument("--target-memory", type=parse_size, metavar="SIZE",
-                   help="memory RocksDB may use there, page cache included, e.g. 1GiB: trials run in a memory "
-                        "cgroup of this size (default: the workload's data_to_memory, if it sets one)")
+                   help="memory RocksDB may use there, page cache included, e.g. 1GiB: trials (your program's runs, "
+                        "with --backend command) run in a memory cgroup of this size (default: the workload's "
+                        "data_to_memory, if it sets one)")
     g.add_argument("--base-options", type=Path, metavar="OPTIONS",
                    help="your current RocksDB OPTIONS file: every option the space does not search (file and level "
                         "sizes, L0 triggers, ...) stays as it is there, and it is the baseline gains are measured "
                         "against (default: RocksDB's defaults)")
     g.add_argument("--memory-limit", type=parse_size, metavar="SIZE",
-                   help="run scored phases in a memory cgroup of SIZE: process and page cache, like a server whose "
+                   help="run scored phases (your program's runs, with --backend command) in a memory cgroup of SIZE: "
+                        "process and page cache, like a server whose "
                         "data exceeds its memory (default: the workload's data / data_to_memory, if it sets one)")
     g.add_argument("--memory-budget", type=parse_size,
                    help="memtables + block cache limit (default 3/4 of --memory-limit, else RAM / 4)")
@@ -356,12 +363,23 @@ def _experiment_parser(x: argparse.ArgumentParser) -> None:
     x.add_argument("--rocksdb-version", metavar="V", help="measure with the db_bench of RocksDB V (e.g. 9.11)")
     x.add_argument("--work-dir", type=Path,
                    help="where trial DBs are created (default $TMPDIR/rocksdb-tuner-work-<uid>, /tmp without TMPDIR)")
-    x.add_argument("--runs-dir", type=Path, default=Path("runs") / "experiments",
+    x.add_argument("--runs-dir", type=Path, default=RUNS_DIR,
                    help="study storage and db_bench logs (default runs/experiments)")
     x.add_argument("--results", type=Path, help="report directory (default experiments/studies/results/ID; "
                    "runs/experiments/ID-quick/results with --quick)")
+    x.add_argument("--rerun", metavar="LABEL", type=_label,
+                   help="a re-run kept beside the committed results (e.g. on another build: --rocksdb-version 10.4 "
+                        "--rerun 10.4.2): reports in experiments/studies/results/ID/rerun-LABEL, studies in "
+                        "runs/experiments/rerun-LABEL unless --runs-dir")
     x.add_argument("--mlflow-uri", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else sqlite:///mlruns/mlflow.db)")
     x.add_argument("--no-mlflow", action="store_true", help="do not track in MLflow")
+
+
+def _label(text: str) -> str:
+    """A re-run's label: letters, digits, '.', '-' and '_' (it names a directory)."""
+    if not text or not all(c.isalnum() or c in ".-_" for c in text) or text.startswith("."):
+        raise argparse.ArgumentTypeError(f"a label of letters, digits, '.', '-' and '_', e.g. 10.4.2; got {text!r}")
+    return text
 
 
 def _other_parsers(sub: argparse._SubParsersAction) -> None:
@@ -485,6 +503,21 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
                 if value is not None))
 
 
+def _report_dir(study: str, rerun: str | None) -> Path:
+    """Where an experiment's reports go: its committed results, or a re-run's folder beside them."""
+    return RESULTS / study / f"rerun-{rerun}" if rerun else RESULTS / study
+
+
+def _resume_experiment(study: str, args: argparse.Namespace) -> str:
+    """The command that resumes an experiment: its id and the flags that choose its build and folders."""
+    flags = [("--quick", args.quick), ("--db-bench", args.db_bench), ("--rocksdb-version", args.rocksdb_version),
+             ("--rerun", args.rerun),
+             ("--runs-dir", args.runs_dir not in (RUNS_DIR, RUNS_DIR / f"rerun-{args.rerun}") and args.runs_dir),
+             ("--results", args.results)]
+    return " ".join(["rocksdb-tuner experiment", study, *(flag if value is True else f"{flag} {value}"
+                                                          for flag, value in flags if value)])
+
+
 def cmd_experiment(args: argparse.Namespace) -> int:
     from tuner import experiment
     from tuner.experiment import write_overview, write_report
@@ -497,10 +530,15 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     ids = experiment.names() if args.ids == ["all"] else args.ids
     if args.results and len(ids) > 1:
         raise experiment.ExperimentError("--results: names one report directory; give one experiment id")
+    if args.rerun and (args.results or args.quick):
+        raise experiment.ExperimentError(f"--rerun: not with {'--results' if args.results else '--quick'} (it names "
+                                         "the report directory)")
+    if args.rerun and args.runs_dir == RUNS_DIR:
+        args.runs_dir = RUNS_DIR / f"rerun-{args.rerun}"
     if args.report_only:
         for name in ids:
             e = experiment.load(name)
-            dest = args.results or experiment.RESULTS / e.id
+            dest = args.results or _report_dir(e.id, args.rerun)
             saved = dest / "result.json"
             if not saved.is_file():
                 raise experiment.ExperimentError(f"--report-only: {saved} does not exist; run the experiment first")
@@ -514,17 +552,18 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         run = experiment.ExperimentRun(e, progress, quick=args.quick, rounds=args.rounds, seeds=args.seeds,
                                        library=args.library, db_bench=args.db_bench,
                                        rocksdb_version=args.rocksdb_version,
-                                       work_dir=args.work_dir, runs_dir=args.runs_dir, results_dir=args.results,
+                                       work_dir=args.work_dir, runs_dir=args.runs_dir,
+                                       results_dir=args.results or (_report_dir(e.id, args.rerun) if args.rerun else None),
                                        mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri)
         try:
             run.run()
         except KeyboardInterrupt:
-            print(f"\ninterrupted: finished runs are saved; `rocksdb-tuner experiment {e.id}"
-                  f"{' --quick' if args.quick else ''}` resumes.", file=sys.stderr)
+            print(f"\ninterrupted: finished runs are saved; `{_resume_experiment(e.id, args)}` resumes.",
+                  file=sys.stderr)
             return 130
         except EnvironmentFault as exc:
-            print(_stopped(exc, f"Finished runs are saved; fix it, then `rocksdb-tuner experiment {e.id}"
-                                f"{' --quick' if args.quick else ''}` resumes."), file=sys.stderr)
+            print(_stopped(exc, f"Finished runs are saved; fix it, then `{_resume_experiment(e.id, args)}` resumes."),
+                  file=sys.stderr)
             return os.EX_TEMPFAIL
         assert run.results_dir is not None  # set by ExperimentRun
         print(f"{e.id}: wrote {run.results_dir / 'report.md'}")

@@ -1,8 +1,8 @@
-"""Does a study's answer hold when the DB grows? Its answer and db_bench's defaults measured at
+"""Does a study's answer hold when the DB grows? Its answer and the defaults it ran on measured at
 several multiples of the data it was tuned on, in RocksDB's file and level sizes.
 
     .venv/bin/python -m experiments.scale_transfer.scale_transfer --study runs/default-steady-overwrite [--factors 1,4,16]
-        [--rounds 5] [--out experiments/scale_transfer/results/default-job.json]
+        [--rounds 5] [--out experiments/scale_transfer/results/default-job-11.8.1.json]
     .venv/bin/python -m experiments.scale_transfer.scale_transfer --experiment S0 [--factors 1,4,16] [--rounds 3]
 
     .venv/bin/python -m experiments.scale_transfer.scale_transfer --table
@@ -12,10 +12,15 @@ experiments/studies/results/SN/result.json), the one its head-to-head measured f
 at its tuning data, without a memory limit (as the studies ran); ``--append`` adds sizes to its
 record; ``--table`` prints the table of those records that README and the experiments overview show.
 
-For each factor F: the study's workload at F times its trials' data, in the target's LSM shape (the
-study's --base-options, else RocksDB's defaults: 64 MiB files, 256 MiB L1 x 10; never the scaled-down
-sizes of a load preset, nor the RocksDB options a preset scales with its data), within F times its
-trials' memory (the same memory:data ratio), with the study's --duration. A preloaded workload's DB
+Every run starts from the defaults the study ran on: the library defaults of the study's db_bench
+version for a study that ran on them (the deployed shape: dynamic level sizes from 8.4), 7.8.3's pins
+for one that ran on those (the pinned shape, as every study before 2026-11-27 and S0-S4 did); the record
+and the console name the shape. For each factor F: the study's workload at F times its trials' data, in
+the target's LSM shape on those defaults (the study's --base-options, else RocksDB's: 64 MiB files, 256
+MiB L1 x 10, dynamic or static as the defaults say; never the scaled-down sizes of a load preset, nor the
+RocksDB options a preset scales with its data), within F times its trials' memory (the same memory:data
+ratio), in the timed phases its answer was confirmed in (the re-validation's: 30 s for ``make tune``,
+whose search ran 10 s ones; ``--duration`` overrides them). A preloaded workload's DB
 is built once per size and every run starts on a checkpoint of it; a load workload loads from empty
 in every run. Each round runs every configuration
 once, in a fresh random order; the answer's gain over the defaults is the geometric mean of the
@@ -35,17 +40,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from experiments.held_out import Metrics, at_target, interleaved, shape, study_config, trial_size
 from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, PINNED_7_8, Defaults, defaults_of
 from objectives.measurement import measure
-from objectives.runner import RunFailed, Runner, remove_owned
+from objectives.runner import Runner, remove_owned
 from objectives.workloads import Workload
 from search_spaces import Context, load_space
-from tuner.engine import target_workload
 from tuner.experiment import machine_info
-from tuner.model import TuneConfig
-from tuner.stats import paired_ratio
-from tuner.summary import DbBenchInfo, Summary, TargetInfo
+from tuner.summary import DbBenchInfo, Summary
 
 RESULTS = Path(__file__).with_name("results")
 EXPERIMENTS = Path(__file__).parents[1] / "studies" / "results"
@@ -63,7 +66,7 @@ class Studied:
     gain: dict[str, Any] | None = None
 
     def configurations(self) -> dict[str, dict[str, Any]]:
-        """db_bench's defaults and the study's best."""
+        """rocksdb-default (the defaults every run starts from) and the study's best."""
         return {"rocksdb-default": {}, self.best: self.flags}
 
 
@@ -95,20 +98,12 @@ def experiment_studied(study: str, db_bench: str) -> Studied:
 def workload_at(summary: Summary, factor: int, host: Context, defaults: Defaults,
                 duration: float | None = None) -> tuple[Workload, int | None]:
     """The study's workload at ``factor`` times its trials' data, in the target's shape (on ``defaults``)
-    and memory ratio, with its timed phases' duration (``duration`` overrides it), and its memory limit."""
-    target = summary.target or TargetInfo()
-    data = target.trial_data_bytes or summary.data_bytes
-    if data is None or summary.workload is None or summary.space is None:
-        raise SystemExit(f"{summary.study}: its summary gives no data size, workload or space")
-    memory = target.trial_memory_bytes or (summary.memory.limit_bytes if summary.memory else None)
-    source = target.source or ""
-    config = TuneConfig(workload=summary.workload, target_data=int(data) * factor,
-                        target_memory=int(memory * factor) if memory else None,
-                        duration=duration or target.duration_seconds,
-                        base_options=Path(source.removeprefix("the OPTIONS file ")) if
-                        source.startswith("the OPTIONS file ") else None)
-    _, workload, _ = target_workload(config, load_space(summary.space), host, defaults.flags)
-    return replace(workload, memory=config.target_memory), config.target_memory
+    and memory ratio, in the timed phases its answer was confirmed in (``duration`` overrides them), and
+    its memory limit."""
+    data, memory = trial_size(summary)
+    config = study_config(summary, data * factor, memory * factor if memory else None, duration)
+    _, workload = at_target(config, load_space(str(summary.space)), host, defaults)
+    return workload, config.target_memory
 
 
 def _now() -> str:
@@ -168,8 +163,8 @@ def main() -> None:
                         help="keep the sizes --out already holds for these configurations (a factor measured again "
                              "replaces its own)")
     parser.add_argument("--duration", type=float, default=None,
-                        help="seconds of each timed phase (default the study's; summaries before 2026-11-25 20:00 "
-                             "UTC did not record it: give the study's --duration)")
+                        help="seconds of each timed phase (default those the study's answer was confirmed in; "
+                             "summaries before 2026-11-25 20:00 UTC did not record them: give the study's --duration)")
     parser.add_argument("--also", action="append", default=[], metavar="NAME=SUMMARY",
                         help="another study's best (its summary.json) measured beside them, e.g. the answer of a "
                              "study tuned on another workload or size")
@@ -195,16 +190,19 @@ def main() -> None:
     out = args.out or RESULTS / f"{summary.study}.json"
     record: dict[str, Any] = {"when": _now(), "study": summary.study,
                               "workload": summary.workload, "db_bench": db_bench.to_dict(),
-                              "defaults": defaults.to_dict(),
+                              "defaults": defaults.to_dict(), "shape": shape(defaults),
                               "study_answer": studied.answer, "study_gain": studied.gain,
                               "configurations": configs, "sizes": []}
     if args.append and out.exists():
         before = json.loads(out.read_text())
         if before["configurations"] != configs:
             parser.error(f"--append: {out} measured other configurations")
+        if before.get("shape") != record["shape"]:
+            parser.error(f"--append: {out} was measured in another shape than {record['shape']}")
         factors = {int(f) for f in args.factors.split(",")}
         record["sizes"] = [size for size in before["sizes"] if size["factor"] not in factors]
         record["when"] = before["when"]  # the first sizes'; each size says when it ran
+    print(f"{summary.study}: db_bench {db_bench.version} ({db_bench.path}), in {shape(defaults)}", flush=True)
     rng = random.Random(1)
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-transfer-", dir=args.work_dir) as tmp:
         root = Path(tmp)
@@ -217,33 +215,28 @@ def main() -> None:
                                     "data_bytes": workload.data_bytes(),
                                     "memory_bytes": memory,
                                     "duration_seconds": workload.duration,
-                                    "flags": workload.flags, "samples": {c: [] for c in configs}, "failed": {}}
+                                    "flags": workload.flags}
             if workload.kind == "preloaded":
                 built = runner.preload(workload, root / "logs" / f"preload-{factor}")
                 workload = replace(workload, snapshot=str(built.path))
                 size["preload"] = {"seconds": built.seconds, "size_bytes": built.size_bytes}
                 print(f"{factor}x: preloaded {built.size_bytes / 2**30:.1f} GiB in {built.seconds:.0f} s", flush=True)
-            for i in range(args.rounds):
-                for name in rng.sample(sorted(configs), len(configs)):
-                    try:
-                        m = measure(runner, workload, configs[name], root / "logs" / "run", 1, 1).metrics
-                    except RunFailed as exc:
-                        size["failed"].setdefault(name, []).append(exc.reason)
-                        print(f"{factor}x round {i + 1} {name}: FAILED {exc.reason}", flush=True)
-                        continue
-                    size["samples"][name].append(m)
-                    print(f"{factor}x round {i + 1}/{args.rounds} {name}: {m['ops_per_sec']:,.0f} ops/s, write amp "
-                          f"{m['write_amp']:.2f}, {m['wall_seconds']:.0f} s", flush=True)
-            if workload.kind == "preloaded" and workload.snapshot is not None:
-                remove_owned(Path(workload.snapshot).parent)
-            ops = {c: [s["ops_per_sec"] for s in size["samples"][c]] for c in configs}
+            def run(name: str, _: int, runner: Runner = runner, workload: Workload = workload) -> Metrics:
+                return measure(runner, workload, configs[name], root / "logs" / "run", 1, 1).metrics
+
+            try:
+                done = interleaved(configs, args.rounds, run, rng, f"{factor}x ")
+            finally:
+                if workload.kind == "preloaded" and workload.snapshot is not None:
+                    remove_owned(Path(workload.snapshot).parent)
+            size["samples"] = {c: done.measured(c) for c in configs}
+            size["failed"] = done.failed
             best = next(c for c in configs if c != "rocksdb-default")
-            size["median_ops_per_sec"] = {c: statistics.median(v) for c, v in ops.items() if v}
-            size["median_write_amp"] = {c: statistics.median(s["write_amp"] for s in size["samples"][c])
-                                        for c in configs if size["samples"][c]}
-            size["best_over_default"] = paired_ratio(ops[best], ops["rocksdb-default"])
-            size["over_default"] = {c: paired_ratio(ops[c], ops["rocksdb-default"]) for c in configs
-                                    if c != "rocksdb-default"}
+            size["median_ops_per_sec"] = done.median_ops()
+            amps = {c: [a for m in done.measured(c) if (a := m.get("write_amp")) is not None] for c in configs}
+            size["median_write_amp"] = {c: statistics.median(v) for c, v in amps.items() if v}
+            size["best_over_default"] = done.ratio(best, "rocksdb-default")
+            size["over_default"] = {c: done.ratio(c, "rocksdb-default") for c in configs if c != "rocksdb-default"}
             size["ended"] = _now()
             record["sizes"] = sorted([*record["sizes"], size], key=lambda s: s["factor"])
             out.parent.mkdir(parents=True, exist_ok=True)

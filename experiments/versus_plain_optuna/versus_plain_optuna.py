@@ -45,7 +45,6 @@ import json
 import random
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,22 +56,21 @@ from typing import Any
 
 import optuna
 
+from experiments.held_out import HELD_OUT_SEED, answer_of, at_target, interleaved, project_commit
 from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, Defaults, defaults_of
 from objectives.measurement import measure
-from objectives.runner import RunFailed, Runner
+from objectives.runner import Runner
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, SearchSpace, load_space
 from tuner.cli import parse_size
-from tuner.engine import memory_plan, target_workload
+from tuner.engine import memory_plan
 from tuner.executors import Slot
 from tuner.experiment import machine_info
 from tuner.model import TuneConfig
-from tuner.stats import paired_ratio
 from tuner.summary import Summary
 
 RESULTS = Path(__file__).with_name("results")
-HELD_OUT_SEED = 1000  # db_bench seeds of the held-out rounds: 1000 + round, used by neither search
 
 
 def plain_search(db_bench: str, space: SearchSpace, base: dict[str, str], keys: int, budget: float, seed: int,
@@ -116,15 +114,9 @@ def tuner_search(workload: str, size: list[str], budget: float, seed: int, out: 
     started = time.monotonic()
     subprocess.run(command, check=True)
     summary = Summary.load(out / "summary.json")
-    answer, best, target, reval = summary.answer, summary.best, summary.target, summary.revalidation
-    if answer is None or best is None:
-        raise SystemExit(f"{out}: the study has no re-validated answer")
-    if answer.recommend == "best":
-        flags = best.flags
-    else:  # a baseline it recommends instead (db_bench's defaults are {})
-        baseline = summary.baseline(answer.name)
-        assert baseline is not None, f"{out}: no baseline {answer.name}"
-        flags = load_space(str(summary.space)).flags(baseline.params)
+    _, flags = answer_of(summary)
+    answer, target, reval = summary.answer, summary.target, summary.revalidation
+    assert answer is not None  # answer_of has it
     gain = reval.best_vs_reference if reval else None
     return {"command": " ".join(command), "wall_seconds": round(time.monotonic() - started),
             "db_bench_seconds": round(summary.machine_seconds.total, 1),
@@ -138,24 +130,11 @@ def tuner_search(workload: str, size: list[str], budget: float, seed: int, out: 
 def held_out(runner: Runner, workload: Workload, configs: dict[str, dict[str, str]], rounds: int, logs: Path,
              rng: random.Random) -> dict[str, Any]:
     """Every configuration once per round, in a fresh random order; sustained ops/s as the tuner measures."""
-    samples: dict[str, list[float]] = {c: [] for c in configs}
-    failed: dict[str, list[str]] = {}
-    for i in range(rounds):
-        for name in rng.sample(sorted(configs), len(configs)):
-            try:
-                m = measure(runner, workload, configs[name], logs, 1, HELD_OUT_SEED + i).metrics
-            except RunFailed as exc:
-                failed.setdefault(name, []).append(exc.reason)
-                samples[name].append(0.0)  # paired_ratio leaves out a round with a failed side
-                print(f"  round {i + 1}/{rounds} {name}: FAILED {exc.reason}", flush=True)
-                continue
-            assert m["ops_per_sec"] is not None, name
-            samples[name].append(m["ops_per_sec"])
-            print(f"  round {i + 1}/{rounds} {name}: {m['ops_per_sec']:,.0f} ops/s", flush=True)
-    return {"ops_per_sec": samples, "failed": failed,
-            "median_ops_per_sec": {c: statistics.median(v) for c, v in samples.items()},
-            "tuner_over_plain": paired_ratio(samples["tuner"], samples["plain"]),
-            "over_default": {c: paired_ratio(samples[c], samples["rocksdb-default"]) for c in ("tuner", "plain")}}
+    done = interleaved(configs, rounds, lambda name, i: measure(runner, workload, configs[name], logs, 1,
+                                                                HELD_OUT_SEED + i).metrics, rng, "  ")
+    return {"ops_per_sec": {c: done.ops(c) for c in done.metrics}, "failed": done.failed,
+            "median_ops_per_sec": done.median_ops(), "tuner_over_plain": done.ratio("tuner", "plain"),
+            "over_default": {c: done.ratio(c, "rocksdb-default") for c in ("tuner", "plain")}}
 
 
 def setting(args: argparse.Namespace, host: Context,
@@ -173,29 +152,14 @@ def setting(args: argparse.Namespace, host: Context,
         return workload, space, {k: str(v) for k, v in workload.flags.items()}, ["--scale", f"{args.scale:g}"]
     config = TuneConfig(workload=args.workload or "steady-overwrite", target_data=args.target_data,
                         target_memory=args.target_memory, duration=args.duration)
-    target, trials, confirm = target_workload(config, default, host, defaults.flags)
-    workload = confirm or trials  # held out where the tuner confirms: its full phases (not the search's shorter)
+    target, workload = at_target(config, default, host, defaults)  # held out where the tuner confirms: full phases
     limit, budget = memory_plan(config.deployment, workload, Slot(host.cores, host.ram), target)  # the tuner's
     space = default.resolve(Context(cores=host.cores, ram=limit or host.ram, data=target.data, scale=workload.scale,
                                     budget=budget))
-    memory = target.memory
     plain: dict[str, str] = {k: str(workload.flags[k]) for k in ("num", "key_size", "value_size") if k in workload.flags}
-    size = ["--target-data", str(args.target_data)] + (["--target-memory", str(memory)] if args.target_memory else []) \
-        + (["--duration", f"{args.duration:g}s"] if args.duration else [])
-    return replace(workload, memory=memory), space, plain, size
-
-
-def _commit() -> str | None:
-    """The project's git commit the tuner ran from (``+`` when its tree had changes), if in a clone."""
-    here = Path(__file__).resolve().parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head + ("+" if dirty else "")
+    memory = ["--target-memory", str(workload.memory)] if args.target_memory else []
+    duration = ["--duration", f"{args.duration:g}s"] if args.duration else []
+    return workload, space, plain, ["--target-data", str(args.target_data), *memory, *duration]
 
 
 def main() -> None:
@@ -244,7 +208,7 @@ def main() -> None:
                               "scale": None if args.target_data else args.scale, "target_data_bytes": args.target_data,
                               "target_memory_bytes": workload.memory, "data_bytes": workload.data_bytes(),
                               "plain_flags": base, "tuner_flags": args.tuner_flags, "budget_seconds": args.budget,
-                              "rounds": args.rounds, "tuner_commit": _commit(), "defaults": defaults.to_dict(),
+                              "rounds": args.rounds, "tuner_commit": project_commit(), "defaults": defaults.to_dict(),
                               "db_bench": db_bench.to_dict(), "seeds": []}
     reused: dict[int, dict[str, Any]] = {}
     if args.plain_from is not None:
@@ -280,7 +244,7 @@ def main() -> None:
             record["preload"] = {"seconds": built.seconds, "size_bytes": built.size_bytes}
             print(f"held-out DB preloaded: {built.size_bytes / 2**30:.1f} GiB in {built.seconds:.0f} s", flush=True)
         for seed in seeds:
-            started, commit = time.strftime("%Y-%m-%d %H:%M:%S %Z"), _commit()  # what the tuner runs from
+            started, commit = time.strftime("%Y-%m-%d %H:%M:%S %Z"), project_commit()  # what the tuner runs from
             tuner = tuner_search(workload.name, size, args.budget, seed, root / f"tuner-{seed}", args.tuner_flags)
             print(f"seed {seed}: the tuner spent {tuner['db_bench_seconds']:.0f} s of db_bench"
                   + ("" if seed in reused else "; the plain script gets as much"), flush=True)

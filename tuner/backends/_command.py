@@ -1,17 +1,30 @@
 """The command backend: the user's own program, run on the OPTIONS file of each configuration.
 
 ``--command`` is a template split as a shell would split it (shlex), never run through one. In each
-word ``{options}`` becomes the configuration's OPTIONS file, ``{db}`` a fresh, empty DB directory and
-``{seed}`` the study's seed; both files live in a run directory of the work dir, removed afterwards.
-With ``--load`` (a template of the same words), the program's DB is built once per study, before the
-first run, on RocksDB's default OPTIONS file, and every run's ``{db}`` is a hard-linked checkpoint of
-it instead (objectives.workdir.clone_snapshot, as db_bench's preloaded DBs are copied): the built DB is
-never written, and removed when the study ends (:meth:`CommandBackend.teardown`).
-The program runs in a process group of its own, killed after --trial-timeout, and reports metrics
-as JSON lines on stdout: the last object with ``ops_per_sec`` counts, with every other number in it
-(``p99_us``, any named metric, which ``--objective`` and ``--constraint`` may name); other lines are
-passed over. Its stdout and stderr are kept in the
-trial's log directory.
+word
+
+- ``{options}`` becomes the configuration's OPTIONS file and ``{db}`` a fresh, empty DB directory (both
+  in a run directory of the work dir, removed afterwards), ``{seed}`` the study's seed;
+- ``{data_bytes}`` the target's data in bytes (--target-data: the program loads, or expects, that
+  much), and ``{duration}`` the run's length in seconds: --search-duration for the search's runs,
+  --duration for the re-validation's (at the target), else --duration for every run. A template with
+  ``{data_bytes}`` needs --target-data, one with ``{duration}`` --duration, and either flag needs its
+  word in a template (else the program would not be told): refused in one line naming the flag.
+
+With ``--load`` (a template of the same words but ``{duration}``), the program's DB is built once per
+study (:meth:`CommandBackend.preload`, called by the engine before the first run that needs it, its
+time counted toward --budget), on RocksDB's default OPTIONS file, outside any memory limit; every
+run's ``{db}`` is then a hard-linked checkpoint of it (objectives.workdir.clone_snapshot, as db_bench's
+preloaded DBs are copied): the built DB is never written, and is removed when the study ends or stops
+(:meth:`Backend.teardown`; a resumed study builds it again).
+
+The program runs in a process group of its own, killed after --trial-timeout; with a memory limit
+(--target-memory, --memory-limit) each run, the processes it starts with it, is held in a memory
+cgroup of its own (objectives.memory, as db_bench's scored phases are: page cache included, the DB's
+files dropped from the page cache first), and an OOM kill fails the run naming the limit. It reports
+metrics as JSON lines on stdout: the last object with ``ops_per_sec`` counts, with every other number
+in it (``p99_us``, any named metric, which ``--objective`` and ``--constraint`` may name); other lines
+are passed over. Its stdout and stderr are kept in the trial's log directory.
 
 The OPTIONS file is RocksDB's defaults (as rocksdict's RocksDB writes them for a new DB) with the
 searched options set. What the trial records and checks is the OPTIONS file RocksDB wrote into
@@ -29,51 +42,156 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
+from objectives.memory import Cgroups, MemoryCgroup, MemoryLimitError
 from objectives.rocksdb_log import block_cache
 from objectives.runner import PRELOAD_PREFIX, PRELOAD_TIMEOUT
-from objectives.workdir import clone_snapshot, latest_options, make_owned, remove_owned
-from objectives.workloads import Flag, Workload
+from objectives.workdir import clone_snapshot, latest_options, make_owned, remove_owned, tree_size
+from objectives.workloads import Flag, Phase, Workload
 from tuner import options_file
 from tuner.backends.base import (
     DISK_FULL,
+    STOPPED,
     Backend,
+    Description,
     EnvironmentFault,
+    Found,
     IntervalObserver,
     Measurement,
+    Node,
+    Preloaded,
     RunFailed,
     Setup,
     representative,
 )
+from tuner.fmt import fmt_bytes
+from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig, UsageError
 
 Metrics = dict[str, float | None]
+DATA, DURATION = "{data_bytes}", "{duration}"  # the template's words for the target's data and a run's length
 
 
 class CommandBackend(Backend):
     name = "command"
     needs_command = True
+    targets = True  # told the target's data ({data_bytes}) and each run's length ({duration}); runs in its memory
+    distributed = True  # on Ray's workers (a --load's DB: the driver's, which workers on this host see)
 
     def __init__(self, setup: Setup):
         super().__init__(setup)
         self.argv = parse_template(setup.command or "")
         self.load_argv = parse_template(setup.load, "--load") if setup.load is not None else None
-        self.loaded: Path | None = None  # the directory of the DB --load built (its "db"), once built
-        self.load_failed: str | None = None  # why --load failed: every run fails with it, none loads again
+        self.cgroups: Cgroups | None = None  # set by prepare() when runs have a memory limit
+        self.stop = threading.Event()
+
+    @classmethod
+    def own_workload(cls, config: TuneConfig) -> Workload:
+        """The program as the study's workload: its --load (the preload), the target's data (--target-data,
+        ``{data_bytes}``), each run's length (--duration, ``{duration}``; --search-duration for the search's
+        runs); UsageError naming the flag when the templates and the flags do not agree."""
+        m, d = config.measurement, config.deployment
+        command, load = m.command or "", m.load or ""
+        if DATA in command + load and d.target_data is None:
+            raise UsageError(f"{'--command' if DATA in command else '--load'}: {DATA} is the target's data size in "
+                             "bytes: give --target-data SIZE")
+        if d.target_data is not None and DATA not in command + load:
+            raise UsageError(f"--target-data: your program is not told it: put {DATA} in --command or --load")
+        if DURATION in load:
+            raise UsageError(f"--load: {DURATION} is a run's length; the load runs to its end: leave it out")
+        if DURATION in command and m.duration is None:
+            raise UsageError(f"--command: {DURATION} is each run's length in seconds: give --duration TIME (and "
+                             "--search-duration for the search's shorter runs)")
+        for flag, given in (("--duration", m.duration), ("--search-duration", m.search_duration)):
+            if given is not None and DURATION not in command:
+                raise UsageError(f"{flag}: your program is not told it: put {DURATION} in --command")
+        return Workload(name=cls.name, phases=(Phase("run", (cls.name,), scored=True),), description=command,
+                        data=d.target_data or 0, preload=Phase("load", ("load",)) if m.load is not None else None,
+                        duration=m.duration)
+
+    @classmethod
+    def preload_path(cls, found: Found, work_dir: Path, workload: Workload, seed: int) -> Path:
+        """This process's own directory for the DB --load builds (a resumed study builds it again)."""
+        return work_dir / f"{PRELOAD_PREFIX}command-{os.getpid()}-{workload.data_bytes()}-{seed}" / "db"
+
+    @classmethod
+    def on_node(cls, setup: Setup, execution: ExecutionConfig) -> Node:
+        """The node can run the program: its templates' programs are found there and, with a memory limit,
+        it has memory cgroups; else why not."""
+        try:
+            parse_template(setup.command or "")
+            if setup.load is not None:
+                parse_template(setup.load, "--load")
+            if setup.memory_limit is not None:
+                Cgroups.detect()
+        except (ValueError, MemoryLimitError) as exc:
+            return Node({}, error=str(exc))
+        return Node({}, setup)
+
+    @classmethod
+    def describe(cls, workload: Workload, measurement: MeasurementConfig) -> Description:
+        size = f" at {fmt_bytes(workload.data)} of data" if workload.data else ""
+        each = f", {workload.duration:g} s per run" if workload.duration else ""
+        return Description(cls.name, f"your program{size}{each} ({measurement.command})", "your program runs",
+                           f"--load ({measurement.load}){size}" if measurement.load is not None else None, "--load")
+
+    def prepare(self, stop: threading.Event | None = None) -> None:
+        """The memory cgroups its runs are held in, when they have a memory limit; ValueError naming the
+        flags when this host has none (a program cannot be held to it otherwise)."""
+        self.stop = stop or self.stop
+        limit = self.setup.memory_limit
+        if limit is not None:
+            try:
+                self.cgroups = Cgroups.detect()
+            except MemoryLimitError as exc:
+                raise ValueError(f"--target-memory / --memory-limit: your program's runs cannot be held to "
+                                 f"{fmt_bytes(limit)} here: {exc}") from None
+
+    def memory_how(self, remote: bool) -> str | None:
+        where = " on each worker node" if remote or self.cgroups is None else \
+            f" (cgroup v{self.cgroups.version}, under {self.cgroups.parent})"
+        return (f"a memory cgroup per run{where}: the program and what it starts, page cache included, its DB's "
+                "files dropped from the page cache first")
+
+    def preload(self, workload: Workload, log_dir: Path) -> Preloaded:
+        """Run --load once on an empty DB and RocksDB's default OPTIONS file (its output in ``log_dir``),
+        outside any memory limit; the DB it built is where ``workload.snapshot`` says, removed at teardown."""
+        if self.load_argv is None or workload.snapshot is None:
+            raise RunFailed("the command backend builds a DB only with --load")
+        final = Path(workload.snapshot).parent
+        remove_owned(final)  # one a killed study of this process left (the tuner's: marked)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        building = make_owned(self.setup.work_dir, f"{PRELOAD_PREFIX}building-")
+        try:
+            (building / "OPTIONS").write_text(rocksdb_defaults())
+            (building / "db").mkdir()
+            started = time.monotonic()
+            run(self._argv(self.load_argv, building, log_dir, workload, "load"), log_dir, PRELOAD_TIMEOUT,
+                self.stop, what="load")
+            seconds = time.monotonic() - started
+            os.rename(building, final)
+        except OSError as exc:
+            raise _os_failure("load", exc) from None
+        finally:
+            remove_owned(building)
+        return Preloaded(final / "db", seconds, tree_size(final / "db"))
 
     def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Workload | None) -> Measurement:
-        """Run the command ``repeats`` times, each on a fresh DB; the run with the median of the study's
-        metric stands for all."""
-        if workload is not None:
-            raise RunFailed("the command backend runs no db_bench workload")
+        """Run the command ``repeats`` times, each on a fresh DB (or a checkpoint of the DB --load built);
+        the run with the median of the study's metric stands for all."""
         options = self.options_text(flags)
-        runs = [self._run(options, log_dir if repeats == 1 else log_dir / f"repeat-{i}") for i in range(repeats)]
-        each = [metrics for metrics, _, _ in runs]
+        runs = [self._run(options, log_dir if repeats == 1 else log_dir / f"repeat-{i}", workload or self.setup.workload)
+                for i in range(repeats)]
+        each = [metrics for metrics, _, _, _ in runs]
         pick = representative(each, self.setup.metric)
-        metrics, used, argv = runs[pick]
-        return Measurement(metrics, [], used, [argv], each if repeats > 1 else [], representative=pick)
+        metrics, used, argv, memory = runs[pick]
+        details: list[dict[str, Any]] = \
+            [{"phase": self.name, "memory": memory, "memory_peak_bytes": memory.get("memory_peak_bytes")}] if memory else []
+        return Measurement(metrics, details, used, [argv], each if repeats > 1 else [], representative=pick)
 
     def options_text(self, flags: dict[str, Flag]) -> str:
         """RocksDB's default OPTIONS file with ``flags`` set under their parameters' OPTIONS keys."""
@@ -87,66 +205,45 @@ class CommandBackend(Backend):
         except ValueError as exc:
             raise RunFailed(f"OPTIONS file: {exc}") from None
 
-    def _run(self, options: str, log_dir: Path) -> tuple[Metrics, str, list[str]]:
-        loaded = self._loaded()
+    def _run(self, options: str, log_dir: Path,
+             workload: Workload | None) -> tuple[Metrics, str, list[str], dict[str, int | None]]:
+        """One run in a directory of its own (the OPTIONS file, the DB), within the run's memory limit (the
+        workload's, else the study's): its metrics, the OPTIONS file RocksDB wrote, its command line and
+        its memory cgroup's report (empty without one)."""
         log_dir.mkdir(parents=True, exist_ok=True)
         tmp = make_owned(self.setup.work_dir)
+        db = tmp / "db"
         try:
             (tmp / "OPTIONS").write_text(options)
-            if loaded is not None:
-                clone_snapshot(loaded, tmp / "db")
+            if workload is not None and workload.kind == "preloaded":
+                if not workload.snapshot or not Path(workload.snapshot).is_dir():
+                    raise EnvironmentFault(f"the DB {workload.snapshot} the run starts from is missing",
+                                           "the DB --load builds (Backend.preload) is gone, or was never built")
+                clone_snapshot(Path(workload.snapshot), db)
             else:
-                (tmp / "db").mkdir()
-            argv = self._argv(self.argv, tmp, log_dir)
+                db.mkdir()
+            argv = self._argv(self.argv, tmp, log_dir, workload)
+            limit = (workload.memory if workload else None) or self.setup.memory_limit
+            cgroup = self.cgroups.for_run(limit, db) if limit and self.cgroups else None
             started = time.monotonic()
-            stdout = run(argv, log_dir, self.setup.timeout)
+            stdout, memory = run(argv, log_dir, self.setup.timeout, self.stop, cgroup)
             metrics = {"wall_seconds": time.monotonic() - started, **read_metrics(stdout)}
-            return metrics, _written(tmp / "db") or options, argv
+            return metrics, _written(db) or options, argv, memory
         except OSError as exc:
             raise _os_failure("command", exc) from None
         finally:
             remove_owned(tmp)
 
-    def _argv(self, template: list[str], tmp: Path, log_dir: Path) -> list[str]:
-        """``template``'s words filled in for a run directory ``tmp`` (its OPTIONS file and DB), the
-        command line kept in ``log_dir``."""
-        words = {"{options}": str(tmp / "OPTIONS"), "{db}": str(tmp / "db"), "{seed}": str(self.setup.seed)}
+    def _argv(self, template: list[str], tmp: Path, log_dir: Path, workload: Workload | None,
+              what: str = "command") -> list[str]:
+        """``template``'s words filled in for a run directory ``tmp`` (its OPTIONS file and DB) and
+        ``workload`` (its data and run length), the command line kept in ``log_dir``."""
+        words = {"{options}": str(tmp / "OPTIONS"), "{db}": str(tmp / "db"), "{seed}": str(self.setup.seed),
+                 DATA: str(workload.data_bytes()) if workload is not None and workload.data else "",
+                 DURATION: f"{workload.duration:g}" if workload is not None and workload.duration else ""}
         argv = [_filled(word, words) for word in template]
-        (log_dir / "command.command").write_text(shlex.join(argv) + "\n")
+        (log_dir / f"{what}.command").write_text(shlex.join(argv) + "\n")
         return argv
-
-    def _loaded(self) -> Path | None:
-        """The DB --load built for the study (None without --load): built on the first run that needs it,
-        in a directory of the work dir, on RocksDB's default OPTIONS file; its logs in ``--out``/load.
-        RunFailed (``--load: ...``) when the load failed, for this run and every later one."""
-        if self.load_argv is None:
-            return None
-        if self.loaded is None and self.load_failed is None:
-            tmp = make_owned(self.setup.work_dir, f"{PRELOAD_PREFIX}command-")
-            logs = (self.setup.logs or tmp) / "load"
-            try:
-                logs.mkdir(parents=True, exist_ok=True)
-                (tmp / "OPTIONS").write_text(rocksdb_defaults())
-                (tmp / "db").mkdir()
-                run(self._argv(self.load_argv, tmp, logs), logs, PRELOAD_TIMEOUT)
-                self.loaded = tmp
-            except RunFailed as exc:
-                self.load_failed = f"--load: {exc.reason} (logs in {logs})"
-            except OSError as exc:
-                raise _os_failure("--load", exc) from None
-            finally:
-                if self.loaded is None:
-                    remove_owned(tmp)
-        if self.load_failed is not None:
-            raise RunFailed(self.load_failed)
-        assert self.loaded is not None
-        return self.loaded / "db"
-
-    def teardown(self) -> None:
-        """Remove the DB --load built."""
-        if self.loaded is not None:
-            remove_owned(self.loaded)
-            self.loaded = None
 
 
 # What each template must hand its program, and an example of it.
@@ -190,37 +287,50 @@ def _filled(word: str, values: dict[str, str]) -> str:
     return word
 
 
-def run(argv: list[str], log_dir: Path, timeout: float) -> str:
-    """Run ``argv`` in its own process group, output to ``command.stdout``/``.stderr`` in ``log_dir``;
-    its stdout, or RunFailed on a timeout or a failed exit."""
-    with open(log_dir / "command.stdout", "wb") as out, open(log_dir / "command.stderr", "wb") as err:
+def run(argv: list[str], log_dir: Path, timeout: float, stop: threading.Event | None = None,
+        cgroup: MemoryCgroup | None = None, what: str = "command") -> tuple[str, dict[str, int | None]]:
+    """Run ``argv`` in its own process group (within ``cgroup``, which is removed after), output to
+    ``<what>.stdout``/``.stderr`` in ``log_dir``: its stdout and the cgroup's report (empty without
+    one), or RunFailed on a timeout, a ``stop`` or a failed exit (an OOM kill says the cgroup's limit)."""
+    if cgroup is not None:  # the stub that enters the cgroup execs a path
+        argv = cgroup.wrap([shutil.which(argv[0]) or argv[0], *argv[1:]])
+    memory: dict[str, int | None] = {}
+    killed = None  # why it was killed: its time ran out, or the study stops
+    with open(log_dir / f"{what}.stdout", "wb") as out, open(log_dir / f"{what}.stderr", "wb") as err:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
-        timed_out = False
+        deadline = time.monotonic() + timeout
         try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            while killed is None and proc.poll() is None:
+                if time.monotonic() > deadline:
+                    killed = (f"timeout, killed after the trial's {timeout:g} s limit (--trial-timeout)"
+                              if what == "command" else f"timeout, killed after {timeout:g} s")
+                elif stop is not None and stop.is_set():
+                    killed = STOPPED
+                else:
+                    time.sleep(0.05)
         finally:
-            if proc.returncode is None:  # the timeout, or Ctrl-C: never leave the program running
+            if proc.returncode is None:  # killed, or Ctrl-C: never leave the program running
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-    if timed_out:
-        raise RunFailed(f"command: timeout, killed after the trial's {timeout:g} s limit (--trial-timeout)")
-    stdout = (log_dir / "command.stdout").read_text(errors="replace")
-    stderr = (log_dir / "command.stderr").read_text(errors="replace")
+            if cgroup is not None:
+                memory = cgroup.close()
+    if killed is not None:
+        raise RunFailed(f"{what}: {killed}")
+    stdout = (log_dir / f"{what}.stdout").read_text(errors="replace")
+    stderr = (log_dir / f"{what}.stderr").read_text(errors="replace")
     if proc.returncode != 0:
-        what = f"exit code {proc.returncode}"
+        how = f"exit code {proc.returncode}"
         if proc.returncode < 0:
             try:
-                what = f"killed by {signal.Signals(-proc.returncode).name}"
+                how = f"killed by {signal.Signals(-proc.returncode).name}"
             except ValueError:
-                what = f"killed by signal {-proc.returncode}"
+                how = f"killed by signal {-proc.returncode}"
         lines = [ln.strip() for ln in (stderr or stdout).splitlines() if ln.strip()]
-        reason = f"command: {what}: {lines[-1][:300] if lines else 'no output'}"
+        reason = f"{what}: {how}: {lines[-1][:300] if lines else 'no output'}{MemoryCgroup.out_of_memory(memory) or ''}"
         if os.strerror(errno.ENOSPC) in stderr + stdout:
             raise EnvironmentFault(DISK_FULL, reason)
         raise RunFailed(reason)
-    return stdout
+    return stdout, memory
 
 
 def read_metrics(stdout: str) -> Metrics:

@@ -14,9 +14,8 @@ from objectives.defaults import DefaultsError, db_bench_defaults, defaults_of
 from objectives.measurement import measure
 from objectives.runner import RUNNER_FLAGS, Runner, preload_dir
 from objectives.trace import trace_workload
-from objectives.workdir import remove_owned
 from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag, Workload
-from search_spaces import SearchSpace
+from search_spaces import GiB, SearchSpace
 from tuner.backends.base import (
     Backend,
     Description,
@@ -131,8 +130,10 @@ class DbBenchBackend(Backend):
 
     @classmethod
     def describe(cls, workload: Workload, measurement: MeasurementConfig) -> Description:
+        preload = (f"{', '.join(workload.preload.benchmarks)} of {workload.data_bytes() / GiB:,.2f} GiB (raw keys and "
+                   "values), then a flush and the compactions it owes") if workload.preload else None
         return Description(workload.name, f"workload {workload.name} ({fmt_bytes(workload.data_bytes())} of data "
-                                          "per trial)")
+                                          "per trial)", "scored phases run", preload, f"--workload {workload.name}")
 
     def prepare(self, stop: threading.Event | None = None) -> None:
         """The runner, on the db_bench found, its memory cgroups when the study has a memory limit; on a
@@ -159,11 +160,6 @@ class DbBenchBackend(Backend):
             return self.runner.memory_fallback
         return (f"a memory cgroup per scored phase (cgroup v{cgroups.version}, under {cgroups.parent}), its DB's "
                 "files dropped from the page cache first")
-
-    def teardown(self) -> None:
-        """Remove the study's preloaded DBs: temporary, like any run's (a resumed study builds them again)."""
-        for path in self.setup.preloaded:
-            remove_owned(path.parent)
 
     def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Workload | None) -> Measurement:

@@ -7,7 +7,8 @@ Its life in a study:
 
 - :meth:`Backend.find` (per study, before the request is prepared): the binary its runs use and what
   they start from (db_bench: the probed binary and its defaults), as a :class:`Found`; while the
-  request is prepared, :meth:`Backend.workload_named` resolves a workload only it knows,
+  request is prepared, :meth:`Backend.own_workload` gives the workload it runs whatever --workload
+  says (the command backend's program), :meth:`Backend.workload_named` resolves a workload only it knows,
   :meth:`Backend.default_flags` says what the defaults' baseline runs each flag with,
   :meth:`Backend.check` refuses what its runs cannot take and :meth:`Backend.preload_path` names where
   a preloaded DB is built;
@@ -17,7 +18,7 @@ Its life in a study:
 - :meth:`Backend.measure` (per run): a configuration, a log directory and repeats -> a
   :class:`Measurement`, or :class:`RunFailed` (the configuration's failure) or
   :class:`EnvironmentFault` (the study stops); every repeat's metrics pass :func:`check_metrics`;
-- :meth:`Backend.teardown` (at the end): remove what it built;
+- :meth:`Backend.teardown` (at the end): remove what it built (by default its preloaded DBs);
 - :meth:`Backend.describe` and :meth:`Backend.memory_how`: what the console and the summary say it
   measured, and how it held runs to a memory limit.
 
@@ -47,6 +48,7 @@ from objectives.contract import (
 )
 from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
+from objectives.workdir import remove_owned
 from objectives.workloads import Flag, Workload
 from search_spaces import SearchSpace
 from tuner.model import ExecutionConfig, MeasurementConfig, StudySnapshot, TuneConfig, UsageError
@@ -83,9 +85,8 @@ class Setup:
     command: str | None = None  # --command's template
     needs: tuple[str, ...] = ("ops_per_sec",)  # the metrics every run must report (the score's: Score.needed)
     load: str | None = None  # --load's template: builds the program's DB once per study (the command backend)
-    logs: Path | None = None  # where the backend's set-up (a --load) keeps its logs: the study's --out
     found: Found | None = None  # what Backend.find found (on a node: what Backend.on_node found there)
-    memory_limit: int | None = None  # scored phases run within a memory cgroup of this size
+    memory_limit: int | None = None  # runs (db_bench: its scored phases) run within a memory cgroup of this size
     preloaded: tuple[Path, ...] = ()  # the preloaded DBs the study's runs start from, removed at teardown
 
     @property
@@ -110,6 +111,9 @@ class Description:
 
     name: str  # what the study is named after (its name's first word): the workload, or the backend
     measured: str  # the console's words, e.g. "workload fillrandom (111 MiB of data per trial)"
+    runs: str = "measurements run"  # what runs within the memory limit, e.g. "scored phases run", "your program runs"
+    preload: str | None = None  # how the DB runs start from is built (a preloaded workload), e.g. "fillrandom of 2 GiB"
+    builder: str = "--workload"  # the flag that says what builds it, which a failed build names
 
 
 _MISSING = re.compile(r"(\w+): missing, and the study's score needs it")
@@ -166,6 +170,13 @@ class Backend(abc.ABC):
         return {}
 
     @classmethod
+    def own_workload(cls, config: TuneConfig) -> Workload | None:
+        """The workload this backend runs whatever --workload says (the command backend: the program, its
+        --load as the preload, at --target-data, in --duration), checked against the request (UsageError
+        naming the flag); None: db_bench's workloads (a preset, a file, :meth:`workload_named`)."""
+        return None
+
+    @classmethod
     def workload_named(cls, name: str, db_snapshot: Path | None) -> Workload | None:
         """A workload ``name`` (--workload) only this backend knows (db_bench: ``trace:TRACE`` on
         --db-snapshot), else None: a preset or a file (objectives.workloads)."""
@@ -220,15 +231,19 @@ class Backend(abc.ABC):
     def measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None = None,
                 workload: Workload | None = None) -> Measurement:
         """Run the configuration ``flags`` (db_bench flag names, as the space's parameters give them)
-        ``repeats`` times, logs under ``log_dir``; ``workload`` another than the study's (db_bench only).
+        ``repeats`` times, logs under ``log_dir``; ``workload`` another than the study's (the target's
+        in the re-validation: its size, phase length and memory).
         Each repeat's metrics pass :func:`check_metrics`, or the run fails."""
         m = self._measure(flags, log_dir, repeats, observer, workload)
         for metrics in m.repeats or [m.metrics]:
             check_metrics(metrics, self.setup.needs)
         return m
 
-    def teardown(self) -> None:  # noqa: B027 (an optional hook: most backends set up nothing to remove)
-        """Remove what the backend built for the study (a preloaded DB, the DB --load built); nothing by default."""
+    def teardown(self) -> None:
+        """Remove what the backend built for the study: its preloaded DBs (``Setup.preloaded``, the DB
+        --load built among them), temporary like any run's (a resumed study builds them again)."""
+        for path in self.setup.preloaded:
+            remove_owned(path.parent)
 
     @abc.abstractmethod
     def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,

@@ -16,7 +16,7 @@ from typing import Any
 
 import optuna
 
-from tuner.backends import EnvironmentFault, RunFailed, missing_metric
+from tuner.backends import BACKENDS, EnvironmentFault, RunFailed, missing_metric
 from tuner.engine._budget import Budget, usage
 from tuner.engine._lock import StudyBusy, StudyLock
 from tuner.engine._loop import TrialLoop
@@ -63,7 +63,9 @@ class Engine:
             self.close()
             raise
         given = parts.workload.snapshot if self.measurement.db_snapshot and parts.workload.kind == "preloaded" else None
-        self.executor = Preloading(executor, parts.workload, self.store, bus, parts.out, build, given)
+        self.described = BACKENDS[self.measurement.backend].describe  # its words for what it measures
+        self.executor = Preloading(executor, parts.workload, self.store, bus, parts.out, build,
+                                   lambda workload: self.described(workload, self.measurement), given)
         self.measurer = Measurer(self.executor, bus.note)
         n_baselines = len(self._baselines())
         self.budget = Budget(self.search.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
@@ -158,7 +160,8 @@ class Engine:
         for note in self.parts.widened:
             self.bus.note(f"space {self.parts.space.name}: {note}")
         if self.memory is not None and self.memory.limit_bytes is not None:
-            self.bus.note(f"scored phases run within {self.memory.limit_bytes / 2**20:,.0f} MiB: {self.memory.how}")
+            runs = self.described(self.parts.workload, self.measurement).runs
+            self.bus.note(f"{runs} within {self.memory.limit_bytes / 2**20:,.0f} MiB: {self.memory.how}")
         if self.parts.memory_note:
             self.bus.note(self.parts.memory_note)
         if self.measurement.db_snapshot and self.parts.workload.kind == "preloaded":

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from objectives.workloads import Workload
 from search_spaces import GiB
-from tuner.backends import Preloaded, RunFailed
+from tuner.backends import Description, Preloaded, RunFailed
 from tuner.engine._storage import StudyStore
 from tuner.events import EventBus
 from tuner.executors import Executor, Job, Outcome
@@ -17,24 +17,26 @@ from tuner.model import UsageError
 from tuner.summary import Preload, PreloadedDb
 
 Build = Callable[[Workload, Path], Preloaded]  # builds a workload's preloaded DB, its logs in the path
+Describe = Callable[[Workload], Description]  # what the backend says of a workload (Backend.describe)
 
 
-def run_preload(store: StudyStore, bus: EventBus, build: Build, workload: Workload, out: Path,
+def run_preload(store: StudyStore, bus: EventBus, build: Build, describe: Describe, workload: Workload, out: Path,
                 role: str = "trials") -> None:
     """Build the DB every run of ``workload`` starts from (``role``: the trials', or the target's for the
-    re-validation), or reuse the one a killed run of this study left. Its machine time is saved in the
-    study (``preload``) and counts toward the --budget."""
+    re-validation), or reuse the one a killed run of this study left; ``describe``: the backend's words
+    for how it is built. Its machine time is saved in the study (``preload``) and counts toward the
+    --budget."""
     assert workload.preload is not None
+    said = describe(workload)
     saved = store.stored("preload", Preload) or Preload.from_dict({"seconds": 0.0, "builds": 0})
     logs = out / f"preload-{role}"
     bus.note(f"preloading the DB every {'run' if role == 'trials' else 'run at the target'} starts from: "
-             f"{', '.join(workload.preload.benchmarks)} of {workload.data_bytes() / GiB:,.2f} GiB (raw keys and "
-             "values), then a flush and the compactions it owes; each run works on a hard-linked checkpoint of it")
+             f"{said.preload or ', '.join(workload.preload.benchmarks)}; each run works on a hard-linked checkpoint "
+             "of it")
     try:
         done = build(workload, logs)
     except RunFailed as exc:
-        raise UsageError(f"--workload {workload.name}: building the preloaded DB failed: {exc.reason} (logs in "
-                         f"{logs})") from None
+        raise UsageError(f"{said.builder}: building the preloaded DB failed: {exc.reason} (logs in {logs})") from None
     if not done.reused:
         saved = saved.updated(seconds=saved.seconds + round(done.seconds, 2), builds=saved.builds + 1)
     built = PreloadedDb(path=str(done.path), size_bytes=done.size_bytes, seconds=round(done.seconds, 2),
@@ -49,17 +51,18 @@ class Preloading:
     needs it: a study with nothing left to measure (one resumed to re-report) builds none."""
 
     def __init__(self, inner: Executor, workload: Workload, store: StudyStore, bus: EventBus, out: Path,
-                 build: Build | None, given: str | None = None):
+                 build: Build | None, describe: Describe, given: str | None = None):
         self.inner, self.workload, self.store, self.bus, self.out = inner, workload, store, bus, out
         self.slots = inner.slots
         self.build = build  # the backend's preload (Backend.preload); None where no job starts from a preloaded DB
+        self.words = describe  # the backend's words for it (Backend.describe)
         self.built: set[str] = {given} if given else set()  # given: the user's DB (--db-snapshot), never built
 
     def submit(self, job: Job) -> None:
         workload = job.workload or self.workload
         if workload.kind == "preloaded" and str(workload.snapshot) not in self.built:
             assert self.build is not None, "a preloaded workload needs a builder"
-            run_preload(self.store, self.bus, self.build, workload, self.out,
+            run_preload(self.store, self.bus, self.build, self.words, workload, self.out,
                         "trials" if job.workload is None else "target")
             self.built.add(str(workload.snapshot))
         self.inner.submit(job)

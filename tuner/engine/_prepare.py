@@ -163,22 +163,24 @@ def check_backend(config: TuneConfig) -> None:
                          "(db_bench's preloaded workloads build their own)")
     if not backend.per_second and config.search.pruner != "none":
         raise UsageError(f"--pruner: the {backend.name} backend reports no per-second throughput to prune on")
-    workloads, targets, distributed, db_bench = \
-        backend.workloads, backend.targets, backend.distributed, backend.runs_db_bench
-    for flag, given, can in (
+    name = backend.name  # each capability: whether it has it, and why a flag that needs it is refused without it
+    workloads = (backend.workloads, f"shapes db_bench's workloads; the {name} backend runs your program (--command)")
+    targets = (backend.targets, f"the {name} backend runs at no target size, memory or phase length")
+    distributed = (backend.distributed, f"the {name} backend runs on this host only")
+    db_bench = (backend.runs_db_bench, f"the {name} backend runs no db_bench")
+    for flag, given, (can, why) in (
             ("--workload", m.workload, workloads), ("--fidelity", config.search.fidelity, workloads),
-            ("--scale", m.scale, workloads), ("--target-data", d.target_data, targets),
-            ("--target-memory", d.target_memory, targets), ("--base-options", d.base_options, targets),
-            ("--duration", m.duration, workloads), ("--search-duration", m.search_duration, workloads),
-            ("--memory-limit", d.memory_limit, targets), ("--db-snapshot", m.db_snapshot, workloads),
-            ("--confirm-scale", config.revalidation.confirm_scale, workloads),
+            ("--scale", m.scale, workloads), ("--base-options", d.base_options, workloads),
+            ("--db-snapshot", m.db_snapshot, workloads), ("--confirm-scale", config.revalidation.confirm_scale, workloads),
+            ("--target-data", d.target_data, targets), ("--target-memory", d.target_memory, targets),
+            ("--memory-limit", d.memory_limit, targets), ("--duration", m.duration, targets),
+            ("--search-duration", m.search_duration, targets),
             ("--parallel", x.parallel > 1, distributed), ("--ray-address", x.ray_address, distributed),
             ("--executor", x.on_ray, distributed), ("--db-bench", x.db_bench, db_bench),
             ("--rocksdb-version", x.rocksdb_version, db_bench),
             ("--defaults", m.defaults != MeasurementConfig.defaults, db_bench)):  # another than the library's
         if given and not can:
-            raise UsageError(f"{flag}: shapes db_bench's workloads and runs; the {backend.name} backend runs "
-                             "your program as it is, on this host")
+            raise UsageError(f"{flag}: {why}")
 
 
 def score_of(search: SearchConfig) -> Score:
@@ -377,9 +379,9 @@ def target_workload(config: TuneConfig, space: SearchSpace, host: Context,
     the full ones, at the target or at the trials' size without one. ``defaults``: the flags every
     run starts from (the target's shape follows them)."""
     m, d = config.measurement, config.deployment
-    named = workload_of(config)
+    named, shapes = workload_of(config), BACKENDS[m.backend].workloads  # the target's shape reaches db_bench only
     for flag, given in (("--duration", m.duration), ("--search-duration", m.search_duration)):
-        if given is not None and not uses_duration(named):
+        if given is not None and shapes and not uses_duration(named):
             raise UsageError(f"{flag}: workload {named.name} has no timed phase (its phases run a set number "
                              "of operations); the preloaded workloads (rocksdb-tuner workloads) have")
     if m.duration is not None:
@@ -392,9 +394,8 @@ def target_workload(config: TuneConfig, space: SearchSpace, host: Context,
         for flag, value, why in (
                 ("--fidelity", config.search.fidelity, "runs of a preloaded DB cost their timed phase whatever its "
                  "size"),
-                ("--confirm-scale", config.revalidation.confirm_scale, "a target is confirmed at --target-data"),
-                ("--ray-address", config.execution.ray_address, "the preloaded DB lives in this host's --work-dir")):
-            if value and (flag not in ("--ray-address", "--fidelity") or named.kind == "preloaded"):
+                ("--confirm-scale", config.revalidation.confirm_scale, "a target is confirmed at --target-data")):
+            if value and (flag != "--fidelity" or named.kind == "preloaded"):
                 raise UsageError(f"{flag}: not with {'a preloaded workload' if named.kind == 'preloaded' else '--target-data'}"
                                  f" ({why})")
     one = named.resolve(1.0, host)
@@ -409,7 +410,7 @@ def target_workload(config: TuneConfig, space: SearchSpace, host: Context,
 
     def there(workload: Workload, share: float) -> Workload:  # at a share of the target's data, in its shape
         resolved = workload.resolve(share * target.data / one.data_bytes(), host)
-        return replace(resolved, flags=shaped(resolved.flags, target, searched))
+        return replace(resolved, flags=shaped(resolved.flags, target, searched)) if shapes else resolved
 
     at_target = replace(there(named, 1.0), memory=target.memory)
     if m.scale is not None and m.scale > 1:
@@ -500,13 +501,17 @@ TARGET_WORKLOAD = "steady-overwrite"  # with --target-data: a load of the target
 
 
 def workload_of(config: TuneConfig) -> Workload:
-    """The workload a request names: a preset, a file, or one its backend names (db_bench's
-    ``trace:TRACE`` on --db-snapshot); none named, fillrandom, or with a --target-data the preloaded
-    steady-overwrite."""
+    """The workload a request names: the one its backend runs whatever --workload says (the command
+    backend's program), a preset, a file, or one its backend names (db_bench's ``trace:TRACE`` on
+    --db-snapshot); none named, fillrandom, or with a --target-data the preloaded steady-overwrite."""
     m = config.measurement
+    backend = BACKENDS[m.backend]
+    runs = backend.own_workload(config)  # e.g. the command backend's program
+    if runs is not None:
+        return runs
     chosen = m.workload if m.workload is not None else \
         TARGET_WORKLOAD if config.deployment.target_data is not None else DEFAULT_WORKLOAD
-    own = BACKENDS[m.backend].workload_named(str(chosen), m.db_snapshot)  # e.g. db_bench's trace:TRACE
+    own = backend.workload_named(str(chosen), m.db_snapshot)  # e.g. db_bench's trace:TRACE
     if own is not None:
         return own
     named = load_workload(chosen)

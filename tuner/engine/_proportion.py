@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from tuner import ranking
+from tuner.backends import BACKENDS
 from tuner.engine._budget import MIN_SEARCH, Budget, usage
 from tuner.engine._plan import Plan
 from tuner.engine._prepare import Prepared
@@ -98,12 +99,17 @@ class Proportion:
         what = ("no re-validation (--revalidate 0): single runs" if not plan.k else
                 (f"choosing among {plan.k} finalists in {_rounds(plan.select_rounds)}, then " if plan.k > 1 else "")
                 + f"the gain against {self.parts.reference.name} in {plan.min_rounds}-{plan.max_rounds} paired rounds"
-                + (f" of {self.parts.plan.workload.duration:g} s phases" if self.parts.stretch != 1.0
+                + (f" of {self.parts.plan.workload.duration:g} s {self._runs}" if self.parts.stretch != 1.0
                    and self.parts.plan.workload else "")
                 + (" and the ablation" if plan.ablation else ", no ablation")
                 + f": {runs} runs at least, ~{fmt_duration(runs * used.revalidation_run)}, fitted to {fitted_to}")
         self.note(f"plan: {wanted} trial{'s' if wanted != 1 else ''} of ~{fmt_seconds(used.per_run)} "
                   f"(~{fmt_duration(wanted * used.per_run)}), then {what}")
+
+    @property
+    def _runs(self) -> str:
+        """What a timed run is called: db_bench's phases, or a program's runs."""
+        return "phases" if BACKENDS[self.parts.config.measurement.backend].workloads else "runs"
 
     def _allowance(self, search_seconds: float) -> float | None:
         """Without a --budget, the machine time the re-validation may take: --revalidation-time, else

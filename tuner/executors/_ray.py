@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.backends import BACKENDS, Backend, Found
-from tuner.executors._task import TaskSpec, measure_task, node_facts, outcome_of
+from tuner.executors._task import TaskSpec, measure_task, node_facts, outcome_of, remove_node_copies
 from tuner.executors.base import ExecutorError, Job, Note, Outcome, Slot
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 
@@ -259,10 +259,13 @@ class RayExecutor:
             self.note(f"{len(still)} trial(s) did not stop within {STOP_WAIT:g} s; Ray's shutdown ends them")
 
     def close(self) -> None:
+        """Remove each node's copies of the study's preloaded DBs, then let go of Ray."""
         if not self.started_ray:
             return
         import ray
 
+        if self.backend is not None and self.backend.setup.preloaded:
+            _remove_copies(ray, self.nodes, self.execution, sorted({p.parent.name for p in self.backend.setup.preloaded}))
         if self.placement is not None:
             from ray.util.placement_group import remove_placement_group
 
@@ -272,6 +275,20 @@ class RayExecutor:
                 pass
         ray.shutdown()
         self.started_ray = False
+
+
+def _remove_copies(ray: Any, nodes: list[dict[str, Any]], execution: ExecutionConfig, names: list[str]) -> None:
+    """Each node removes its copies of the study's preloaded DBs (tuner.executors._task.remove_node_copies);
+    a node that does not answer keeps them, for its next sweep once this study's workers are gone."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    task = ray.remote(remove_node_copies)
+    refs = [task.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False))
+            .remote(execution, names) for n in nodes if n.get("node_id")]
+    try:
+        ray.get(refs, timeout=STOP_WAIT)
+    except Exception:  # noqa: BLE001 - a node gone, or the cluster
+        pass
 
 
 def _short(exc: BaseException) -> str:

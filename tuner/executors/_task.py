@@ -120,13 +120,15 @@ def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None,
             os.sched_setaffinity(0, node["cores_used"])  # the run (db_bench, the command) inherits it
             node["measured_from"] = time.time()
             work_dir = workdir.prepare(spec.execution.work_dir)
-            workdir.sweep_stale(work_dir)  # what gone tuners on this node left
-            # the node's work dir; the driver's preloaded DBs and --out are the driver's to remove and write
-            backend = backend_class(replace(here.setup, work_dir=work_dir, logs=None, preloaded=()))
+            mine = tuple(work_dir / p.parent.name for p in spec.setup.preloaded)  # this node's preloaded DBs
+            workdir.sweep_stale(work_dir, mine)  # what gone tuners on this node left
+            # the node's work dir; its preloaded DBs last the study (the executor removes them at its end)
+            backend = backend_class(replace(here.setup, work_dir=work_dir, preloaded=()))
             try:
                 backend.prepare(stop)
+                workload = node_workload(backend, spec, work_dir, logs)
                 result: dict[str, Any] = {"ok": True, "measurement": backend.measure(
-                    spec.flags, logs, spec.repeats, None, spec.workload)}
+                    spec.flags, logs, spec.repeats, None, workload)}
             finally:
                 backend.teardown()
         except RunFailed as exc:
@@ -143,6 +145,36 @@ def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None,
     result["node"] = node
     result["seconds"] = time.monotonic() - started
     return result
+
+
+def node_workload(backend: Backend, spec: TaskSpec, work_dir: Path, logs: Path) -> Workload | None:
+    """The job's workload as this node runs it: one whose runs start from a DB the study built (not a
+    --db-snapshot, the user's) starts from the node's own copy, in the node's work dir under the driver's
+    DB's name: the driver's itself where they share a work dir, else built here once (Backend.preload, its
+    logs with the run's), under a lock on the work dir so that the node's other runs wait for it and reuse
+    it; removed when the study ends (:func:`remove_node_copies`)."""
+    workload = spec.workload
+    if workload is None or not workload.snapshot or Path(workload.snapshot) not in spec.setup.preloaded:
+        return workload
+    here = work_dir / Path(workload.snapshot).parent.name / "db"
+    fd = os.open(work_dir / workdir.WORKDIR_MARKER, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # one build per node at a time; the rest wait and reuse it
+        if not ((here.parent / workdir.MARKER).is_file() and here.is_dir()):
+            backend.preload(replace(workload, snapshot=str(here)), logs / "preload")
+    finally:
+        os.close(fd)
+    return replace(workload, snapshot=str(here))
+
+
+def remove_node_copies(execution: ExecutionConfig, names: list[str]) -> list[str]:
+    """On a node at the study's end: remove its copies of the study's preloaded DBs (``names``: their
+    directories' names in the node's work dir), the tuner's own (marked) only; the ones it removed."""
+    work_dir = workdir.prepare(execution.work_dir)
+    removed = [name for name in names if (work_dir / name / workdir.MARKER).is_file()]
+    for name in removed:
+        workdir.remove_owned(work_dir / name)
+    return removed
 
 
 def outcome_of(job: Job, result: dict[str, Any], driver_db_bench: str) -> Outcome:

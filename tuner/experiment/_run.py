@@ -206,7 +206,8 @@ class ExperimentRun:
         assert ctx is not None
         bsh, bsh_doc = benchmark_sh(ctx)
         entries: dict[str, dict[str, Any]] = {
-            DEFAULT_BASELINE: {"flags": {}, "doc": "db_bench's own defaults"},
+            DEFAULT_BASELINE: {"flags": {},
+                               "doc": study.defaults.describe() if study.defaults else "db_bench's own defaults"},
             "benchmark.sh": {"flags": bsh, "doc": bsh_doc},
         }
         for b in study.workload.baselines:
@@ -249,6 +250,7 @@ class ExperimentRun:
             "data_bytes": final.workload.data_bytes(), "hand_found": hand,
             "machine": machine_info(ctx, final.work_dir),
             "db_bench": {"version": db.version, "build": db.build, "assertions": db.assertions, "path": db.path},
+            "defaults": final.defaults.to_dict() if final.defaults else None,  # what every run started from
             "sweep": _study_part(sweep),
             "tuner": {"budget_seconds": None if self.quick else budget,
                       "trials_per_seed": QUICK["tuner_trials"] if self.quick else None, "hand_found_first": False,

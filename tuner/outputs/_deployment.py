@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tuner.backends import BACKENDS
 from tuner.fmt import fmt_bytes, fmt_duration
 from tuner.model import DEFAULT_BASELINE, Answer
 from tuner.stats import improvement
@@ -68,11 +69,40 @@ def _shorter_search(target: TargetInfo | None) -> bool:
     return bool(confirm) and confirm != target.duration_seconds
 
 
+def runs_workloads(summary: Summary) -> bool:
+    """Whether the summary's backend runs db_bench's workloads, as it declares (Backend.workloads): its
+    figures and sizes are then db_bench's, else a program's."""
+    backend = BACKENDS.get(summary.backend)
+    return backend is not None and backend.workloads
+
+
+def _program_lines(summary: Summary, t: TargetInfo) -> list[str]:
+    """What a program's study tuned for (its data and memory) and how its runs ran, in its own words."""
+    memory = f" within {fmt_bytes(t.trial_memory_bytes)} (a memory cgroup, page cache included)" \
+        if t.trial_memory_bytes else ""
+    lines = [f"target: none given (--target-data, --target-memory): your program at its own size{memory}" if t.assumed
+             else f"target: your program at {fmt_bytes(t.data_bytes)} of data ({{data_bytes}}){memory}"]
+    if t.kind == "preloaded":
+        pre = summary.preload.trials if summary.preload else None
+        runs = (f"runs: each on a hard-linked checkpoint of the DB --load built once "
+                f"({fmt_bytes(pre.size_bytes if pre else None)} on disk, built in {fmt_duration(pre.seconds if pre else 0.0)})")
+    else:
+        runs = "runs: each on an empty DB (no --load)"
+    if t.duration_seconds:
+        runs += f", {t.duration_seconds:g} s each ({{duration}})"
+        if _shorter_search(t):
+            runs += (f"; the re-validation confirms the answer in {t.confirm_duration_seconds:g} s runs (--duration; the "
+                     "search's shorter ones, --search-duration, try more configurations)")
+    return [*lines, runs]
+
+
 def target_lines(summary: Summary) -> list[str]:
     """What the study tuned for, how its trials relate to it, and what was scaled."""
     t = summary.target
     if not t:
         return []
+    if not runs_workloads(summary):
+        return _program_lines(summary, t)
     shape = t.shape
     levels = "dynamic level sizes (L1 at most" if shape.level_compaction_dynamic_level_bytes else "L1"
     lsm = (f"{fmt_bytes(shape.target_file_size_base)} files, {levels} {fmt_bytes(shape.max_bytes_for_level_base)}"
@@ -125,11 +155,13 @@ def gain_lines(summary: Summary) -> list[str]:
     if found is not None and confirmed and confirmed.ratio:
         where = f"at the target ({fmt_bytes(t.confirmed_at_bytes)})" if t and not t.assumed else "re-validated"
         ci = f", 95 % CI {confirmed.ci95[0]:.2f}-{confirmed.ci95[1]:.2f}" if confirmed.ci95 else ""
-        phases = f", {t.duration_seconds:g} s phases" if t and _shorter_search(t) else ""
+        phases = f", {t.duration_seconds:g} s {'phases' if runs_workloads(summary) else 'runs'}" \
+            if t and _shorter_search(t) else ""
+        size = f" at {fmt_bytes(t.trial_data_bytes)}" if t and t.trial_data_bytes else ""
         metric = summary.objective_metric
         named = "" if metric == "ops_per_sec" else f" in {metric}"
-        out.append(f"gain{named} over rocksdb-default: {found:.2f}x in the search (single runs at "
-                   f"{fmt_bytes(t.trial_data_bytes if t else None)}{phases}, the runs that chose it) | "
+        out.append(f"gain{named} over rocksdb-default: {found:.2f}x in the search (single runs{size}{phases}, the "
+                   "runs that chose it) | "
                    f"{confirmed.ratio:.2f}x {where} ({confirmed.n} paired rounds that chose nothing{ci})")
     a = summary.answer
     if a:

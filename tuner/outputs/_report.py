@@ -15,11 +15,11 @@ from optuna.trial import FrozenTrial
 from objectives.scores import label
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
-from tuner.backends import BACKENDS, Found
+from tuner.backends import Found
 from tuner.engine import default_flags
 from tuner.fmt import fmt_bytes, fmt_ops, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
-from tuner.outputs._deployment import answer, answer_of, gain_lines, target_lines
+from tuner.outputs._deployment import answer, answer_of, gain_lines, runs_workloads, target_lines
 from tuner.outputs._explain import explain
 from tuner.stats import gain, improvement
 from tuner.summary import BaselineRun, BestTrial, ComparisonRow, Ratio, Revalidation, Summary, TrialRow
@@ -105,17 +105,10 @@ def _cells(row: ComparisonRow, columns: list[str]) -> list[str]:
     return [_cell(row, columns[0]), spread, *(_cell(row, k) for k in columns[1:]), ratio]
 
 
-def _runs_workloads(summary: Summary) -> bool:
-    """Whether the summary's backend runs db_bench's workloads, as it declares (Backend.workloads): its
-    figures are then db_bench's, else a program's."""
-    backend = BACKENDS.get(summary.backend)
-    return backend is not None and backend.workloads
-
-
 def _measured_as(summary: Summary) -> list[str]:
     """What the comparison's figures are: db_bench's sustained or burst ops/s, or the program's own
     metrics; and, for another metric than ops/s, which way its ratios go."""
-    if not _runs_workloads(summary):
+    if not runs_workloads(summary):
         lines = [f"metrics as the program printed them ({summary.command})"]
     elif summary.drain:
         lines = ["ops/s: sustained (deferred flushes and compactions charged); write amp: stored / logical bytes"]
@@ -176,9 +169,11 @@ def verdict_lines(summary: Summary) -> list[str]:
                      f"{ratio_text(minimal.vs_reference)} vs {ref}, {ratio_text(minimal.vs_full)} vs the full best")
     change = select.rank_correlation if select else None
     if change:
+        size = change.confirm_data_bytes  # none for a program at its own size
         where = f"--confirm-scale {change.confirm_scale:g}" if change.confirm_scale else \
-            f"the target ({fmt_bytes(change.confirm_data_bytes)}" + (
-                f", {change.confirm_duration_seconds:g} s phases)" if change.confirm_duration_seconds else ")")
+            (f"the target ({fmt_bytes(size)}" if size else "the re-validation (") + (
+                f"{', ' if size else ''}{change.confirm_duration_seconds:g} s "
+                f"{'phases' if runs_workloads(summary) else 'runs'})" if change.confirm_duration_seconds else ")")
         tau = change.kendall_tau
         lines.append(f"at {where}: the finalists' order against the search's Kendall tau "
                      f"{f'{tau:.2f}' if tau is not None else 'n/a'}; "
@@ -234,7 +229,7 @@ def closing_table(summary: Summary) -> str:
 
 def _flags(summary: Summary, flags: dict[str, Any]) -> str:
     """A configuration as its measurement took it: db_bench's flags, or the options a program read."""
-    if _runs_workloads(summary):
+    if runs_workloads(summary):
         return "(db_bench flags): " + " ".join(f"--{k}={v}" for k, v in flags.items())
     return "(options, in OPTIONS.ini for the program): " + " ".join(f"{k}={v}" for k, v in flags.items())
 
@@ -243,7 +238,7 @@ def comparison_markdown(summary: Summary) -> str:
     """The comparison as a Markdown table (``comparison.md``): defaults vs hand-found vs best."""
     db, columns = summary.db_bench, _columns(summary)
     what = (f"{summary.workload} ({fmt_bytes(summary.data_bytes)} of data per trial)"
-            if _runs_workloads(summary) else f"the program `{summary.command}`")
+            if runs_workloads(summary) else f"the program `{summary.command}`")
     lines = [f"# {summary.study}: {what}" + (f", db_bench {db.version} ({db.build})" if db else ""), "",
              "| configuration | " + " | ".join([label(columns[0]), "range", *(
                  "write amp (stored / logical)" if k == "write_amp" else label(k) for k in columns[1:]),
