@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 
 from objectives.dbbench import ENV_VAR, DbBench, probe
 from search_spaces import Context
+from tuner.summary import Summary
 
 DATA = Path(__file__).with_name("data")
 TINY = 0.02  # --scale for test studies: 20k keys, well under a second per fillrandom trial
@@ -125,3 +128,13 @@ def first_measured(out: Path) -> Path:
     """A study's first trial directory that holds a measured run (its DB's OPTIONS file); a proposal
     rejected by a constraint has none."""
     return next(d for d in sorted((out / "trials").iterdir()) if (d / "OPTIONS").is_file())
+
+
+def summary_of(out: Path) -> Summary:
+    """The summary.json a study wrote in ``out``, typed: tests read its attributes, not its keys."""
+    return Summary.load(out / "summary.json")
+
+
+def printed_summary(run: subprocess.CompletedProcess) -> Summary:
+    """The summary ``tune --json`` printed on stdout, typed."""
+    return Summary.from_dict(json.loads(run.stdout), "tune --json")

@@ -15,7 +15,6 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import optuna
 import pytest
 from mlflow import MlflowClient
 
@@ -24,6 +23,7 @@ from objectives.measurement import Measurement
 from objectives.memory import Cgroups, MemoryLimitError
 from objectives.workloads import Workload
 from search_spaces import load_space
+from tests.conftest import summary_of
 from tests.test_cli import TUNER, tuner
 from tuner import options_file, tune
 from tuner.backends import BACKENDS, STOPPED, Backend, Found, RunFailed, Setup
@@ -32,7 +32,8 @@ from tuner.engine._prepare import check_backend, workload_of
 from tuner.executors import Job, LocalExecutor, Outcome
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 from tuner.observers import SilentProgress
-from tuner.summary import SCHEMA_VERSION, Summary
+from tuner.summary import SCHEMA_VERSION, BaselineRun, Summary
+from tuner.trials import TrialRecord
 
 APP = Path(__file__).resolve().parents[1] / "examples" / "rocksdict_app" / "app.py"
 KEYS = {"max_background_jobs": "DBOptions.max_background_jobs", "write_buffer_size": "CFOptions.write_buffer_size"}
@@ -66,7 +67,7 @@ def test_a_new_backend_is_one_class_and_a_registration_line(tmp_path, monkeypatc
     result = tune(backend="formula", trials=4, sampler="random", seed=1, out=tmp_path / "out",
                   work_dir=tmp_path, mlflow=False, plots=False, revalidate=0, baselines=False, starts=False,
                   progress=SilentProgress())
-    jobs = [t["params"].get("max_background_jobs", 2) for t in result.trials if t["outcome"] == "complete"]
+    jobs = [t.params.get("max_background_jobs", 2) for t in result.trials if t.outcome == "complete"]
     assert len(jobs) == 4
     assert result.best_metrics["ops_per_sec"] == 1000.0 + 10 * max(jobs)
     assert str(result.summary.study).startswith("formula-")
@@ -224,7 +225,7 @@ def test_a_program_at_a_target_is_loaded_once_told_its_size_and_run_length_and_l
     assert (tmp_path / "o" / "preload-trials" / "load.command").read_text().split()[-2] == "65536"
     summary = Summary.load(tmp_path / "o" / "summary.json")
     assert summary.preload is not None and summary.preload.trials is not None and summary.preload.builds == 1
-    runs = [t["metrics"] for t in summary_trials(summary.to_dict())]
+    runs = [t["metrics"] for t in summary_trials(summary)]
     assert len(runs) == 2 and all(m["links"] == 2 and m["told_bytes"] == 65536 for m in runs)
     said = [line for line in (r.stdout + r.stderr).splitlines() if line.startswith(("target:", "runs:", "gain"))]
     assert "target: your program at 64 KiB of data ({data_bytes})" in said, said
@@ -256,8 +257,7 @@ def test_a_program_at_a_target_runs_two_at_once_on_ray_workers(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     assert "2 trials at once on Ray" in r.stderr
     assert (tmp_path / "loads").read_text() == "x"
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    study = summary_of(tmp_path / "o").optuna_study()
     done = [t for t in study.trials if t.user_attrs.get("outcome") == "complete"]
     assert len(done) == 4 and all(t.user_attrs["metrics"]["links"] >= 2 for t in done)  # 3: two copies at once
     assert all(len(t.user_attrs["node"]["cores_used"]) == 1 for t in done)
@@ -474,9 +474,9 @@ def test_a_failing_program_fails_its_trials_with_one_line(tmp_path):
     r = tuner("tune", "--backend", "command", "--command", command, "--trials", "2", "--out", "o", "--work-dir",
               str(tmp_path), "--no-mlflow", "--no-baselines", "--no-starts", cwd=tmp_path)
     assert r.returncode == 1, r.stderr
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert summary["trials"]["failed"] == 2 and summary["best"] is None
-    trials = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
+    summary = summary_of(tmp_path / "o")
+    assert summary.trials.failed == 2 and summary.best is None
+    trials = summary.optuna_study().trials
     failed = [t.user_attrs["fail_reason"] for t in trials if t.user_attrs.get("outcome") == "failed"]
     assert failed == ["command: exit code 1: no such column family"] * 2
     assert len(re.findall(r"^trial \d+: FAILED: command: exit code 1: no such column family \(", r.stderr, re.M)) == 2
@@ -500,15 +500,17 @@ def test_a_command_study_needs_no_db_bench(tmp_path, monkeypatch):
               str(tmp_path), "--mlflow-uri", uri, "--experiment", "no-db_bench", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert not [line for line in r.stderr.splitlines() if "db_bench" in line]
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert summary["schema"] == SCHEMA_VERSION and Summary.load(tmp_path / "o" / "summary.json").to_dict() == summary
-    assert summary["db_bench"] is None and summary["defaults"] is None
-    assert summary["trials"]["complete"] == 3 and summary["baselines"][0]["state"] == "COMPLETE"
-    trials = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
+    # what is on disk, on purpose: the file carries the schema, and the typed summary writes it back as read
+    stored = json.loads((tmp_path / "o" / "summary.json").read_text())
+    summary = summary_of(tmp_path / "o")
+    assert stored["schema"] == SCHEMA_VERSION and summary.to_dict() == stored
+    assert summary.db_bench is None and summary.defaults is None
+    assert summary.trials.complete == 3 and summary.baselines[0].state == "COMPLETE"
+    trials = summary.optuna_study().trials
     assert [t.user_attrs.get("enqueued") for t in trials][:1] == ["benchmark.sh"]  # no rocksdb-default start
-    assert summary["backend"] == "command" and summary["command"].endswith("{options}")
+    assert summary.backend == "command" and (summary.command or "").endswith("{options}")
     title = (tmp_path / "o" / "comparison.md").read_text().splitlines()[0]
-    assert summary["workload"] == "command"  # the program is the study's workload, no db_bench preset
+    assert summary.workload == "command"  # the program is the study's workload, no db_bench preset
     assert "db_bench" not in title and "the program `" in title and "fillrandom" not in title
     assert "best configuration (options, in OPTIONS.ini for the program): " in r.stdout + r.stderr
     client = MlflowClient(uri)
@@ -518,6 +520,31 @@ def test_a_command_study_needs_no_db_bench(tmp_path, monkeypatch):
     trial = next(run for run in runs if run.data.tags.get("role") == "trial")
     assert [a.path for a in client.list_artifacts(trial.info.run_id)] == ["command"]  # the program's logs
     assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
+
+
+def test_a_study_an_earlier_version_stored_resumes_and_reports_what_it_stored(tmp_path):
+    """A baseline's run is a study attribute; in a study an earlier version began it is as that version
+    stored it (here the first one's: no phases, no end time; and a key this version does not know). The
+    study resumes on it: the baseline is not measured again, and the summary reports it as stored."""
+    script = "import json; print(json.dumps({'ops_per_sec': 100.0}))"
+    args = ("tune", "--backend", "command", "--command", f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} "
+            "{options}", "--sampler", "random", "--seed", "1", "--no-starts", "--no-baselines", "--study", "old",
+            "--out", "o", "--work-dir", str(tmp_path), "--no-mlflow", "--no-plots")
+    r = tuner(*args, "--trials", "1", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    stored = {"name": "rocksdb-default", "flags": {}, "doc": "the defaults", "log_dir": str(tmp_path / "gone"),
+              "state": "COMPLETE", "metrics": {"ops_per_sec": 90.0}, "commands": [["prog"]], "seconds": 12.5,
+              "a_key_of_another_version": True}
+    summary_of(tmp_path / "o").optuna_study().set_user_attr("baseline:rocksdb-default", stored)
+    again = tuner(*args, "--trials", "2", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "baseline rocksdb-default: running" not in again.stderr
+    summary = summary_of(tmp_path / "o")
+    assert summary.trials.complete == 2 and summary.machine_seconds.baselines == 12.5
+    assert summary.baselines == [BaselineRun(name="rocksdb-default", doc="the defaults", state="COMPLETE",
+                                             metrics={"ops_per_sec": 90.0})]
+    assert summary.comparison[0].value("ops_per_sec") == 90.0 and summary.comparison[-1].vs_default == pytest.approx(
+        100.0 / 90.0)
 
 
 def test_the_why_shows_the_defaults_as_the_options_values(tmp_path):
@@ -537,19 +564,20 @@ def test_the_why_shows_the_defaults_as_the_options_values(tmp_path):
               "{options}", "--space", str(tmp_path / "why.toml"), "--trials", "1", "--seed", "1", "--out", "o",
               "--work-dir", str(tmp_path / "work"), "--no-mlflow", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    rows = {row["param"]: row for row in summary["explanation"]["options"]}
-    best = summary["best"]["params"]
-    assert {name: row["default"] for name, row in rows.items()} == \
+    summary = summary_of(tmp_path / "o")
+    assert summary.explanation is not None and summary.best is not None
+    rows = {row.param: row for row in summary.explanation.options}
+    best = summary.best.params
+    assert {name: row.default for name, row in rows.items()} == \
         {"compression_type": "snappy", "compression_level": None, "bloom_bits": 0, "cache_size": None}
-    assert [rows[name]["text"].split(";")[0] for name in ("compression_type", "compression_level", "bloom_bits",
+    assert [rows[name].text.split(";")[0] for name in ("compression_type", "compression_level", "bloom_bits",
                                                            "cache_size")] == [
         "compression_type = zstd (default snappy): changed",
         f"compression_level = {best['compression_level']} (default the library's default level): set",
         f"bloom_bits = {best['bloom_bits']} (default 0: no filter): higher",
         f"cache_size = {best['cache_size']} (default not in its OPTIONS file): set"]
-    assert all(row["text"] in r.stdout for row in rows.values())
-    assert not re.search(r"nullptr|32767|k\w+Compression|n/a", "\n".join(row["text"] for row in rows.values()))
+    assert all(row.text in r.stdout for row in rows.values())
+    assert not re.search(r"nullptr|32767|k\w+Compression|n/a", "\n".join(row.text for row in rows.values()))
 
 
 @pytest.mark.dbbench
@@ -563,11 +591,11 @@ def test_the_rocksdict_example_is_tuned_exported_and_loaded_back(tmp_path):
               "--no-baselines", "--no-starts", "--revalidate", "1", "--revalidate-rounds", "2",
               "--revalidate-max-rounds", "2", "--no-ablation", cwd=tmp_path, timeout=900)
     assert r.returncode == 0, r.stderr
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["trials"]["complete"] == 4 and summary["trials"]["failed"] == 0
-    assert summary["revalidation"]
-    best = summary["best"]
-    assert best["metrics"]["ops_per_sec"] > 0 and best["metrics"]["p99_us"] > 0
+    summary = summary_of(tmp_path / "out")
+    assert summary.trials.complete == 4 and summary.trials.failed == 0
+    assert summary.revalidation is not None
+    best = summary.best
+    assert best is not None and best.metrics["ops_per_sec"] > 0 and best.metrics["p99_us"] > 0
     client = MlflowClient(uri)
     runs = client.search_runs([client.get_experiment_by_name("app").experiment_id], max_results=100)
     trials = [r for r in runs if r.data.tags.get("role") == "trial" and r.data.tags.get("state") == "COMPLETE"]
@@ -582,12 +610,12 @@ def test_the_rocksdict_example_is_tuned_exported_and_loaded_back(tmp_path):
     got = json.loads(report.stdout)
     # The export is the recommended configuration: the best, or the reference when the re-validation
     # found no gain over it (rocksdb-default: RocksDB's defaults, no block_cache line).
-    kept = summary["answer"].get("recommend") == "reference"
-    params = {} if kept else best["params"]
+    kept = summary.answer is not None and summary.answer.recommend == "reference"
+    params = {} if kept else best.params
     defaults = options_file.parse_options(rocksdb_defaults())
-    in_best_run = options_file.parse_options((Path(best["log_dir"]) / "OPTIONS").read_text())
+    in_best_run = options_file.parse_options((Path(best.log_dir) / "OPTIONS").read_text())
     for p in load_space("default").parameters:
-        if p.name not in best["params"]:
+        if p.name not in best.params:
             continue
         want = options_file.encode(p.options_key, params[p.name]) if p.name in params else None
         if p.options_key == options_file.BLOCK_CACHE_KEY:
@@ -597,7 +625,7 @@ def test_the_rocksdict_example_is_tuned_exported_and_loaded_back(tmp_path):
         assert options_file.lookup(got["options"], p.options_key) == want, p.name
         # and the app ran the best trial with its tuned values: the OPTIONS file RocksDB wrote into its DB
         assert options_file.lookup(in_best_run, p.options_key) == options_file.encode(p.options_key,
-                                                                                       best["params"][p.name]), p.name
+                                                                                       best.params[p.name]), p.name
 
 
 def test_the_rocksdict_example_loads_its_db_once_and_runs_on_copies_of_it(tmp_path):
@@ -609,8 +637,8 @@ def test_the_rocksdict_example_loads_its_db_once_and_runs_on_copies_of_it(tmp_pa
               "--ops 2000", "--trials", "2", "--sampler", "random", "--seed", "1", "--no-starts", "--revalidate", "0",
               "--out", "o", "--work-dir", str(tmp_path), "--no-mlflow", "--no-plots", cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    runs = [summary["baselines"][0]["metrics"], *(t["metrics"] for t in summary_trials(summary))]
+    summary = summary_of(tmp_path / "o")
+    runs = [summary.baselines[0].metrics, *(t["metrics"] for t in summary_trials(summary))]
     assert len(runs) == 3 and all(m["keys"] == 2000 and "load_ops_per_sec" not in m for m in runs)
     assert json.loads((tmp_path / "o" / "preload-trials" / "load.stdout").read_text())["load_ops_per_sec"] > 0
     assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]  # the loaded DB removed too
@@ -633,22 +661,21 @@ def test_the_rocksdict_example_at_a_target_is_loaded_once_and_runs_within_its_me
               "--out", "o", "--work-dir", str(tmp_path), "--no-mlflow", cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "your program runs within 128 MiB: a memory cgroup per run (cgroup v" in r.stderr
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    summary = summary_of(tmp_path / "o")
     keys = (2 << 20) // (16 + 400)  # the app's 16-byte keys and 400-byte values in 2 MiB
     assert json.loads((tmp_path / "o" / "preload-trials" / "load.stdout").read_text())["keys"] == keys
-    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    study = summary.optuna_study()
     runs = [t for t in study.trials if t.user_attrs.get("outcome") == "complete"]
     assert len(runs) == 2 and all(t.user_attrs["metrics"]["keys"] == keys for t in runs)
     assert all(t.user_attrs["phases"][0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in runs)
-    assert summary["best"]["metrics"]["p99_us"] > 0 and summary["objective_metric"] == "p99_us"
+    assert summary.best is not None and summary.best.metrics["p99_us"] > 0 and summary.objective_metric == "p99_us"
     assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
 
 
-def summary_trials(summary: dict) -> list[dict]:
+def summary_trials(summary: Summary) -> list[dict]:
     """The complete trials of a finished study, as its storage holds them."""
-    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
-    return [{"number": t.number, "metrics": t.user_attrs["metrics"]} for t in study.trials
-            if t.user_attrs.get("outcome") == "complete"]
+    records = [(t.number, TrialRecord.of(t)) for t in summary.optuna_study().trials]
+    return [{"number": number, "metrics": r.metrics} for number, r in records if r.outcome == "complete"]
 
 
 NO_CACHE_PROGRAM = '''
@@ -683,6 +710,6 @@ def test_an_option_the_program_did_not_apply_is_named_once_and_left_out_of_the_w
     notes = [line for line in r.stderr.splitlines() if "not applied as asked" in line]
     assert len(notes) == 1 and "cache_size: asked " in notes[0] and "the DB's LOG has its capacity 7340032" in notes[0]
     assert "max_background_jobs" not in notes[0]
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert [row["param"] for row in summary["explanation"]["options"]] == ["max_background_jobs"]
-    assert "cache_size" not in summary["explanation"].get("importance", {})
+    explanation = summary_of(tmp_path / "o").explanation
+    assert explanation is not None and [row.param for row in explanation.options] == ["max_background_jobs"]
+    assert "cache_size" not in explanation.importance

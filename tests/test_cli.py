@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import re
 import signal
@@ -15,7 +14,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from tests.conftest import TINY, fast, leftovers
+from tests.conftest import TINY, fast, leftovers, printed_summary, summary_of
 from tuner.samplers import KINDS, RANKED
 
 pytestmark = pytest.mark.dbbench
@@ -42,35 +41,38 @@ def test_issue_example_fillrandom_random_six_trials(tmp_path, db_bench):
     r = tuner("tune", "--workload", "fillrandom", "--trials", "6", "--sampler", "random", "--out", str(out),
               "--work-dir", str(work), "--seed", "11")
     assert r.returncode == 0, r.stderr
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["trials"]["complete"] == 6 and summary["trials"]["failed"] == 0
-    assert summary["db_bench"] == db_bench.to_dict()
-    assert summary["sampler"] == "random" and summary["workload"] == "fillrandom"
-    best, (default,) = summary["best"], summary["baselines"]
-    assert default["name"] == "rocksdb-default" and default["params"] == {} and default["metrics"]["ops_per_sec"] > 0
+    summary = summary_of(out)
+    assert summary.trials.complete == 6 and summary.trials.failed == 0
+    assert summary.db_bench is not None and summary.db_bench.to_dict() == db_bench.to_dict()
+    assert summary.sampler == "random" and summary.workload == "fillrandom"
+    best, (default,) = summary.best, summary.baselines
+    assert best is not None
+    assert default.name == "rocksdb-default" and default.params == {} and default.metrics["ops_per_sec"] > 0
     for key in ("ops_per_sec", "p99_us", "write_amp", "p50_us", "p95_us", "p99_9_us", "peak_rss_bytes", "db_size_bytes"):
-        assert best["metrics"][key] is not None, key
-    trials = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
+        assert best.metrics[key] is not None, key
+    trials = summary.optuna_study().trials
     ops = [t.values[0] for t in trials if t.state == optuna.trial.TrialState.COMPLETE]
-    assert best["metrics"]["ops_per_sec"] == max(ops) and len(set(ops)) > 1
-    assert "rocksdb-default" in r.stdout and f"best (trial {best['trial']})" in r.stdout
+    assert best.metrics["ops_per_sec"] == max(ops) and len(set(ops)) > 1
+    assert "rocksdb-default" in r.stdout and f"best (trial {best.trial})" in r.stdout
     # Why: fANOVA importance over the 6 trials, and one line per tuned option against the default's OPTIONS.
-    explanation = summary["explanation"]
-    assert set(explanation["importance"]) <= set(best["params"]) and explanation["importance"]
-    rows = {row["param"]: row for row in explanation["options"]}
-    assert set(rows) == set(best["params"])
-    assert rows["write_buffer_size"]["default"] == 67108864  # read back from rocksdb-default's OPTIONS file
-    ran = summary["defaults"]["flags"].get("cache_size", db_bench.default("cache_size"))
-    assert rows["cache_size"]["default"] == int(ran)  # not in it: the block cache rocksdb-default ran
-    assert rows["compression_type"]["default"] in ("snappy", "lz4")  # not kSnappyCompression
-    assert "why, option by option" in r.stdout and rows["subcompactions"]["text"] in r.stdout
-    assert all(row["text"] in r.stdout for row in rows.values())
-    assert not re.search(r"nullptr|32767|k\w+Compression|n/a", "\n".join(row["text"] for row in rows.values()))
+    explanation = summary.explanation
+    assert explanation is not None
+    assert set(explanation.importance) <= set(best.params) and explanation.importance
+    rows = {row.param: row for row in explanation.options}
+    assert set(rows) == set(best.params)
+    assert rows["write_buffer_size"].default == 67108864  # read back from rocksdb-default's OPTIONS file
+    assert summary.defaults is not None
+    ran = summary.defaults.flags.get("cache_size", db_bench.default("cache_size"))
+    assert rows["cache_size"].default == int(ran)  # not in it: the block cache rocksdb-default ran
+    assert rows["compression_type"].default in ("snappy", "lz4")  # not kSnappyCompression
+    assert "why, option by option" in r.stdout and rows["subcompactions"].text in r.stdout
+    assert all(row.text in r.stdout for row in rows.values())
+    assert not re.search(r"nullptr|32767|k\w+Compression|n/a", "\n".join(row.text for row in rows.values()))
     assert leftovers(work) == []
     # OPTIONS.ini holds the best configuration and db_bench accepts it.
     options = (out / "OPTIONS.ini").read_text()
-    assert f"write_buffer_size={best['params']['write_buffer_size']}" in options
-    assert f"block_cache={best['params']['cache_size']}" in options
+    assert f"write_buffer_size={best.params['write_buffer_size']}" in options
+    assert f"block_cache={best.params['cache_size']}" in options
     check = subprocess.run([db_bench.path, f"--options_file={out / 'OPTIONS.ini'}", "--benchmarks=fillrandom",
                             "--num=1000", f"--db={work}/check", "--progress_reports=false"],
                            capture_output=True, text=True)
@@ -88,8 +90,7 @@ def test_resume_continues_the_same_study(tmp_path):
     assert second.returncode == 0, second.stderr
     assert "resuming: 3 of 5 trials already measured" in second.stderr
     assert "baseline rocksdb-default" not in second.stderr  # measured once, kept in the study
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["trials"]["complete"] == 5
+    assert summary_of(out).trials.complete == 5
     other = tuner(*args[:2], "readrandom", *args[3:], "--trials", "5")
     assert other.returncode == 2 and "--study resumable: exists with" in other.stderr
 
@@ -106,9 +107,9 @@ def test_every_sampler_runs_a_real_study(tmp_path, sampler):
         assert not (tmp_path / sampler).exists()
         return
     assert r.returncode == 0, r.stderr
-    summary = json.loads(r.stdout)
-    assert summary["sampler"] == sampler and summary["trials"]["complete"] == 5
-    assert summary["best"]["metrics"]["ops_per_sec"] > 0
+    summary = printed_summary(r)
+    assert summary.sampler == sampler and summary.trials.complete == 5
+    assert summary.best is not None and summary.best.metrics["ops_per_sec"] > 0
 
 
 @pytest.mark.parametrize("extra, sampler", [
@@ -119,30 +120,29 @@ def test_the_default_sampler_is_the_one_chosen_for_the_study(tmp_path, extra, sa
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--seed", "1",
               "--no-baselines", "--out", str(tmp_path / "out"), "--json", *extra)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["sampler"] == sampler
+    assert printed_summary(r).sampler == sampler
 
 
 def test_multi_objective_pareto_study(tmp_path):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "5", "--objective", "multi",
               "--sampler", "nsga2", "--seed", "4", "--out", str(tmp_path / "o"), "--json", plots=True)
     assert r.returncode == 0, r.stderr
-    summary = json.loads(r.stdout)
-    assert summary["objective"] == "multi" and summary["pareto"]
+    summary = printed_summary(r)
+    assert summary.objective == "multi" and summary.pareto
     plots = {p.name for p in (tmp_path / "o" / "plots").iterdir()}
     assert {"pareto_front.png", "optimization_history.png", "plots.html"} <= plots, plots
     assert ": Pareto front" in (tmp_path / "o" / "plots" / "plots.html").read_text()
-    for row in summary["pareto"]:
-        assert {"ops_per_sec", "p99_us", "write_amp"} <= set(row["metrics"])
+    for row in summary.pareto:
+        assert {"ops_per_sec", "p99_us", "write_amp"} <= set(row.metrics or {})
 
 
 def test_budgets_are_constraints_not_penalties(tmp_path):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "3", "--seed", "1",
               "--max-p99-us", "0.001", "--out", str(tmp_path / "o"), "--json")
     assert r.returncode == 0, r.stderr
-    summary = json.loads(r.stdout)
-    assert summary["best"]["feasible"] is False
-    storage = summary["storage"]
-    trials = optuna.load_study(study_name=summary["study"], storage=storage).trials
+    summary = printed_summary(r)
+    assert summary.best is not None and summary.best.feasible is False
+    trials = summary.optuna_study().trials
     # the score is the raw throughput; the budget lives in the constraint values
     for t in (t for t in trials if t.state == optuna.trial.TrialState.COMPLETE):
         assert t.values[0] == t.user_attrs["metrics"]["ops_per_sec"]
@@ -153,12 +153,12 @@ def test_hand_found_baseline_is_measured_and_compared(tmp_path):
     r = tuner("tune", "--workload", "S2", "--scale", "0.05", "--trials", "1", "--seed", "1",
               "--out", str(tmp_path / "o"), "--json")
     assert r.returncode == 0, r.stderr
-    summary = json.loads(r.stdout)
-    names = [b["name"] for b in summary["baselines"]]
+    summary = printed_summary(r)
+    names = [b.name for b in summary.baselines]
     assert names == ["rocksdb-default", "hand-found:S2"]
-    hand = summary["baselines"][1]
-    assert hand["params"]["max_write_buffer_number"] == 4 and hand["metrics"]["ops_per_sec"] > 0
-    assert [row["name"] for row in summary["comparison"]][:2] == names
+    hand = summary.baselines[1]
+    assert hand.params["max_write_buffer_number"] == 4 and hand.metrics["ops_per_sec"] > 0
+    assert [row.name for row in summary.comparison][:2] == names
 
 
 def test_python_api(tmp_path):
@@ -168,7 +168,7 @@ def test_python_api(tmp_path):
     result = tune(workload="fillrandom", scale=TINY, trials=3, sampler="random", seed=9, out=tmp_path / "api",
                   progress=SilentProgress(), revalidate=0, drain=False)
     assert result.best_metrics["ops_per_sec"] > 0 and set(result.best_params) >= {"subcompactions", "cache_size"}
-    assert len([t for t in result.trials if t["outcome"] == "complete"]) == 3
+    assert len([t for t in result.trials if t.outcome == "complete"]) == 3
     assert (tmp_path / "api" / "summary.json").exists()
 
 
@@ -206,8 +206,8 @@ def test_interrupt_keeps_finished_trials_and_resume_completes(tmp_path, sig, cod
     assert leftovers(work) == [] and not _db_bench_running(work)
     resumed = tuner(*args)
     assert resumed.returncode == 0, resumed.stderr
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["trials"]["complete"] == 3 and summary["trials"]["interrupted"] == 1
+    summary = summary_of(out)
+    assert summary.trials.complete == 3 and summary.trials.interrupted == 1
     assert leftovers(work) == []
 
 
@@ -225,8 +225,8 @@ def test_sigkill_takes_db_bench_down_and_the_next_run_cleans_up(tmp_path):
     resumed = tuner(*args)  # ...so the next run does, and marks the abandoned trial
     assert resumed.returncode == 0, resumed.stderr
     assert "removed 1 trial directories left by killed tuner runs" in resumed.stderr
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["trials"]["complete"] == 3 and summary["trials"]["interrupted"] == 1
+    summary = summary_of(out)
+    assert summary.trials.complete == 3 and summary.trials.interrupted == 1
     assert leftovers(work) == []
 
 
@@ -373,9 +373,9 @@ def test_shell_metacharacters_are_only_ever_literal(tmp_path):
               "--no-baselines", "--space", "default", "--json")
     assert r.returncode == 1, r.stderr  # no trial can complete: db_bench rejects the literal value
     assert not pwned.exists()
-    summary = json.loads(r.stdout)
-    assert summary["study"] == f"s; touch {pwned}"
-    assert f"illegal value '2000; touch {pwned}'" in summary["failures"][0]["reason"]
+    summary = printed_summary(r)
+    assert summary.study == f"s; touch {pwned}"
+    assert f"illegal value '2000; touch {pwned}'" in summary.failures[0].reason
 
 
 def test_unwritable_out(tmp_path):
@@ -415,9 +415,9 @@ def test_grid_runs_each_feasible_point_once(tmp_path):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--space", str(_trio_space(tmp_path)),
               "--sampler", "grid", "--trials", "10", "--seed", "3", "--out", str(tmp_path / "o"), "--json")
     assert r.returncode == 0, r.stderr
-    summary = json.loads(r.stdout)
-    assert summary["trials"]["complete"] == 3 and summary["trials"]["rejected"] <= 3
-    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    summary = printed_summary(r)
+    assert summary.trials.complete == 3 and summary.trials.rejected <= 3
+    study = summary.optuna_study()
     points = {(t.params["max_write_buffer_number"], t.params["min_write_buffer_number_to_merge"])
               for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE}
     assert points == {(2, 1), (3, 1), (3, 2)}
@@ -428,9 +428,9 @@ def test_infeasible_proposals_are_repaired_not_run(tmp_path):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--space", str(_trio_space(tmp_path)),
               "--sampler", "random", "--trials", "6", "--seed", "3", "--out", str(tmp_path / "o"), "--json")
     assert r.returncode == 0, r.stderr
-    summary = json.loads(r.stdout)
-    assert summary["trials"]["rejected"] >= 1 and "not run, breaks merge_below_max" in r.stderr
-    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    summary = printed_summary(r)
+    assert summary.trials.rejected >= 1 and "not run, breaks merge_below_max" in r.stderr
+    study = summary.optuna_study()
     complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     assert all(t.params["min_write_buffer_number_to_merge"] < t.params["max_write_buffer_number"] for t in complete)
     assert any("repaired_from" in t.user_attrs for t in complete)
@@ -444,10 +444,10 @@ def test_failed_trials_are_recorded_and_the_study_goes_on(tmp_path):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--space", str(space), "--sampler", "grid",
               "--trials", "2", "--out", str(tmp_path / "o"), "--json")
     assert r.returncode == 0, r.stderr
-    summary = json.loads(r.stdout)
-    assert summary["trials"]["complete"] == 1 and summary["trials"]["failed"] == 1
-    assert summary["failures"][0]["reason"] == "phase load: db_bench exit code 1: Cannot parse compression type 'bogus'"
-    assert summary["best"]["params"] == {"compression_type": "snappy"}
+    summary = printed_summary(r)
+    assert summary.trials.complete == 1 and summary.trials.failed == 1
+    assert summary.failures[0].reason == "phase load: db_bench exit code 1: Cannot parse compression type 'bogus'"
+    assert summary.best is not None and summary.best.params == {"compression_type": "snappy"}
     assert "FAILED: phase load: db_bench exit code 1" in r.stderr
 
 
@@ -457,10 +457,10 @@ def test_every_trial_timing_out_ends_with_exit_1(tmp_path):
     r = tuner("tune", "--workload", "fillrandom", "--trials", "2", "--trial-timeout", "0.2", "--out",
               str(tmp_path / "o"), "--work-dir", str(work), "--json")
     assert r.returncode == 1, r.stderr
-    summary = json.loads(r.stdout)
-    assert summary["best"] is None and summary["trials"]["failed"] == 2
-    assert all("timeout, killed after the trial's 0.2 s limit" in f["reason"] for f in summary["failures"])
-    assert summary["baselines"][0]["state"] == "FAIL"
+    summary = printed_summary(r)
+    assert summary.best is None and summary.trials.failed == 2
+    assert all("timeout, killed after the trial's 0.2 s limit" in f.reason for f in summary.failures)
+    assert summary.baselines[0].state == "FAIL"
     assert not (tmp_path / "o" / "OPTIONS.ini").exists()
     assert leftovers(work) == []
 
@@ -470,7 +470,7 @@ def test_storage_url(tmp_path):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--study", "s1",
               "--storage", storage, "--out", str(tmp_path / "o"), "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["storage"] == storage
+    assert printed_summary(r).storage == storage
     assert not (tmp_path / "o" / "study.db").exists()
     assert len(optuna.load_study(study_name="s1", storage=storage).trials) >= 2
 

@@ -18,13 +18,14 @@ import scipy.stats
 from optuna.distributions import CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
-from tests.conftest import TINY, fast
+from search_spaces import Context, GiB, MiB, load_space
+from tests.conftest import TINY, fast, printed_summary
 from tests.test_cli import tuner
 from tuner import rungs
 from tuner.engine import _loop as engine_loop
 from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, usage
 from tuner.engine._plan import Plan, Reference
-from tuner.engine._revalidation import Remeasure
+from tuner.engine._revalidation import Remeasure, _with_reference
 from tuner.outputs import closing_table
 from tuner.samplers import (
     KINDS,
@@ -39,8 +40,8 @@ from tuner.samplers import (
 )
 from tuner.samplers._skopt_sampler import _observations
 from tuner.samplers._startup import MODEL, RANDOM
-from tuner.summary import BaselineRun, BestTrial, Revalidation, Summary
-from tuner.trials import TrialRecord, record
+from tuner.summary import BaselineRun, BestTrial, MachineSeconds, Revalidation
+from tuner.trials import BaselineRecord, TrialRecord, record
 from tuner.trials import attrs as trial_attrs
 
 SPACE = {"level": IntDistribution(1, 19), "type": CategoricalDistribution(["lz4", "zstd"])}
@@ -316,11 +317,12 @@ def test_a_revalidation_run_is_counted_at_the_mean_of_a_trial_and_the_baselines(
     them when the defaults run longer than tuned configurations."""
     trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
                            user_attrs={"outcome": "complete", "seconds": s}) for s in (4.0, 5.0, 6.0)]
-    snapshot = SimpleNamespace(trials=trials, baselines=({"seconds": 9.0}, {"seconds": 10.0}),
-                               machine_seconds=lambda: {"total": 34.0})
+    snapshot = SimpleNamespace(trials=trials, baselines=(BaselineRecord("a", seconds=9.0), BaselineRecord("b", seconds=10.0)),
+                               machine_seconds=lambda: MachineSeconds(total=34.0))
     used = usage(snapshot)
     assert (used.spent, used.per_run, used.revalidation_run) == (34.0, 5.0, 8.0)  # mean of 5, 9 and 10
-    before = SimpleNamespace(trials=[], baselines=({"seconds": 9.0},), machine_seconds=lambda: {"total": 9.0})
+    before = SimpleNamespace(trials=[], baselines=(BaselineRecord("a", seconds=9.0),),
+                             machine_seconds=lambda: MachineSeconds(total=9.0))
     assert usage(before).per_run == usage(before).revalidation_run == 9.0
 
 
@@ -332,9 +334,10 @@ def test_a_revalidation_in_longer_phases_is_counted_longer_by_its_timed_part_onl
     trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
                            user_attrs={"outcome": "complete", "seconds": s}) for s in (20.0, 30.0, 40.0)]
     workload = SimpleNamespace(duration=10.0, scored_phases=("overwrite",))
-    baselines = ({"seconds": 40.0, "metrics": {"drain_seconds": 10.0}}, {"seconds": 50.0, "metrics": {"drain_seconds": 15.0}})
+    baselines = (BaselineRecord("a", seconds=40.0, metrics={"drain_seconds": 10.0}),
+                 BaselineRecord("b", seconds=50.0, metrics={"drain_seconds": 15.0}))
     snapshot = SimpleNamespace(trials=trials, baselines=baselines, workload=workload,
-                               machine_seconds=lambda: {"total": 180.0})
+                               machine_seconds=lambda: MachineSeconds(total=180.0))
     plain = usage(snapshot)
     assert (plain.per_run, plain.revalidation_run) == (30.0, 40.0)  # mean of 30, 40 and 50
     longer = usage(snapshot, stretch=2.5)
@@ -405,6 +408,28 @@ def test_gain_rounds_past_the_least_run_only_while_they_fit_the_budget(tmp_path)
                                SimpleNamespace(number=15, params={}))["rounds"] == 10  # no budget: up to max_rounds
 
 
+def test_the_minimal_configurations_flags_come_in_one_order():
+    """The options put back to the reference's values are taken in one order, not a set's: a set of
+    names iterates in an order that changes with the interpreter's hash seed, and two reports of one
+    study wrote the minimal configuration's flags in two orders."""
+    class Ordered(set):  # names iterated in a given order, as two hash seeds may
+        backwards = False
+
+        def __iter__(self):
+            return iter(sorted(set(super().__iter__()), reverse=self.backwards))
+
+    class Backwards(Ordered):
+        backwards = True
+
+    space = load_space("default").resolve(Context(cores=4, ram=16 * GiB, data=GiB, budget=4 * GiB))
+    params = {"write_buffer_size": 8 * MiB, "max_write_buffer_number": 4, "compression_type": "zstd", "bloom_bits": 12}
+    reference = Reference("rocksdb-default", {}, {"write_buffer_size": 64 * MiB, "max_write_buffer_number": 2,
+                                                  "compression_type": "lz4", "bloom_bits": 0})
+    names = {"write_buffer_size", "max_write_buffer_number", "bloom_bits"}
+    forwards = _with_reference(space, params, Ordered(names), reference)
+    assert list(_with_reference(space, params, Backwards(names), reference).items()) == list(forwards.items())
+
+
 def test_a_small_budget_reserves_no_ablation_and_drops_it_when_it_does_not_fit():
     plan = Plan(k=3, select_rounds=2, min_rounds=3, ablation=True)
     budget = Budget(seconds=100.0, plan=plan, configurations=2, ablations=4)
@@ -457,10 +482,10 @@ def test_without_a_budget_the_revalidation_takes_about_the_search_time_and_the_p
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "6", "--seed", "2", "--sampler",
               "random", "--out", str(tmp_path / "o"), "--json", revalidate=True)
     assert r.returncode == 0, r.stderr
-    spent = json.loads(r.stdout)["machine_seconds"]
-    search = spent["baselines"] + spent["trials"]
+    spent = printed_summary(r).machine_seconds
+    search = spent.baselines + spent.trials
     # the plan as asked (3 finalists, 5-10 rounds, the ablation) would take 5-10 times the search here
-    assert 0 < spent["revalidation"] <= 1.5 * search, spent
+    assert 0 < spent.revalidation <= 1.5 * search, spent
     lines = r.stderr.splitlines()
     plan = next(i for i, line in enumerate(lines) if line.startswith("plan: 6 trials of ~"))
     assert plan < next(i for i, line in enumerate(lines) if line.startswith("trial 0:"))
@@ -482,7 +507,7 @@ def test_a_budget_too_small_for_a_search_is_refused_before_the_first_trial_with_
     again = tuner(*args, "--budget", f"{least[1]}s", "--json", revalidate=True)
     assert again.returncode == 0, again.stderr
     assert "baseline rocksdb-default: running" not in again.stderr  # kept from the refused run
-    assert json.loads(again.stdout)["trials"]["complete"] >= 1
+    assert printed_summary(again).trials.complete >= 1
 
 
 def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_learnt_as_bad(monkeypatch):
@@ -491,7 +516,8 @@ def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_lea
     plan = Plan(k=1, min_rounds=3, ablation=False)
     trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
                            user_attrs={"outcome": "complete", "seconds": 5.0}) for _ in range(3)]
-    snapshot = SimpleNamespace(trials=trials, baselines=({"seconds": 5.0},), machine_seconds=lambda: {"total": 40.0})
+    snapshot = SimpleNamespace(trials=trials, baselines=(BaselineRecord("a", seconds=5.0),),
+                               machine_seconds=lambda: MachineSeconds(total=40.0))
     clock = [1000.0]
     monkeypatch.setattr(engine_loop.time, "monotonic", lambda: clock[0])
     unlimited = Budget(None, plan, configurations=2, ablations=0)
@@ -514,14 +540,14 @@ def test_a_budget_alone_runs_as_many_trials_as_fit(tmp_path):
             "--seed", "1", "--study", "budget", "--out", str(tmp_path / "o"), "--json"]
     r = tuner(*args)
     assert r.returncode == 0, r.stderr
-    summary = json.loads(r.stdout)
-    spent = summary["machine_seconds"]
-    assert summary["budget_seconds"] == 8.0 and spent["total"] <= 8.0 + 2.0  # at most one run's overshoot
-    assert summary["trials"]["complete"] >= 2 and spent["baselines"] > 0 and spent["trials"] > 0
+    summary = printed_summary(r)
+    spent = summary.machine_seconds
+    assert summary.budget_seconds == 8.0 and spent.total <= 8.0 + 2.0  # at most one run's overshoot
+    assert summary.trials.complete >= 2 and spent.baselines > 0 and spent.trials > 0
     assert "of the 8s budget spent" in r.stderr
     again = tuner(*args)  # the budget is spent: a resume measures nothing more, re-validation included
     assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout)["machine_seconds"] == spent
+    assert printed_summary(again).machine_seconds == spent
 
 
 @pytest.mark.dbbench
@@ -529,10 +555,11 @@ def test_a_budget_sizes_the_startup_once_the_baselines_ran_and_every_trial_says_
     r = tuner(*fast(["tune", "--workload", "fillrandom", "--scale", str(TINY), "--budget", "10s", "--sampler", "tpe",
                      "--seed", "1", "--study", "startup", "--out", str(tmp_path / "o"), "--json"]))
     assert r.returncode == 0, r.stderr
-    summary = json.loads(r.stdout)
-    startup = summary["startup"]
-    assert startup["size"] == startup_size(startup["expected_trials"])  # what the budget allows, not 40 trials
-    assert f"proposes after {startup['size']} trials" in r.stderr
+    summary = printed_summary(r)
+    startup = summary.startup
+    assert startup is not None and startup.expected_trials is not None and summary.best is not None
+    assert startup.size == startup_size(startup.expected_trials)  # what the budget allows, not 40 trials
+    assert f"proposes after {startup.size} trials" in r.stderr
     trials = optuna.load_study(study_name="startup", storage=f"sqlite:///{tmp_path / 'o' / 'study.db'}").trials
     # what the start-up counts (tuner.samplers._startup.fills_startup) before the model's first proposal: trials
     # that ran, as --trials counts them; a rejected proposal never ran (its neighbour runs in its place)
@@ -540,15 +567,16 @@ def test_a_budget_sizes_the_startup_once_the_baselines_ran_and_every_trial_says_
     ran = [t.user_attrs["provenance"] for t in trials[:first_model]
            if t.user_attrs.get("outcome") in ("complete", "failed", "pruned")]
     seen = [(t.number, t.state.name, t.user_attrs.get("outcome"), t.user_attrs.get("provenance")) for t in trials]
-    assert len(ran) == startup["size"], seen
+    assert len(ran) == startup.size, seen
     assert ran[0] == "start" and RANDOM in ran
     assert set(ran) <= {"start", RANDOM, NEIGHBOUR}
     complete = [t.user_attrs["provenance"] for t in trials if t.user_attrs.get("outcome") == "complete"]
-    assert summary["provenance"] == {k: complete.count(k) for k in set(complete)}
-    assert summary["best"]["provenance"] in complete
-    when = summary["when"]  # the trials' first start and last end, from the storage
-    assert when["first_trial_started"] < when["last_trial_ended"] and when["last_trial_ended"].endswith(" UTC")
-    assert f"chosen as: {summary['best']['provenance']} (the trials counted: " in closing_table(Summary.from_dict(summary))
+    assert summary.provenance == {k: complete.count(k) for k in set(complete)}
+    assert summary.best.provenance in complete
+    when = summary.when  # the trials' first start and last end, from the storage
+    assert when is not None and when.first_trial_started is not None and when.last_trial_ended is not None
+    assert when.first_trial_started < when.last_trial_ended and when.last_trial_ended.endswith(" UTC")
+    assert f"chosen as: {summary.best.provenance} (the trials counted: " in closing_table(summary)
 
 
 def test_successive_halving_keeps_the_best_third_of_a_rung():
@@ -569,18 +597,18 @@ def test_a_rung_that_ranks_unlike_the_full_size_is_skipped_and_one_that_agrees_k
     agrees = list(zip([1.0, 2.0, 3.0, 4.0, 6.0, 5.0], full))  # one swap in 15 pairs: tau = 13/15
     reversed_ = list(zip([6.0, 5.0, 4.0, 3.0, 1.0, 2.0], full))  # tau = -13/15
     both = rungs.agreement([reversed_, agrees], [0.125, 0.5])
-    assert [r["agrees"] for r in both["rungs"]] == [False, True]
-    assert both["rungs"][1]["kendall_tau"] == pytest.approx(13 / 15)
-    assert both["start_rung"] == 1 and both["start_scale"] == 0.5
+    assert [r.agrees for r in both.rungs] == [False, True]
+    assert both.rungs[1].kendall_tau == pytest.approx(13 / 15)
+    assert both.start_rung == 1 and both.start_scale == 0.5
     # a lower rung that agrees while a higher one does not gives no way round the higher one
-    assert rungs.agreement([agrees, reversed_], [0.125, 0.5])["start_rung"] == 2
-    assert rungs.agreement([agrees, agrees], [0.125, 0.5])["start_rung"] == 0
+    assert rungs.agreement([agrees, reversed_], [0.125, 0.5]).start_rung == 2
+    assert rungs.agreement([agrees, agrees], [0.125, 0.5]).start_rung == 0
     none = rungs.agreement([reversed_], [0.25])
-    assert none["start_rung"] == 1 and none["start_scale"] == 1.0
-    assert "moves to the full size" in rungs.describe({**none, "audited": list(range(6))})
+    assert none.start_rung == 1 and none.start_scale == 1.0
+    assert "moves to the full size" in rungs.describe(none.updated(audited=list(range(6))))
     # fewer than three pairs, or all tied: no evidence that the rung agrees
-    assert not rungs.agreement([agrees[:2]], [0.25])["rungs"][0]["agrees"]
-    assert not rungs.agreement([[(1.0, v) for v in full]], [0.25])["rungs"][0]["agrees"]
+    assert not rungs.agreement([agrees[:2]], [0.25]).rungs[0].agrees
+    assert not rungs.agreement([[(1.0, v) for v in full]], [0.25]).rungs[0].agrees
 
 
 @pytest.mark.dbbench
@@ -589,32 +617,34 @@ def test_fidelity_audits_then_climbs_rungs_where_they_agree_with_the_full_size(t
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "12", "--fidelity", "0.25,1",
               "--sampler", "random", "--seed", "3", "--no-baselines", "--study", "rungs", "--out", str(out), "--json")
     assert r.returncode == 0, r.stderr
-    summary = json.loads(r.stdout)
-    best = summary["best"]
-    assert best["log_dir"].endswith("rung-1")  # reported figures are at full size
+    summary = printed_summary(r)
+    assert summary.best is not None
+    assert summary.best.log_dir.endswith("rung-1")  # reported figures are at full size
     trials = sorted(optuna.load_study(study_name="rungs", storage=f"sqlite:///{out / 'study.db'}").trials,
                     key=lambda t: t.number)
     audit = [t for t in trials if t.user_attrs.get("audit")]
     assert len(audit) == rungs.AUDITED and all(t.state == TrialState.COMPLETE for t in audit)
     assert all((out / "trials" / f"{t.number:04d}" / "rung-0" / "load.stdout").exists() for t in audit)
-    decided = summary["fidelity_agreement"]
-    assert decided["audited"] == [t.number for t in audit] and decided["rungs"][0]["n"] == rungs.AUDITED
+    decided = summary.fidelity_agreement
+    assert decided is not None
+    assert decided.audited == [t.number for t in audit] and decided.rungs[0].n == rungs.AUDITED
     small = [t.user_attrs["rung_0"]["ops_per_sec"] for t in audit]
     full = [t.user_attrs["metrics"]["ops_per_sec"] for t in audit]
-    assert decided["rungs"][0]["kendall_tau"] == pytest.approx(scipy.stats.kendalltau(small, full)[0])
-    assert decided["rungs"][0]["agrees"] == (decided["rungs"][0]["kendall_tau"] >= rungs.AGREEMENT)
-    after = [t for t in trials if t.number > max(decided["audited"]) and t.user_attrs.get("outcome") != "rejected"]
+    tau = decided.rungs[0].kendall_tau
+    assert tau == pytest.approx(scipy.stats.kendalltau(small, full)[0])
+    assert decided.rungs[0].agrees == (tau >= rungs.AGREEMENT)
+    after = [t for t in trials if t.number > max(decided.audited) and t.user_attrs.get("outcome") != "rejected"]
     assert after, "the study went on after the audit"
     for t in after:  # where the judgement sent them: rung 0 when it agrees, else the full size only
         ran_small = (out / "trials" / f"{t.number:04d}" / "rung-0").exists()
-        assert ran_small == (decided["start_rung"] == 0), (t.number, decided)
-    assert summary["trials"]["pruned"] == sum(t.state == TrialState.PRUNED for t in trials)
+        assert ran_small == (decided.start_rung == 0), (t.number, decided)
+    assert summary.trials.pruned == sum(t.state == TrialState.PRUNED for t in trials)
     ratio = statistics.median(f / s for s, f in zip(small, full))
     for t in trials:  # a pruned configuration: the model learns its full-size estimate
         if t.state == TrialState.PRUNED:
             assert TrialRecord.of(t).value_estimate == pytest.approx(t.user_attrs["rung_0"]["ops_per_sec"] * ratio)
-    if decided["start_rung"] == 1:
-        assert summary["trials"]["pruned"] == 0
+    if decided.start_rung == 1:
+        assert summary.trials.pruned == 0
     again = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "8", "--fidelity", "0.5,1",
                   "--sampler", "random", "--seed", "3", "--no-baselines", "--study", "rungs", "--out", str(out))
     assert again.returncode == 2 and "--fidelity: study" in again.stderr

@@ -15,6 +15,7 @@ from objectives.dbbench import probe, release_builds
 from tests.conftest import TINY, fast
 from tuner import apply
 from tuner.options_file import encode, lookup, parse_options
+from tuner.summary import BestTrial, Summary
 
 pytestmark = pytest.mark.dbbench
 SPACE = """
@@ -104,8 +105,14 @@ def _assert_tuned_values(sections: dict, params: dict) -> None:
     assert (lookup(sections, "TableOptions/BlockBasedTable.filter_policy") or "").startswith("bloomfilter")
 
 
+def _best(study: Path) -> BestTrial:
+    best = Summary.load(study).best
+    assert best is not None
+    return best
+
+
 def test_options_export_round_trips_through_rocksdict_and_db_bench(study, tmp_path):
-    params = json.loads(study.read_text())["best"]["params"]
+    params = _best(study).params
     assert params["compression_type"] == "zstd" and "compression_level" in params
     out = tmp_path / "best.ini"
     assert cli("export", "--summary", str(study), "--format", "options", "--output", str(out)).returncode == 0
@@ -120,7 +127,7 @@ def test_options_export_round_trips_through_rocksdict_and_db_bench(study, tmp_pa
 
 
 def test_python_export_executes_and_yields_the_same_values(study, tmp_path):
-    params = json.loads(study.read_text())["best"]["params"]
+    params = _best(study).params
     code = cli("export", "--summary", str(study), "--format", "python").stdout
     namespace: dict = {}
     exec(compile(code, "exported.py", "exec"), namespace)
@@ -128,13 +135,13 @@ def test_python_export_executes_and_yields_the_same_values(study, tmp_path):
 
 
 def test_apply_sets_the_same_values(study, tmp_path):
-    params = json.loads(study.read_text())["best"]["params"]
+    params = _best(study).params
     _assert_tuned_values(_db_options(apply(params, rocksdict.Options()), tmp_path / "db"), params)
 
 
 def test_flags_export_runs_in_db_bench(study, tmp_path, db_bench):
     flags = cli("export", "--summary", str(study), "--format", "flags").stdout.split()
-    assert flags == [f"--{k}={v}" for k, v in json.loads(study.read_text())["best"]["flags"].items()]
+    assert flags == [f"--{k}={v}" for k, v in _best(study).flags.items()]
     run = subprocess.run([db_bench.path, *flags, "--benchmarks=fillrandom", "--num=1000",
                           f"--db={tmp_path / 'db'}", "--progress_reports=false"], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr

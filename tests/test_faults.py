@@ -11,7 +11,6 @@ as the work dir (mounting needs root, as in CI).
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -24,8 +23,9 @@ import optuna
 import pytest
 
 from objectives.parser import ParseError, parse, require
-from tests.conftest import DATA, TINY, fast, leftovers
+from tests.conftest import DATA, TINY, fast, leftovers, printed_summary, summary_of
 from tests.test_cli import TUNER, tuner
+from tuner.summary import Summary
 
 pytestmark = [pytest.mark.dbbench, pytest.mark.faults]
 
@@ -70,15 +70,15 @@ def _run_with_fault(tmp_path: Path, work: Path, fault: Callable[[int], None], *e
     return stderr
 
 
-def _summary(tmp_path: Path) -> dict:
-    return json.loads((tmp_path / "out" / "summary.json").read_text())
+def _summary(tmp_path: Path) -> Summary:
+    return summary_of(tmp_path / "out")
 
 
-def _one_failure(summary: dict) -> str:
+def _one_failure(summary: Summary) -> str:
     """The reason of the study's only failed trial; the other two (failures count toward --trials) ran."""
-    assert summary["trials"]["complete"] == 2 and summary["trials"]["failed"] == 1, summary["trials"]
-    (failure,) = summary["failures"]
-    return failure["reason"]
+    assert summary.trials.complete == 2 and summary.trials.failed == 1, summary.trials
+    (failure,) = summary.failures
+    return failure.reason
 
 
 @pytest.mark.parametrize("sig, name", [(signal.SIGSEGV, "SIGSEGV"), (signal.SIGABRT, "SIGABRT"),
@@ -133,14 +133,14 @@ def test_db_bench_exiting_non_zero_names_its_error(tmp_path, work_dir):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--space", str(space), "--sampler", "grid",
               "--trials", "2", "--out", "o", "--work-dir", str(work_dir), "--json")
     assert r.returncode == 0, r.stderr
-    summary = json.loads(r.stdout)
+    summary = printed_summary(r)
     assert _reason_of(summary) == "phase load: db_bench exit code 1: Cannot parse compression type 'no-such-codec'"
     assert leftovers(work_dir) == []
 
 
-def _reason_of(summary: dict) -> str:
-    assert summary["trials"]["complete"] == 1 and summary["trials"]["failed"] == 1
-    return summary["failures"][0]["reason"]
+def _reason_of(summary: Summary) -> str:
+    assert summary.trials.complete == 1 and summary.trials.failed == 1
+    return summary.failures[0].reason
 
 
 @pytest.fixture
@@ -181,8 +181,8 @@ def test_full_disk_stops_the_study_and_the_resume_runs_the_trial_again(tmp_path,
     r = tuner(*resume, "--work-dir", str(work), "--no-baselines", "--seed", "3", "--sampler", "random")
     assert r.returncode == 0, r.stderr
     summary = _summary(tmp_path)
-    assert summary["trials"]["complete"] == 3 and summary["trials"]["failed"] == 0, summary["trials"]
-    assert summary["trials"]["interrupted"] == 1
+    assert summary.trials.complete == 3 and summary.trials.failed == 0, summary.trials
+    assert summary.trials.interrupted == 1
     again = [t for t in _trials(tmp_path) if t.number > interrupted.number and t.params == interrupted.params]
     assert [t.user_attrs["outcome"] for t in again] == ["complete"]
     assert leftovers(work) == []

@@ -3,11 +3,9 @@ production, each parallel trial tuned for its own slot, one recommendation from 
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 
-import optuna
 import pytest
 
 from objectives.measurement import measure
@@ -16,8 +14,9 @@ from objectives.rocksdb_log import read_log
 from objectives.runner import Runner
 from objectives.workloads import load_workload
 from search_spaces import Context, MiB
-from tests.conftest import TINY
+from tests.conftest import TINY, summary_of
 from tests.test_cli import tuner
+from tuner.summary import SlotInfo
 
 pytestmark = pytest.mark.dbbench
 
@@ -102,9 +101,10 @@ def test_a_memory_limit_runs_the_study_in_cgroups_and_budgets_follow_it(tmp_path
               "--sampler", "random", "--memory-limit", "96M", "--out", "o", "--no-mlflow")
     assert r.returncode == 0, r.stderr
     assert "scored phases run within 96 MiB: a memory cgroup per scored phase" in r.stderr
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert summary["memory"]["limit_bytes"] == 96 * MiB and summary["host"]["memory_budget_bytes"] == 72 * MiB
-    default = summary["baselines"][0]["metrics"]
+    summary = summary_of(tmp_path / "o")
+    assert summary.memory is not None and summary.host is not None
+    assert summary.memory.limit_bytes == 96 * MiB and summary.host.memory_budget_bytes == 72 * MiB
+    default = summary.baselines[0].metrics
     assert 0 < default["memory_peak_bytes"] <= 96 * MiB
     too_much = tuner("tune", "--workload", "readrandom", "--memory-limit", "64M", "--memory-budget", "80M",
                      "--out", "never")
@@ -119,10 +119,10 @@ def test_parallel_trials_are_tuned_for_their_slot(tmp_path, work_dir, host):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "4", "--seed", "3",
               "--sampler", "random", "--parallel", "2", "--out", "o", "--work-dir", str(work_dir), "--no-mlflow")
     assert r.returncode == 0, r.stderr
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    summary = summary_of(tmp_path / "o")
     cores = max(1, host.cores // 2)
-    assert summary["slot"] == {"cores": cores, "ram_bytes": host.ram // (host.cores // cores), "pinned": True}
-    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    assert summary.slot == SlotInfo(cores=cores, ram_bytes=host.ram // (host.cores // cores), pinned=True)
+    study = summary.optuna_study()
     assert study.user_attrs["space"]["subcompactions"] == f"[1, {4 * cores}]"
     assert all(t.params["subcompactions"] <= 4 * cores for t in study.trials if t.params)
     nodes = [t.user_attrs["node"] for t in study.trials if "node" in t.user_attrs]
@@ -137,14 +137,15 @@ def test_one_recommendation_from_a_pareto_front(tmp_path):
     for name, prefer in (("ops", "ops=1,p99=0,write_amp=0"), ("wa", "ops=0,p99=0,write_amp=1")):
         r = tuner(*args, "--prefer", prefer, "--study", name, "--out", name)
         assert r.returncode == 0, r.stderr
-        summary = json.loads((tmp_path / name / "summary.json").read_text())
-        front = {row["number"]: row["metrics"] for row in summary["pareto"]}
-        assert summary["best"]["trial"] in front and "(--prefer)" in summary["recommendation"]
-        picks[name] = summary["best"]["trial"]
+        summary = summary_of(tmp_path / name)
+        assert summary.best is not None and summary.pareto is not None and summary.recommendation is not None
+        front = {row.number: row.metrics or {} for row in summary.pareto}
+        assert summary.best.trial in front and "(--prefer)" in summary.recommendation
+        picks[name] = summary.best.trial
         key, pick = ("ops_per_sec", max) if name == "ops" else ("write_amp", min)
         assert front[picks[name]][key] == pick(m[key] for m in front.values())
         options = (tmp_path / name / "OPTIONS.ini").read_text()
-        assert f"write_buffer_size={summary['best']['params']['write_buffer_size']}" in options
+        assert f"write_buffer_size={summary.best.params['write_buffer_size']}" in options
     bad = tuner("tune", "--prefer", "ops=1", "--out", "never")
     assert bad.returncode == 2 and "--prefer: weighs the objectives of --objective multi" in bad.stderr
 

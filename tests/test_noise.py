@@ -4,7 +4,6 @@ measures each option's effect; --baseline and --confirm-scale."""
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 
@@ -12,10 +11,11 @@ import optuna
 import pytest
 
 from objectives.runner import RunFailed
-from tests.conftest import TINY, first_measured
+from tests.conftest import TINY, first_measured, summary_of
 from tests.test_cli import tuner
 from tuner import options_file
 from tuner.stats import paired_ratio
+from tuner.trials import TrialRecord
 
 pytestmark = pytest.mark.dbbench
 
@@ -26,8 +26,8 @@ def test_repeats_keep_whole_runs_and_the_revalidation_holds_up(tmp_path):
             "--revalidate-rounds", "3", "--revalidate-max-rounds", "4"]
     r = tuner(*args)
     assert r.returncode == 0, r.stderr
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert summary["repeats"] == 2
+    summary = summary_of(tmp_path / "o")
+    assert summary.repeats == 2
     trials = optuna.load_study(study_name="noisy", storage=f"sqlite:///{tmp_path / 'o' / 'study.db'}").trials
     for t in trials:
         if t.user_attrs["outcome"] != "complete":
@@ -39,44 +39,47 @@ def test_repeats_keep_whole_runs_and_the_revalidation_holds_up(tmp_path):
         assert t.values[0] == t.user_attrs["metrics"]["ops_per_sec"]
         assert t.user_attrs["spread_ops_per_sec"]["n"] == 2
 
-    reval = summary["revalidation"]
+    reval = summary.revalidation
+    assert reval is not None and reval.select is not None and summary.best is not None
     complete = sorted((t for t in trials if t.user_attrs["outcome"] == "complete"), key=lambda t: -t.values[0])
-    select = {row["name"]: row for row in reval["select"]["configurations"] if row["trial"] is not None}
+    select = {row.name: row for row in reval.select.configurations if row.trial is not None}
     assert len(select) == 2 and f"trial {complete[0].number}" in select  # the best, and one more (tuner.ranking)
-    assert "rocksdb-default" in {row["name"] for row in reval["select"]["configurations"]}  # measured beside them
-    chosen = max(select.values(), key=lambda row: row["median_ops_per_sec"])
-    assert reval["best"] == chosen["name"] == reval["select"]["winner"] and summary["best"]["trial"] == chosen["trial"]
+    assert "rocksdb-default" in {row.name for row in reval.select.configurations}  # measured beside them
+    chosen = max(select.values(), key=lambda row: row.median("ops_per_sec") or 0.0)
+    assert reval.best == chosen.name == reval.select.winner and summary.best.trial == chosen.trial
 
-    rows = {row["name"]: row for row in reval["configurations"]}
-    assert 3 <= reval["rounds"] <= 4 and {"rocksdb-default", reval["best"]} <= set(rows)
+    rows = {row.name: row for row in reval.configurations}
+    assert 3 <= reval.rounds <= 4 and {"rocksdb-default", reval.best} <= set(rows)
     for row in rows.values():
-        assert len(row["ops_per_sec"]) == reval["rounds"]
+        assert len(row.samples("ops_per_sec")) == reval.rounds
     # the gain comes from the estimation rounds only, paired by round
-    gain = reval["best_vs_reference"]
-    assert gain == {"against": "rocksdb-default",
-                    **paired_ratio(rows[reval["best"]]["ops_per_sec"], rows["rocksdb-default"]["ops_per_sec"])}
-    assert gain["ci95"][0] < gain["ratio"] < gain["ci95"][1] and gain["verdict"] in ("faster", "slower", "tie")
-    default = rows["rocksdb-default"]["ops_per_sec"]
-    assert reval["noise_cv_reference"] == pytest.approx(statistics.stdev(default) / statistics.fmean(default))
+    gain = reval.best_vs_reference
+    assert gain is not None and reval.best is not None
+    assert gain.to_dict() == {"against": "rocksdb-default", **paired_ratio(
+        rows[reval.best].samples("ops_per_sec"), rows["rocksdb-default"].samples("ops_per_sec"))}
+    assert gain.ci95 is not None and gain.ratio is not None
+    assert gain.ci95[0] < gain.ratio < gain.ci95[1] and gain.verdict in ("faster", "slower", "tie")
+    default = rows["rocksdb-default"].samples("ops_per_sec")
+    assert reval.noise_cv_reference == pytest.approx(statistics.stdev(default) / statistics.fmean(default))
     # every round ran in an order of its own, saved for a resume
     study = optuna.load_study(study_name="noisy", storage=f"sqlite:///{tmp_path / 'o' / 'study.db'}")
     orders = study.user_attrs["revalidation:estimate"]["order"]
     assert all(sorted(order) == sorted(rows) for order in orders) and len({tuple(o) for o in orders}) > 1
     # the measured why: the best with each differing option put back to rocksdb-default's value
-    ablated = {a["param"] for a in reval["ablation"]}
-    assert ablated and ablated <= set(summary["best"]["params"])
-    assert all(f"{reval['best']} without {p}" in rows for p in ablated)
+    ablated = {a.param for a in reval.ablation}
+    assert ablated and ablated <= set(summary.best.params)
+    assert all(f"{reval.best} without {p}" in rows for p in ablated)
     verdict = {"faster": "faster.", "slower": "slower: keep your current configuration.",
-               "tie": "no measurable difference: keep your current configuration."}[gain["verdict"]]
-    assert f"best (trial {chosen['trial']}) vs rocksdb-default: {gain['ratio']:.2f}x (95 % CI" in r.stdout
+               "tie": "no measurable difference: keep your current configuration."}[gain.verdict]
+    assert f"best (trial {chosen.trial}) vs rocksdb-default: {gain.ratio:.2f}x (95 % CI" in r.stdout
     assert verdict in r.stdout and "why, option by option: the best against itself" in r.stdout
-    best_row = next(row for row in summary["comparison"] if row["name"].startswith("best"))
-    assert best_row["ops_per_sec"] == rows[reval["best"]]["median_ops_per_sec"]
+    best_row = next(row for row in summary.comparison if row.name.startswith("best"))
+    assert best_row.value("ops_per_sec") == rows[reval.best].median("ops_per_sec")
 
     # A resume keeps the finished re-validation; another --repeats would mix incomparable trials.
     again = tuner(*args)
     assert again.returncode == 0 and " ops/s (run " not in again.stderr, again.stderr  # nothing measured again
-    assert json.loads((tmp_path / "o" / "summary.json").read_text())["revalidation"] == reval
+    assert summary_of(tmp_path / "o").revalidation == reval
     other = tuner(*[a if a != "2" else "3" for a in args])
     assert other.returncode == 2 and "--repeats: study noisy measures each trial 2 time(s), not 3" in other.stderr
 
@@ -86,14 +89,15 @@ def test_tune_with_the_default_sizes_asked_for_reports_a_revalidated_interval_an
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "4", "--seed", "3", "--sampler",
               "random", "--out", "o", "--revalidate", "3")
     assert r.returncode == 0, r.stderr
-    reval = json.loads((tmp_path / "o" / "summary.json").read_text())["revalidation"]
-    assert reval["plan"] == {"k": 3, "select_rounds": 3, "min_rounds": 5, "max_rounds": 10, "target": 0.1,
-                             "ablation": True, "confirm_scale": None}
-    select = {r["name"] for r in reval["select"]["configurations"]}
-    assert len(select) == 4 and "rocksdb-default" in select and 5 <= reval["rounds"] <= 10  # 3 finalists beside it
-    assert set(reval["select"]["vs_reference"]) == select - {"rocksdb-default"}
-    low, high = reval["best_vs_reference"]["ci95"]
-    assert reval["rounds"] == 10 or high / low - 1 <= 0.10  # rounds were added until the interval was narrow
+    reval = summary_of(tmp_path / "o").revalidation
+    assert reval is not None and reval.select is not None and reval.best_vs_reference is not None
+    assert reval.plan == {"k": 3, "select_rounds": 3, "min_rounds": 5, "max_rounds": 10, "target": 0.1,
+                          "ablation": True, "confirm_scale": None}
+    select = {r.name for r in reval.select.configurations}
+    assert len(select) == 4 and "rocksdb-default" in select and 5 <= reval.rounds <= 10  # 3 finalists beside it
+    assert set(reval.select.vs_reference) == select - {"rocksdb-default"}
+    low, high = reval.best_vs_reference.ci95 or (0.0, 0.0)
+    assert reval.rounds == 10 or high / low - 1 <= 0.10  # rounds were added until the interval was narrow
     assert re.search(r"vs rocksdb-default: [\d.]+x \(95 % CI [\d.]+-[\d.]+, p = [\d.e-]+, \d+ paired rounds\)", r.stdout)
     single = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--seed", "3",
                    "--out", "single", "--revalidate", "0")
@@ -111,15 +115,16 @@ def test_a_baseline_options_file_is_what_the_gain_is_against(tmp_path):
               "random", "--out", "o", "--baseline", str(current), "--revalidate", "2", "--revalidate-rounds", "3",
               "--revalidate-max-rounds", "3")
     assert r.returncode == 0, r.stderr
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    baselines = {b["name"]: b for b in summary["baselines"]}
-    assert set(baselines) == {"rocksdb-default", "current"} and baselines["current"]["state"] == "COMPLETE"
-    assert baselines["current"]["params"]["options_file"] == str(current.resolve())
+    summary = summary_of(tmp_path / "o")
+    baselines = {b.name: b for b in summary.baselines}
+    assert set(baselines) == {"rocksdb-default", "current"} and baselines["current"].state == "COMPLETE"
+    assert baselines["current"].params["options_file"] == str(current.resolve())
     command = (tmp_path / "o" / "baselines" / "current" / "load.command").read_text()
     assert f"--options_file={current.resolve()}" in command
-    reval = summary["revalidation"]
-    assert reval["reference"] == "current" and reval["best_vs_reference"]["against"] == "current"
-    assert "rocksdb-default" in reval["vs"] and "vs current:" in r.stdout
+    reval = summary.revalidation
+    assert reval is not None and reval.best_vs_reference is not None
+    assert reval.reference == "current" and reval.best_vs_reference.against == "current"
+    assert "rocksdb-default" in reval.vs and "vs current:" in r.stdout
     bad = tuner("tune", "--baseline", str(tmp_path / "missing.ini"), "--out", "never")
     assert bad.returncode == 2 and "--baseline" in bad.stderr and not (tmp_path / "never").exists()
 
@@ -152,7 +157,7 @@ def test_a_kept_baseline_whose_runs_left_no_options_file_is_still_the_answer(tmp
     assert [b.state for b in summary.baselines] == ["FAIL"]
     assert summary.answer is not None
     assert summary.answer.recommend == "reference" and summary.answer.name == "rocksdb-default"
-    assert json.loads((tmp_path / "o" / "summary.json").read_text())["answer"] == summary.answer.to_dict()
+    assert summary_of(tmp_path / "o").answer == summary.answer
     measured = sorted((tmp_path / "o" / "revalidation-estimate" / "rocksdb-default").glob("round-*/OPTIONS"))
     assert measured and (tmp_path / "o" / "OPTIONS.ini").read_text() == measured[0].read_text()
     default_buffer = options_file.lookup(options_file.parse_options(measured[0].read_text()),
@@ -171,10 +176,11 @@ def test_confirm_scale_revalidates_at_the_larger_scale(tmp_path):
               "random", "--out", "o", "--confirm-scale", "0.05", "--revalidate", "3", "--revalidate-rounds", "2",
               "--revalidate-max-rounds", "2", "--no-ablation")
     assert r.returncode == 0, r.stderr
-    reval = json.loads((tmp_path / "o" / "summary.json").read_text())["revalidation"]
-    change = reval["select"]["rank_correlation"]
-    assert change["confirm_scale"] == 0.05 and len(change["confirm_ops_per_sec"]) == 3
-    assert "kendall_tau" in change and "at --confirm-scale 0.05" in r.stdout
+    reval = summary_of(tmp_path / "o").revalidation
+    assert reval is not None and reval.select is not None
+    change = reval.select.rank_correlation
+    assert change is not None and change.confirm_scale == 0.05 and len(change.confirm_ops_per_sec) == 3
+    assert "kendall_tau" in change.to_dict() and "at --confirm-scale 0.05" in r.stdout
     search = (first_measured(tmp_path / "o") / "load.command").read_text()
     confirm = next((tmp_path / "o" / "revalidation-select").rglob("load.command")).read_text()
     assert "--num=20000 " in search + " " and "--num=50000 " in confirm + " "
@@ -206,8 +212,9 @@ def test_median_pruner_stops_a_hopeless_trial_early(tmp_path):
     trials = study.optuna_study.trials
     assert [t.state.name for t in trials] == ["COMPLETE"] * 5 + ["PRUNED"]
     slow = trials[5]
-    assert slow.user_attrs["outcome"] == "pruned" and slow.user_attrs["pruned_at"]["second"] >= 2  # warm-up
-    assert slow.user_attrs["seconds"] < 15
+    pruned = TrialRecord.of(slow)
+    assert pruned.outcome == "pruned" and pruned.pruned_at is not None and (pruned.pruned_at.second or 0) >= 2  # warm-up
+    assert pruned.seconds is not None and pruned.seconds < 15
     assert max(slow.intermediate_values.values()) < 0.5 * min(t.values[0] for t in trials[:5])
     assert result.summary.trials.pruned == 1 and result.summary.trials.complete == 5
     assert all(len(t.intermediate_values) >= 2 for t in trials[:5])

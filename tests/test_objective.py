@@ -4,7 +4,6 @@ print their metrics as a function of the OPTIONS file they are given."""
 
 from __future__ import annotations
 
-import json
 import shlex
 import statistics
 import sys
@@ -14,12 +13,14 @@ import optuna
 import pytest
 
 from objectives.scores import Bound, Score, label
+from tests.conftest import summary_of
 from tests.test_backends import APP, summary_trials
 from tests.test_cli import tuner
 from tuner import ranking
 from tuner.cli import build_parser
 from tuner.fmt import fmt_value
 from tuner.stats import gain, improvement
+from tuner.summary import Summary
 
 # Its numbers follow max_background_jobs (J): more jobs, more scanned rows per second; the lowest P99 at
 # 9 jobs. On the grid 1, 6, 11, 16 (rocksdb-default runs 2): scan rows 100 to 1,600, P99 34, 19, 16, 31 (31).
@@ -31,7 +32,7 @@ print(json.dumps({"ops_per_sec": 1000.0, "scan_rows_per_sec": 100.0 * jobs, "p99
 SPACE = '[parameters.max_background_jobs]\ntype = "int"\nlow = 1\nhigh = 16\n'  # its grid: 1, 6, 11, 16
 
 
-def _study(tmp_path: Path, *args: str, program: str = PROGRAM) -> tuple[int, dict | None, str]:
+def _study(tmp_path: Path, *args: str, program: str = PROGRAM) -> tuple[int, Summary | None, str]:
     """A command study of ``program`` over max_background_jobs (its 4 grid points): its exit code,
     summary (None when it wrote none) and output."""
     (tmp_path / "prog.py").write_text(program)
@@ -40,8 +41,8 @@ def _study(tmp_path: Path, *args: str, program: str = PROGRAM) -> tuple[int, dic
     r = tuner("tune", "--backend", "command", "--command", f"{shlex.quote(sys.executable)} prog.py {{options}}",
               "--space", "space.toml", "--trials", "4", "--sampler", "grid", "--no-starts",
               "--out", "o", "--work-dir", str(tmp_path / "work"), "--no-mlflow", "--no-plots", *args, cwd=tmp_path)
-    path = tmp_path / "o" / "summary.json"
-    return r.returncode, json.loads(path.read_text()) if path.is_file() else None, r.stdout + r.stderr
+    written = (tmp_path / "o" / "summary.json").is_file()
+    return r.returncode, summary_of(tmp_path / "o") if written else None, r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("objective, pick", [("scan_rows_per_sec", max), ("p99_us", min), ("scan_rows_per_sec:min", min)])
@@ -51,14 +52,15 @@ def test_the_best_is_the_best_of_the_named_metric_in_its_direction(tmp_path, obj
     code, summary, out = _study(tmp_path, "--objective", objective, "--revalidate", "0")
     assert code == 0, out
     metric = objective.split(":")[0]
+    assert summary is not None and summary.best is not None
     values = [t["metrics"][metric] for t in summary_trials(summary)]
     assert len(values) == 4 and len(set(values)) == 4
-    assert summary["best"]["metrics"][metric] == pick(values)
-    assert summary["objective_metric"] == metric and summary["objective_maximize"] == (pick is max)
-    assert f"best {fmt_value(summary['best']['metrics'][metric])} {label(metric)} (trial " in out  # by its name
-    default = summary["baselines"][0]["metrics"][metric]  # rocksdb-default's single run: 2 jobs
-    assert summary["comparison"][-1]["vs_default"] == pytest.approx(
-        summary["best"]["metrics"][metric] / default if pick is max else default / summary["best"]["metrics"][metric])
+    best = summary.best.metrics[metric]
+    assert best == pick(values)
+    assert summary.objective_metric == metric and summary.objective_maximize == (pick is max)
+    assert f"best {fmt_value(best)} {label(metric)} (trial " in out  # by its name
+    default = summary.baselines[0].metrics[metric]  # rocksdb-default's single run: 2 jobs
+    assert summary.comparison[-1].vs_default == pytest.approx(best / default if pick is max else default / best)
 
 
 def test_a_minimized_metric_is_re_validated_as_defaults_over_the_answer(tmp_path):
@@ -67,15 +69,17 @@ def test_a_minimized_metric_is_re_validated_as_defaults_over_the_answer(tmp_path
     code, summary, out = _study(tmp_path, "--objective", "p99_us:min", "--revalidate", "2", "--revalidate-rounds", "2",
                                 "--revalidate-max-rounds", "2", "--no-ablation")
     assert code == 0, out
-    reval = summary["revalidation"]
-    rows = {r["name"]: r for r in reval["configurations"]}
-    best, default = rows[reval["best"]], rows["rocksdb-default"]
-    assert reval["metric"] == "p99_us" and reval["maximize"] is False
-    finalists = [r for r in reval["select"]["configurations"] if r["trial"] is not None]
-    assert best["median_p99_us"] == min(r["median_p99_us"] for r in finalists)
-    ratio = statistics.median(default["p99_us"]) / statistics.median(best["p99_us"])  # the program is exact
-    assert reval["best_vs_reference"]["ratio"] == pytest.approx(ratio) and ratio > 1
-    assert reval["best_vs_reference"]["verdict"] == "faster"  # above 1 in every round: better
+    assert summary is not None and summary.revalidation is not None
+    reval = summary.revalidation
+    assert reval.select is not None and reval.best is not None and reval.best_vs_reference is not None
+    rows = {r.name: r for r in reval.configurations}
+    best, default = rows[reval.best], rows["rocksdb-default"]
+    assert reval.metric == "p99_us" and reval.maximize is False
+    finalists = [r for r in reval.select.configurations if r.trial is not None]
+    assert best.median("p99_us") == min(r.median("p99_us") or 0.0 for r in finalists)
+    ratio = statistics.median(default.samples("p99_us")) / statistics.median(best.samples("p99_us"))  # exact
+    assert reval.best_vs_reference.ratio == pytest.approx(ratio) and ratio > 1
+    assert reval.best_vs_reference.verdict == "faster"  # above 1 in every round: better
     assert "better p99_us." in out and "gain in p99_us over rocksdb-default" in out
     header = next(line for line in out.splitlines() if line.startswith("configuration "))
     assert header.split()[1:4] == ["P99", "us", "range"]  # its column first, its range beside it
@@ -87,12 +91,13 @@ def test_a_constraint_excludes_the_trials_that_break_it(tmp_path):
     code, summary, out = _study(tmp_path, "--objective", "scan_rows_per_sec", "--constraint", "p99_us<=20",
                                 "--revalidate", "0")
     assert code == 0, out
+    assert summary is not None and summary.best is not None
     complete = summary_trials(summary)
     keep = [t["metrics"]["scan_rows_per_sec"] for t in complete if t["metrics"]["p99_us"] <= 20]
     broke = [t["metrics"]["scan_rows_per_sec"] for t in complete if t["metrics"]["p99_us"] > 20]
     assert keep and broke and max(broke) > max(keep)
-    assert summary["best"]["metrics"]["scan_rows_per_sec"] == max(keep) and summary["best"]["feasible"]
-    assert summary["objective_description"] == "maximize scan_rows_per_sec, p99_us <= 20"
+    assert summary.best.metrics["scan_rows_per_sec"] == max(keep) and summary.best.feasible
+    assert summary.objective_description == "maximize scan_rows_per_sec, p99_us <= 20"
 
 
 @pytest.mark.parametrize("args, flag", [(("--objective", "scan_rows"), "--objective"),
@@ -161,9 +166,9 @@ def test_the_rocksdict_example_is_tuned_for_its_p99(tmp_path):
               "--sampler", "random", "--seed", "2", "--no-starts", "--revalidate", "0", "--out", "o", "--work-dir",
               str(tmp_path), "--no-mlflow", "--no-plots", cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert summary["objective"] == "p99_us:min" and summary["objective_description"] == "minimize P99 us"
+    summary = summary_of(tmp_path / "o")
+    assert summary.objective == "p99_us:min" and summary.objective_description == "minimize P99 us"
     p99 = [t["metrics"]["p99_us"] for t in summary_trials(summary)]
     assert len(p99) == 3 and all(v > 0 for v in p99)
-    assert summary["best"]["metrics"]["p99_us"] == min(p99)
+    assert summary.best is not None and summary.best.metrics["p99_us"] == min(p99)
     assert "(trial " in r.stderr and " P99 us (trial " in r.stderr  # "best 41.3 P99 us (trial 2)"

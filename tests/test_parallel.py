@@ -3,7 +3,6 @@ the worker node in its own network namespace; trials run the real db_bench on bo
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import shutil
@@ -19,8 +18,7 @@ import optuna
 import pytest
 
 from objectives.memory import Cgroups, MemoryLimitError
-from tests.conftest import TINY, fast, leftovers
-from tuner.summary import Summary
+from tests.conftest import TINY, fast, leftovers, summary_of
 
 pytestmark = [pytest.mark.dbbench, pytest.mark.ray]
 TUNER = [sys.executable, "-m", "tuner.cli"]
@@ -28,8 +26,7 @@ RAY = str(Path(sys.executable).with_name("ray"))
 
 
 def _trials(out: Path) -> list[optuna.trial.FrozenTrial]:
-    summary = json.loads((out / "summary.json").read_text())
-    return optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
+    return summary_of(out).optuna_study().trials
 
 
 def _overlap(a: dict, b: dict) -> bool:
@@ -363,7 +360,7 @@ def test_the_rocksdict_example_at_a_target_on_two_nodes_each_on_its_own_db(tmp_p
     assert r.returncode == 0, r.stderr[-3000:]
     done = _built_apart(out, dirs)
     assert all(t.user_attrs["phases"][0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in done)
-    summary = Summary.load(out / "summary.json")
+    summary = summary_of(out)
     assert summary.objective_metric == "p99_us" and summary.objective_maximize is False
     assert summary.revalidation is not None and summary.revalidation.rounds >= 3
     assert summary.revalidation.metric == "p99_us" and summary.answer is not None

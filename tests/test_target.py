@@ -5,7 +5,6 @@ refused before any run. The live tests run the real db_bench."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -19,7 +18,7 @@ from objectives.measurement import measure
 from objectives.runner import Runner
 from objectives.workloads import load_workload
 from search_spaces import Context, GiB, MiB
-from tests.conftest import first_measured, leftovers
+from tests.conftest import first_measured, leftovers, printed_summary, summary_of
 from tests.test_cli import tuner
 from tuner import options_file, ranking
 from tuner.model import UsageError
@@ -146,15 +145,17 @@ def test_a_target_shaped_trial_runs_in_the_targets_lsm_shape(tmp_path):
     sections = options_file.parse_options((first_measured(tmp_path / "o") / "OPTIONS").read_text())
     assert options_file.lookup(sections, "CFOptions.target_file_size_base") == str(64 * MiB)
     assert options_file.lookup(sections, "CFOptions.max_bytes_for_level_base") == str(256 * MiB)
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    target = summary["target"]
-    assert target["data_bytes"] == 24 * MiB and not target["assumed"] and target["scaled"] == []
-    assert abs(target["trial_data_bytes"] - 24 * MiB) < 1000 and target["kind"] == "preloaded"
-    assert target["duration_seconds"] == 2 and "2 s per timed phase" in r.stdout
+    summary = summary_of(tmp_path / "o")
+    target = summary.target
+    assert target is not None and target.trial_data_bytes is not None
+    assert target.data_bytes == 24 * MiB and not target.assumed and target.scaled == []
+    assert abs(target.trial_data_bytes - 24 * MiB) < 1000 and target.kind == "preloaded"
+    assert target.duration_seconds == 2 and "2 s per timed phase" in r.stdout
     assert "target: 24 MiB of data" in r.stdout and "scaled: nothing" in r.stdout
     command = (first_measured(tmp_path / "o") / "overwrite.command").read_text()
     assert "--use_existing_db=true" in command and "--duration=2" in command
-    preloads = Path(summary["preload"]["trials"]["path"]).parents[1]
+    assert summary.preload is not None and summary.preload.trials is not None
+    preloads = Path(str(summary.preload.trials.path)).parents[1]
     assert not any(n.startswith("rocksdb-tuner-preload") for n in os.listdir(preloads))
 
     base = tmp_path / "OPTIONS"
@@ -167,8 +168,8 @@ def test_a_target_shaped_trial_runs_in_the_targets_lsm_shape(tmp_path):
     assert options_file.lookup(sections, "CFOptions.target_file_size_base") == str(32 * MiB)
     assert options_file.lookup(sections, "CFOptions.level0_file_num_compaction_trigger") == "2"
     assert options_file.lookup(sections, "DBOptions.bytes_per_sync") == "1048576"  # not searched: the user's
-    baselines = {b["name"]: b for b in json.loads((tmp_path / "b" / "summary.json").read_text())["baselines"]}
-    assert baselines["current"]["params"]["write_buffer_size"] == 128 * MiB  # searched: the user's, as a baseline
+    baselines = {b.name: b for b in summary_of(tmp_path / "b").baselines}
+    assert baselines["current"].params["write_buffer_size"] == 128 * MiB  # searched: the user's, as a baseline
 
 
 @pytest.mark.dbbench
@@ -186,15 +187,16 @@ def test_the_search_runs_shorter_phases_and_the_revalidation_confirms_in_the_wor
     confirmed = [p.read_text() for p in (tmp_path / "o").glob("revalidation*/**/overwrite.command")]
     assert len(searched) >= 2 and all("--duration=1 " in c or c.rstrip().endswith("--duration=1") for c in searched)
     assert len(confirmed) == 4 and all("--duration=3" in c for c in confirmed)  # 2 rounds of the best and the defaults
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert summary["target"]["duration_seconds"] == 1 and summary["target"]["confirm_duration_seconds"] == 3
-    assert summary["preload"]["builds"] == 1  # the re-validation starts from the trials' DB
+    summary = summary_of(tmp_path / "o")
+    assert summary.target is not None and summary.preload is not None and summary.study is not None
+    assert summary.target.duration_seconds == 1 and summary.target.confirm_duration_seconds == 3
+    assert summary.preload.builds == 1  # the re-validation starts from the trials' DB
     assert "1 s per timed phase" in r.stdout and "confirms the answer in 3 s phases" in r.stdout
     assert "paired rounds of 3 s phases" in r.stderr  # the plan, before the first trial
     again = tuner("tune", "--workload", "steady-overwrite", "--target-data", "24MiB", "--target-memory", "512MiB",
                   "--duration", "3s",
                   "--search-duration", "2s", "--trials", "3", "--revalidate", "1", "--out", "o", "--no-mlflow",
-                  "--study", summary["study"], drain=True)
+                  "--study", summary.study, drain=True)
     assert again.returncode == 2 and "--search-duration: study" in again.stderr
     assert "trials run 1 s phases, not 2 s" in again.stderr and "give --search-duration 1s" in again.stderr
 
@@ -208,9 +210,10 @@ def test_fidelity_rungs_at_a_target_keep_its_shape_and_memory_ratio(tmp_path):
               "--fidelity", "0.25,1", "--trials", "7", "--no-starts", "--no-baselines", "--revalidate", "0",
               "--sampler", "random", "--seed", "1", "--out", "o", "--no-mlflow", "--no-plots", "--json")
     assert r.returncode == 0, r.stderr
-    summary = json.loads(r.stdout)
-    assert summary["fidelity_agreement"]["rungs"][0]["n"] == 6
-    audit = tmp_path / "o" / "trials" / f"{summary['fidelity_agreement']['audited'][0]:04d}"
+    summary = printed_summary(r)
+    decided = summary.fidelity_agreement
+    assert decided is not None and decided.rungs[0].n == 6
+    audit = tmp_path / "o" / "trials" / f"{decided.audited[0]:04d}"
     nums = {}
     for rung in ("rung-0", "rung-1"):
         sections = options_file.parse_options((audit / rung / "OPTIONS").read_text())
@@ -218,8 +221,7 @@ def test_fidelity_rungs_at_a_target_keep_its_shape_and_memory_ratio(tmp_path):
         assert options_file.lookup(sections, "CFOptions.max_bytes_for_level_base") == str(256 * MiB), rung
         nums[rung] = int(re.search(r"--num=(\d+)", (audit / rung / "load.command").read_text())[1])
     assert nums["rung-0"] * 4 == pytest.approx(nums["rung-1"], rel=0.01)
-    trial = next(t for t in optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
-                 if t.number == summary["fidelity_agreement"]["audited"][0])
+    trial = next(t for t in summary.optuna_study().trials if t.number == decided.audited[0])
     full = max(d["memory"]["memory_limit_bytes"] for d in trial.user_attrs["phases"] if d.get("memory"))
     # the cgroup rounds its limit down to whole pages
     assert full == pytest.approx(1024 * MiB, abs=MiB)
@@ -243,13 +245,14 @@ def test_a_preloaded_workload_starts_from_the_users_db_snapshot(tmp_path, db_ben
     sections = options_file.parse_options((first_measured(tmp_path / "o") / "OPTIONS").read_text())
     assert options_file.lookup(sections, "CFOptions.target_file_size_base") == str(32 * MiB)  # the snapshot's
     assert options_file.lookup(sections, "CFOptions.level0_file_num_compaction_trigger") == "2"
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert summary["target"]["data_bytes"] == sum(f.stat().st_size for f in mine.iterdir() if f.is_file())
-    assert summary["preload"] is None and summary["trials"]["complete"] == 1
+    summary = summary_of(tmp_path / "o")
+    assert summary.target is not None and summary.study is not None
+    assert summary.target.data_bytes == sum(f.stat().st_size for f in mine.iterdir() if f.is_file())
+    assert summary.preload is None and summary.trials.complete == 1
     assert not (tmp_path / "o" / "preload-trials").exists()
     longer = tuner("tune", "--workload", "steady-overwrite", "--db-snapshot", str(mine), "--duration", "3s", "--trials",
                    "2", "--no-starts", "--sampler", "random", "--seed", "1", "--out", "o", "--no-mlflow",
-                   "--study", summary["study"], drain=True)
+                   "--study", summary.study, drain=True)
     assert longer.returncode == 2 and "--duration: study" in longer.stderr and "trials run 2 s phases, not 3 s" in longer.stderr
     for args, match in ((["--workload", "fillrandom"], "--db-snapshot: workload fillrandom loads its DB from empty"),
                         (["--workload", "steady-overwrite", "--scale", "0.5"], "--scale: the runs start from --db-snapshot"),
@@ -270,7 +273,9 @@ def test_scaled_trials_keep_the_memory_the_defaults_need_and_a_target_with_less_
               "--no-starts", "--sampler", "random", "--seed", "1", "--no-mlflow")
     r = tuner(*common, "--target-memory", "256MiB", "--out", "o")
     assert r.returncode == 0, r.stderr
-    limit = json.loads((tmp_path / "o" / "summary.json").read_text())["memory"]["limit_bytes"]
+    memory = summary_of(tmp_path / "o").memory
+    assert memory is not None and memory.limit_bytes is not None
+    limit = memory.limit_bytes
     default = options_file.parse_options((tmp_path / "o" / "baselines" / "rocksdb-default" / "OPTIONS").read_text())
     memtables = int(options_file.lookup(default, "CFOptions.write_buffer_size")) * \
         int(options_file.lookup(default, "CFOptions.max_write_buffer_number"))
@@ -288,9 +293,9 @@ def test_without_a_target_the_summary_says_what_was_assumed_and_scaled(tmp_path)
     r = tuner("tune", "--workload", "fillrandom", "--scale", "0.02", "--trials", "1", "--no-starts", "--sampler",
               "random", "--out", "o", "--no-mlflow", "--no-plots")
     assert r.returncode == 0, r.stderr
-    target = json.loads((tmp_path / "o" / "summary.json").read_text())["target"]
-    assert target["assumed"] and {s["option"] for s in target["scaled"]} == {"target_file_size_base",
-                                                                            "max_bytes_for_level_base"}
+    target = summary_of(tmp_path / "o").target
+    assert target is not None and target.assumed
+    assert {s.option for s in target.scaled} == {"target_file_size_base", "max_bytes_for_level_base"}
     assert "target: none given" in r.stdout and "scaled: target_file_size_base 256 KiB (RocksDB's default: 64 MiB)" \
         in r.stdout
 
@@ -338,15 +343,18 @@ def test_confirmation_at_the_target_changes_the_answer_when_the_toy_winner_loses
               "--revalidate", "2", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation",
               "--out", "o", "--no-mlflow", "--no-plots", drain=True)
     assert r.returncode == 0, r.stderr
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    study = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    summary = summary_of(tmp_path / "o")
+    study = summary.optuna_study()
     trials = {t.params["write_buffer_size"]: t for t in study.trials if t.user_attrs.get("outcome") == "complete"}
     big, small = trials[100663296], trials[65536]
     assert big.values[0] > small.values[0]  # the toy winner
-    change = summary["revalidation"]["select"]["rank_correlation"]
-    assert change["search_best"] == f"trial {big.number}" and change["confirmed_best"] == f"trial {small.number}"
-    assert change["changed"] and change["confirm_data_bytes"] >= 128 * MiB * 0.99
-    assert summary["best"]["params"]["write_buffer_size"] == 65536 and summary["answer"]["recommend"] == "best"
+    assert summary.revalidation is not None and summary.revalidation.select is not None
+    change = summary.revalidation.select.rank_correlation
+    assert change is not None and change.confirm_data_bytes is not None
+    assert change.search_best == f"trial {big.number}" and change.confirmed_best == f"trial {small.number}"
+    assert change.changed and change.confirm_data_bytes >= 128 * MiB * 0.99
+    assert summary.best is not None and summary.answer is not None
+    assert summary.best.params["write_buffer_size"] == 65536 and summary.answer.recommend == "best"
     assert "the answer changed" in r.stdout and "scaled: data 2.6 MiB (the target's: 128 MiB)" in r.stdout
     options = options_file.parse_options((tmp_path / "o" / "OPTIONS.ini").read_text())
     assert options_file.lookup(options, "CFOptions.write_buffer_size") == "65536"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -20,7 +19,7 @@ import pytest
 from mlflow import MlflowClient
 from mlflow.entities import Run
 
-from tests.conftest import TINY
+from tests.conftest import TINY, printed_summary, summary_of
 from tests.test_cli import TUNER, _start_and_signal, tuner
 
 pytestmark = pytest.mark.dbbench
@@ -74,10 +73,11 @@ def test_default_store_parent_nested_runs_artifacts_and_resume(tmp_path, monkeyp
     assert parent.data.params["db_bench.version"] == db_bench.version and parent.data.params["workload"] == "S2"
     assert {"host.cores", "host.ram_bytes", "host.disk_bytes", "space.write_buffer_size"} <= set(parent.data.params)
     assert parent.data.tags["sampler"] == "random" and parent.data.tags["seed"] == "4"
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["mlflow"]["run_id"] == parent.info.run_id
-    assert parent.data.metrics["best.ops_per_sec"] == summary["best"]["metrics"]["ops_per_sec"]
-    assert parent.data.tags["best_trial"] == str(summary["best"]["trial"])
+    summary = summary_of(tmp_path / "out")
+    assert summary.mlflow is not None and summary.best is not None
+    assert summary.mlflow.run_id == parent.info.run_id
+    assert parent.data.metrics["best.ops_per_sec"] == summary.best.metrics["ops_per_sec"]
+    assert parent.data.tags["best_trial"] == str(summary.best.trial)
     assert {"summary.json", "OPTIONS.ini", "comparison.md", "plots"} <= _artifacts(client, parent.info.run_id)
     plots = _artifacts(client, parent.info.run_id, "plots")
     assert {"plots/optimization_history.png", "plots/param_importances.png", "plots/plots.html"} <= plots
@@ -95,7 +95,7 @@ def test_default_store_parent_nested_runs_artifacts_and_resume(tmp_path, monkeyp
     assert len(trials) == len(measured) == 4
     # without a re-validation the answer is the search's best trial: marked, and ranked first
     (answer,) = [r for r in children if r.data.tags.get("answer") == "true"]
-    assert answer.data.tags["trial_number"] == str(summary["best"]["trial"]) and answer.data.metrics["rank"] == 1
+    assert answer.data.tags["trial_number"] == str(summary.best.trial) and answer.data.metrics["rank"] == 1
     assert not [k for k in answer.data.metrics if k.startswith("answer.")]  # no re-validated gain to show
     for r in trials:
         name = f"{_key(r)} {r.data.metrics['ops_per_sec'] / 1000:,.0f}k ops/s"
@@ -128,8 +128,8 @@ def test_default_store_parent_nested_runs_artifacts_and_resume(tmp_path, monkeyp
     assert sum(r.data.tags["outcome"] == "complete" for r in children if r.data.tags["role"] == "trial") == 6
     assert again.data.tags["trials_requested"] == "6"
     (answer,) = [r for r in children if r.data.tags.get("answer") == "true"]
-    assert answer.data.tags["trial_number"] == str(json.loads((tmp_path / "out" / "summary.json").read_text())
-                                                    ["best"]["trial"])
+    best = summary_of(tmp_path / "out").best
+    assert best is not None and answer.data.tags["trial_number"] == str(best.trial)
 
 
 def test_the_kept_defaults_are_marked_as_the_answer_once(tmp_path):
@@ -143,21 +143,23 @@ def test_the_kept_defaults_are_marked_as_the_answer_once(tmp_path):
             "--revalidate", "1", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation"]
     r = tuner(*args, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert summary["answer"]["recommend"] == "reference" and summary["answer"]["name"] == "rocksdb-default"
-    gain, best = summary["revalidation"]["best_vs_reference"], summary["revalidation"]["best"]
+    summary = summary_of(tmp_path / "o")
+    assert summary.answer is not None and summary.revalidation is not None
+    assert summary.answer.recommend == "reference" and summary.answer.name == "rocksdb-default"
+    gain, best = summary.revalidation.best_vs_reference, summary.revalidation.best
+    assert gain is not None and gain.ci95 is not None
     client = MlflowClient(uri)
     _, children = _runs(client, "fillrandom")
     (answer,) = [r for r in children if r.data.tags.get("answer") == "true"]
     assert answer.data.tags["baseline"] == "rocksdb-default" and answer.data.metrics["rank"] == 1
-    assert answer.info.run_name == (f"answer: keep rocksdb-default ({best} {gain['ratio']:.2f}x, 95 % CI "
-                                    f"{gain['ci95'][0]:.2f}-{gain['ci95'][1]:.2f}: {gain['verdict']})")
-    assert answer.data.metrics["answer.ratio"] == gain["ratio"] < 1
-    assert (answer.data.metrics["answer.ci95_low"], answer.data.metrics["answer.ci95_high"]) == tuple(gain["ci95"])
-    assert answer.data.metrics["answer.rounds"] == gain["n"] == 2
-    assert answer.data.tags["answer.verdict"] == gain["verdict"]
+    assert answer.info.run_name == (f"answer: keep rocksdb-default ({best} {gain.ratio:.2f}x, 95 % CI "
+                                    f"{gain.ci95[0]:.2f}-{gain.ci95[1]:.2f}: {gain.verdict})")
+    assert answer.data.metrics["answer.ratio"] == gain.ratio < 1
+    assert (answer.data.metrics["answer.ci95_low"], answer.data.metrics["answer.ci95_high"]) == tuple(gain.ci95)
+    assert answer.data.metrics["answer.rounds"] == gain.n == 2
+    assert answer.data.tags["answer.verdict"] == gain.verdict
     assert answer.data.tags["answer.ratio_of"] == f"{best} / rocksdb-default"
-    assert answer.data.tags["answer.why"] == summary["answer"]["why"]
+    assert answer.data.tags["answer.why"] == summary.answer.why
     ranked = sorted((r for r in children if "rank" in r.data.metrics), key=lambda r: r.data.metrics["rank"])
     assert [r.data.metrics["rank"] for r in ranked] == [1, 2, 3] and ranked[0].info.run_id == answer.info.run_id
     assert sorted(_key(r) for r in ranked[1:]) == ["trial-0000", "trial-0001"]
@@ -209,7 +211,7 @@ def test_failed_trials_interval_series_and_no_mlflow(tmp_path):
               "--no-mlflow", "--mlflow-uri", f"sqlite:///{tmp_path / 'never.db'}")
     assert r.returncode == 0, r.stderr
     assert not (tmp_path / "never.db").exists() and not (tmp_path / "mlruns").exists()
-    assert json.loads((tmp_path / "quiet" / "summary.json").read_text())["mlflow"] is None
+    assert summary_of(tmp_path / "quiet").mlflow is None
 
 
 def test_resume_logs_what_a_killed_run_left_unlogged_exactly_once(tmp_path):
@@ -293,7 +295,8 @@ def test_end_to_end_against_a_real_mlflow_server(tmp_path, mlflow_server):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "3", "--seed", "5",
               "--study", "remote", "--out", "o", "--mlflow-uri", url, "--json", plots=True)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["mlflow"]["uri"] == url  # stdout is the summary and nothing else
+    tracking = printed_summary(r).mlflow  # stdout is the summary and nothing else
+    assert tracking is not None and tracking.uri == url
     client = MlflowClient(url)
     parent, children = _runs(client, "fillrandom")
     assert parent.info.status == "FINISHED" and parent.info.run_name == "remote"
@@ -402,15 +405,18 @@ def test_ui_opens_on_the_studys_answer_then_its_trials_in_headless_chromium(tmp_
               "--study", "shown-in-ui", "--out", "o", "--no-plots", "--revalidate", "2", "--revalidate-rounds", "2",
               "--revalidate-max-rounds", "2", "--no-ablation", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    summary = summary_of(tmp_path / "o")
+    assert summary.answer is not None and summary.revalidation is not None
+    gain = summary.revalidation.best_vs_reference
+    assert gain is not None
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     parent, children = _runs(client, "fillrandom")
     trials = {t.info.run_id: t for t in children if t.data.tags["role"] == "trial"}
     assert len(trials) == 3 and all(t.data.tags["outcome"] == "complete" for t in trials.values())
     (answer,) = [t for t in children if t.data.tags.get("answer") == "true"]
-    kept = summary["answer"]["recommend"] == "reference"  # the defaults, or the re-validated best trial
+    kept = summary.answer.recommend == "reference"  # the defaults, or the re-validated best trial
     assert answer.data.tags.get("baseline" if kept else "trial_number") == \
-        ("rocksdb-default" if kept else str(summary["revalidation"]["best_trial"]))
+        ("rocksdb-default" if kept else str(summary.revalidation.best_trial))
     assert {"baseline.rocksdb-default.ops_per_sec", "best.ops_per_sec"} <= set(parent.data.metrics)
     port = _free_port()
     ui = subprocess.Popen([*TUNER, "ui", "--port", str(port)], cwd=tmp_path, stdout=subprocess.PIPE,
@@ -435,9 +441,8 @@ def test_ui_opens_on_the_studys_answer_then_its_trials_in_headless_chromium(tmp_
         assert first == answer.info.run_id and cells[name].endswith(answer.info.run_name), cells
         assert grid.widths[name] == 420 >= 5.5 * len(answer.info.run_name)  # the name in full (5.3 px a character)
         assert answer.info.run_name.startswith("answer: keep rocksdb-default (" if kept else "answer: trial-")
-        assert float(cells["metrics.`answer.ratio`"]) == pytest.approx(
-            summary["revalidation"]["best_vs_reference"]["ratio"], rel=1e-3)
-        assert cells["tags.`answer.verdict`"] == summary["revalidation"]["best_vs_reference"]["verdict"]
+        assert float(cells["metrics.`answer.ratio`"]) == pytest.approx(gain.ratio, rel=1e-3)
+        assert cells["tags.`answer.verdict`"] == gain.verdict
         ops_col = "metrics.`ops_per_sec`"
         shown = [float(cells[ops_col]) for _, cells in rows[1:]]
         rest = [t.data.metrics["ops_per_sec"] for run_id, t in trials.items() if run_id != answer.info.run_id]

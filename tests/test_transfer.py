@@ -116,9 +116,9 @@ def test_scale_transfer_runs_in_the_deployed_shape_of_the_studys_version_and_nam
 def test_a_study_not_made_at_a_target_and_a_memory_without_data_are_refused_in_one_line(tmp_path):
     study = tmp_path / "study"
     study.mkdir()
-    summary = json.loads((STUDY / "summary.json").read_text())
-    summary["target"]["assumed"] = True
-    (study / "summary.json").write_text(json.dumps(summary))
+    summary = Summary.load(STUDY / "summary.json")
+    assert summary.target is not None
+    (study / "summary.json").write_text(summary.updated(target=summary.target.updated(assumed=True)).to_json())
     r = _script("--study", str(study), "--versions", "11.8")
     assert r.returncode == 1 and r.stderr.strip().endswith("not made at a target (tune --target-data); nothing to "
                                                            "measure at"), r.stderr

@@ -1,12 +1,15 @@
 """A trial's record is written and read through tuner.trials only: a misspelt field fails where it
-is written, and what is written reads back as typed attributes."""
+is written, and what is written reads back as typed attributes; so do the records a study keeps of
+itself, as any version stored them."""
 
 from __future__ import annotations
 
 import optuna
 import pytest
 
-from tuner.trials import TrialRecord, attrs, origin, record, record_lost_attempt, record_rung
+from tuner.model import machine_seconds
+from tuner.summary import FidelityAgreement, Preload, Startup
+from tuner.trials import BaselineRecord, PrunedAt, TrialRecord, attrs, origin, record, record_lost_attempt, record_rung
 
 
 def test_what_is_recorded_reads_back_as_attributes():
@@ -39,3 +42,45 @@ def test_attributes_of_other_versions_are_passed_over():
     trial = study.ask()
     study.tell(trial, state=optuna.trial.TrialState.FAIL)
     assert TrialRecord.of(study.trials[0]) == TrialRecord(outcome="failed")
+
+
+def test_what_a_study_stored_before_its_records_were_typed_reads_back_as_records():
+    """A study keeps its baselines, preloaded DB, sampler start-up and rungs' agreement as attributes: as
+    earlier versions stored them (the first version's baseline had no phases nor end time; a key of
+    another version is passed over), they read as the typed records, and write back the same."""
+    first = {"name": "rocksdb-default", "flags": {}, "doc": "the defaults", "log_dir": "/o/baselines/rocksdb-default",
+             "state": "COMPLETE", "metrics": {"ops_per_sec": 900.0}, "commands": [["db_bench"]], "seconds": 12.5}
+    failed = {"name": "hand-found:S2", "flags": {"max_write_buffer_number": 4}, "doc": "", "log_dir": "/o/b",
+              "state": "FAIL", "reason": "phase load: killed", "metrics": {}, "seconds": 3.0, "ended": 1.7e9,
+              "a_key_of_another_version": 1}
+    baselines = (BaselineRecord.of(first), BaselineRecord.of(failed))
+    assert baselines[0].complete and baselines[0].metrics == {"ops_per_sec": 900.0} and baselines[0].ended is None
+    assert not baselines[1].complete and baselines[1].reason == "phase load: killed"
+    assert baselines[0].to_attr() == first and baselines[1].to_attr() == {
+        k: v for k, v in failed.items() if k != "a_key_of_another_version"}
+    stored = {"preload": {"seconds": 40.25, "builds": 1, "trials": {"path": "/w/db", "size_bytes": 9, "seconds": 40.25,
+                                                                      "data_bytes": 8}},
+              "startup": {"expected_trials": 20, "size": 5},
+              "fidelity_agreement": {"rungs": [{"scale": 0.25, "n": 6, "kendall_tau": 0.73, "p_value": 0.06,
+                                                "agrees": True}], "threshold": 0.6, "start_rung": 0,
+                                     "start_scale": 0.25, "audited": [0, 1, 2, 3, 4, 5]}}
+    preload, startup = Preload.from_dict(stored["preload"]), Startup.from_dict(stored["startup"])
+    agreement = FidelityAgreement.from_dict(stored["fidelity_agreement"])
+    assert preload.trials is not None and preload.trials.path == "/w/db" and preload.target is None
+    assert startup.size == 5 and agreement.rungs[0].agrees and agreement.start_rung == 0
+    assert [preload.to_dict(), startup.to_dict(), agreement.to_dict()] == list(stored.values())
+    at_target = preload.updated(builds=2, target=preload.trials).to_dict()  # a key it was stored without comes last
+    assert at_target == {**stored["preload"], "builds": 2, "target": stored["preload"]["trials"]}
+    assert list(at_target) == ["seconds", "builds", "trials", "target"]
+    seconds = machine_seconds([], baselines, None, preload)
+    assert (seconds.preload, seconds.baselines, seconds.trials, seconds.revalidation, seconds.total) == (
+        40.25, 15.5, 0, 0.0, 55.75)
+
+
+def test_where_a_trial_was_pruned_reads_back_typed_and_is_stored_as_before():
+    study = optuna.create_study()
+    trial = study.ask()
+    record(trial, outcome="pruned", pruned_at=PrunedAt("overwrite", 4))
+    study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+    assert study.trials[0].user_attrs["pruned_at"] == {"phase": "overwrite", "second": 4}  # the stored form, on purpose
+    assert TrialRecord.of(study.trials[0]).pruned_at == PrunedAt("overwrite", 4)

@@ -5,7 +5,6 @@ trace replayed on copies of its DB snapshot, which stays unchanged."""
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,7 +15,7 @@ from objectives.dbbench import installed, probe_path
 from objectives.defaults import PINNED
 from objectives.trace import count_queries
 from objectives.workloads import format_flag
-from tests.conftest import TINY, first_measured
+from tests.conftest import TINY, first_measured, summary_of
 from tests.test_cli import tuner
 from tuner.options_file import lookup, parse_options
 
@@ -45,11 +44,12 @@ def test_a_study_runs_on_each_version_on_its_defaults_or_on_the_pins(tmp_path):
             r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--seed", "1",
                       "--sampler", "random", "--db-bench", path, "--out", str(out), "--no-mlflow", "--defaults", mode)
             assert r.returncode == 0, r.stderr
-            summary = json.loads((out / "summary.json").read_text())
-            assert summary["db_bench"]["version"] == version and summary["trials"]["complete"] == 2
-            defaults = summary["defaults"]
+            summary = summary_of(out)
+            assert summary.db_bench is not None and summary.defaults is not None
+            assert summary.db_bench.version == version and summary.trials.complete == 2
+            defaults = summary.defaults
             command = (out / "baselines" / "rocksdb-default" / "load.command").read_text()
-            for flag, value in defaults["flags"].items():
+            for flag, value in defaults.flags.items():
                 assert f"{format_flag(flag, value)} " in command + " "
             sections = parse_options((out / "baselines" / "rocksdb-default" / "OPTIONS").read_text())
             shape = {key: lookup(sections, key) for key in (
@@ -57,14 +57,14 @@ def test_a_study_runs_on_each_version_on_its_defaults_or_on_the_pins(tmp_path):
                 "TableOptions/BlockBasedTable.optimize_filters_for_memory",
                 "CFOptions.level_compaction_dynamic_level_bytes", "DBOptions.compaction_readahead_size")}
             if mode == "db_bench-7.8.3":
-                assert set(defaults["flags"]) <= set(PINNED)
+                assert set(defaults.flags) <= set(PINNED)
                 pinned[version] = shape
-            elif summary["db_bench"]["build"] == "release":
-                assert defaults["mode"] == "library" and version in defaults["describe"]
+            elif summary.db_bench.build == "release":
+                assert defaults.mode == "library" and version in (defaults.describe or "")
                 dynamic = tuple(int(p) for p in version.split(".")[:2]) >= (8, 4)
                 assert shape["CFOptions.level_compaction_dynamic_level_bytes"] == ("true" if dynamic else "false")
             else:
-                assert defaults["mode"] == "db_bench" and "no library_defaults beside" in defaults["describe"]
+                assert defaults.mode == "db_bench" and "no library_defaults beside" in (defaults.describe or "")
     first = next(iter(pinned.values()))
     assert all(d == first for d in pinned.values()), pinned  # pinned "defaults" mean the same on every version
     assert first["TableOptions/BlockBasedTable.format_version"] == "5"
@@ -75,13 +75,14 @@ def test_mixgraph_workloads_run_end_to_end(tmp_path, workload):
     r = tuner("tune", "--workload", workload, "--scale", str(TINY), "--trials", "2", "--seed", "4", "--sampler",
               "random", "--out", "o", "--no-mlflow")
     assert r.returncode == 0, r.stderr
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert summary["trials"]["complete"] == 2 and summary["best"]["metrics"]["p99_us"] > 0
+    summary = summary_of(tmp_path / "o")
+    assert summary.best is not None
+    assert summary.trials.complete == 2 and summary.best.metrics["p99_us"] > 0
     stdout = (tmp_path / "o" / "baselines" / "rocksdb-default" / "run.stdout").read_text()
     gets, found = _mixgraph_reads(stdout)
     assert gets > 0 and found > 0  # skewed keys: reads find what was written (uniform ones never do)
     if workload.startswith("mixgraph"):
-        assert summary["memory"]["source"] == "workload data / 4 (data_to_memory)"
+        assert summary.memory is not None and summary.memory.source == "workload data / 4 (data_to_memory)"
 
 
 def _mixgraph_reads(stdout: str) -> tuple[int, int]:
@@ -112,9 +113,9 @@ def test_tuning_on_a_recorded_trace_leaves_the_snapshot_unchanged(tmp_path, db_b
               "--sampler", "random", "--out", "o", "--no-mlflow")
     assert r.returncode == 0, r.stderr
     assert _checksums(snapshot) == before
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert summary["trials"]["complete"] == 3
-    best = summary["best"]["metrics"]
+    summary = summary_of(tmp_path / "o")
+    assert summary.trials.complete == 3 and summary.best is not None
+    best = summary.best.metrics
     assert best["ops_per_sec"] > 0 and best["burst_ops_per_sec"] >= best["ops_per_sec"]
     stdout = (first_measured(tmp_path / "o") / "replay.stdout").read_text()
     assert "Replay completed" in stdout

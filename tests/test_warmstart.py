@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import optuna
 import pytest
 
 from objectives.defaults import defaults_of
 from objectives.workloads import load_workload
 from search_spaces import Context, MiB, load_space
-from tests.conftest import TINY
+from tests.conftest import TINY, printed_summary
 from tests.test_cli import tuner
 from tuner.backends import Found
 from tuner.engine import starts
@@ -27,15 +25,16 @@ def test_warm_start_learns_from_an_earlier_study_but_counts_and_names_only_its_o
     r = tuner(*base, "--trials", "2", "--study", "second", "--out", "second", "--warm-start", "first", "--json")
     assert r.returncode == 0, r.stderr
     assert "this new study learns from 3 trials of first" in r.stderr
-    summary = json.loads(r.stdout)
-    assert summary["trials"]["complete"] == 2 and summary["trials"]["warm-start"] == 3
-    trials = optuna.load_study(study_name="second", storage=summary["storage"]).trials
+    summary = printed_summary(r)
+    assert summary.trials.complete == 2 and summary.trials.counts()["warm-start"] == 3
+    trials = optuna.load_study(study_name="second", storage=summary.storage).trials
     earlier = optuna.load_study(study_name="first", storage=f"sqlite:///{tmp_path / 'first' / 'study.db'}").trials
     assert [t.params for t in trials[:3]] == [t.params for t in earlier]
     assert [t.values for t in trials[:3]] == [t.values for t in earlier]
     assert all(t.user_attrs["outcome"] == "warm-start" for t in trials[:3])
     # the best is one of this study's own measured trials (a rejected proposal may take a number)
-    assert trials[summary["best"]["trial"]].user_attrs["outcome"] == "complete"
+    assert summary.best is not None and summary.best.trial is not None
+    assert trials[summary.best.trial].user_attrs["outcome"] == "complete"
 
     other = tuner("tune", "--workload", "fillrandom", "--scale", "0.03", "--trials", "1", "--out", "third",
                   "--warm-start", "first/summary.json")
@@ -48,8 +47,8 @@ def test_a_new_study_first_runs_the_defaults_benchmark_sh_and_the_hand_found_con
     r = tuner("tune", "--workload", "S2", "--scale", "0.05", "--trials", "3", "--seed", "1", "--out", "o", "--json")
     assert r.returncode == 0, r.stderr
     assert "this new study runs rocksdb-default, benchmark.sh, hand-found:S2 first" in r.stderr
-    summary = json.loads(r.stdout)
-    trials = optuna.load_study(study_name=summary["study"], storage=summary["storage"]).trials
+    summary = printed_summary(r)
+    trials = summary.optuna_study().trials
     assert [t.user_attrs["enqueued"] for t in trials[:3]] == ["rocksdb-default", "benchmark.sh", "hand-found:S2"]
     defaults, bsh, hand = (t.params for t in trials[:3])
     # the defaults every run starts from (the library's of this version, where db_bench's differ), else
@@ -60,15 +59,14 @@ def test_a_new_study_first_runs_the_defaults_benchmark_sh_and_the_hand_found_con
     assert defaults["cache_size"] == int(library.get("cache_size", db_bench.default("cache_size")))
     # db_bench's -1 is the library's default filter, none: the space's 0, so its range holds it
     assert db_bench.default("bloom_bits") == "-1" and defaults["bloom_bits"] == 0
-    assert not any(w.startswith("bloom_bits") for w in summary["space_searched"]["widened"])
+    assert not any(w.startswith("bloom_bits") for w in (summary.space_searched or {})["widened"])
     assert bsh["compression_type"] == "zstd" and bsh["bloom_bits"] == 10
     assert bsh["max_background_jobs"] == defaults["max_background_jobs"]  # what benchmark.sh leaves as is
     assert hand["max_write_buffer_number"] == 4
     none = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "1", "--seed", "1",
                  "--out", "none", "--no-starts", "--json")
     assert none.returncode == 0 and "runs" not in none.stderr.split("first")[0].split("\n")[-1]
-    trial = optuna.load_study(study_name=json.loads(none.stdout)["study"],
-                              storage=json.loads(none.stdout)["storage"]).trials[0]
+    trial = printed_summary(none).optuna_study().trials[0]
     assert "enqueued" not in trial.user_attrs
 
 
@@ -118,15 +116,15 @@ def test_warm_start_auto_picks_the_most_similar_study_of_the_library(tmp_path):
     same = tuner(*base, "--workload", "fillrandom", "--study", "same", "--out", "same", "--warm-start", "auto",
                  "--library", "lib", "--json")
     assert same.returncode == 0, same.stderr
-    assert "learns from 3 trials of lib/fill" in same.stderr and json.loads(same.stdout)["trials"]["warm-start"] == 3
+    assert "learns from 3 trials of lib/fill" in same.stderr and printed_summary(same).trials.counts()["warm-start"] == 3
     six = [a if a != "3" else "6" for a in base]  # room for the 3 configurations within half of the trials
     near = tuner(*six, "--workload", "overwrite", "--study", "near", "--out", "near", "--warm-start", "auto",
                  "--library", "lib", "--json")
     assert near.returncode == 0, near.stderr
     assert "then runs the 3 best configurations of" in near.stderr
-    trials = optuna.load_study(study_name="near", storage=json.loads(near.stdout)["storage"]).trials
+    trials = optuna.load_study(study_name="near", storage=printed_summary(near).storage).trials
     assert all(t.user_attrs.get("enqueued", "").split("#")[0] in ("fill", "s2") for t in trials[:3])
-    assert "warm-start" not in json.loads(near.stdout)["trials"]
+    assert "warm-start" not in printed_summary(near).trials.counts()
 
 
 def test_the_starts_leave_the_sampler_at_least_half_of_a_small_search(tmp_path):
@@ -138,13 +136,13 @@ def test_the_starts_leave_the_sampler_at_least_half_of_a_small_search(tmp_path):
               "--workload", "overwrite", "--study", "small", "--out", "small", "--warm-start", "auto",
               "--library", "lib", "--json")
     assert r.returncode == 0, r.stderr
-    summary = json.loads(r.stdout)
-    trials = optuna.load_study(study_name="small", storage=summary["storage"]).trials
+    summary = printed_summary(r)
+    trials = optuna.load_study(study_name="small", storage=summary.storage).trials
     names = [t.user_attrs.get("enqueued") for t in trials]
     assert names[:3] == ["rocksdb-default", "benchmark.sh", names[2]] and names[2].startswith("fill#")
     assert names[3:] == [None] * (len(trials) - 3)  # the sampler's: 3 of 6
-    left_out = [n for n in summary["seeded"] if n.startswith("left out")]
-    assert len(left_out) == 1 and "at most 50 % of the 6 trials expected" in left_out[0], summary["seeded"]
+    left_out = [n for n in summary.seeded if n.startswith("left out")]
+    assert len(left_out) == 1 and "at most 50 % of the 6 trials expected" in left_out[0], summary.seeded
     assert left_out[0].count("fill#") == 2 and left_out[0] in r.stderr
 
 

@@ -20,6 +20,7 @@ from tuner.executors import ExecutorError, executor_class
 from tuner.model import StudySnapshot, TuneConfig, TuneResult, UsageError
 from tuner.observers import ConsoleProgress, SilentProgress, TrackingError, make_tracker
 from tuner.outputs import write_outputs, write_plots
+from tuner.summary import MemoryLimit
 
 
 class Study:
@@ -70,7 +71,7 @@ class Study:
                      {q.flag: q.options_key for q in p.space.parameters}, p.workload, measurement.command,
                      p.score.needed, measurement.load, found, p.memory_limit, tuple(self._preloaded))
 
-    def _memory(self) -> dict[str, Any] | None:
+    def _memory(self) -> MemoryLimit | None:
         limit = self.parts.memory_limit
         if limit is None:
             return None
@@ -78,7 +79,7 @@ class Study:
         deployment = self.parts.config.deployment
         source = "--memory-limit" if deployment.memory_limit else "--target-memory" if deployment.target_memory else \
             f"workload data / {self.parts.workload.data_to_memory:g} (data_to_memory)"
-        return {"limit_bytes": limit, "how": how, "source": source}
+        return MemoryLimit(limit_bytes=limit, how=how, source=source)
 
     @property
     def name(self) -> str:

@@ -19,8 +19,20 @@ from objectives.scores import Bound, Direction, Score
 from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from tuner import ranking
-from tuner.summary import Summary
-from tuner.trials import TrialRecord
+from tuner.summary import (
+    BaselineRun,
+    FidelityAgreement,
+    MachineSeconds,
+    MemoryLimit,
+    Preload,
+    Revalidation,
+    SlotInfo,
+    Startup,
+    Summary,
+    TargetInfo,
+    TrialRow,
+)
+from tuner.trials import BaselineRecord, TrialRecord
 
 DEFAULT_BASELINE = "rocksdb-default"
 DEFAULT_BASELINE_DOC = "none of the tuned options set: the defaults every run starts from"
@@ -206,8 +218,8 @@ class TuneResult:
     out: Path
     best_params: dict[str, Any]
     best_metrics: dict[str, float | None]
-    baselines: list[dict[str, Any]]
-    trials: list[dict[str, Any]]
+    baselines: list[BaselineRun]
+    trials: list[TrialRow]  # every trial but rejected proposals
     summary: Summary = field(default_factory=Summary)  # summary.json, typed
     answer: Answer | None = None
 
@@ -229,15 +241,15 @@ class StudySnapshot:
     trials_wanted: int
     work_dir: Path
     trials: tuple[FrozenTrial, ...]
-    baselines: tuple[dict[str, Any], ...]
-    revalidation: dict[str, Any] | None = None
-    slot: dict[str, Any] = field(default_factory=dict)  # what one trial may use (cores, memory)
-    memory: dict[str, Any] | None = None  # the scored phases' memory limit and how it is enforced
+    baselines: tuple[BaselineRecord, ...]
+    revalidation: Revalidation | None = None
+    slot: SlotInfo = field(default_factory=SlotInfo)  # what one trial may use (cores, memory)
+    memory: MemoryLimit | None = None  # the scored phases' memory limit and how it is enforced
     seeded: tuple[str, ...] = ()  # what the new study ran first or learned from (starts, --warm-start)
-    target: dict[str, Any] | None = None  # what the study tunes for (tuner.target) and what its trials scaled
-    preload: dict[str, Any] | None = None  # the preloaded DB the trials start from: path, size, seconds
-    startup: dict[str, Any] | None = None  # the sampler's start-up: trials expected, its size
-    fidelity_agreement: dict[str, Any] | None = None  # --fidelity: each rung's agreement with the full size
+    target: TargetInfo | None = None  # what the study tunes for (tuner.target) and what its trials scaled
+    preload: Preload | None = None  # the preloaded DB the trials start from: path, size, seconds
+    startup: Startup | None = None  # the sampler's start-up: trials expected, its size
+    fidelity_agreement: FidelityAgreement | None = None  # --fidelity: each rung's agreement with the full size
     defaults: Defaults | None = None  # what every db_bench run started from (None: no db_bench measured)
     widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
 
@@ -265,7 +277,7 @@ class StudySnapshot:
     def pareto_front(self) -> list[FrozenTrial]:
         return ranking.pareto_front(self.by_outcome()["complete"], self.directions)
 
-    def machine_seconds(self) -> dict[str, float]:
+    def machine_seconds(self) -> MachineSeconds:
         """db_bench's wall time so far: baselines, trials (all rungs and repeats), re-validation."""
         return machine_seconds(self.trials, self.baselines, self.revalidation, self.preload)
 
@@ -285,14 +297,13 @@ def measured_here(trials: Iterable[FrozenTrial]) -> list[FrozenTrial]:
     return [t for t in trials if TrialRecord.of(t).outcome != WARM_START]
 
 
-def machine_seconds(trials: Iterable[FrozenTrial], baselines: Iterable[dict[str, Any]],
-                    revalidation: dict[str, Any] | None, preload: dict[str, Any] | None = None) -> dict[str, float]:
+def machine_seconds(trials: Iterable[FrozenTrial], baselines: Iterable[BaselineRecord],
+                    revalidation: Revalidation | None, preload: Preload | None = None) -> MachineSeconds:
     """Seconds of db_bench per part of a study."""
-    parts = {"preload": (preload or {}).get("seconds", 0.0),
-             "baselines": sum(b.get("seconds", 0.0) for b in baselines),
-             "trials": sum(TrialRecord.of(t).seconds or 0.0 for t in measured_here(trials)),
-             "revalidation": (revalidation or {}).get("seconds", 0.0)}
-    return {**parts, "total": sum(parts.values())}
+    parts = (preload.seconds if preload else 0.0, sum(b.seconds or 0.0 for b in baselines),
+             sum(TrialRecord.of(t).seconds or 0.0 for t in measured_here(trials)),
+             revalidation.seconds if revalidation else 0.0)
+    return MachineSeconds(*parts, total=sum(parts))
 
 
 def trial_log_dir(out: Path, number: int) -> Path:

@@ -17,6 +17,7 @@ from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 
+from tuner.summary import Revalidation
 from tuner.trials import TrialRecord
 
 # Trial outcomes (user attribute "outcome"). Only complete, failed and pruned trials count toward --trials.
@@ -134,10 +135,10 @@ def distinct_top(trials: Iterable[FrozenTrial], directions: Sequence[str], k: in
     return sorted(chosen, key=pool.index)
 
 
-def best(trials: Sequence[FrozenTrial], directions: Sequence[str], revalidation: dict[str, Any] | None = None,
+def best(trials: Sequence[FrozenTrial], directions: Sequence[str], revalidation: Revalidation | None = None,
          prefer: Sequence[float] | None = None) -> FrozenTrial | None:
     """The re-validated winner when there was a re-validation, else the first in rank."""
-    if revalidation and revalidation.get("best_trial") is not None:
-        return next(t for t in trials if t.number == revalidation["best_trial"])
+    if revalidation is not None and revalidation.best_trial is not None:
+        return next(t for t in trials if t.number == revalidation.best_trial)
     order = ranked(trials, directions, prefer)
     return order[0] if order else None

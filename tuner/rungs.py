@@ -20,11 +20,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 
 from tuner.stats import kendall
+from tuner.summary import FidelityAgreement, RungAgreement
 from tuner.trials import TrialRecord
 
 # Successive halving keeps the best 1/REDUCTION of the configurations measured at a rung.
@@ -59,8 +59,9 @@ def auditing(trials: Sequence[FrozenTrial]) -> int:
     return sum(1 for t in trials if TrialRecord.of(t).audit and t.state in (TrialState.COMPLETE, TrialState.RUNNING))
 
 
-def agreement(pairs: Sequence[Sequence[tuple[float, float]]], scales: Sequence[float]) -> dict[str, Any]:
-    """Each lower rung's rank agreement with the full size and the rung new configurations start at.
+def agreement(pairs: Sequence[Sequence[tuple[float, float]]], scales: Sequence[float]) -> FidelityAgreement:
+    """Each lower rung's rank agreement with the full size and the rung new configurations start at
+    (which trials were audited left out: :func:`judge` adds them).
 
     ``pairs[k]``: (rung k's ops/s, the full size's ops/s) of each audited configuration."""
     rungs, start = [], 0
@@ -68,12 +69,12 @@ def agreement(pairs: Sequence[Sequence[tuple[float, float]]], scales: Sequence[f
         small, full = [p[0] for p in rung], [p[1] for p in rung]
         tau, p = kendall(small, full) if len(rung) >= 3 else (math.nan, math.nan)
         agrees = bool(tau >= AGREEMENT)  # NaN (too few, or all tied): no evidence of agreement
-        rungs.append({"scale": scale, "n": len(rung), "kendall_tau": None if math.isnan(tau) else float(tau),
-                      "p_value": None if math.isnan(p) else float(p), "agrees": agrees})
+        rungs.append(RungAgreement(scale=scale, n=len(rung), kendall_tau=None if math.isnan(tau) else float(tau),
+                                   p_value=None if math.isnan(p) else float(p), agrees=agrees))
         if not agrees:
             start = k + 1  # every rung from the start up agrees with the full size
-    return {"rungs": rungs, "threshold": AGREEMENT, "start_rung": start,
-            "start_scale": scales[start] if start < len(scales) else 1.0}
+    return FidelityAgreement.from_dict({"rungs": rungs, "threshold": AGREEMENT, "start_rung": start,
+                                        "start_scale": scales[start] if start < len(scales) else 1.0}, "agreement")
 
 
 def audit_pairs(trials: Sequence[FrozenTrial], rung: int) -> list[tuple[float, float]]:
@@ -82,11 +83,11 @@ def audit_pairs(trials: Sequence[FrozenTrial], rung: int) -> list[tuple[float, f
     return [(r.rungs[rung]["ops_per_sec"], (r.metrics or {})["ops_per_sec"]) for r in records if rung in r.rungs]
 
 
-def judge(trials: Sequence[FrozenTrial], scales: Sequence[float]) -> dict[str, Any]:
+def judge(trials: Sequence[FrozenTrial], scales: Sequence[float]) -> FidelityAgreement:
     """The agreement of the audited configurations (rung k's ops/s from its ``rung_k`` attribute, the
     full size's from its value)."""
     pairs = [audit_pairs(trials, k) for k in range(len(scales))]
-    return {**agreement(pairs, scales), "audited": [t.number for t in audited(trials)]}
+    return agreement(pairs, scales).updated(audited=[t.number for t in audited(trials)])
 
 
 def full_size_estimate(value: float, pairs: Sequence[tuple[float, float]]) -> float | None:
@@ -98,13 +99,13 @@ def full_size_estimate(value: float, pairs: Sequence[tuple[float, float]]) -> fl
     return value * statistics.median(ratios) if ratios and value > 0 else None
 
 
-def describe(decided: dict[str, Any]) -> str:
+def describe(decided: FidelityAgreement) -> str:
     """One line: each rung's agreement and where the search goes on."""
-    parts = [f"scale {r['scale']:g}: tau {r['kendall_tau']:.2f}" if r["kendall_tau"] is not None else
-             f"scale {r['scale']:g}: tau n/a" for r in decided["rungs"]]
-    n = len(decided["audited"])
-    where = ("keeps every rung" if decided["start_rung"] == 0 else
-             f"starts new configurations at scale {decided['start_scale']:g}" if decided["start_scale"] < 1 else
+    parts = [f"scale {r.scale:g}: tau {r.kendall_tau:.2f}" if r.kendall_tau is not None else
+             f"scale {r.scale:g}: tau n/a" for r in decided.rungs]
+    n = len(decided.audited)
+    where = ("keeps every rung" if decided.start_rung == 0 else
+             f"starts new configurations at scale {decided.start_scale:g}" if decided.start_scale < 1 else
              "moves to the full size (no smaller rung ranks as it does)")
     return (f"rank agreement with the full size over {n} configurations run at every rung ({', '.join(parts)}; "
             f"agrees at tau >= {AGREEMENT:g}): the search {where}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import types
 import typing
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Self
 
@@ -46,6 +46,11 @@ class Record:
         hints = _hints(type(self))
         keys = self._keys if self._keys is not None else (*hints, *self.extra)
         return {k: _write(getattr(self, k) if k in hints else self.extra[k]) for k in keys}
+
+    def updated(self, **changes: Any) -> Self:
+        """A copy with ``changes``; a record read from a dict writes back its keys and these."""
+        keys = self._keys if self._keys is None else (*self._keys, *(k for k in changes if k not in self._keys))
+        return replace(self, **changes, _keys=keys)
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
@@ -131,6 +136,15 @@ class MemoryLimit(Record):
 
 
 @dataclass(frozen=True)
+class SlotInfo(Record):
+    """What one trial may use (tuner.executors.Slot): its cores, its share of memory, whether pinned."""
+
+    cores: int | None = None
+    ram_bytes: int | None = None
+    pinned: bool = False
+
+
+@dataclass(frozen=True)
 class TrialCounts(Record):
     """Trials per outcome (tuner.ranking.OUTCOMES; warm-start copies, when any, in ``extra``)."""
 
@@ -168,6 +182,40 @@ class Startup(Record):
 
     expected_trials: int | None = None
     size: int | None = None
+
+
+@dataclass(frozen=True)
+class RungAgreement(Record):
+    """A --fidelity rung's rank agreement with the full size over the audited configurations."""
+
+    scale: float = 1.0
+    n: int = 0
+    kendall_tau: float | None = None  # None: too few configurations, or all tied
+    p_value: float | None = None
+    agrees: bool = False
+
+
+@dataclass(frozen=True)
+class FidelityAgreement(Record):
+    """--fidelity's judgement (tuner.rungs.judge): each rung's agreement and where new configurations start."""
+
+    rungs: list[RungAgreement] = field(default_factory=list)
+    threshold: float | None = None  # Kendall's tau at or above which a rung agrees
+    start_rung: int = 0
+    start_scale: float = 1.0
+    audited: list[int] = field(default_factory=list)  # the trials that climbed every rung
+
+
+@dataclass(frozen=True)
+class TrialRow(Record):
+    """A trial as a study's result lists it: its outcome, configuration and figures or why it failed."""
+
+    number: int | None = None
+    outcome: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] | None = None
+    reason: str | None = None
+    provenance: str | None = None
 
 
 @dataclass(frozen=True)
@@ -452,7 +500,7 @@ class Summary(Record):
     db_bench: DbBenchInfo | None = None  # None when the backend runs no db_bench
     defaults: DefaultsInfo | None = None
     host: Host | None = None
-    slot: dict[str, Any] | None = None
+    slot: SlotInfo | None = None
     memory: MemoryLimit | None = None
     storage: str | None = None
     trials: TrialCounts = field(default_factory=TrialCounts)
@@ -460,7 +508,7 @@ class Summary(Record):
     when: When | None = None
     budget_seconds: float | None = None
     fidelity: list[float] | None = None
-    fidelity_agreement: dict[str, Any] | None = None
+    fidelity_agreement: FidelityAgreement | None = None
     seeded: list[str] = field(default_factory=list)
     startup: Startup | None = None
     provenance: dict[str, int] | None = None
@@ -475,7 +523,7 @@ class Summary(Record):
     target: TargetInfo | None = None
     preload: Preload | None = None
     answer: StudyAnswer | None = None
-    pareto: list[dict[str, Any]] | None = None  # multi-objective: the front's trials
+    pareto: list[TrialRow] | None = None  # multi-objective: the front's trials
     recommendation: str | None = None  # multi-objective: how the best was chosen on the front
 
     @classmethod

@@ -1,6 +1,7 @@
 """What a study records on each Optuna trial (its user attributes), typed: the engine writes them
 with :func:`record` and everything else reads them as :class:`TrialRecord` attributes, so a misspelt
-name is an error where it is written, not a silent ``None`` where it is read."""
+name is an error where it is written, not a silent ``None`` where it is read. A baseline's run, kept
+as a study attribute (``baseline:<name>``), is a :class:`BaselineRecord` the same way."""
 
 from __future__ import annotations
 
@@ -13,6 +14,15 @@ from optuna.trial import FrozenTrial
 
 RUNG_PREFIX = "rung_"  # rung_<n>: the trial's run at --fidelity rung n
 LOST_PREFIX = "lost_attempt_"  # lost_attempt_<n>: why a Ray worker's attempt n was lost
+
+
+@dataclass(frozen=True)
+class PrunedAt:
+    """Where a pruned trial stopped: at ``second`` of ``phase`` (the pruner), or after a --fidelity rung
+    (``phase`` "scale F", ``second`` None)."""
+
+    phase: str
+    second: int | None = None
 
 
 @dataclass(frozen=True)
@@ -30,14 +40,14 @@ class TrialRecord:
     repaired_from: int | None = None  # the rejected proposal it is the nearest feasible neighbour of
     warm_start_from: str | None = None  # study#trial it was copied from
     audit: bool = False  # a --fidelity configuration that climbs every rung unpruned
-    pruned_at: dict[str, Any] | None = None  # {"phase", "second"}; second None after a rung
+    pruned_at: PrunedAt | None = None
     pruned_by: str | None = None  # what stopped it, when not the pruner
     node: dict[str, Any] | None = None  # the Ray node that ran it: node_id, ip, host, cores_used
     attempts: int | None = None
     db_bench: dict[str, Any] | None = None  # the worker's db_bench, when not the driver's
     log_dir: str | None = None
     repeats: list[dict[str, Any]] | None = None  # each run's metrics under --repeats
-    spread_ops_per_sec: float | None = None
+    spread_ops_per_sec: dict[str, float] | None = None  # min, max, cv, n of --repeats' ops/s
     phases: list[dict[str, Any]] | None = None  # each db_bench phase's details
     commands: list[list[str]] | None = None
     options_mismatch: list[str] | None = None  # searched options RocksDB did not take as asked, a line each
@@ -50,6 +60,8 @@ class TrialRecord:
         """The record of ``trial`` (attributes of other names, from other versions, are passed over)."""
         attrs = trial.user_attrs
         values = {name: attrs[name] for name in _FIELDS if name in attrs}
+        if isinstance(values.get("pruned_at"), dict):  # stored as a JSON object
+            values["pruned_at"] = PrunedAt(**values["pruned_at"])
         values["rungs"] = {int(k[len(RUNG_PREFIX):]): v for k, v in attrs.items() if k.startswith(RUNG_PREFIX)}
         values["lost_attempts"] = {int(k[len(LOST_PREFIX):]): v for k, v in attrs.items() if k.startswith(LOST_PREFIX)}
         return cls(**values)
@@ -57,6 +69,39 @@ class TrialRecord:
     def metric(self, name: str) -> float | None:
         """A measured metric, None where the trial has none."""
         return (self.metrics or {}).get(name)
+
+
+@dataclass(frozen=True)
+class BaselineRecord:
+    """A baseline's single run, as the study keeps it: its flags, ``state`` COMPLETE (its metrics and
+    details) or FAIL (the ``reason``), and when it ended."""
+
+    name: str
+    flags: dict[str, Any] = field(default_factory=dict)  # the db_bench flags (or options) it ran with
+    doc: str = ""
+    log_dir: str | None = None
+    state: str | None = None  # COMPLETE or FAIL
+    reason: str | None = None  # FAIL: why, in one line
+    metrics: dict[str, Any] = field(default_factory=dict)
+    phases: list[dict[str, Any]] | None = None  # each db_bench phase's details
+    commands: list[list[str]] | None = None
+    repeats: list[dict[str, Any]] | None = None  # each run's metrics under --repeats
+    spread_ops_per_sec: dict[str, float] | None = None  # min, max, cv, n of --repeats' ops/s
+    seconds: float | None = None  # wall time the run took
+    ended: float | None = None  # when it ended (seconds since the epoch)
+
+    @property
+    def complete(self) -> bool:
+        return self.state == "COMPLETE"
+
+    @classmethod
+    def of(cls, attr: dict[str, Any]) -> BaselineRecord:
+        """The record a study attribute holds (keys of other names, from other versions, are passed over)."""
+        return cls(**{f.name: attr[f.name] for f in dataclasses.fields(cls) if attr.get(f.name) is not None})
+
+    def to_attr(self) -> dict[str, Any]:
+        """The study attribute: the fields that are set."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
 
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(TrialRecord) if f.name not in ("rungs", "lost_attempts"))
@@ -72,9 +117,9 @@ def attrs(**values: Any) -> dict[str, Any]:
 
 
 def record(trial: optuna.Trial, **values: Any) -> None:
-    """Write record fields on a running trial."""
+    """Write record fields on a running trial (a part that is a record, as a JSON object)."""
     for name, value in attrs(**values).items():
-        trial.set_user_attr(name, value)
+        trial.set_user_attr(name, dataclasses.asdict(value) if isinstance(value, PrunedAt) else value)
 
 
 def record_rung(trial: optuna.Trial, rung: int, run: dict[str, Any]) -> None:

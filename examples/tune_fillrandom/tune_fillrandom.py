@@ -19,12 +19,12 @@ def main() -> None:
     result = tune(workload="fillrandom", space="default", trials=args.trials, sampler="tpe", seed=1,
                   scale=args.scale, study="example-fillrandom", out="runs/example-fillrandom")
 
-    default = next(b for b in result.baselines if b["name"] == "rocksdb-default")
-    best_ops, default_ops = result.best_metrics["ops_per_sec"], default["metrics"]["ops_per_sec"]
+    default = next(b for b in result.baselines if b.name == "rocksdb-default")
+    best_ops, default_ops = result.best_metrics["ops_per_sec"], default.metrics["ops_per_sec"]
     print(f"best {best_ops:,.0f} ops/s vs default {default_ops:,.0f} ops/s ({best_ops / default_ops:.2f}x)")
     for name, value in result.best_params.items():
         print(f"  {name} = {value}")
-    complete = [t for t in result.trials if t["outcome"] == "complete"]
+    complete = [t for t in result.trials if t.outcome == "complete"]
     print(f"{len(complete)} trials measured; summary in {result.out / 'summary.json'}")
 
 

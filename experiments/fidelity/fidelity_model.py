@@ -56,6 +56,7 @@ from experiments.sampler_benchmark.sampler_benchmark import versus
 from search_spaces import SearchSpace
 from tuner import rungs
 from tuner.samplers import make_sampler
+from tuner.summary import FidelityAgreement
 from tuner.trials import record
 
 RESULTS = Path(__file__).with_name("results")
@@ -80,7 +81,7 @@ def rung_model(header: dict[str, Any], runs: list[dict[str, Any]], noise: float)
         sd = math.sqrt(max(statistics.variance(logs) - noise ** 2, 0.0))
         rungs_out.append({"scale": scale, "configurations": len(logs), "mu": statistics.fmean(logs), "sd": sd})
     pairs = [[(by[r["scale"]][c], by[full][c]) for c in by[r["scale"]] if c in by[full]] for r in rungs_out]
-    recorded = rungs.agreement(pairs, [r["scale"] for r in rungs_out])
+    recorded = rungs.agreement(pairs, [r["scale"] for r in rungs_out]).to_dict()
     return {"rungs": rungs_out, "seconds": [statistics.median(seconds[s]) for s in sorted(seconds)],
             "recorded_agreement": recorded}
 
@@ -107,7 +108,7 @@ def search(arm: str, space: SearchSpace, surrogate: Surrogate, model: dict[str, 
         trial = study.ask()
         params = space.suggest(trial)
         if space.violations(params):  # as the tuner does: told rejected, its nearest feasible neighbour next
-            trial.set_user_attr("outcome", "rejected")
+            record(trial, outcome="rejected")
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
             study.enqueue_trial(space.repair(params, seed=trial.number))
             continue
@@ -143,7 +144,7 @@ def search(arm: str, space: SearchSpace, surrogate: Surrogate, model: dict[str, 
                 pairs[k].append((small, observed))
             if audits == rungs.AUDITED:
                 start_rung = (rungs.agreement(pairs, SCALES[:top]) if judged == "audit" else
-                              model["recorded_agreement"])["start_rung"]
+                              FidelityAgreement.from_dict(model["recorded_agreement"])).start_rung
     return {"regret": 1 - reported_true / best, "configurations": configurations, "pruned": pruned,
             "start_scale": SCALES[start_rung] if top else 1.0, "cpu_seconds": time.process_time() - started}
 

@@ -44,7 +44,7 @@ def _study(root: Path, pruner: str, args: argparse.Namespace) -> tuple[Study, di
         "pruner": pruner,
         "wall_seconds": time.monotonic() - started,
         "db_bench_seconds": sum(TrialRecord.of(t).seconds or 0.0 for t in snapshot.trials)
-        + sum(b["seconds"] for b in snapshot.baselines),
+        + sum(b.seconds or 0.0 for b in snapshot.baselines),
         "trials": {k: len(v) for k, v in snapshot.by_outcome().items()},
         "best_trial": best.number,
         "best_params": best.params,

@@ -51,6 +51,7 @@ from experiments.record_space.surrogate import Surrogate, load_recording, optimu
 from search_spaces import SearchSpace
 from search_spaces.parameters import CategoricalParam
 from tuner.samplers import make_sampler
+from tuner.trials import record
 
 RESULTS = Path(__file__).with_name("results")
 WORKLOADS = ("space-write", "space-read")
@@ -91,7 +92,7 @@ def optuna_search(name: str) -> Search:
             params = space.suggest(trial)
             broken = space.violations(params)
             if broken:  # as the tuner does: told rejected, its nearest feasible neighbour runs next
-                trial.set_user_attr("outcome", "rejected")
+                record(trial, outcome="rejected")
                 study.tell(trial, state=optuna.trial.TrialState.FAIL)
                 study.enqueue_trial(space.repair(params, seed=trial.number))
                 continue

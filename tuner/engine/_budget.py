@@ -58,17 +58,16 @@ def usage(snapshot: StudySnapshot, stretch: float = 1.0) -> Usage:
     that study counted its re-validation runs at 77 s, and they took 51 s on average."""
     records = [TrialRecord.of(t) for t in measured_here(snapshot.trials)]
     trials = [r.seconds for r in records if r.seconds is not None]
-    measured = [b for b in snapshot.baselines if b.get("seconds")]
-    baselines = [b["seconds"] for b in measured]
+    measured = [(b.seconds, b.metrics.get("drain_seconds") or 0.0) for b in snapshot.baselines if b.seconds]
+    baselines = [seconds for seconds, _ in measured]
     per_run = statistics.median(trials) if trials else max(baselines, default=0.0)
     revalidation_run = statistics.mean([per_run, *baselines]) if per_run and baselines else per_run
     if stretch != 1.0 and measured:
         timed = (snapshot.workload.duration or 0.0) * len(snapshot.workload.scored_phases)
         revalidation_run *= statistics.median(
-            1.0 + timed / b["seconds"] * (stretch - 1.0)
-            + (b.get("metrics", {}).get("drain_seconds") or 0.0) / b["seconds"] * (math.sqrt(stretch) - 1.0)
-            for b in measured)
-    return Usage(snapshot.machine_seconds()["total"], per_run, revalidation_run)
+            1.0 + timed / seconds * (stretch - 1.0) + drain / seconds * (math.sqrt(stretch) - 1.0)
+            for seconds, drain in measured)
+    return Usage(snapshot.machine_seconds().total, per_run, revalidation_run)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +31,19 @@ from tuner.events import EventBus
 from tuner.executors import Executor, Job, Jobs
 from tuner.model import DEFAULT_BASELINE, DEFAULT_BASELINE_DOC, StudySnapshot, UsageError
 from tuner.stats import spread
+from tuner.summary import FidelityAgreement, MemoryLimit, Preload, Revalidation, SlotInfo, Startup, TargetInfo
 from tuner.target import SHAPE, lsm_levels, scaled
+from tuner.trials import BaselineRecord
 
 
 class Engine:
     """A prepared study with its storage open and its lock held; :meth:`run` measures."""
 
-    def __init__(self, parts: Prepared, bus: EventBus, executor: Executor, memory: dict[str, Any] | None = None,
+    def __init__(self, parts: Prepared, bus: EventBus, executor: Executor, memory: MemoryLimit | None = None,
                  build: Build | None = None):
         self.parts, self.bus, self.search, self.measurement = parts, bus, parts.config.search, parts.config.measurement
         self.memory = memory  # the memory limit and how it is enforced, for the snapshot
-        self.revalidation: dict[str, Any] | None = None
+        self.revalidation: Revalidation | None = None
         self.executor: Jobs | None = executor
         self.lock = StudyLock(parts.storage, parts.name)
         try:
@@ -111,18 +114,19 @@ class Engine:
 
     def snapshot(self) -> StudySnapshot:
         p = self.parts
-        baselines = tuple(self.store.attr(f"baseline:{n}") for n, _, _ in self._baselines()
-                          if self.store.attr(f"baseline:{n}") is not None)
+        found = (self.store.baseline(n) for n, _, _ in self._baselines())
+        slot = SlotInfo(cores=p.slot.cores, ram_bytes=p.slot.ram, pinned=p.slot.pinned)
         return StudySnapshot(name=p.name, uid=self.store.attr("uid"), out=p.out, storage=p.storage, config=p.config,
                              workload=p.workload, space=p.space, score=p.score, db_bench=p.found.db_bench,
                              db_bench_seed=p.db_bench_seed, trials_wanted=p.trials_wanted, work_dir=p.work_dir,
-                             trials=self.store.trials(), baselines=baselines, revalidation=self.revalidation,
-                             slot=p.slot.to_dict(), memory=self.memory, target=self._target(),
-                             seeded=tuple(self.store.attr("seeded") or ()), preload=self.store.attr("preload"),
-                             startup=self.store.attr("startup"), fidelity_agreement=self.store.attr("fidelity_agreement"),
+                             trials=self.store.trials(), baselines=tuple(b for b in found if b is not None),
+                             revalidation=self.revalidation, slot=slot, memory=self.memory, target=self._target(),
+                             seeded=tuple(self.store.attr("seeded") or ()), preload=self.store.stored("preload", Preload),
+                             startup=self.store.stored("startup", Startup),
+                             fidelity_agreement=self.store.stored("fidelity_agreement", FidelityAgreement),
                              defaults=p.found.defaults, widened=p.widened)
 
-    def _target(self) -> dict[str, Any] | None:
+    def _target(self) -> TargetInfo | None:
         """What the study tunes for, and how its trials compare with it (what was scaled, and why)."""
         p = self.parts
         if p.target is None:
@@ -137,12 +141,13 @@ class Engine:
                                 "why": "the target's memory:data ratio (at least 64 MiB and what rocksdb-default "
                                        "needs)"})
         shape = {**p.target.shape, **{k: v for k, v in p.workload.flags.items() if k in SHAPE}}
-        return {**p.target.to_dict(), "trial_data_bytes": trial_data, "trial_levels": lsm_levels(trial_data, shape),
-                "trial_memory_bytes": p.memory_limit, "kind": p.workload.kind,
-                "duration_seconds": p.workload.duration,  # set only for workloads with timed phases
-                "confirm_duration_seconds": p.plan.workload.duration if p.plan.workload else p.workload.duration,
-                "confirmed_at_bytes": p.plan.workload.data_bytes() if p.plan.workload else trial_data,
-                "scaled": rows}
+        return TargetInfo.from_dict({
+            **p.target.to_dict(), "trial_data_bytes": trial_data, "trial_levels": lsm_levels(trial_data, shape),
+            "trial_memory_bytes": p.memory_limit, "kind": p.workload.kind,
+            "duration_seconds": p.workload.duration,  # set only for workloads with timed phases
+            "confirm_duration_seconds": p.plan.workload.duration if p.plan.workload else p.workload.duration,
+            "confirmed_at_bytes": p.plan.workload.data_bytes() if p.plan.workload else trial_data,
+            "scaled": rows}, "target")
 
     # -- the study --------------------------------------------------------------------------------
     def run(self, sweep_stale: Callable[[], list[Path]]) -> StudySnapshot:
@@ -154,9 +159,9 @@ class Engine:
             self.bus.note(f"this new study {note}")
         for note in self.parts.widened:
             self.bus.note(f"space {self.parts.space.name}: {note}")
-        if self.memory:
+        if self.memory is not None and self.memory.limit_bytes is not None:
             runs = self.described(self.parts.workload, self.measurement).runs
-            self.bus.note(f"{runs} within {self.memory['limit_bytes'] / 2**20:,.0f} MiB: {self.memory['how']}")
+            self.bus.note(f"{runs} within {self.memory.limit_bytes / 2**20:,.0f} MiB: {self.memory.how}")
         if self.parts.memory_note:
             self.bus.note(self.parts.memory_note)
         if self.measurement.db_snapshot and self.parts.workload.kind == "preloaded":
@@ -197,24 +202,21 @@ class Engine:
     def run_baselines(self) -> None:
         """Measure each baseline once per study (kept in the study, so a resume skips them)."""
         for name, flags, doc in self._baselines():
-            key = f"baseline:{name}"
-            if self.store.attr(key) is not None:
+            if self.store.baseline(name) is not None:
                 continue
             self.bus.baseline_started(name)
             log_dir = self.parts.out / "baselines" / name.replace(":", "-")
-            record: dict[str, Any] = {"name": name, "flags": flags, "doc": doc, "log_dir": str(log_dir)}
             started = time.monotonic()
             try:
-                m = self.measurer.measure(Job(key, flags, log_dir, self.measurement.repeats))
-                record.update(state="COMPLETE", metrics=m.metrics, phases=m.details, commands=m.commands)
-                if m.repeats:
-                    record.update(repeats=m.repeats, spread_ops_per_sec=spread([r["ops_per_sec"] or 0.0 for r in m.repeats]))
+                m = self.measurer.measure(Job(f"baseline:{name}", flags, log_dir, self.measurement.repeats))
+                ran = BaselineRecord(name, flags, doc, str(log_dir), "COMPLETE", metrics=m.metrics, phases=m.details,
+                                     commands=m.commands, repeats=m.repeats or None, spread_ops_per_sec=spread(
+                                         [r["ops_per_sec"] or 0.0 for r in m.repeats]) if m.repeats else None)
             except RunFailed as exc:
                 self._check_named(name, exc.reason)
-                record.update(state="FAIL", reason=exc.reason, metrics={})
-            record["seconds"] = round(time.monotonic() - started, 2)
-            record["ended"] = time.time()
-            self.store.set_attr(key, record)
+                ran = BaselineRecord(name, flags, doc, str(log_dir), "FAIL", reason=exc.reason)
+            record = replace(ran, seconds=round(time.monotonic() - started, 2), ended=time.time())
+            self.store.set_baseline(record)
             self.bus.baseline_done(self.snapshot(), record)
 
     def _check_named(self, baseline: str, reason: str) -> None:

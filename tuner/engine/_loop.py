@@ -36,6 +36,8 @@ from tuner.events import EventBus
 from tuner.executors import Job, Jobs, Outcome, raise_fault, retried, should_retry
 from tuner.model import WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
 from tuner.samplers import Startup, provenance, startup_size
+from tuner.summary import FidelityAgreement
+from tuner.summary import Startup as StartupSize
 from tuner.trials import TrialRecord, record, record_lost_attempt, record_rung
 from tuner.trials import attrs as trial_attrs
 
@@ -103,16 +105,16 @@ class TrialLoop:
         sampler = self.parts.sampler
         if not isinstance(sampler, Startup):
             return
-        decided = self.store.attr("startup")
-        if decided is None:
+        size = (self.store.stored("startup", StartupSize) or StartupSize()).size
+        if size is None:
             expected = self._expected(ranking.counted(self.store.trials()), 0)
             if expected is None:
                 return
-            decided = {"expected_trials": expected, "size": startup_size(expected)}
-            self.store.set_attr("startup", decided)
-            self.bus.note(f"the sampler's model proposes after {decided['size']} trials (starts and random initial "
+            size = startup_size(expected)
+            self.store.keep("startup", StartupSize(expected_trials=expected, size=size))
+            self.bus.note(f"the sampler's model proposes after {size} trials (starts and random initial "
                           f"points), a quarter of the {expected} expected")
-        sampler.size = decided["size"]
+        sampler.size = size
 
     def _may_start(self, counted: int, running: int) -> bool:
         if counted + running >= self.parts.trials_wanted:
@@ -191,9 +193,9 @@ class TrialLoop:
         unpruned (an audit), then the lowest rung that ranks as the full size does (tuner.rungs)."""
         if not self.parts.rungs:
             return 0
-        decided = self.store.attr("fidelity_agreement")
+        decided = self.store.stored("fidelity_agreement", FidelityAgreement)
         if decided is not None:
-            return decided["start_rung"]
+            return decided.start_rung
         if rungs.auditing(self.store.trials()) < rungs.AUDITED:
             record(trial, audit=True)
         return 0
@@ -207,7 +209,7 @@ class TrialLoop:
         if len(rungs.audited(trials)) < rungs.AUDITED:
             return
         decided = rungs.judge(trials, list((self.search.fidelity or ())[:-1]))
-        self.store.set_attr("fidelity_agreement", decided)
+        self.store.keep("fidelity_agreement", decided)
         self.bus.note(rungs.describe(decided))
 
     def _queue_start(self, counted: int, running: int) -> None:

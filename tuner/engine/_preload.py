@@ -14,6 +14,7 @@ from tuner.engine._storage import StudyStore
 from tuner.events import EventBus
 from tuner.executors import Executor, Job, Outcome
 from tuner.model import UsageError
+from tuner.summary import Preload, PreloadedDb
 
 Build = Callable[[Workload, Path], Preloaded]  # builds a workload's preloaded DB, its logs in the path
 Describe = Callable[[Workload], Description]  # what the backend says of a workload (Backend.describe)
@@ -27,7 +28,7 @@ def run_preload(store: StudyStore, bus: EventBus, build: Build, describe: Descri
     --budget."""
     assert workload.preload is not None
     said = describe(workload)
-    saved = store.attr("preload") or {"seconds": 0.0, "builds": 0}
+    saved = store.stored("preload", Preload) or Preload.from_dict({"seconds": 0.0, "builds": 0})
     logs = out / f"preload-{role}"
     bus.note(f"preloading the DB every {'run' if role == 'trials' else 'run at the target'} starts from: "
              f"{said.preload or ', '.join(workload.preload.benchmarks)}; each run works on a hard-linked checkpoint "
@@ -37,11 +38,10 @@ def run_preload(store: StudyStore, bus: EventBus, build: Build, describe: Descri
     except RunFailed as exc:
         raise UsageError(f"{said.builder}: building the preloaded DB failed: {exc.reason} (logs in {logs})") from None
     if not done.reused:
-        saved["seconds"] += round(done.seconds, 2)
-        saved["builds"] += 1
-    saved[role] = {"path": str(done.path), "size_bytes": done.size_bytes, "seconds": round(done.seconds, 2),
-                   "data_bytes": workload.data_bytes()}
-    store.set_attr("preload", saved)
+        saved = saved.updated(seconds=saved.seconds + round(done.seconds, 2), builds=saved.builds + 1)
+    built = PreloadedDb(path=str(done.path), size_bytes=done.size_bytes, seconds=round(done.seconds, 2),
+                        data_bytes=workload.data_bytes())
+    store.keep("preload", saved.updated(**{role: built}))
     bus.note(f"preloaded DB: {done.size_bytes / GiB:,.2f} GiB on disk, "
              + ("reused from a stopped run of this study" if done.reused else f"built in {done.seconds:,.0f} s"))
 

@@ -48,6 +48,7 @@ from tuner.engine._storage import StudyStore
 from tuner.fmt import fmt_duration, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.stats import gain, paired_ratio, rank_correlation, relative_width, sample_rows
+from tuner.summary import Revalidation
 
 ATTR = "revalidation"
 Measure = Callable[[str, dict[str, Flag], Path, Workload | None], Measurement]
@@ -64,7 +65,7 @@ class Remeasure:
     afford: Callable[[float], bool] = lambda seconds: True  # do ``seconds`` more of runs fit the --budget?
     score: Score = Score()  # the study's: its metric is what the rounds compare
 
-    def revalidate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference) -> dict[str, Any] | None:
+    def revalidate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference) -> Revalidation | None:
         space = snapshot.space
         finalists = ranking.distinct_top(snapshot.trials, snapshot.directions, plan.k, space.distance,
                                          prefer=snapshot.weights)
@@ -100,7 +101,7 @@ class Remeasure:
         result.update(estimate)
         result["minimal"] = self._minimal(space, plan, reference, winner, estimate.get("ablation", []))
         result["seconds"] = self.seconds()
-        return result
+        return Revalidation.from_dict(result, "revalidation")
 
     def seconds(self) -> float:
         """db_bench's wall time the re-validation has spent so far (all its stages)."""
@@ -128,8 +129,8 @@ class Remeasure:
         space = snapshot.space
         best = f"trial {winner.number}"
         entries: dict[str, dict[str, Any]] = {reference.name: {"flags": reference.flags}}
-        entries.update({b["name"]: {"flags": b["flags"]} for b in snapshot.baselines
-                        if b["state"] == "COMPLETE" and b["name"] != reference.name})
+        entries.update({b.name: {"flags": b.flags} for b in snapshot.baselines
+                        if b.complete and b.name != reference.name})
         entries[best] = {"flags": space.flags(winner.params), "trial": winner.number}
         ablated = _ablations(space, winner.params, reference) if plan.ablation else {}
         entries.update({f"{best} without {p}": {"flags": flags, "ablates": p} for p, flags in ablated.items()})
@@ -250,7 +251,7 @@ def _with_reference(space: SearchSpace, params: dict[str, Any], names: set[str],
     """The flags of ``params`` with ``names`` set to the reference's values (left out where the
     reference uses db_bench's default), and options that are no longer active dropped."""
     merged = {k: v for k, v in params.items() if k not in names}
-    merged.update({k: reference.values[k] for k in names if reference.values.get(k) is not None})
+    merged.update({k: reference.values[k] for k in sorted(names) if reference.values.get(k) is not None})
     return {**space.flags({k: v for k, v in merged.items() if space.parameter(k).active(merged)})}
 
 

@@ -6,7 +6,7 @@ killed tuner left half done."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, TypeVar
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
@@ -19,8 +19,11 @@ from tuner.engine._prepare import Prepared
 from tuner.executors import Outcome, failure_reason
 from tuner.model import UsageError
 from tuner.stats import spread
-from tuner.trials import TrialRecord, origin, record
+from tuner.summary import Record
+from tuner.trials import BaselineRecord, PrunedAt, TrialRecord, origin, record
 from tuner.trials import attrs as trial_attrs
+
+R = TypeVar("R", bound=Record)
 
 
 class StudyStore:
@@ -130,6 +133,23 @@ class StudyStore:
     def set_attr(self, key: str, value: Any) -> None:
         self.study.set_user_attr(key, value)
 
+    def stored(self, key: str, kind: type[R]) -> R | None:
+        """The record kept in study attribute ``key`` (as any version wrote it), None before one is."""
+        value = self.attr(key)
+        return None if value is None else kind.from_dict(value, key)
+
+    def keep(self, key: str, value: Record) -> None:
+        """Keep ``value`` in study attribute ``key`` (read back with :meth:`stored`)."""
+        self.set_attr(key, value.to_dict())
+
+    def baseline(self, name: str) -> BaselineRecord | None:
+        """The baseline's run, once measured (study attribute ``baseline:<name>``)."""
+        value = self.attr(f"baseline:{name}")
+        return None if value is None else BaselineRecord.of(value)
+
+    def set_baseline(self, run: BaselineRecord) -> None:
+        self.set_attr(f"baseline:{run.name}", run.to_attr())
+
     # -- trials -----------------------------------------------------------------------------------
     def reject(self, trial: optuna.Trial, violations: list[str]) -> None:
         """A proposal that breaks a constraint: told FAIL with outcome "rejected", never run."""
@@ -145,7 +165,7 @@ class StudyStore:
 
     def pruned(self, trial: optuna.Trial, phase: str, second: int | None, seconds: float) -> None:
         """Told PRUNED: at ``second`` of ``phase`` by the pruner, or after a --fidelity rung (second None)."""
-        record(trial, seconds=round(seconds, 3), outcome="pruned", pruned_at={"phase": phase, "second": second})
+        record(trial, seconds=round(seconds, 3), outcome="pruned", pruned_at=PrunedAt(phase, second))
         self.study.tell(trial, state=TrialState.PRUNED)
 
     def failed(self, trial: optuna.Trial, reason: str, seconds: float) -> None:

@@ -90,9 +90,6 @@ class Slot:
     ram: int
     pinned: bool = False  # the trial's db_bench is pinned to ``cores`` distinct cores
 
-    def to_dict(self) -> dict[str, object]:
-        return {"cores": self.cores, "ram_bytes": self.ram, "pinned": self.pinned}
-
 
 class Jobs(Protocol):
     """What the engine runs trials with: up to ``slots`` jobs at once, submitted and waited for (an

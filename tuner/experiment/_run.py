@@ -174,7 +174,7 @@ class ExperimentRun:
         self.progress.note(f"experiment {self.key}: step 1/3, the study's sweep")
         sweep = Study(self.sweep_config(), self.progress)
         sweep_result = sweep.run()
-        budget = sweep.snapshot().machine_seconds()["total"]
+        budget = sweep.snapshot().machine_seconds().total
         seeds = [self.experiment.seed + i for i in range(self.seeds)]
         tuners: list[tuple[StudySnapshot, dict[str, Any]]] = []
         for i, seed in enumerate(seeds):
@@ -297,12 +297,12 @@ def _study_part(study: StudySnapshot) -> dict[str, Any]:
                        "write_amp": m.get("write_amp"), "compaction_micros": m.get("compaction_micros"),
                        "seconds": r.seconds, "enqueued": r.enqueued, "provenance": r.provenance})
     best = study.best()
-    default = next((b for b in study.baselines if b["name"] == DEFAULT_BASELINE), None)
+    default = next((b for b in study.baselines if b.name == DEFAULT_BASELINE), None)
     return {"study": study.name, "space": study.space.name, "trials": trials,
             "runs": study.counted(), "best_trial": best.number if best else None,
             "best_params": best.params if best else None,
-            "default_ops_per_sec": (default or {}).get("metrics", {}).get("ops_per_sec"),
-            "machine_seconds": study.machine_seconds()}
+            "default_ops_per_sec": default.metrics.get("ops_per_sec") if default else None,
+            "machine_seconds": study.machine_seconds().to_dict()}
 
 
 def machine_info(ctx: Context, work_dir: Path) -> dict[str, Any]:

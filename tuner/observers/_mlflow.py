@@ -38,7 +38,7 @@ from tuner.fmt import fmt_ops
 from tuner.model import Answer, StudySnapshot, TrackingConfig, TuneResult
 from tuner.observers._mlflow_views import RANK, answer_view_tag, study_key, view_tags
 from tuner.summary import Revalidation, Summary
-from tuner.trials import TrialRecord
+from tuner.trials import BaselineRecord, TrialRecord
 
 DEFAULT_DIR = "mlruns"
 _PARENT = "mlflow.parentRunId"
@@ -240,9 +240,9 @@ class MlflowTracker(Observer):
             self.bus.note(f"tracking in MLflow: {self.uri} (experiment {self.experiment_id}, parent run {self.parent_id})")
         self._record(snapshot)  # trials a killed run finished but did not log
 
-    def baseline_done(self, snapshot: StudySnapshot, record: dict[str, Any]) -> None:
+    def baseline_done(self, snapshot: StudySnapshot, record: BaselineRecord) -> None:
         self._record(snapshot)
-        metrics = {f"baseline.{record['name']}.{k}": v for k, v in record.get("metrics", {}).items() if k in _HEADLINE}
+        metrics = {f"baseline.{record.name}.{k}": v for k, v in record.metrics.items() if k in _HEADLINE}
         self._parent_metrics(snapshot, metrics, step=0)
 
     def trial_rejected(self, snapshot: StudySnapshot, number: int, reason: str) -> None:
@@ -271,7 +271,7 @@ class MlflowTracker(Observer):
         started = time.monotonic()
         try:
             for record in snapshot.baselines:
-                key = f"baseline:{record['name']}"
+                key = f"baseline:{record.name}"
                 if key not in self.logged:
                     self._log_baseline(snapshot, key, record)
                     self.logged.add(key)
@@ -357,21 +357,21 @@ class MlflowTracker(Observer):
                        metrics=metrics, start=start, end=end, status=status, artifacts=attrs.log_dir,
                        artifact_path=snapshot.config.measurement.backend)
 
-    def _log_baseline(self, snapshot: StudySnapshot, key: str, record: dict[str, Any]) -> None:
-        end = int(record.get("ended", time.time()) * 1000)
-        start = end - int(record.get("seconds", 0) * 1000)
-        tags = {
+    def _log_baseline(self, snapshot: StudySnapshot, key: str, record: BaselineRecord) -> None:
+        end = int((record.ended or time.time()) * 1000)
+        start = end - int((record.seconds or 0) * 1000)
+        tags: dict[str, Any] = {
             _PARENT: self.parent_id, "trial_key": key, "role": "baseline", "study": snapshot.name,
             "study_uid": snapshot.uid,
-            "baseline": record["name"], "state": "COMPLETE" if record["state"] == "COMPLETE" else "FAILED",
-            "mlflow.note.content": record.get("doc", ""), **snapshot.config.tracking.tags,
+            "baseline": record.name, "state": "COMPLETE" if record.complete else "FAILED",
+            "mlflow.note.content": record.doc, **snapshot.config.tracking.tags,
         }
-        if "reason" in record:
-            tags["fail_reason"] = str(record["reason"])[:5000]
-        metrics = _metrics(record.get("metrics", {}), timestamp=end) + _phase_metrics(record.get("phases", []), start)
-        self.store.run(name=record["name"], tags=tags, params=dict(record.get("flags", {})), metrics=metrics,
-                       start=start, end=end, status="FINISHED" if record["state"] == "COMPLETE" else "FAILED",
-                       artifacts=record.get("log_dir"), artifact_path=snapshot.config.measurement.backend)
+        if record.reason is not None:
+            tags["fail_reason"] = str(record.reason)[:5000]
+        metrics = _metrics(record.metrics, timestamp=end) + _phase_metrics(record.phases or [], start)
+        self.store.run(name=record.name, tags=tags, params=dict(record.flags), metrics=metrics,
+                       start=start, end=end, status="FINISHED" if record.complete else "FAILED",
+                       artifacts=record.log_dir, artifact_path=snapshot.config.measurement.backend)
 
     def _pause(self, snapshot: StudySnapshot, exc: Exception) -> None:
         self.paused = _short(exc)

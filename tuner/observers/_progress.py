@@ -14,7 +14,7 @@ from tuner.backends import BACKENDS
 from tuner.events import Observer
 from tuner.fmt import fmt_duration, fmt_ops, fmt_value
 from tuner.model import StudySnapshot, TuneResult
-from tuner.trials import TrialRecord
+from tuner.trials import BaselineRecord, TrialRecord
 
 
 class SilentProgress(Observer):
@@ -73,11 +73,11 @@ class ConsoleProgress(SilentProgress):
     def baseline_started(self, name: str) -> None:
         self._line(f"baseline {name}: running")
 
-    def baseline_done(self, snapshot: StudySnapshot, record: dict[str, Any]) -> None:
-        if record["state"] == "COMPLETE":
-            self._line(f"baseline {record['name']}: {_measured(snapshot, record['metrics'])} ({record['seconds']:.0f}s)")
+    def baseline_done(self, snapshot: StudySnapshot, record: BaselineRecord) -> None:
+        if record.complete:
+            self._line(f"baseline {record.name}: {_measured(snapshot, record.metrics)} ({record.seconds or 0.0:.0f}s)")
         else:
-            self._line(f"baseline {record['name']}: FAILED: {record['reason']}")
+            self._line(f"baseline {record.name}: FAILED: {record.reason}")
 
     def trial_rejected(self, snapshot: StudySnapshot, number: int, reason: str) -> None:
         self._line(f"trial {number}: not run, breaks {reason}")
@@ -91,7 +91,7 @@ class ConsoleProgress(SilentProgress):
         eta = fmt_duration(remaining * per_trial) if remaining > 0 else "0s"
         budget = snapshot.config.search.budget
         if budget:  # machine time, not trials, decides: say how much of it is spent
-            spent = snapshot.machine_seconds()["total"]
+            spent = snapshot.machine_seconds().total
             eta = (f"{fmt_duration(max(0.0, budget - spent) / self.parallel)} "
                    f"({fmt_duration(spent)} of the {fmt_duration(budget)} budget spent)")
         metric = snapshot.score.metric
@@ -103,7 +103,7 @@ class ConsoleProgress(SilentProgress):
         elif record.outcome == "pruned" and record.pruned_at is not None:
             at = record.pruned_at
             so_far = trial.intermediate_values.get(max(trial.intermediate_values, default=0))
-            where = f"at {at['phase']}" if at["second"] is None else f"after {at['second']} s of {at['phase']}"
+            where = f"at {at.phase}" if at.second is None else f"after {at.second} s of {at.phase}"
             what = f"pruned {where} ({fmt_ops(so_far)} ops/s so far)" + (
                 f" by {record.pruned_by}" if record.pruned_by else "")
         else:

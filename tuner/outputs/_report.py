@@ -22,8 +22,8 @@ from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_he
 from tuner.outputs._deployment import answer, answer_of, gain_lines, runs_workloads, target_lines
 from tuner.outputs._explain import explain
 from tuner.stats import gain, improvement
-from tuner.summary import BaselineRun, BestTrial, ComparisonRow, Ratio, Revalidation, Summary
-from tuner.trials import TrialRecord
+from tuner.summary import BaselineRun, BestTrial, ComparisonRow, Ratio, Revalidation, Summary, TrialRow
+from tuner.trials import BaselineRecord, TrialRecord
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -32,13 +32,13 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _trial_row(t: FrozenTrial) -> dict[str, Any]:
+def _trial_row(t: FrozenTrial) -> TrialRow:
     r = TrialRecord.of(t)
     row: dict[str, Any] = {"number": t.number, "outcome": r.outcome or t.state.name.lower(), "params": t.params}
     for key, value in (("metrics", r.metrics), ("reason", r.fail_reason), ("provenance", r.provenance)):
         if value is not None:
             row[key] = value
-    return row
+    return TrialRow.from_dict(row, f"trial {t.number}")
 
 
 _SHOWN = ("ops_per_sec", "p99_us", "write_amp", "write_amp_logical")
@@ -304,10 +304,9 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
     groups = snapshot.by_outcome()
     best = _best(snapshot)
     baselines = [BaselineRun.from_dict(
-        {"name": b["name"], "params": b["flags"], "doc": b.get("doc", ""), "state": b["state"],
-         "metrics": b.get("metrics", {}), **({"reason": b["reason"]} if "reason" in b else {})}, "baselines")
-        for b in snapshot.baselines]
-    reval = Revalidation.from_dict(snapshot.revalidation, "revalidation") if snapshot.revalidation else None
+        {"name": b.name, "params": b.flags, "doc": b.doc, "state": b.state, "metrics": b.metrics,
+         **({"reason": b.reason} if b.reason is not None else {})}, "baselines") for b in snapshot.baselines]
+    reval = snapshot.revalidation
     host = snapshot.space.context
     assert host is not None
     search, measurement = snapshot.config.search, snapshot.config.measurement
@@ -373,23 +372,24 @@ def _write_options(snapshot: StudySnapshot, text: str, params: dict[str, Any], n
     write_atomic(snapshot.out / name, options_file.with_block_cache(text, cache))
 
 
-def _kept_options(snapshot: StudySnapshot, ref: dict[str, Any], best: BestTrial) -> str:
+def _kept_options(snapshot: StudySnapshot, ref: BaselineRecord, best: BestTrial) -> str:
     """The OPTIONS file of the reference a study keeps: as its runs wrote it (its baseline run, else a
     re-validation round), else the file it was given (--baseline FILE); when none of its runs left one
     (all failed, e.g. killed for memory), the ``best``'s (the same workload and RocksDB) with each searched
     option at the value the reference runs it with, saying so in its first line."""
-    flags = ref["flags"]
-    rounds = sorted((snapshot.out / "revalidation-estimate" / ref["name"]).glob("round-*/OPTIONS"))
+    flags = ref.flags
+    rounds = sorted((snapshot.out / "revalidation-estimate" / ref.name).glob("round-*/OPTIONS"))
     given = [Path(flags["options_file"])] if "options_file" in flags else []
-    found = next((path for path in (Path(ref["log_dir"]) / "OPTIONS", *rounds, *given) if path.is_file()), None)
+    logged = [Path(ref.log_dir) / "OPTIONS"] if ref.log_dir else []
+    found = next((path for path in (*logged, *rounds, *given) if path.is_file()), None)
     if found is not None:
         return found.read_text()
     space = snapshot.space
     ran = {**default_flags([p.flag for p in space.parameters], Found.of(snapshot), snapshot.workload), **flags}
     values = {p.options_key: ran[p.flag] for p in space.parameters
               if p.flag in ran and p.options_key not in options_file.NOT_SERIALIZED}
-    return (f"# {ref['name']}: none of its runs left an OPTIONS file; this is the best's (trial {best.trial}) with "
-            f"the searched options at {ref['name']}'s values\n"
+    return (f"# {ref.name}: none of its runs left an OPTIONS file; this is the best's (trial {best.trial}) with "
+            f"the searched options at {ref.name}'s values\n"
             + options_file.with_values((Path(best.log_dir) / "OPTIONS").read_text(), values))
 
 
@@ -400,8 +400,8 @@ def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None)
     write_atomic(snapshot.out / "summary.json", summary.to_json() + "\n")
     write_atomic(snapshot.out / "comparison.md", comparison_markdown(summary))
     if found is not None and found.recommend == "reference" and best is not None:  # nothing beat the reference
-        ref = next(b for b in snapshot.baselines if b["name"] == found.name)
-        _write_options(snapshot, _kept_options(snapshot, ref, best), {"cache_size": ref["flags"].get("cache_size")},
+        ref = next(b for b in snapshot.baselines if b.name == found.name)
+        _write_options(snapshot, _kept_options(snapshot, ref, best), {"cache_size": ref.flags.get("cache_size")},
                        "OPTIONS.ini")
     elif best is not None:
         _write_options(snapshot, (Path(best.log_dir) / "OPTIONS").read_text(), best.params, "OPTIONS.ini")
@@ -411,5 +411,5 @@ def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None)
         _write_options(snapshot, measured.read_text(), minimal.params, "OPTIONS.minimal.ini")
     trials = [_trial_row(t) for t in snapshot.trials if TrialRecord.of(t).outcome != "rejected"]
     return TuneResult(study_name=snapshot.name, out=snapshot.out, best_params=best.params if best else {},
-                      best_metrics=best.metrics if best else {}, baselines=[b.to_dict() for b in summary.baselines],
+                      best_metrics=best.metrics if best else {}, baselines=list(summary.baselines),
                       trials=trials, summary=summary, answer=answer_of(summary))
