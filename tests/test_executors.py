@@ -15,7 +15,7 @@ from tuner.backends import Backend
 from tuner.executors import EXECUTORS, Job, Outcome, Slot, TaskSpec, measure_task, outcome_of
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 from tuner.observers import SilentProgress
-from tuner.summary import Summary
+from tuner.summary import SlotInfo, Summary
 
 pytestmark = pytest.mark.dbbench
 
@@ -74,7 +74,7 @@ def test_a_new_executor_is_one_class_and_a_registration_line(tmp_path, monkeypat
                   out=tmp_path / "o", work_dir=work_dir, mlflow=False, plots=False, revalidate=0, drain=False,
                   progress=SilentProgress())
     summary = result.summary
-    assert summary.trials.complete >= 4 and summary.slot == {"cores": 1, "ram_bytes": 1 << 30, "pinned": True}
+    assert summary.trials.complete >= 4 and summary.slot == SlotInfo(cores=1, ram_bytes=1 << 30, pinned=True)
     assert summary.study is not None and summary.storage is not None
     study = optuna.load_study(study_name=summary.study, storage=summary.storage)
     measured = [t for t in study.trials if "node" in t.user_attrs]

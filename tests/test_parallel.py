@@ -356,7 +356,8 @@ def test_the_rocksdict_example_at_a_target_on_two_nodes_each_on_its_own_db(tmp_p
                      "--command", f"{python} {app} --loaded --options {{options}} --db {{db}} --data-bytes "
                      "{data_bytes} --duration {duration}", "--target-data", "4MiB", "--target-memory", "128MiB",
                      "--duration", "1s", "--objective", "p99_us", "--trials", "2", "--sampler", "random", "--seed", "1",
-                     "--no-starts", "--revalidate", "2", "--revalidate-rounds", "3", "--out", str(out))
+                     "--no-starts", "--revalidate", "2", "--revalidate-rounds", "3", "--revalidate-max-rounds", "3",
+                     "--out", str(out))
     assert r.returncode == 0, r.stderr[-3000:]
     done = _built_apart(out, dirs)
     assert all(t.user_attrs["phases"][0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in done)

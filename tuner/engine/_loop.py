@@ -78,6 +78,7 @@ class TrialLoop:
                 for outcome in self.executor.wait(timeout=1.0):
                     self._arrived(running, outcome)
         except KeyboardInterrupt:
+            self.store.after_interrupt()
             self._stop(running, "interrupted by the user (Ctrl-C)", rerun=False)
             raise
         except EnvironmentFault as exc:

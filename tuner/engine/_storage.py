@@ -123,6 +123,18 @@ class StudyStore:
         if params and (always or self.parts.config.search.sampler == "grid"):
             study.enqueue_trial(params, user_attrs=origin(was))
 
+    def after_interrupt(self) -> None:
+        """Drop the storage's open sessions and pooled connections: a Ctrl-C that lands inside a read
+        leaves its transaction open, and SQLite then refuses this process's next write ("database is
+        locked"), which lost the interrupted trials' records. (Optuna's RDB storage keeps them as
+        ``scoped_session`` and ``engine``; other storages have neither.)"""
+        backend = getattr(self.study._storage, "_backend", self.study._storage)
+        session, engine = getattr(backend, "scoped_session", None), getattr(backend, "engine", None)
+        if session is not None:
+            session.remove()
+        if engine is not None:
+            engine.dispose()
+
     # -- reading ----------------------------------------------------------------------------------
     def trials(self) -> tuple[FrozenTrial, ...]:
         return tuple(self.study.get_trials(deepcopy=False))
