@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import optuna
@@ -178,15 +179,22 @@ def _start_and_signal(args: list[str], sig: int) -> subprocess.Popen:
     work = Path(args[args.index("--work-dir") + 1])
     proc = subprocess.Popen([*TUNER, *fast(args)], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stderr is not None
-    for line in proc.stderr:
-        if line.startswith("trial 0:"):
+    signal_once_running(proc, proc.stderr, "trial 0:", work, sig, settle=0.3)
+    return proc
+
+
+def signal_once_running(proc: subprocess.Popen, lines: Iterable[str], marker: str, work: Path, sig: int,
+                        settle: float) -> None:
+    """Read ``lines`` (the process's output) up to one that starts with ``marker``, wait until a db_bench
+    runs in ``work`` (at most 60 s) and ``settle`` seconds more, then send ``sig`` to ``proc``."""
+    for line in lines:
+        if line.startswith(marker):
             deadline = time.monotonic() + 60
             while not _db_bench_running(work) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            time.sleep(0.3)
+            time.sleep(settle)
             proc.send_signal(sig)
-            break
-    return proc
+            return
 
 
 def _db_bench_running(work: Path) -> bool:

@@ -11,7 +11,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from experiments.held_out import answer_of, interleaved, shape
 from objectives.contract import RunFailed
 from objectives.defaults import LIBRARY, PINNED_7_8, Defaults
 from tests.conftest import leftovers
-from tests.test_cli import _db_bench_running, tuner
+from tests.test_cli import _db_bench_running, signal_once_running, tuner
 from tuner.summary import Summary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,14 +75,8 @@ def test_ctrl_c_or_a_sigterm_stops_db_bench_and_removes_the_preloaded_dbs(tmp_pa
                              "--rounds", "3", "--work-dir", str(work), "--out", str(tmp_path / "never.json")],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith("10.4.2: preloaded"):  # both DBs built; the rounds' first db_bench next
-            deadline = time.monotonic() + 60
-            while not _db_bench_running(work) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            time.sleep(0.5)
-            proc.send_signal(sig)
-            break
+    # both DBs built ("10.4.2: preloaded"); the rounds' first db_bench next
+    signal_once_running(proc, proc.stdout, "10.4.2: preloaded", work, sig, settle=0.5)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "interrupted" in err and not (tmp_path / "never.json").exists()
