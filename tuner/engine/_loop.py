@@ -78,7 +78,6 @@ class TrialLoop:
                 for outcome in self.executor.wait(timeout=1.0):
                     self._arrived(running, outcome)
         except KeyboardInterrupt:
-            self.store.after_interrupt()
             self._stop(running, "interrupted by the user (Ctrl-C)", rerun=False)
             raise
         except EnvironmentFault as exc:
@@ -88,6 +87,7 @@ class TrialLoop:
     def _stop(self, running: dict[str, _Running], reason: str, rerun: bool) -> None:
         """Cancel the jobs in flight; their trials are told interrupted (``rerun``: to run again)."""
         self.executor.cancel()
+        self.store.after_interrupt()
         for entry in running.values():
             self.store.interrupted(entry.trial, reason, rerun)
 
@@ -100,9 +100,8 @@ class TrialLoop:
         return None if left is None else min(self.parts.trials_wanted, counted + running + left)
 
     def _size_startup(self) -> None:
-        """Size the sampler's start-up (random initial points, starts included) to the trials
-        expected, once the baselines have measured a run's length; decided once and kept, so that a
-        resume goes on with the same."""
+        """Size the sampler's start-up (random initial points, starts included) to the trials expected,
+        once the baselines measured a run's length; decided once and kept for a resume."""
         sampler = self.parts.sampler
         if not isinstance(sampler, Startup):
             return
@@ -255,6 +254,7 @@ class TrialLoop:
             then = "the nearest feasible configuration runs next"
         self.bus.trial_rejected(self.snapshot(), trial.number, f"{violations[0]}; {then}")
         return None
+
 
 def _note_not_applied(store: StudyStore, bus: EventBus, trial: optuna.Trial) -> None:
     """Say once, at the first trial that shows it, which searched options the measured DB did not take

@@ -124,10 +124,8 @@ class StudyStore:
             study.enqueue_trial(params, user_attrs=origin(was))
 
     def after_interrupt(self) -> None:
-        """Drop the storage's open sessions and pooled connections: a Ctrl-C that lands inside a read
-        leaves its transaction open, and SQLite then refuses this process's next write ("database is
-        locked"), which lost the interrupted trials' records. (Optuna's RDB storage keeps them as
-        ``scoped_session`` and ``engine``; other storages have neither.)"""
+        """Drop the storage's open sessions and pooled connections (Optuna's RDB storage): a stop inside a
+        read leaves its transaction open, and SQLite refuses the next write ("database is locked")."""
         backend = getattr(self.study._storage, "_backend", self.study._storage)
         session, engine = getattr(backend, "scoped_session", None), getattr(backend, "engine", None)
         if session is not None:
