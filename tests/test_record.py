@@ -262,12 +262,43 @@ def test_the_scale_transfer_table_is_quoted_as_its_json_gives_it(size):
          after="At 4 and 16 times the data")
     amp = record["median_write_amp"]["rocksdb-default"]
     _row("docs/scale.md", start, f" | {default:,.0f} ops/s, write amp {amp:.2f} | {_ratio(best)}{tie} | {_ratio(toy)}, "
-         f"write amp {earlier['median_write_amp'][toy_name]:.2f} |", after="## Measured: does the answer hold as the DB grows?")
+         f"write amp {earlier['median_write_amp'][toy_name]:.2f} |", after="In the pinned shape")
     _quoted(_ratio(best) + tie, ("experiments/studies/results/overview-notes.md",))
     _quoted(_ratio(toy), ("experiments/studies/results/overview-notes.md",))
     if record["factor"] > 1:  # the lead quotes the larger sizes
         _quoted(f"{_ratio(best)}{', a tie,' if tie else ''} at {gib:.0f} GiB", ("docs/results.md",),
                 at="At the size you deploy.")
+
+
+DEPLOYED_TRANSFER = "experiments/scale_transfer/results/default-job-11.8.1.json"
+
+
+@pytest.mark.parametrize("size", range(3))
+def test_the_deployed_shapes_scale_transfer_table_is_quoted_as_its_json_gives_it(size):
+    """Each size's row of the deployed shape's scale transfer (the 11.8.1 default job's answer): the
+    defaults' median, the answer's ratio and verdict, and both medians' write amplification."""
+    record = _json(DEPLOYED_TRANSFER)
+    assert record["defaults"]["mode"] == "library"
+    row = record["sizes"][size]
+    (name,) = (n for n in row["over_default"])
+    best = row["over_default"][name]
+    tie = ", tie" if best["verdict"] == "tie" else ""
+    amp = row["median_write_amp"]
+    start = f"| {row['data_bytes'] / 2**30:.0f} GiB, "
+    for doc, after in (("docs/results.md", "On larger DBs, in this shape"),
+                       ("docs/scale.md", "## Measured: does the answer hold as the DB grows?")):
+        _row(doc, start, f" | {row['median_ops_per_sec']['rocksdb-default']:,.0f} ops/s | {_ratio(best)}{tie} | "
+             f"{amp['rocksdb-default']:.2f} / {amp[name]:.2f} |", after=after)
+
+
+def test_the_deployed_shapes_scale_transfer_reading_is_quoted_as_its_json_gives_it():
+    """The paragraph under the table: the answer's write amplification over the defaults' at the three sizes."""
+    sizes = _json(DEPLOYED_TRANSFER)["sizes"]
+    times = [s["median_write_amp"][n] / s["median_write_amp"]["rocksdb-default"]
+             for s in sizes for n in s["over_default"]]
+    assert {s["over_default"][n]["verdict"] for s in sizes for n in s["over_default"]} == {"tie"}
+    _quoted(f"its write amplification is {_span(times, '{:.1f}')} times the defaults'", ("docs/results.md",),
+            at="Measured again at its own target")
 
 
 def test_the_scale_transfers_drains_and_its_day_to_day_change_are_quoted_as_its_json_gives_them():
