@@ -130,7 +130,8 @@ def _loaded_backend(tmp_path: Path, load: str) -> tuple[Backend, Workload]:
     assert workload is not None and workload.kind == "preloaded"
     loaded = command.preload_path(Found("command"), tmp_path / "work", workload, 1)
     workload = replace(workload, snapshot=str(loaded))
-    setup = Setup(tmp_path / "work", 30.0, 1, KEYS, workload, config.command, load=config.load, preloaded=(loaded,))
+    setup = Setup(tmp_path / "work", 30.0, 1, KEYS, workload, config.measurement.command, load=config.measurement.load,
+                  preloaded=(loaded,))
     return command(setup), workload
 
 

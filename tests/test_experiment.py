@@ -50,7 +50,7 @@ def test_grid_values_may_be_expressions_and_must_lie_in_the_range():
 
 def test_an_experiments_tuner_learns_from_no_experiments_study():
     """S3's tuner once warm-started from S1's: a result would depend on which experiment ran first."""
-    excluded = ExperimentRun(experiment.load("S3"), Observer()).tuner_config(1, 60.0).library_exclude
+    excluded = ExperimentRun(experiment.load("S3"), Observer()).tuner_config(1, 60.0).search.library_exclude
     assert {f"{x}-" for x in experiment.names()} | {"-quick-"} == set(excluded)
 
 

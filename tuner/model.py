@@ -161,7 +161,7 @@ class TuneConfig:
     Built from the parts' fields by name, as the CLI's flags name them, each landing in its part:
     ``TuneConfig(workload="fillrandom", trials=20)``; a part may be given whole, and named fields
     then change it. ``dataclasses.replace(config, scale=2.0)`` goes through the same constructor.
-    A field also reads flat, ``config.trials`` being ``config.search.trials``."""
+    A field is read from its part: ``config.search.trials``."""
 
     measurement: MeasurementConfig
     deployment: DeploymentConfig
@@ -182,14 +182,6 @@ class TuneConfig:
         for name, kind in PARTS.items():
             part = given[name] or kind()
             object.__setattr__(self, name, replace(part, **{k: v for k, v in changes.items() if _PART_OF[k] == name}))
-
-    def __getattr__(self, name: str) -> Any:
-        """A flat read, ``config.trials``: the field of the part that holds it (called only for
-        names that are not the parts themselves)."""
-        part = _PART_OF.get(name)
-        if part is None:
-            raise AttributeError(f"'TuneConfig' object has no attribute {name!r}")
-        return getattr(getattr(self, part), name)
 
 
 @dataclass(frozen=True)
