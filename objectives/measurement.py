@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from objectives.contract import IntervalObserver, Measurement, representative
-from objectives.metrics import phase_details, summarize
+from objectives.metrics import metrics_of, phase_details
 from objectives.runner import Runner, RunResult
 from objectives.workloads import Flag, Workload
 
@@ -24,7 +24,7 @@ def measure(runner: Runner, workload: Workload, flags: Mapping[str, Flag], log_d
         where = log_dir if repeats == 1 else log_dir / f"repeat-{i}"
         runs.append(runner.run(workload, flags, where, seed=seed, observer=observer if i == 0 else None))
     operations = {p.name: p.operations for p in workload.phases if p.operations}
-    each = [summarize(r, operations) for r in runs]
+    each = [metrics_of(r, operations) for r in runs]
     pick = representative(each, metric)
     log_dir.mkdir(parents=True, exist_ok=True)
     (log_dir / "OPTIONS").write_text(runs[pick].options_text)

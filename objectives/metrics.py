@@ -40,7 +40,7 @@ from objectives.runner import PhaseRun, RunResult
 PERCENTILES = {"p50_us": 50.0, "p95_us": 95.0, "p99_us": 99.0, "p99_9_us": 99.9}
 
 
-def summarize(run: RunResult, operations: dict[str, int] | None = None) -> dict[str, float | None]:
+def metrics_of(run: RunResult, operations: dict[str, int] | None = None) -> dict[str, float | None]:
     """The metrics of a run, as defined in this module's docstring. ``operations`` gives, per phase,
     how many operations a benchmark that cannot count them did (replay)."""
     scored_phases = [p for p in run.phases if p.scored]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from objectives import workdir as workdir_module
-from objectives.metrics import summarize
+from objectives.metrics import metrics_of
 from objectives.runner import EnvironmentFault, RunFailed, Runner
 from objectives.workdir import MARKER, _started, _stat, remove_owned
 from objectives.workloads import load_workload
@@ -28,7 +28,7 @@ def test_fillrandom_run_measures_and_cleans_up(db_bench, host, work_dir, tmp_pat
     flags = {"write_buffer_size": "262144", "compression_type": "zstd", "compression_level": "5", "bloom_bits": "10",
              "max_background_jobs": "3", "subcompactions": "2"}
     run = Runner(db_bench, work_dir).run(workload, flags, tmp_path / "log", seed=5)
-    m = summarize(run)
+    m = metrics_of(run)
     # db_bench's own figure is the burst rate; the score charges the drain that followed
     assert m["burst_ops_per_sec"] == pytest.approx(run.phases[0].output.results[0].ops_per_sec)
     assert 0 < m["ops_per_sec"] <= m["burst_ops_per_sec"] and m["drain_seconds"] >= 0
@@ -57,7 +57,7 @@ def test_two_phase_workload_scores_only_the_read_phase(db_bench, host, work_dir,
     run = Runner(db_bench, work_dir).run(workload, {"bloom_bits": "10"}, tmp_path / "log")
     assert [p.name for p in run.phases] == ["load", "read"]
     assert "--use_existing_db=true" in run.phases[1].command
-    m = summarize(run)
+    m = metrics_of(run)
     assert m["burst_ops_per_sec"] == pytest.approx(run.phases[1].output.results[0].ops_per_sec)
     assert m["write_amp"] is not None  # from the load phase's tickers
     assert leftovers(work_dir) == []

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from objectives.dbbench import probe
-from objectives.metrics import summarize
+from objectives.metrics import metrics_of
 from objectives.runner import Runner
 from objectives.workdir import default_work_dir
 from objectives.workloads import load_workload
@@ -73,7 +73,7 @@ def interference(args: argparse.Namespace, root: Path) -> dict[str, list[float]]
 
     def one(core: int, where: Path, sink: list[float]) -> None:
         os.sched_setaffinity(0, {core})  # this thread only: db_bench inherits it
-        ops = summarize(runner.run(workload, {}, where))["ops_per_sec"]
+        ops = metrics_of(runner.run(workload, {}, where))["ops_per_sec"]
         assert ops is not None, where
         sink.append(ops)
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from objectives.dbbench import probe, release_builds
-from objectives.metrics import summarize
+from objectives.metrics import metrics_of
 from objectives.runner import Runner
 from objectives.workloads import load_workload
 from search_spaces import Context, GiB
@@ -49,7 +49,7 @@ def main() -> None:
             for repeat in range(args.repeats):
                 for kind, db_bench in binaries.items():
                     run = Runner(db_bench).run(workload, {}, Path(logs) / f"{name}-{kind}-{repeat}")
-                    ops_per_sec = summarize(run)["ops_per_sec"]
+                    ops_per_sec = metrics_of(run)["ops_per_sec"]
                     assert ops_per_sec is not None, f"{name} {kind}"
                     ops[kind].append(ops_per_sec)
                     print(f"{name:<12} {kind:<8} repeat {repeat}: {ops[kind][-1]:>12,.0f} ops/s", flush=True)
