@@ -260,9 +260,10 @@ def test_a_program_at_a_target_runs_two_at_once_on_ray_workers(tmp_path):
     study = summary_of(tmp_path / "o").optuna_study()
     done = [t for t in study.trials if t.user_attrs.get("outcome") == "complete"]
     assert len(done) == 4 and all(t.user_attrs["metrics"]["links"] >= 2 for t in done)  # 3: two copies at once
-    assert all(len(t.user_attrs["node"]["cores_used"]) == 1 for t in done)
+    nodes = [TrialRecord.of(t).node for t in done]
+    assert all(n is not None and len(n.cores_used or []) == 1 for n in nodes)
     assert all(t.user_attrs["phases"][0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in done)
-    spans = sorted((t.user_attrs["node"]["measured_from"], t.user_attrs["node"]["measured_to"]) for t in done)
+    spans = sorted((n.measured_from, n.measured_to) for n in nodes if n is not None)
     assert any(b[0] < a[1] for a, b in zip(spans, spans[1:])), "no two runs at once"
     assert not [p for p in os.listdir(tmp_path / "work") if p.startswith("rocksdb-tuner-")]
 

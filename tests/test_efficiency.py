@@ -628,7 +628,7 @@ def test_fidelity_audits_then_climbs_rungs_where_they_agree_with_the_full_size(t
     decided = summary.fidelity_agreement
     assert decided is not None
     assert decided.audited == [t.number for t in audit] and decided.rungs[0].n == rungs.AUDITED
-    small = [t.user_attrs["rung_0"]["ops_per_sec"] for t in audit]
+    small = [TrialRecord.of(t).rungs[0].ops_per_sec for t in audit]
     full = [t.user_attrs["metrics"]["ops_per_sec"] for t in audit]
     tau = decided.rungs[0].kendall_tau
     assert tau == pytest.approx(scipy.stats.kendalltau(small, full)[0])
@@ -642,7 +642,8 @@ def test_fidelity_audits_then_climbs_rungs_where_they_agree_with_the_full_size(t
     ratio = statistics.median(f / s for s, f in zip(small, full))
     for t in trials:  # a pruned configuration: the model learns its full-size estimate
         if t.state == TrialState.PRUNED:
-            assert TrialRecord.of(t).value_estimate == pytest.approx(t.user_attrs["rung_0"]["ops_per_sec"] * ratio)
+            r = TrialRecord.of(t)
+            assert r.value_estimate == pytest.approx((r.rungs[0].ops_per_sec or 0) * ratio)
     if decided.start_rung == 1:
         assert summary.trials.pruned == 0
     again = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "8", "--fidelity", "0.5,1",

@@ -19,6 +19,7 @@ import pytest
 
 from objectives.memory import Cgroups, MemoryLimitError
 from tests.conftest import TINY, fast, leftovers, summary_of
+from tuner.trials import TrialNode, TrialRecord
 
 pytestmark = [pytest.mark.dbbench, pytest.mark.ray]
 TUNER = [sys.executable, "-m", "tuner.cli"]
@@ -29,8 +30,23 @@ def _trials(out: Path) -> list[optuna.trial.FrozenTrial]:
     return summary_of(out).optuna_study().trials
 
 
-def _overlap(a: dict, b: dict) -> bool:
-    return a["measured_from"] < b["measured_to"] and b["measured_from"] < a["measured_to"]
+def _node(trial: optuna.trial.FrozenTrial) -> TrialNode:
+    """The node that ran ``trial``."""
+    node = TrialRecord.of(trial).node
+    assert node is not None, f"trial {trial.number} has no node"
+    return node
+
+
+def _span(node: TrialNode) -> tuple[float, float]:
+    """When the node measured its trial."""
+    assert node.measured_from is not None and node.measured_to is not None, node
+    return node.measured_from, node.measured_to
+
+
+def _overlap(a: TrialNode, b: TrialNode) -> bool:
+    """Whether the two trials were measured at the same time."""
+    (a_from, a_to), (b_from, b_to) = _span(a), _span(b)
+    return a_from < b_to and b_from < a_to
 
 
 def test_core_leases_never_share_a_core_and_free_on_release(tmp_path):
@@ -64,11 +80,11 @@ def test_local_parallel_trials_run_at_once_on_distinct_cores(tmp_path, work_dir)
     assert "2 trials at once on Ray, 1 pinned core(s) each" in r.stderr
     done = [t for t in _trials(out) if t.user_attrs.get("outcome") == "complete"]
     assert len(done) == 6
-    nodes = [t.user_attrs["node"] for t in done]
-    assert all(len(n["cores_used"]) == 1 for n in nodes)
+    nodes = [_node(t) for t in done]
+    assert all(len(n.cores_used or []) == 1 for n in nodes)
     pairs = [(a, b) for i, a in enumerate(nodes) for b in nodes[i + 1:] if _overlap(a, b)]
     assert pairs, "no two trials ran at the same time"
-    assert all(a["cores_used"] != b["cores_used"] for a, b in pairs)
+    assert all(a.cores_used != b.cores_used for a, b in pairs)
     for t in done:  # the worker's logs were shipped back to the driver's OUT
         assert (Path(t.user_attrs["log_dir"]) / "fillrandom.stdout").is_file() or \
             (Path(t.user_attrs["log_dir"]) / "load.stdout").is_file()
@@ -213,8 +229,8 @@ def test_study_runs_on_both_nodes_of_a_two_node_cluster(cluster, tmp_path, work_
     assert "one per node" in r.stderr
     done = [t for t in _trials(out) if t.user_attrs.get("outcome") == "complete"]
     assert len(done) == 6
-    ips = {t.user_attrs["node"]["ip"] for t in done}
-    assert len({t.user_attrs["node"]["node_id"] for t in done}) == 2, ips
+    ips = {_node(t).ip for t in done}
+    assert len({_node(t).node_id for t in done}) == 2, ips
     if cluster.ns:
         assert ips == {cluster.head_ip, cluster.worker_ip}
     # MLflow logging stayed on the driver: every trial has its run, with the node it ran on
@@ -312,7 +328,7 @@ def _built_apart(out: Path, dirs: dict[str, Path]) -> list[optuna.trial.FrozenTr
     as it was."""
     trials = _trials(out)
     done = [t for t in trials if t.user_attrs.get("outcome") == "complete"]
-    assert done and len({t.user_attrs["node"]["node_id"] for t in done}) == 2, \
+    assert done and len({_node(t).node_id for t in done}) == 2, \
         [t.user_attrs.get("fail_reason") for t in trials]
     built = sorted(p.relative_to(out).parts[:2] for p in out.rglob("preload/*.command"))
     assert len(built) == 2, built  # once per node (the driver's own is OUT/preload-trials/)

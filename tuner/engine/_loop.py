@@ -38,12 +38,12 @@ from tuner.model import WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
 from tuner.samplers import Startup, provenance, startup_size
 from tuner.summary import FidelityAgreement
 from tuner.summary import Startup as StartupSize
-from tuner.trials import TrialRecord, record, record_lost_attempt, record_rung
+from tuner.trials import RungRun, TrialRecord, record, record_lost_attempt, record_rung
 from tuner.trials import attrs as trial_attrs
 
 # --fidelity: rung i reports its ops/s as Optuna's intermediate value at step RUNG_BASE ** i.
 RUNG_BASE = rungs.REDUCTION
-RUNG_METRICS = ("ops_per_sec", "burst_ops_per_sec", "p99_us", "write_amp")
+RUNG_METRICS = ("ops_per_sec", "burst_ops_per_sec", "p99_us", "write_amp")  # what a rung's run keeps (RungRun)
 
 
 @dataclass
@@ -150,8 +150,8 @@ class TrialLoop:
         scale, value = ladder[entry.rung].scale, metrics.get("ops_per_sec") or 0.0
         trial.report(value, RUNG_BASE ** entry.rung)
         limits = [d["memory"]["memory_limit_bytes"] for d in outcome.measurement.details if d.get("memory")]
-        record_rung(trial, entry.rung, {"scale": scale, **{k: metrics.get(k) for k in RUNG_METRICS},
-                                        "memory_limit_bytes": max(limits, default=None)})
+        record_rung(trial, entry.rung, RungRun(scale, **{k: metrics.get(k) for k in RUNG_METRICS},
+                                               memory_limit_bytes=max(limits, default=None)))
         trials = self.store.trials()
         if not TrialRecord.of(trial).audit and not rungs.promoted(value, rungs.rivals(trials, entry.rung, trial.number)):
             estimate = rungs.full_size_estimate(value, rungs.audit_pairs(trials, entry.rung))
