@@ -40,6 +40,7 @@ from tuner.samplers import (
 )
 from tuner.samplers._skopt_sampler import _observations
 from tuner.samplers._startup import MODEL, RANDOM
+from tuner.stats import Rounds
 from tuner.summary import BaselineRun, BestTrial, MachineSeconds, Revalidation
 from tuner.trials import BaselineRecord, TrialRecord, record
 from tuner.trials import attrs as trial_attrs
@@ -375,9 +376,10 @@ def test_one_more_gain_round_is_counted_at_each_configurations_own_run_length():
     remeasure = Remeasure(store, measure=None, note=print, out=Path("."))
     entries = {"rocksdb-default": {"flags": {}}, "trial 15": {"flags": {}}}
     assert remeasure.run_length() == pytest.approx(376.0 / 7)  # 53.7 s: 2 runs of it would be 107 s
-    assert remeasure._round_seconds(estimate, entries, owed=0) == 71.0 + 51.0
-    assert remeasure._round_seconds(estimate, entries, owed=3) == pytest.approx(122.0 + 3 * 376.0 / 7)
-    failed = {**estimate, "failed": {"trial 15": "killed"}}  # a configuration that failed runs no more
+    saved = Rounds.from_dict(estimate)
+    assert remeasure._round_seconds(saved, entries, owed=0) == 71.0 + 51.0
+    assert remeasure._round_seconds(saved, entries, owed=3) == pytest.approx(122.0 + 3 * 376.0 / 7)
+    failed = saved.updated(failed={"trial 15": "killed"})  # a configuration that failed runs no more
     assert remeasure._round_seconds(failed, entries, owed=0) == 71.0
 
 

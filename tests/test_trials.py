@@ -4,9 +4,13 @@ itself, as any version stored them."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import optuna
 import pytest
 
+from tuner.engine import _attrs as attributes
 from tuner.model import machine_seconds
 from tuner.summary import FidelityAgreement, Preload, Startup
 from tuner.trials import (
@@ -125,3 +129,24 @@ def test_a_trials_rungs_and_node_as_earlier_versions_stored_them_read_back_typed
     record_rung(again, 0, first.rungs[0])
     record(again, node=first.node)
     assert again.user_attrs == {"rung_0": rung, "node": node}
+
+
+def test_the_engines_study_attributes_read_back_typed_as_every_version_stored_them():
+    """The re-validation's plan, decided once, is an attribute a field (``revalidation:<field>``; a study
+    from before K was kept has only some) and its rounds one object a stage: they read back typed and are
+    written as before; the starts' notes and the options not applied read as lists, empty before any."""
+    stored: dict[str, Any] = {"revalidation:ablation": True, "revalidation:allowance": 600.0}
+    store = SimpleNamespace(attr=lambda key, default=None: stored.get(key, default), set_attr=stored.__setitem__)
+    assert attributes.saved_plan(store) == attributes.SavedPlan(True, allowance=600.0)
+    assert attributes.seeded(store) == [] and attributes.options_not_applied(store) == []
+    attributes.save_plan(store, attributes.SavedPlan(False, 3, 4, 2))
+    assert stored == {"revalidation:ablation": False, "revalidation:allowance": 600.0, "revalidation:k": 3,
+                      "revalidation:min_rounds": 4, "revalidation:select_rounds": 2}
+    rounds = {"entries": ["rocksdb-default", "trial 3"], "rounds": 2, "failed": {"trial 3": "killed"},
+              "samples": {"rocksdb-default": [{"ops_per_sec": 9.0}], "trial 3": []}, "order": [["trial 3", "rocksdb-default"]]}
+    stored["revalidation:estimate"] = rounds
+    saved = attributes.rounds(store, "revalidation:estimate")
+    assert saved is not None and saved.failed == {"trial 3": "killed"}
+    assert saved.samples["rocksdb-default"] == [{"ops_per_sec": 9.0}] and saved.order == [["trial 3", "rocksdb-default"]]
+    attributes.keep_rounds(store, "revalidation:estimate", saved)
+    assert list(stored["revalidation:estimate"].items()) == list(rounds.items())  # its keys, in their order

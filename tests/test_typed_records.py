@@ -15,6 +15,10 @@ CODE = ("tuner", "objectives", "search_spaces", "experiments", "examples")
 # the study's own attributes (its identity, baselines, preloaded DB, ...); warm starts, which compare another
 # study's identity with this one's.
 ATTRIBUTE_OWNERS = ("tuner/trials.py", "tuner/engine/_storage.py", "tuner/engine/_warmstart.py")
+# Who may read or write the study's own attributes by their names (store.attr("starts"), set_attr(...)): the
+# storage (the identity a resume must match, baselines, the records stored/kept whole) and tuner/engine/_attrs.py
+# (one typed accessor each: the starts, the re-validation's saved plan and rounds, ...).
+STUDY_ATTRIBUTE_OWNERS = ("tuner/engine/_storage.py", "tuner/engine/_attrs.py")
 # Who may read summary.json's keys: tuner/summary.py; and tests that check what is on disk on purpose.
 SUMMARY_OWNERS = (
     "tuner/summary.py",
@@ -51,6 +55,14 @@ def attribute_reads(path: Path, source: str) -> list[Hit]:
     tree = ast.parse(source)
     return _hits(path, tree, [node for node in ast.walk(tree)
                               if isinstance(node, ast.Attribute) and node.attr in ("user_attrs", "set_user_attr")])
+
+
+def study_attribute_reads(path: Path, source: str) -> list[Hit]:
+    """The study's own attributes read or written by their names: ``x.attr("key")``, ``x.set_attr(f"...", v)``."""
+    tree = ast.parse(source)
+    return _hits(path, tree, [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                              and isinstance(node.func, ast.Attribute) and node.func.attr in ("attr", "set_attr")
+                              and node.args and isinstance(node.args[0], (ast.Constant, ast.JoinedStr))])
 
 
 def _names_a_summary(node: ast.AST) -> bool:
@@ -95,6 +107,12 @@ def test_no_trial_attribute_is_read_by_its_string_outside_its_record():
         "\n".join(wrong)
 
 
+def test_no_study_attribute_is_read_by_its_name_outside_its_accessor():
+    wrong = _violations(study_attribute_reads, _files(*CODE), STUDY_ATTRIBUTE_OWNERS)
+    assert not wrong, "study attributes read by their names (use tuner/engine/_attrs.py's accessors, " \
+        "StudyStore.stored/keep):\n" + "\n".join(wrong)
+
+
 def test_no_summary_key_is_read_by_its_string_outside_its_record():
     wrong = _violations(summary_reads, _files(*CODE, "tests"), SUMMARY_OWNERS)
     assert not wrong, "summary.json read by its keys (use Summary.load, its attributes):\n" + "\n".join(wrong)
@@ -103,6 +121,9 @@ def test_no_summary_key_is_read_by_its_string_outside_its_record():
 @pytest.mark.parametrize("source, check, found", [
     ("def f(t):\n    return t.user_attrs['outcome']\n", attribute_reads, [("bad.py::f", 2, "t.user_attrs")]),
     ("t.set_user_attr('outcome', 'rejected')\n", attribute_reads, [("bad.py", 1, "t.set_user_attr")]),
+    ("def f(store):\n    store.set_attr('seeded', store.attr(f'x:{1}') or [])\n    store.stored('preload', P)\n",
+     study_attribute_reads, [("bad.py::f", 2, "store.set_attr('seeded', store.attr(f'x:{1}') or [])"),
+                             ("bad.py::f", 2, "store.attr(f'x:{1}')")]),
     ("summary = json.loads(r.stdout)\n", summary_reads, [("bad.py", 1, "json.loads(r.stdout)")]),
     ("best = json.load(open('o/summary.json'))['best']\n", summary_reads,
      [("bad.py", 1, "json.load(open('o/summary.json'))")]),
@@ -110,7 +131,8 @@ def test_no_summary_key_is_read_by_its_string_outside_its_record():
      [("bad.py::f", 2, "summary['best']"), ("bad.py::f", 2, "summary.get('answer')")]),
     ("summary = Summary.from_dict(json.loads(r.stdout))\nsummary.best\nsummaries = {}\nsummaries['a']\n",
      summary_reads, []),
-], ids=["trial attribute", "trial attribute written", "printed summary", "summary file", "summary keys", "typed"])
+], ids=["trial attribute", "trial attribute written", "study attribute", "printed summary", "summary file",
+        "summary keys", "typed"])
 def test_the_rules_catch_a_violation(tmp_path, source, check, found):
     """The checks find what they forbid, and pass what goes through the typed records."""
     assert sorted(check(tmp_path / "bad.py", source)) == sorted(found)
