@@ -173,5 +173,8 @@ def _labelled(figure: Figure) -> bool:
 
 
 def documents(root: Path) -> list[Path]:
-    """The documents whose figures are bound or labelled: README, docs/ and the research questions' notes."""
-    return [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "experiments").glob("*/README.md"))]
+    """The documents whose figures are bound or labelled: README, docs/, the research questions' notes and
+    the S0-S4 studies' readings and overview notes (the written parts of their generated reports)."""
+    studies = root / "experiments" / "studies" / "results"
+    return [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "experiments").glob("*/README.md")),
+            *sorted(studies.glob("*/reading.md")), studies / "overview-notes.md"]

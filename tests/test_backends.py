@@ -259,11 +259,12 @@ def test_a_program_at_a_target_runs_two_at_once_on_ray_workers(tmp_path):
     assert "2 trials at once on Ray" in r.stderr
     assert (tmp_path / "loads").read_text() == "x"
     study = summary_of(tmp_path / "o").optuna_study()
-    done = [t for t in study.trials if t.user_attrs.get("outcome") == "complete"]
-    assert len(done) == 4 and all(t.user_attrs["metrics"]["links"] >= 2 for t in done)  # 3: two copies at once
-    assert all(len(t.user_attrs["node"]["cores_used"]) == 1 for t in done)
-    assert all(t.user_attrs["phases"][0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in done)
-    spans = sorted((t.user_attrs["node"]["measured_from"], t.user_attrs["node"]["measured_to"]) for t in done)
+    done = [t for t in study.trials if TrialRecord.of(t).outcome == "complete"]
+    assert len(done) == 4 and all(TrialRecord.of(t).metric("links") >= 2 for t in done)  # 3: two copies at once
+    nodes = [TrialRecord.of(t).node for t in done]
+    assert all(n is not None and len(n.cores_used or []) == 1 for n in nodes)
+    assert all(TrialRecord.of(t).phases[0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in done)
+    spans = sorted((n.measured_from, n.measured_to) for n in nodes if n is not None)
     assert any(b[0] < a[1] for a, b in zip(spans, spans[1:])), "no two runs at once"
     assert not [p for p in os.listdir(tmp_path / "work") if p.startswith("rocksdb-tuner-")]
 
@@ -478,7 +479,7 @@ def test_a_failing_program_fails_its_trials_with_one_line(tmp_path):
     summary = summary_of(tmp_path / "o")
     assert summary.trials.failed == 2 and summary.best is None
     trials = summary.optuna_study().trials
-    failed = [t.user_attrs["fail_reason"] for t in trials if t.user_attrs.get("outcome") == "failed"]
+    failed = [TrialRecord.of(t).fail_reason for t in trials if TrialRecord.of(t).outcome == "failed"]
     assert failed == ["command: exit code 1: no such column family"] * 2
     assert len(re.findall(r"^trial \d+: FAILED: command: exit code 1: no such column family \(", r.stderr, re.M)) == 2
     assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
@@ -508,7 +509,7 @@ def test_a_command_study_needs_no_db_bench(tmp_path, monkeypatch):
     assert summary.db_bench is None and summary.defaults is None
     assert summary.trials.complete == 3 and summary.baselines[0].state == "COMPLETE"
     trials = summary.optuna_study().trials
-    assert [t.user_attrs.get("enqueued") for t in trials][:1] == ["benchmark.sh"]  # no rocksdb-default start
+    assert [TrialRecord.of(t).enqueued for t in trials][:1] == ["benchmark.sh"]  # no rocksdb-default start
     assert summary.backend == "command" and (summary.command or "").endswith("{options}")
     title = (tmp_path / "o" / "comparison.md").read_text().splitlines()[0]
     assert summary.workload == "command"  # the program is the study's workload, no db_bench preset
@@ -666,9 +667,9 @@ def test_the_rocksdict_example_at_a_target_is_loaded_once_and_runs_within_its_me
     keys = (2 << 20) // (16 + 400)  # the app's 16-byte keys and 400-byte values in 2 MiB
     assert json.loads((tmp_path / "o" / "preload-trials" / "load.stdout").read_text())["keys"] == keys
     study = summary.optuna_study()
-    runs = [t for t in study.trials if t.user_attrs.get("outcome") == "complete"]
-    assert len(runs) == 2 and all(t.user_attrs["metrics"]["keys"] == keys for t in runs)
-    assert all(t.user_attrs["phases"][0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in runs)
+    runs = [t for t in study.trials if TrialRecord.of(t).outcome == "complete"]
+    assert len(runs) == 2 and all(TrialRecord.of(t).metric("keys") == keys for t in runs)
+    assert all(TrialRecord.of(t).phases[0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in runs)
     assert summary.best is not None and summary.best.metrics["p99_us"] > 0 and summary.objective_metric == "p99_us"
     assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
 

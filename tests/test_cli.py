@@ -17,6 +17,7 @@ import pytest
 
 from tests.conftest import TINY, fast, leftovers, printed_summary, summary_of
 from tuner.samplers import KINDS, RANKED
+from tuner.trials import TrialRecord
 
 pytestmark = pytest.mark.dbbench
 TUNER = [sys.executable, "-m", "tuner.cli"]
@@ -146,8 +147,8 @@ def test_budgets_are_constraints_not_penalties(tmp_path):
     trials = summary.optuna_study().trials
     # the score is the raw throughput; the budget lives in the constraint values
     for t in (t for t in trials if t.state == optuna.trial.TrialState.COMPLETE):
-        assert t.values[0] == t.user_attrs["metrics"]["ops_per_sec"]
-        assert t.user_attrs["constraints"][0] == pytest.approx(t.user_attrs["metrics"]["p99_us"] - 0.001)
+        assert t.values[0] == TrialRecord.of(t).metric("ops_per_sec")
+        assert TrialRecord.of(t).constraints[0] == pytest.approx(TrialRecord.of(t).metric("p99_us") - 0.001)
 
 
 def test_hand_found_baseline_is_measured_and_compared(tmp_path):
@@ -441,7 +442,7 @@ def test_infeasible_proposals_are_repaired_not_run(tmp_path):
     study = summary.optuna_study()
     complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     assert all(t.params["min_write_buffer_number_to_merge"] < t.params["max_write_buffer_number"] for t in complete)
-    assert any("repaired_from" in t.user_attrs for t in complete)
+    assert any(TrialRecord.of(t).repaired_from is not None for t in complete)
 
 
 def test_failed_trials_are_recorded_and_the_study_goes_on(tmp_path):
@@ -510,5 +511,5 @@ def test_an_interrupted_grid_point_runs_again_on_resume(tmp_path):
     resumed = tuner(*args)
     assert resumed.returncode == 0, resumed.stderr
     trials = optuna.load_study(study_name="grid", storage=f"sqlite:///{out / 'study.db'}").trials
-    done = sorted(t.params["subcompactions"] for t in trials if t.user_attrs.get("outcome") == "complete")
+    done = sorted(t.params["subcompactions"] for t in trials if TrialRecord.of(t).outcome == "complete")
     assert done == [1, 2, 3]  # every grid point measured once, the interrupted one included

@@ -40,6 +40,7 @@ from tuner.samplers import (
 )
 from tuner.samplers._skopt_sampler import _observations
 from tuner.samplers._startup import MODEL, RANDOM
+from tuner.stats import Rounds
 from tuner.summary import BaselineRun, BestTrial, MachineSeconds, Revalidation
 from tuner.trials import BaselineRecord, TrialRecord, record
 from tuner.trials import attrs as trial_attrs
@@ -81,7 +82,7 @@ def test_skopt_is_taught_failures_as_worst_running_trials_as_the_mean_and_nothin
 
 def test_skopt_learns_a_pruned_trial_by_its_estimate_when_it_has_one():
     estimated = _trial(TrialState.PRUNED, type="zstd", level=9)
-    estimated.set_user_attr("value_estimate", 150.0)  # as tuner.trials.record writes it
+    record(estimated, value_estimate=150.0)
     study = _study_with(_trial(TrialState.COMPLETE, 100.0, type="zstd", level=3),
                         _trial(TrialState.COMPLETE, 300.0, type="lz4"), estimated,
                         _trial(TrialState.PRUNED, type="zstd", level=18))
@@ -375,9 +376,10 @@ def test_one_more_gain_round_is_counted_at_each_configurations_own_run_length():
     remeasure = Remeasure(store, measure=None, note=print, out=Path("."))
     entries = {"rocksdb-default": {"flags": {}}, "trial 15": {"flags": {}}}
     assert remeasure.run_length() == pytest.approx(376.0 / 7)  # 53.7 s: 2 runs of it would be 107 s
-    assert remeasure._round_seconds(estimate, entries, owed=0) == 71.0 + 51.0
-    assert remeasure._round_seconds(estimate, entries, owed=3) == pytest.approx(122.0 + 3 * 376.0 / 7)
-    failed = {**estimate, "failed": {"trial 15": "killed"}}  # a configuration that failed runs no more
+    saved = Rounds.from_dict(estimate)
+    assert remeasure._round_seconds(saved, entries, owed=0) == 71.0 + 51.0
+    assert remeasure._round_seconds(saved, entries, owed=3) == pytest.approx(122.0 + 3 * 376.0 / 7)
+    failed = saved.updated(failed={"trial 15": "killed"})  # a configuration that failed runs no more
     assert remeasure._round_seconds(failed, entries, owed=0) == 71.0
 
 
@@ -529,7 +531,7 @@ def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_lea
     assert not observe("fill", 1, 100.0)
     clock[0] += 2.0
     assert observe("fill", 2, 50.0)
-    assert trial.user_attrs["pruned_by"] == "the --budget: ran past the 30 s the search had left"
+    assert TrialRecord.of(trial).pruned_by == "the --budget: ran past the 30 s the search had left"
     assert optuna.load_study(study_name=trial.study.study_name, storage=trial.study._storage).trials[0] \
         .intermediate_values == {1: 100.0, 2: 75.0}
 
@@ -563,14 +565,14 @@ def test_a_budget_sizes_the_startup_once_the_baselines_ran_and_every_trial_says_
     trials = optuna.load_study(study_name="startup", storage=f"sqlite:///{tmp_path / 'o' / 'study.db'}").trials
     # what the start-up counts (tuner.samplers._startup.fills_startup) before the model's first proposal: trials
     # that ran, as --trials counts them; a rejected proposal never ran (its neighbour runs in its place)
-    first_model = next(t.number for t in trials if t.user_attrs.get("provenance") == MODEL)
-    ran = [t.user_attrs["provenance"] for t in trials[:first_model]
-           if t.user_attrs.get("outcome") in ("complete", "failed", "pruned")]
-    seen = [(t.number, t.state.name, t.user_attrs.get("outcome"), t.user_attrs.get("provenance")) for t in trials]
+    first_model = next(t.number for t in trials if TrialRecord.of(t).provenance == MODEL)
+    ran = [TrialRecord.of(t).provenance for t in trials[:first_model]
+           if TrialRecord.of(t).outcome in ("complete", "failed", "pruned")]
+    seen = [(t.number, t.state.name, TrialRecord.of(t).outcome, TrialRecord.of(t).provenance) for t in trials]
     assert len(ran) == startup.size, seen
     assert ran[0] == "start" and RANDOM in ran
     assert set(ran) <= {"start", RANDOM, NEIGHBOUR}
-    complete = [t.user_attrs["provenance"] for t in trials if t.user_attrs.get("outcome") == "complete"]
+    complete = [TrialRecord.of(t).provenance for t in trials if TrialRecord.of(t).outcome == "complete"]
     assert summary.provenance == {k: complete.count(k) for k in set(complete)}
     assert summary.best.provenance in complete
     when = summary.when  # the trials' first start and last end, from the storage
@@ -622,18 +624,18 @@ def test_fidelity_audits_then_climbs_rungs_where_they_agree_with_the_full_size(t
     assert summary.best.log_dir.endswith("rung-1")  # reported figures are at full size
     trials = sorted(optuna.load_study(study_name="rungs", storage=f"sqlite:///{out / 'study.db'}").trials,
                     key=lambda t: t.number)
-    audit = [t for t in trials if t.user_attrs.get("audit")]
+    audit = [t for t in trials if TrialRecord.of(t).audit]
     assert len(audit) == rungs.AUDITED and all(t.state == TrialState.COMPLETE for t in audit)
     assert all((out / "trials" / f"{t.number:04d}" / "rung-0" / "load.stdout").exists() for t in audit)
     decided = summary.fidelity_agreement
     assert decided is not None
     assert decided.audited == [t.number for t in audit] and decided.rungs[0].n == rungs.AUDITED
-    small = [t.user_attrs["rung_0"]["ops_per_sec"] for t in audit]
-    full = [t.user_attrs["metrics"]["ops_per_sec"] for t in audit]
+    small = [TrialRecord.of(t).rungs[0].ops_per_sec for t in audit]
+    full = [TrialRecord.of(t).metric("ops_per_sec") for t in audit]
     tau = decided.rungs[0].kendall_tau
     assert tau == pytest.approx(scipy.stats.kendalltau(small, full)[0])
     assert decided.rungs[0].agrees == (tau >= rungs.AGREEMENT)
-    after = [t for t in trials if t.number > max(decided.audited) and t.user_attrs.get("outcome") != "rejected"]
+    after = [t for t in trials if t.number > max(decided.audited) and TrialRecord.of(t).outcome != "rejected"]
     assert after, "the study went on after the audit"
     for t in after:  # where the judgement sent them: rung 0 when it agrees, else the full size only
         ran_small = (out / "trials" / f"{t.number:04d}" / "rung-0").exists()
@@ -642,7 +644,8 @@ def test_fidelity_audits_then_climbs_rungs_where_they_agree_with_the_full_size(t
     ratio = statistics.median(f / s for s, f in zip(small, full))
     for t in trials:  # a pruned configuration: the model learns its full-size estimate
         if t.state == TrialState.PRUNED:
-            assert TrialRecord.of(t).value_estimate == pytest.approx(t.user_attrs["rung_0"]["ops_per_sec"] * ratio)
+            r = TrialRecord.of(t)
+            assert r.value_estimate == pytest.approx((r.rungs[0].ops_per_sec or 0) * ratio)
     if decided.start_rung == 1:
         assert summary.trials.pruned == 0
     again = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "8", "--fidelity", "0.5,1",

@@ -16,6 +16,7 @@ from tuner.executors import EXECUTORS, Job, Outcome, Slot, TaskSpec, measure_tas
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 from tuner.observers import SilentProgress
 from tuner.summary import SlotInfo, Summary
+from tuner.trials import TrialRecord
 
 pytestmark = pytest.mark.dbbench
 
@@ -77,10 +78,10 @@ def test_a_new_executor_is_one_class_and_a_registration_line(tmp_path, monkeypat
     assert summary.trials.complete >= 4 and summary.slot == SlotInfo(cores=1, ram_bytes=1 << 30, pinned=True)
     assert summary.study is not None and summary.storage is not None
     study = optuna.load_study(study_name=summary.study, storage=summary.storage)
-    measured = [t for t in study.trials if "node" in t.user_attrs]
-    nodes = [t.user_attrs["node"] for t in measured]
-    assert nodes and all(n["node_id"].startswith("process-of-") and len(n["cores_used"]) == 1 for n in nodes)
-    assert len({n["node_id"] for n in nodes}) == 2  # both worker processes measured
+    measured = [t for t in study.trials if TrialRecord.of(t).node is not None]
+    nodes = [n for t in measured if (n := TrialRecord.of(t).node) is not None]
+    assert nodes and all(str(n.node_id).startswith("process-of-") and len(n.cores_used or []) == 1 for n in nodes)
+    assert len({n.node_id for n in nodes}) == 2  # both worker processes measured
     for t in measured:  # the workers' logs came back to the driver, the OPTIONS they ran with beside them
         logs = tmp_path / "o" / "trials" / f"{t.number:04d}"
         assert (logs / "OPTIONS").is_file() and any(logs.glob("*.stdout")), sorted(logs.iterdir())

@@ -26,6 +26,7 @@ from objectives.parser import ParseError, parse, require
 from tests.conftest import DATA, TINY, fast, leftovers, printed_summary, summary_of
 from tests.test_cli import TUNER, tuner
 from tuner.summary import Summary
+from tuner.trials import TrialRecord
 
 pytestmark = [pytest.mark.dbbench, pytest.mark.faults]
 
@@ -112,8 +113,8 @@ def test_db_bench_killed_from_outside_stops_the_study_untaught(tmp_path, work_di
     stderr = _run_with_fault(tmp_path, work_dir, lambda pid: os.kill(pid, signal.SIGKILL), code=75)
     _stopped(stderr, "db_bench was killed from outside (SIGKILL)")
     trials = _trials(tmp_path)
-    assert [t.user_attrs.get("outcome") for t in trials] == ["complete", "interrupted", None], trials
-    assert trials[1].state == optuna.trial.TrialState.FAIL and "killed by SIGKILL" in trials[1].user_attrs["fail_reason"]
+    assert [TrialRecord.of(t).outcome for t in trials] == ["complete", "interrupted", None], trials
+    assert trials[1].state == optuna.trial.TrialState.FAIL and "killed by SIGKILL" in TrialRecord.of(trials[1]).fail_reason
     assert trials[2].state == optuna.trial.TrialState.WAITING
     assert trials[2].system_attrs["fixed_params"] == trials[1].params
     assert leftovers(work_dir) == [] and not _db_bench_pids(work_dir)
@@ -174,8 +175,8 @@ def test_full_disk_stops_the_study_and_the_resume_runs_the_trial_again(tmp_path,
     line = _stopped(_run_with_fault(tmp_path, work, fill, code=75), "the disk is full")
     assert "No space left on device" in line, line
     assert leftovers(work) == [] and not _db_bench_pids(work)
-    (interrupted,) = [t for t in _trials(tmp_path) if t.user_attrs.get("outcome") == "interrupted"]
-    assert "No space left on device" in interrupted.user_attrs["fail_reason"]
+    (interrupted,) = [t for t in _trials(tmp_path) if TrialRecord.of(t).outcome == "interrupted"]
+    assert "No space left on device" in TrialRecord.of(interrupted).fail_reason
     filler.unlink()
     resume = line.split("resume with: rocksdb-tuner ", 1)[1].split()
     r = tuner(*resume, "--work-dir", str(work), "--no-baselines", "--seed", "3", "--sampler", "random")
@@ -184,7 +185,7 @@ def test_full_disk_stops_the_study_and_the_resume_runs_the_trial_again(tmp_path,
     assert summary.trials.complete == 3 and summary.trials.failed == 0, summary.trials
     assert summary.trials.interrupted == 1
     again = [t for t in _trials(tmp_path) if t.number > interrupted.number and t.params == interrupted.params]
-    assert [t.user_attrs["outcome"] for t in again] == ["complete"]
+    assert [TrialRecord.of(t).outcome for t in again] == ["complete"]
     assert leftovers(work) == []
 
 
@@ -234,6 +235,6 @@ def test_two_tuners_on_one_study_the_second_refuses(tmp_path):
     first.communicate(timeout=300)
     assert first.returncode == 0
     trials = optuna.load_study(study_name="shared", storage=f"sqlite:///{tmp_path / 'o' / 'study.db'}").trials
-    assert [t.user_attrs["outcome"] for t in trials].count("complete") == 3
-    assert "interrupted" not in [t.user_attrs["outcome"] for t in trials]
+    assert [TrialRecord.of(t).outcome for t in trials].count("complete") == 3
+    assert "interrupted" not in [TrialRecord.of(t).outcome for t in trials]
     assert tuner(*args).returncode == 0  # once the first is done, the same command resumes (nothing left)

@@ -17,6 +17,7 @@ from search_spaces import Context, MiB
 from tests.conftest import TINY, summary_of
 from tests.test_cli import tuner
 from tuner.summary import SlotInfo
+from tuner.trials import TrialRecord
 
 pytestmark = pytest.mark.dbbench
 
@@ -125,8 +126,8 @@ def test_parallel_trials_are_tuned_for_their_slot(tmp_path, work_dir, host):
     study = summary.optuna_study()
     assert study.user_attrs["space"]["subcompactions"] == f"[1, {4 * cores}]"
     assert all(t.params["subcompactions"] <= 4 * cores for t in study.trials if t.params)
-    nodes = [t.user_attrs["node"] for t in study.trials if "node" in t.user_attrs]
-    assert nodes and all(len(n["cores_used"]) == cores for n in nodes)
+    nodes = [n for t in study.trials if (n := TrialRecord.of(t).node) is not None]
+    assert nodes and all(len(n.cores_used or []) == cores for n in nodes)
 
 
 def test_one_recommendation_from_a_pareto_front(tmp_path):

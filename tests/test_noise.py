@@ -30,18 +30,18 @@ def test_repeats_keep_whole_runs_and_the_revalidation_holds_up(tmp_path):
     assert summary.repeats == 2
     trials = optuna.load_study(study_name="noisy", storage=f"sqlite:///{tmp_path / 'o' / 'study.db'}").trials
     for t in trials:
-        if t.user_attrs["outcome"] != "complete":
+        if TrialRecord.of(t).outcome != "complete":
             continue
-        runs = t.user_attrs["repeats"]
+        runs = TrialRecord.of(t).repeats
         assert len(runs) == 2
         # one real run represents the configuration: the lower middle one by ops/s, whole
-        assert t.user_attrs["metrics"] == min(runs, key=lambda x: x["ops_per_sec"])
-        assert t.values[0] == t.user_attrs["metrics"]["ops_per_sec"]
-        assert t.user_attrs["spread_ops_per_sec"]["n"] == 2
+        assert TrialRecord.of(t).metrics == min(runs, key=lambda x: x["ops_per_sec"])
+        assert t.values[0] == TrialRecord.of(t).metric("ops_per_sec")
+        assert TrialRecord.of(t).spread_ops_per_sec["n"] == 2
 
     reval = summary.revalidation
     assert reval is not None and reval.select is not None and summary.best is not None
-    complete = sorted((t for t in trials if t.user_attrs["outcome"] == "complete"), key=lambda t: -t.values[0])
+    complete = sorted((t for t in trials if TrialRecord.of(t).outcome == "complete"), key=lambda t: -t.values[0])
     select = {row.name: row for row in reval.select.configurations if row.trial is not None}
     assert len(select) == 2 and f"trial {complete[0].number}" in select  # the best, and one more (tuner.ranking)
     assert "rocksdb-default" in {row.name for row in reval.select.configurations}  # measured beside them

@@ -19,6 +19,7 @@ import pytest
 
 from objectives.memory import Cgroups, MemoryLimitError
 from tests.conftest import TINY, fast, leftovers, summary_of
+from tuner.trials import TrialNode, TrialRecord
 
 pytestmark = [pytest.mark.dbbench, pytest.mark.ray]
 TUNER = [sys.executable, "-m", "tuner.cli"]
@@ -29,8 +30,23 @@ def _trials(out: Path) -> list[optuna.trial.FrozenTrial]:
     return summary_of(out).optuna_study().trials
 
 
-def _overlap(a: dict, b: dict) -> bool:
-    return a["measured_from"] < b["measured_to"] and b["measured_from"] < a["measured_to"]
+def _node(trial: optuna.trial.FrozenTrial) -> TrialNode:
+    """The node that ran ``trial``."""
+    node = TrialRecord.of(trial).node
+    assert node is not None, f"trial {trial.number} has no node"
+    return node
+
+
+def _span(node: TrialNode) -> tuple[float, float]:
+    """When the node measured its trial."""
+    assert node.measured_from is not None and node.measured_to is not None, node
+    return node.measured_from, node.measured_to
+
+
+def _overlap(a: TrialNode, b: TrialNode) -> bool:
+    """Whether the two trials were measured at the same time."""
+    (a_from, a_to), (b_from, b_to) = _span(a), _span(b)
+    return a_from < b_to and b_from < a_to
 
 
 def test_core_leases_never_share_a_core_and_free_on_release(tmp_path):
@@ -62,16 +78,16 @@ def test_local_parallel_trials_run_at_once_on_distinct_cores(tmp_path, work_dir)
                         "--no-plots"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "2 trials at once on Ray, 1 pinned core(s) each" in r.stderr
-    done = [t for t in _trials(out) if t.user_attrs.get("outcome") == "complete"]
+    done = [t for t in _trials(out) if TrialRecord.of(t).outcome == "complete"]
     assert len(done) == 6
-    nodes = [t.user_attrs["node"] for t in done]
-    assert all(len(n["cores_used"]) == 1 for n in nodes)
+    nodes = [_node(t) for t in done]
+    assert all(len(n.cores_used or []) == 1 for n in nodes)
     pairs = [(a, b) for i, a in enumerate(nodes) for b in nodes[i + 1:] if _overlap(a, b)]
     assert pairs, "no two trials ran at the same time"
-    assert all(a["cores_used"] != b["cores_used"] for a, b in pairs)
+    assert all(a.cores_used != b.cores_used for a, b in pairs)
     for t in done:  # the worker's logs were shipped back to the driver's OUT
-        assert (Path(t.user_attrs["log_dir"]) / "fillrandom.stdout").is_file() or \
-            (Path(t.user_attrs["log_dir"]) / "load.stdout").is_file()
+        assert (Path(TrialRecord.of(t).log_dir) / "fillrandom.stdout").is_file() or \
+            (Path(TrialRecord.of(t).log_dir) / "load.stdout").is_file()
     assert leftovers(work_dir) == []
 
 
@@ -92,7 +108,7 @@ def test_ctrl_c_cancels_parallel_trials_and_resume_completes(tmp_path, work_dir)
     assert subprocess.run(["pgrep", "-f", "--", f"--db={work_dir}"], capture_output=True).returncode == 1
     again = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
-    outcomes = [t.user_attrs.get("outcome") for t in _trials(out)]
+    outcomes = [TrialRecord.of(t).outcome for t in _trials(out)]
     assert outcomes.count("complete") == 4 and outcomes.count("interrupted") >= 1
     assert leftovers(work_dir) == []
 
@@ -211,10 +227,10 @@ def test_study_runs_on_both_nodes_of_a_two_node_cluster(cluster, tmp_path, work_
                      "--no-plots")
     assert r.returncode == 0, r.stderr[-3000:]
     assert "one per node" in r.stderr
-    done = [t for t in _trials(out) if t.user_attrs.get("outcome") == "complete"]
+    done = [t for t in _trials(out) if TrialRecord.of(t).outcome == "complete"]
     assert len(done) == 6
-    ips = {t.user_attrs["node"]["ip"] for t in done}
-    assert len({t.user_attrs["node"]["node_id"] for t in done}) == 2, ips
+    ips = {_node(t).ip for t in done}
+    assert len({_node(t).node_id for t in done}) == 2, ips
     if cluster.ns:
         assert ips == {cluster.head_ip, cluster.worker_ip}
     # MLflow logging stayed on the driver: every trial has its run, with the node it ran on
@@ -258,10 +274,10 @@ def test_a_killed_worker_process_is_retried_and_the_study_completes(cluster, tmp
     err = "".join(lines)
     assert proc.returncode == 0, err[-3000:]
     assert "retrying it once" in err
-    trials = [t for t in _trials(out) if t.user_attrs.get("outcome") in ("complete", "failed")]
-    assert [t.user_attrs["outcome"] for t in trials].count("complete") == 3
-    retried = [t for t in trials if t.user_attrs.get("attempts") == 2]
-    assert len(retried) == 1 and "lost_attempt_0" in retried[0].user_attrs
+    trials = [t for t in _trials(out) if TrialRecord.of(t).outcome in ("complete", "failed")]
+    assert [TrialRecord.of(t).outcome for t in trials].count("complete") == 3
+    retried = [t for t in trials if TrialRecord.of(t).attempts == 2]
+    assert len(retried) == 1 and 0 in TrialRecord.of(retried[0]).lost_attempts
     assert leftovers(work_dir) == []  # the killed worker's DB directory was removed by a later task
 
 
@@ -282,8 +298,8 @@ def test_nodes_with_another_db_bench_are_refused_unless_allowed(tmp_path_factory
         # one trial per node: otherwise Ray may run both tiny trials on the head, one after the other
         allowed = c.tune(*args, "--allow-mixed-db-bench", "--one-trial-per-node", "--out", str(tmp_path / "allowed"))
         assert allowed.returncode == 0, allowed.stderr[-3000:]
-        paths = {t.user_attrs.get("db_bench", {}).get("path") for t in _trials(tmp_path / "allowed")
-                 if t.user_attrs.get("outcome") == "complete"}
+        paths = {(TrialRecord.of(t).db_bench or {}).get("path") for t in _trials(tmp_path / "allowed")
+                 if TrialRecord.of(t).outcome == "complete"}
         assert str(other) in paths, paths
     finally:
         c.stop()
@@ -311,9 +327,9 @@ def _built_apart(out: Path, dirs: dict[str, Path]) -> list[optuna.trial.FrozenTr
     the node's own preloaded DB (its logs in the run's ``preload/``) and no other run; every work dir left
     as it was."""
     trials = _trials(out)
-    done = [t for t in trials if t.user_attrs.get("outcome") == "complete"]
-    assert done and len({t.user_attrs["node"]["node_id"] for t in done}) == 2, \
-        [t.user_attrs.get("fail_reason") for t in trials]
+    done = [t for t in trials if TrialRecord.of(t).outcome == "complete"]
+    assert done and len({_node(t).node_id for t in done}) == 2, \
+        [TrialRecord.of(t).fail_reason for t in trials]
     built = sorted(p.relative_to(out).parts[:2] for p in out.rglob("preload/*.command"))
     assert len(built) == 2, built  # once per node (the driver's own is OUT/preload-trials/)
     for name, work in dirs.items():
@@ -337,7 +353,7 @@ def test_each_node_builds_its_own_preloaded_db_once_and_removes_it(tmp_path, tmp
                      "1", "--no-starts", "--out", str(tmp_path / "out"))
     assert r.returncode == 0, r.stderr[-3000:]
     done = _built_apart(tmp_path / "out", dirs)
-    assert len(done) == 4 and all(t.user_attrs["metrics"]["links"] >= 2 for t in done)  # on a loaded DB's copy
+    assert len(done) == 4 and all(TrialRecord.of(t).metric("links") >= 2 for t in done)  # on a loaded DB's copy
     assert (tmp_path / "loads").read_text() == "xxx"  # the driver's, then once on each node
 
 
@@ -360,7 +376,7 @@ def test_the_rocksdict_example_at_a_target_on_two_nodes_each_on_its_own_db(tmp_p
                      "--out", str(out))
     assert r.returncode == 0, r.stderr[-3000:]
     done = _built_apart(out, dirs)
-    assert all(t.user_attrs["phases"][0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in done)
+    assert all(TrialRecord.of(t).phases[0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in done)
     summary = summary_of(out)
     assert summary.objective_metric == "p99_us" and summary.objective_maximize is False
     assert summary.revalidation is not None and summary.revalidation.rounds >= 3
@@ -416,6 +432,6 @@ def test_ctrl_c_on_a_cluster_leaves_no_preloaded_db_on_any_node_and_resume_build
         cluster.stop()
     assert again.returncode == 0, again.stderr[-3000:]
     assert (tmp_path / "loads").read_text() == "xxxxxx"  # built again: the driver's and each node's
-    assert [t.user_attrs.get("outcome") for t in _trials(tmp_path / "out")].count("complete") == 6
+    assert [TrialRecord.of(t).outcome for t in _trials(tmp_path / "out")].count("complete") == 6
     for work in works:
         assert not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], work

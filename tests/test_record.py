@@ -719,6 +719,110 @@ def test_the_overviews_notes_are_quoted_as_the_results_give_them():
     _quoted(f"one configuration's fastest run was {spreads[0][0]} and {spreads[1][0]} its slowest across {runs} runs", notes)
 
 
+
+def _study_says(result: dict[str, Any], key: str, pattern: str) -> str:
+    """What the study's own text in ``result`` (its ``finding`` or ``scale_note``) says where ``pattern``
+    (one group) matches: a figure of the original study, or of the scaling, as the run recorded it."""
+    m = re.search(pattern, result[key])
+    assert m, f"{result['id']}'s {key} does not say {pattern!r}"
+    return m[1]
+
+
+def test_s0s_readings_other_figures_are_quoted_as_its_results_give_them():
+    r, doc = _study("S0"), ("experiments/studies/results/S0/reading.md",)
+    seeds = r["tuner"]["seeds"]
+    (runs,) = {s["runs"] for s in seeds}
+    seconds = statistics.median(t["seconds"] for s in seeds for t in s["trials"])
+    _quoted(f"tuner had the sweep's {r['tuner']['budget_seconds']:.0f} s, {runs} trials of about {seconds:.0f} s", doc)
+    sizes = [c["params"]["write_buffer_size"] for c in _picks(r)]
+    assert min(sizes) == 2**20
+    _quoted(f"1-{max(sizes) / 2**20:.1f} MiB memtables, 5-8 of them merged 4 at a time", doc)
+    memtable = _study_says(r, "scale_note", r"(\d+\.\d+ MB) memtables")
+    _quoted(f"the workload's defaults already use {memtable} memtables", doc)
+    _quoted(f"S0's scaled {memtable} one", doc)
+    rerun = _study("S0", rerun=True)
+    sweep = {t["params"]["subcompactions"]: t for t in _sweep(rerun)}
+    more = [t["ops_per_sec"] / 1000 for n, t in sweep.items() if n >= 3]
+    notes = ("experiments/studies/results/overview-notes.md",)
+    _quoted(f"({_k(sweep[1]['ops_per_sec'])} ops/s at 1, {_span(more, '{:.0f}k')} at 3-8)", notes)
+    _quoted(f"instead of the workload's {memtable} one", notes)
+
+
+def test_s1s_readings_other_figures_are_quoted_as_its_results_give_them():
+    r, doc = _study("S1"), ("experiments/studies/results/S1/reading.md",)
+    budget, sweep = r["tuner"]["budget_seconds"], r["sweep"]
+    seconds = statistics.median(t["seconds"] for t in sweep["trials"])
+    _quoted(f"{sweep['runs']} runs of about {seconds:.0f} s. Each seed had those {budget:.0f} s", doc)
+    _quoted(f"(at {seconds:.0f} s a run, {budget:.0f} s does not)", doc)
+    picks = _picks(r)
+    assert picks[1]["params"] == picks[2]["params"]  # seeds 2 and 3 picked the same configuration
+    _quoted(f"({picks[1]['params']['write_buffer_size'] / 2**20:.1f} MiB memtables x 5", doc)
+    _quoted(f"measured it twice per round: {_k(picks[1]['median_ops_per_sec'])} and {_k(picks[2]['median_ops_per_sec'])} "
+            "median over the same 5 rounds", doc)
+    gain, data = _study_says(r, "finding", r"gave (\d+\.\d+x)"), _study_says(r, "scale_note", r"\((\d+\.\d+ GB)\)")
+    _quoted(f"The study's {gain} came from keeping reads off an NVMe drive: {data} of data", doc)
+    _quoted(f"{r['machine']['ram_bytes'] / 2**30:.1f} GiB RAM", doc)
+    notes = ("experiments/studies/results/overview-notes.md",)
+    _quoted(f"the {budget:.0f} s budget is 7 runs here", notes)
+    _quoted(f"a re-run on another host beat the hand-found configuration, "
+            f"{_ratio(_study('S1', rerun=True)['tuner']['across_seeds']['vs_hand_found'])}", notes)
+
+
+def test_the_overview_notes_toy_answer_is_quoted_as_its_summary_gives_it():
+    toy = _gain(_summary("default-job-fillrandom-2026-11-25"))
+    _quoted(f"(fillrandom default job, {toy.ratio:.2f}x at its 232 MB)", ("experiments/studies/results/overview-notes.md",))
+
+
+def test_s2s_readings_other_figures_are_quoted_as_its_results_give_them():
+    r, doc = _study("S2"), ("experiments/studies/results/S2/reading.md",)
+    warm = [t["params"]["write_buffer_size"] for t in _tried(r, "default-fillrandom")]
+    assert min(warm) == 2**20
+    _quoted(f"fillrandom at scale 2: 1-{max(warm) / 2**20:.1f} MiB memtables", doc)
+    hand = _vs_default(r, "hand-found:S2")[0]
+    _quoted(f"this run {hand} and {r['tuner']['across_seeds']['vs_hand_found']['ratio']:.2f}x", doc)
+    _quoted(f"S2's hand-found/defaults ratio was {hand} in the table's run", ("experiments/studies/results/overview-notes.md",))
+    rerun = _study("S2", rerun=True)
+    budget = rerun["tuner"]["budget_seconds"]
+    _quoted(f"the 5 warm-start configurations ran at {_ks(_tried(rerun, 'default-fillrandom'))} ops/s against the "
+            f"default trials' {_ks(_tried(rerun, 'rocksdb-default'))}", doc)
+    (zstd,) = [t for t in rerun["tuner"]["seeds"][2]["trials"] if t["outcome"] == "complete"
+               and t["params"].get("compression_type") == "zstd" and t["seconds"] > 30]
+    _quoted(f"a zstd configuration with {zstd['params']['write_buffer_size'] / 2**20:.1f} MiB memtables took "
+            f"{zstd['seconds']:.0f} s of its {budget:.0f} s", doc)
+    _quoted(f"The budget ({budget:.0f} s, about 16 runs)", doc)
+
+
+def test_s3s_and_s4s_readings_other_figures_are_quoted_as_their_results_give_them():
+    r, doc = _study("S3"), ("experiments/studies/results/S3/reading.md",)
+    _quoted(f"the defaults ({'{}, {}'.format(*_over_seeds(r, 'vs_default')[:2])}, worst seed "
+            f"{_over_seeds(r, 'vs_default')[2]})", doc)
+    worse = _study_says(r, "finding", r"latency x(\d+)")
+    _quoted(f"made latency {worse} times worse", doc)
+    best = next(t for t in _sweep(r) if t["number"] == r["sweep"]["best_trial"])
+    _quoted(f"({best['params']['write_buffer_size'] / 2**20:.1f} MiB x {best['params']['max_write_buffer_number']}, merge "
+            f"{best['params']['min_write_buffer_number_to_merge']}; {_k(best['ops_per_sec'])} in its one run)", doc)
+    _quoted(f"the sweep's best is {_vs_default(r, 'sweep best')[0]}", doc)
+    trials = {t["number"]: t for t in r["tuner"]["seeds"][0]["trials"] if t["outcome"] == "complete"}
+    assert trials[20]["params"]["compression_type"] == "zstd"
+    near = [t for n, t in trials.items() if abs(n - 20) <= 3 and t["params"]["compression_type"] == "lz4"]
+    _quoted(f"(trial 20, level {trials[20]['params']['compression_level']}) ran at {_k(trials[20]['ops_per_sec'])} "
+            f"against {_ks(near)} for its LZ4 neighbours", doc)
+    s4 = _study("S4")
+    bsh = _h2h(s4)["benchmark.sh"]["ops_per_sec"]
+    _quoted(f"round ({bsh[2]:,.0f} against {_span([v / 1000 for v in bsh[:2] + bsh[3:]], '{:.0f}k')})", doc)
+    doc = ("experiments/studies/results/S4/reading.md",)
+    flattens = _study_says(s4, "finding", r"flatten near (\d+ %)")
+    _quoted(f"it does not flatten near {flattens} of the data", doc)
+    sweep_best = _h2h(s4)["sweep best"]["median_ops_per_sec"]
+    _quoted(f"the gain ({_span([c['median_ops_per_sec'] / sweep_best for c in _picks(s4)], '{:.2f}')}x the sweep's best's "
+            "median)", doc)
+    seed = s4["tuner"]["seeds"][1]
+    pick = next(t for t in seed["trials"] if t["number"] == seed["best_trial"])
+    same = [t for t in seed["trials"] if t["outcome"] == "complete" and t["params"] == pick["params"]]
+    _quoted(f"{sum(t['seconds'] for t in same):.0f} of its {seed['machine_seconds']['total']:.0f} s) at "
+            f"{_ks(same, 1)} ops/s", doc)
+
+
 MODULES = {"scale_transfer": "experiments.scale_transfer.scale_transfer",  # the fixtures that give a benchmark's module
            "sampler_benchmark": "experiments.sampler_benchmark.sampler_benchmark"}
 

@@ -23,6 +23,7 @@ from tests.test_cli import tuner
 from tuner import options_file, ranking
 from tuner.model import UsageError
 from tuner.target import SHAPE, load_base_options, lsm_levels, make_target, scaled, shaped
+from tuner.trials import TrialRecord
 
 OPTIONS = """[Version]
   rocksdb_version=9.11.2
@@ -222,10 +223,10 @@ def test_fidelity_rungs_at_a_target_keep_its_shape_and_memory_ratio(tmp_path):
         nums[rung] = int(re.search(r"--num=(\d+)", (audit / rung / "load.command").read_text())[1])
     assert nums["rung-0"] * 4 == pytest.approx(nums["rung-1"], rel=0.01)
     trial = next(t for t in summary.optuna_study().trials if t.number == decided.audited[0])
-    full = max(d["memory"]["memory_limit_bytes"] for d in trial.user_attrs["phases"] if d.get("memory"))
+    full = max(d["memory"]["memory_limit_bytes"] for d in TrialRecord.of(trial).phases if d.get("memory"))
     # the cgroup rounds its limit down to whole pages
     assert full == pytest.approx(1024 * MiB, abs=MiB)
-    assert trial.user_attrs["rung_0"]["memory_limit_bytes"] == pytest.approx(256 * MiB, abs=MiB)
+    assert TrialRecord.of(trial).rungs[0].memory_limit_bytes == pytest.approx(256 * MiB, abs=MiB)
 
 
 @pytest.mark.dbbench
@@ -345,7 +346,7 @@ def test_confirmation_at_the_target_changes_the_answer_when_the_toy_winner_loses
     assert r.returncode == 0, r.stderr
     summary = summary_of(tmp_path / "o")
     study = summary.optuna_study()
-    trials = {t.params["write_buffer_size"]: t for t in study.trials if t.user_attrs.get("outcome") == "complete"}
+    trials = {t.params["write_buffer_size"]: t for t in study.trials if TrialRecord.of(t).outcome == "complete"}
     big, small = trials[100663296], trials[65536]
     assert big.values[0] > small.values[0]  # the toy winner
     assert summary.revalidation is not None and summary.revalidation.select is not None

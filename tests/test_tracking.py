@@ -21,6 +21,7 @@ from mlflow.entities import Run
 
 from tests.conftest import TINY, printed_summary, summary_of
 from tests.test_cli import TUNER, _start_and_signal, tuner
+from tuner.trials import TrialRecord
 
 pytestmark = pytest.mark.dbbench
 TUNED = {"subcompactions", "max_background_jobs", "write_buffer_size", "max_write_buffer_number",
@@ -91,7 +92,7 @@ def test_default_store_parent_nested_runs_artifacts_and_resume(tmp_path, monkeyp
     # one run per trial, a rejected proposal's too; 4 measured
     assert [_key(r) for r in every] == [f"trial-{t.number:04d}" for t in study_trials]
     trials = [r for r in every if r.data.tags["outcome"] == "complete"]
-    measured = [t for t in study_trials if t.user_attrs.get("outcome") == "complete"]
+    measured = [t for t in study_trials if TrialRecord.of(t).outcome == "complete"]
     assert len(trials) == len(measured) == 4
     # without a re-validation the answer is the search's best trial: marked, and ranked first
     (answer,) = [r for r in children if r.data.tags.get("answer") == "true"]
@@ -256,14 +257,14 @@ def test_killed_then_resumed_optuna_and_mlflow_agree(tmp_path, sig, status):
     assert sorted(trials, key=int) == [str(t.number) for t in study]
     for t in study:
         run = trials[str(t.number)]
-        assert run.data.tags["outcome"] == t.user_attrs["outcome"]
-        expected = {"complete": "FINISHED", "interrupted": "KILLED"}.get(t.user_attrs["outcome"], "FAILED")
+        assert run.data.tags["outcome"] == TrialRecord.of(t).outcome
+        expected = {"complete": "FINISHED", "interrupted": "KILLED"}.get(TrialRecord.of(t).outcome, "FAILED")
         assert run.info.status == expected
         if t.values:
             assert run.data.metrics["objective"] == t.values[0]
         else:
-            assert run.data.tags["fail_reason"] == t.user_attrs["fail_reason"]
-    assert sum(t.user_attrs["outcome"] == "interrupted" for t in study) == 1
+            assert run.data.tags["fail_reason"] == TrialRecord.of(t).fail_reason
+    assert sum(TrialRecord.of(t).outcome == "interrupted" for t in study) == 1
 
 
 @pytest.fixture

@@ -4,12 +4,27 @@ itself, as any version stored them."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import optuna
 import pytest
 
+from tuner.engine import _attrs as attributes
 from tuner.model import machine_seconds
 from tuner.summary import FidelityAgreement, Preload, Startup
-from tuner.trials import BaselineRecord, PrunedAt, TrialRecord, attrs, origin, record, record_lost_attempt, record_rung
+from tuner.trials import (
+    BaselineRecord,
+    PrunedAt,
+    RungRun,
+    TrialNode,
+    TrialRecord,
+    attrs,
+    origin,
+    record,
+    record_lost_attempt,
+    record_rung,
+)
 
 
 def test_what_is_recorded_reads_back_as_attributes():
@@ -17,12 +32,14 @@ def test_what_is_recorded_reads_back_as_attributes():
     trial = study.ask()
     record(trial, outcome="complete", seconds=1.5, metrics={"ops_per_sec": 10.0}, provenance="start",
            enqueued="benchmark.sh", constraints=[-1.0])
-    record_rung(trial, 0, {"scale": 0.125, "ops_per_sec": 20.0})
+    record_rung(trial, 0, RungRun(0.125, ops_per_sec=20.0))
+    record(trial, node=TrialNode("n1", "host-a", "10.0.0.2", [1], 1.0, 2.0), attempts=1)
     record_lost_attempt(trial, 0, "the worker died")
     study.tell(trial, 10.0)
     r = TrialRecord.of(study.trials[0])
     assert (r.outcome, r.seconds, r.metric("ops_per_sec"), r.metric("p99_us")) == ("complete", 1.5, 10.0, None)
-    assert r.rungs == {0: {"scale": 0.125, "ops_per_sec": 20.0}} and r.lost_attempts == {0: "the worker died"}
+    assert r.rungs == {0: RungRun(0.125, ops_per_sec=20.0)} and r.lost_attempts == {0: "the worker died"}
+    assert r.node is not None and (r.node.host, r.node.cores_used, r.node.measured_to) == ("host-a", [1], 2.0)
     assert r.constraints == [-1.0] and not r.audit and r.fail_reason is None
     assert origin(r) == {"enqueued": "benchmark.sh", "provenance": "start"}
 
@@ -84,3 +101,52 @@ def test_where_a_trial_was_pruned_reads_back_typed_and_is_stored_as_before():
     study.tell(trial, state=optuna.trial.TrialState.PRUNED)
     assert study.trials[0].user_attrs["pruned_at"] == {"phase": "overwrite", "second": 4}  # the stored form, on purpose
     assert TrialRecord.of(study.trials[0]).pruned_at == PrunedAt("overwrite", 4)
+
+
+def test_a_trials_rungs_and_node_as_earlier_versions_stored_them_read_back_typed_and_are_stored_as_before():
+    """A rung's run and the node a worker ran a trial on are JSON objects under ``rung_<n>`` and ``node``:
+    as the last untyped version wrote them they read back as RungRun and TrialNode and are written the
+    same; an earlier rung without the burst ops/s nor memory limit, and a node without its measuring
+    times and with a key of another version, read back with those None."""
+    rung = {"scale": 0.25, "ops_per_sec": 20.0, "burst_ops_per_sec": 25.0, "p99_us": 80.5, "write_amp": 3.1,
+            "memory_limit_bytes": 1 << 30}
+    node = {"node_id": "ab12", "host": "worker-1", "ip": "10.0.0.3", "cores_used": [0], "measured_from": 1.7e9,
+            "measured_to": 1.7e9 + 12}
+    older_rung = {"scale": 0.5, "ops_per_sec": 30.0, "p99_us": 70.0, "write_amp": 2.9}
+    older_node = {"node_id": "cd34", "ip": "10.0.0.4", "host": "worker-2", "cores_used": None, "cores": 2}
+    study = optuna.create_study(direction="maximize")
+    study.enqueue_trial({}, user_attrs={"rung_0": rung, "rung_1": older_rung, "node": node})
+    study.enqueue_trial({}, user_attrs={"node": older_node})
+    for _ in range(2):
+        study.tell(study.ask(), 1.0)
+    first, second = (TrialRecord.of(t) for t in study.trials)
+    assert first.rungs[0] == RungRun(**rung) and first.rungs[0].to_dict() == rung
+    assert (first.rungs[1].ops_per_sec, first.rungs[1].burst_ops_per_sec, first.rungs[1].memory_limit_bytes) == (
+        30.0, None, None)
+    assert first.node == TrialNode(**node) and first.node.to_dict() == node
+    assert second.node == TrialNode(node_id="cd34", host="worker-2", ip="10.0.0.4")
+    again = optuna.create_study().ask()
+    record_rung(again, 0, first.rungs[0])
+    record(again, node=first.node)
+    assert again.user_attrs == {"rung_0": rung, "node": node}
+
+
+def test_the_engines_study_attributes_read_back_typed_as_every_version_stored_them():
+    """The re-validation's plan, decided once, is an attribute a field (``revalidation:<field>``; a study
+    from before K was kept has only some) and its rounds one object a stage: they read back typed and are
+    written as before; the starts' notes and the options not applied read as lists, empty before any."""
+    stored: dict[str, Any] = {"revalidation:ablation": True, "revalidation:allowance": 600.0}
+    store = SimpleNamespace(attr=lambda key, default=None: stored.get(key, default), set_attr=stored.__setitem__)
+    assert attributes.saved_plan(store) == attributes.SavedPlan(True, allowance=600.0)
+    assert attributes.seeded(store) == [] and attributes.options_not_applied(store) == []
+    attributes.save_plan(store, attributes.SavedPlan(False, 3, 4, 2))
+    assert stored == {"revalidation:ablation": False, "revalidation:allowance": 600.0, "revalidation:k": 3,
+                      "revalidation:min_rounds": 4, "revalidation:select_rounds": 2}
+    rounds = {"entries": ["rocksdb-default", "trial 3"], "rounds": 2, "failed": {"trial 3": "killed"},
+              "samples": {"rocksdb-default": [{"ops_per_sec": 9.0}], "trial 3": []}, "order": [["trial 3", "rocksdb-default"]]}
+    stored["revalidation:estimate"] = rounds
+    saved = attributes.rounds(store, "revalidation:estimate")
+    assert saved is not None and saved.failed == {"trial 3": "killed"}
+    assert saved.samples["rocksdb-default"] == [{"ops_per_sec": 9.0}] and saved.order == [["trial 3", "rocksdb-default"]]
+    attributes.keep_rounds(store, "revalidation:estimate", saved)
+    assert list(stored["revalidation:estimate"].items()) == list(rounds.items())  # its keys, in their order

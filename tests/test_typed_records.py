@@ -15,6 +15,19 @@ CODE = ("tuner", "objectives", "search_spaces", "experiments", "examples")
 # the study's own attributes (its identity, baselines, preloaded DB, ...); warm starts, which compare another
 # study's identity with this one's.
 ATTRIBUTE_OWNERS = ("tuner/trials.py", "tuner/engine/_storage.py", "tuner/engine/_warmstart.py")
+# Tests that touch user attributes on purpose: what is stored, as this or an earlier version wrote it; a study's
+# identity and space, which the storage owns.
+ATTRIBUTE_TESTS = (
+    "tests/test_trials.py",  # the stored format of each record
+    "tests/test_backends.py::test_a_study_an_earlier_version_stored_resumes_and_reports_what_it_stored",
+    "tests/test_cli.py::test_resume_refuses_another_db_bench_build",  # rewrites the study's db_bench
+    "tests/test_measurement.py::test_parallel_trials_are_tuned_for_their_slot",  # the study's space
+    "tests/test_noise.py::test_repeats_keep_whole_runs_and_the_revalidation_holds_up",  # the rounds' saved order
+)
+# Who may read or write the study's own attributes by their names (store.attr("starts"), set_attr(...)): the
+# storage (the identity a resume must match, baselines, the records stored/kept whole) and tuner/engine/_attrs.py
+# (one typed accessor each: the starts, the re-validation's saved plan and rounds, ...).
+STUDY_ATTRIBUTE_OWNERS = ("tuner/engine/_storage.py", "tuner/engine/_attrs.py")
 # Who may read summary.json's keys: tuner/summary.py; and tests that check what is on disk on purpose.
 SUMMARY_OWNERS = (
     "tuner/summary.py",
@@ -51,6 +64,14 @@ def attribute_reads(path: Path, source: str) -> list[Hit]:
     tree = ast.parse(source)
     return _hits(path, tree, [node for node in ast.walk(tree)
                               if isinstance(node, ast.Attribute) and node.attr in ("user_attrs", "set_user_attr")])
+
+
+def study_attribute_reads(path: Path, source: str) -> list[Hit]:
+    """The study's own attributes read or written by their names: ``x.attr("key")``, ``x.set_attr(f"...", v)``."""
+    tree = ast.parse(source)
+    return _hits(path, tree, [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                              and isinstance(node.func, ast.Attribute) and node.func.attr in ("attr", "set_attr")
+                              and node.args and isinstance(node.args[0], (ast.Constant, ast.JoinedStr))])
 
 
 def _names_a_summary(node: ast.AST) -> bool:
@@ -90,9 +111,15 @@ def _violations(check, files: list[Path], owners: tuple[str, ...]) -> list[str]:
 
 
 def test_no_trial_attribute_is_read_by_its_string_outside_its_record():
-    wrong = _violations(attribute_reads, _files(*CODE), ATTRIBUTE_OWNERS)
+    wrong = _violations(attribute_reads, _files(*CODE, "tests"), ATTRIBUTE_OWNERS + ATTRIBUTE_TESTS)
     assert not wrong, "user attributes touched outside tuner/trials.py (use TrialRecord.of, record()):\n" + \
         "\n".join(wrong)
+
+
+def test_no_study_attribute_is_read_by_its_name_outside_its_accessor():
+    wrong = _violations(study_attribute_reads, _files(*CODE), STUDY_ATTRIBUTE_OWNERS)
+    assert not wrong, "study attributes read by their names (use tuner/engine/_attrs.py's accessors, " \
+        "StudyStore.stored/keep):\n" + "\n".join(wrong)
 
 
 def test_no_summary_key_is_read_by_its_string_outside_its_record():
@@ -103,6 +130,9 @@ def test_no_summary_key_is_read_by_its_string_outside_its_record():
 @pytest.mark.parametrize("source, check, found", [
     ("def f(t):\n    return t.user_attrs['outcome']\n", attribute_reads, [("bad.py::f", 2, "t.user_attrs")]),
     ("t.set_user_attr('outcome', 'rejected')\n", attribute_reads, [("bad.py", 1, "t.set_user_attr")]),
+    ("def f(store):\n    store.set_attr('seeded', store.attr(f'x:{1}') or [])\n    store.stored('preload', P)\n",
+     study_attribute_reads, [("bad.py::f", 2, "store.set_attr('seeded', store.attr(f'x:{1}') or [])"),
+                             ("bad.py::f", 2, "store.attr(f'x:{1}')")]),
     ("summary = json.loads(r.stdout)\n", summary_reads, [("bad.py", 1, "json.loads(r.stdout)")]),
     ("best = json.load(open('o/summary.json'))['best']\n", summary_reads,
      [("bad.py", 1, "json.load(open('o/summary.json'))")]),
@@ -110,7 +140,8 @@ def test_no_summary_key_is_read_by_its_string_outside_its_record():
      [("bad.py::f", 2, "summary['best']"), ("bad.py::f", 2, "summary.get('answer')")]),
     ("summary = Summary.from_dict(json.loads(r.stdout))\nsummary.best\nsummaries = {}\nsummaries['a']\n",
      summary_reads, []),
-], ids=["trial attribute", "trial attribute written", "printed summary", "summary file", "summary keys", "typed"])
+], ids=["trial attribute", "trial attribute written", "study attribute", "printed summary", "summary file",
+        "summary keys", "typed"])
 def test_the_rules_catch_a_violation(tmp_path, source, check, found):
     """The checks find what they forbid, and pass what goes through the typed records."""
     assert sorted(check(tmp_path / "bad.py", source)) == sorted(found)

@@ -15,6 +15,7 @@ from tuner.engine import starts
 from tuner.engine._held import held
 from tuner.engine._plan import Reference
 from tuner.engine._warmstart import next_start
+from tuner.trials import TrialRecord
 
 pytestmark = pytest.mark.dbbench
 
@@ -31,10 +32,10 @@ def test_warm_start_learns_from_an_earlier_study_but_counts_and_names_only_its_o
     earlier = optuna.load_study(study_name="first", storage=f"sqlite:///{tmp_path / 'first' / 'study.db'}").trials
     assert [t.params for t in trials[:3]] == [t.params for t in earlier]
     assert [t.values for t in trials[:3]] == [t.values for t in earlier]
-    assert all(t.user_attrs["outcome"] == "warm-start" for t in trials[:3])
+    assert all(TrialRecord.of(t).outcome == "warm-start" for t in trials[:3])
     # the best is one of this study's own measured trials (a rejected proposal may take a number)
     assert summary.best is not None and summary.best.trial is not None
-    assert trials[summary.best.trial].user_attrs["outcome"] == "complete"
+    assert TrialRecord.of(trials[summary.best.trial]).outcome == "complete"
 
     other = tuner("tune", "--workload", "fillrandom", "--scale", "0.03", "--trials", "1", "--out", "third",
                   "--warm-start", "first/summary.json")
@@ -49,7 +50,7 @@ def test_a_new_study_first_runs_the_defaults_benchmark_sh_and_the_hand_found_con
     assert "this new study runs rocksdb-default, benchmark.sh, hand-found:S2 first" in r.stderr
     summary = printed_summary(r)
     trials = summary.optuna_study().trials
-    assert [t.user_attrs["enqueued"] for t in trials[:3]] == ["rocksdb-default", "benchmark.sh", "hand-found:S2"]
+    assert [TrialRecord.of(t).enqueued for t in trials[:3]] == ["rocksdb-default", "benchmark.sh", "hand-found:S2"]
     defaults, bsh, hand = (t.params for t in trials[:3])
     # the defaults every run starts from (the library's of this version, where db_bench's differ), else
     # db_bench's --help default, as they are
@@ -67,7 +68,7 @@ def test_a_new_study_first_runs_the_defaults_benchmark_sh_and_the_hand_found_con
                  "--out", "none", "--no-starts", "--json")
     assert none.returncode == 0 and "runs" not in none.stderr.split("first")[0].split("\n")[-1]
     trial = printed_summary(none).optuna_study().trials[0]
-    assert "enqueued" not in trial.user_attrs
+    assert TrialRecord.of(trial).enqueued is None
 
 
 def test_the_defaults_start_runs_what_the_baseline_runs(db_bench):
@@ -123,7 +124,7 @@ def test_warm_start_auto_picks_the_most_similar_study_of_the_library(tmp_path):
     assert near.returncode == 0, near.stderr
     assert "then runs the 3 best configurations of" in near.stderr
     trials = optuna.load_study(study_name="near", storage=printed_summary(near).storage).trials
-    assert all(t.user_attrs.get("enqueued", "").split("#")[0] in ("fill", "s2") for t in trials[:3])
+    assert all((TrialRecord.of(t).enqueued or "").split("#")[0] in ("fill", "s2") for t in trials[:3])
     assert "warm-start" not in printed_summary(near).trials.counts()
 
 
@@ -138,7 +139,7 @@ def test_the_starts_leave_the_sampler_at_least_half_of_a_small_search(tmp_path):
     assert r.returncode == 0, r.stderr
     summary = printed_summary(r)
     trials = optuna.load_study(study_name="small", storage=summary.storage).trials
-    names = [t.user_attrs.get("enqueued") for t in trials]
+    names = [TrialRecord.of(t).enqueued for t in trials]
     assert names[:3] == ["rocksdb-default", "benchmark.sh", names[2]] and names[2].startswith("fill#")
     assert names[3:] == [None] * (len(trials) - 3)  # the sampler's: 3 of 6
     left_out = [n for n in summary.seeded if n.startswith("left out")]

@@ -20,6 +20,7 @@ from tuner.executors import ExecutorError, executor_class
 from tuner.model import StudySnapshot, TuneConfig, TuneResult, UsageError
 from tuner.observers import ConsoleProgress, SilentProgress, TrackingError, make_tracker
 from tuner.outputs import write_outputs, write_plots
+from tuner.stats import Rounds
 from tuner.summary import MemoryLimit
 
 
@@ -140,7 +141,7 @@ class Study:
         return dest
 
     def measure_interleaved(self, entries: dict[str, dict[str, Any]], rounds: int, attr: str,
-                            what: str) -> dict[str, Any]:
+                            what: str) -> Rounds:
         """Each entry's flags measured once per round, interleaved, saved in the study as ``attr``."""
         return self.engine.measure_interleaved(entries, rounds, attr, what)
 

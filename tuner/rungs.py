@@ -46,7 +46,7 @@ def promoted(value: float, rivals: Sequence[float]) -> bool:
 def rivals(trials: Sequence[FrozenTrial], rung: int, number: int) -> list[float]:
     """The ops/s every other configuration measured at ``rung``."""
     records = [TrialRecord.of(t) for t in trials if t.number != number]
-    return [r.rungs[rung]["ops_per_sec"] for r in records if rung in r.rungs]
+    return [ops for r in records if rung in r.rungs and (ops := r.rungs[rung].ops_per_sec) is not None]
 
 
 def audited(trials: Sequence[FrozenTrial]) -> list[FrozenTrial]:
@@ -80,7 +80,8 @@ def agreement(pairs: Sequence[Sequence[tuple[float, float]]], scales: Sequence[f
 def audit_pairs(trials: Sequence[FrozenTrial], rung: int) -> list[tuple[float, float]]:
     """(ops/s at ``rung``, ops/s at the full size) of each audited configuration measured at both."""
     records = [TrialRecord.of(t) for t in audited(trials)]
-    return [(r.rungs[rung]["ops_per_sec"], (r.metrics or {})["ops_per_sec"]) for r in records if rung in r.rungs]
+    return [(ops, (r.metrics or {})["ops_per_sec"]) for r in records
+            if rung in r.rungs and (ops := r.rungs[rung].ops_per_sec) is not None]
 
 
 def judge(trials: Sequence[FrozenTrial], scales: Sequence[float]) -> FidelityAgreement:

@@ -7,7 +7,23 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import dataclass, field
 from typing import Any
+
+from tuner.summary import Record
+
+
+@dataclass(frozen=True)
+class Rounds(Record):
+    """Configurations measured again in interleaved rounds, as saved in the study: the entries' names,
+    how many rounds were asked, each entry's metrics per round, why an entry failed (it runs no more)
+    and each round's order."""
+
+    entries: list[str] = field(default_factory=list)
+    rounds: int = 0
+    samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    order: list[list[str]] = field(default_factory=list)
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -17,20 +33,20 @@ def spread(values: list[float]) -> dict[str, float]:
     return {"min": min(values), "max": max(values), "cv": cv, "n": len(values)}
 
 
-def sample_rows(saved: dict[str, Any], entries: dict[str, dict[str, Any]],
+def sample_rows(saved: Rounds, entries: dict[str, dict[str, Any]],
                 metric: str = "ops_per_sec") -> list[dict[str, Any]]:
     """Per configuration measured in interleaved rounds: its samples of ``metric`` (the study's:
     ops/s, or the one --objective names) and of ops/s, their medians, the spread of ``metric``,
     median P99 and write amp, and its failure if it had one."""
     out = []
     for name, entry in entries.items():
-        samples = saved["samples"][name]
+        samples = saved.samples[name]
         keys = dict.fromkeys((metric, "ops_per_sec", "p99_us", "write_amp", "write_amp_logical"))
         found = {key: [s[key] for s in samples if s.get(key) is not None] for key in keys}
         row: dict[str, Any] = {"name": name, "trial": entry.get("trial"), "flags": entry["flags"],
                                metric: found[metric], "ops_per_sec": found["ops_per_sec"]}
-        if name in saved["failed"]:
-            row["failed"] = saved["failed"][name]
+        if name in saved.failed:
+            row["failed"] = saved.failed[name]
         if found[metric]:
             row["spread"] = spread(found[metric])
             row.update({f"median_{key}": statistics.median(v) if v else None for key, v in found.items()})

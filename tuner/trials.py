@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import optuna
 from optuna.trial import FrozenTrial
@@ -17,12 +17,52 @@ LOST_PREFIX = "lost_attempt_"  # lost_attempt_<n>: why a Ray worker's attempt n 
 
 
 @dataclass(frozen=True)
-class PrunedAt:
+class Stored:
+    """A part of a trial's record stored as a JSON object of its fields (a dataclass's)."""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """The part a stored object holds (keys of other versions are passed over)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class PrunedAt(Stored):
     """Where a pruned trial stopped: at ``second`` of ``phase`` (the pruner), or after a --fidelity rung
     (``phase`` "scale F", ``second`` None)."""
 
     phase: str
     second: int | None = None
+
+
+@dataclass(frozen=True)
+class TrialNode(Stored):
+    """Where a worker ran a trial (--parallel on an executor of nodes): its node, the cores it was pinned
+    to and when it measured (seconds since the epoch). Stored as a JSON object of these keys."""
+
+    node_id: str | None = None
+    host: str | None = None
+    ip: str | None = None
+    cores_used: list[int] | None = None
+    measured_from: float | None = None
+    measured_to: float | None = None
+
+
+@dataclass(frozen=True)
+class RungRun(Stored):
+    """A --fidelity trial's run at one rung (scale ``scale`` of the workload): its metrics and the memory
+    limit it ran within. Stored as the ``rung_<n>`` attribute, a JSON object of these keys."""
+
+    scale: float
+    ops_per_sec: float | None = None
+    burst_ops_per_sec: float | None = None
+    p99_us: float | None = None
+    write_amp: float | None = None
+    memory_limit_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -42,7 +82,7 @@ class TrialRecord:
     audit: bool = False  # a --fidelity configuration that climbs every rung unpruned
     pruned_at: PrunedAt | None = None
     pruned_by: str | None = None  # what stopped it, when not the pruner
-    node: dict[str, Any] | None = None  # the Ray node that ran it: node_id, ip, host, cores_used
+    node: TrialNode | None = None  # the node that ran it, under an executor of nodes (Ray, processes)
     attempts: int | None = None
     db_bench: dict[str, Any] | None = None  # the worker's db_bench, when not the driver's
     log_dir: str | None = None
@@ -52,7 +92,7 @@ class TrialRecord:
     commands: list[list[str]] | None = None
     options_mismatch: list[str] | None = None  # searched options RocksDB did not take as asked, a line each
     value_estimate: float | None = None  # a pruned trial's full-size ops/s as the rungs estimate it
-    rungs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    rungs: dict[int, RungRun] = field(default_factory=dict)
     lost_attempts: dict[int, str] = field(default_factory=dict)
 
     @classmethod
@@ -60,9 +100,10 @@ class TrialRecord:
         """The record of ``trial`` (attributes of other names, from other versions, are passed over)."""
         attrs = trial.user_attrs
         values = {name: attrs[name] for name in _FIELDS if name in attrs}
-        if isinstance(values.get("pruned_at"), dict):  # stored as a JSON object
-            values["pruned_at"] = PrunedAt(**values["pruned_at"])
-        values["rungs"] = {int(k[len(RUNG_PREFIX):]): v for k, v in attrs.items() if k.startswith(RUNG_PREFIX)}
+        for name, part in (("pruned_at", PrunedAt), ("node", TrialNode)):
+            if isinstance(values.get(name), dict):  # stored as a JSON object
+                values[name] = part.from_dict(values[name])
+        values["rungs"] = {int(k[len(RUNG_PREFIX):]): RungRun.from_dict(v) for k, v in attrs.items() if k.startswith(RUNG_PREFIX)}
         values["lost_attempts"] = {int(k[len(LOST_PREFIX):]): v for k, v in attrs.items() if k.startswith(LOST_PREFIX)}
         return cls(**values)
 
@@ -119,11 +160,12 @@ def attrs(**values: Any) -> dict[str, Any]:
 def record(trial: optuna.Trial, **values: Any) -> None:
     """Write record fields on a running trial (a part that is a record, as a JSON object)."""
     for name, value in attrs(**values).items():
-        trial.set_user_attr(name, dataclasses.asdict(value) if isinstance(value, PrunedAt) else value)
+        trial.set_user_attr(name, value.to_dict() if isinstance(value, Stored) else value)
 
 
-def record_rung(trial: optuna.Trial, rung: int, run: dict[str, Any]) -> None:
-    trial.set_user_attr(f"{RUNG_PREFIX}{rung}", run)
+def record_rung(trial: optuna.Trial, rung: int, run: RungRun) -> None:
+    """Write the trial's run at ``rung``."""
+    trial.set_user_attr(f"{RUNG_PREFIX}{rung}", run.to_dict())
 
 
 def record_lost_attempt(trial: optuna.Trial, attempt: int, reason: str) -> None:

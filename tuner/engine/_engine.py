@@ -17,6 +17,7 @@ from typing import Any
 import optuna
 
 from tuner.backends import BACKENDS, EnvironmentFault, RunFailed, missing_metric
+from tuner.engine import _attrs as attrs
 from tuner.engine._budget import Budget, usage
 from tuner.engine._lock import StudyBusy, StudyLock
 from tuner.engine._loop import TrialLoop
@@ -30,7 +31,7 @@ from tuner.engine._warmstart import WarmStartError, named_starts, warm_start, wa
 from tuner.events import EventBus
 from tuner.executors import Executor, Job, Jobs
 from tuner.model import DEFAULT_BASELINE, DEFAULT_BASELINE_DOC, StudySnapshot, UsageError
-from tuner.stats import spread
+from tuner.stats import Rounds, spread
 from tuner.summary import FidelityAgreement, MemoryLimit, Preload, Revalidation, SlotInfo, Startup, TargetInfo
 from tuner.target import SHAPE, lsm_levels, scaled
 from tuner.trials import BaselineRecord
@@ -104,8 +105,8 @@ class Engine:
                                 user=parts.reference if parts.user_baseline is not None else None)
         if required:
             notes.insert(0, f"runs {', '.join(s['name'] for s in required)} first")
-        self.store.set_attr("starts", required + optional)
-        self.store.set_attr("seeded", notes)
+        attrs.set_starts(self.store, required + optional)
+        attrs.set_seeded(self.store, notes)
         return notes
 
     @property
@@ -116,12 +117,12 @@ class Engine:
         p = self.parts
         found = (self.store.baseline(n) for n, _, _ in self._baselines())
         slot = SlotInfo(cores=p.slot.cores, ram_bytes=p.slot.ram, pinned=p.slot.pinned)
-        return StudySnapshot(name=p.name, uid=self.store.attr("uid"), out=p.out, storage=p.storage, config=p.config,
+        return StudySnapshot(name=p.name, uid=attrs.uid(self.store), out=p.out, storage=p.storage, config=p.config,
                              workload=p.workload, space=p.space, score=p.score, db_bench=p.found.db_bench,
                              db_bench_seed=p.db_bench_seed, trials_wanted=p.trials_wanted, work_dir=p.work_dir,
                              trials=self.store.trials(), baselines=tuple(b for b in found if b is not None),
                              revalidation=self.revalidation, slot=slot, memory=self.memory, target=self._target(),
-                             seeded=tuple(self.store.attr("seeded") or ()), preload=self.store.stored("preload", Preload),
+                             seeded=tuple(attrs.seeded(self.store)), preload=self.store.stored("preload", Preload),
                              startup=self.store.stored("startup", Startup),
                              fidelity_agreement=self.store.stored("fidelity_agreement", FidelityAgreement),
                              defaults=p.found.defaults, widened=p.widened)
@@ -232,6 +233,6 @@ class Engine:
         TrialLoop(self.parts, self.store, self.executor, self.bus, self.budget, self.snapshot).run()
 
     def measure_interleaved(self, entries: dict[str, dict[str, Any]], rounds: int, attr: str,
-                            what: str) -> dict[str, Any]:
+                            what: str) -> Rounds:
         """Each entry's flags measured once per round, interleaved (see Remeasure.interleaved)."""
         return self.remeasure.interleaved(entries, rounds, attr, what)

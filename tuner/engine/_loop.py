@@ -28,6 +28,7 @@ from optuna.trial import TrialState
 
 from tuner import options_file, ranking, rungs
 from tuner.backends import EnvironmentFault, IntervalObserver
+from tuner.engine import _attrs as attrs
 from tuner.engine._budget import Budget, usage
 from tuner.engine._prepare import Prepared
 from tuner.engine._storage import StudyStore
@@ -38,12 +39,12 @@ from tuner.model import WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
 from tuner.samplers import Startup, provenance, startup_size
 from tuner.summary import FidelityAgreement
 from tuner.summary import Startup as StartupSize
-from tuner.trials import TrialRecord, record, record_lost_attempt, record_rung
+from tuner.trials import RungRun, TrialRecord, record, record_lost_attempt, record_rung
 from tuner.trials import attrs as trial_attrs
 
 # --fidelity: rung i reports its ops/s as Optuna's intermediate value at step RUNG_BASE ** i.
 RUNG_BASE = rungs.REDUCTION
-RUNG_METRICS = ("ops_per_sec", "burst_ops_per_sec", "p99_us", "write_amp")
+RUNG_METRICS = ("ops_per_sec", "burst_ops_per_sec", "p99_us", "write_amp")  # what a rung's run keeps (RungRun)
 
 
 @dataclass
@@ -150,8 +151,8 @@ class TrialLoop:
         scale, value = ladder[entry.rung].scale, metrics.get("ops_per_sec") or 0.0
         trial.report(value, RUNG_BASE ** entry.rung)
         limits = [d["memory"]["memory_limit_bytes"] for d in outcome.measurement.details if d.get("memory")]
-        record_rung(trial, entry.rung, {"scale": scale, **{k: metrics.get(k) for k in RUNG_METRICS},
-                                        "memory_limit_bytes": max(limits, default=None)})
+        record_rung(trial, entry.rung, RungRun(scale, **{k: metrics.get(k) for k in RUNG_METRICS},
+                                               memory_limit_bytes=max(limits, default=None)))
         trials = self.store.trials()
         if not TrialRecord.of(trial).audit and not rungs.promoted(value, rungs.rivals(trials, entry.rung, trial.number)):
             estimate = rungs.full_size_estimate(value, rungs.audit_pairs(trials, entry.rung))
@@ -203,7 +204,7 @@ class TrialLoop:
     def _judge_rungs(self) -> None:
         """Once the audit configurations are measured at the full size, judge each rung's agreement
         with it, once (a resume keeps the judgement)."""
-        if not self.parts.rungs or self.store.attr("fidelity_agreement") is not None:
+        if not self.parts.rungs or self.store.stored("fidelity_agreement", FidelityAgreement) is not None:
             return
         trials = self.store.trials()
         if len(rungs.audited(trials)) < rungs.AUDITED:
@@ -215,7 +216,7 @@ class TrialLoop:
     def _queue_start(self, counted: int, running: int) -> None:
         """Enqueue the study's next start (tuner.engine._warmstart.next_start), unless a configuration
         waits already (a repaired proposal, or a start a killed run had enqueued)."""
-        queue = self.store.attr("starts")
+        queue = attrs.starts(self.store)
         trials = self.store.trials()
         if not queue or any(t.state == TrialState.WAITING for t in trials):
             return
@@ -227,7 +228,7 @@ class TrialLoop:
         elif left_out:
             note = (f"left out {', '.join(left_out)}: the starts may take at most {100 * STARTS_SHARE:.0f} % of the "
                     f"{expected} trials expected, the rest is the sampler's")
-            self.store.set_attr("seeded", [*(self.store.attr("seeded") or ()), note])
+            attrs.set_seeded(self.store, [*attrs.seeded(self.store), note])
             self.bus.note(note)
 
     def _ask(self) -> tuple[optuna.Trial, dict[str, Any]] | None:
@@ -260,8 +261,8 @@ def _note_not_applied(store: StudyStore, bus: EventBus, trial: optuna.Trial) -> 
     """Say once, at the first trial that shows it, which searched options the measured DB did not take
     as asked (its OPTIONS file, the block cache's capacity from its LOG)."""
     mismatch = TrialRecord.of(trial).options_mismatch
-    if mismatch and not store.attr("options_not_applied"):
-        store.set_attr("options_not_applied", sorted(options_file.mismatched(mismatch)))
+    if mismatch and not attrs.options_not_applied(store):
+        attrs.set_options_not_applied(store, sorted(options_file.mismatched(mismatch)))
         bus.note(f"trial {trial.number}: not applied as asked: {'; '.join(mismatch)}; left out of the importance "
                  "and the why")
 

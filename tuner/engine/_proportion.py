@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from tuner import ranking
 from tuner.backends import BACKENDS
+from tuner.engine import _attrs as attrs
 from tuner.engine._budget import MIN_SEARCH, Budget, usage
 from tuner.engine._plan import Plan
 from tuner.engine._prepare import Prepared
@@ -35,7 +36,7 @@ class Proportion:
         """Whether ``seconds`` more of re-validation runs fit the --budget, or without one its allowance."""
         if self.parts.config.search.budget is not None:
             return self.spent()[0] + seconds <= self.parts.config.search.budget
-        allowance = self.store.attr("revalidation:allowance")
+        allowance = attrs.allowance(self.store)
         return allowance is None or self.remeasure.seconds() + seconds <= allowance
 
     def plan(self) -> Plan:
@@ -43,21 +44,17 @@ class Proportion:
         (:meth:`_allowance`): fewer choosing rounds, then gain rounds, then finalists, when choosing
         and the gain would take more (tuner.engine._budget); no ablation when it does not fit.
         Decided once and saved, so that a resume goes on with the same configurations."""
-        base, ablation = self.parts.plan, self.store.attr("revalidation:ablation")
-        if ablation is not None:  # decided before this resume (a study from before "revalidation:k" kept its K)
-            return replace(base, ablation=base.ablation and ablation, k=min(base.k, self.store.attr("revalidation:k", base.k)),
-                           min_rounds=min(base.min_rounds, self.store.attr("revalidation:min_rounds", base.min_rounds)),
-                           select_rounds=min(base.select_rounds,
-                                             self.store.attr("revalidation:select_rounds", base.select_rounds)))
+        base, saved = self.parts.plan, attrs.saved_plan(self.store)
+        if saved is not None:  # decided before this resume (a study from before it kept its K has that None)
+            return replace(base, ablation=base.ablation and saved.ablation, k=min(base.k, _or(saved.k, base.k)),
+                           min_rounds=min(base.min_rounds, _or(saved.min_rounds, base.min_rounds)),
+                           select_rounds=min(base.select_rounds, _or(saved.select_rounds, base.select_rounds)))
         spent, per_run = self.spent()
         plan, fitted_to = self._fitted(spent, per_run)
         allowance = self._allowance(spent)
-        if self.parts.config.search.budget is None and allowance is not None:
-            self.store.set_attr("revalidation:allowance", allowance)
-        self.store.set_attr("revalidation:ablation", plan.ablation)
-        self.store.set_attr("revalidation:k", plan.k)
-        self.store.set_attr("revalidation:min_rounds", plan.min_rounds)
-        self.store.set_attr("revalidation:select_rounds", plan.select_rounds)
+        attrs.save_plan(self.store, attrs.SavedPlan(
+            plan.ablation, plan.k, plan.min_rounds, plan.select_rounds,
+            allowance if self.parts.config.search.budget is None else None))
         if plan.k > 1 and plan.select_rounds != base.select_rounds:
             self.note(f"re-validation: chooses among its finalists in {_rounds(plan.select_rounds)}, not "
                       f"{base.select_rounds}, to fit {fitted_to}")
@@ -130,3 +127,8 @@ class Proportion:
 
 def _rounds(n: int) -> str:
     return "one round" if n == 1 else f"{n} rounds"
+
+
+def _or(saved: int | None, asked: int) -> int:
+    """A size the saved plan has, else the one asked (a study from before it was kept)."""
+    return asked if saved is None else saved

@@ -42,12 +42,13 @@ from objectives.workloads import Flag, Workload
 from search_spaces import SearchSpace
 from tuner import options_file, ranking
 from tuner.backends import Measurement, RunFailed
+from tuner.engine import _attrs as attrs
 from tuner.engine._budget import MIN_ROUNDS
 from tuner.engine._plan import Plan, Reference
 from tuner.engine._storage import StudyStore
 from tuner.fmt import fmt_duration, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
-from tuner.stats import gain, paired_ratio, rank_correlation, relative_width, sample_rows
+from tuner.stats import Rounds, gain, paired_ratio, rank_correlation, relative_width, sample_rows
 from tuner.summary import Revalidation
 
 ATTR = "revalidation"
@@ -91,7 +92,7 @@ class Remeasure:
                 chosen = max(measured, key=lambda r: sign * r[key])
                 winner = next(t for t in finalists if t.number == chosen["trial"])
             by_name = {r["name"]: r for r in rows}
-            result["select"] = {"rounds": saved["rounds"], "configurations": rows, "winner": f"trial {winner.number}",
+            result["select"] = {"rounds": saved.rounds, "configurations": rows, "winner": f"trial {winner.number}",
                                 "vs_reference": {r["name"]: _ratio(by_name, r["name"], reference.name, self.score)
                                                  for r in rows if r["trial"] is not None and reference.name in by_name},
                                 "distance_to_winner": {f"trial {t.number}": round(space.distance(t.params, winner.params), 3)
@@ -112,18 +113,19 @@ class Remeasure:
         walls = self._walls()
         return sum(walls) / len(walls) if walls else None
 
-    def _round_seconds(self, saved: dict[str, Any], entries: dict[str, dict[str, Any]], owed: int) -> float:
+    def _round_seconds(self, saved: Rounds, entries: dict[str, dict[str, Any]], owed: int) -> float:
         """What one more round of ``entries`` and ``owed`` runs of a later stage take: each entry's
         mean run so far (a mean of all runs undercounts slow defaults beside fast finalists: 70 s
         against 50 s at the 2 GiB target), the others at the mean of all."""
         mean = self.run_length() or 0.0
-        walls = [[m.get("wall_seconds") or 0.0 for m in saved["samples"].get(name, [])]
-                 for name in entries if name not in saved["failed"]]
+        walls = [[m.get("wall_seconds") or 0.0 for m in saved.samples.get(name, [])]
+                 for name in entries if name not in saved.failed]
         return sum(statistics.mean(w) if w else mean for w in walls) + owed * mean
 
     def _walls(self) -> list[float]:
-        return [m.get("wall_seconds") or 0.0 for stage in ("select", "estimate", "minimal")
-                for samples in self.store.attr(f"{ATTR}:{stage}", {}).get("samples", {}).values() for m in samples]
+        stages = [attrs.rounds(self.store, f"{ATTR}:{stage}") for stage in ("select", "estimate", "minimal")]
+        return [m.get("wall_seconds") or 0.0 for saved in stages if saved is not None
+                for samples in saved.samples.values() for m in samples]
 
     def _estimate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference, winner: Any) -> dict[str, Any]:
         space = snapshot.space
@@ -143,10 +145,10 @@ class Remeasure:
             rows = {r["name"]: r for r in sample_rows(saved, entries, self.score.metric)}
             found = _ratio(rows, best, reference.name, self.score)
             if ((rounds >= plan.min_rounds and relative_width(found) <= plan.target) or rounds >= plan.max_rounds
-                    or best in saved["failed"] or not self.afford(self._round_seconds(saved, entries, owed))):
+                    or best in saved.failed or not self.afford(self._round_seconds(saved, entries, owed))):
                 break
             rounds += 1
-        out: dict[str, Any] = {"rounds": saved["rounds"], "configurations": list(rows.values()), "best": best,
+        out: dict[str, Any] = {"rounds": saved.rounds, "configurations": list(rows.values()), "best": best,
                                "best_trial": winner.number, "best_vs_reference": found,
                                "metric": self.score.metric, "maximize": self.score.maximize,
                                "vs": {name: _ratio(rows, best, name, self.score) for name in rows
@@ -174,48 +176,47 @@ class Remeasure:
         saved = self.rounds(entries, plan.min_rounds, "minimal", plan)
         rows = {r["name"]: r for r in sample_rows(saved, entries, self.score.metric)}
         return {"params": params, "flags": flags, "kept": sorted(keep), "reset": sorted(dropped),
-                "rounds": saved["rounds"], "configurations": list(rows.values()),
+                "rounds": saved.rounds, "configurations": list(rows.values()),
                 "vs_reference": _ratio(rows, "minimal", reference.name, self.score),
                 "vs_full": _ratio(rows, "minimal", best, self.score)}
 
-    def rounds(self, entries: dict[str, dict[str, Any]], rounds: int, stage: str, plan: Plan) -> dict[str, Any]:
+    def rounds(self, entries: dict[str, dict[str, Any]], rounds: int, stage: str, plan: Plan) -> Rounds:
         """Measure each entry once per round, every round in a fresh random order; samples saved as
         taken (study attribute ``revalidation:<stage>``), so a resume goes on where it stopped, and more
         rounds extend the saved ones. An entry that fails once is dropped from later rounds."""
         return self.interleaved(entries, rounds, f"{ATTR}:{stage}", f"{stage} round", plan.seed, plan.workload)
 
     def interleaved(self, entries: dict[str, dict[str, Any]], rounds: int, attr: str, what: str, seed: int = 0,
-                    workload: Workload | None = None) -> dict[str, Any]:
+                    workload: Workload | None = None) -> Rounds:
         """Each entry's ``flags`` measured once per round, in a fresh random order each round; logs go
         to ``OUT/<attr>/<entry>/round-<i>``."""
-        saved = self.store.attr(attr, {})
-        if saved.get("entries") != sorted(entries):
-            saved = {"entries": sorted(entries), "rounds": 0, "samples": {name: [] for name in entries}, "failed": {},
-                     "order": []}
-        saved["rounds"] = max(saved["rounds"], rounds)
+        saved = attrs.rounds(self.store, attr)
+        if saved is None or saved.entries != sorted(entries):
+            saved = Rounds(entries=sorted(entries), samples={name: [] for name in entries})
+        saved = saved.updated(rounds=max(saved.rounds, rounds), order=saved.order)  # written back with every key
         todo = []
         for r in range(rounds):
             order = random.Random(f"{seed}:{attr}:{r}").sample(sorted(entries), len(entries))
-            if len(saved["order"]) <= r:
-                saved["order"].append(order)
-            todo += [(r, name) for name in order if len(saved["samples"][name]) <= r]
+            if len(saved.order) <= r:
+                saved.order.append(order)
+            todo += [(r, name) for name in order if len(saved.samples[name]) <= r]
         started = time.monotonic()
         for done, (round_, name) in enumerate(todo, start=1):
-            if name in saved["failed"]:
+            if name in saved.failed:
                 continue
             log_dir = self.out / attr.replace(":", "-") / name.replace(" ", "-").replace(":", "-") / f"round-{round_}"
             try:
                 m = self.measure(f"{what} {round_} {name}", entries[name]["flags"], log_dir, workload)
             except RunFailed as exc:
-                saved["failed"][name] = exc.reason
+                saved.failed[name] = exc.reason
                 self.note(f"{what} {round_ + 1}/{rounds}: {name}: FAILED: {exc.reason}")
             else:
-                saved["samples"][name].append(m.metrics)
+                saved.samples[name].append(m.metrics)
                 eta = (time.monotonic() - started) / done * (len(todo) - done)
                 self.note(f"{what} {round_ + 1}/{rounds}: {name}: {fmt_value(m.metrics.get(self.score.metric))} "
                           f"{label(self.score.metric)} "
                           f"(run {done} of {len(todo)}, ETA {fmt_duration(eta)})")
-            self.store.set_attr(attr, saved)
+            attrs.keep_rounds(self.store, attr, saved)
         return saved
 
 

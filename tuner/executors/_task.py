@@ -24,6 +24,7 @@ from search_spaces import host_ram_bytes
 from tuner.backends import BACKENDS, STOPPED, Backend, EnvironmentFault, RunFailed, Setup
 from tuner.executors.base import Job, Outcome, keep_options
 from tuner.model import ExecutionConfig
+from tuner.trials import TrialNode
 
 LEASE_WAIT = 600.0  # seconds a task waits for free cores (the scheduler's CPU accounting should make it instant)
 
@@ -186,8 +187,7 @@ def outcome_of(job: Job, result: dict[str, Any], driver_db_bench: str) -> Outcom
         path.write_bytes(data)
     node = result["node"]
     theirs = node.get("db_bench") or {}
-    outcome = Outcome(job, node={k: node.get(k) for k in ("node_id", "host", "ip", "cores_used", "measured_from",
-                                                           "measured_to")},
+    outcome = Outcome(job, node=TrialNode.from_dict(node),
                       db_bench={k: theirs.get(k) for k in ("path", "version", "assertions")}
                       if theirs and theirs.get("path") != driver_db_bench else None)
     if result["ok"]:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from objectives.workloads import Flag, Workload
 from tuner.backends import Backend, EnvironmentFault, Found, IntervalObserver, Measurement
 from tuner.model import ExecutionConfig, TuneConfig
+from tuner.trials import TrialNode
 
 RETRIES = 1
 
@@ -43,7 +44,7 @@ class Outcome:
     reason: str = ""
     lost: bool = False
     stopped: tuple[str, int] | None = None
-    node: dict[str, Any] | None = None  # where it ran, when that is not this process
+    node: TrialNode | None = None  # where it ran, when that is not this process
     db_bench: dict[str, Any] | None = None  # the node's db_bench, when it is not the driver's
     fault: str | None = None
 

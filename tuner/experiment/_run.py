@@ -37,7 +37,7 @@ from search_spaces import Context, SearchSpace, SpaceError, files
 from tuner.api import Study
 from tuner.events import Observer
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneConfig
-from tuner.stats import across_seeds, paired_ratio, sample_rows
+from tuner.stats import Rounds, across_seeds, paired_ratio, sample_rows
 from tuner.trials import TrialRecord
 
 RESULTS = Path("experiments") / "studies" / "results"  # reports go under the current directory (the repository's root)
@@ -222,7 +222,7 @@ class ExperimentRun:
         return entries
 
     def _result(self, final: StudySnapshot, sweep: StudySnapshot, tuners: list[tuple[StudySnapshot, dict[str, Any]]],
-                entries: dict[str, dict[str, Any]], saved: dict[str, Any], budget: float,
+                entries: dict[str, dict[str, Any]], saved: Rounds, budget: float,
                 started: float) -> dict[str, Any]:
         e = self.experiment
         measured = sample_rows(saved, entries)
@@ -257,7 +257,7 @@ class ExperimentRun:
                       "seeds": [{**_study_part(t), "seed": t.config.search.seed, "sampler": t.config.search.sampler,
                                  "seeded": list(t.seeded)} for t, _ in tuners],
                       "across_seeds": verdicts},
-            "head_to_head": {"rounds": saved["rounds"], "order": list(entries), "configurations": measured},
+            "head_to_head": {"rounds": saved.rounds, "order": list(entries), "configurations": measured},
             "started": started, "finished": time.time(),
         }
 

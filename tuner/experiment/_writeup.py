@@ -107,7 +107,7 @@ def _markdown(r: dict[str, Any], plots: list[str], dest: Path, scale_note: str |
     lines += _verdict_lines(r)
     reading = dest / "reading.md"
     if reading.is_file():
-        lines += ["", "### Reading", "", reading.read_text().strip()]
+        lines += ["", reading.read_text().strip()]  # it opens with its own heading
     lines += _sweep_lines(r, plots)
     lines += _tuner_lines(r, plots)
     rounds = r["head_to_head"]["rounds"]

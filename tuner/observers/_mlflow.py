@@ -507,8 +507,8 @@ def _trial_tags(attrs: TrialRecord) -> dict[str, str]:
         tags["feasible"] = str(all(c <= 0 for c in attrs.constraints))
     if attrs.node:  # --parallel: where the trial ran
         node = attrs.node
-        tags.update(node_id=str(node.get("node_id")), node_ip=str(node.get("ip")), node_host=str(node.get("host")),
-                    cores_used=",".join(str(c) for c in node.get("cores_used") or []),
+        tags.update(node_id=str(node.node_id), node_ip=str(node.ip), node_host=str(node.host),
+                    cores_used=",".join(str(c) for c in node.cores_used or []),
                     attempts=str(attrs.attempts or 1))
     return tags
 
