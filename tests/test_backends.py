@@ -32,6 +32,8 @@ from tuner.engine._prepare import check_backend, workload_of
 from tuner.executors import Job, LocalExecutor, Outcome
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 from tuner.observers import SilentProgress
+from tuner.outputs import closing_table
+from tuner.outputs._report import comparison_markdown
 from tuner.summary import SCHEMA_VERSION, BaselineRun, Summary
 from tuner.trials import TrialRecord
 
@@ -525,6 +527,24 @@ def test_a_command_study_needs_no_db_bench(tmp_path, monkeypatch):
     trial = next(run for run in runs if run.data.tags.get("role") == "trial")
     assert [a.path for a in client.list_artifacts(trial.info.run_id)] == ["command"]  # the program's logs
     assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
+
+
+@pytest.mark.parametrize("write_amp", [None, 1.5])
+def test_a_programs_comparison_has_a_column_for_a_metric_only_when_it_printed_it(write_amp):
+    """A committed db_bench study's comparison keeps its write amp column (stored / logical); the same
+    rows as a program's have one only when the program printed write_amp, named by it alone."""
+    data = Summary.load(Path(__file__).resolve().parents[1] / "experiments" / "default_job" / "results" /
+                        "default-job-11.8.1-2026-11-27" / "summary.json").to_dict()
+    assert "write amp (stored / logical)" in comparison_markdown(Summary.from_dict(data))
+    rows = [{**{k: v for k, v in row.items() if not k.startswith("write_amp")},
+             **({"write_amp": write_amp} if write_amp else {})} for row in data["comparison"]]
+    program = Summary.from_dict({**data, "backend": "command", "command": "app {options}", "comparison": rows})
+    header = next(line for line in closing_table(program).splitlines() if line.startswith("configuration"))
+    table = comparison_markdown(program)
+    assert ("write amp" in header) == bool(write_amp) and ("write amp" in table) == bool(write_amp)
+    assert "stored / logical" not in table
+    head, rule = (line for line in table.splitlines() if line.startswith("| configuration") or line.startswith("|---"))
+    assert head.count("|") == rule.count("|")
 
 
 def test_a_study_an_earlier_version_stored_resumes_and_reports_what_it_stored(tmp_path):
