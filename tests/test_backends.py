@@ -32,10 +32,14 @@ from tuner.engine._prepare import check_backend, workload_of
 from tuner.executors import Job, LocalExecutor, Outcome
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 from tuner.observers import SilentProgress
+from tuner.outputs import closing_table
+from tuner.outputs._report import comparison_markdown
 from tuner.summary import SCHEMA_VERSION, BaselineRun, Summary
 from tuner.trials import TrialRecord
 
 APP = Path(__file__).resolve().parents[1] / "examples" / "rocksdict_app" / "app.py"
+# db_bench's words, which a program's study never prints: its tool, metrics and workloads
+DB_BENCH_WORDS = re.compile(r"db_bench|benchmark\.sh|write amp|sustained|burst|drain|fillrandom|phases?\b|flags\b")
 KEYS = {"max_background_jobs": "DBOptions.max_background_jobs", "write_buffer_size": "CFOptions.write_buffer_size"}
 
 
@@ -488,20 +492,23 @@ def test_a_failing_program_fails_its_trials_with_one_line(tmp_path):
 def test_a_command_study_needs_no_db_bench(tmp_path, monkeypatch):
     """With no db_bench to find ($ROCKSDB_TUNER_DB_BENCH names no file, none on PATH), a command study
     runs to its end: it probes none, and records, prints and tracks none (summary.json's db_bench is
-    null); its starts have nothing of db_bench's defaults."""
+    null); its starts have nothing of db_bench's defaults. What it prints speaks of the program: its
+    metrics by their names, no column or word of db_bench's (write amp, sustained ops/s, benchmark.sh)."""
     monkeypatch.setenv("ROCKSDB_TUNER_DB_BENCH", str(tmp_path / "no-db_bench"))
     monkeypatch.setenv("PATH", os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
                                                if not (Path(d) / "db_bench").exists()))
     with pytest.raises(DbBenchError):
         probe()
     script = ("import json, re, sys; t = open(sys.argv[1]).read(); "
-              "print(json.dumps({'ops_per_sec': float(re.search(r'max_background_jobs=(\\d+)', t)[1])}))")
+              "print(json.dumps({'ops_per_sec': float(re.search(r'max_background_jobs=(\\d+)', t)[1]), 'p50_us': 2.5}))")
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     r = tuner("tune", "--backend", "command", "--command", f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} "
               "{options}", "--trials", "3", "--sampler", "random", "--seed", "1", "--out", "o", "--work-dir",
               str(tmp_path), "--mlflow-uri", uri, "--experiment", "no-db_bench", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert not [line for line in r.stderr.splitlines() if "db_bench" in line]
+    printed = r.stdout + r.stderr + (tmp_path / "o" / "comparison.md").read_text()
+    assert not DB_BENCH_WORDS.findall(printed)
+    assert re.search(r"^trial 0: ops_per_sec \d+, p50_us 2\.5 \(", r.stderr, re.M)
     # what is on disk, on purpose: the file carries the schema, and the typed summary writes it back as read
     stored = json.loads((tmp_path / "o" / "summary.json").read_text())
     summary = summary_of(tmp_path / "o")
@@ -522,6 +529,24 @@ def test_a_command_study_needs_no_db_bench(tmp_path, monkeypatch):
     trial = next(run for run in runs if run.data.tags.get("role") == "trial")
     assert [a.path for a in client.list_artifacts(trial.info.run_id)] == ["command"]  # the program's logs
     assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
+
+
+@pytest.mark.parametrize("write_amp", [None, 1.5])
+def test_a_programs_comparison_has_a_column_for_a_metric_only_when_it_printed_it(write_amp):
+    """A committed db_bench study's comparison keeps its write amp column (stored / logical); the same
+    rows as a program's have one only when the program printed write_amp, named by it alone."""
+    data = Summary.load(Path(__file__).resolve().parents[1] / "experiments" / "default_job" / "results" /
+                        "default-job-11.8.1-2026-11-27" / "summary.json").to_dict()
+    assert "write amp (stored / logical)" in comparison_markdown(Summary.from_dict(data))
+    rows = [{**{k: v for k, v in row.items() if not k.startswith("write_amp")},
+             **({"write_amp": write_amp} if write_amp else {})} for row in data["comparison"]]
+    program = Summary.from_dict({**data, "backend": "command", "command": "app {options}", "comparison": rows})
+    header = next(line for line in closing_table(program).splitlines() if line.startswith("configuration"))
+    table = comparison_markdown(program)
+    assert ("write amp" in header) == bool(write_amp) and ("write amp" in table) == bool(write_amp)
+    assert "stored / logical" not in table
+    head, rule = (line for line in table.splitlines() if line.startswith("| configuration") or line.startswith("|---"))
+    assert head.count("|") == rule.count("|")
 
 
 def test_a_study_an_earlier_version_stored_resumes_and_reports_what_it_stored(tmp_path):

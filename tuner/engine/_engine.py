@@ -27,7 +27,7 @@ from tuner.engine._prepare import Prepared, prepare_out
 from tuner.engine._proportion import Proportion
 from tuner.engine._revalidation import Remeasure
 from tuner.engine._storage import StudyStore
-from tuner.engine._warmstart import WarmStartError, named_starts, warm_start, warm_start_auto
+from tuner.engine._warmstart import WarmStartError, named_starts, start_words, warm_start, warm_start_auto
 from tuner.events import EventBus
 from tuner.executors import Executor, Job, Jobs
 from tuner.model import DEFAULT_BASELINE, DEFAULT_BASELINE_DOC, StudySnapshot, UsageError
@@ -104,7 +104,8 @@ class Engine:
                                 defaults=search.starts and search.sampler != "grid",
                                 user=parts.reference if parts.user_baseline is not None else None)
         if required:
-            notes.insert(0, f"runs {', '.join(s['name'] for s in required)} first")
+            program = not BACKENDS[self.measurement.backend].workloads
+            notes.insert(0, f"runs {', '.join(start_words(s['name'], program) for s in required)} first")
         attrs.set_starts(self.store, required + optional)
         attrs.set_seeded(self.store, notes)
         return notes

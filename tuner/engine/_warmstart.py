@@ -121,6 +121,15 @@ def starts(space: SearchSpace, found: Found, workload: Workload,
     return [(name, params) for name, flags in named if (params := project(space, flags))]
 
 
+_TO_A_PROGRAM = {"benchmark.sh": "RocksDB's tuning-guide configuration (zstd, 10 bloom bits, memtables sized to the memory)"}
+
+
+def start_words(name: str, program: bool) -> str:
+    """A start as the console names it: by its name, or to a user's ``program`` (which knows no db_bench
+    tool) by what it is."""
+    return _TO_A_PROGRAM.get(name, name) if program else name
+
+
 def named_starts(space: SearchSpace, found: Found, workload: Workload, *, defaults: bool, hand_found: bool,
                  user: Reference | None = None) -> list[dict[str, Any]]:
     """The required starts, in order: the defaults (as the backend ``found`` them), the ``user``'s configuration and the

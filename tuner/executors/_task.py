@@ -26,6 +26,7 @@ from tuner.executors.base import Job, Outcome, keep_options
 from tuner.model import ExecutionConfig
 from tuner.trials import TrialNode
 
+LOGS_PREFIX = "rocksdb-tuner-logs-"  # a run's log directory in the node's work dir (workdir.sweep_stale's glob)
 LEASE_WAIT = 600.0  # seconds a task waits for free cores (the scheduler's CPU accounting should make it instant)
 
 
@@ -114,38 +115,49 @@ def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None,
         return {"ok": False, "reason": f"node {node['host']}: {here.error}", "node": node, "logs": {}}
     lease = CoreLease(spec.cpus)
     before = os.sched_getaffinity(0)
-    with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-logs-") as tmp:
-        logs = Path(tmp)
+    logs: Path | None = None  # the run's logs, in a marked directory of the node's work dir
+    try:
+        node["cores_used"] = lease.acquire(time.monotonic() + LEASE_WAIT, stop)
+        os.sched_setaffinity(0, node["cores_used"])  # the run (db_bench, the command) inherits it
+        node["measured_from"] = time.time()
+        work_dir = workdir.prepare(spec.execution.work_dir)
+        mine = tuple(work_dir / p.parent.name for p in spec.setup.preloaded)  # this node's preloaded DBs
+        workdir.sweep_stale(work_dir, mine)  # what gone tuners (and killed workers) on this node left
+        logs = workdir.make_owned(work_dir, LOGS_PREFIX)  # a killed worker's is swept as any trial's
+        # the node's work dir; its preloaded DBs last the study (the executor removes them at its end)
+        backend = backend_class(replace(here.setup, work_dir=work_dir, preloaded=()))
         try:
-            node["cores_used"] = lease.acquire(time.monotonic() + LEASE_WAIT, stop)
-            os.sched_setaffinity(0, node["cores_used"])  # the run (db_bench, the command) inherits it
-            node["measured_from"] = time.time()
-            work_dir = workdir.prepare(spec.execution.work_dir)
-            mine = tuple(work_dir / p.parent.name for p in spec.setup.preloaded)  # this node's preloaded DBs
-            workdir.sweep_stale(work_dir, mine)  # what gone tuners on this node left
-            # the node's work dir; its preloaded DBs last the study (the executor removes them at its end)
-            backend = backend_class(replace(here.setup, work_dir=work_dir, preloaded=()))
-            try:
-                backend.prepare(stop)
-                workload = node_workload(backend, spec, work_dir, logs)
-                result: dict[str, Any] = {"ok": True, "measurement": backend.measure(
-                    spec.flags, logs, spec.repeats, None, workload)}
-            finally:
-                backend.teardown()
-        except RunFailed as exc:
-            result = {"ok": False, "reason": exc.reason}
-        except EnvironmentFault as exc:
-            result = {"ok": False, "reason": f"node {node['host']}: {exc.reason}", "fault": exc.fault}
-        except workdir.WorkDirError as exc:  # e.g. the node's --work-dir vanished
-            result = {"ok": False, "reason": f"node {node['host']}: {exc}", "fault": "the work directory is unusable"}
+            backend.prepare(stop)
+            workload = node_workload(backend, spec, work_dir, logs)
+            result: dict[str, Any] = {"ok": True, "measurement": backend.measure(
+                spec.flags, logs, spec.repeats, None, workload)}
         finally:
-            node["measured_to"] = time.time()
-            os.sched_setaffinity(0, before)
-            lease.release()
-        result["logs"] = {str(p.relative_to(logs)): p.read_bytes() for p in sorted(logs.rglob("*")) if p.is_file()}
+            backend.teardown()
+    except RunFailed as exc:
+        result = {"ok": False, "reason": exc.reason}
+    except EnvironmentFault as exc:
+        result = {"ok": False, "reason": f"node {node['host']}: {exc.reason}", "fault": exc.fault}
+    except workdir.WorkDirError as exc:  # e.g. the node's --work-dir vanished
+        result = {"ok": False, "reason": f"node {node['host']}: {exc}", "fault": "the work directory is unusable"}
+    finally:
+        node["measured_to"] = time.time()
+        os.sched_setaffinity(0, before)
+        lease.release()
+        files = _take_logs(logs)
+    result["logs"] = files
     result["node"] = node
     result["seconds"] = time.monotonic() - started
     return result
+
+
+def _take_logs(logs: Path | None) -> dict[str, bytes]:
+    """The log directory's files by their relative paths, the directory then removed (none: no files)."""
+    if logs is None:
+        return {}
+    files = {str(p.relative_to(logs)): p.read_bytes() for p in sorted(logs.rglob("*"))
+             if p.is_file() and p.name != workdir.MARKER}
+    workdir.remove_owned(logs)
+    return files
 
 
 def node_workload(backend: Backend, spec: TaskSpec, work_dir: Path, logs: Path) -> Workload | None:
@@ -170,8 +182,10 @@ def node_workload(backend: Backend, spec: TaskSpec, work_dir: Path, logs: Path) 
 
 def remove_node_copies(execution: ExecutionConfig, names: list[str]) -> list[str]:
     """On a node at the study's end: remove its copies of the study's preloaded DBs (``names``: their
-    directories' names in the node's work dir), the tuner's own (marked) only; the ones it removed."""
+    directories' names in the node's work dir), the tuner's own (marked) only, and what killed workers
+    left there (:func:`workdir.sweep_stale`, e.g. a run's logs); the preloaded DBs' names it removed."""
     work_dir = workdir.prepare(execution.work_dir)
+    workdir.sweep_stale(work_dir, tuple(work_dir / name for name in names))
     removed = [name for name in names if (work_dir / name / workdir.MARKER).is_file()]
     for name in removed:
         workdir.remove_owned(work_dir / name)

@@ -125,13 +125,20 @@ class ConsoleProgress(SilentProgress):
                        f"{mlflow.uri} (review it with: rocksdb-tuner ui)")
 
 
+_OWN = ("wall_seconds",)  # what the command backend adds to a program's metrics (the line gives the run's seconds)
+
+
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"
 
 
 def _measured(snapshot: StudySnapshot, m: dict[str, float | None]) -> str:
-    """A run's figures: the study's metric first when it is another than ops/s, then ops/s, P99, write amp."""
+    """A run's figures: the study's metric first when it is another than ops/s, then ops/s, P99, write amp;
+    a program's, the study's metric first, then the others it reported, by their names."""
     metric = snapshot.score.metric
+    if not BACKENDS[snapshot.config.measurement.backend].workloads:
+        named = sorted((k for k, v in m.items() if v is not None and k not in _OWN), key=lambda k: k != metric)
+        return ", ".join(f"{k} {fmt_value(m[k])}" for k in named)
     own = "" if metric in ("ops_per_sec", "p99_us", "write_amp") else f"{metric} {fmt_value(m.get(metric))}, "
     return (f"{own}{fmt_ops(m.get('ops_per_sec'))} ops/s, P99 {_num(m.get('p99_us'))} us, "
             f"write amp {_num(m.get('write_amp'))}")

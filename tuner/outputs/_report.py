@@ -81,9 +81,12 @@ def comparison(baselines: list[BaselineRun], best: BestTrial | None, revalidatio
 
 def _columns(summary: Summary) -> list[str]:
     """The comparison's metric columns: the study's metric first (its range follows it), then ops/s,
-    P99 and write amp."""
+    P99 and write amp; of a program's, only those it reported."""
     metric = summary.objective_metric
-    return [metric, *(k for k in _WIDTHS if k != metric)]
+    others = [k for k in _WIDTHS if k != metric]
+    if not runs_workloads(summary):  # a program's metrics: only those it reported
+        others = [k for k in others if any(row.value(k) is not None for row in summary.comparison)]
+    return [metric, *others]
 
 
 def _cell(row: ComparisonRow, key: str) -> str:
@@ -241,9 +244,10 @@ def comparison_markdown(summary: Summary) -> str:
             if runs_workloads(summary) else f"the program `{summary.command}`")
     lines = [f"# {summary.study}: {what}" + (f", db_bench {db.version} ({db.build})" if db else ""), "",
              "| configuration | " + " | ".join([label(columns[0]), "range", *(
-                 "write amp (stored / logical)" if k == "write_amp" else label(k) for k in columns[1:]),
+                 "write amp (stored / logical)" if k == "write_amp" and runs_workloads(summary) else label(k)
+                 for k in columns[1:]),
                  "vs rocksdb-default"]) + " |",
-             "|---|---:|---:|---:|---:|---:|" + "---:|" * (len(columns) - 3)]
+             "|---|" + "---:|" * (len(columns) + 2)]
     for row in summary.comparison:
         lines.append("| " + " | ".join((row.name, *_cells(row, columns))) + " |")
     lines += [""] + [f"{line}" for line in verdict_lines(summary)] + [""] + gain_lines(summary) + \
@@ -254,7 +258,8 @@ def comparison_markdown(summary: Summary) -> str:
         lines += ["", f"Best configuration {kind}: `{flags}`"]
     lines += [line.replace("  ", "- ", 1) if line.startswith("  ") else line for line in _why(summary)]
     if summary.revalidation and summary.revalidation.best:
-        lines += ["", ("ops/s, P99 and write amp" if columns[0] == "ops_per_sec" else "The figures")
+        lines += ["", ("ops/s, P99 and write amp" if columns[0] == "ops_per_sec" and runs_workloads(summary)
+                       else "The figures")
                   + " are medians of the re-validation's estimation rounds, each round in a "
                   "fresh random order on the same machine in the same study; ratios are paired by round."]
     else:
