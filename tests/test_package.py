@@ -42,11 +42,16 @@ def test_the_wheel_installs_and_runs_anywhere(tmp_path):
     assert "warning" not in built.lower(), built  # e.g. setuptools' "absent from the packages configuration"
     (wheel,) = dist.glob("rocksdb_tuner-*.whl")
     venv = tmp_path / "venv"
-    _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
-    _run(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel, cwd=tmp_path)
+    # no pip of its own (this one installs into it) and no bytecode compiled ahead: what runs compiles
+    # what it imports; the wheel and its dependencies are installed all the same
+    _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp_path)
+    _run(sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "install", "-q", "--no-compile", wheel,
+         cwd=tmp_path)
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-elsewhere-", dir="/tmp") as elsewhere:
         here = Path(elsewhere)
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        # bytecode is written (into the venv, under tmp_path) even under make test's PYTHONDONTWRITEBYTECODE:
+        # each command after the first imports what the ones before compiled
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")}
         env.update(PATH=f"{venv / 'bin'}:{env['PATH']}", MLFLOW_TRACKING_URI=f"sqlite:///{here / 'mlflow.db'}")
         where = _run(venv / "bin" / "python", "-c", "import tuner, objectives; print(tuner.__file__, objectives.__file__)",
                      cwd=here, env=env)

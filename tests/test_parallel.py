@@ -3,6 +3,7 @@ the worker node in its own network namespace; trials run the real db_bench on bo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import optuna
@@ -130,15 +132,17 @@ def _free_port() -> int:
 
 class Cluster:
     """A Ray head on this host and a worker node, the worker in network namespace ``ns`` when possible
-    (a veth pair 10.231.x.1 <-> 10.231.x.2), else both on loopback; token authentication on."""
+    (a veth pair 10.231.x.1 <-> 10.231.x.2), else both on loopback; token authentication on. ``head_env``
+    and ``worker_env``: what each node's processes get beside this process's environment."""
 
-    def __init__(self, root: Path, worker_env: dict[str, str] | None = None):
+    def __init__(self, root: Path, worker_env: dict[str, str] | None = None, head_env: dict[str, str] | None = None):
         self.root = root
         self.ns: str | None = None
         token = root / "token"
         token.write_text(secrets.token_hex(32))
         self.ray_env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "RAY_USAGE_STATS_ENABLED": "0"}
         self.worker_extra = worker_env or {}
+        self.head_extra = head_env or {}
         self.head_ip, self.worker_ip = "127.0.0.1", "127.0.0.1"
         if os.geteuid() == 0 and shutil.which("ip"):
             self._netns()
@@ -182,7 +186,8 @@ class Cluster:
     def start(self) -> None:
         head = subprocess.run([RAY, "start", "--head", f"--node-ip-address={self.head_ip}", f"--port={self.port}",
                                "--num-cpus=1", "--include-dashboard=false", "--disable-usage-stats",
-                               f"--temp-dir={self.root / 'ray'}"], env=self.env, capture_output=True, text=True,
+                               f"--temp-dir={self.root / 'ray'}"], env={**self.env, **self.head_extra},
+                              capture_output=True, text=True,
                               timeout=120)
         assert head.returncode == 0, head.stderr[-2000:]
         worker = subprocess.run(self._in_ns([RAY, "start", f"--address={self.address}",
@@ -200,8 +205,10 @@ class Cluster:
         raise AssertionError(f"the worker node never joined: {status.stdout[-1000:]}")
 
     def stop(self) -> None:
-        subprocess.run(self._in_ns([RAY, "stop", "--force"]), env=self.worker_env, capture_output=True, timeout=120)
-        subprocess.run([RAY, "stop", "--force"], env=self.env, capture_output=True, timeout=120)
+        """Both nodes stopped and the namespace deleted, even when a `ray stop` hangs."""
+        for cmd, env in ((self._in_ns([RAY, "stop", "--force"]), self.worker_env), ([RAY, "stop", "--force"], self.env)):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                subprocess.run(cmd, env=env, capture_output=True, timeout=120)
         if self.ns:
             subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
 
@@ -210,9 +217,40 @@ class Cluster:
                               capture_output=True, text=True, timeout=timeout)
 
 
+# Its own cluster (its worker runs another db_bench), before the module's shared one starts: one cluster at a time.
+@pytest.mark.release_build  # the driver runs the release build, the worker Debian's assertion build
+def test_nodes_with_another_db_bench_are_refused_unless_allowed(tmp_path_factory, tmp_path, work_dir, db_bench):
+    other = Path("/usr/bin/db_bench")
+    assert other.is_file() and other.resolve() != Path(db_bench.path).resolve(), \
+        "needs Debian's /usr/bin/db_bench (make test-deps installs rocksdb-tools) beside the release build"
+    c = Cluster(tmp_path_factory.mktemp("mixed"), worker_env={"ROCKSDB_TUNER_DB_BENCH": str(other)})
+    try:
+        c.start()
+        args = ["--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--parallel", "2",
+                "--work-dir", str(work_dir), "--no-plots", "--no-mlflow"]
+        refused = c.tune(*args, "--out", str(tmp_path / "refused"))
+        assert refused.returncode == 2
+        assert "has db_bench 7.8.3 (assertions) at /usr/bin/db_bench" in refused.stderr
+        assert "--allow-mixed-db-bench" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+        # one trial per node: otherwise Ray may run both tiny trials on the head, one after the other
+        allowed = c.tune(*args, "--allow-mixed-db-bench", "--one-trial-per-node", "--out", str(tmp_path / "allowed"))
+        assert allowed.returncode == 0, allowed.stderr[-3000:]
+        paths = {(TrialRecord.of(t).db_bench or {}).get("path") for t in _trials(tmp_path / "allowed")
+                 if TrialRecord.of(t).outcome == "complete"}
+        assert str(other) in paths, paths
+    finally:
+        c.stop()
+
+
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory):
-    c = Cluster(tmp_path_factory.mktemp("cluster"))
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One two-node cluster for the module's tests that neither stop nor reconfigure it (starting one
+    takes a while on 2 cores): the head's and the worker's processes each with a $TMPDIR of their own
+    (short paths: Ray's sockets live there), so a study without --work-dir runs on nodes that share no
+    work dir; stopped, its namespace deleted, when the module ends."""
+    dirs = {name: tmp_path_factory.mktemp(name[0]) for name in ("head", "worker")}
+    c = Cluster(tmp_path_factory.mktemp("c"), head_env={"TMPDIR": str(dirs["head"])},
+                worker_env={"TMPDIR": str(dirs["worker"])})
     try:
         c.start()
         yield c
@@ -244,7 +282,140 @@ def test_study_runs_on_both_nodes_of_a_two_node_cluster(cluster, tmp_path, work_
     assert leftovers(work_dir) == []
 
 
+def _work_dirs(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory,
+               monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """The default work dirs of a driver with a $TMPDIR of its own (set here), of the cluster's head node
+    and of its worker node: none shared."""
+    dirs = {"driver": tmp_path_factory.mktemp("d"), "head": Path(cluster.head_extra["TMPDIR"]),
+            "worker": Path(cluster.worker_extra["TMPDIR"])}
+    monkeypatch.setenv("TMPDIR", str(dirs["driver"]))
+    return {name: path / f"rocksdb-tuner-work-{os.getuid()}" for name, path in dirs.items()}
+
+
+def _apart(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+           *args: str) -> tuple[subprocess.CompletedProcess, dict[str, Path]]:
+    """A study (``args``) on the two-node cluster, its nodes and driver sharing no work dir: no --work-dir,
+    two trials at once, one per node; and the default work dirs of the driver, the head node and the
+    worker node."""
+    dirs = _work_dirs(cluster, tmp_path_factory, monkeypatch)
+    return cluster.tune(*args, "--parallel", "2", "--one-trial-per-node", "--no-mlflow", "--no-plots"), dirs
+
+
+def _built_apart(out: Path, dirs: dict[str, Path]) -> list[optuna.trial.FrozenTrial]:
+    """The study's complete trials, checked to have run on both nodes, each node's first run having built
+    the node's own preloaded DB (its logs in the run's ``preload/``) and no other run; every work dir left
+    as it was."""
+    trials = _trials(out)
+    done = [t for t in trials if TrialRecord.of(t).outcome == "complete"]
+    assert done and len({_node(t).node_id for t in done}) == 2, \
+        [TrialRecord.of(t).fail_reason for t in trials]
+    built = sorted(p.relative_to(out).parts[:2] for p in out.rglob("preload/*.command"))
+    assert len(built) == 2, built  # once per node (the driver's own is OUT/preload-trials/)
+    commands = [p.read_text() for p in out.rglob("preload/*.command")]
+    for name in ("head", "worker"):  # each in its own node's default work dir
+        assert sum(f"{dirs[name]}/" in command for command in commands) == 1, (name, commands)
+    for name, work in dirs.items():
+        assert work.is_dir() and not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], (name, work)
+    return done
+
+
+def test_each_node_builds_its_own_preloaded_db_once_and_removes_it(cluster, tmp_path, tmp_path_factory, monkeypatch):
+    """A command study with --load on nodes that share no work dir: the driver builds its DB, each node its
+    own copy once (its runs wait for it and reuse it), and when the study ends every work dir is as it
+    was."""
+    from tests.test_backends import AT_SIZE_LOAD, AT_SIZE_RUN
+
+    (tmp_path / "load.py").write_text(AT_SIZE_LOAD)
+    (tmp_path / "run.py").write_text(AT_SIZE_RUN)
+    python = sys.executable
+    r, dirs = _apart(cluster, tmp_path_factory, monkeypatch, "--backend", "command", "--load",
+                     f"{python} {tmp_path / 'load.py'} {{db}} {{data_bytes}} {tmp_path / 'loads'}", "--command",
+                     f"{python} {tmp_path / 'run.py'} {{options}} {{db}} {{data_bytes}} {{duration}}",
+                     "--target-data", "64KiB", "--duration", "1s", "--trials", "4", "--sampler", "random", "--seed",
+                     "1", "--no-starts", "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    done = _built_apart(tmp_path / "out", dirs)
+    assert len(done) == 4 and all(TrialRecord.of(t).metric("links") >= 2 for t in done)  # on a loaded DB's copy
+    assert (tmp_path / "loads").read_text() == "xxx"  # the driver's, then once on each node
+
+
+def test_the_rocksdict_example_at_a_target_on_two_nodes_each_on_its_own_db(cluster, tmp_path, tmp_path_factory,
+                                                                           monkeypatch):
+    """The shipped example as README's at-size form runs it, on two nodes that share no work dir: its DB
+    loaded once by the driver and once by each node, every run within --target-memory (a memory cgroup
+    on either node), tuned for its P99 (minimized), the answer re-validated at the target."""
+    try:
+        Cgroups.detect()
+    except MemoryLimitError as exc:
+        pytest.skip(f"no usable memory cgroup here: {exc}")
+    app, python = Path(__file__).resolve().parents[1] / "examples" / "rocksdict_app" / "app.py", sys.executable
+    out = tmp_path / "out"
+    r, dirs = _apart(cluster, tmp_path_factory, monkeypatch, "--backend", "command",
+                     "--load", f"{python} {app} --load --options {{options}} --db {{db}} --data-bytes {{data_bytes}}",
+                     "--command", f"{python} {app} --loaded --options {{options}} --db {{db}} --data-bytes "
+                     "{data_bytes} --duration {duration}", "--target-data", "4MiB", "--target-memory", "128MiB",
+                     "--duration", "1s", "--objective", "p99_us", "--trials", "2", "--sampler", "random", "--seed", "1",
+                     "--no-starts", "--revalidate", "2", "--revalidate-rounds", "3", "--revalidate-max-rounds", "3",
+                     "--no-ablation", "--out", str(out))
+    assert r.returncode == 0, r.stderr[-3000:]
+    done = _built_apart(out, dirs)
+    assert all(TrialRecord.of(t).phases[0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in done)
+    summary = summary_of(out)
+    assert summary.objective_metric == "p99_us" and summary.objective_maximize is False
+    assert summary.revalidation is not None and summary.revalidation.rounds >= 3
+    assert summary.revalidation.metric == "p99_us" and summary.answer is not None
+
+
+def test_a_preloaded_workload_runs_on_a_cluster_each_node_on_its_own_db(cluster, tmp_path, tmp_path_factory,
+                                                                        monkeypatch):
+    """steady-overwrite with --ray-address, once refused: each node builds its preloaded DB once and
+    removes it at the end."""
+    r, dirs = _apart(cluster, tmp_path_factory, monkeypatch, "--workload", "steady-overwrite", "--scale", "0.005",
+                     "--duration", "2s", "--trials", "3", "--seed", "1", "--no-starts", "--no-baselines",
+                     "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(_built_apart(tmp_path / "out", dirs)) == 3
+
+
+def test_ctrl_c_on_a_cluster_leaves_no_preloaded_db_on_any_node_and_resume_builds_again(
+        cluster, tmp_path, tmp_path_factory, monkeypatch):
+    """Stopped with Ctrl-C once the nodes run the study's trials, a study on nodes that share no work dir
+    leaves no preloaded DB on the driver or on either node; resumed, it builds them again and completes."""
+    from tests.test_backends import AT_SIZE_LOAD, AT_SIZE_RUN
+
+    (tmp_path / "load.py").write_text(AT_SIZE_LOAD)
+    (tmp_path / "run.py").write_text(AT_SIZE_RUN + "import time; time.sleep(float(seconds))\n")
+    works = list(_work_dirs(cluster, tmp_path_factory, monkeypatch).values())
+    python = sys.executable
+    args = [*TUNER, *fast(["tune", "--ray-address", cluster.address, "--backend", "command", "--load",
+                           f"{python} {tmp_path / 'load.py'} {{db}} {{data_bytes}} {tmp_path / 'loads'}", "--command",
+                           f"{python} {tmp_path / 'run.py'} {{options}} {{db}} {{data_bytes}} {{duration}}",
+                           "--target-data", "64KiB", "--duration", "2s", "--trials", "6", "--sampler", "random",
+                           "--seed", "1", "--no-starts", "--study", "apart", "--parallel", "2", "--one-trial-per-node",
+                           "--out", str(tmp_path / "out"), "--no-mlflow", "--no-plots"])]
+    proc = subprocess.Popen(args, env=cluster.env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    loads = tmp_path / "loads"
+    for line in proc.stderr:  # once the driver and both nodes built theirs, and trials are under way
+        if line.startswith("trial ") and loads.is_file() and loads.read_text() == "xxx":
+            proc.send_signal(signal.SIGINT)
+            break
+    _, rest = proc.communicate(timeout=180)
+    assert proc.returncode == 130, rest
+    assert (tmp_path / "loads").read_text() == "xxx"
+    for work in works:
+        assert not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], work
+    again = subprocess.run(args, env=cluster.env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (tmp_path / "loads").read_text() == "xxxxxx"  # built again: the driver's and each node's
+    assert [TrialRecord.of(t).outcome for t in _trials(tmp_path / "out")].count("complete") == 6
+    for work in works:
+        assert not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], work
+
+
 def test_a_killed_worker_process_is_retried_and_the_study_completes(cluster, tmp_path, work_dir):
+    """Last of the shared cluster's tests: it kills one of the cluster's worker processes (Ray starts
+    another; the cluster itself stays up)."""
     out = tmp_path / "out"
     proc = subprocess.Popen([*TUNER, "tune", "--no-drain", "--revalidate", "0", "--ray-address", cluster.address,
                              "--workload", "fillrandom",
@@ -279,159 +450,3 @@ def test_a_killed_worker_process_is_retried_and_the_study_completes(cluster, tmp
     retried = [t for t in trials if TrialRecord.of(t).attempts == 2]
     assert len(retried) == 1 and 0 in TrialRecord.of(retried[0]).lost_attempts
     assert leftovers(work_dir) == []  # the killed worker's DB directory was removed by a later task
-
-
-@pytest.mark.release_build  # the driver runs the release build, the worker Debian's assertion build
-def test_nodes_with_another_db_bench_are_refused_unless_allowed(tmp_path_factory, tmp_path, work_dir, db_bench):
-    other = Path("/usr/bin/db_bench")
-    assert other.is_file() and other.resolve() != Path(db_bench.path).resolve(), \
-        "needs Debian's /usr/bin/db_bench (make test-deps installs rocksdb-tools) beside the release build"
-    c = Cluster(tmp_path_factory.mktemp("mixed"), worker_env={"ROCKSDB_TUNER_DB_BENCH": str(other)})
-    try:
-        c.start()
-        args = ["--workload", "fillrandom", "--scale", str(TINY), "--trials", "2", "--parallel", "2",
-                "--work-dir", str(work_dir), "--no-plots", "--no-mlflow"]
-        refused = c.tune(*args, "--out", str(tmp_path / "refused"))
-        assert refused.returncode == 2
-        assert "has db_bench 7.8.3 (assertions) at /usr/bin/db_bench" in refused.stderr
-        assert "--allow-mixed-db-bench" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
-        # one trial per node: otherwise Ray may run both tiny trials on the head, one after the other
-        allowed = c.tune(*args, "--allow-mixed-db-bench", "--one-trial-per-node", "--out", str(tmp_path / "allowed"))
-        assert allowed.returncode == 0, allowed.stderr[-3000:]
-        paths = {(TrialRecord.of(t).db_bench or {}).get("path") for t in _trials(tmp_path / "allowed")
-                 if TrialRecord.of(t).outcome == "complete"}
-        assert str(other) in paths, paths
-    finally:
-        c.stop()
-
-
-def _apart(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
-           *args: str) -> tuple[subprocess.CompletedProcess, dict[str, Path]]:
-    """A study (``args``) on a two-node cluster whose nodes and driver share no work dir: each its own $TMPDIR
-    (short paths: Ray's sockets live there), no --work-dir, two trials at once, one per node; and the
-    default work dirs of the driver, the head node and the worker node."""
-    dirs = {name: tmp_path_factory.mktemp(name[0]) for name in ("driver", "head", "worker")}
-    monkeypatch.setenv("TMPDIR", str(dirs["head"]))  # the head node's workers' $TMPDIR
-    cluster = Cluster(tmp_path_factory.mktemp("c"), worker_env={"TMPDIR": str(dirs["worker"])})
-    try:
-        cluster.start()
-        monkeypatch.setenv("TMPDIR", str(dirs["driver"]))
-        r = cluster.tune(*args, "--parallel", "2", "--one-trial-per-node", "--no-mlflow", "--no-plots")
-    finally:
-        cluster.stop()
-    return r, {name: path / f"rocksdb-tuner-work-{os.getuid()}" for name, path in dirs.items()}
-
-
-def _built_apart(out: Path, dirs: dict[str, Path]) -> list[optuna.trial.FrozenTrial]:
-    """The study's complete trials, checked to have run on both nodes, each node's first run having built
-    the node's own preloaded DB (its logs in the run's ``preload/``) and no other run; every work dir left
-    as it was."""
-    trials = _trials(out)
-    done = [t for t in trials if TrialRecord.of(t).outcome == "complete"]
-    assert done and len({_node(t).node_id for t in done}) == 2, \
-        [TrialRecord.of(t).fail_reason for t in trials]
-    built = sorted(p.relative_to(out).parts[:2] for p in out.rglob("preload/*.command"))
-    assert len(built) == 2, built  # once per node (the driver's own is OUT/preload-trials/)
-    for name, work in dirs.items():
-        assert work.is_dir() and not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], (name, work)
-    return done
-
-
-def test_each_node_builds_its_own_preloaded_db_once_and_removes_it(tmp_path, tmp_path_factory, monkeypatch):
-    """A command study with --load on nodes that share no work dir: the driver builds its DB, each node its
-    own copy once (its runs wait for it and reuse it), and when the study ends every work dir is as it
-    was."""
-    from tests.test_backends import AT_SIZE_LOAD, AT_SIZE_RUN
-
-    (tmp_path / "load.py").write_text(AT_SIZE_LOAD)
-    (tmp_path / "run.py").write_text(AT_SIZE_RUN)
-    python = sys.executable
-    r, dirs = _apart(tmp_path_factory, monkeypatch, "--backend", "command", "--load",
-                     f"{python} {tmp_path / 'load.py'} {{db}} {{data_bytes}} {tmp_path / 'loads'}", "--command",
-                     f"{python} {tmp_path / 'run.py'} {{options}} {{db}} {{data_bytes}} {{duration}}",
-                     "--target-data", "64KiB", "--duration", "1s", "--trials", "4", "--sampler", "random", "--seed",
-                     "1", "--no-starts", "--out", str(tmp_path / "out"))
-    assert r.returncode == 0, r.stderr[-3000:]
-    done = _built_apart(tmp_path / "out", dirs)
-    assert len(done) == 4 and all(TrialRecord.of(t).metric("links") >= 2 for t in done)  # on a loaded DB's copy
-    assert (tmp_path / "loads").read_text() == "xxx"  # the driver's, then once on each node
-
-
-def test_the_rocksdict_example_at_a_target_on_two_nodes_each_on_its_own_db(tmp_path, tmp_path_factory, monkeypatch):
-    """The shipped example as README's at-size form runs it, on two nodes that share no work dir: its DB
-    loaded once by the driver and once by each node, every run within --target-memory (a memory cgroup
-    on either node), tuned for its P99 (minimized), the answer re-validated at the target."""
-    try:
-        Cgroups.detect()
-    except MemoryLimitError as exc:
-        pytest.skip(f"no usable memory cgroup here: {exc}")
-    app, python = Path(__file__).resolve().parents[1] / "examples" / "rocksdict_app" / "app.py", sys.executable
-    out = tmp_path / "out"
-    r, dirs = _apart(tmp_path_factory, monkeypatch, "--backend", "command",
-                     "--load", f"{python} {app} --load --options {{options}} --db {{db}} --data-bytes {{data_bytes}}",
-                     "--command", f"{python} {app} --loaded --options {{options}} --db {{db}} --data-bytes "
-                     "{data_bytes} --duration {duration}", "--target-data", "4MiB", "--target-memory", "128MiB",
-                     "--duration", "1s", "--objective", "p99_us", "--trials", "2", "--sampler", "random", "--seed", "1",
-                     "--no-starts", "--revalidate", "2", "--revalidate-rounds", "3", "--revalidate-max-rounds", "3",
-                     "--out", str(out))
-    assert r.returncode == 0, r.stderr[-3000:]
-    done = _built_apart(out, dirs)
-    assert all(TrialRecord.of(t).phases[0]["memory"]["memory_limit_bytes"] == 128 << 20 for t in done)
-    summary = summary_of(out)
-    assert summary.objective_metric == "p99_us" and summary.objective_maximize is False
-    assert summary.revalidation is not None and summary.revalidation.rounds >= 3
-    assert summary.revalidation.metric == "p99_us" and summary.answer is not None
-
-
-def test_a_preloaded_workload_runs_on_a_cluster_each_node_on_its_own_db(tmp_path, tmp_path_factory, monkeypatch):
-    """steady-overwrite with --ray-address, once refused: each node builds its preloaded DB once and
-    removes it at the end."""
-    r, dirs = _apart(tmp_path_factory, monkeypatch, "--workload", "steady-overwrite", "--scale", "0.005",
-                     "--duration", "2s", "--trials", "3", "--seed", "1", "--no-starts", "--no-baselines",
-                     "--out", str(tmp_path / "out"))
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert len(_built_apart(tmp_path / "out", dirs)) == 3
-
-
-def test_ctrl_c_on_a_cluster_leaves_no_preloaded_db_on_any_node_and_resume_builds_again(
-        tmp_path, tmp_path_factory, monkeypatch):
-    """Stopped with Ctrl-C once the nodes run the study's trials, a study on nodes that share no work dir
-    leaves no preloaded DB on the driver or on either node; resumed, it builds them again and completes."""
-    from tests.test_backends import AT_SIZE_LOAD, AT_SIZE_RUN
-
-    (tmp_path / "load.py").write_text(AT_SIZE_LOAD)
-    (tmp_path / "run.py").write_text(AT_SIZE_RUN + "import time; time.sleep(float(seconds))\n")
-    dirs = {name: tmp_path_factory.mktemp(name[0]) for name in ("driver", "head", "worker")}
-    monkeypatch.setenv("TMPDIR", str(dirs["head"]))
-    cluster = Cluster(tmp_path_factory.mktemp("c"), worker_env={"TMPDIR": str(dirs["worker"])})
-    python = sys.executable
-    args = [*TUNER, *fast(["tune", "--ray-address", cluster.address, "--backend", "command", "--load",
-                           f"{python} {tmp_path / 'load.py'} {{db}} {{data_bytes}} {tmp_path / 'loads'}", "--command",
-                           f"{python} {tmp_path / 'run.py'} {{options}} {{db}} {{data_bytes}} {{duration}}",
-                           "--target-data", "64KiB", "--duration", "2s", "--trials", "6", "--sampler", "random",
-                           "--seed", "1", "--no-starts", "--study", "apart", "--parallel", "2", "--one-trial-per-node",
-                           "--out", str(tmp_path / "out"), "--no-mlflow", "--no-plots"])]
-    works = [path / f"rocksdb-tuner-work-{os.getuid()}" for path in dirs.values()]
-    try:
-        cluster.start()
-        monkeypatch.setenv("TMPDIR", str(dirs["driver"]))
-        proc = subprocess.Popen(args, env=cluster.env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert proc.stderr is not None
-        loads = tmp_path / "loads"
-        for line in proc.stderr:  # once the driver and both nodes built theirs, and trials are under way
-            if line.startswith("trial ") and loads.is_file() and loads.read_text() == "xxx":
-                proc.send_signal(signal.SIGINT)
-                break
-        _, rest = proc.communicate(timeout=180)
-        assert proc.returncode == 130, rest
-        assert (tmp_path / "loads").read_text() == "xxx"
-        for work in works:
-            assert not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], work
-        again = subprocess.run(args, env=cluster.env, capture_output=True, text=True, timeout=600)
-    finally:
-        cluster.stop()
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert (tmp_path / "loads").read_text() == "xxxxxx"  # built again: the driver's and each node's
-    assert [TrialRecord.of(t).outcome for t in _trials(tmp_path / "out")].count("complete") == 6
-    for work in works:
-        assert not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], work
