@@ -16,7 +16,8 @@ from tuner.engine._baselines import Baselines, Ended, side_by_side
 from tuner.executors import Job, Outcome
 from tuner.model import UsageError, machine_seconds
 from tuner.outputs._deployment import side_by_side as described
-from tuner.summary import Summary
+from tuner.outputs._report import _measured_as
+from tuner.summary import Revalidation, Summary
 from tuner.trials import BaselineRecord
 
 
@@ -218,3 +219,14 @@ def test_the_summary_says_which_runs_the_search_compared():
     assert described(_summary(1, 1)) == "each beside 1 other run(s) at once (--parallel), rocksdb-default's as the trials'"
     unlike = described(_summary(1, None))  # a study whose baseline ran alone, resumed with --parallel
     assert unlike is not None and "rocksdb-default's beside 0: not like with like" in unlike
+
+
+def test_the_closing_table_says_the_re_validations_rounds_ran_one_at_a_time():
+    """After a re-validation the table's figures and ratios are its rounds, run alone; the search's beside others."""
+    searched = _summary(1, 1)
+    assert "vs default: single runs, each beside 1 other run(s) at once (--parallel), rocksdb-default's as the " \
+           "trials'" in _measured_as(searched)
+    revalidated = searched.updated(revalidation=Revalidation.from_dict({"best": "trial 3", "reference": "rocksdb-default"}))
+    assert ("figures and vs default: the re-validation's rounds, one run at a time (the search's trials ran beside 1 "
+            "other run(s) at once)") in _measured_as(revalidated)
+    assert not any("beside" in line for line in _measured_as(_summary(0, 0)))
