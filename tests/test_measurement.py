@@ -116,13 +116,19 @@ def test_a_memory_limit_runs_the_study_in_cgroups_and_budgets_follow_it(tmp_path
 @pytest.mark.ray
 def test_parallel_trials_are_tuned_for_their_slot(tmp_path, work_dir, host):
     """--parallel 2 on a 2-core host: each trial is pinned to 1 core, so the space's `cores` is 1
-    (subcompactions <= 4 x 1) and its memory is half the host's; the baselines run in the same slot."""
+    (subcompactions <= 4 x 1) and its memory is half the host's; the baselines run in the same slot,
+    beside another run as each trial is (issue 43)."""
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "4", "--seed", "3",
-              "--sampler", "random", "--parallel", "2", "--out", "o", "--work-dir", str(work_dir), "--no-mlflow")
+              "--sampler", "random", "--parallel", "2", "--out", "o", "--work-dir", str(work_dir), "--no-mlflow",
+              "--revalidate", "0")
     assert r.returncode == 0, r.stderr
     summary = summary_of(tmp_path / "o")
     cores = max(1, host.cores // 2)
-    assert summary.slot == SlotInfo(cores=cores, ram_bytes=host.ram // (host.cores // cores), pinned=True)
+    assert summary.slot == SlotInfo(cores=cores, ram_bytes=host.ram // (host.cores // cores), pinned=True, neighbours=1)
+    assert summary.baselines and all(b.neighbours == 1 for b in summary.baselines)
+    assert "beside 1 other run(s) as a trial" in r.stderr
+    assert "vs default: single runs, each beside 1 other run(s) at once (--parallel), rocksdb-default's as the " \
+        "trials'" in r.stdout
     study = summary.optuna_study()
     assert study.user_attrs["space"]["subcompactions"] == f"[1, {4 * cores}]"
     assert all(t.params["subcompactions"] <= 4 * cores for t in study.trials if t.params)

@@ -10,7 +10,6 @@ import statistics
 import optuna
 import pytest
 
-from objectives.runner import RunFailed
 from tests.conftest import TINY, first_measured, summary_of
 from tests.test_cli import tuner
 from tuner import options_file
@@ -135,18 +134,20 @@ def test_a_kept_baseline_whose_runs_left_no_options_file_is_still_the_answer(tmp
     rocksdb-default. The summary and OPTIONS.ini are written: OPTIONS.ini from its re-validation rounds'
     OPTIONS file; with those gone too, the best's with the searched options at rocksdb-default's values."""
     from tuner import Study, TuneConfig
-    from tuner.engine._measurer import Measurer
+    from tuner.executors import LocalExecutor, Outcome
     from tuner.observers import SilentProgress
     from tuner.outputs import write_outputs
 
-    measure = Measurer.measure
+    wait = LocalExecutor.wait
 
-    def failing(self, job):  # rocksdb-default's baseline run, and the best's re-validation runs
-        if job.key == "baseline:rocksdb-default" or job.key.endswith(" trial 0"):
-            raise RunFailed("phase load: db_bench killed by SIGKILL (out of memory)")
-        return measure(self, job)
+    def failing(self, timeout):  # rocksdb-default's baseline run, and the best's re-validation runs
+        job = self.pending[0] if self.pending else None
+        if job is not None and (job.key == "baseline:rocksdb-default" or job.key.endswith(" trial 0")):
+            self.pending.pop(0)
+            return [Outcome(job, reason="phase load: db_bench killed by SIGKILL (out of memory)")]
+        return wait(self, timeout)
 
-    monkeypatch.setattr(Measurer, "measure", failing)
+    monkeypatch.setattr(LocalExecutor, "wait", failing)
     space = tmp_path / "small-memtables.toml"
     space.write_text('[parameters.write_buffer_size]\ntype = "categorical"\nchoices = [4194304]\n'
                      'options_key = "CFOptions.write_buffer_size"\n')

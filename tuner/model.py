@@ -291,8 +291,9 @@ def measured_here(trials: Iterable[FrozenTrial]) -> list[FrozenTrial]:
 
 def machine_seconds(trials: Iterable[FrozenTrial], baselines: Iterable[BaselineRecord],
                     revalidation: Revalidation | None, preload: Preload | None = None) -> MachineSeconds:
-    """Seconds of db_bench per part of a study."""
-    parts = (preload.seconds if preload else 0.0, sum(b.seconds or 0.0 for b in baselines),
+    """Seconds of db_bench per part of a study (the baselines' with the copies that ran only beside them)."""
+    parts = (preload.seconds if preload else 0.0,
+             sum((b.seconds or 0.0) + (b.neighbour_seconds or 0.0) for b in baselines),
              sum(TrialRecord.of(t).seconds or 0.0 for t in measured_here(trials)),
              revalidation.seconds if revalidation else 0.0)
     return MachineSeconds(*parts, total=sum(parts))

@@ -137,11 +137,13 @@ class MemoryLimit(Record):
 
 @dataclass(frozen=True)
 class SlotInfo(Record):
-    """What one trial may use (tuner.executors.Slot): its cores, its share of memory, whether pinned."""
+    """What one trial may use (tuner.executors.Slot): its cores, its share of memory, whether pinned,
+    and how many other runs may run beside it at once on a node (0: none)."""
 
     cores: int | None = None
     ram_bytes: int | None = None
     pinned: bool = False
+    neighbours: int = 0
 
 
 @dataclass(frozen=True)
@@ -240,6 +242,7 @@ class BaselineRun(Record):
     state: str | None = None  # COMPLETE or FAIL
     metrics: dict[str, Any] = field(default_factory=dict)
     reason: str | None = None
+    neighbours: int | None = None  # other runs beside it at once, as the trials had (0 or None: alone)
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,8 @@ class TrialRecord:
 @dataclass(frozen=True)
 class BaselineRecord:
     """A baseline's single run, as the study keeps it: its flags, ``state`` COMPLETE (its metrics and
-    details) or FAIL (the ``reason``), and when it ended."""
+    details) or FAIL (the ``reason``), when it ended, and how it ran: alone, or beside ``neighbours``
+    other runs as the trials of a study with --parallel run (tuner.engine._baselines)."""
 
     name: str
     flags: dict[str, Any] = field(default_factory=dict)  # the db_bench flags (or options) it ran with
@@ -130,6 +131,8 @@ class BaselineRecord:
     spread_ops_per_sec: dict[str, float] | None = None  # min, max, cv, n of --repeats' ops/s
     seconds: float | None = None  # wall time the run took
     ended: float | None = None  # when it ended (seconds since the epoch)
+    neighbours: int | None = None  # the fewest other runs beside it at once (0: alone; None: not recorded, alone)
+    neighbour_seconds: float | None = None  # machine time of the copies run only as neighbours, counted with it
 
     @property
     def complete(self) -> bool:

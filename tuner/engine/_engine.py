@@ -8,16 +8,15 @@ learns goes to the study's storage; what happens is told to observers as events 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import optuna
 
-from tuner.backends import BACKENDS, EnvironmentFault, RunFailed, missing_metric
+from tuner.backends import BACKENDS, EnvironmentFault
 from tuner.engine import _attrs as attrs
+from tuner.engine._baselines import Baselines, baseline_items
 from tuner.engine._budget import Budget, usage
 from tuner.engine._lock import StudyBusy, StudyLock
 from tuner.engine._loop import TrialLoop
@@ -29,12 +28,11 @@ from tuner.engine._revalidation import Remeasure
 from tuner.engine._storage import StudyStore
 from tuner.engine._warmstart import WarmStartError, named_starts, start_words, warm_start, warm_start_auto
 from tuner.events import EventBus
-from tuner.executors import Executor, Job, Jobs
-from tuner.model import DEFAULT_BASELINE, DEFAULT_BASELINE_DOC, StudySnapshot, UsageError
-from tuner.stats import Rounds, spread
+from tuner.executors import Executor, Jobs
+from tuner.model import StudySnapshot, UsageError
+from tuner.stats import Rounds
 from tuner.summary import FidelityAgreement, MemoryLimit, Preload, Revalidation, SlotInfo, Startup, TargetInfo
 from tuner.target import SHAPE, lsm_levels, scaled
-from tuner.trials import BaselineRecord
 
 
 class Engine:
@@ -68,7 +66,7 @@ class Engine:
         self.executor = Preloading(executor, parts.workload, self.store, bus, parts.out, build,
                                    lambda workload: self.described(workload, self.measurement), given)
         self.measurer = Measurer(self.executor, bus.note)
-        n_baselines = len(self._baselines())
+        n_baselines = len(baseline_items(parts))
         self.budget = Budget(self.search.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
         self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out,
                                    lambda seconds: self.proportion.afford(seconds), parts.score)
@@ -116,8 +114,8 @@ class Engine:
 
     def snapshot(self) -> StudySnapshot:
         p = self.parts
-        found = (self.store.baseline(n) for n, _, _ in self._baselines())
-        slot = SlotInfo(cores=p.slot.cores, ram_bytes=p.slot.ram, pinned=p.slot.pinned)
+        found = (self.store.baseline(n) for n, _, _ in baseline_items(p))
+        slot = SlotInfo(cores=p.slot.cores, ram_bytes=p.slot.ram, pinned=p.slot.pinned, neighbours=p.slot.neighbours)
         return StudySnapshot(name=p.name, uid=attrs.uid(self.store), out=p.out, storage=p.storage, config=p.config,
                              workload=p.workload, space=p.space, score=p.score, db_bench=p.found.db_bench,
                              db_bench_seed=p.db_bench_seed, trials_wanted=p.trials_wanted, work_dir=p.work_dir,
@@ -190,43 +188,10 @@ class Engine:
             raise
         return self.snapshot()
 
-    def _baselines(self) -> list[tuple[str, dict[str, Any], str]]:
-        defaults = self.parts.found.defaults
-        items: list[tuple[str, dict[str, Any], str]] = [
-            (DEFAULT_BASELINE, {}, f"none of the tuned options set: {defaults.describe()}" if defaults else DEFAULT_BASELINE_DOC)]
-        if self.parts.user_baseline is not None:
-            flags, doc = self.parts.user_baseline
-            items.append((self.parts.reference.name, flags, doc))
-        if self.measurement.baselines:
-            items += [(b.name, b.flags, b.doc) for b in self.parts.workload.baselines]
-        return items
-
     def run_baselines(self) -> None:
-        """Measure each baseline once per study (kept in the study, so a resume skips them)."""
-        for name, flags, doc in self._baselines():
-            if self.store.baseline(name) is not None:
-                continue
-            self.bus.baseline_started(name)
-            log_dir = self.parts.out / "baselines" / name.replace(":", "-")
-            started = time.monotonic()
-            try:
-                m = self.measurer.measure(Job(f"baseline:{name}", flags, log_dir, self.measurement.repeats))
-                ran = BaselineRecord(name, flags, doc, str(log_dir), "COMPLETE", metrics=m.metrics, phases=m.details,
-                                     commands=m.commands, repeats=m.repeats or None, spread_ops_per_sec=spread(
-                                         [r["ops_per_sec"] or 0.0 for r in m.repeats]) if m.repeats else None)
-            except RunFailed as exc:
-                self._check_named(name, exc.reason)
-                ran = BaselineRecord(name, flags, doc, str(log_dir), "FAIL", reason=exc.reason)
-            record = replace(ran, seconds=round(time.monotonic() - started, 2), ended=time.time())
-            self.store.set_baseline(record)
-            self.bus.baseline_done(self.snapshot(), record)
-
-    def _check_named(self, baseline: str, reason: str) -> None:
-        """The first run, rocksdb-default's, lacks a metric the user named for the score (--objective,
-        --constraint, --max-*): one UsageError naming the flag, not a study of failed runs."""
-        flag = self.parts.score.flag_of(missing_metric(reason) or "") if baseline == DEFAULT_BASELINE else None
-        if flag is not None:
-            raise UsageError(f"{flag}: rocksdb-default's run has no such metric: {reason}")
+        """Measure each baseline once per study, as the trials run (tuner.engine._baselines)."""
+        assert self.executor is not None
+        Baselines(self.parts, self.store, self.executor, self.bus, self.snapshot).run()
 
     def run_trials(self) -> None:
         """Trials until --trials are counted or the --budget is spent (tuner.engine._loop)."""

@@ -1,5 +1,6 @@
-"""Measuring one configuration and waiting for it (baselines, re-validation), on the study's
-executor and under the same retry policy as the trial loop; an environment fault stops the study."""
+"""Measuring one configuration and waiting for it, alone (the re-validation's rounds), on the study's
+executor and under the same retry policy as the trial loop; an environment fault stops the study.
+(The baselines run as the trials do: tuner.engine._baselines.)"""
 
 from __future__ import annotations
 

@@ -100,6 +100,7 @@ class RayExecutor:
         self.slots = execution.parallel
         self.started_ray = False
         self.cpus = 1
+        self.neighbours = 0  # other trials beside one at once, placed by Ray (none one per node)
         self.placement: Any = None
         self.free_bundles: list[int] = []
         self.nodes: list[dict[str, Any]] = []
@@ -140,7 +141,7 @@ class RayExecutor:
         self.flag = ray.remote(StopFlag).options(num_cpus=0).remote()
         self._check_nodes(ray)
         self._size(ray)
-        return Slot(*self._slot(), pinned=True)
+        return Slot(*self._slot(), pinned=True, neighbours=self.neighbours)
 
     def _check_nodes(self, ray: Any) -> None:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -180,9 +181,11 @@ class RayExecutor:
                 raise ExecutorError(f"--one-trial-per-node: Ray could not place {parallel} trials on distinct nodes: "
                                     f"{' '.join(str(exc).split())[:200]}") from None
             self.free_bundles = list(range(parallel))
-        elif sum(c // self.cpus for c in cpus) < parallel:
-            self.note(f"the cluster fits {sum(c // self.cpus for c in cpus)} trials of "
-                      f"{self.cpus} CPU(s) at once, fewer than --parallel {parallel}")
+            return
+        fits = sum(c // self.cpus for c in cpus)
+        self.neighbours = max(0, min(parallel, fits) - 1)
+        if fits < parallel:
+            self.note(f"the cluster fits {fits} trials of {self.cpus} CPU(s) at once, fewer than --parallel {parallel}")
 
     def _slot(self) -> tuple[int, int]:
         """(cores, bytes of memory) of one trial: its pinned cores, and the smallest node's memory

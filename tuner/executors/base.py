@@ -85,11 +85,15 @@ class ExecutorError(ValueError):
 @dataclass(frozen=True)
 class Slot:
     """What one trial may use: the cores it is pinned to and its share of memory. A serial study's
-    slot is the host; with --parallel, a worker's cores and its node's memory divided among trials."""
+    slot is the host; with --parallel, a worker's cores and its node's memory divided among trials.
+    ``neighbours``: how many other jobs may run beside a trial at once on a node, sharing its disk,
+    memory bandwidth and page cache (0: none, e.g. one at a time, or one per node); the study then
+    measures its baselines beside as many (tuner.engine._baselines)."""
 
     cores: int
     ram: int
     pinned: bool = False  # the trial's db_bench is pinned to ``cores`` distinct cores
+    neighbours: int = 0
 
 
 class Jobs(Protocol):

@@ -368,6 +368,8 @@ class MlflowTracker(Observer):
         }
         if record.reason is not None:
             tags["fail_reason"] = str(record.reason)[:5000]
+        if record.neighbours:  # run beside other runs, as the trials of a --parallel study
+            tags["neighbours"] = record.neighbours
         metrics = _metrics(record.metrics, timestamp=end) + _phase_metrics(record.phases or [], start)
         self.store.run(name=record.name, tags=tags, params=dict(record.flags), metrics=metrics,
                        start=start, end=end, status="FINISHED" if record.complete else "FAILED",

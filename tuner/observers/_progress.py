@@ -74,8 +74,10 @@ class ConsoleProgress(SilentProgress):
         self._line(f"baseline {name}: running")
 
     def baseline_done(self, snapshot: StudySnapshot, record: BaselineRecord) -> None:
+        beside = f", beside {record.neighbours} other run(s) as a trial" if record.neighbours else ""
         if record.complete:
-            self._line(f"baseline {record.name}: {_measured(snapshot, record.metrics)} ({record.seconds or 0.0:.0f}s)")
+            self._line(f"baseline {record.name}: {_measured(snapshot, record.metrics)} ({record.seconds or 0.0:.0f}s"
+                       f"{beside})")
         else:
             self._line(f"baseline {record.name}: FAILED: {record.reason}")
 

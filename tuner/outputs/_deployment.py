@@ -60,6 +60,20 @@ def search_gain(summary: Summary) -> float | None:
     return improvement(best, default, summary.objective_maximize) if best and default else None
 
 
+def side_by_side(summary: Summary) -> str | None:
+    """How the search's single runs ran when its trials ran beside one another (--parallel), and whether
+    rocksdb-default's, which they are compared with, ran so too; None when they ran one at a time."""
+    trials = summary.slot.neighbours if summary.slot else 0
+    if not trials:
+        return None
+    default = summary.baseline(DEFAULT_BASELINE)
+    ran = (default.neighbours or 0) if default else trials
+    if ran == trials:
+        return f"each beside {trials} other run(s) at once (--parallel), rocksdb-default's as the trials'"
+    return (f"the trials beside {trials} other run(s) at once (--parallel), rocksdb-default's beside {ran}: not like "
+            "with like; the re-validation (--revalidate K) compares runs made one at a time")
+
+
 def _shorter_search(target: TargetInfo | None) -> bool:
     """Whether the search ran shorter timed phases than the re-validation (--search-duration); a
     summary from before it was recorded had one length."""
@@ -160,9 +174,12 @@ def gain_lines(summary: Summary) -> list[str]:
         size = f" at {fmt_bytes(t.trial_data_bytes)}" if t and t.trial_data_bytes else ""
         metric = summary.objective_metric
         named = "" if metric == "ops_per_sec" else f" in {metric}"
-        out.append(f"gain{named} over rocksdb-default: {found:.2f}x in the search (single runs{size}{phases}, the "
-                   "runs that chose it) | "
-                   f"{confirmed.ratio:.2f}x {where} ({confirmed.n} paired rounds that chose nothing{ci})")
+        beside = summary.slot.neighbours if summary.slot else 0
+        at_once = f", each beside {beside} other run(s)" if beside else ""
+        alone = ", one run at a time" if beside else ""
+        out.append(f"gain{named} over rocksdb-default: {found:.2f}x in the search (single runs{size}{phases}{at_once}, "
+                   "the runs that chose it) | "
+                   f"{confirmed.ratio:.2f}x {where} ({confirmed.n} paired rounds that chose nothing{alone}{ci})")
     a = summary.answer
     if a:
         out.append(f"answer: {'use ' + a.name if a.recommend == 'best' else 'keep ' + a.name}: {a.why}"

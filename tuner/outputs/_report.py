@@ -19,7 +19,7 @@ from tuner.backends import Found
 from tuner.engine import default_flags
 from tuner.fmt import fmt_bytes, fmt_ops, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
-from tuner.outputs._deployment import answer, answer_of, gain_lines, runs_workloads, target_lines
+from tuner.outputs._deployment import answer, answer_of, gain_lines, runs_workloads, side_by_side, target_lines
 from tuner.outputs._explain import explain
 from tuner.stats import gain, improvement
 from tuner.summary import BaselineRun, BestTrial, ComparisonRow, Ratio, Revalidation, Summary, TrialRow
@@ -117,6 +117,12 @@ def _measured_as(summary: Summary) -> list[str]:
         lines = ["ops/s: sustained (deferred flushes and compactions charged); write amp: stored / logical bytes"]
     else:
         lines = ["ops/s: burst (--no-drain: deferred flushes and compactions not charged); write amp: stored / logical"]
+    beside = side_by_side(summary)
+    if beside and summary.revalidation and summary.revalidation.best:
+        lines.append("figures and vs default: the re-validation's rounds, one run at a time (the search's trials ran "
+                     f"beside {summary.slot.neighbours if summary.slot else 0} other run(s) at once)")
+    elif beside:
+        lines.append(f"vs default: single runs, {beside}")
     metric = summary.objective_metric
     if metric != "ops_per_sec":
         maximize = summary.objective_maximize
@@ -261,9 +267,12 @@ def comparison_markdown(summary: Summary) -> str:
         lines += ["", ("ops/s, P99 and write amp" if columns[0] == "ops_per_sec" and runs_workloads(summary)
                        else "The figures")
                   + " are medians of the re-validation's estimation rounds, each round in a "
-                  "fresh random order on the same machine in the same study; ratios are paired by round."]
+                  "fresh random order on the same machine in the same study, one run at a time; ratios are paired by "
+                  "round."]
     else:
-        lines += ["", "Each row is a single measurement on the same machine in the same study (--revalidate 0)."]
+        beside = side_by_side(summary)
+        lines += ["", "Each row is a single measurement on the same machine in the same study (--revalidate 0)"
+                  + (f": {beside}." if beside else ".")]
     return "\n".join(lines) + "\n"
 
 
@@ -310,7 +319,8 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
     best = _best(snapshot)
     baselines = [BaselineRun.from_dict(
         {"name": b.name, "params": b.flags, "doc": b.doc, "state": b.state, "metrics": b.metrics,
-         **({"reason": b.reason} if b.reason is not None else {})}, "baselines") for b in snapshot.baselines]
+         "neighbours": b.neighbours, **({"reason": b.reason} if b.reason is not None else {})}, "baselines")
+        for b in snapshot.baselines]
     reval = snapshot.revalidation
     host = snapshot.space.context
     assert host is not None
