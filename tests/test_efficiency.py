@@ -25,7 +25,7 @@ from tuner import rungs
 from tuner.engine import _loop as engine_loop
 from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, usage
 from tuner.engine._plan import Plan, Reference
-from tuner.engine._revalidation import Remeasure, _with_reference
+from tuner.engine._revalidation import Revalidator, _with_reference
 from tuner.outputs import closing_table
 from tuner.samplers import (
     KINDS,
@@ -373,14 +373,14 @@ def test_one_more_gain_round_is_counted_at_each_configurations_own_run_length():
                             "trial 15": [{"wall_seconds": 50.0}, {"wall_seconds": 52.0}]}, "failed": {}}
     stages = {"revalidation:select": select, "revalidation:estimate": estimate}
     store = SimpleNamespace(attr=lambda name, default=None: stages.get(name, default))
-    remeasure = Remeasure(store, measure=None, note=print, out=Path("."))
+    revalidator = Revalidator(store, measure=None, note=print, out=Path("."))
     entries = {"rocksdb-default": {"flags": {}}, "trial 15": {"flags": {}}}
-    assert remeasure.run_length() == pytest.approx(376.0 / 7)  # 53.7 s: 2 runs of it would be 107 s
+    assert revalidator.run_length() == pytest.approx(376.0 / 7)  # 53.7 s: 2 runs of it would be 107 s
     saved = Rounds.from_dict(estimate)
-    assert remeasure._round_seconds(saved, entries, owed=0) == 71.0 + 51.0
-    assert remeasure._round_seconds(saved, entries, owed=3) == pytest.approx(122.0 + 3 * 376.0 / 7)
+    assert revalidator._round_seconds(saved, entries, owed=0) == 71.0 + 51.0
+    assert revalidator._round_seconds(saved, entries, owed=3) == pytest.approx(122.0 + 3 * 376.0 / 7)
     failed = saved.updated(failed={"trial 15": "killed"})  # a configuration that failed runs no more
-    assert remeasure._round_seconds(failed, entries, owed=0) == 71.0
+    assert revalidator._round_seconds(failed, entries, owed=0) == 71.0
 
 
 def test_gain_rounds_past_the_least_run_only_while_they_fit_the_budget(tmp_path):
@@ -399,13 +399,13 @@ def test_gain_rounds_past_the_least_run_only_while_they_fit_the_budget(tmp_path)
         return SimpleNamespace(metrics={"ops_per_sec": 100.0 * (next(ratios) if flags else 1.0), "wall_seconds": wall})
 
     cap = 3 * 120.0 + 100.0  # three rounds of 120 s fit, a fourth does not
-    remeasure = Remeasure(store(), measure, note=lambda line: None, out=tmp_path,
+    revalidator = Revalidator(store(), measure, note=lambda line: None, out=tmp_path,
                           afford=lambda seconds: sum(spent) + seconds <= cap)
     snapshot = SimpleNamespace(space=SimpleNamespace(flags=lambda params: {"write_buffer_size": "1"}), baselines=[])
     plan = Plan(k=1, min_rounds=5, max_rounds=10, ablation=False)
-    out = remeasure._estimate(snapshot, plan, Reference("rocksdb-default", {}), SimpleNamespace(number=15, params={}))
+    out = revalidator._estimate(snapshot, plan, Reference("rocksdb-default", {}), SimpleNamespace(number=15, params={}))
     assert out["rounds"] == MIN_ROUNDS == 3 and sum(spent) == 360.0
-    unbounded = Remeasure(store(), measure, note=lambda line: None, out=tmp_path)
+    unbounded = Revalidator(store(), measure, note=lambda line: None, out=tmp_path)
     assert unbounded._estimate(snapshot, plan, Reference("rocksdb-default", {}),
                                SimpleNamespace(number=15, params={}))["rounds"] == 10  # no budget: up to max_rounds
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from objectives.runner import DISK_FULL, EnvironmentFault, RunFailed, environment_fault
-from tuner.engine._measurer import Measurer
+from tuner.engine._serial import SerialRuns
 from tuner.executors import Job, Outcome
 
 ENOSPC = ("put error: IO error: No space left on device: While appending to file: "
@@ -60,15 +60,15 @@ class _OneOutcome:
 
 
 def test_a_fault_stops_a_baseline_or_revalidation_run_instead_of_failing_it(tmp_path):
-    """The Measurer (baselines, re-validation) raises EnvironmentFault, which their `except RunFailed`
+    """SerialRuns (the re-validation's runs) raises EnvironmentFault, which their `except RunFailed`
     does not record as the configuration's failure; a configuration's failure stays RunFailed."""
     job = Job("baseline:rocksdb-default", {}, tmp_path, 1)
     killed = _OneOutcome(reason="phase load: db_bench killed by SIGTERM",
                          fault="db_bench was killed from outside (SIGTERM)")
     with pytest.raises(EnvironmentFault) as err:
-        Measurer(killed, print).measure(job)
+        SerialRuns(killed, print).run(job)
     assert not isinstance(err.value, RunFailed)
     assert (err.value.fault, err.value.reason) == ("db_bench was killed from outside (SIGTERM)",
                                                    "baseline:rocksdb-default: phase load: db_bench killed by SIGTERM")
     with pytest.raises(RunFailed, match="db_bench killed by SIGSEGV"):
-        Measurer(_OneOutcome(reason="phase load: db_bench killed by SIGSEGV"), print).measure(job)
+        SerialRuns(_OneOutcome(reason="phase load: db_bench killed by SIGSEGV"), print).run(job)

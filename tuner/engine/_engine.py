@@ -20,11 +20,11 @@ from tuner.engine._baselines import Baselines, baseline_items
 from tuner.engine._budget import Budget, usage
 from tuner.engine._lock import StudyBusy, StudyLock
 from tuner.engine._loop import TrialLoop
-from tuner.engine._measurer import Measurer
 from tuner.engine._preload import Build, Preloading
 from tuner.engine._prepare import Prepared, prepare_out
 from tuner.engine._proportion import Proportion
-from tuner.engine._revalidation import Remeasure
+from tuner.engine._revalidation import Revalidator
+from tuner.engine._serial import SerialRuns
 from tuner.engine._storage import StudyStore
 from tuner.engine._warmstart import WarmStartError, named_starts, start_words, warm_start, warm_start_auto
 from tuner.events import EventBus
@@ -65,18 +65,18 @@ class Engine:
         self.described = BACKENDS[self.measurement.backend].describe  # its words for what it measures
         self.executor = Preloading(executor, parts.workload, self.store, bus, parts.out, build,
                                    lambda workload: self.described(workload, self.measurement), given)
-        self.measurer = Measurer(self.executor, bus.note)
+        self.serial = SerialRuns(self.executor, bus.note)
         n_baselines = len(baseline_items(parts))
         self.budget = Budget(self.search.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
-        self.remeasure = Remeasure(self.store, self.measurer.once, bus.note, parts.out,
+        self.revalidator = Revalidator(self.store, self.serial.once, bus.note, parts.out,
                                    lambda seconds: self.proportion.afford(seconds), parts.score)
-        self.proportion = Proportion(parts, self.store, self.budget, self.remeasure, bus.note, self.snapshot,
+        self.proportion = Proportion(parts, self.store, self.budget, self.revalidator, bus.note, self.snapshot,
                                      self._spent)
 
     def _spent(self) -> tuple[float, float]:
         """Machine seconds spent so far (re-validation included) and a re-validation run's length."""
         used = usage(self.snapshot(), self.parts.stretch)
-        return used.spent + (self.remeasure.seconds() if self.revalidation is None else 0.0), used.revalidation_run
+        return used.spent + (self.revalidator.seconds() if self.revalidation is None else 0.0), used.revalidation_run
 
     def close(self) -> None:
         """Let go of the executor and release the study lock."""
@@ -178,7 +178,7 @@ class Engine:
             self.proportion.announce()
             self.run_trials()
             if self.parts.plan.k:  # --revalidate K
-                self.revalidation = self.remeasure.revalidate(self.snapshot(), self.proportion.plan(),
+                self.revalidation = self.revalidator.revalidate(self.snapshot(), self.proportion.plan(),
                                                               self.parts.reference)
         except (KeyboardInterrupt, EnvironmentFault):  # stopped, to be resumed
             self.bus.study_stopped(self.snapshot(), "KILLED")
@@ -200,5 +200,5 @@ class Engine:
 
     def measure_interleaved(self, entries: dict[str, dict[str, Any]], rounds: int, attr: str,
                             what: str) -> Rounds:
-        """Each entry's flags measured once per round, interleaved (see Remeasure.interleaved)."""
-        return self.remeasure.interleaved(entries, rounds, attr, what)
+        """Each entry's flags measured once per round, interleaved (see Revalidator.interleaved)."""
+        return self.revalidator.interleaved(entries, rounds, attr, what)

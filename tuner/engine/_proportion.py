@@ -14,7 +14,7 @@ from tuner.engine import _attrs as attrs
 from tuner.engine._budget import MIN_SEARCH, Budget, usage
 from tuner.engine._plan import Plan
 from tuner.engine._prepare import Prepared
-from tuner.engine._revalidation import Remeasure
+from tuner.engine._revalidation import Revalidator
 from tuner.engine._storage import StudyStore
 from tuner.fmt import fmt_duration, fmt_seconds
 from tuner.model import StudySnapshot, UsageError
@@ -27,7 +27,7 @@ class Proportion:
     parts: Prepared
     store: StudyStore
     budget: Budget
-    remeasure: Remeasure
+    revalidator: Revalidator
     note: Callable[[str], None]
     snapshot: Callable[[], StudySnapshot]
     spent: Callable[[], tuple[float, float]]  # seconds spent, re-validation included; a re-validation run's length
@@ -37,7 +37,7 @@ class Proportion:
         if self.parts.config.search.budget is not None:
             return self.spent()[0] + seconds <= self.parts.config.search.budget
         allowance = attrs.allowance(self.store)
-        return allowance is None or self.remeasure.seconds() + seconds <= allowance
+        return allowance is None or self.revalidator.seconds() + seconds <= allowance
 
     def plan(self) -> Plan:
         """The re-validation's plan in proportion to the --budget, or without one to its allowance

@@ -56,7 +56,7 @@ Measure = Callable[[str, dict[str, Flag], Path, Workload | None], Measurement]
 
 
 @dataclass
-class Remeasure:
+class Revalidator:
     """Measures configurations again, one run each, in rounds saved in the study."""
 
     store: StudyStore

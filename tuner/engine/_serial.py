@@ -1,4 +1,4 @@
-"""Measuring one configuration and waiting for it, alone (the re-validation's rounds), on the study's
+"""Runs one configuration at a time and waits for it (the re-validation's rounds, alone), on the study's
 executor and under the same retry policy as the trial loop; an environment fault stops the study.
 (The baselines run as the trials do: tuner.engine._baselines.)"""
 
@@ -12,14 +12,14 @@ from tuner.backends import Measurement, RunFailed
 from tuner.executors import Job, Jobs, Outcome, failure_reason, raise_fault, retried, should_retry
 
 
-class Measurer:
+class SerialRuns:
     """Submits a job, waits for its outcome, runs a lost one once more; raises RunFailed, or
     EnvironmentFault for a failure that is not the configuration's."""
 
     def __init__(self, executor: Jobs, note: Callable[[str], None]):
         self.executor, self.note = executor, note
 
-    def measure(self, job: Job) -> Measurement:
+    def run(self, job: Job) -> Measurement:
         while True:
             self.executor.submit(job)
             outcome = self._wait_for(job.key)
@@ -34,7 +34,7 @@ class Measurer:
 
     def once(self, key: str, flags: dict[str, Flag], log_dir: Path, workload: Workload | None = None) -> Measurement:
         """One run of a configuration (re-validation rounds), of another workload when given."""
-        return self.measure(Job(key, flags, log_dir, 1, workload=workload))
+        return self.run(Job(key, flags, log_dir, 1, workload=workload))
 
     def _wait_for(self, key: str) -> Outcome:
         while True:
