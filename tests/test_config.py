@@ -14,7 +14,7 @@ from tuner.engine._plan import Plan
 from tuner.model import PARTS, RevalidationConfig, SearchConfig, TuneConfig
 
 # tune --help's group titles, in order, and the part of TuneConfig each stands for
-GROUPS = {"measurement": "measurement", "the deployment": "deployment", "search": "search",
+GROUPS = {"measurement": "measurement", "the target": "target", "search": "search",
           "re-validation": "revalidation", "execution": "execution", "tracking and outputs": "tracking"}
 NOT_CONFIG = {"help", "json"}  # tune's options that are not settings of the study
 
@@ -29,7 +29,7 @@ def test_flat_fields_land_in_their_parts_and_are_read_there():
     assert len(names) == len(set(names))  # a flat name says which part holds it
     config = TuneConfig(workload="ycsb-a", trials=5, target_data=2**30, revalidate=0, parallel=2, study="s",
                         tags={"who": "test"})
-    assert (config.measurement.workload, config.search.trials, config.deployment.target_data) == ("ycsb-a", 5, 2**30)
+    assert (config.measurement.workload, config.search.trials, config.target.target_data) == ("ycsb-a", 5, 2**30)
     assert (config.revalidation.revalidate, config.execution.parallel, config.tracking.study) == (0, 2, "s")
     assert config.execution.on_ray
     for name, kind in PARTS.items():

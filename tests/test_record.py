@@ -30,7 +30,7 @@ from tuner import experiment
 from tuner.cli import build_parser
 from tuner.experiment import write_overview
 from tuner.observers._mlflow import _answer_name
-from tuner.outputs._deployment import answer_of, search_gain
+from tuner.outputs._answer import answer_of, search_gain
 from tuner.ranking import distinct_top
 from tuner.samplers import RANKED
 from tuner.summary import Ratio, Summary

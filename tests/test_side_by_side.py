@@ -15,7 +15,7 @@ from tuner.backends import EnvironmentFault
 from tuner.engine._baselines import Baselines, Ended, side_by_side
 from tuner.executors import Job, Outcome
 from tuner.model import UsageError, machine_seconds
-from tuner.outputs._deployment import side_by_side as described
+from tuner.outputs._answer import side_by_side as described
 from tuner.outputs._report import _measured_as
 from tuner.summary import Revalidation, Summary
 from tuner.trials import BaselineRecord

@@ -7,11 +7,11 @@
 
 from tuner.api import Study, tune
 from tuner.model import (
-    DeploymentConfig,
     ExecutionConfig,
     MeasurementConfig,
     RevalidationConfig,
     SearchConfig,
+    TargetConfig,
     TrackingConfig,
     TuneConfig,
     TuneResult,
@@ -19,5 +19,5 @@ from tuner.model import (
 )
 from tuner.outputs import apply
 
-__all__ = ["DeploymentConfig", "ExecutionConfig", "MeasurementConfig", "RevalidationConfig", "SearchConfig", "Study",
+__all__ = ["TargetConfig", "ExecutionConfig", "MeasurementConfig", "RevalidationConfig", "SearchConfig", "Study",
            "TrackingConfig", "TuneConfig", "TuneResult", "UsageError", "apply", "tune"]

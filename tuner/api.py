@@ -77,7 +77,7 @@ class Study:
         if limit is None:
             return None
         how = self.backend.memory_how(self.remote)
-        deployment = self.parts.config.deployment
+        deployment = self.parts.config.target
         source = "--memory-limit" if deployment.memory_limit else "--target-memory" if deployment.target_memory else \
             f"workload data / {self.parts.workload.data_to_memory:g} (data_to_memory)"
         return MemoryLimit(limit_bytes=limit, how=how, source=source)

@@ -28,11 +28,11 @@ from tuner.backends import BACKENDS, EnvironmentFault
 from tuner.executors import EXECUTORS
 from tuner.experiment import RESULTS, ExperimentError
 from tuner.model import (
-    DeploymentConfig,
     ExecutionConfig,
     MeasurementConfig,
     RevalidationConfig,
     SearchConfig,
+    TargetConfig,
     TrackingConfig,
     TuneConfig,
     UsageError,
@@ -215,7 +215,7 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     g.add_argument("--repeats", type=_count(1), default=1,
                    help="measure each trial (and baseline) R times, one after the other; its score is the median")
     g.add_argument("--trial-timeout", type=_positive_float, default=600.0, help="seconds before a trial is killed")
-    g = t.add_argument_group('the deployment', 'the DB the answer is for: trials keep its shape, the answer is confirmed there')
+    g = t.add_argument_group('the target', 'the DB the answer is for: trials keep its shape, the answer is confirmed there')
     g.add_argument("--target-data", type=parse_size, metavar="SIZE",
                    help="raw data (keys and values) of the DB you deploy, e.g. 4GiB: trials run at this size in "
                         "its LSM shape, and the answer is confirmed there; with --backend command, your program is "
@@ -420,7 +420,7 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
             duration=args.duration, search_duration=args.search_duration, db_snapshot=args.db_snapshot, drain=not args.no_drain,
             defaults=args.defaults,
             baselines=not args.no_baselines, repeats=args.repeats, trial_timeout=args.trial_timeout),
-        deployment=DeploymentConfig(
+        target=TargetConfig(
             target_data=args.target_data, target_memory=args.target_memory, base_options=args.base_options,
             memory_limit=args.memory_limit, memory_budget=args.memory_budget),
         search=SearchConfig(

@@ -62,8 +62,8 @@ class MeasurementConfig:
 
 
 @dataclass(frozen=True)
-class DeploymentConfig:
-    """The DB the answer is for, and the memory its trials run in (``tune --help``'s "the deployment")."""
+class TargetConfig:
+    """The DB the answer is for, and the memory its trials run in (``tune --help``'s "the target")."""
 
     target_data: int | None = None  # raw bytes of the production DB the answer is for (--target-data)
     target_memory: int | None = None  # what RocksDB may use there, page cache included (--target-memory)
@@ -147,7 +147,7 @@ class TrackingConfig:
     tags: dict[str, str] = field(default_factory=dict)  # extra MLflow tags on every run of the study
 
 
-PARTS: dict[str, type] = {"measurement": MeasurementConfig, "deployment": DeploymentConfig, "search": SearchConfig,
+PARTS: dict[str, type] = {"measurement": MeasurementConfig, "target": TargetConfig, "search": SearchConfig,
                           "revalidation": RevalidationConfig, "execution": ExecutionConfig, "tracking": TrackingConfig}
 _PART_OF: dict[str, str] = {f.name: part for part, kind in PARTS.items() for f in fields(kind)}
 
@@ -164,20 +164,20 @@ class TuneConfig:
     A field is read from its part: ``config.search.trials``."""
 
     measurement: MeasurementConfig
-    deployment: DeploymentConfig
+    target: TargetConfig
     search: SearchConfig
     revalidation: RevalidationConfig
     execution: ExecutionConfig
     tracking: TrackingConfig
 
-    def __init__(self, *, measurement: MeasurementConfig | None = None, deployment: DeploymentConfig | None = None,
+    def __init__(self, *, measurement: MeasurementConfig | None = None, target: TargetConfig | None = None,
                  search: SearchConfig | None = None, revalidation: RevalidationConfig | None = None,
                  execution: ExecutionConfig | None = None, tracking: TrackingConfig | None = None,
                  **changes: Any) -> None:
         unknown = sorted(set(changes) - set(_PART_OF))
         if unknown:
             raise TypeError(f"TuneConfig() got an unexpected keyword argument {unknown[0]!r}")
-        given = {"measurement": measurement, "deployment": deployment, "search": search,
+        given = {"measurement": measurement, "target": target, "search": search,
                  "revalidation": revalidation, "execution": execution, "tracking": tracking}
         for name, kind in PARTS.items():
             part = given[name] or kind()

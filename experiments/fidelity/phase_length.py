@@ -86,7 +86,7 @@ def main() -> None:
     space = load_space("default")
     target, search, confirm = target_workload(config, space, host, defaults.flags)
     workload = confirm or search
-    _, budget = memory_plan(config.deployment, workload, Slot(host.cores, host.ram), target)
+    _, budget = memory_plan(config.target, workload, Slot(host.cores, host.ram), target)
     resolved = space.resolve(Context(cores=host.cores, ram=target.memory or host.ram, data=target.data,
                                      scale=workload.scale, budget=budget))
     configs: dict[str, dict[str, Any]] = {"rocksdb-default": {}}

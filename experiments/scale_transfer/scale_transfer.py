@@ -103,7 +103,7 @@ def workload_at(summary: Summary, factor: int, host: Context, defaults: Defaults
     data, memory = trial_size(summary)
     config = study_config(summary, data * factor, memory * factor if memory else None, duration)
     _, workload = at_target(config, load_space(str(summary.space)), host, defaults)
-    return workload, config.deployment.target_memory
+    return workload, config.target.target_memory
 
 
 def _now() -> str:

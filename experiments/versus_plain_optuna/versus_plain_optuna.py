@@ -153,7 +153,7 @@ def setting(args: argparse.Namespace, host: Context,
     config = TuneConfig(workload=args.workload or "steady-overwrite", target_data=args.target_data,
                         target_memory=args.target_memory, duration=args.duration)
     target, workload = at_target(config, default, host, defaults)  # held out where the tuner confirms: full phases
-    limit, budget = memory_plan(config.deployment, workload, Slot(host.cores, host.ram), target)  # the tuner's
+    limit, budget = memory_plan(config.target, workload, Slot(host.cores, host.ram), target)  # the tuner's
     space = default.resolve(Context(cores=host.cores, ram=limit or host.ram, data=target.data, scale=workload.scale,
                                     budget=budget))
     plain: dict[str, str] = {k: str(workload.flags[k]) for k in ("num", "key_size", "value_size") if k in workload.flags}

@@ -93,7 +93,7 @@ class CommandBackend(Backend):
         """The program as the study's workload: its --load (the preload), the target's data (--target-data,
         ``{data_bytes}``), each run's length (--duration, ``{duration}``; --search-duration for the search's
         runs); UsageError naming the flag when the templates and the flags do not agree."""
-        m, d = config.measurement, config.deployment
+        m, d = config.measurement, config.target
         command, load = m.command or "", m.load or ""
         if DATA in command + load and d.target_data is None:
             raise UsageError(f"{'--command' if DATA in command else '--load'}: {DATA} is the target's data size in "

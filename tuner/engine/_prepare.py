@@ -27,10 +27,10 @@ from tuner.executors import Slot, executor_class
 from tuner.fmt import fmt_bytes
 from tuner.model import (
     DEFAULT_BASELINE,
-    DeploymentConfig,
     MeasurementConfig,
     RevalidationConfig,
     SearchConfig,
+    TargetConfig,
     TuneConfig,
     UsageError,
 )
@@ -149,7 +149,7 @@ def _check_revalidation(revalidation: RevalidationConfig) -> None:
 def check_backend(config: TuneConfig) -> None:
     """The backend a request names; what it does not declare it can do (``Backend.workloads``, ``targets``,
     ``distributed``, ``runs_db_bench``, ``per_second``, ``needs_command``) is refused, naming the flag."""
-    m, d, x = config.measurement, config.deployment, config.execution
+    m, d, x = config.measurement, config.target, config.execution
     backend = BACKENDS.get(m.backend)
     if backend is None:
         raise UsageError(f"--backend: unknown {m.backend!r} (choose from {', '.join(BACKENDS)})")
@@ -229,7 +229,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     work_dir, workload, confirm = _work_dir(config, found, target, workload, confirm)
     needs = baseline_memory(found, workload)
     floor = needs[0] if needs else 0
-    limit, budget = memory_plan(config.deployment, workload, slot, target, floor)
+    limit, budget = memory_plan(config.target, workload, slot, target, floor)
     ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget)
     space = unresolved.resolve(ctx)
     backend.check(found, workload, space)
@@ -260,7 +260,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
                     out=out, storage=tracking.storage or f"sqlite:///{(out / 'study.db').resolve()}",
                     db_bench_seed=search.seed if search.seed else 1, slot=slot, memory_limit=limit, plan=plan,
                     reference=reference, user_baseline=user, rungs=rungs, target=target,
-                    widened=widened, memory_note=_memory_note(config.deployment, limit, needs))
+                    widened=widened, memory_note=_memory_note(config.target, limit, needs))
 
 
 def _work_dir(config: TuneConfig, found: Found, target: Target, workload: Workload,
@@ -292,7 +292,7 @@ def _reference(config: TuneConfig, space: SearchSpace,
                target: Target) -> tuple[tuple[dict[str, Flag], str] | None, Reference]:
     """(the user's configuration as a baseline: --baseline, else --base-options' searched options; what
     gains are measured against: it, else rocksdb-default)."""
-    baseline, base_options = config.revalidation.baseline, config.deployment.base_options
+    baseline, base_options = config.revalidation.baseline, config.target.base_options
     if baseline is not None:
         flags, values, doc = load_baseline(Path(baseline), space)
         return (flags, doc), Reference(BASELINE_NAME, flags, values)
@@ -322,7 +322,7 @@ def baseline_memory(found: Found, workload: Workload) -> tuple[int, str] | None:
     return whole_mib * MiB, f"{number} x {fmt_bytes(size)} memtables + {fmt_bytes(cache)} block cache"
 
 
-def _memory_note(deployment: DeploymentConfig, limit: int | None, needs: tuple[int, str] | None) -> str | None:
+def _memory_note(deployment: TargetConfig, limit: int | None, needs: tuple[int, str] | None) -> str | None:
     """One line when rocksdb-default cannot fit the trials' memory as the user set it (--target-memory or
     --memory-limit; a workload's data_to_memory is its design): its runs may be killed for memory."""
     flag = "--memory-limit" if deployment.memory_limit else "--target-memory" if deployment.target_memory else None
@@ -333,7 +333,7 @@ def _memory_note(deployment: DeploymentConfig, limit: int | None, needs: tuple[i
             "its runs may be killed for memory, and it is then reported as failed")
 
 
-def memory_plan(deployment: DeploymentConfig, workload: Workload, slot: Slot,
+def memory_plan(deployment: TargetConfig, workload: Workload, slot: Slot,
                 target: Target | None = None, floor: int = 0) -> tuple[int | None, int]:
     """(memory limit of the scored phases, memory budget of the space).
 
@@ -378,7 +378,7 @@ def target_workload(config: TuneConfig, space: SearchSpace, host: Context,
     memory the target's); when the search runs shorter phases (--search-duration), the workload in
     the full ones, at the target or at the trials' size without one. ``defaults``: the flags every
     run starts from (the target's shape follows them)."""
-    m, d = config.measurement, config.deployment
+    m, d = config.measurement, config.target
     named, shapes = workload_of(config), BACKENDS[m.backend].workloads  # the target's shape reaches db_bench only
     for flag, given in (("--duration", m.duration), ("--search-duration", m.search_duration)):
         if given is not None and shapes and not uses_duration(named):
@@ -459,7 +459,7 @@ def _rungs(config: TuneConfig, workload: Workload, target: Target, searched: set
     return (*rungs, workload)
 
 
-def _snapshot_target(m: MeasurementConfig, d: DeploymentConfig) -> tuple[int, Path | None]:
+def _snapshot_target(m: MeasurementConfig, d: TargetConfig) -> tuple[int, Path | None]:
     """A preloaded workload on --db-snapshot: (the target's data, its base OPTIONS): --target-data, else
     the snapshot's bytes on disk; --base-options, else the snapshot's own latest OPTIONS file."""
     assert m.db_snapshot is not None
@@ -510,7 +510,7 @@ def workload_of(config: TuneConfig) -> Workload:
     if runs is not None:
         return runs
     chosen = m.workload if m.workload is not None else \
-        TARGET_WORKLOAD if config.deployment.target_data is not None else DEFAULT_WORKLOAD
+        TARGET_WORKLOAD if config.target.target_data is not None else DEFAULT_WORKLOAD
     own = backend.workload_named(str(chosen), m.db_snapshot)  # e.g. db_bench's trace:TRACE
     if own is not None:
         return own
