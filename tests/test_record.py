@@ -1964,3 +1964,20 @@ def test_the_shape_check_reports_pinned_figures_unlabelled_and_deployed_ones_lab
 def test_the_figure_scan_finds_the_documents_figures():
     """The documents hold many figures, so that the check above is not vacuous."""
     assert sum(len(figures(path.read_text())) for path in documents(ROOT)) > 500
+
+
+def _size(size: int) -> str:
+    """``2 GiB``, ``256 MiB``: a whole size as the documents write it."""
+    return f"{size / 2**30:.0f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"
+
+
+@pytest.mark.parametrize("size", ["256MiB", "2048MiB"])
+def test_the_side_by_side_cost_at_a_target_is_quoted_as_its_record_gives_it(size):
+    """docs/parallel.md's row for each target: a run beside another over a run alone, ops/s and P99."""
+    record = _json(f"experiments/parallel/results/side-by-side-{size}.json")
+    assert record["defaults"]["mode"] == "library" and len(record["rounds"]) == record["beside_over_alone"]["n"]
+    data, memory = record["data_bytes"], record["memory_bytes"]
+    _row("docs/parallel.md", f"| {_size(data)} within {_size(memory)} |",
+         f" | {_ratio(record['beside_over_alone'])} | {_ratio(record['p99_beside_over_alone'])} |",
+         after="Side by side at a target")
+
