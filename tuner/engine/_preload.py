@@ -8,11 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from objectives.workloads import Workload
-from search_spaces import GiB
 from tuner.backends import Description, Preloaded, RunFailed
 from tuner.engine._storage import StudyStore
 from tuner.events import EventBus
 from tuner.executors import Executor, Job, Outcome
+from tuner.fmt import fmt_bytes
 from tuner.model import UsageError
 from tuner.summary import Preload, PreloadedDb
 
@@ -42,7 +42,7 @@ def run_preload(store: StudyStore, bus: EventBus, build: Build, describe: Descri
     built = PreloadedDb(path=str(done.path), size_bytes=done.size_bytes, seconds=round(done.seconds, 2),
                         data_bytes=workload.data_bytes())
     store.keep("preload", saved.updated(**{role: built}))
-    bus.note(f"preloaded DB: {done.size_bytes / GiB:,.2f} GiB on disk, "
+    bus.note(f"preloaded DB: {fmt_bytes(done.size_bytes)} on disk, "
              + ("reused from a stopped run of this study" if done.reused else f"built in {done.seconds:,.0f} s"))
 
 
