@@ -66,6 +66,9 @@ class SkoptSampler(optuna.samplers.BaseSampler):
         self._estimator = base_estimator
         self._n_initial = n_initial_points
         self._acq_func = acq_func
+        # Imported now, while the study is built, not at the first proposal in the middle of the trials:
+        # a Ctrl-C that lands inside scipy's C extensions' import is an ImportError, not a KeyboardInterrupt.
+        import skopt  # noqa: F401
 
     def reseed_rng(self) -> None:
         self._rng.seed()
