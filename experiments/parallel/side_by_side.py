@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import threading
@@ -25,6 +24,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from scipy.stats import gmean
 
 from experiments.held_out import HELD_OUT_SEED, project_commit, shape
 from objectives.defaults import LIBRARY
@@ -65,10 +66,6 @@ def at_once(backend: Backend, workload: Workload, cores: list[int], log_dir: Pat
     if errors:
         raise RunFailed("; ".join(errors))
     return [sink[c] for c in cores]
-
-
-def _geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def main() -> None:
@@ -119,9 +116,9 @@ def main() -> None:
             backend.teardown()
         remove_owned(root)
     alone = [float(r["alone"][0]["ops_per_sec"] or 0.0) for r in rounds]
-    beside = [_geomean([float(m["ops_per_sec"] or 0.0) for m in r["beside"]]) for r in rounds]
+    beside = [float(gmean([float(m["ops_per_sec"] or 0.0) for m in r["beside"]])) for r in rounds]
     p99_alone = [float(r["alone"][0]["p99_us"] or 0.0) for r in rounds]
-    p99_beside = [_geomean([float(m["p99_us"] or 0.0) for m in r["beside"]]) for r in rounds]
+    p99_beside = [float(gmean([float(m["p99_us"] or 0.0) for m in r["beside"]])) for r in rounds]
     record: dict[str, Any] = {
         "when": started, "ended": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "commit": project_commit(),
         "machine": machine_info(host, work), "db_bench": found.db_bench.to_dict(), "defaults": found.defaults.to_dict(),
