@@ -22,7 +22,7 @@ from tuner.backends import missing_metric
 from tuner.engine._prepare import Prepared
 from tuner.engine._storage import StudyStore
 from tuner.events import EventBus
-from tuner.executors import Job, Jobs, Outcome, failure_reason, raise_fault, retried, should_retry
+from tuner.executors import Job, Jobs, Outcome, failure_reason, raise_fault, settle
 from tuner.model import DEFAULT_BASELINE, DEFAULT_BASELINE_DOC, StudySnapshot, UsageError
 from tuner.stats import spread
 from tuner.trials import BaselineRecord
@@ -92,17 +92,14 @@ class _SideBySide:
             return None
         if entry.copy_of is not None:
             self.copies_seconds += time.monotonic() - entry.started
-            raise_fault(outcome)  # a full disk stops the study whichever run meets it
+            raise_fault(outcome)  # never retried; but a full disk stops the study whichever run meets it
             if outcome.measurement is None and entry.copy_of in self.copyable:  # it would fail again
                 self.copyable.remove(entry.copy_of)
             return None
-        if should_retry(outcome):
-            self.note(f"{outcome.job.key}: {outcome.reason}; retrying it once")
-            job = retried(outcome.job)
-            self.running[job.key] = replace(entry, job=job)
-            self.executor.submit(job)
+        again = settle(outcome, self.executor, self.note)
+        if again is not None:
+            self.running[again.key] = replace(entry, job=again)
             return None
-        raise_fault(outcome)
         if not self.primaries():
             self.stop()
         ended = Ended(outcome, time.monotonic() - entry.started, entry.neighbours, self.copies_seconds)

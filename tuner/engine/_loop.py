@@ -34,7 +34,7 @@ from tuner.engine._prepare import Prepared
 from tuner.engine._storage import StudyStore
 from tuner.engine._warmstart import STARTS_SHARE, next_start
 from tuner.events import EventBus
-from tuner.executors import Job, Jobs, Outcome, raise_fault, retried, should_retry
+from tuner.executors import Job, Jobs, Outcome, settle
 from tuner.model import WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
 from tuner.samplers import Startup, provenance, startup_size
 from tuner.summary import FidelityAgreement
@@ -125,12 +125,9 @@ class TrialLoop:
 
     def _arrived(self, running: dict[str, _Running], outcome: Outcome) -> None:
         job = outcome.job
-        if should_retry(outcome):
-            self.bus.note(f"{job.key}: {outcome.reason}; retrying it once")
+        if settle(outcome, self.executor, self.bus.note) is not None:
             record_lost_attempt(running[job.key].trial, job.attempt, outcome.reason)
-            self.executor.submit(retried(job))
             return
-        raise_fault(outcome)
         entry = running.pop(job.key)
         if self._climbed(entry, outcome, running):
             return
@@ -223,8 +220,8 @@ class TrialLoop:
         expected = self._expected(counted, running)
         start, left_out = next_start(queue, trials, expected)
         if start is not None:
-            self.store.study.enqueue_trial(start["params"], user_attrs=trial_attrs(
-                enqueued=start["name"], provenance=WARM_START_PROVENANCE if start.get("optional") else "start"))
+            self.store.study.enqueue_trial(start.params, user_attrs=trial_attrs(
+                enqueued=start.name, provenance=WARM_START_PROVENANCE if start.optional else "start"))
         elif left_out:
             note = (f"left out {', '.join(left_out)}: the starts may take at most {100 * STARTS_SHARE:.0f} % of the "
                     f"{expected} trials expected, the rest is the sampler's")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from objectives.workloads import Flag, Workload
 from tuner.backends import Measurement, RunFailed
-from tuner.executors import Job, Jobs, Outcome, failure_reason, raise_fault, retried, should_retry
+from tuner.executors import Job, Jobs, Outcome, failure_reason, settle
 
 
 class SerialRuns:
@@ -20,15 +20,14 @@ class SerialRuns:
         self.executor, self.note = executor, note
 
     def run(self, job: Job) -> Measurement:
+        self.executor.submit(job)
         while True:
-            self.executor.submit(job)
             outcome = self._wait_for(job.key)
-            if should_retry(outcome):
-                self.note(f"{job.key}: {outcome.reason}; retrying it once")
-                job = retried(job)
+            again = settle(outcome, self.executor, self.note)
+            if again is not None:
+                job = again
                 continue
             if outcome.measurement is None:
-                raise_fault(outcome)
                 raise RunFailed(failure_reason(outcome))
             return outcome.measurement
 

@@ -23,8 +23,7 @@ from tuner.executors.base import (
     failure_reason,
     keep_options,
     raise_fault,
-    retried,
-    should_retry,
+    settle,
 )
 from tuner.model import ExecutionConfig, UsageError
 
@@ -45,4 +44,4 @@ def executor_class(execution: ExecutionConfig) -> type[Executor]:
 
 __all__ = ["EXECUTORS", "Executor", "ExecutorError", "Job", "Jobs", "LocalExecutor", "Note", "Outcome", "RayExecutor", "Slot",
            "TaskSpec", "executor_class", "failure_reason", "keep_options", "measure_task", "outcome_of", "raise_fault",
-           "retried", "should_retry"]
+           "settle"]

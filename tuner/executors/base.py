@@ -2,7 +2,7 @@
 one retry policy: a job whose worker was lost (its process or node died) is run once more; any
 other failure is final. A failure of the environment rather than of the configuration
 (``Outcome.fault``: a full disk, a vanished work directory, db_bench killed from outside) is
-neither: the engine stops the study (:func:`raise_fault`).
+neither: the engine stops the study (:func:`settle` applies all three).
 """
 
 from __future__ import annotations
@@ -55,13 +55,17 @@ def keep_options(job: Job, measurement: Measurement) -> None:
     (job.log_dir / "OPTIONS").write_text(measurement.options_text)
 
 
-def should_retry(outcome: Outcome) -> bool:
-    """The retry policy: a lost worker's job runs once more."""
-    return outcome.lost and outcome.job.attempt < RETRIES
-
-
-def retried(job: Job) -> Job:
-    return replace(job, attempt=job.attempt + 1)
+def settle(outcome: Outcome, jobs: Jobs, note: Note) -> Job | None:
+    """The retry policy, applied to an outcome: a lost worker's job is submitted once more to ``jobs``
+    (and returned, its attempt counted); an environment fault raises EnvironmentFault naming the job;
+    otherwise None: the outcome is final, a measurement or a failure."""
+    if outcome.lost and outcome.job.attempt < RETRIES:
+        note(f"{outcome.job.key}: {outcome.reason}; retrying it once")
+        job = replace(outcome.job, attempt=outcome.job.attempt + 1)
+        jobs.submit(job)
+        return job
+    raise_fault(outcome)
+    return None
 
 
 def raise_fault(outcome: Outcome) -> None:
