@@ -130,6 +130,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 class Cluster:
     """A Ray head on this host and a worker node, the worker in network namespace ``ns`` when possible
     (a veth pair 10.231.x.1 <-> 10.231.x.2), else both on loopback; token authentication on. ``head_env``
@@ -204,11 +212,37 @@ class Cluster:
             time.sleep(1)
         raise AssertionError(f"the worker node never joined: {status.stdout[-1000:]}")
 
+    def processes(self) -> set[int]:
+        """This cluster's processes: those whose environment holds its token path (both nodes' Ray
+        processes, their workers, what those started) and their descendants (Ray's agents drop the
+        variable), never this test's own."""
+        marker = f"RAY_AUTH_TOKEN_PATH={self.ray_env['RAY_AUTH_TOKEN_PATH']}".encode()
+        parent, marked = {}, set()
+        for proc in Path("/proc").iterdir():
+            if proc.name.isdigit():
+                with contextlib.suppress(OSError, ValueError):
+                    parent[int(proc.name)] = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                    if marker in (proc / "environ").read_bytes().split(b"\0"):
+                        marked.add(int(proc.name))
+        ours, grew = set(marked), True
+        while grew:
+            children = {pid for pid, ppid in parent.items() if ppid in ours} - ours
+            ours |= children
+            grew = bool(children)
+        return ours - {os.getpid()}
+
     def stop(self) -> None:
-        """Both nodes stopped and the namespace deleted, even when a `ray stop` hangs."""
-        for cmd, env in ((self._in_ns([RAY, "stop", "--force"]), self.worker_env), ([RAY, "stop", "--force"], self.env)):
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                subprocess.run(cmd, env=env, capture_output=True, timeout=120)
+        """Both nodes stopped and the namespace deleted: SIGTERM to this cluster's processes, SIGKILL to
+        those left after 3 s (the GCS server outlives a SIGTERM). Not `ray stop`, which stops every Ray
+        process on the host (another cluster's, a measurement's)."""
+        pids = self.processes()
+        for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+            deadline = time.monotonic() + grace
+            while (pids := {p for p in pids if _alive(p)}) and time.monotonic() < deadline:
+                time.sleep(0.2)
         if self.ns:
             subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
 
