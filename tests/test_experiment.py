@@ -16,6 +16,7 @@ from mlflow import MlflowClient
 from objectives.workloads import load_workload, workload_file
 from search_spaces import Context, SearchSpace, SpaceError, load_space
 from tuner import experiment
+from tuner.engine._attrs import Start
 from tuner.engine._warmstart import warm_start_auto
 from tuner.events import Observer
 from tuner.experiment import ExperimentRun, write_overview
@@ -76,8 +77,7 @@ def test_another_workloads_best_configurations_are_clipped_into_this_space(tmp_p
     store = SimpleNamespace(parts=parts, study=optuna.create_study(direction="maximize"))
     note, configurations = warm_start_auto(store, tmp_path)
     assert "then runs the 1 best configurations of lib" in note
-    assert configurations == [{"name": "lib#0", "optional": True,
-                               "params": {**top, "cache_size": small.parameter("cache_size").high}}]
+    assert configurations == [Start("lib#0", {**top, "cache_size": small.parameter("cache_size").high}, optional=True)]
 
 
 _WORKLOAD = 'name = "X"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\nscored = true\n'

@@ -12,6 +12,7 @@ from tests.conftest import TINY, printed_summary
 from tests.test_cli import tuner
 from tuner.backends import Found
 from tuner.engine import starts
+from tuner.engine._attrs import Start
 from tuner.engine._held import held
 from tuner.engine._plan import Reference
 from tuner.engine._warmstart import next_start
@@ -153,8 +154,7 @@ def _start(name: str | None = None, outcome: str = "complete", **attrs) -> optun
 
 
 def test_next_start_runs_the_required_first_and_the_optional_within_their_share():
-    queue = [{"name": "rocksdb-default", "params": {}}, {"name": "benchmark.sh", "params": {}},
-             *({"name": f"w#{i}", "params": {}, "optional": True} for i in range(3))]
+    queue = [Start("rocksdb-default", {}), Start("benchmark.sh", {}), *(Start(f"w#{i}", {}, optional=True) for i in range(3))]
     # required ones run whatever the share (expected 1 trial), in order, passing those run
     assert next_start(queue, [], 1) == (queue[0], [])
     assert next_start(queue, [_start("rocksdb-default")], 1) == (queue[1], [])

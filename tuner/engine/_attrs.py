@@ -6,7 +6,7 @@ the identity a resume must match is the storage's own (tuner.engine._storage).""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from tuner.stats import Rounds
@@ -25,13 +25,23 @@ def uid(store: Attributes) -> str:
     return str(store.attr("uid"))
 
 
-def starts(store: Attributes) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Start:
+    """A configuration the study runs first: its name (``rocksdb-default``, ``benchmark.sh``, an earlier
+    study's ``study#trial``), its parameters, and whether it may be left out (another study's)."""
+
+    name: str
+    params: dict[str, Any]
+    optional: bool = False
+
+
+def starts(store: Attributes) -> list[Start]:
     """The configurations the study runs first, in order (tuner.engine._warmstart.named_starts)."""
-    return list(store.attr("starts") or [])
+    return [Start(s["name"], s["params"], bool(s.get("optional"))) for s in store.attr("starts") or []]
 
 
-def set_starts(store: Attributes, queue: list[dict[str, Any]]) -> None:
-    store.set_attr("starts", queue)
+def set_starts(store: Attributes, queue: list[Start]) -> None:
+    store.set_attr("starts", [asdict(s) for s in queue])
 
 
 def seeded(store: Attributes) -> list[str]:

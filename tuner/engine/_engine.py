@@ -90,7 +90,7 @@ class Engine:
         benchmark.sh-style and the hand-found configurations, then --warm-start's; kept in the study for
         the trial loop."""
         notes: list[str] = []
-        optional: list[dict[str, Any]] = []  # the copies first, so that they keep the earlier study's order and numbers
+        optional: list[attrs.Start] = []  # the copies first, so that they keep the earlier study's order and numbers
         parts, search = self.parts, self.search
         if search.warm_start == "auto":
             note, optional = warm_start_auto(self.store, Path(search.library), search.library_exclude)
@@ -103,7 +103,7 @@ class Engine:
                                 user=parts.reference if parts.user_baseline is not None else None)
         if required:
             program = not BACKENDS[self.measurement.backend].workloads
-            notes.insert(0, f"runs {', '.join(start_words(s['name'], program) for s in required)} first")
+            notes.insert(0, f"runs {', '.join(start_words(s.name, program) for s in required)} first")
         attrs.set_starts(self.store, required + optional)
         attrs.set_seeded(self.store, notes)
         return notes

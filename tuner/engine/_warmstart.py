@@ -45,6 +45,7 @@ from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from tuner import ranking
 from tuner.backends import Found
+from tuner.engine._attrs import Start
 from tuner.engine._held import project, references
 from tuner.engine._plan import Reference
 from tuner.engine._storage import StudyStore
@@ -131,18 +132,18 @@ def start_words(name: str, program: bool) -> str:
 
 
 def named_starts(space: SearchSpace, found: Found, workload: Workload, *, defaults: bool, hand_found: bool,
-                 user: Reference | None = None) -> list[dict[str, Any]]:
+                 user: Reference | None = None) -> list[Start]:
     """The required starts, in order: the defaults (as the backend ``found`` them), the ``user``'s configuration and the
     benchmark.sh style (``defaults``), then each hand-found baseline's configuration (``hand_found``),
     projected onto ``space``."""
     named = starts(space, found, workload, user) if defaults else []
     if hand_found:
         named += [(b.name, project(space, b.flags)) for b in workload.baselines]
-    return [{"name": name, "params": params} for name, params in named if params]
+    return [Start(name, params) for name, params in named if params]
 
 
-def next_start(queue: Sequence[dict[str, Any]], trials: Sequence[FrozenTrial],
-               expected: int | None) -> tuple[dict[str, Any] | None, list[str]]:
+def next_start(queue: Sequence[Start], trials: Sequence[FrozenTrial],
+               expected: int | None) -> tuple[Start | None, list[str]]:
     """The start to run next, and the optional starts left out now (named once, when the sampler
     takes over from them). Starts already asked for (by name) are passed. An optional start runs
     only before the sampler's first proposal and while the starts, it included, are at most
@@ -150,17 +151,17 @@ def next_start(queue: Sequence[dict[str, Any]], trials: Sequence[FrozenTrial],
     records = [TrialRecord.of(t) for t in trials]
     ran = {r.enqueued for r in records if r.enqueued is not None}
     sampled = any(r.enqueued is None and r.repaired_from is None and r.outcome != WARM_START for r in records)
-    pending = [s for s in queue if s["name"] not in ran]
+    pending = [s for s in queue if s.name not in ran]
     if not pending:
         return None, []
     first = pending[0]
-    if not first.get("optional"):
+    if not first.optional:
         return first, []
     if sampled:
         return None, []
     if expected is None or len(ran) + 1 <= STARTS_SHARE * expected:
         return first, []
-    return None, [s["name"] for s in pending]
+    return None, [s.name for s in pending]
 
 
 def _earlier(summary: Summary, source: str) -> optuna.Study:
@@ -194,7 +195,7 @@ def most_similar(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()
 
 
 def warm_start_auto(store: StudyStore, library: Path,
-                    exclude: tuple[str, ...] = ()) -> tuple[str, list[dict[str, Any]]]:
+                    exclude: tuple[str, ...] = ()) -> tuple[str, list[Start]]:
     """--warm-start auto: copy the trials of the same study kind, or return another workload's five
     best configurations as optional starts; with what was done, in words."""
     found = most_similar(store, library, exclude)
@@ -207,9 +208,9 @@ def warm_start_auto(store: StudyStore, library: Path,
     earlier = _earlier(summary, str(found))
     top = ranking.top_k(earlier.get_trials(deepcopy=False), [d.name.lower() for d in earlier.directions], 5)
     space = store.parts.space
-    configurations = [{"name": f"{summary.study}#{t.number}", "optional": True,
-                       "params": project(space, {p.flag: t.params[p.name] for p in space.parameters
-                                                 if p.name in t.params})} for t in top]
+    configurations = [Start(f"{summary.study}#{t.number}", project(space, {p.flag: t.params[p.name] for p in
+                                                                          space.parameters if p.name in t.params}),
+                            optional=True) for t in top]
     return (f"then runs the {len(top)} best configurations of {summary.study} ({summary.workload} at scale "
             f"{summary.scale:g}, {found.parent}) while the starts take at most "
             f"{100 * STARTS_SHARE:.0f} % of the trials"), configurations
