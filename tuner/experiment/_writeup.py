@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from objectives.defaults import LIBRARY
 from objectives.workloads import format_flag
 from search_spaces.catalogue import catalogue
 from tuner.fmt import fmt_ops
@@ -139,8 +140,9 @@ def _tuner_lines(r: dict[str, Any], plots: list[str]) -> list[str]:
     tn, sweep_s = r["tuner"], r["sweep"]["machine_seconds"]["total"]
     budget = (f"a budget of {tn['budget_seconds']:.0f} s of machine time each, what the sweep took"
               if tn.get("budget_seconds") else f"{tn.get('trials_per_seed')} trials each")
+    defaults = _defaults(r, "db_bench's defaults")
     lines = ["", f"## 2. The tuner: {len(tn['seeds'])} searches (seeds), {budget}", "",
-             "Each search runs as a user would: sampler `auto`, db_bench's defaults and the benchmark.sh-style "
+             f"Each search runs as a user would: sampler `auto`, {defaults} and the benchmark.sh-style "
              "configuration first, `--warm-start auto` from the finished studies of `runs/` but never from this "
              "experiment's (leave-one-out) nor another experiment's; the hand-found configuration is not shown to it. "
              f"Sweep: {r['sweep']['runs']} runs, {sweep_s:.0f} s of machine time.", "",
@@ -197,7 +199,8 @@ def _verdict_lines(r: dict[str, Any]) -> list[str]:
                    f"hand-found configuration: {_seeds_ratio(seeds['vs_hand_found'])} (each seed's ratio paired by "
                    "round; the interval is over seeds, so it holds the search's own variance).")
     if seeds.get("vs_default"):
-        out.append(f"- Tuned vs RocksDB (db_bench) defaults, over seeds: {_seeds_ratio(seeds['vs_default'])}.")
+        out.append(f"- Tuned vs {_defaults(r, 'RocksDB (db_bench) defaults')}, over seeds: "
+                   f"{_seeds_ratio(seeds['vs_default'])}.")
     for c in _tuned(r):
         out.append(f"  - seed {c['seed']}: vs hand-found {_ratio(c.get('vs_hand_found'))}, vs defaults "
                    f"{_ratio(c.get('vs_default'))}.")
@@ -314,6 +317,13 @@ def _bars_plot(r: dict[str, Any], ax: Any) -> bool:
     ax.set_title(f"{r['id']}: head-to-head, {r['head_to_head']['rounds']} interleaved rounds")
     ax.grid(alpha=0.3, axis="y")
     return True
+
+
+def _defaults(r: dict[str, Any], otherwise: str) -> str:
+    """What the result's ``rocksdb-default`` is, in words: the library's defaults where it records them,
+    else ``otherwise`` (db_bench's: the pinned shape, and results before 2026-11-27)."""
+    defaults = r.get("defaults")
+    return "RocksDB's library defaults" if defaults and defaults["mode"] == LIBRARY else otherwise
 
 
 def _on_defaults(r: dict[str, Any]) -> str:
