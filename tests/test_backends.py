@@ -14,9 +14,12 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import optuna
 import pytest
 from mlflow import MlflowClient
+from optuna.trial import FrozenTrial, TrialState
 
 from objectives.dbbench import DbBenchError, probe
 from objectives.measurement import Measurement
@@ -29,6 +32,7 @@ from tuner import options_file, tune
 from tuner.backends import BACKENDS, STOPPED, Backend, Found, RunFailed, Setup
 from tuner.backends._command import rocksdb_defaults
 from tuner.engine._prepare import check_backend, workload_of
+from tuner.engine._storage import StudyStore
 from tuner.executors import Job, LocalExecutor, Outcome
 from tuner.model import ExecutionConfig, TuneConfig, UsageError
 from tuner.observers import SilentProgress
@@ -239,6 +243,36 @@ def test_a_program_at_a_target_is_loaded_once_told_its_size_and_run_length_and_l
     assert not [line for line in said if re.search(r"db_bench|phase|LSM|level", line)], said
     assert "preloading the DB every run starts from: --load (" in r.stderr
     assert not [p for p in os.listdir(tmp_path / "work") if p.startswith("rocksdb-tuner-")]
+
+
+def test_a_ctrl_c_inside_a_read_of_the_study_stops_it_as_a_ctrl_c_and_tells_the_running_trial(tmp_path,
+                                                                                                monkeypatch):
+    """A Ctrl-C that lands inside a read of the study's storage leaves the read's cursor unfinished, and
+    SQLite refuses every write while it lives ("database is locked"): the study still stops as Ctrl-C
+    stops it, its running trial told interrupted."""
+    reads = StudyStore.trials
+
+    def stopped_mid_read(store: StudyStore) -> tuple[FrozenTrial, ...]:
+        trials = reads(store)
+        if any(t.state == TrialState.RUNNING for t in trials):  # the first read while trial 0 runs
+            backend: Any = getattr(store.study._storage, "_backend", store.study._storage)  # Optuna's RDBStorage
+            cursor = backend.engine.raw_connection().cursor()
+            cursor.execute("SELECT * FROM trials, (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                           "WHERE i < 100) SELECT i FROM n)")
+            cursor.fetchone()  # 99 rows left: its read transaction, and its lock, stay open
+            raise KeyboardInterrupt
+        return trials
+
+    monkeypatch.setattr(StudyStore, "trials", stopped_mid_read)
+    (tmp_path / "run.py").write_text("print('{\"ops_per_sec\": 1}')\n")
+    (tmp_path / "work").mkdir()
+    with pytest.raises(KeyboardInterrupt):
+        tune(backend="command", command=f"{shlex.quote(sys.executable)} {tmp_path / 'run.py'} {{options}} {{db}}",
+             trials=2, sampler="random", seed=1, out=tmp_path / "out", work_dir=tmp_path / "work", mlflow=False,
+             plots=False, revalidate=0, baselines=False, starts=False, progress=SilentProgress())
+    study = optuna.load_study(study_name=None, storage=f"sqlite:///{tmp_path / 'out' / 'study.db'}")
+    told = [(t.state, TrialRecord.of(t).outcome) for t in study.trials]  # a rejected proposal may come first
+    assert told[-1] == (TrialState.FAIL, "interrupted") and all(s != TrialState.RUNNING for s, _ in told), told
 
 
 @pytest.mark.ray
@@ -708,6 +742,7 @@ def summary_trials(summary: Summary) -> list[dict]:
 NO_CACHE_PROGRAM = '''
 import json, shutil, sys, tempfile
 from pathlib import Path
+from typing import Any
 import rocksdict
 options_file, db = sys.argv[1], sys.argv[2]
 with tempfile.TemporaryDirectory() as tmp:  # the OPTIONS file's options, but not its block cache

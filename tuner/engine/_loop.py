@@ -79,11 +79,14 @@ class TrialLoop:
                 for outcome in self.executor.wait(timeout=1.0):
                     self._arrived(running, outcome)
         except KeyboardInterrupt:
-            self._stop(running, "interrupted by the user (Ctrl-C)", rerun=False)
-            raise
+            pass  # told below, once the handler is left
         except EnvironmentFault as exc:
             self._stop(running, f"not the configuration's failure: {exc}", rerun=True)
             raise
+        # Only after Ctrl-C, outside its handler: a Ctrl-C inside a storage read leaves the read's cursor in the
+        # traceback, and its lock refuses every write until the traceback is freed (StudyStore.after_interrupt).
+        self._stop(running, "interrupted by the user (Ctrl-C)", rerun=False)
+        raise KeyboardInterrupt
 
     def _stop(self, running: dict[str, _Running], reason: str, rerun: bool) -> None:
         """Cancel the jobs in flight; their trials are told interrupted (``rerun``: to run again)."""

@@ -5,6 +5,7 @@ killed tuner left half done."""
 
 from __future__ import annotations
 
+import gc
 import uuid
 from typing import Any, TypeVar
 
@@ -124,8 +125,8 @@ class StudyStore:
             study.enqueue_trial(params, user_attrs=origin(was))
 
     def after_interrupt(self) -> None:
-        """Drop the storage's open sessions and pooled connections (Optuna's RDB storage): a stop inside a
-        read leaves its transaction open, and SQLite refuses the next write ("database is locked")."""
+        """Free a stopped read's cursor (once its traceback is gone), sessions, connections: their lock refuses writes."""
+        gc.collect()
         backend = getattr(self.study._storage, "_backend", self.study._storage)
         session, engine = getattr(backend, "scoped_session", None), getattr(backend, "engine", None)
         if session is not None:
