@@ -33,6 +33,7 @@ from tuner.observers._mlflow import _answer_name
 from tuner.outputs._answer import answer_of, search_gain
 from tuner.ranking import distinct_top
 from tuner.samplers import RANKED
+from tuner.stats import across_seeds
 from tuner.summary import Ratio, Summary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,11 +168,16 @@ def test_the_tuner_against_a_plain_script_in_the_deployed_shape_is_quoted_as_its
     assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
     assert measured["budget_seconds"] == 1200 and measured["rounds"] == 5 and measured["tuner_flags"] == []
     assert measured["db_bench"]["version"] == "11.8.1" and measured["db_bench"]["build"] == "release"
-    (seed,) = measured["seeds"]
-    assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
-    _quoted(f"in the deployed shape, {_versus_plain_target(seed)}", ("docs/results.md",))
+    assert [s["seed"] for s in measured["seeds"]] == [1, 2, 3]
+    for seed in measured["seeds"]:
+        assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
+        _quoted(_versus_plain_target(seed), ("docs/results.md",), at="in the deployed shape")
+    ratios = [s["held_out"]["tuner_over_plain"]["ratio"] for s in measured["seeds"]]
+    over = across_seeds(ratios)
+    _quoted(f"Over the three seeds, the tuner's answer ran {_ratio(over)} the plain script's", ("docs/results.md",))
+    seed = measured["seeds"][0]
     held, tuner, plain = seed["held_out"], seed["tuner"]["flags"], seed["plain"]["best"]["flags"]
-    _quoted(f"The tuner's answer ({int(tuner['write_buffer_size']) / 1e6:.1f} MB memtables x "
+    _quoted(f"In seed 1 the tuner's answer ({int(tuner['write_buffer_size']) / 1e6:.1f} MB memtables x "
             f"{tuner['max_write_buffer_number']} merged {tuner['min_write_buffer_number_to_merge']} at a time, "
             f"{tuner['compression_type'].upper()}) and the plain script's ({int(plain['write_buffer_size']) / 1e6:.1f} MB "
             f"memtables x {plain['max_write_buffer_number']} merged {plain['min_write_buffer_number_to_merge']} at a time, "
@@ -181,10 +187,19 @@ def test_the_tuner_against_a_plain_script_in_the_deployed_shape_is_quoted_as_its
     _quoted(f"the plain script's ran faster in {faster} of the {len(rounds['plain'])} rounds", ("docs/results.md",))
     _quoted(f"The defaults ran {min(rounds['rocksdb-default']):,.0f}-{max(rounds['rocksdb-default']):,.0f} ops/s in "
             "those rounds", ("docs/results.md",))
-    reported = seed["tuner"]["reported_gain"]["ci95"]
-    assert held["over_default"]["tuner"]["ratio"] < reported[0]  # "fell just under the interval the tuner had reported"
-    _quoted(f"far is the plain script's {held['over_default']['plain']['ratio']:.2f}x", ("docs/results.md",))
-    assert held["over_default"]["plain"]["ratio"] < 1.3 and held["tuner_over_plain"]["verdict"] == "tie"
+    inside = []  # "In seeds 2 and 3 the tuner's held-out gain fell within the interval it had reported, in seed 1 just under it"
+    for s in measured["seeds"]:
+        low, high = s["tuner"]["reported_gain"]["ci95"]
+        held_gain = s["held_out"]["over_default"]["tuner"]["ratio"]
+        assert held_gain <= high
+        inside.append(low <= held_gain)
+    assert inside == [False, True, True]
+    assert all(s["held_out"]["tuner_over_plain"]["verdict"] == "tie" for s in measured["seeds"]) and max(ratios) < 1
+    assert over["verdict"] == "tie"
+    best = max(measured["seeds"], key=lambda s: s["held_out"]["over_default"]["plain"]["ratio"])
+    best_gain = best["held_out"]["over_default"]["plain"]["ratio"]
+    assert best_gain > max(s["held_out"]["over_default"]["tuner"]["ratio"] for s in measured["seeds"]) and best_gain < 1.3
+    _quoted(f"far is the plain script's {best_gain:.2f}x (seed {best['seed']})", ("docs/results.md",))
 
 
 def test_the_defaults_in_the_two_shapes_are_compared_as_their_summaries_give_them():
@@ -563,6 +578,40 @@ def test_s4s_reading_is_quoted_as_its_result_gives_it():
     bsh = h2h["benchmark.sh"]["ops_per_sec"]
     _quoted(f"({bsh[2]:,.0f} ops/s against {_span([v / 1000 for v in bsh[:2] + bsh[3:]], '{:.0f}k')} in its other rounds)", doc)
     _quoted("({}, {}) is that round".format(*_vs_default(r, "benchmark.sh")), doc)
+
+
+def test_the_default_job_tuned_on_10_4_2_and_measured_on_11_8_1_is_quoted_as_its_records_give_it():
+    """docs/versions.md's 10.4.2 -> 11.8.1 transfer: the default job's summary (tuned on 10.4.2) and
+    experiments/version_transfer/results/default-job-10.4-to-11.8.json (its answer on both builds)."""
+    doc = ("docs/versions.md",)
+    summary = _summary("default-job-10.4.2-2026-11-28")
+    assert summary.db_bench is not None and summary.db_bench.version == "10.4.2" and summary.db_bench.build == "release"
+    assert summary.defaults is not None and summary.defaults.mode == "library"
+    assert summary.revalidation is not None and summary.trials.complete == 90
+    spent, budget = summary.machine_seconds.total, summary.budget_seconds
+    assert budget is not None and spent <= budget
+    _quoted(f"ran {summary.trials.complete} configurations in {spent:,.0f} s of db_bench for its {budget:,.0f} s "
+            f"`--budget` and answered trial {summary.revalidation.best_trial}", doc)
+    assert summary.best is not None and summary.best.trial == summary.revalidation.best_trial
+    answer = summary.best.flags
+    _quoted(f"({int(answer['write_buffer_size']) / 1e6:.1f} MB memtables x {answer['max_write_buffer_number']} merged "
+            f"{answer['min_write_buffer_number_to_merge']} at a time, no compression, {answer['max_background_jobs']} "
+            f"background jobs, a {int(answer['cache_size']) // 2**20} MiB block cache): {_ratio(_gain(summary))} over "
+            "RocksDB 10.4.2's library defaults", doc)
+    assert answer["compression_type"] == "none"
+    moved = _json("experiments/version_transfer/results/default-job-10.4-to-11.8.json")
+    assert moved["study"]["path"] == "experiments/default_job/results/default-job-10.4.2-2026-11-28"
+    assert moved["rounds"] == 5 and not moved["failed"] and moved["at_the_study_target"]
+    name = f"answer: trial {summary.revalidation.best_trial}"
+    assert moved["configurations"][name] == {k: str(v) for k, v in answer.items()}
+    for version, label in (("10.4.2", "10.4.2 (tuned on)"), ("11.8.1", "11.8.1")):
+        medians, gain = moved["median_ops_per_sec"][version], moved["answer_over_default"][version]
+        assert gain["verdict"] == "faster"
+        _row("docs/versions.md", f"| {label} | {medians['rocksdb-default']:,.0f} | {medians[name]:,.0f} |",
+             f"| {_ratio(gain)} |")
+    across = moved["over_study_version"]["11.8.1 / 10.4.2"]
+    assert across["rocksdb-default"]["verdict"] == across[name]["verdict"] == "tie"
+    _quoted(f"the defaults {_ratio(across['rocksdb-default'])}, trial 88 {_ratio(across[name])}, both ties", doc)
 
 
 def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_json_gives_them():
