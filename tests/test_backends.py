@@ -742,7 +742,6 @@ def summary_trials(summary: Summary) -> list[dict]:
 NO_CACHE_PROGRAM = '''
 import json, shutil, sys, tempfile
 from pathlib import Path
-from typing import Any
 import rocksdict
 options_file, db = sys.argv[1], sys.argv[2]
 with tempfile.TemporaryDirectory() as tmp:  # the OPTIONS file's options, but not its block cache
