@@ -20,6 +20,7 @@ import optuna
 import pytest
 
 from objectives.memory import Cgroups, MemoryLimitError
+from objectives.workdir import _alive, _stat
 from tests.conftest import TINY, fast, leftovers, summary_of
 from tuner.trials import TrialNode, TrialRecord
 
@@ -130,14 +131,6 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` still runs (a zombie does not)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
 class Cluster:
     """A Ray head on this host and a worker node, the worker in network namespace ``ns`` when possible
     (a veth pair 10.231.x.1 <-> 10.231.x.2), else both on loopback; token authentication on. ``head_env``
@@ -219,9 +212,9 @@ class Cluster:
         marker = f"RAY_AUTH_TOKEN_PATH={self.ray_env['RAY_AUTH_TOKEN_PATH']}".encode()
         parent, marked = {}, set()
         for proc in Path("/proc").iterdir():
-            if proc.name.isdigit():
-                with contextlib.suppress(OSError, ValueError):
-                    parent[int(proc.name)] = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if proc.name.isdigit() and (fields := _stat(int(proc.name))):
+                parent[int(proc.name)] = int(fields[1])  # state, then the parent's pid
+                with contextlib.suppress(OSError):
                     if marker in (proc / "environ").read_bytes().split(b"\0"):
                         marked.add(int(proc.name))
         ours, grew = set(marked), True
@@ -439,10 +432,16 @@ def test_ctrl_c_on_a_cluster_leaves_no_preloaded_db_on_any_node_and_resume_build
     assert (tmp_path / "loads").read_text() == "xxx"
     for work in works:
         assert not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], work
+    stopped = optuna.load_study(study_name="apart", storage=f"sqlite:///{tmp_path / 'out' / 'study.db'}")  # no summary yet
+    before = {t.number for t in stopped.trials if TrialRecord.of(t).outcome == "complete"}
     again = subprocess.run(args, env=cluster.env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert (tmp_path / "loads").read_text() == "xxxxxx"  # built again: the driver's and each node's
-    assert [TrialRecord.of(t).outcome for t in _trials(tmp_path / "out")].count("complete") == 6
+    trials = _trials(tmp_path / "out")
+    assert [TrialRecord.of(t).outcome for t in trials].count("complete") == 6
+    # built again: the driver's, and each node's that ran a trial of the resumed study (one only, when
+    # the nodes had finished all but one trial before the Ctrl-C took effect)
+    nodes = {_node(t).node_id for t in trials if t.number not in before and TrialRecord.of(t).outcome == "complete"}
+    assert nodes and (tmp_path / "loads").read_text() == "xxx" + "x" * (1 + len(nodes))
     for work in works:
         assert not [p for p in os.listdir(work) if p.startswith("rocksdb-tuner-")], work
 
