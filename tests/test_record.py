@@ -202,6 +202,47 @@ def test_the_tuner_against_a_plain_script_in_the_deployed_shape_is_quoted_as_its
     _quoted(f"far is the plain script's {best_gain:.2f}x (seed {best['seed']})", ("docs/results.md",))
 
 
+HEADROOM_ROWS = {"rocksdb-default": "rocksdb-default", "universal": "universal compaction (beyond the space)",
+                 "plain seed 1 + L0 trigger 8": "the plain script's seed-1 answer + L0 at 8 files",
+                 "plain seed 1": "the plain script's seed-1 answer",
+                 "plain seed 1 + universal": "the plain script's seed-1 answer + universal",
+                 "default job trial 47": "the default job's re-run answer (trial 47)",
+                 "L0 trigger 8": "L0 at 8 files (beyond the space)"}
+
+
+def test_the_headroom_at_the_default_jobs_target_is_quoted_as_its_json_gives_it():
+    """docs/results.md's "How much is there to find here?": experiments/headroom/results/headroom-11.8.1-2026-11-28.json,
+    whose configurations are the answers the records name."""
+    measured = _json("experiments/headroom/results/headroom-11.8.1-2026-11-28.json")
+    assert measured["db_bench"]["version"] == "11.8.1" and measured["db_bench"]["build"] == "release"
+    assert measured["defaults"]["mode"] == "library" and measured["duration_seconds"] == 30
+    assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
+    assert measured["rounds"] == 3 and not measured["failed"]
+    configs = measured["configs"]
+    versus = _json("experiments/versus_plain_optuna/results/versus_plain_optuna_target_11.8.1_2026-11-27.json")
+    assert configs["plain seed 1"] == versus["seeds"][0]["plain"]["best"]["flags"]
+    rerun = _summary("default-job-11.8.1-rerun-2026-11-27")
+    assert rerun.best is not None and rerun.best.trial == 47 and configs["default job trial 47"] == rerun.best.flags
+    assert configs["universal"] == {"compaction_style": "1"}
+    assert set(configs) == set(HEADROOM_ROWS)
+    doc = "docs/results.md"
+    for name, label in HEADROOM_ROWS.items():
+        runs = [m for m in measured["runs"][name] if m]
+        cells = " | ".join((f"{statistics.median(m['ops_per_sec'] for m in runs):,.0f}",
+                            f"{statistics.median(m['burst_ops_per_sec'] for m in runs):,.0f}",
+                            f"{statistics.median(m['drain_seconds'] for m in runs):.1f}",
+                            f"{statistics.median(m['write_amp'] for m in runs):.2f}"))
+        gain = measured["over_default"].get(name)
+        _row(doc, f"| {label} | {cells} |", f"| {_ratio(gain)} |" if gain else "| |", after="How much is there to find here?")
+    gains = measured["over_default"]
+    in_space = max(("plain seed 1", "default job trial 47"), key=lambda n: gains[n]["ratio"])
+    assert in_space == "plain seed 1" and max(g["ratio"] for g in gains.values()) < 1.3
+    _quoted(f"best answer in the space ran {gains[in_space]['ratio']:.2f}x", (doc,))
+    for beyond in ("universal", "plain seed 1 + L0 trigger 8", "plain seed 1 + universal"):  # "their intervals hold it"
+        low, high = gains[beyond]["ci95"]
+        assert low <= gains[in_space]["ratio"] <= high
+
+
 def test_the_defaults_in_the_two_shapes_are_compared_as_their_summaries_give_them():
     """docs/results.md compares the defaults' speed in the deployed shape (the headline's record) with the
     pinned one (the default job of 2026-11-26)."""

@@ -1,0 +1,104 @@
+"""How much is there to find at a target? The best answers any search found, and configurations an
+engineer would try beyond the search space, against the defaults, in paired rounds that chose nothing.
+
+    .venv/bin/python -m experiments.headroom.headroom --configs experiments/headroom/configs.json
+        [--target-data 2GiB] [--target-memory 1GiB] [--rounds 3] [--defaults library]
+        [--out experiments/headroom/results/headroom.json]
+
+``--configs`` is a JSON object of named configurations, each a map of db_bench flags set on top of the
+defaults every run starts from (``--defaults``: by default the measuring build's library defaults, the
+deployed shape); ``rocksdb-default`` (no flag) is always measured beside them. Each runs the default
+job's workload at the target (steady-overwrite: random overwrites for the re-validation's 30 s on a DB
+preloaded once, the drain charged, within the target's memory), once per round in a fresh random order,
+with db_bench seeds no search used. Per configuration: its ops/s each round and its ratio to
+rocksdb-default (tuner.stats.paired_ratio). The record (machine, db_bench, defaults, date, commit,
+every run's metrics) is written when the last round ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from experiments.held_out import HELD_OUT_SEED, at_target, interleaved, project_commit, shape
+from objectives.dbbench import probe
+from objectives.defaults import LIBRARY, MODES, defaults_of
+from objectives.measurement import measure
+from objectives.runner import Runner
+from search_spaces import Context, load_space
+from tuner.cli import parse_size
+from tuner.experiment import machine_info
+from tuner.model import TuneConfig
+
+RESULTS = Path(__file__).with_name("results")
+REFERENCE = "rocksdb-default"
+
+
+def read_configs(path: Path) -> dict[str, dict[str, str]]:
+    """The named configurations of ``path`` (name -> db_bench flag -> value), checked."""
+    try:
+        configs = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"--configs: cannot read {path}: {exc}") from exc
+    if not isinstance(configs, dict) or not all(isinstance(v, dict) for v in configs.values()):
+        raise SystemExit(f"--configs: {path} must hold an object of named objects of db_bench flags")
+    if REFERENCE in configs:
+        raise SystemExit(f"--configs: {REFERENCE} is always measured; name no configuration so")
+    return {name: {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in flags.items()}
+            for name, flags in configs.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", type=Path, required=True, help="JSON: name -> {db_bench flag: value}")
+    parser.add_argument("--target-data", type=parse_size, default=2 * 2**30)
+    parser.add_argument("--target-memory", type=parse_size, default=2**30)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--defaults", choices=MODES, default=LIBRARY)
+    parser.add_argument("--out", type=Path, default=RESULTS / "headroom.json")
+    args = parser.parse_args()
+    configs = {REFERENCE: {}, **read_configs(args.configs)}
+    host, db_bench = Context.of_host(), probe(None)
+    defaults = defaults_of(db_bench, args.defaults)
+    config = TuneConfig(workload="steady-overwrite", target_data=args.target_data, target_memory=args.target_memory)
+    _, workload = at_target(config, load_space("default"), host, defaults)
+    record: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "commit": project_commit(),
+                              "db_bench": db_bench.to_dict(), "defaults": defaults.to_dict(), "shape": shape(defaults),
+                              "workload": workload.name, "duration_seconds": workload.duration,
+                              "target_data_bytes": args.target_data, "target_memory_bytes": workload.memory,
+                              "rounds": args.rounds, "configs_from": str(args.configs), "configs": configs}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-headroom-") as tmp:
+        root = Path(tmp)
+        (root / "work").mkdir()
+        record["machine"] = machine_info(host, root / "work")
+        runner = Runner(db_bench, root / "work", timeout=3600.0, memory_limit=workload.memory, defaults=defaults)
+        built = runner.preload(workload, root / "logs" / "preload")
+        workload = replace(workload, snapshot=str(built.path))
+        record["preload"] = {"seconds": built.seconds, "size_bytes": built.size_bytes}
+        print(f"{shape(defaults)}\npreloaded {built.size_bytes / 2**30:.2f} GiB in {built.seconds:.0f} s; "
+              f"{len(configs)} configurations x {args.rounds} rounds", flush=True)
+
+        def run(name: str, i: int) -> dict[str, float | None]:
+            return measure(runner, workload, configs[name], root / "logs" / f"{name}-{i}", 1, HELD_OUT_SEED + i).metrics
+
+        done = interleaved(configs, args.rounds, run, random.Random(1), "")
+        record["runs"] = done.metrics
+        record["failed"] = done.failed
+        record["median_ops_per_sec"] = done.median_ops()
+        record["over_default"] = {c: done.ratio(c, REFERENCE) for c in configs if c != REFERENCE}
+    args.out.write_text(json.dumps(record, indent=1, default=str) + "\n")
+    for name, g in sorted(record["over_default"].items(), key=lambda kv: -kv[1]["ratio"]):
+        ci = f"95 % CI {g['ci95'][0]:.2f}-{g['ci95'][1]:.2f}, " if g.get("ci95") else ""
+        print(f"{name}: {g['ratio']:.2f}x ({ci}{g['verdict']})")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
