@@ -621,38 +621,41 @@ def test_s4s_reading_is_quoted_as_its_result_gives_it():
     _quoted("({}, {}) is that round".format(*_vs_default(r, "benchmark.sh")), doc)
 
 
-def test_the_default_job_tuned_on_10_4_2_and_measured_on_11_8_1_is_quoted_as_its_records_give_it():
-    """docs/versions.md's 10.4.2 -> 11.8.1 transfer: the default job's summary (tuned on 10.4.2) and
-    experiments/version_transfer/results/default-job-10.4-to-11.8.json (its answer on both builds)."""
+@pytest.mark.parametrize("tuned_on, trial, complete", [("10.4.2", 88, 90), ("9.11.2", 35, 90)])
+def test_the_default_job_tuned_on_an_older_version_and_measured_on_11_8_1_is_quoted_as_its_records_give_it(
+        tuned_on, trial, complete):
+    """docs/versions.md's transfers to 11.8.1: the default job's summary (tuned on ``tuned_on``) and
+    experiments/version_transfer/results/default-job-X.Y-to-11.8.json (its answer on both builds)."""
     doc = ("docs/versions.md",)
-    summary = _summary("default-job-10.4.2-2026-11-28")
-    assert summary.db_bench is not None and summary.db_bench.version == "10.4.2" and summary.db_bench.build == "release"
+    record = f"default-job-{tuned_on}-2026-11-28"
+    summary = _summary(record)
+    assert summary.db_bench is not None and summary.db_bench.version == tuned_on and summary.db_bench.build == "release"
     assert summary.defaults is not None and summary.defaults.mode == "library"
-    assert summary.revalidation is not None and summary.trials.complete == 90
+    assert summary.revalidation is not None and summary.trials.complete == complete
     spent, budget = summary.machine_seconds.total, summary.budget_seconds
     assert budget is not None and spent <= budget
     _quoted(f"ran {summary.trials.complete} configurations in {spent:,.0f} s of db_bench for its {budget:,.0f} s "
             f"`--budget` and answered trial {summary.revalidation.best_trial}", doc)
-    assert summary.best is not None and summary.best.trial == summary.revalidation.best_trial
+    assert summary.best is not None and summary.best.trial == summary.revalidation.best_trial == trial
     answer = summary.best.flags
     _quoted(f"({int(answer['write_buffer_size']) / 1e6:.1f} MB memtables x {answer['max_write_buffer_number']} merged "
             f"{answer['min_write_buffer_number_to_merge']} at a time, no compression, {answer['max_background_jobs']} "
             f"background jobs, a {int(answer['cache_size']) // 2**20} MiB block cache): {_ratio(_gain(summary))} over "
-            "RocksDB 10.4.2's library defaults", doc)
+            f"RocksDB {tuned_on}'s library defaults", doc)
     assert answer["compression_type"] == "none"
-    moved = _json("experiments/version_transfer/results/default-job-10.4-to-11.8.json")
-    assert moved["study"]["path"] == "experiments/default_job/results/default-job-10.4.2-2026-11-28"
+    moved = _json(f"experiments/version_transfer/results/default-job-{tuned_on.rsplit('.', 1)[0]}-to-11.8.json")
+    assert moved["study"]["path"] == f"experiments/default_job/results/{record}"
     assert moved["rounds"] == 5 and not moved["failed"] and moved["at_the_study_target"]
-    name = f"answer: trial {summary.revalidation.best_trial}"
+    name = f"answer: trial {trial}"
     assert moved["configurations"][name] == {k: str(v) for k, v in answer.items()}
-    for version, label in (("10.4.2", "10.4.2 (tuned on)"), ("11.8.1", "11.8.1")):
+    for version, label in ((tuned_on, f"{tuned_on} (tuned on)"), ("11.8.1", "11.8.1")):
         medians, gain = moved["median_ops_per_sec"][version], moved["answer_over_default"][version]
         assert gain["verdict"] == "faster"
         _row("docs/versions.md", f"| {label} | {medians['rocksdb-default']:,.0f} | {medians[name]:,.0f} |",
-             f"| {_ratio(gain)} |")
-    across = moved["over_study_version"]["11.8.1 / 10.4.2"]
+             f"| {_ratio(gain)} |", after=f"{tuned_on} -> 11.8.1: the answer survives")
+    across = moved["over_study_version"][f"11.8.1 / {tuned_on}"]
     assert across["rocksdb-default"]["verdict"] == across[name]["verdict"] == "tie"
-    _quoted(f"the defaults {_ratio(across['rocksdb-default'])}, trial 88 {_ratio(across[name])}, both ties", doc)
+    _quoted(f"the defaults {_ratio(across['rocksdb-default'])}, trial {trial} {_ratio(across[name])}, both ties", doc)
 
 
 def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_json_gives_them():
