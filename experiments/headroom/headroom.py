@@ -12,7 +12,8 @@ job's workload at the target (steady-overwrite: random overwrites for the re-val
 preloaded once, the drain charged, within the target's memory), once per round in a fresh random order,
 with db_bench seeds no search used. Per configuration: its ops/s each round and its ratio to
 rocksdb-default (tuner.stats.paired_ratio). The record (machine, db_bench, defaults, date, commit,
-every run's metrics) is written when the last round ends.
+every run's metrics) is written when the last round ends; Ctrl-C (or a SIGTERM) stops db_bench and
+removes the preloaded DB.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import signal
+import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -27,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.held_out import HELD_OUT_SEED, at_target, interleaved, project_commit, shape
-from objectives.dbbench import probe
+from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, MODES, defaults_of
 from objectives.measurement import measure
 from objectives.runner import Runner
@@ -54,6 +57,10 @@ def read_configs(path: Path) -> dict[str, dict[str, str]]:
             for name, flags in configs.items()}
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", type=Path, required=True, help="JSON: name -> {db_bench flag: value}")
@@ -65,6 +72,11 @@ def main() -> None:
     args = parser.parse_args()
     configs = {REFERENCE: {}, **read_configs(args.configs)}
     host, db_bench = Context.of_host(), probe(None)
+    for name, flags in configs.items():
+        try:
+            db_bench.check_flags(flags, where=f"configuration {name!r} of {args.configs}")
+        except DbBenchError as exc:
+            raise SystemExit(f"--configs: {exc}") from None
     defaults = defaults_of(db_bench, args.defaults)
     config = TuneConfig(workload="steady-overwrite", target_data=args.target_data, target_memory=args.target_memory)
     _, workload = at_target(config, load_space("default"), host, defaults)
@@ -74,6 +86,7 @@ def main() -> None:
                               "target_data_bytes": args.target_data, "target_memory_bytes": workload.memory,
                               "rounds": args.rounds, "configs_from": str(args.configs), "configs": configs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, _stop)  # a kill(1): stopped as Ctrl-C stops it, the preloaded DB removed
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-headroom-") as tmp:
         root = Path(tmp)
         (root / "work").mkdir()
@@ -101,4 +114,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("interrupted: db_bench stopped, the preloaded DB removed, no record written", file=sys.stderr)
+        raise SystemExit(130) from None
