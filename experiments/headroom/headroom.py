@@ -70,6 +70,8 @@ def main() -> None:
     parser.add_argument("--defaults", choices=MODES, default=LIBRARY)
     parser.add_argument("--out", type=Path, default=RESULTS / "headroom.json")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds: at least 1 (2 for an interval), got {args.rounds}")
     configs = {REFERENCE: {}, **read_configs(args.configs)}
     host, db_bench = Context.of_host(), probe(None)
     for name, flags in configs.items():
