@@ -17,6 +17,8 @@ from typing import Any
 
 from objectives.contract import RunFailed
 from objectives.defaults import LIBRARY, PINNED_7_8, Defaults
+from objectives.measurement import measure as measure_run
+from objectives.runner import Runner
 from objectives.workloads import Workload
 from search_spaces import Context, SearchSpace, load_space
 from tuner.engine import target_workload
@@ -74,6 +76,26 @@ def interleaved(names: Iterable[str], rounds: int, measure: Measure, rng: random
             done.metrics[name].append(metrics)
             print(f"{label}round {i + 1}/{rounds} {name}: {_shown(metrics)}", flush=True)
     return done
+
+
+def measured_rounds(runner: Runner, workload: Workload, configs: dict[str, dict[str, Any]], rounds: int, logs: Path,
+                    rng: random.Random, label: str = "") -> Rounds:
+    """:func:`interleaved` rounds of ``configs`` (name -> db_bench flags), each run of ``workload`` once with
+    db_bench seed HELD_OUT_SEED + its round, logging to ``logs/NAME-ROUND``."""
+    return interleaved(configs, rounds, lambda name, i: measure_run(runner, workload, configs[name], logs / f"{name}-{i}",
+                                                                    1, HELD_OUT_SEED + i).metrics, rng, label)
+
+
+def shown_ratio(g: dict[str, Any]) -> str:
+    """``1.120x (95 % CI 1.040-1.200, faster)``: a paired ratio as the scripts print it, or why it has no interval."""
+    if not g.get("ci95"):
+        return f"not measured ({g['n']} paired rounds)"
+    return f"{g['ratio']:.3f}x (95 % CI {g['ci95'][0]:.3f}-{g['ci95'][1]:.3f}, {g['verdict']})"
+
+
+def stop_as_ctrl_c(signum: int, frame: object) -> None:
+    """A SIGTERM handler (a kill(1), a supervisor): the script stops as Ctrl-C stops it, cleaning up."""
+    raise KeyboardInterrupt
 
 
 def _shown(m: Metrics) -> str:

@@ -29,10 +29,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from experiments.held_out import HELD_OUT_SEED, at_target, interleaved, project_commit, shape
+from experiments.held_out import at_target, measured_rounds, project_commit, shape, shown_ratio, stop_as_ctrl_c
 from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, MODES, defaults_of
-from objectives.measurement import measure
 from objectives.runner import Runner
 from search_spaces import Context, load_space
 from tuner.cli import parse_size
@@ -55,10 +54,6 @@ def read_configs(path: Path) -> dict[str, dict[str, str]]:
         raise SystemExit(f"--configs: {REFERENCE} is always measured; name no configuration so")
     return {name: {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in flags.items()}
             for name, flags in configs.items()}
-
-
-def _stop(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def main() -> None:
@@ -88,7 +83,7 @@ def main() -> None:
                               "target_data_bytes": args.target_data, "target_memory_bytes": workload.memory,
                               "rounds": args.rounds, "configs_from": str(args.configs), "configs": configs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    signal.signal(signal.SIGTERM, _stop)  # a kill(1): stopped as Ctrl-C stops it, the preloaded DB removed
+    signal.signal(signal.SIGTERM, stop_as_ctrl_c)  # a kill(1): stopped as Ctrl-C stops it, the preloaded DB removed
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-headroom-") as tmp:
         root = Path(tmp)
         (root / "work").mkdir()
@@ -100,18 +95,14 @@ def main() -> None:
         print(f"{shape(defaults)}\npreloaded {built.size_bytes / 2**30:.2f} GiB in {built.seconds:.0f} s; "
               f"{len(configs)} configurations x {args.rounds} rounds", flush=True)
 
-        def run(name: str, i: int) -> dict[str, float | None]:
-            return measure(runner, workload, configs[name], root / "logs" / f"{name}-{i}", 1, HELD_OUT_SEED + i).metrics
-
-        done = interleaved(configs, args.rounds, run, random.Random(1), "")
+        done = measured_rounds(runner, workload, configs, args.rounds, root / "logs", random.Random(1))
         record["runs"] = done.metrics
         record["failed"] = done.failed
         record["median_ops_per_sec"] = done.median_ops()
         record["over_default"] = {c: done.ratio(c, REFERENCE) for c in configs if c != REFERENCE}
     args.out.write_text(json.dumps(record, indent=1, default=str) + "\n")
     for name, g in sorted(record["over_default"].items(), key=lambda kv: -kv[1]["ratio"]):
-        ci = f"95 % CI {g['ci95'][0]:.2f}-{g['ci95'][1]:.2f}, " if g.get("ci95") else ""
-        print(f"{name}: {g['ratio']:.2f}x ({ci}{g['verdict']})")
+        print(f"{name}: {shown_ratio(g)}")
     print(f"wrote {args.out}")
 
 

@@ -50,6 +50,8 @@ from experiments.held_out import (
     interleaved,
     project_commit,
     shape,
+    shown_ratio,
+    stop_as_ctrl_c,
     study_config,
 )
 from objectives.dbbench import DbBenchError, release_builds
@@ -249,7 +251,7 @@ def main() -> None:
         raise SystemExit(str(exc)) from None
     record = study_record(args, summary, work, configs, builds)
     root, interrupted = make_owned(work, "rocksdb-tuner-versions-"), False
-    signal.signal(signal.SIGTERM, _stop)  # a kill(1), a supervisor: stopped as Ctrl-C stops it
+    signal.signal(signal.SIGTERM, stop_as_ctrl_c)  # a kill(1), a supervisor: stopped as Ctrl-C stops it
     try:
         done, preloads = measure_builds(builds, configs, args.rounds, root, random.Random(1))
     except KeyboardInterrupt:
@@ -268,21 +270,10 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=2, default=str) + "\n")
     for version, g in record["answer_over_default"].items():
-        print(f"{version}: {answer} / {version}'s defaults {_ratio(g)}", flush=True)
+        print(f"{version}: {answer} / {version}'s defaults {shown_ratio(g)}", flush=True)
     for pair, ratios in record["over_study_version"].items():
-        print(f"{pair}: " + "; ".join(f"{c} {_ratio(g)}" for c, g in ratios.items()), flush=True)
+        print(f"{pair}: " + "; ".join(f"{c} {shown_ratio(g)}" for c, g in ratios.items()), flush=True)
     print(f"wrote {out}")
-
-
-def _stop(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-def _ratio(g: dict[str, Any]) -> str:
-    """``1.12x (95 % CI 1.04-1.20, faster)``, or why there is no interval."""
-    if not g.get("ci95"):
-        return f"not measured ({g['n']} paired rounds)"
-    return f"{g['ratio']:.3f}x (95 % CI {g['ci95'][0]:.3f}-{g['ci95'][1]:.3f}, {g['verdict']})"
 
 
 if __name__ == "__main__":

@@ -56,10 +56,9 @@ from typing import Any
 
 import optuna
 
-from experiments.held_out import HELD_OUT_SEED, answer_of, at_target, interleaved, project_commit
+from experiments.held_out import answer_of, at_target, measured_rounds, project_commit
 from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, Defaults, defaults_of
-from objectives.measurement import measure
 from objectives.runner import Runner
 from objectives.workloads import Workload, load_workload
 from search_spaces import Context, SearchSpace, load_space
@@ -130,8 +129,7 @@ def tuner_search(workload: str, size: list[str], budget: float, seed: int, out: 
 def held_out(runner: Runner, workload: Workload, configs: dict[str, dict[str, str]], rounds: int, logs: Path,
              rng: random.Random) -> dict[str, Any]:
     """Every configuration once per round, in a fresh random order; sustained ops/s as the tuner measures."""
-    done = interleaved(configs, rounds, lambda name, i: measure(runner, workload, configs[name], logs, 1,
-                                                                HELD_OUT_SEED + i).metrics, rng, "  ")
+    done = measured_rounds(runner, workload, configs, rounds, logs, rng, "  ")
     return {"ops_per_sec": {c: done.ops(c) for c in done.metrics}, "failed": done.failed,
             "median_ops_per_sec": done.median_ops(), "tuner_over_plain": done.ratio("tuner", "plain"),
             "over_default": {c: done.ratio(c, "rocksdb-default") for c in ("tuner", "plain")}}
