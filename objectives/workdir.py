@@ -101,7 +101,7 @@ def sweep_stale(work_dir: Path, keep: tuple[Path, ...] = ()) -> list[Path]:
     removed = []
     for path in work_dir.glob("rocksdb-tuner-*"):
         owner = _owner(path)
-        if path not in keep and owner and owner[0] == socket.gethostname() and not _alive(*owner[1:]):
+        if path not in keep and owner and owner[0] == socket.gethostname() and not process_alive(*owner[1:]):
             remove_owned(path)
             removed.append(path)
     return removed
@@ -153,7 +153,7 @@ def make_owned(work_dir: Path, prefix: str = "rocksdb-tuner-") -> Path:
 def mark(path: Path) -> None:
     """Mark a directory as this process's (host, pid and the pid's start time): only marked directories
     are ever removed."""
-    (path / MARKER).write_text(f"host={socket.gethostname()}\npid={os.getpid()}\nstarted={_started(os.getpid())}\n")
+    (path / MARKER).write_text(f"host={socket.gethostname()}\npid={os.getpid()}\nstarted={process_started(os.getpid())}\n")
 
 
 def _owner(path: Path) -> tuple[str, int, str | None] | None:
@@ -165,10 +165,10 @@ def _owner(path: Path) -> tuple[str, int, str | None] | None:
         return None
 
 
-_STARTED = 19  # in _stat's fields: /proc/PID/stat's field 22, the start time in clock ticks since boot
+_STARTED = 19  # in proc_stat's fields: /proc/PID/stat's field 22, the start time in clock ticks since boot
 
 
-def _stat(pid: int) -> list[str] | None:
+def proc_stat(pid: int) -> list[str] | None:
     """/proc/PID/stat's fields after the process name (state first), None where unreadable."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -177,14 +177,14 @@ def _stat(pid: int) -> list[str] | None:
     return stat[stat.rindex(")") + 2:].split()  # the name in parentheses may hold spaces
 
 
-def _started(pid: int) -> str | None:
+def process_started(pid: int) -> str | None:
     """When a process started (clock ticks since boot, /proc/PID/stat), None where unreadable: with the
     pid it names one process, as pids are reused (32,768 of them on many hosts)."""
-    fields = _stat(pid)
+    fields = proc_stat(pid)
     return fields[_STARTED] if fields else None
 
 
-def _alive(pid: int, started: str | None = None) -> bool:
+def process_alive(pid: int, started: str | None = None) -> bool:
     """Whether the process that marked a directory still runs: the pid exists, is not a zombie (a
     killed worker whose parent died first stays one where nothing reaps it, e.g. a container's init)
     and, when the marker says when it started, it is the same process (not a later one given the
@@ -195,7 +195,7 @@ def _alive(pid: int, started: str | None = None) -> bool:
         return False
     except PermissionError:
         pass
-    fields = _stat(pid)
+    fields = proc_stat(pid)
     if fields is None:
         return True
     return fields[0] not in ("Z", "X") and (started is None or fields[_STARTED] == started)

@@ -20,7 +20,7 @@ import optuna
 import pytest
 
 from objectives.memory import Cgroups, MemoryLimitError
-from objectives.workdir import _alive, _stat
+from objectives.workdir import proc_stat, process_alive
 from tests.conftest import TINY, fast, leftovers, summary_of
 from tuner.trials import TrialNode, TrialRecord
 
@@ -212,7 +212,7 @@ class Cluster:
         marker = f"RAY_AUTH_TOKEN_PATH={self.ray_env['RAY_AUTH_TOKEN_PATH']}".encode()
         parent, marked = {}, set()
         for proc in Path("/proc").iterdir():
-            if proc.name.isdigit() and (fields := _stat(int(proc.name))):
+            if proc.name.isdigit() and (fields := proc_stat(int(proc.name))):
                 parent[int(proc.name)] = int(fields[1])  # state, then the parent's pid
                 with contextlib.suppress(OSError):
                     if marker in (proc / "environ").read_bytes().split(b"\0"):
@@ -234,7 +234,7 @@ class Cluster:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, sig)
             deadline = time.monotonic() + grace
-            while (pids := {p for p in pids if _alive(p)}) and time.monotonic() < deadline:
+            while (pids := {p for p in pids if process_alive(p)}) and time.monotonic() < deadline:
                 time.sleep(0.2)
         if self.ns:
             subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)

@@ -15,7 +15,7 @@ import pytest
 from objectives import workdir as workdir_module
 from objectives.metrics import metrics_of
 from objectives.runner import EnvironmentFault, RunFailed, Runner
-from objectives.workdir import MARKER, _started, _stat, remove_owned
+from objectives.workdir import MARKER, proc_stat, process_started, remove_owned
 from objectives.workloads import load_workload
 from tests.conftest import TINY, leftovers
 from tuner.options_file import mismatches
@@ -164,15 +164,15 @@ def test_sweep_removes_only_dead_tuners_directories_on_this_host(db_bench, work_
     dead = subprocess.Popen(["true"])
     dead.wait()
     zombie = subprocess.Popen(["true"])  # exited, not reaped yet: its pid still answers kill(pid, 0)
-    while _stat(zombie.pid)[0] != "Z":
+    while proc_stat(zombie.pid)[0] != "Z":
         time.sleep(0.01)
     cases = {
         "rocksdb-tuner-dead": f"host={socket.gethostname()}\npid={dead.pid}\n",
-        "rocksdb-tuner-zombie": f"host={socket.gethostname()}\npid={zombie.pid}\nstarted={_started(zombie.pid)}\n",
+        "rocksdb-tuner-zombie": f"host={socket.gethostname()}\npid={zombie.pid}\nstarted={process_started(zombie.pid)}\n",
         "rocksdb-tuner-alive": f"host={socket.gethostname()}\npid={os.getpid()}\n",
-        "rocksdb-tuner-alive-since": f"host={socket.gethostname()}\npid={os.getpid()}\nstarted={_started(os.getpid())}\n",
+        "rocksdb-tuner-alive-since": f"host={socket.gethostname()}\npid={os.getpid()}\nstarted={process_started(os.getpid())}\n",
         # the pid runs, but a later process than the one that marked it (pids are reused)
-        "rocksdb-tuner-reused": f"host={socket.gethostname()}\npid={os.getpid()}\nstarted=1{_started(os.getpid())}\n",
+        "rocksdb-tuner-reused": f"host={socket.gethostname()}\npid={os.getpid()}\nstarted=1{process_started(os.getpid())}\n",
         "rocksdb-tuner-elsewhere": f"host=not-{socket.gethostname()}\npid={dead.pid}\n",
         "rocksdb-tuner-unmarked": None,
     }
