@@ -1,6 +1,7 @@
 """The scripts that re-measure an answer elsewhere, run for real at a tiny target (issue 42):
-experiments/version_transfer (does an answer survive an upgrade?) on the release builds 10.4 and 11.8,
-each on its own library defaults, and Ctrl-C leaving no db_bench and no preloaded DB;
+experiments/version_transfer (does an answer survive an upgrade?) on versions `make test` always has:
+the release 11.8 on its library defaults and 7.8 (Debian's 7.8.3, with no library defaults of its own to
+read: its db_bench defaults, said as neither shape), and Ctrl-C leaving no db_bench and no preloaded DB;
 experiments/scale_transfer in the deployed shape of the study's version, which it names; and the
 held-out rounds they share with versus_plain_optuna."""
 
@@ -39,20 +40,26 @@ def _script(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
 def test_the_answer_and_each_versions_defaults_are_measured_on_each_build_at_a_tiny_target(tmp_path):
     work, out = tmp_path / "work", tmp_path / "record.json"
     work.mkdir()
-    r = _script("--study", str(STUDY), "--versions", "10.4,11.8", *TINY, "--duration", "2", "--rounds", "2",
+    r = _script("--study", str(STUDY), "--versions", "7.8,11.8", *TINY, "--duration", "2", "--rounds", "2",
                 "--work-dir", str(work), "--out", str(out))
     assert r.returncode == 0, r.stderr + r.stdout
     record = json.loads(out.read_text())
     summary = Summary.load(STUDY / "summary.json")
     answer, flags = answer_of(summary)
     assert record["configurations"] == {"rocksdb-default": {}, answer: flags} and answer == "answer: trial 47"
-    assert set(record["builds"]) == {"10.4.2", "11.8.1"} and not record["at_the_study_target"]
+    assert set(record["builds"]) == {"7.8.3", "11.8.1"} and not record["at_the_study_target"]
     assert record["study"]["commit"] and record["study"]["db_bench"]["version"] == "11.8.1"
+    assert record["builds"]["11.8.1"]["build_info"] is not None  # make test's release build
     for version, build in record["builds"].items():
-        assert build["db_bench"]["version"] == version == build["build_info"]["version"]
-        assert build["defaults"]["mode"] == LIBRARY and build["defaults"]["version"] == version
-        assert build["shape"].startswith("the deployed shape: RocksDB " + version)
-        assert build["workload_flags"]["level_compaction_dynamic_level_bytes"] is True  # the library's from 8.4
+        assert build["db_bench"]["version"] == version
+        if build["build_info"] is not None:  # a release build: its library defaults, the deployed shape
+            assert build["build_info"]["version"] == version
+            assert build["defaults"]["mode"] == LIBRARY and build["defaults"]["version"] == version
+            assert build["shape"].startswith("the deployed shape: RocksDB " + version)
+            assert build["workload_flags"]["level_compaction_dynamic_level_bytes"] is True  # the library's from 8.4
+        else:  # Debian's 7.8.3 (unless a release 7.8 was built here): no library defaults to read
+            assert build["defaults"]["mode"] == "db_bench"
+            assert build["shape"].startswith("neither the deployed nor the pinned shape")
         assert abs(build["data_bytes"] - 64 * MiB) < MiB and build["memory_bytes"] == 256 * MiB
         assert build["duration_seconds"] == 2 and build["preload"]["size_bytes"] > 0
         for config, runs in record["samples"][version].items():
@@ -60,8 +67,8 @@ def test_the_answer_and_each_versions_defaults_are_measured_on_each_build_at_a_t
             assert all((run.get("memory_peak_bytes") or 0) <= 256 * MiB for run in runs)
         gain = record["answer_over_default"][version]
         assert gain["n"] == 2 and gain["ci95"] is not None
-    assert set(record["over_study_version"]) == {"10.4.2 / 11.8.1"}
-    assert "round 2/2 10.4.2 rocksdb-default:" in r.stdout and "wrote " + str(out) in r.stdout
+    assert set(record["over_study_version"]) == {"7.8.3 / 11.8.1"}
+    assert "round 2/2 7.8.3 rocksdb-default:" in r.stdout and "wrote " + str(out) in r.stdout
     assert leftovers(work) == []  # the preloaded DBs and every run's directory removed
 
 
@@ -71,12 +78,12 @@ def test_the_answer_and_each_versions_defaults_are_measured_on_each_build_at_a_t
 def test_ctrl_c_or_a_sigterm_stops_db_bench_and_removes_the_preloaded_dbs(tmp_path, sig):
     work = tmp_path / "work"
     work.mkdir()
-    proc = subprocess.Popen([*SCRIPT, "--study", str(STUDY), "--versions", "11.8,10.4", *TINY, "--duration", "5",
+    proc = subprocess.Popen([*SCRIPT, "--study", str(STUDY), "--versions", "11.8,7.8", *TINY, "--duration", "5",
                              "--rounds", "3", "--work-dir", str(work), "--out", str(tmp_path / "never.json")],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    # both DBs built ("10.4.2: preloaded"); the rounds' first db_bench next
-    signal_once_running(proc, proc.stdout, "10.4.2: preloaded", work, sig, settle=0.5)
+    # both DBs built ("7.8.3: preloaded"); the rounds' first db_bench next
+    signal_once_running(proc, proc.stdout, "7.8.3: preloaded", work, sig, settle=0.5)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "interrupted" in err and not (tmp_path / "never.json").exists()
