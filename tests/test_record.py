@@ -291,7 +291,8 @@ def test_the_8gib_answer_held_out_is_quoted_as_its_json_gives_it():
     assert measured["db_bench"]["version"] == "11.8.1" and measured["defaults"]["mode"] == "library"
     assert measured["target_data_bytes"] == 8 * 2**30 and measured["target_memory_bytes"] == 2**30
     assert measured["rounds"] == 5 and not measured["failed"] and measured["duration_seconds"] == 30
-    configs, answer = measured["configs"], _summary("default-job-8GiB-11.8.1-2026-11-28").best
+    job_summary = _summary("default-job-8GiB-11.8.1-2026-11-28")
+    configs, answer = measured["configs"], job_summary.best
     assert answer is not None and answer.trial == 101
     assert configs["default job 8 GiB trial 101"] == answer.flags
     assert configs["default job 8 GiB trial 101 + universal"] == {**answer.flags, "compaction_style": "1"}
@@ -308,7 +309,7 @@ def test_the_8gib_answer_held_out_is_quoted_as_its_json_gives_it():
             f"ran {min(m['ops_per_sec'] for m in now):,.0f} to {max(m['ops_per_sec'] for m in now):,.0f} ops/s, and its "
             f"write amplification {min(m['write_amp'] for m in now):.2f}-{max(m['write_amp'] for m in now):.2f} against "
             f"{min(m['write_amp'] for m in first):.2f}-{max(m['write_amp'] for m in first):.2f} before", doc)
-    held, job = measured["over_default"]["default job 8 GiB trial 101"], _gain(_summary("default-job-8GiB-11.8.1-2026-11-28"))
+    held, job = measured["over_default"]["default job 8 GiB trial 101"], _gain(job_summary)
     assert job.ci95 is not None and held["ci95"][1] >= job.ci95[0]  # "the intervals overlap"
     _quoted(f"Trial 101's gain held out is {held['ratio']:.2f}x, against the {job.ratio:.2f}x", doc)
     assert [n for n, g in measured["over_default"].items() if g["ratio"] >= 1.3] == [universal]
