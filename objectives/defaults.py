@@ -63,6 +63,8 @@ ENUMS: dict[str, dict[str, Flag]] = {
                         "FixedHyperClockCache": "fixed_hyper_clock_cache", "HyperClockCache": "hyper_clock_cache"},
     "CFOptions.compression": {"kNoCompression": "none", "kSnappyCompression": "snappy", "kLZ4Compression": "lz4",
                               "kZSTD": "zstd", "kZlibCompression": "zlib", "kLZ4HCCompression": "lz4hc"},
+    "CFOptions.compaction_style": {"kCompactionStyleLevel": 0, "kCompactionStyleUniversal": 1,
+                                   "kCompactionStyleFIFO": 2},
     "TableOptions/BlockBasedTable.index_shortening": {"kNoShortening": 0, "kShortenSeparators": 1,
                                                       "kShortenSeparatorsAndSuccessor": 2},
 }

@@ -22,7 +22,7 @@ _TERMS: dict[str, tuple[tuple[str, Direction], ...]] = {
     "multi": (("ops_per_sec", "maximize"), ("p99_us", "minimize"), ("write_amp", "minimize")),
 }
 _SENSE: dict[str, Direction] = dict(_TERMS["multi"])  # the direction a metric named alone takes
-_UNITS = {"ops_per_sec": "ops/s", "p99_us": "P99 us", "write_amp": "write amp"}
+_UNITS = {"ops_per_sec": "ops/s", "p99_us": "P99 us", "write_amp": "write amp", "db_size_bytes": "disk"}
 _NAMED = re.compile(r"([A-Za-z_]\w*)(?::(min|max))?")
 _BOUND = re.compile(r"\s*([A-Za-z_]\w*)\s*(<=|>=)\s*(\S+)\s*")
 
@@ -32,7 +32,7 @@ class ScoreError(ValueError):
 
 
 def label(metric: str) -> str:
-    """How a metric is printed: ``ops/s``, ``P99 us``, ``write amp``, else its own name."""
+    """How a metric is printed: ``ops/s``, ``P99 us``, ``write amp``, ``disk``, else its own name."""
     return _UNITS.get(metric, metric)
 
 

@@ -64,11 +64,15 @@ low = 2
 high = 9
 when = { compression_type = "zstd" }
 options_key = "CFOptions.compression_opts.level"
+[parameters.compaction_style]
+type = "categorical"
+choices = [1]
 """
 KEYS = {"subcompactions": "DBOptions.max_subcompactions", "max_background_jobs": "DBOptions.max_background_jobs",
         "write_buffer_size": "CFOptions.write_buffer_size", "max_write_buffer_number": "CFOptions.max_write_buffer_number",
         "min_write_buffer_number_to_merge": "CFOptions.min_write_buffer_number_to_merge",
-        "compression_type": "CFOptions.compression", "compression_level": "CFOptions.compression_opts.level"}
+        "compression_type": "CFOptions.compression", "compression_level": "CFOptions.compression_opts.level",
+        "compaction_style": "CFOptions.compaction_style"}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

@@ -10,6 +10,8 @@ import pytest
 
 from search_spaces import Context, GiB, IntParam, MiB, SearchSpace, SpaceError, load_space
 from search_spaces.context import ExpressionError, evaluate
+from tuner.options_file import decode, encode
+from tuner.outputs._export import ExportError, as_python
 
 
 @pytest.fixture
@@ -21,7 +23,8 @@ def test_default_space_scales_to_host_and_data(ctx):
     space = load_space("default").resolve(ctx)
     assert [p.name for p in space.parameters] == [
         "subcompactions", "max_background_jobs", "write_buffer_size", "max_write_buffer_number",
-        "min_write_buffer_number_to_merge", "cache_size", "bloom_bits", "compression_type", "compression_level",
+        "min_write_buffer_number_to_merge", "cache_size", "bloom_bits", "compression_type", "compaction_style",
+        "compression_level",
     ]
     assert space.parameter("subcompactions").high == 4 * ctx.cores
     assert space.parameter("write_buffer_size").high == 100 * MiB  # data / 2
@@ -268,3 +271,17 @@ def test_every_comparison_relaxes_and_another_constraint_is_refused_in_one_line(
                                                       "options_key": "CFOptions.x"}}}).resolve(ctx)
     with pytest.raises(SpaceError, match="parameters.a: a log range cannot hold current's value 0"):
         log.holding({"current": {"a": 0}})
+
+
+def test_compaction_style_reads_and_writes_as_rocksdb_and_db_bench_name_it():
+    """db_bench takes the style's number, the OPTIONS file its enum name, rocksdict its method's name."""
+    key = "CFOptions.compaction_style"
+    assert [encode(key, style) for style in (0, "1", 2)] == [
+        "kCompactionStyleLevel", "kCompactionStyleUniversal", "kCompactionStyleFIFO"]
+    assert [decode(key, encode(key, style)) for style in (0, 1, 2)] == [0, 1, 2]
+    assert decode(key, "kCompactionStyleNone") is None
+    assert "options.set_compaction_style(DBCompactionStyle.universal())" in as_python({"compaction_style": 1})
+    with pytest.raises(ExportError, match="compaction_style 3"):
+        as_python({"compaction_style": 3})
+    default = load_space("default").parameter("compaction_style")
+    assert default.flag == "compaction_style" and default.options_key == key and default.choices == (0, 1)

@@ -25,6 +25,8 @@ COMPRESSION_NAMES = {
     "xpress": "kXpressCompression",
     "zstd": "kZSTD",
 }
+# db_bench's --compaction_style -> how the OPTIONS file writes it
+COMPACTION_STYLES = {0: "kCompactionStyleLevel", 1: "kCompactionStyleUniversal", 2: "kCompactionStyleFIFO"}
 BLOCK_CACHE_KEY = "TableOptions/BlockBasedTable.block_cache"
 # Keys whose value RocksDB does not write into its OPTIONS file.
 NOT_SERIALIZED = {BLOCK_CACHE_KEY}
@@ -55,6 +57,8 @@ def encode(key: str, value: object) -> str:
     name = key.rsplit(".", 1)[-1]
     if name == "compression":
         return COMPRESSION_NAMES.get(str(value), str(value))
+    if name == "compaction_style":
+        return next((written for style, written in COMPACTION_STYLES.items() if str(style) == str(value)), str(value))
     if name == "filter_policy":
         if not isinstance(value, (str, SupportsInt)):
             raise TypeError(f"{key}: {value!r} is not a number of bits per key")
@@ -72,6 +76,8 @@ def decode(key: str, text: str | None) -> int | str | None:
     name = key.rsplit(".", 1)[-1]
     if name == "compression":
         return next((flag for flag, written in COMPRESSION_NAMES.items() if written == text), None)
+    if name == "compaction_style":
+        return next((flag for flag, written in COMPACTION_STYLES.items() if written == text), None)
     if name == "filter_policy":
         if text == "nullptr":
             return 0

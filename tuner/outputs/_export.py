@@ -24,6 +24,9 @@ from tuner.summary import Summary, SummaryError
 FORMATS = ("options", "flags", "python")
 _COMPRESSION = {"none": "none", "snappy": "snappy", "zlib": "zlib", "bzip2": "bz2", "lz4": "lz4",
                 "lz4hc": "lz4hc", "zstd": "zstd"}
+_COMPACTION_STYLE = {0: "level", 1: "universal", 2: "fifo"}  # db_bench's number -> DBCompactionStyle's name
+
+
 class ExportError(ValueError):
     """No best configuration to export, or one that cannot be expressed in the asked format."""
 
@@ -61,6 +64,10 @@ def _calls(params: dict[str, Any]) -> list[tuple[str, str, str]]:
             if value not in _COMPRESSION:
                 raise ExportError(f"compression_type {value!r} has no rocksdict equivalent")
             value = _COMPRESSION[value]
+        elif name == "compaction_style":
+            if value not in _COMPACTION_STYLE:
+                raise ExportError(f"compaction_style {value!r} is not 0 (leveled), 1 (universal) or 2 (FIFO)")
+            value = _COMPACTION_STYLE[value]
         elif not isinstance(value, (int, float)):
             raise ExportError(f"{name}: expected a number, got {value!r}")
         calls.append((target, method, template.format(v=value)))
@@ -74,7 +81,7 @@ def apply(params: dict[str, Any], options: Any = None) -> Any:
     options = options if options is not None else rocksdict.Options()
     table = rocksdict.BlockBasedOptions()
     namespace = {"options": options, "table": table, "Cache": rocksdict.Cache,
-                 "DBCompressionType": rocksdict.DBCompressionType}
+                 "DBCompressionType": rocksdict.DBCompressionType, "DBCompactionStyle": rocksdict.DBCompactionStyle}
     calls = _calls(params)
     for target, method, args in calls:
         eval(f"{target}.{method}({args})", {"__builtins__": {}}, namespace)  # args come from the catalogue only
@@ -87,7 +94,7 @@ def as_python(params: dict[str, Any]) -> str:
     calls = _calls(params)
     lines = [
         '"""RocksDB options found by rocksdb-tuner, for rocksdict."""',
-        "from rocksdict import BlockBasedOptions, Cache, DBCompressionType, Options",
+        "from rocksdict import BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Options",
         "",
         "options = Options()",
         "table = BlockBasedOptions()",

@@ -41,8 +41,9 @@ def _trial_row(t: FrozenTrial) -> TrialRow:
     return TrialRow.from_dict(row, f"trial {t.number}")
 
 
-_SHOWN = ("ops_per_sec", "p99_us", "write_amp", "write_amp_logical")
-_WIDTHS = {"ops_per_sec": 12, "p99_us": 10, "write_amp": 13}  # the closing table's columns
+_SHOWN = ("ops_per_sec", "p99_us", "write_amp", "write_amp_logical", "db_size_bytes")
+# the closing table's columns; disk: the DB's size after the run (universal compaction may hold twice the data)
+_WIDTHS = {"ops_per_sec": 12, "p99_us": 10, "write_amp": 13, "db_size_bytes": 10}
 
 
 def comparison(baselines: list[BaselineRun], best: BestTrial | None, revalidation: Revalidation | None = None,
@@ -81,7 +82,7 @@ def comparison(baselines: list[BaselineRun], best: BestTrial | None, revalidatio
 
 def _columns(summary: Summary) -> list[str]:
     """The comparison's metric columns: the study's metric first (its range follows it), then ops/s,
-    P99 and write amp; of a program's, only those it reported."""
+    P99, write amp and disk; of a program's, only those it reported."""
     metric = summary.objective_metric
     others = [k for k in _WIDTHS if k != metric]
     if not runs_workloads(summary):  # a program's metrics: only those it reported
@@ -95,6 +96,8 @@ def _cell(row: ComparisonRow, key: str) -> str:
         return f"{value:.2f} / {logical:.2f}"
     if key in ("p99_us", "write_amp"):
         return "-" if value is None else f"{value:.2f}"
+    if key == "db_size_bytes":
+        return fmt_bytes(value)
     return fmt_ops(value) if key == "ops_per_sec" else fmt_value(value)
 
 
@@ -114,9 +117,11 @@ def _measured_as(summary: Summary) -> list[str]:
     if not runs_workloads(summary):
         lines = [f"metrics as the program printed them ({summary.command})"]
     elif summary.drain:
-        lines = ["ops/s: sustained (deferred flushes and compactions charged); write amp: stored / logical bytes"]
+        lines = ["ops/s: sustained (deferred flushes and compactions charged); write amp: stored / logical bytes; "
+                 "disk: the DB's size after the run"]
     else:
-        lines = ["ops/s: burst (--no-drain: deferred flushes and compactions not charged); write amp: stored / logical"]
+        lines = ["ops/s: burst (--no-drain: deferred flushes and compactions not charged); write amp: stored / logical; "
+                 "disk: the DB's size after the run"]
     beside = side_by_side(summary)
     if beside and summary.revalidation and summary.revalidation.best:
         lines.append("figures and vs default: the re-validation's rounds, one run at a time (the search's trials ran "
@@ -264,7 +269,7 @@ def comparison_markdown(summary: Summary) -> str:
         lines += ["", f"Best configuration {kind}: `{flags}`"]
     lines += [line.replace("  ", "- ", 1) if line.startswith("  ") else line for line in _why(summary)]
     if summary.revalidation and summary.revalidation.best:
-        lines += ["", ("ops/s, P99 and write amp" if columns[0] == "ops_per_sec" and runs_workloads(summary)
+        lines += ["", ("ops/s, P99, write amp and disk" if columns[0] == "ops_per_sec" and runs_workloads(summary)
                        else "The figures")
                   + " are medians of the re-validation's estimation rounds, each round in a "
                   "fresh random order on the same machine in the same study, one run at a time; ratios are paired by "
