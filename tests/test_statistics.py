@@ -10,7 +10,7 @@ import statistics
 
 import pytest
 
-from tuner.stats import kendall, paired_ratio, rank_correlation, relative_width, spread
+from tuner.stats import Rounds, kendall, paired_ratio, rank_correlation, relative_width, sample_rows, spread
 
 REPETITIONS = 200
 
@@ -81,3 +81,12 @@ def test_small_helpers():
     assert rank_correlation([1], [1]) is None and rank_correlation([1, 1, 1], [1, 2, 3]) is None  # undefined
     assert spread([100.0, 110.0])["cv"] == pytest.approx(statistics.stdev([100.0, 110.0]) / 105.0)
     assert paired_ratio([1.0], [1.0])["verdict"] == "not measured"
+
+
+def test_sample_rows_give_each_configuration_its_medians_disk_size_included():
+    """The closing table's columns, the DB's size on disk among them, are medians of the rounds."""
+    runs = [{"ops_per_sec": ops, "p99_us": 10.0, "write_amp": 2.0, "write_amp_logical": 4.0, "db_size_bytes": size}
+            for ops, size in ((100.0, 3e9), (120.0, 1e9), (110.0, 2e9))]
+    (row,) = sample_rows(Rounds(entries=["a"], rounds=3, samples={"a": runs}), {"a": {"flags": {}}})
+    assert row["median_ops_per_sec"] == 110.0 and row["median_db_size_bytes"] == 2e9
+    assert row["ops_per_sec"] == [100.0, 120.0, 110.0] and row["spread"]["n"] == 3
