@@ -90,25 +90,82 @@ def _bind(doc: str, *quoted: str) -> None:
             binding.bind(doc, text)
 
 
+def _without_names(command: str) -> str:
+    """A tune command's arguments without --study and --out, which name a study and hold no setting."""
+    return re.sub(r" --(study|out) \S+", "", " ".join(command.split()))
+
+
+def _tune_args() -> str:
+    """make tune's arguments (the Makefile's TUNE_ARGS), on one line."""
+    found = re.search(r"^TUNE_ARGS \?= (.*?)(?<!\\)$", (ROOT / "Makefile").read_text(), re.MULTILINE | re.DOTALL)
+    assert found is not None
+    return " ".join(found[1].replace("\\\n", " ").split())
+
+
+def _by_style(summary: Summary) -> re.Match[str]:
+    """The why's line on the compaction style: median ops/s and trials of universal (1) then leveled (0)."""
+    assert summary.explanation is not None
+    (style,) = [o for o in summary.explanation.options if o.param == "compaction_style"]
+    found = re.search(r"1 ([\d,]+) \((\d+) trials\), 0 ([\d,]+) \((\d+) trials\)", style.text)
+    assert found is not None
+    return found
+
+
 def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     """README's headline comes from the default job's record of the code as make tune runs it: the
-    Makefile's TUNE_ARGS are the record's command, on the newest build's library defaults."""
-    record = RESULTS / "default-job-11.8.1-2026-11-27"
+    Makefile's TUNE_ARGS are the record's command (its study and folder named apart), on the newest
+    build's library defaults, with the default space that holds the compaction style."""
+    record = RESULTS / "default-job-universal-11.8.1-2026-11-28"
     summary = _summary(record.name)
+    command = (record / "console.log").read_text().splitlines()[0]
+    assert _without_names(command) == _without_names(f"rocksdb-tuner tune {_tune_args()}")
     makefile = (ROOT / "Makefile").read_text()
-    args = " ".join(re.search(r"^TUNE_ARGS \?= (.*?)(?<!\\)$", makefile, re.MULTILINE | re.DOTALL)[1]
-                    .replace("\\\n", " ").split())
-    assert f"rocksdb-tuner tune {args}" in (record / "console.log").read_text().splitlines()[0]
     assert summary.db_bench is not None and summary.defaults is not None and summary.answer is not None
     assert re.search(r"^ROCKSDB_VERSION \?= (\S+)", makefile, re.MULTILINE)[1] == str(summary.db_bench.version)[:4]
     assert summary.defaults.mode == "library" and summary.db_bench.build == "release"
+    assert "compaction_style" in summary.space_searched["parameters"]
     best = _gain(summary)
     low, high = best.ci95 or (None, None)
-    assert summary.answer.recommend == "best" and best.verdict == "faster"
+    assert summary.answer.recommend == "best" and best.verdict == "faster" and summary.best is not None
     _quoted(f"ran {best.ratio:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best.n} "
             "paired rounds that chose nothing); its search's single runs had said "
             f"{search_gain(summary):.2f}x", ("README.md",))
     _quoted(f"RocksDB {summary.db_bench.version} as `make db_bench` builds it", ("README.md",))
+    p = summary.best.params
+    assert p["compaction_style"] == 1 and p["compression_type"] == "lz4"
+    answer = (f"universal compaction, {p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} "
+              f"MB memtables x {p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time")
+    _quoted(f"`make tune`'s answer ({answer}, LZ4 as the defaults) ran", ("README.md",))
+    seconds = summary.machine_seconds
+    assert seconds.total <= summary.budget_seconds
+    _quoted(f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
+            f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
+            f"{seconds.revalidation:,.0f} s) for a {summary.budget_seconds:,.0f} s budget; "
+            f"{summary.trials.complete} trials", ("docs/results.md",))
+    _quoted(f"Trial {summary.best.trial} runs {answer}, {p['subcompactions']} subcompactions, LZ4 as the defaults, "
+            f"a {p['cache_size'] / 2**20:.1f} MiB block cache and a {p['bloom_bits']}-bit Bloom filter",
+            ("docs/results.md",))
+    for row in summary.comparison[:2]:
+        assert row.spread is not None
+        _quoted(f"{row.name} {row.value('ops_per_sec'):,.0f} {row.spread.min:,.0f}-{row.spread.max:,.0f}",
+                ("docs/results.md",))
+    by_choice = _by_style(summary)
+    _quoted(f"{by_choice[2]} of its {summary.trials.complete} trials ran universal compaction (median "
+            f"{by_choice[1]} ops/s in the search's 10 s phases, against {by_choice[3]} for the {by_choice[4]} leveled "
+            "ones)", ("docs/results.md",))
+
+
+def test_the_first_deployed_shape_job_is_quoted_as_its_summary_gives_it():
+    """docs/results.md's first default job in the deployed shape (before the compaction style joined the
+    space): make tune's command then, its answer and machine time."""
+    record = RESULTS / "default-job-11.8.1-2026-11-27"
+    summary = _summary(record.name)
+    command = (record / "console.log").read_text().splitlines()[0]
+    assert _without_names(command).endswith(_without_names(f"rocksdb-tuner tune {_tune_args()}"))
+    assert summary.db_bench is not None and summary.defaults is not None and summary.answer is not None
+    assert summary.defaults.mode == "library" and summary.db_bench.build == "release"
+    best = _gain(summary)
+    assert summary.answer.recommend == "best" and best.verdict == "faster"
     seconds = summary.machine_seconds
     _quoted(f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
             f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
@@ -120,7 +177,6 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     assert p["compression_type"] == "none"
     answer = (f"{p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} MB memtables x "
               f"{p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time")
-    _quoted(f"`make tune`'s answer ({answer}, no compression, a {p['bloom_bits']}-bit Bloom filter) ran", ("README.md",))
     _quoted(f"Trial {summary.best.trial} runs {answer}, a {p['cache_size'] / 2**20:.1f} MiB block cache, a "
             f"{p['bloom_bits']}-bit Bloom filter and no compression", ("docs/results.md",))
     for row in summary.comparison[:2]:
@@ -144,6 +200,7 @@ def test_the_default_job_run_again_is_quoted_as_its_summary_gives_it():
             f"{best.n} paired rounds that chose nothing); its search had said {search_gain(again):.2f}x", ("docs/results.md",))
     assert p["compression_type"] == "none"
     _quoted(f"(Kendall tau {reval.select.rank_correlation.kendall_tau:.2f})", ("docs/results.md",), at="Run again")
+    _quoted(f"the job's answers ran {_gain(first).ratio:.2f}x and {best.ratio:.2f}x, and tied", ("README.md",))
     (ref_then, ref_now) = (s.comparison[0] for s in (first, again))
     assert ref_then.spread is not None and ref_now.spread is not None and ref_now.spread.cv is not None
     assert ref_then.spread.cv is not None
@@ -158,7 +215,6 @@ def test_the_default_job_run_again_is_quoted_as_its_summary_gives_it():
     _quoted(f"The answer's two slow runs ({answer[slow[0]]:,.0f} and {answer[slow[1]]:,.0f} ops/s) fell in the rounds "
             f"where the defaults were slow too ({reference[slow[0]]:,.0f} and {reference[slow[1]]:,.0f})",
             ("docs/results.md",))
-    _quoted(f"the same job answered {best.ratio:.2f}x (95 % CI {best.ci95[0]:.2f}-{best.ci95[1]:.2f})", ("README.md",))
     _quoted(f"Two runs of one job on one day: {_gain(first).ratio:.2f}x and {best.ratio:.2f}x", ("docs/results.md",))
 
 
@@ -363,7 +419,6 @@ def test_the_default_jobs_answer_is_quoted_as_its_summary_gives_it():
     assert summary.answer.recommend == "best" and best.verdict == "faster"
     _quoted(f"ran {best.ratio:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best.n} "
             "paired rounds)", ("docs/results.md",))
-    _quoted(f"the job's answer of 2026-11-26 ran {best.ratio:.2f}x", ("README.md",))
     _quoted(f"trial {summary.best.trial}, {best.ratio:.2f}x (95 % CI {low:.2f}-{high:.2f}) in {best.n} "
             "fresh rounds", ("docs/results.md",))
     _quoted(f"confirmed trial {summary.best.trial} at {_ratio(best)} at the target",
@@ -1438,7 +1493,10 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
 
 
 @pytest.mark.parametrize("doc, intro, record", [
-    ("docs/results.md", "summary, console output and OPTIONS file in", "default-job-11.8.1-2026-11-27"),
+    ("docs/results.md", "OPTIONS file in `experiments/default_job/results/default-job-11.8.1-2026-11-27/`",
+     "default-job-11.8.1-2026-11-27"),
+    ("docs/results.md", "OPTIONS file in `experiments/default_job/results/default-job-universal-11.8.1-2026-11-28/`",
+     "default-job-universal-11.8.1-2026-11-28"),
     ("docs/results.md", "has not been measured for 40 minutes yet", "default-job"),
     ("docs/scale.md", "The closing table shows the gain as the search saw it", "default-job"),
     ("docs/scale.md", "in 18 min", "target-4g"),
@@ -2213,3 +2271,61 @@ def test_the_side_by_side_cost_at_a_target_is_quoted_as_its_record_gives_it(size
          f" | {_ratio(record['beside_over_alone'])} | {_ratio(record['p99_beside_over_alone'])} |",
          after="Side by side at a target")
 
+
+
+def test_the_universal_answer_held_out_is_quoted_as_its_json_gives_it():
+    """docs/results.md's "Held out, the gain stayed" and README: the default job's answer with universal
+    compaction in 5 held-out rounds at its target, its disk and its drain against the defaults'."""
+    measured = _json("experiments/headroom/results/headroom-universal-answer-11.8.1-2026-11-28.json")
+    assert measured["db_bench"]["version"] == "11.8.1" and measured["defaults"]["mode"] == "library"
+    assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
+    assert measured["rounds"] == 5 and not measured["failed"] and measured["duration_seconds"] == 30
+    job = _summary("default-job-universal-11.8.1-2026-11-28")
+    assert job.best is not None and job.best.trial == 67
+    name = "default job 2 GiB trial 67"
+    assert measured["configs"] == {"rocksdb-default": {}, name: job.best.flags}
+    assert _json("experiments/headroom/configs-universal-answer.json") == {name: job.best.flags}
+    _headroom_rows(measured, {"rocksdb-default": "rocksdb-default", name: "trial 67, the default job's answer"},
+                   "Held out, the gain stayed")
+    gain, reported = measured["over_default"][name], _gain(job)
+    assert gain["ci95"][0] > 1 and gain["ci95"][0] <= 1.3 <= gain["ci95"][1] and gain["ratio"] >= 1.3
+    assert reported.ci95 is not None and reported.ci95[0] <= gain["ratio"] <= reported.ci95[1]
+    _quoted(f"Held out, the answer ran {_ratio(gain)} the defaults", ("docs/results.md",))
+    _quoted(f"Held out in 5 more rounds it ran {_ratio(gain)}", ("README.md",))
+
+    def median(config: str, key: str, scale: float = 1.0) -> float:
+        return statistics.median(m[key] for m in measured["runs"][config]) / scale
+
+    disk = f"{median(name, 'db_size_bytes', 2**30):.2f} GiB"
+    default_disk = f"{median('rocksdb-default', 'db_size_bytes', 2**30):.2f} GiB"
+    _quoted(f"its DB took {disk} against the defaults' {default_disk}", ("docs/results.md",))
+    _quoted(f"its DB took {disk} after each run against the defaults' {default_disk}", ("README.md",))
+    burst = f"burst {median(name, 'burst_ops_per_sec'):,.0f} against {median('rocksdb-default', 'burst_ops_per_sec'):,.0f}"
+    _quoted(burst, ("docs/results.md",))
+    drain = f"{median(name, 'drain_seconds'):.1f} s against {median('rocksdb-default', 'drain_seconds'):.1f} s"
+    _quoted(f"the drain, {drain}", ("docs/results.md",))
+    _quoted(f"({drain.replace(' s against', ' s of drain against')})", ("README.md",))
+    _quoted(f"how much of the {gain['ratio']:.2f}x they take back", ("docs/results.md",))
+
+
+def test_the_8gib_job_with_the_compaction_style_is_quoted_as_its_summary_gives_it():
+    """docs/results.md's "At four times the data, the same space": a tie, the defaults kept, the budget
+    overrun, and the held-out rounds of the defaults against themselves."""
+    doc = ("docs/results.md",)
+    summary = _summary("default-job-8GiB-universal-11.8.1-2026-11-28")
+    assert summary.db_bench is not None and summary.db_bench.version == "11.8.1"
+    assert summary.target is not None and summary.target.data_bytes == 8 * 2**30
+    assert summary.answer is not None and summary.answer.recommend != "best" and summary.best is not None
+    gain = _gain(summary)
+    assert gain.verdict == "tie" and summary.best.params["compaction_style"] == 1
+    _quoted(f"measured {summary.trials.complete} configurations, {_by_style(summary)[2]} of them universal, and its best, trial "
+            f"{summary.best.trial} (universal), ran {_ratio(gain)} over the defaults in its re-validation's {gain.n} "
+            "paired rounds", doc)
+    seconds, budget = summary.machine_seconds.total, summary.budget_seconds
+    assert budget is not None and seconds > budget
+    _quoted(f"It spent {seconds:,.0f} s of db_bench for its {budget:,.0f} s budget, {seconds - budget:.0f} s "
+            f"({100 * (seconds / budget - 1):.1f} %) over", doc)
+    aa = _json("experiments/headroom/results/headroom-8GiB-universal-keep-11.8.1-2026-11-28.json")
+    assert aa["configs"] == {"rocksdb-default": {}, "default job 8 GiB rocksdb-default": {}} and aa["rounds"] == 5
+    _quoted(f"in 5 rounds (`experiments/headroom/results/headroom-8GiB-universal-keep-11.8.1-2026-11-28.json`): "
+            f"{_ratio(aa['over_default']['default job 8 GiB rocksdb-default'])}", doc)
