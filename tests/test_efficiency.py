@@ -410,6 +410,34 @@ def test_gain_rounds_past_the_least_run_only_while_they_fit_the_budget(tmp_path)
                                SimpleNamespace(number=15, params={}))["rounds"] == 10  # no budget: up to max_rounds
 
 
+def test_choosing_rounds_past_the_first_run_only_while_they_and_the_gains_least_rounds_fit(tmp_path):
+    """The finalists' rounds were sized from estimated run lengths too: once a round shows them longer,
+    no further choosing round runs that would leave the gain's least rounds (MIN_ROUNDS) out of the budget."""
+    def store() -> SimpleNamespace:
+        attrs: dict[str, object] = {}
+        return SimpleNamespace(attr=lambda name, default=None: attrs.get(name, default), set_attr=attrs.__setitem__)
+
+    spent: list[float] = []
+
+    def measure(what, flags, log_dir, workload):
+        spent.append(60.0)
+        return SimpleNamespace(metrics={"ops_per_sec": 100.0, "wall_seconds": 60.0})
+
+    entries = {"trial 1": {"flags": {"a": "1"}, "trial": 1}, "trial 2": {"flags": {"a": "2"}, "trial": 2},
+               "rocksdb-default": {"flags": {}}}
+    snapshot = SimpleNamespace(baselines=[SimpleNamespace(name="rocksdb-default", complete=True)])
+    plan = Plan(k=2, select_rounds=3, min_rounds=5, max_rounds=10, ablation=False)
+    owed = 2 * MIN_ROUNDS * 60.0  # the winner and the defaults, in the gain's least rounds
+    for cap, rounds in ((3 * 180.0 + owed, 3), (2 * 180.0 + owed, 2), (180.0 + owed - 1, 1)):
+        spent.clear()
+        revalidator = Revalidator(store(), measure, note=lambda line: None, out=tmp_path,
+                                  afford=lambda seconds, cap=cap: sum(spent) + seconds <= cap)
+        saved = revalidator._select(snapshot, entries, plan, Reference("rocksdb-default", {}))
+        assert saved.rounds == rounds and sum(spent) == 180.0 * rounds
+    unbounded = Revalidator(store(), measure, note=lambda line: None, out=tmp_path)
+    assert unbounded._select(snapshot, entries, plan, Reference("rocksdb-default", {})).rounds == 3
+
+
 def test_the_minimal_configurations_flags_come_in_one_order():
     """The options put back to the reference's values are taken in one order, not a set's: a set of
     names iterates in an order that changes with the interpreter's hash seed, and two reports of one

@@ -4,7 +4,8 @@ The best of many single noisy runs is partly the luckiest, and samples that choo
 flatter it. So, after the search (on by default, ``--revalidate K``):
 
 1. **select**: the top K trials (:func:`tuner.ranking.top_k`) are measured in ``select_rounds``
-   rounds, beside the reference when there are several; the winner has the best median of the
+   rounds (past the first, while they and the gain's least rounds fit the --budget), beside the
+   reference when there are several; the winner has the best median of the
    study's metric (ops/s, or the one --objective names: the highest, or the lowest when minimized)
    (skipped when K is 1);
 2. **estimate**: the winner, the reference (``--baseline``'s configuration, else ``rocksdb-default``),
@@ -84,7 +85,7 @@ class Revalidator:
                       + (f"beside {reference.name}, in {plan.select_rounds} rounds" if plan.select_rounds > 1 else
                          "in one round (the gain's rounds measure the chosen one beside "
                          f"{reference.name})"))
-            saved = self.rounds(entries, plan.select_rounds, "select", plan)
+            saved = self._select(snapshot, entries, plan, reference)
             rows = sample_rows(saved, entries, self.score.metric)
             key, sign = f"median_{self.score.metric}", 1 if self.score.maximize else -1
             measured = [r for r in rows if r.get(key) is not None and "failed" not in r and r["trial"] is not None]
@@ -103,6 +104,20 @@ class Revalidator:
         result["minimal"] = self._minimal(space, plan, reference, winner, estimate.get("ablation", []))
         result["seconds"] = self.seconds()
         return Revalidation.from_dict(result, "revalidation")
+
+    def _select(self, snapshot: StudySnapshot, entries: dict[str, dict[str, Any]], plan: Plan,
+                reference: Reference) -> Rounds:
+        """The finalists' rounds: past the first, each runs only while it and the gain's least rounds
+        still fit the --budget (the plan sized them from estimated run lengths; at 8 GiB the
+        re-validation's runs took longer, and a study overran its budget by 37 s)."""
+        baselines = {reference.name} | {b.name for b in snapshot.baselines if b.complete}
+        owed = (len(baselines) + 1) * min(plan.min_rounds, MIN_ROUNDS)  # the gain's least rounds, still to come
+        rounds = 1
+        while True:
+            saved = self.rounds(entries, rounds, "select", plan)
+            if saved.rounds >= plan.select_rounds or not self.afford(self._round_seconds(saved, entries, owed)):
+                return saved
+            rounds = saved.rounds + 1
 
     def seconds(self) -> float:
         """db_bench's wall time the re-validation has spent so far (all its stages)."""
