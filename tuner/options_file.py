@@ -11,22 +11,12 @@ from __future__ import annotations
 import re
 from typing import SupportsInt
 
-from objectives.defaults import LIBRARY_DEFAULT_LEVEL
+from objectives.defaults import ENUMS, LIBRARY_DEFAULT_LEVEL
 from objectives.options_ini import SECTION_RE as _SECTION_RE
 from objectives.options_ini import parse_options
 
-COMPRESSION_NAMES = {
-    "none": "kNoCompression",
-    "snappy": "kSnappyCompression",
-    "zlib": "kZlibCompression",
-    "bzip2": "kBZip2Compression",
-    "lz4": "kLZ4Compression",
-    "lz4hc": "kLZ4HCCompression",
-    "xpress": "kXpressCompression",
-    "zstd": "kZSTD",
-}
-# db_bench's --compaction_style -> how the OPTIONS file writes it
-COMPACTION_STYLES = {0: "kCompactionStyleLevel", 1: "kCompactionStyleUniversal", 2: "kCompactionStyleFIFO"}
+# option name -> {its text in the OPTIONS file: db_bench's value}, where they are not the same words
+WORDS = {key.split(".", 1)[1]: words for key, words in ENUMS.items() if key.startswith("CFOptions.")}
 BLOCK_CACHE_KEY = "TableOptions/BlockBasedTable.block_cache"
 # Keys whose value RocksDB does not write into its OPTIONS file.
 NOT_SERIALIZED = {BLOCK_CACHE_KEY}
@@ -55,10 +45,8 @@ def _split(key: str) -> tuple[str, str, str]:
 def encode(key: str, value: object) -> str:
     """How RocksDB writes a tuned value under ``key`` in its OPTIONS file."""
     name = key.rsplit(".", 1)[-1]
-    if name == "compression":
-        return COMPRESSION_NAMES.get(str(value), str(value))
-    if name == "compaction_style":
-        return next((written for style, written in COMPACTION_STYLES.items() if str(style) == str(value)), str(value))
+    if name in WORDS:
+        return next((text for text, flag in WORDS[name].items() if str(flag) == str(value)), str(value))
     if name == "filter_policy":
         if not isinstance(value, (str, SupportsInt)):
             raise TypeError(f"{key}: {value!r} is not a number of bits per key")
@@ -74,10 +62,9 @@ def decode(key: str, text: str | None) -> int | str | None:
     if text is None:
         return None
     name = key.rsplit(".", 1)[-1]
-    if name == "compression":
-        return next((flag for flag, written in COMPRESSION_NAMES.items() if written == text), None)
-    if name == "compaction_style":
-        return next((flag for flag, written in COMPACTION_STYLES.items() if written == text), None)
+    if name in WORDS:
+        flag = WORDS[name].get(text)
+        return flag if isinstance(flag, (int, str)) else None
     if name == "filter_policy":
         if text == "nullptr":
             return 0
