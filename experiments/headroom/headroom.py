@@ -2,14 +2,15 @@
 engineer would try beyond the search space, against the defaults, in paired rounds that chose nothing.
 
     .venv/bin/python -m experiments.headroom.headroom --configs experiments/headroom/configs.json
-        [--target-data 2GiB] [--target-memory 1GiB] [--rounds 3] [--defaults library]
+        [--target-data 2GiB] [--target-memory 1GiB] [--rounds 3] [--defaults library] [--duration 300]
         [--out experiments/headroom/results/headroom.json]
 
 ``--configs`` is a JSON object of named configurations, each a map of db_bench flags set on top of the
 defaults every run starts from (``--defaults``: by default the measuring build's library defaults, the
 deployed shape); ``rocksdb-default`` (no flag) is always measured beside them. Each runs the default
 job's workload at the target (steady-overwrite: random overwrites for the re-validation's 30 s on a DB
-preloaded once, the drain charged, within the target's memory), once per round in a fresh random order,
+preloaded once, the drain charged, within the target's memory; ``--duration`` seconds instead, for a
+window long enough to hold the compactions a configuration defers), once per round in a fresh random order,
 with db_bench seeds no search used. Per configuration: its ops/s each round and its ratio to
 rocksdb-default (tuner.stats.paired_ratio). The record (machine, db_bench, defaults, date, commit,
 every run's metrics) is written when the last round ends; Ctrl-C (or a SIGTERM) stops db_bench and
@@ -63,10 +64,14 @@ def main() -> None:
     parser.add_argument("--target-memory", type=parse_size, default=2**30)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--defaults", choices=MODES, default=LIBRARY)
+    parser.add_argument("--duration", type=float, default=None,
+                        help="seconds of the timed phase (default: the re-validation's, the job's target window)")
     parser.add_argument("--out", type=Path, default=RESULTS / "headroom.json")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error(f"--rounds: at least 1 (2 for an interval), got {args.rounds}")
+    if args.duration is not None and not args.duration > 0:
+        parser.error(f"--duration: seconds > 0, got {args.duration}")
     configs = {REFERENCE: {}, **read_configs(args.configs)}
     host, db_bench = Context.of_host(), probe(None)
     for name, flags in configs.items():
@@ -75,7 +80,8 @@ def main() -> None:
         except DbBenchError as exc:
             raise SystemExit(f"--configs: {exc}") from None
     defaults = defaults_of(db_bench, args.defaults)
-    config = TuneConfig(workload="steady-overwrite", target_data=args.target_data, target_memory=args.target_memory)
+    config = TuneConfig(workload="steady-overwrite", target_data=args.target_data, target_memory=args.target_memory,
+                        duration=args.duration)
     _, workload = at_target(config, load_space("default"), host, defaults)
     record: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "commit": project_commit(),
                               "db_bench": db_bench.to_dict(), "defaults": defaults.to_dict(), "shape": shape(defaults),
