@@ -295,22 +295,22 @@ def test_the_budget_keeps_room_for_the_revalidation_it_owes():
     budget = Budget(seconds=100.0, plan=plan, configurations=2, ablations=4)
     assert budget.core_runs() == budget.full_runs() == 3 * 1 + 2 * 3  # one round needs no reference beside the top 3
     assert budget.reserve_runs(per_run=5.0) == 9  # 45 s: within half of the budget, so all three finalists
-    # a trial runs while it, the 9 runs owed and one spare run fit
-    assert budget.allows(spent=0.0, per_run=5.0, running=0)  # 5 + 9 * 5 + 5 = 55 <= 100
-    assert budget.allows(spent=45.0, per_run=5.0, running=0)  # 45 + 5 + 45 + 5 = 100
-    assert not budget.allows(spent=46.0, per_run=5.0, running=0)  # 46 + 55 > 100: no room for the spare run
-    assert budget.allows(spent=35.0, per_run=5.0, running=2)  # 35 + 10 + 5 + 45 + 5 = 100
-    assert not budget.allows(spent=36.0, per_run=5.0, running=2)  # the running ones count
+    # a trial runs while it, the 9 runs owed and one spare gain round (2 configurations: 2 runs) fit
+    assert budget.allows(spent=0.0, per_run=5.0, running=0)  # 5 + 9 * 5 + 2 * 5 = 60 <= 100
+    assert budget.allows(spent=40.0, per_run=5.0, running=0)  # 40 + 5 + 45 + 10 = 100
+    assert not budget.allows(spent=41.0, per_run=5.0, running=0)  # 41 + 60 > 100: no room for the spare round
+    assert budget.allows(spent=30.0, per_run=5.0, running=2)  # 30 + 10 + 5 + 45 + 10 = 100
+    assert not budget.allows(spent=31.0, per_run=5.0, running=2)  # the running ones count
     assert Budget(None, plan, 2, 4).allows(spent=1e9, per_run=1e9, running=9)
-    assert budget.trials_left(spent=10.0, per_run=5.0, running=0) == 8  # (100 - 10) / 5 = 18, less 9 owed, 1 spare
+    assert budget.trials_left(spent=10.0, per_run=5.0, running=0) == 7  # (100 - 10 - 9 owed x 5 - 2 spare x 5) / 5
     assert budget.trials_left(spent=10.0, per_run=5.0, running=8) == 0
     assert budget.trials_left(spent=30.0, per_run=0.0, running=0) is None  # no run length known yet
-    # re-validation runs longer than trials (slow defaults among its configurations) reserve more: on
-    # 200 s, 9 runs owed take 45 s at a trial's 5 s, (200 - 10 - 45) / 5 = 29 trials, less the spare;
-    # at 6 s they take 54 s: 27, less the spare
+    # re-validation runs longer than trials (slow defaults among its configurations) reserve more, the
+    # spare round too: on 200 s, (200 - 10 - 9 x 5 - 2 x 5) / 5 = 27 trials at a trial's 5 s; at 6 s,
+    # (200 - 10 - 9 x 6 - 2 x 6) / 5 = 24.8: 24
     wider = Budget(seconds=200.0, plan=plan, configurations=2, ablations=4)
-    assert wider.trials_left(spent=10.0, per_run=5.0, running=0) == 28
-    assert wider.trials_left(spent=10.0, per_run=5.0, running=0, revalidation_run=6.0) == 26
+    assert wider.trials_left(spent=10.0, per_run=5.0, running=0) == 27
+    assert wider.trials_left(spent=10.0, per_run=5.0, running=0, revalidation_run=6.0) == 24
 
 
 def test_a_revalidation_run_is_counted_at_the_mean_of_a_trial_and_the_baselines(tmp_path):
@@ -331,7 +331,7 @@ def test_a_revalidation_in_longer_phases_is_counted_longer_by_its_timed_part_onl
     """--search-duration: trials of 10 s phases, the re-validation's of 25 s (2.5 times). A baseline's
     run of 40 s spent 10 s in its timed phase and 10 s draining what it wrote, the rest checkpoint, open
     and cache drop: its phase takes 2.5 times as long, its drain the square root of that, the rest the
-    same; the baselines' mean with the trials' median is stretched by the baselines' median factor."""
+    same; the median trial's run grows the same way, and a re-validation run is their mean."""
     trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
                            user_attrs={"outcome": "complete", "seconds": s}) for s in (20.0, 30.0, 40.0)]
     workload = SimpleNamespace(duration=10.0, scored_phases=("overwrite",))
@@ -343,8 +343,27 @@ def test_a_revalidation_in_longer_phases_is_counted_longer_by_its_timed_part_onl
     assert (plain.per_run, plain.revalidation_run) == (30.0, 40.0)  # mean of 30, 40 and 50
     longer = usage(snapshot, stretch=2.5)
     assert (longer.spent, longer.per_run) == (180.0, 30.0)  # the search's own runs do not change
-    # 40 s: 20 + 10 x 2.5 + 10 x 1.58 = 60.8 s, 1.52x; 50 s: 25 + 25 + 15 x 1.58 = 73.7 s, 1.47x
-    assert longer.revalidation_run == pytest.approx(40.0 * (1.52 + 1.474) / 2, rel=1e-3)
+    # 40 s: 20 + 10 x 2.5 + 10 x 1.58 = 60.8 s; 50 s: 25 + 25 + 15 x 1.58 = 73.7 s; the median trial
+    # (no drain recorded): 30 + 15 = 45 s
+    assert longer.revalidation_run == pytest.approx((45.0 + 60.81 + 73.72) / 3, rel=1e-3)
+
+
+def test_a_fast_trials_run_in_longer_phases_is_counted_no_shorter_than_them():
+    """Each run grows by its own timed seconds: trials of 12 s (10 s phases, 1 s drain) beside defaults
+    of 15 s (3 s drain) confirmed in 30 s phases run at least 30 s; the baselines' ratio (2.48 for 15 s)
+    counted the trials' 12 s at 29.8 s, and a re-validation of seed 2 of
+    experiments/versus_plain_optuna/results/versus_plain_optuna_target_universal_11.8.1_2026-11-28.json ran
+    longer than counted."""
+    trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
+                           user_attrs={"outcome": "complete", "seconds": s, "metrics": {"drain_seconds": 1.0}})
+              for s in (11.0, 12.0, 13.0)]
+    workload = SimpleNamespace(duration=10.0, scored_phases=("overwrite",))
+    snapshot = SimpleNamespace(trials=trials, baselines=(BaselineRecord("a", seconds=15.0, metrics={"drain_seconds": 3.0}),),
+                               workload=workload, machine_seconds=lambda: MachineSeconds(total=51.0))
+    used = usage(snapshot, stretch=3.0)
+    trial, baseline = 12.0 + 20.0 + 1.0 * (3 ** 0.5 - 1), 15.0 + 20.0 + 3.0 * (3 ** 0.5 - 1)
+    assert used.per_run == 12.0 and used.revalidation_run == pytest.approx((trial + baseline) / 2)
+    assert trial > 30.0 > 12.0 * (1 + 10 / 15 * 2 + 3 / 15 * (3 ** 0.5 - 1))
 
 
 def test_the_revalidation_chooses_in_fewer_rounds_then_among_fewer_finalists_when_runs_are_long_for_the_budget():

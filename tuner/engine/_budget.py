@@ -7,9 +7,14 @@ is measured in fewer rounds (down to ``MIN_ROUNDS``), then fewer finalists are c
 the best trial alone, whose gain paired rounds still measure afresh, in as many rounds as fit); the
 ablation (the measured "why") is reserved for only while the whole re-validation fits ``SHARE``, so
 that a small budget goes to the search and to an honest gain first; at the end it runs if it still fits.
-The search also keeps ``SPARE_RUNS`` typical runs spare: a last trial slower than the median must not
-push the reserved re-validation out (the default job of 2026-11-25 lost its ablation by 6 s after a
-16 s last trial against a 10.8 s median, and 648 s of its budget went unspent). Finalists come
+The search also keeps ``SPARE_ROUNDS`` gain round spare (each configuration of a paired round once, at a
+re-validation run's length): a last trial slower than the median, or re-validation runs longer than
+counted, must not push the reserved re-validation out (the default job of 2026-11-25 lost its ablation
+by 6 s after a 16 s last trial against a 10.8 s median, and 648 s of its budget went unspent; with a
+spare of one trial's run, seed 2 of
+experiments/versus_plain_optuna/results/versus_plain_optuna_target_universal_11.8.1_2026-11-28.json
+measured its gain in 4 paired rounds where its plan asked for 5: its 30 s runs took longer than counted).
+A spare round the re-validation does not need buys it one more gain round when undecided. Finalists come
 before rounds because the search's single runs can rank wrongly, not only noisily: at the 2 GiB target,
 the search's 10 s phases ranked 1 MB memtables above configurations that were faster in the 30 s
 phases the gain is measured in (experiments/fidelity/results/phase_length.json); with one finalist, one such
@@ -31,7 +36,7 @@ from tuner.model import StudySnapshot, measured_here
 from tuner.trials import TrialRecord
 
 SHARE = 0.5  # the largest part of the budget reserved for the whole re-validation, ablation included
-SPARE_RUNS = 1  # typical runs the search leaves unspent beside the reserve, for a slow last trial
+SPARE_ROUNDS = 1  # gain rounds the search leaves unspent beside the reserve, for runs longer than counted
 MIN_ROUNDS = 3  # the fewest paired rounds a shrunk re-validation measures the gain in (2 degrees of freedom)
 MIN_SEARCH = 3  # the fewest trials a --budget must hold: the two starts and one proposal
 
@@ -50,23 +55,28 @@ class Usage(NamedTuple):
 
 def usage(snapshot: StudySnapshot, stretch: float = 1.0) -> Usage:
     """What a study has spent and how long its runs take. ``stretch``: the re-validation's timed phases
-    over the trials' (it confirms the answer in longer ones). In the baselines' shares of a run, the
-    timed phases stretch by it, the drains they owe by its square root, and the rest (checkpoint, open,
-    cache drop) not at all: the defaults' drain at the 2 GiB target grew 1.75x (18.8 s to 30-35 s) when
-    their phase went from 10 to 30 s, the whole run from 35 to 66-71 s (2026-11-27, the first seed of
-    experiments/versus_plain_optuna/results/versus_plain_optuna_target_2026-11-27.json); stretching the drain with the phase,
-    that study counted its re-validation runs at 77 s, and they took 51 s on average."""
+    over the trials' (it confirms the answer in longer ones). In each run counted (the median trial's,
+    each baseline's), the timed phases stretch by it, the drain they owe by its square root, and the
+    rest (checkpoint, open, cache drop) not at all: the defaults' drain at the 2 GiB target grew 1.75x
+    (18.8 s to 30-35 s) when their phase went from 10 to 30 s, the whole run from 35 to 66-71 s
+    (2026-11-27, the first seed of experiments/versus_plain_optuna/results/versus_plain_optuna_target_2026-11-27.json);
+    stretching the drain with the phase, that study counted its re-validation runs at 77 s, and they
+    took 51 s on average. Each run grows by its own seconds, not by the baselines' ratio: a 12 s trial of
+    10 s phases cannot run 30 s phases in less than 30 s, and a 15 s baseline's ratio (with a 3 s drain)
+    counted it at 29.8 s."""
     records = [TrialRecord.of(t) for t in measured_here(snapshot.trials)]
-    trials = [r.seconds for r in records if r.seconds is not None]
-    measured = [(b.seconds, b.metrics.get("drain_seconds") or 0.0) for b in snapshot.baselines if b.seconds]
-    baselines = [seconds for seconds, _ in measured]
-    per_run = statistics.median(trials) if trials else max(baselines, default=0.0)
-    revalidation_run = statistics.mean([per_run, *baselines]) if per_run and baselines else per_run
-    if stretch != 1.0 and measured:
-        timed = (snapshot.workload.duration or 0.0) * len(snapshot.workload.scored_phases)
-        revalidation_run *= statistics.median(
-            1.0 + timed / seconds * (stretch - 1.0) + drain / seconds * (math.sqrt(stretch) - 1.0)
-            for seconds, drain in measured)
+    trials = [(r.seconds, (r.metrics or {}).get("drain_seconds") or 0.0) for r in records if r.seconds is not None]
+    baselines = [(b.seconds, b.metrics.get("drain_seconds") or 0.0) for b in snapshot.baselines if b.seconds]
+    timed = (snapshot.workload.duration or 0.0) * len(snapshot.workload.scored_phases) if stretch != 1.0 else 0.0
+
+    def longer(seconds: float, drain: float) -> float:
+        return seconds + timed * (stretch - 1.0) + drain * (math.sqrt(stretch) - 1.0)
+
+    per_run = statistics.median(s for s, _ in trials) if trials else max((s for s, _ in baselines), default=0.0)
+    if not per_run:
+        return Usage(snapshot.machine_seconds().total, 0.0, 0.0)
+    trial_run = statistics.median(longer(*t) for t in trials) if trials else max(longer(*b) for b in baselines)
+    revalidation_run = statistics.mean([trial_run, *(longer(*b) for b in baselines)])
     return Usage(snapshot.machine_seconds().total, per_run, revalidation_run)
 
 
@@ -120,7 +130,7 @@ class Budget:
 
     def allows(self, spent: float, per_run: float, running: int, revalidation_run: float | None = None) -> bool:
         """Whether one more trial fits beside those running, the re-validation still owed and the
-        spare run."""
+        spare round."""
         if self.seconds is None:
             return True
         left = self.trials_left(spent, per_run, running, revalidation_run)
@@ -129,15 +139,16 @@ class Budget:
     def trials_left(self, spent: float, per_run: float, running: int,
                     revalidation_run: float | None = None) -> int | None:
         """How many more trials of ``per_run`` seconds fit beside those running, the re-validation
-        still owed (runs of ``revalidation_run`` seconds, a trial's by default) and the spare run; None
-        when there is no budget or no run length known yet."""
+        still owed (runs of ``revalidation_run`` seconds, a trial's by default) and the spare round;
+        None when there is no budget or no run length known yet."""
         if self.seconds is None or per_run <= 0:
             return None
-        return max(0, math.floor(self._unreserved(spent, per_run, revalidation_run) / per_run) - running - SPARE_RUNS)
+        spare = SPARE_ROUNDS * self.configurations * (revalidation_run or per_run)
+        return max(0, math.floor((self._unreserved(spent, per_run, revalidation_run) - spare) / per_run) - running)
 
     def search_left(self, spent: float, per_run: float, revalidation_run: float | None = None) -> float:
         """Seconds the search has left: the budget less what is spent and the re-validation still
-        owed, at least two typical runs (a trial started only when one fits with a spare run)."""
+        owed, at least two typical runs (a trial started only when one fits with the spare round)."""
         return max(2 * per_run, self._unreserved(spent, per_run, revalidation_run))
 
     def _unreserved(self, spent: float, per_run: float, revalidation_run: float | None) -> float:
