@@ -2377,6 +2377,27 @@ def test_the_default_jobs_answer_held_out_is_quoted_as_its_json_gives_it():
             ("docs/results.md",), at="Held out, the answer ran")
 
 
+def test_the_default_jobs_answer_in_300_s_windows_is_quoted_as_its_json_gives_it():
+    """docs/results.md's "Held out, the gain held": make tune's answer (trial 63) beside the defaults in
+    3 rounds of 300 s."""
+    measured = _json("experiments/headroom/results/headroom-default-job-answer-300s-11.8.1-2026-11-29.json")
+    assert measured["db_bench"]["version"] == "11.8.1" and measured["defaults"]["mode"] == "library"
+    assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
+    assert measured["rounds"] == 3 and not measured["failed"] and measured["duration_seconds"] == 300
+    name = "default job 2 GiB trial 63"
+    assert measured["configs"] == {"rocksdb-default": {}, **_json("experiments/headroom/configs-default-job-answer.json")}
+    gain = measured["over_default"][name]
+    verdict = {"faster": "it kept a gain", "tie": "a tie", "slower": "it lost"}[gain["verdict"]]
+
+    def median(config: str, key: str) -> float:
+        return statistics.median(m[key] for m in measured["runs"][config])
+
+    _quoted(f"it ran {_ratio(gain)} the defaults, {verdict}: {median(name, 'ops_per_sec'):,.0f} ops/s against "
+            f"{median('rocksdb-default', 'ops_per_sec'):,.0f}, burst {median(name, 'burst_ops_per_sec'):,.0f} against "
+            f"{median('rocksdb-default', 'burst_ops_per_sec'):,.0f}, drain {median(name, 'drain_seconds'):.1f} s against "
+            f"{median('rocksdb-default', 'drain_seconds'):.1f} s", ("docs/results.md",))
+
+
 def test_the_universal_answer_held_out_is_quoted_as_its_json_gives_it():
     """docs/results.md's "Held out, the gain stayed": the default job's answer with universal
     compaction in 5 held-out rounds at its target, its disk and its drain against the defaults'."""
