@@ -598,22 +598,29 @@ def test_the_scale_transfer_table_is_quoted_as_its_json_gives_it(size):
 
 
 DEPLOYED_TRANSFER = "experiments/scale_transfer/results/default-job-11.8.1.json"
+DEPLOYED_TRANSFERS = {  # each deployed-shape scale transfer of a default job's answer: the lines its tables follow
+    DEPLOYED_TRANSFER: (("docs/results.md", "On larger DBs, in this shape"),
+                        ("docs/scale.md", "the 11.8.1 default job of 2026-11-27 12:03 UTC")),
+    "experiments/scale_transfer/results/default-job-11.8.1-2026-11-29.json": (
+        ("docs/results.md", "On larger DBs, make tune's answer now"),
+        ("docs/scale.md", "the default job as `make tune` runs it now")),
+}
 
 
 @pytest.mark.parametrize("size", range(3))
-def test_the_deployed_shapes_scale_transfer_table_is_quoted_as_its_json_gives_it(size):
-    """Each size's row of the deployed shape's scale transfer (the 11.8.1 default job's answer): the
+@pytest.mark.parametrize("transfer", sorted(DEPLOYED_TRANSFERS))
+def test_the_deployed_shapes_scale_transfer_table_is_quoted_as_its_json_gives_it(transfer, size):
+    """Each size's row of a deployed-shape scale transfer (an 11.8.1 default job's answer): the
     defaults' median, the answer's ratio and verdict, and both medians' write amplification."""
-    record = _json(DEPLOYED_TRANSFER)
-    assert record["defaults"]["mode"] == "library"
+    record = _json(transfer)
     row = record["sizes"][size]
+    assert record["defaults"]["mode"] == "library" and row["rounds"] == 5
     (name,) = (n for n in row["over_default"])
     best = row["over_default"][name]
     tie = ", tie" if best["verdict"] == "tie" else ""
     amp = row["median_write_amp"]
     start = f"| {row['data_bytes'] / 2**30:.0f} GiB, "
-    for doc, after in (("docs/results.md", "On larger DBs, in this shape"),
-                       ("docs/scale.md", "## Measured: does the answer hold as the DB grows?")):
+    for doc, after in DEPLOYED_TRANSFERS[transfer]:
         _row(doc, start, f" | {row['median_ops_per_sec']['rocksdb-default']:,.0f} ops/s | {_ratio(best)}{tie} | "
              f"{amp['rocksdb-default']:.2f} / {amp[name]:.2f} |", after=after)
 
@@ -626,6 +633,27 @@ def test_the_deployed_shapes_scale_transfer_reading_is_quoted_as_its_json_gives_
     assert {s["over_default"][n]["verdict"] for s in sizes for n in s["over_default"]} == {"tie"}
     _quoted(f"its write amplification is {_span(times, '{:.1f}')} times the defaults'", ("docs/results.md",),
             at="Measured again at its own target")
+
+
+def test_the_current_answers_scale_transfer_reading_is_quoted_as_its_json_gives_it():
+    """The paragraph under the table of make tune's answer now on larger DBs: its verdicts by size and
+    its write amplification over the defaults', beside the earlier answer's."""
+    at = "At its target and at four times the data the answer kept a gain"
+    sizes = _json("experiments/scale_transfer/results/default-job-11.8.1-2026-11-29.json")["sizes"]
+    verdicts = [s["over_default"][n]["verdict"] for s in sizes for n in s["over_default"]]
+    assert [s["factor"] for s in sizes] == [1, 4, 16] and verdicts == ["faster", "faster", "tie"]
+
+    def times(record: str) -> str:
+        amp = [s["median_write_amp"][n] / s["median_write_amp"]["rocksdb-default"]
+               for s in _json(record)["sizes"] for n in s["over_default"]]
+        return _span(amp, "{:.1f}")
+
+    _quoted(f"Its write amplification is {times('experiments/scale_transfer/results/default-job-11.8.1-2026-11-29.json')} "
+            "times the defaults'", ("docs/results.md",), at=at)
+    _quoted(f"wrote {times(DEPLOYED_TRANSFER)} times theirs", ("docs/results.md",), at=at)
+    four, sixteen = (s["over_default"]["best (trial 63)"] for s in sizes[1:])
+    _quoted(f"On a DB of 4 times the data it ran {_ratio(four)} the defaults, on 16 times a "
+            f"{'tie' if sixteen['verdict'] == 'tie' else sixteen['verdict']}", ("README.md",))
 
 
 def test_the_scale_transfers_drains_and_its_day_to_day_change_are_quoted_as_its_json_gives_them():
