@@ -16,6 +16,7 @@ import re
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -408,16 +409,20 @@ def _headroom(record: str, data: int, after: str) -> dict[str, Any]:
     return measured
 
 
+def _run_median(measured: dict[str, Any], config: str, key: str) -> float:
+    """The median of ``key`` over a headroom record's runs of ``config`` (its failed runs, empty, left out)."""
+    return statistics.median(m[key] for m in measured["runs"][config] if m)
+
+
 def _headroom_rows(measured: dict[str, Any], labels: dict[str, str], after: str) -> None:
     """The rows of a headroom table in docs/results.md (the first after ``after``), one per configuration
     (``labels``: its name in the record -> its label), as the record gives them: the medians of the
     rounds (ops/s, burst, drain, write amp) and the ratio to the defaults."""
     for name, label in labels.items():
-        runs = [m for m in measured["runs"][name] if m]
-        cells = " | ".join((f"{statistics.median(m['ops_per_sec'] for m in runs):,.0f}",
-                            f"{statistics.median(m['burst_ops_per_sec'] for m in runs):,.0f}",
-                            f"{statistics.median(m['drain_seconds'] for m in runs):.1f}",
-                            f"{statistics.median(m['write_amp'] for m in runs):.2f}"))
+        cells = " | ".join((f"{_run_median(measured, name, 'ops_per_sec'):,.0f}",
+                            f"{_run_median(measured, name, 'burst_ops_per_sec'):,.0f}",
+                            f"{_run_median(measured, name, 'drain_seconds'):.1f}",
+                            f"{_run_median(measured, name, 'write_amp'):.2f}"))
         gain = measured["over_default"].get(name)
         _row("docs/results.md", f"| {label} | {cells} |", f"| {_ratio(gain)} |" if gain else "| |", after=after)
 
@@ -443,9 +448,7 @@ def test_the_headroom_at_four_times_the_data_is_quoted_as_its_json_gives_it():
     assert [name for name, g in gains.items() if g["ci95"][0] > 1.3] == ["plain seed 1 + universal"]
     assert all(gains[n]["ratio"] < 1.3 for n in ("plain seed 1", "default job trial 47"))
 
-    def median(record: dict[str, Any], name: str, key: str) -> float:
-        return statistics.median(m[key] for m in record["runs"][name] if m)
-
+    median = _run_median
     doc = ("docs/results.md",)
     _quoted(f"The defaults' drain doubles ({median(measured, 'rocksdb-default', 'drain_seconds'):.1f} s against "
             f"{median(at_2, 'rocksdb-default', 'drain_seconds'):.1f} s at 2 GiB)", doc)
@@ -606,10 +609,11 @@ def test_the_scale_transfer_table_is_quoted_as_its_json_gives_it(size):
 
 
 DEPLOYED_TRANSFER = "experiments/scale_transfer/results/default-job-11.8.1.json"
+CURRENT_TRANSFER = "experiments/scale_transfer/results/default-job-11.8.1-2026-11-29.json"  # make tune's answer now (trial 63)
 DEPLOYED_TRANSFERS = {  # each deployed-shape scale transfer of a default job's answer: the lines its tables follow
     DEPLOYED_TRANSFER: (("docs/results.md", "On larger DBs, in this shape"),
                         ("docs/scale.md", "the 11.8.1 default job of 2026-11-27 12:03 UTC")),
-    "experiments/scale_transfer/results/default-job-11.8.1-2026-11-29.json": (
+    CURRENT_TRANSFER: (
         ("docs/results.md", "On larger DBs, make tune's answer now"),
         ("docs/scale.md", "the default job as `make tune` runs it now")),
 }
@@ -647,7 +651,7 @@ def test_the_current_answers_scale_transfer_reading_is_quoted_as_its_json_gives_
     """The paragraph under the table of make tune's answer now on larger DBs: its verdicts by size and
     its write amplification over the defaults', beside the earlier answer's."""
     at = "At its target and at four times the data the answer kept a gain"
-    sizes = _json("experiments/scale_transfer/results/default-job-11.8.1-2026-11-29.json")["sizes"]
+    sizes = _json(CURRENT_TRANSFER)["sizes"]
     verdicts = [s["over_default"][n]["verdict"] for s in sizes for n in s["over_default"]]
     assert [s["factor"] for s in sizes] == [1, 4, 16] and verdicts == ["faster", "faster", "tie"]
 
@@ -656,12 +660,12 @@ def test_the_current_answers_scale_transfer_reading_is_quoted_as_its_json_gives_
                for s in _json(record)["sizes"] for n in s["over_default"]]
         return _span(amp, "{:.1f}")
 
-    _quoted(f"Its write amplification is {times('experiments/scale_transfer/results/default-job-11.8.1-2026-11-29.json')} "
+    _quoted(f"Its write amplification is {times(CURRENT_TRANSFER)} "
             "times the defaults'", ("docs/results.md",), at=at)
     _quoted(f"wrote {times(DEPLOYED_TRANSFER)} times theirs", ("docs/results.md",), at=at)
     four, sixteen = (s["over_default"]["best (trial 63)"] for s in sizes[1:])
-    _quoted(f"On a DB of 4 times the data it ran {_ratio(four)} the defaults, on 16 times a "
-            f"{'tie' if sixteen['verdict'] == 'tie' else sixteen['verdict']}", ("README.md",))
+    _quoted(f"On a DB of 4 times the data it ran {_ratio(four)} the defaults, on 16 times a {sixteen['verdict']}",
+            ("README.md",))
 
 
 def test_the_scale_transfers_drains_and_its_day_to_day_change_are_quoted_as_its_json_gives_them():
@@ -2453,8 +2457,7 @@ def test_the_default_jobs_answer_held_out_is_quoted_as_its_json_gives_it():
     _quoted(f"Held out, the answer ran {_ratio(gain)} the defaults, within the interval", ("docs/results.md",))
     _quoted(f"Held out in 5 more rounds it ran {_ratio(gain)}", ("README.md",))
 
-    def median(config: str, key: str) -> float:
-        return statistics.median(m[key] for m in measured["runs"][config])
+    median = partial(_run_median, measured)
 
     burst = (median(name, "burst_ops_per_sec"), median("rocksdb-default", "burst_ops_per_sec"))
     assert abs(burst[0] / burst[1] - 1) < 0.01  # "as fast as"
@@ -2475,8 +2478,7 @@ def test_the_default_jobs_answer_in_300_s_windows_is_quoted_as_its_json_gives_it
     gain = measured["over_default"][name]
     verdict = {"faster": "it kept a gain", "tie": "a tie", "slower": "it lost"}[gain["verdict"]]
 
-    def median(config: str, key: str) -> float:
-        return statistics.median(m[key] for m in measured["runs"][config])
+    median = partial(_run_median, measured)
 
     _quoted(f"it ran {_ratio(gain)} the defaults, {verdict}: {median(name, 'ops_per_sec'):,.0f} ops/s against "
             f"{median('rocksdb-default', 'ops_per_sec'):,.0f}, burst {median(name, 'burst_ops_per_sec'):,.0f} against "
@@ -2496,11 +2498,9 @@ def test_the_universal_answer_held_out_is_quoted_as_its_json_gives_it():
     assert reported.ci95 is not None and reported.ci95[0] <= gain["ratio"] <= reported.ci95[1]
     _quoted(f"Held out, the answer ran {_ratio(gain)} the defaults", ("docs/results.md",))
 
-    def median(config: str, key: str, scale: float = 1.0) -> float:
-        return statistics.median(m[key] for m in measured["runs"][config]) / scale
-
-    disk = f"{median(name, 'db_size_bytes', 2**30):.2f} GiB"
-    default_disk = f"{median('rocksdb-default', 'db_size_bytes', 2**30):.2f} GiB"
+    median = partial(_run_median, measured)
+    disk = f"{median(name, 'db_size_bytes') / 2**30:.2f} GiB"
+    default_disk = f"{median('rocksdb-default', 'db_size_bytes') / 2**30:.2f} GiB"
     _quoted(f"its DB took {disk} against the defaults' {default_disk}", ("docs/results.md",))
     burst = f"burst {median(name, 'burst_ops_per_sec'):,.0f} against {median('rocksdb-default', 'burst_ops_per_sec'):,.0f}"
     _quoted(burst, ("docs/results.md",))
@@ -2531,8 +2531,7 @@ def test_the_universal_answer_in_300_s_windows_is_quoted_as_its_json_gives_it():
     _quoted(f"ran {_ratio(at_30)} the defaults held out in the target's 30 s windows but {_ratio(gain)}, a tie, in "
             "300 s ones", ("README.md",))
 
-    def median(config: str, key: str) -> float:
-        return statistics.median(m[key] for m in measured["runs"][config])
+    median = partial(_run_median, measured)
 
     _quoted(f"burst {median(name, 'burst_ops_per_sec'):,.0f} against {median('rocksdb-default', 'burst_ops_per_sec'):,.0f}",
             doc, at=at)
@@ -2570,9 +2569,9 @@ def test_the_leveled_answer_in_300_s_windows_is_quoted_as_its_json_gives_it():
                    "A leveled answer kept its gain over 300 s")
     gain, at_30 = measured["over_default"][name], _gain(job)
     assert gain["verdict"] == "faster" and at_30.ci95 is not None and at_30.ci95[0] <= gain["ratio"] <= at_30.ci95[1]
-    runs = {c: statistics.median(m["burst_ops_per_sec"] for m in measured["runs"][c]) for c in measured["runs"]}
-    drains = {c: statistics.median(m["drain_seconds"] for m in measured["runs"][c]) for c in measured["runs"]}
-    assert runs[name] > runs["rocksdb-default"] and drains[name] < drains["rocksdb-default"]  # "faster as well as"
+    median = partial(_run_median, measured)
+    assert median(name, "burst_ops_per_sec") > median("rocksdb-default", "burst_ops_per_sec")  # "faster as well as"
+    assert median(name, "drain_seconds") < median("rocksdb-default", "drain_seconds")
     _quoted(f"(trial 69 below, {_ratio(at_30)} in its re-validation's 30 s windows)", ("docs/results.md",))
     _quoted(f"Over 300 s it ran {_ratio(gain)} the defaults", ("docs/results.md",))
 
