@@ -25,6 +25,7 @@ from search_spaces import Context, GiB, SpaceError, load_space
 from search_spaces import preset_names as space_presets
 from tuner.api import Study
 from tuner.backends import BACKENDS, EnvironmentFault
+from tuner.engine import STOPS, stop_signals, stopped_by
 from tuner.executors import EXECUTORS
 from tuner.experiment import RESULTS, ExperimentError
 from tuner.model import (
@@ -455,20 +456,14 @@ def _revalidation(args: argparse.Namespace) -> RevalidationConfig:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     study = Study(tune_config(args), ConsoleProgress())
-    received: list[int] = []
-
-    def stop(signum: int, _frame: object) -> None:  # SIGTERM/SIGHUP take the Ctrl-C path: clean up, then exit
-        received.append(signum)
-        raise KeyboardInterrupt
-
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, stop)
     try:
-        result = study.run()
+        with stop_signals(STOPS):  # SIGTERM/SIGHUP take the Ctrl-C path: clean up, then exit
+            result = study.run()
     except KeyboardInterrupt:
-        name = signal.Signals(received[0]).name if received else "SIGINT"
-        print(f"\ninterrupted ({name}): finished trials are saved. Resume with: {_resume(args, study)}", file=sys.stderr)
-        return 128 + (received[0] if received else signal.SIGINT)
+        received = stopped_by() or signal.SIGINT
+        print(f"\ninterrupted ({signal.Signals(received).name}): finished trials are saved. Resume with: "
+              f"{_resume(args, study)}", file=sys.stderr)
+        return 128 + received
     except EnvironmentFault as exc:
         print(_stopped(exc, f"Finished trials are saved; fix it, then resume with: {_resume(args, study)}"),
               file=sys.stderr)

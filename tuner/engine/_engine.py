@@ -25,6 +25,7 @@ from tuner.engine._prepare import Prepared, prepare_out
 from tuner.engine._proportion import Proportion
 from tuner.engine._revalidation import Revalidator
 from tuner.engine._serial import SerialRuns
+from tuner.engine._signals import stop_signals
 from tuner.engine._storage import StudyStore
 from tuner.engine._warmstart import WarmStartError, named_starts, start_words, warm_start, warm_start_auto
 from tuner.events import EventBus
@@ -174,12 +175,13 @@ class Engine:
         if stale:
             self.bus.note(f"removed {len(stale)} trial directories left by killed tuner runs in {self.parts.work_dir}")
         try:
-            self.run_baselines()
-            self.proportion.announce()
-            self.run_trials()
-            if self.parts.plan.k:  # --revalidate K
-                self.revalidation = self.revalidator.revalidate(self.snapshot(), self.proportion.plan(),
-                                                              self.parts.reference)
+            with stop_signals():  # a Ctrl-C is not lost where Python cannot raise it (tuner.engine._signals)
+                self.run_baselines()
+                self.proportion.announce()
+                self.run_trials()
+                if self.parts.plan.k:  # --revalidate K
+                    self.revalidation = self.revalidator.revalidate(self.snapshot(), self.proportion.plan(),
+                                                                  self.parts.reference)
         except (KeyboardInterrupt, EnvironmentFault):  # stopped, to be resumed
             self.bus.study_stopped(self.snapshot(), "KILLED")
             raise

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from objectives.workloads import Workload
 from tuner.backends import Description, Preloaded, RunFailed
+from tuner.engine._signals import raise_if_stopped
 from tuner.engine._storage import StudyStore
 from tuner.events import EventBus
 from tuner.executors import Executor, Job, Outcome
@@ -68,6 +69,9 @@ class Preloading:
         self.inner.submit(job)
 
     def wait(self, timeout: float) -> list[Outcome]:
+        """The inner executor's outcomes; every loop of the engine waits here, so a stop signal whose own
+        KeyboardInterrupt was lost stops it here (tuner.engine._signals)."""
+        raise_if_stopped()
         return self.inner.wait(timeout)
 
     def cancel(self) -> None:
