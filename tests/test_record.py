@@ -342,6 +342,35 @@ def test_the_tuner_against_a_plain_script_in_the_leveled_default_space_is_quoted
             f"above 1 needs a gap of {100 * gap:.0f} % or more", ("docs/results.md",))
 
 
+def test_the_tuner_against_a_plain_script_at_a_memory_bound_target_is_quoted_as_its_json_gives_it():
+    """docs/results.md's pilot at 8 GiB within 1 GiB, one seed: the tuner kept the defaults, so its held-out
+    answer is the defaults beside themselves; the plain script's search was 5 fills."""
+    record = "experiments/versus_plain_optuna/results/versus_plain_optuna_target_8GiB_11.8.1_2026-11-29.json"
+    measured = _json(record)
+    assert measured["target_data_bytes"] == 8 * 2**30 and measured["target_memory_bytes"] == 2**30
+    assert measured["tuner_commit"] == "6097e03" and "plain_from" not in measured and measured["tuner_flags"] == []
+    assert measured["defaults"]["mode"] == "library" and measured["db_bench"]["version"] == "11.8.1"
+    (seed,) = measured["seeds"]
+    at = "A pilot of the target"
+    _quoted(_versus_plain_target(seed), ("docs/results.md",), at=at)
+    assert seed["tuner"]["answer"]["name"] == "rocksdb-default" and seed["tuner"]["flags"] == {}
+    assert seed["tuner"]["reported_gain"]["n"] == 4 and seed["tuner"]["reported_gain"]["verdict"] == "tie"
+    _quoted(f"a tie, in {seed['tuner']['reported_gain']['n']}", ("docs/results.md",), at=at)
+    held = seed["held_out"]
+    assert held["tuner_over_plain"]["verdict"] == "tie" and held["over_default"]["plain"]["verdict"] == "tie"
+    _quoted(f"themselves: {_ratio(held['over_default']['tuner'])} is the rounds' own spread", ("docs/results.md",),
+            at=at)
+    aa = _json("experiments/headroom/results/headroom-8GiB-universal-keep-11.8.1-2026-11-28.json")
+    assert (aa["target_data_bytes"], aa["target_memory_bytes"]) == (measured["target_data_bytes"], 2**30)
+    _quoted(f"gave {_ratio(aa['over_default']['default job 8 GiB rocksdb-default'])} (a surprise", ("docs/results.md",),
+            at=at)
+    plain, tuner = seed["plain"], seed["tuner"]
+    assert plain["trials"] == 5 and plain["db_bench_seconds"] > tuner["db_bench_seconds"]
+    _quoted(f"took {plain['db_bench_seconds'] / plain['trials']:.0f} s each on average, so its search was "
+            f"{plain['trials']} of TPE's", ("docs/results.md",), at=at)
+    _quoted(f"({plain['db_bench_seconds']:.0f} s against {tuner['db_bench_seconds']:.0f} s)", ("docs/results.md",), at=at)
+
+
 def test_the_tuner_against_a_plain_script_with_the_compaction_style_is_quoted_as_its_json_gives_it():
     """docs/results.md's comparison at the 2 GiB target once the default space holds the compaction style
     (27229f9), both searches on 11.8.1's library defaults."""
