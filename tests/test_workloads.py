@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from objectives.workloads import Workload, WorkloadError, load_workload, preset_names
+from search_spaces import Context
 
 
 def test_presets(host):
@@ -79,3 +80,13 @@ def test_bad_expression_names_the_flag(host):
 def test_unknown_workload():
     with pytest.raises(WorkloadError, match="unknown workload 'nope'"):
         load_workload("nope")
+
+
+@pytest.mark.parametrize(("name", "reads"), [("steady-overwrite", None), ("fillrandom", None),
+                                             ("steady-readwhilewriting", "readwhilewriting"),
+                                             ("steady-readrandom", "readrandom")])
+def test_a_plain_script_scores_the_phase_that_reads(name: str, reads: str | None) -> None:
+    from experiments.versus_plain_optuna.versus_plain_optuna import read_phase
+
+    phase = read_phase(load_workload(name).resolve(1.0, Context(cores=2, ram=2**34)))
+    assert (phase and phase.benchmarks[-1]) == reads

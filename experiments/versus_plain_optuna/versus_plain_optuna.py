@@ -31,7 +31,10 @@ With ``--target-data`` (and ``--target-memory``) the comparison is at a deployme
 tunes: the tuner runs ``tune --target-data D --target-memory M`` on its workload (default
 ``steady-overwrite``: random overwrites on a preloaded DB of that size, within that memory); the plain
 script loads the target's keys and values from empty (``fillrandom``, no memory limit: what a user's
-script runs), over the same search space resolved for that memory. Both searches and the held-out
+script runs), over the same search space resolved for that memory; when the workload's scored phase
+reads (``steady-readwhilewriting``, ``steady-readrandom``), each plain trial then runs that phase on its
+fresh load, as a second db_bench with the phase's flags, and is scored by its ops/s (``plain_scores``
+in the record; a write-only phase scores the load). Both searches and the held-out
 rounds run on the same defaults (``--defaults``, as ``tune --defaults``: by default the library's of the
 measuring version, so the plain script searches the shape an application deploys);
 the held-out rounds run the tuner's workload at the target, on a DB preloaded once, within the target's
@@ -59,8 +62,9 @@ import optuna
 from experiments.held_out import answer_of, at_target, measured_rounds, project_commit
 from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, Defaults, defaults_of
+from objectives.parser import parse
 from objectives.runner import Runner
-from objectives.workloads import Workload, load_workload
+from objectives.workloads import Phase, Workload, load_workload
 from search_spaces import Context, SearchSpace, load_space
 from tuner.cli import parse_size
 from tuner.engine import memory_plan
@@ -73,21 +77,31 @@ RESULTS = Path(__file__).with_name("results")
 
 
 def plain_search(db_bench: str, space: SearchSpace, base: dict[str, str], keys: int, budget: float, seed: int,
-                 work: Path) -> dict[str, Any]:
-    """A user's Optuna script: TPE with Optuna's defaults, one fresh load per trial scored by keys per
-    second of the fill + flush + waitforcompaction wall time, until its db_bench time reaches ``budget``."""
+                 work: Path, then: Phase | None = None) -> dict[str, Any]:
+    """A user's Optuna script: TPE with Optuna's defaults, one fresh load per trial, until its db_bench
+    time reaches ``budget``. Each trial is scored by keys per second of the fill + flush +
+    waitforcompaction wall time or, given ``then`` (a workload's scored phase that reads), by db_bench's
+    ops/s of that phase run on the fresh load with its own flags (a second db_bench on the loaded DB)."""
     spent = 0.0
 
     def objective(trial: optuna.Trial) -> float:
         nonlocal spent
         flags = {**base, **space.flags(space.suggest(trial))}
         db = work / f"plain-db-{trial.number}"
-        command = [db_bench, "--benchmarks=fillrandom,flush,waitforcompaction", f"--db={db}", f"--seed={seed}",
-                   *(f"--{k}={v}" for k, v in flags.items())]
+        options = [f"--db={db}", f"--seed={seed}", *(f"--{k}={v}" for k, v in flags.items())]
         started = time.monotonic()
         try:
-            subprocess.run(command, check=True, capture_output=True, timeout=3600)
-            return keys / (time.monotonic() - started)
+            subprocess.run([db_bench, "--benchmarks=fillrandom,flush,waitforcompaction", *options], check=True,
+                           capture_output=True, timeout=3600)
+            if then is None:
+                return keys / (time.monotonic() - started)
+            phase = [f"--{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in then.flags.items()]
+            ran = subprocess.run([db_bench, f"--benchmarks={','.join(then.benchmarks)}", "--use_existing_db=1",
+                                  *options, *phase], check=True, capture_output=True, text=True, timeout=3600)
+            scored = [r for r in parse(ran.stdout).results if r.name == then.benchmarks[-1]]
+            if not scored:
+                raise subprocess.CalledProcessError(0, ran.args, ran.stdout, ran.stderr)
+            return scored[-1].ops_per_sec
         finally:
             spent += time.monotonic() - started
             shutil.rmtree(db, ignore_errors=True)
@@ -99,7 +113,8 @@ def plain_search(db_bench: str, space: SearchSpace, base: dict[str, str], keys: 
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     return {"trials": len(study.trials), "failed": len(study.trials) - len(done), "db_bench_seconds": round(spent, 1),
             "best": {"trial": study.best_trial.number, "params": study.best_params,
-                     "flags": space.flags(study.best_params), "keys_per_second": study.best_value}}
+                     "flags": space.flags(study.best_params),
+                     ("keys_per_second" if then is None else "ops_per_second"): study.best_value}}
 
 
 def tuner_search(workload: str, size: list[str], budget: float, seed: int, out: Path,
@@ -133,6 +148,13 @@ def held_out(runner: Runner, workload: Workload, configs: dict[str, dict[str, st
     return {"ops_per_sec": {c: done.ops(c) for c in done.metrics}, "failed": done.failed,
             "median_ops_per_sec": done.median_ops(), "tuner_over_plain": done.ratio("tuner", "plain"),
             "over_default": {c: done.ratio(c, "rocksdb-default") for c in ("tuner", "plain")}}
+
+
+def read_phase(workload: Workload) -> Phase | None:
+    """The phase a plain script runs after its load and scores: the workload's scored phase when it
+    reads; None when it only writes (fill*, overwrite), where the load itself is scored."""
+    scored = next(p for p in workload.phases if p.scored)
+    return None if all(b.startswith(("fill", "overwrite")) for b in scored.benchmarks) else scored
 
 
 def setting(args: argparse.Namespace, host: Context,
@@ -202,10 +224,12 @@ def main() -> None:
     # the plain script runs db_bench in the shape the tuner measures: on the same defaults
     base = {**{k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in defaults.flags.items()}, **plain_flags}
     size += ["--defaults", args.defaults]
+    then = read_phase(workload) if args.target_data is not None else None
     record: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "workload": workload.name,
                               "scale": None if args.target_data else args.scale, "target_data_bytes": args.target_data,
                               "target_memory_bytes": workload.memory, "data_bytes": workload.data_bytes(),
-                              "plain_flags": base, "tuner_flags": args.tuner_flags, "budget_seconds": args.budget,
+                              "plain_flags": base, "plain_scores": ",".join(then.benchmarks) if then else "fill",
+                              "tuner_flags": args.tuner_flags, "budget_seconds": args.budget,
                               "rounds": args.rounds, "tuner_commit": project_commit(), "defaults": defaults.to_dict(),
                               "db_bench": db_bench.to_dict(), "seeds": []}
     reused: dict[int, dict[str, Any]] = {}
@@ -223,8 +247,8 @@ def main() -> None:
     if args.append and args.out.exists():
         before = json.loads(args.out.read_text())
         same = ("workload", "scale", "target_data_bytes", "target_memory_bytes", "budget_seconds", "rounds", "defaults",
-                "tuner_flags", "plain_from")
-        settings = {"tuner_flags": [], "plain_from": None, **before}  # records before these flags: none given
+                "tuner_flags", "plain_from", "plain_scores")
+        settings = {"tuner_flags": [], "plain_from": None, "plain_scores": "fill", **before}  # older records: these
         if any(settings.get(k) != record.get(k) for k in same) or before["db_bench"] != record["db_bench"]:
             parser.error(f"--append: {args.out} was measured with other settings or another db_bench")
         record["when"] = before["when"]  # the first seeds'; each seed says when it ran and from which commit
@@ -252,7 +276,7 @@ def main() -> None:
                       f"({plain['trials']} trials in {plain['db_bench_seconds']:.0f} s) from {args.plain_from}", flush=True)
             else:
                 plain = plain_search(str(db_bench.path), space, base, int(base["num"]), tuner["db_bench_seconds"],
-                                     seed, root / "work")
+                                     seed, root / "work", then)
                 print(f"seed {seed}: the plain script ran {plain['trials']} trials in {plain['db_bench_seconds']:.0f} s",
                       flush=True)
             configs = {"rocksdb-default": {}, "tuner": tuner["flags"], "plain": plain["best"]["flags"]}
