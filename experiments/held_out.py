@@ -93,11 +93,6 @@ def shown_ratio(g: dict[str, Any]) -> str:
     return f"{g['ratio']:.3f}x (95 % CI {g['ci95'][0]:.3f}-{g['ci95'][1]:.3f}, {g['verdict']})"
 
 
-def stop_as_ctrl_c(signum: int, frame: object) -> None:
-    """A SIGTERM handler (a kill(1), a supervisor): the script stops as Ctrl-C stops it, cleaning up."""
-    raise KeyboardInterrupt
-
-
 def _shown(m: Metrics) -> str:
     """``153,937 ops/s, write amp 6.44, 45 s``: what a run's metrics report of those."""
     parts = [f"{m.get('ops_per_sec') or 0:,.0f} ops/s"]

@@ -5,7 +5,9 @@ on to its end. Pure: a scripted executor, no db_bench."""
 from __future__ import annotations
 
 import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +75,36 @@ def test_the_handlers_before_are_restored():
     with stop_signals(STOPS):
         assert all(signal.getsignal(s) is not before[s] for s in STOPS)
     assert {s: signal.getsignal(s) for s in STOPS} == before
+
+
+_CHILD = """
+import pathlib, signal, sys, time
+def stop(*_):
+    pathlib.Path(sys.argv[1], "cleaned").write_text("")
+    sys.exit(143)
+signal.signal(signal.SIGTERM, stop)
+pathlib.Path(sys.argv[1], "ready").write_text("")
+time.sleep(60)
+"""
+_SCRIPT = """
+import sys
+import time
+from experiments._script import entry, run_child
+entry(lambda: run_child([sys.executable, "-c", sys.argv[1], sys.argv[2]], check=True))
+"""
+
+
+def test_a_script_stopped_by_sigterm_stops_its_child_so_that_it_cleans_up(tmp_path):
+    """experiments._script: a kill(1) of a research script reaches the ``rocksdb-tuner`` it runs as a stop,
+    not as SIGKILL (which leaves its temporary DBs), and the script exits as stopped (128 + 15)."""
+    script = subprocess.Popen([sys.executable, "-c", _SCRIPT, _CHILD, str(tmp_path)], stderr=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).resolve().parents[1])
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "ready").exists():
+        assert time.monotonic() < deadline and script.poll() is None, script.stderr and script.stderr.read()
+        time.sleep(0.05)
+    script.send_signal(signal.SIGTERM)
+    _, err = script.communicate(timeout=60)
+    assert script.returncode == 143, err
+    assert (tmp_path / "cleaned").exists()
+    assert "interrupted (SIGTERM)" in err

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from experiments._script import entry
 from objectives.dbbench import probe
 from objectives.measurement import measure
 from objectives.runner import Runner
@@ -86,4 +87,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from experiments._script import entry
 from experiments.scale_transfer.scale_transfer import workload_at
 from objectives.dbbench import probe, probe_path
 from objectives.defaults import defaults_of
@@ -98,4 +99,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

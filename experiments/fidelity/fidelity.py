@@ -20,6 +20,7 @@ from typing import Any
 
 from scipy.stats import kendalltau, spearmanr
 
+from experiments._script import entry
 from experiments.record_space.surrogate import DATA
 
 HERE = Path(__file__).parent
@@ -72,4 +73,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

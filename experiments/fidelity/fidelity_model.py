@@ -51,6 +51,7 @@ from typing import Any
 
 import optuna
 
+from experiments._script import entry
 from experiments.record_space.surrogate import Surrogate, load_recording, optimum, space_of
 from experiments.sampler_benchmark.sampler_benchmark import versus
 from search_spaces import SearchSpace
@@ -216,4 +217,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

@@ -30,6 +30,7 @@ from typing import Any
 
 from scipy import stats
 
+from experiments._script import entry
 from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, defaults_of
 from objectives.measurement import measure
@@ -131,4 +132,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

@@ -22,15 +22,14 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import signal
-import sys
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from experiments.held_out import at_target, measured_rounds, project_commit, shape, shown_ratio, stop_as_ctrl_c
+from experiments._script import entry
+from experiments.held_out import at_target, measured_rounds, project_commit, shape, shown_ratio
 from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, MODES, defaults_of
 from objectives.runner import Runner
@@ -89,7 +88,6 @@ def main() -> None:
                               "target_data_bytes": args.target_data, "target_memory_bytes": workload.memory,
                               "rounds": args.rounds, "configs_from": str(args.configs), "configs": configs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    signal.signal(signal.SIGTERM, stop_as_ctrl_c)  # a kill(1): stopped as Ctrl-C stops it, the preloaded DB removed
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-headroom-") as tmp:
         root = Path(tmp)
         (root / "work").mkdir()
@@ -113,8 +111,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        print("interrupted: db_bench stopped, the preloaded DB removed, no record written", file=sys.stderr)
-        raise SystemExit(130) from None
+    entry(main)

@@ -18,13 +18,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+from experiments._script import entry, run_child
 from objectives.dbbench import probe
 from objectives.metrics import metrics_of
 from objectives.runner import Runner
@@ -48,7 +48,7 @@ def study(args: argparse.Namespace, parallel: int, root: Path, cores: int | None
         cmd += ["--cpus-per-trial", "1"]
     started = time.monotonic()
     pin = (lambda: os.sched_setaffinity(0, set(range(cores)))) if cores else None
-    subprocess.run(cmd, check=True, capture_output=True, text=True, preexec_fn=pin)
+    run_child(cmd, check=True, capture_output=True, preexec_fn=pin)
     wall = time.monotonic() - started
     counts = Summary.load(out / "summary.json").trials
     loop = _trial_loop_seconds(out)
@@ -140,4 +140,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

@@ -27,6 +27,7 @@ from typing import Any
 
 from scipy.stats import gmean
 
+from experiments._script import entry
 from experiments.held_out import HELD_OUT_SEED, project_commit, shape
 from objectives.defaults import LIBRARY
 from objectives.workdir import make_owned, prepare, remove_owned
@@ -136,4 +137,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
+from experiments._script import entry, run_child
 from tests.test_parallel import TUNER, Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +43,7 @@ def main() -> int:
         cluster.start()
         os.environ["TMPDIR"] = str(dirs["driver"])
         print("$", " ".join(command), flush=True)
-        code = subprocess.run(command, env=cluster.env, cwd=ROOT).returncode
+        code = run_child(command, env=cluster.env, cwd=ROOT).returncode
         print("exit", code, flush=True)
     finally:
         cluster.stop()
@@ -53,4 +54,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry(lambda: sys.exit(main()))

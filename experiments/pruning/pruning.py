@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from experiments._script import entry
 from objectives.measurement import measure
 from objectives.runner import Runner
 from search_spaces import Context, GiB
@@ -113,4 +114,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

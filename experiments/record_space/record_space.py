@@ -23,13 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import signal
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from experiments._script import entry
 from objectives.dbbench import DbBench, probe
 from objectives.measurement import measure
 from objectives.runner import RunFailed, Runner
@@ -132,9 +131,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rocksdb-version", default=None)
     args = parser.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # as Ctrl-C: the temporary DB is removed
     record(args.workload, args.configs, args.repeats, args.fidelity, args.seed, probe(version=args.rocksdb_version))
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

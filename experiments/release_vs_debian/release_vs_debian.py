@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from experiments._script import entry
 from objectives.dbbench import probe, release_builds
 from objectives.metrics import metrics_of
 from objectives.runner import Runner
@@ -76,4 +77,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

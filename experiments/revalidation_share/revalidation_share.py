@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from experiments._script import entry, run_child
 from search_spaces import Context
 from tuner.experiment import machine_info
 from tuner.summary import Summary
@@ -37,7 +37,7 @@ def run(name: str, args: list[str], root: Path) -> dict[str, Any]:
     command = [sys.executable, "-m", "tuner.cli", "tune", *args, "--out", str(out), "--json", "--no-mlflow",
                "--no-plots"]
     started = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, cwd=root)
+    done = run_child(command, capture_output=True, cwd=root)
     record: dict[str, Any] = {"args": args, "exit_code": done.returncode,
                               "wall_seconds": round(time.monotonic() - started, 1),
                               "plan": next((line for line in done.stderr.splitlines() if line.startswith("plan: ")), None)}
@@ -70,4 +70,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

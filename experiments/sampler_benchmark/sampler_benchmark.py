@@ -47,6 +47,7 @@ from typing import Any
 import optuna
 from scipy.stats import binomtest
 
+from experiments._script import entry
 from experiments.record_space.surrogate import Surrogate, load_recording, optimum, space_of, validate
 from search_spaces import SearchSpace
 from search_spaces.parameters import CategoricalParam
@@ -355,4 +356,4 @@ def plot(report: dict[str, Any], path: Path) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from experiments._script import entry
 from experiments.held_out import Metrics, at_target, interleaved, shape, study_config, trial_size
 from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, PINNED_7_8, Defaults, defaults_of
@@ -249,4 +250,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

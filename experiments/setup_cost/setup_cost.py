@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from experiments._script import entry
 from search_spaces import Context
 from tuner.experiment import machine_info
 
@@ -69,4 +70,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

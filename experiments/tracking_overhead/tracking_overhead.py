@@ -24,6 +24,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from experiments._script import entry
 from search_spaces import Context, GiB
 from tuner import Study, TuneConfig
 from tuner.observers import SilentProgress
@@ -106,4 +107,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

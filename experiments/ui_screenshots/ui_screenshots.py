@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from experiments._script import entry
+
 IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 
@@ -67,4 +69,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

@@ -34,13 +34,13 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import signal
 import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from experiments._script import entry
 from experiments.held_out import (
     HELD_OUT_SEED,
     Rounds,
@@ -51,7 +51,6 @@ from experiments.held_out import (
     project_commit,
     shape,
     shown_ratio,
-    stop_as_ctrl_c,
     study_config,
 )
 from objectives.dbbench import DbBenchError, release_builds
@@ -251,7 +250,6 @@ def main() -> None:
         raise SystemExit(str(exc)) from None
     record = study_record(args, summary, work, configs, builds)
     root, interrupted = make_owned(work, "rocksdb-tuner-versions-"), False
-    signal.signal(signal.SIGTERM, stop_as_ctrl_c)  # a kill(1), a supervisor: stopped as Ctrl-C stops it
     try:
         done, preloads = measure_builds(builds, configs, args.rounds, root, random.Random(1))
     except KeyboardInterrupt:
@@ -277,4 +275,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)

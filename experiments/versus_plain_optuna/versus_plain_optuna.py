@@ -59,6 +59,7 @@ from typing import Any
 
 import optuna
 
+from experiments._script import entry, run_child
 from experiments.held_out import answer_of, at_target, measured_rounds, project_commit
 from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, Defaults, defaults_of
@@ -126,7 +127,7 @@ def tuner_search(workload: str, size: list[str], budget: float, seed: int, out: 
                "--study", f"versus-plain-{seed}", "--no-mlflow", *extra]
     print("$ " + " ".join(command), flush=True)
     started = time.monotonic()
-    subprocess.run(command, check=True)
+    run_child(command, check=True)
     summary = Summary.load(out / "summary.json")
     _, flags = answer_of(summary)
     answer, target, reval = summary.answer, summary.target, summary.revalidation
@@ -292,4 +293,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry(main)
