@@ -34,7 +34,7 @@ from tuner.observers._mlflow import _answer_name
 from tuner.outputs._answer import answer_of, search_gain
 from tuner.ranking import distinct_top
 from tuner.samplers import RANKED
-from tuner.stats import across_seeds
+from tuner.stats import across_seeds, paired_ratio
 from tuner.summary import Ratio, Summary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -2539,6 +2539,61 @@ def test_the_default_jobs_answer_held_out_is_quoted_as_its_json_gives_it():
     _quoted(f"burst {burst[0]:,.0f} against {burst[1]:,.0f}", ("docs/results.md",), at="Held out, the answer ran")
     _quoted(f"the drain, {median(name, 'drain_seconds'):.1f} s against {median('rocksdb-default', 'drain_seconds'):.1f} s",
             ("docs/results.md",), at="Held out, the answer ran")
+
+
+DIRECT_IO = "use_direct_io_for_flush_and_compaction"
+
+
+def test_options_beyond_the_space_on_the_default_jobs_answer_are_quoted_as_their_json_gives_them():
+    """docs/results.md's "Beyond the space": options one at a time on make tune's answer (trial 63), then direct
+    I/O alone and on it in 5 rounds; its gain over trial 63 paired by round (tuner.stats.paired_ratio)."""
+    answer = _json("experiments/headroom/configs-default-job-answer.json")["default job 2 GiB trial 63"]
+    after = "Beyond the space, one option moved"
+    tables = (("headroom-beyond-space-11.8.1-2026-11-29", "configs-beyond-space.json", 3, after),
+              ("headroom-direct-io-11.8.1-2026-11-29", "configs-direct-io.json", 5, "Only direct I/O"))
+    over_answer = []
+    for record, configs, rounds, at in tables:
+        measured = _json(f"experiments/headroom/results/{record}.json")
+        assert measured["db_bench"]["version"] == "11.8.1" and measured["defaults"]["mode"] == "library"
+        assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
+        assert measured["rounds"] == rounds and not measured["failed"] and measured["duration_seconds"] == 30
+        assert measured["commit"] == "80dd5c3" and measured["configs_from"] == f"experiments/headroom/{configs}"
+        named = _json(f"experiments/headroom/{configs}")
+        assert measured["configs"] == {"rocksdb-default": {}, **named} and named["trial 63"] == answer
+        _headroom_rows(measured, {n: n for n in measured["configs"]}, at)
+        both = "trial 63 + direct I/O for flush and compaction"
+        assert named[both] == {**answer, DIRECT_IO: "true"}
+        gains = measured["over_default"]
+        assert max(gains, key=lambda n: gains[n]["ratio"]) == both and gains[both]["ratio"] < 1.3
+        over_answer.append(paired_ratio(*([m["ops_per_sec"] if m else 0.0 for m in measured["runs"][c]]
+                                          for c in (both, "trial 63"))))
+    measured = _json("experiments/headroom/results/headroom-direct-io-11.8.1-2026-11-29.json")
+    gains, median = measured["over_default"], partial(_run_median, measured)
+    alone, both = "direct I/O for flush and compaction", "trial 63 + direct I/O for flush and compaction"
+    assert gains[alone]["verdict"] == "tie" and gains[both]["ci95"][0] < 1.3 < gains[both]["ci95"][1]
+    doc = ("docs/results.md",)
+    _quoted(f"On trial 63, direct I/O ran {_ratio(over_answer[1])} trial 63 itself, paired by round "
+            f"({_ratio(over_answer[0])} in the 3 rounds before)", doc)
+    _quoted(f"(burst {median(both, 'burst_ops_per_sec'):,.0f} against {median('trial 63', 'burst_ops_per_sec'):,.0f})",
+            doc, at="On trial 63, direct I/O")
+    _quoted(f"lengthened the drain ({median(alone, 'drain_seconds'):.1f} s against "
+            f"{median('rocksdb-default', 'drain_seconds'):.1f} s)", doc)
+    _quoted(f"Its {gains[both]['ratio']:.2f}x ({gains[both]['ci95'][0]:.2f}-{gains[both]['ci95'][1]:.2f}) holds 1.3x", doc)
+    measured = _json("experiments/headroom/results/headroom-direct-io-8GiB-11.8.1-2026-11-29.json")
+    answer = _json("experiments/headroom/configs-8GiB.json")["default job 8 GiB trial 101"]
+    named = _json("experiments/headroom/configs-direct-io-8GiB.json")
+    alone, both = "default job 8 GiB trial 101", "default job 8 GiB trial 101 + direct I/O for flush and compaction"
+    assert named == {alone: {k: str(v) for k, v in answer.items()}, both: {**named[alone], DIRECT_IO: "true"}}
+    assert measured["configs"] == {"rocksdb-default": {}, **named} and measured["commit"] == "80dd5c3"
+    assert measured["target_data_bytes"] == 8 * 2**30 and measured["target_memory_bytes"] == 2**30
+    assert measured["rounds"] == 5 and not measured["failed"] and measured["defaults"]["mode"] == "library"
+    _headroom_rows(measured, {n: n for n in measured["configs"]}, "Nor did the interaction carry")
+    over = paired_ratio(*([m["ops_per_sec"] if m else 0.0 for m in measured["runs"][c]] for c in (both, alone)))
+    assert over["verdict"] == "tie"
+    _quoted(f"There direct I/O ran {_ratio(over)} trial 101 itself, a tie", doc)
+    _quoted(f"(trial 101, {answer['write_buffer_size'] / 1e6:.1f} MB memtables x {answer['max_write_buffer_number']}, "
+            f"{answer['max_background_jobs']} background jobs)", doc)
+    _quoted(f"one configuration's gain at one size ({100 * (over_answer[1]['ratio'] - 1):.0f} % in the 5 rounds)", doc)
 
 
 def test_the_default_jobs_answer_in_300_s_windows_is_quoted_as_its_json_gives_it():
