@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -249,16 +248,11 @@ def main() -> None:
     except WorkDirError as exc:
         raise SystemExit(str(exc)) from None
     record = study_record(args, summary, work, configs, builds)
-    root, interrupted = make_owned(work, "rocksdb-tuner-versions-"), False
-    try:
+    root = make_owned(work, "rocksdb-tuner-versions-")
+    try:  # stopped (experiments._script.entry): nothing recorded
         done, preloads = measure_builds(builds, configs, args.rounds, root, random.Random(1))
-    except KeyboardInterrupt:
-        interrupted = True
     finally:
         remove_owned(root)  # the runs' logs, and the preloaded DBs a failed teardown left
-    if interrupted:
-        print("\ninterrupted: db_bench stopped and the preloaded DBs removed; nothing recorded", file=sys.stderr)
-        sys.exit(130)
     for version, preload in preloads.items():
         record["builds"][version]["preload"] = preload
     record.update(ended=time.strftime("%Y-%m-%d %H:%M:%S %Z"), **analysis(done, builds, configs, base),

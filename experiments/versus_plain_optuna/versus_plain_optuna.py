@@ -101,7 +101,7 @@ def plain_search(db_bench: str, space: SearchSpace, base: dict[str, str], keys: 
                                   *options, *phase], check=True, capture_output=True, text=True, timeout=3600)
             scored = [r for r in parse(ran.stdout).results if r.name == then.benchmarks[-1]]
             if not scored:
-                raise subprocess.CalledProcessError(0, ran.args, ran.stdout, ran.stderr)
+                raise subprocess.SubprocessError(f"db_bench printed no {then.benchmarks[-1]} result")
             return scored[-1].ops_per_sec
         finally:
             spent += time.monotonic() - started
@@ -110,7 +110,7 @@ def plain_search(db_bench: str, space: SearchSpace, base: dict[str, str], keys: 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=seed))
     while spent < budget:
-        study.optimize(objective, n_trials=1, catch=(subprocess.CalledProcessError, subprocess.TimeoutExpired))
+        study.optimize(objective, n_trials=1, catch=(subprocess.SubprocessError,))  # failed, timed out, no result
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     return {"trials": len(study.trials), "failed": len(study.trials) - len(done), "db_bench_seconds": round(spent, 1),
             "best": {"trial": study.best_trial.number, "params": study.best_params,
