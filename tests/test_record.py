@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from scipy import stats as scipy_stats
 
+from experiments.held_out import Rounds
 from objectives.workloads import load_workload
 from search_spaces import Context, load_space
 from tests.figures import LABEL, Binding, documents, figures, places
@@ -34,7 +35,7 @@ from tuner.observers._mlflow import _answer_name
 from tuner.outputs._answer import answer_of, search_gain
 from tuner.ranking import distinct_top
 from tuner.samplers import RANKED
-from tuner.stats import across_seeds, paired_ratio
+from tuner.stats import across_seeds
 from tuner.summary import Ratio, Summary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -2546,7 +2547,7 @@ DIRECT_IO = "use_direct_io_for_flush_and_compaction"
 
 def test_options_beyond_the_space_on_the_default_jobs_answer_are_quoted_as_their_json_gives_them():
     """docs/results.md's "Beyond the space": options one at a time on make tune's answer (trial 63), then direct
-    I/O alone and on it in 5 rounds; its gain over trial 63 paired by round (tuner.stats.paired_ratio)."""
+    I/O alone and on it in 5 rounds; its gain over trial 63 paired by round (experiments.held_out.Rounds)."""
     answer = _json("experiments/headroom/configs-default-job-answer.json")["default job 2 GiB trial 63"]
     after = "Beyond the space, one option moved"
     tables = (("headroom-beyond-space-11.8.1-2026-11-29", "configs-beyond-space.json", 3, after),
@@ -2565,8 +2566,7 @@ def test_options_beyond_the_space_on_the_default_jobs_answer_are_quoted_as_their
         assert named[both] == {**answer, DIRECT_IO: "true"}
         gains = measured["over_default"]
         assert max(gains, key=lambda n: gains[n]["ratio"]) == both and gains[both]["ratio"] < 1.3
-        over_answer.append(paired_ratio(*([m["ops_per_sec"] if m else 0.0 for m in measured["runs"][c]]
-                                          for c in (both, "trial 63"))))
+        over_answer.append(Rounds(measured["runs"]).ratio(both, "trial 63"))
     measured = _json("experiments/headroom/results/headroom-direct-io-11.8.1-2026-11-29.json")
     gains, median = measured["over_default"], partial(_run_median, measured)
     alone, both = "direct I/O for flush and compaction", "trial 63 + direct I/O for flush and compaction"
@@ -2588,7 +2588,7 @@ def test_options_beyond_the_space_on_the_default_jobs_answer_are_quoted_as_their
     assert measured["target_data_bytes"] == 8 * 2**30 and measured["target_memory_bytes"] == 2**30
     assert measured["rounds"] == 5 and not measured["failed"] and measured["defaults"]["mode"] == "library"
     _headroom_rows(measured, {n: n for n in measured["configs"]}, "Nor did the interaction carry")
-    over = paired_ratio(*([m["ops_per_sec"] if m else 0.0 for m in measured["runs"][c]] for c in (both, alone)))
+    over = Rounds(measured["runs"]).ratio(both, alone)
     assert over["verdict"] == "tie"
     _quoted(f"There direct I/O ran {_ratio(over)} trial 101 itself, a tie", doc)
     _quoted(f"(trial 101, {answer['write_buffer_size'] / 1e6:.1f} MB memtables x {answer['max_write_buffer_number']}, "

@@ -65,7 +65,7 @@ from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, Defaults, defaults_of
 from objectives.parser import parse
 from objectives.runner import Runner
-from objectives.workloads import Phase, Workload, load_workload
+from objectives.workloads import Phase, Workload, format_flag, load_workload
 from search_spaces import Context, SearchSpace, load_space
 from tuner.cli import parse_size
 from tuner.engine import memory_plan
@@ -89,14 +89,14 @@ def plain_search(db_bench: str, space: SearchSpace, base: dict[str, str], keys: 
         nonlocal spent
         flags = {**base, **space.flags(space.suggest(trial))}
         db = work / f"plain-db-{trial.number}"
-        options = [f"--db={db}", f"--seed={seed}", *(f"--{k}={v}" for k, v in flags.items())]
+        options = [f"--db={db}", f"--seed={seed}", *(format_flag(k, v) for k, v in flags.items())]
         started = time.monotonic()
         try:
             subprocess.run([db_bench, "--benchmarks=fillrandom,flush,waitforcompaction", *options], check=True,
                            capture_output=True, timeout=3600)
             if then is None:
                 return keys / (time.monotonic() - started)
-            phase = [f"--{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in then.flags.items()]
+            phase = [format_flag(k, v) for k, v in then.flags.items()]
             ran = subprocess.run([db_bench, f"--benchmarks={','.join(then.benchmarks)}", "--use_existing_db=1",
                                   *options, *phase], check=True, capture_output=True, text=True, timeout=3600)
             scored = [r for r in parse(ran.stdout).results if r.name == then.benchmarks[-1]]
