@@ -9,6 +9,7 @@ into the default one and into an empty ``--work-dir``, and refuses any other non
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 import socket
@@ -78,6 +79,29 @@ def prepare(path: Path | None) -> Path:
 def need_bytes(data_bytes: int, factor: int = SPACE_FACTOR) -> int:
     """Free space one trial of a workload with ``data_bytes`` of keys and values is allowed to need."""
     return factor * data_bytes + SPACE_SLACK
+
+
+# RocksDB options that open files with O_DIRECT: a run with one on fails where the filesystem refuses it
+DIRECT_IO_OPTIONS = ("use_direct_io_for_flush_and_compaction", "use_direct_reads")
+
+
+def takes_direct_io(path: Path) -> bool:
+    """Whether the filesystem under ``path`` takes O_DIRECT writes (tmpfs before Linux 6.6 and some
+    FUSE filesystems refuse them; RocksDB's direct I/O options then fail every run)."""
+    probe = path / f".rocksdb-tuner-direct-io-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_DIRECT", 0), 0o600)
+    except OSError:
+        return False
+    try:
+        with mmap.mmap(-1, 4096) as block:  # page-aligned, as O_DIRECT wants
+            os.write(fd, block)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+        probe.unlink()
 
 
 def largest_data(path: Path, factor: int = SPACE_FACTOR) -> int:

@@ -142,6 +142,20 @@ class SearchSpace:
             raise SpaceError(f"space {self.name!r}: {exc}") from None
         return replace(self, parameters=tuple(params), constraints=constraints)
 
+    def without_choice(self, name: str, value: Value) -> SearchSpace:
+        """This space with categorical ``name`` no longer offering ``value`` (itself when it has no such
+        parameter or choice); SpaceError when that leaves it no choice."""
+        params = []
+        for p in self.parameters:
+            if p.name == name and isinstance(p, CategoricalParam) and value in p.choices:
+                choices = tuple(c for c in p.choices if c != value)
+                if not choices:
+                    raise SpaceError(f"space {self.name!r}: {name} has no choice but {flag_text(value)}")
+                grid = None if p.grid_values is None else tuple(v for v in p.grid_values if v != value)
+                p = replace(p, choices=choices, grid_values=grid)
+            params.append(p)
+        return replace(self, parameters=tuple(params))
+
     def distance(self, a: dict[str, Value], b: dict[str, Value]) -> float:
         """How far apart two configurations are, 0 to 1: the mean over parameters of the gap along each
         one's (log) range, 0/1 for a choice; a parameter active in one only counts as 1."""

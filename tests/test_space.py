@@ -24,6 +24,7 @@ def test_default_space_scales_to_host_and_data(ctx):
     assert [p.name for p in space.parameters] == [
         "subcompactions", "max_background_jobs", "write_buffer_size", "max_write_buffer_number",
         "min_write_buffer_number_to_merge", "cache_size", "bloom_bits", "compression_type", "compression_level",
+        "use_direct_io_for_flush_and_compaction",
     ]
     assert space.parameter("subcompactions").high == 4 * ctx.cores
     assert space.parameter("write_buffer_size").high == 100 * MiB  # data / 2
@@ -286,3 +287,14 @@ def test_compaction_style_reads_and_writes_as_rocksdb_and_db_bench_name_it():
     own = SearchSpace.from_dict({"parameters": {"compaction_style": {"type": "categorical", "choices": [0, 1]}}})
     style = own.parameter("compaction_style")
     assert style.flag == "compaction_style" and style.options_key == key and style.choices == (0, 1)
+
+
+def test_a_choice_left_out_leaves_the_others_and_the_last_one_cannot_go(ctx):
+    space = load_space("default").resolve(ctx)
+    off = space.without_choice("use_direct_io_for_flush_and_compaction", True)
+    assert off.parameter("use_direct_io_for_flush_and_compaction").choices == (False,)
+    assert [p for p in off.parameters if p.name != "use_direct_io_for_flush_and_compaction"] == [
+        p for p in space.parameters if p.name != "use_direct_io_for_flush_and_compaction"]
+    assert space.without_choice("compression_type", "brotli") == space  # no such choice: unchanged
+    with pytest.raises(SpaceError, match="use_direct_io_for_flush_and_compaction has no choice but false"):
+        off.without_choice("use_direct_io_for_flush_and_compaction", False)

@@ -158,7 +158,7 @@ class Engine:
         self.bus.study_started(self.snapshot())
         for note in self.seeded:
             self.bus.note(f"this new study {note}")
-        for note in self.parts.widened:
+        for note in (*self.parts.narrowed, *self.parts.widened):
             self.bus.note(f"space {self.parts.space.name}: {note}")
         if self.memory is not None and self.memory.limit_bytes is not None:
             runs = self.described(self.parts.workload, self.measurement).runs

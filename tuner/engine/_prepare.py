@@ -66,6 +66,7 @@ class Prepared:
     rungs: tuple[Workload, ...] = ()  # --fidelity: the workload at each rung's data size, the last the full one
     target: Target | None = None  # what the study tunes for (tuner.target)
     widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
+    narrowed: tuple[str, ...] = ()  # what of the space the work dir cannot run, left out, in words
     memory_note: str | None = None  # rocksdb-default cannot fit the trials' memory: said before any run
 
     @property
@@ -231,7 +232,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     floor = needs[0] if needs else 0
     limit, budget = memory_plan(config.target, workload, slot, target, floor)
     ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget)
-    space = unresolved.resolve(ctx)
+    space, narrowed = _direct_io(unresolved.resolve(ctx), work_dir)
     backend.check(found, workload, space)
     user, reference = _reference(config, space, target)
     sampler_name = choose(search.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
@@ -260,7 +261,18 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
                     out=out, storage=tracking.storage or f"sqlite:///{(out / 'study.db').resolve()}",
                     db_bench_seed=search.seed if search.seed else 1, slot=slot, memory_limit=limit, plan=plan,
                     reference=reference, user_baseline=user, rungs=rungs, target=target,
-                    widened=widened, memory_note=_memory_note(config.target, limit, needs))
+                    widened=widened, narrowed=narrowed, memory_note=_memory_note(config.target, limit, needs))
+
+
+def _direct_io(space: SearchSpace, work_dir: Path) -> tuple[SearchSpace, tuple[str, ...]]:
+    """The space without direct I/O on when the work dir's filesystem refuses O_DIRECT, and that, in words."""
+    names = [p.name for p in space.parameters if p.name in workdir.DIRECT_IO_OPTIONS]
+    if not names or workdir.takes_direct_io(work_dir):
+        return space, ()
+    for name in names:
+        space = space.without_choice(name, True)
+    return space, (f"{', '.join(names)} left off: the work dir {work_dir} refuses O_DIRECT "
+                   "(give --work-dir on a disk filesystem such as ext4 or xfs to search it)",)
 
 
 def _work_dir(config: TuneConfig, found: Found, target: Target, workload: Workload,
