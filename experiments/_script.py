@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tuner.engine import STOPS, stop_signals, stopped_by
+from tuner.engine import STOPS, stop_exit, stop_signals, stopped_by
 
 CHILD_GRACE = 120.0  # seconds a stopped child gets to remove what it made before it is killed
 
@@ -24,10 +24,9 @@ def entry(main: Callable[[], object]) -> None:
             main()
             return
         except KeyboardInterrupt:
-            received = stopped_by() or signal.SIGINT
-    print(f"\ninterrupted ({signal.Signals(received).name}): db_bench stopped, the temporary DBs removed",
-          file=sys.stderr)
-    raise SystemExit(128 + received)
+            name, status = stop_exit()
+    print(f"\ninterrupted ({name}): db_bench stopped, the temporary DBs removed", file=sys.stderr)
+    raise SystemExit(status)
 
 
 def run_child(command: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:

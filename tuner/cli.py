@@ -8,7 +8,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,7 +24,7 @@ from search_spaces import Context, GiB, SpaceError, load_space
 from search_spaces import preset_names as space_presets
 from tuner.api import Study
 from tuner.backends import BACKENDS, EnvironmentFault
-from tuner.engine import STOPS, stop_signals, stopped_by
+from tuner.engine import STOPS, stop_exit, stop_signals
 from tuner.executors import EXECUTORS
 from tuner.experiment import RESULTS, ExperimentError
 from tuner.model import (
@@ -460,10 +459,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
         with stop_signals(STOPS):  # SIGTERM/SIGHUP take the Ctrl-C path: clean up, then exit
             result = study.run()
     except KeyboardInterrupt:
-        received = stopped_by() or signal.SIGINT
-        print(f"\ninterrupted ({signal.Signals(received).name}): finished trials are saved. Resume with: "
-              f"{_resume(args, study)}", file=sys.stderr)
-        return 128 + received
+        name, status = stop_exit()
+        print(f"\ninterrupted ({name}): finished trials are saved. Resume with: {_resume(args, study)}",
+              file=sys.stderr)
+        return status
     except EnvironmentFault as exc:
         print(_stopped(exc, f"Finished trials are saved; fix it, then resume with: {_resume(args, study)}"),
               file=sys.stderr)

@@ -34,6 +34,7 @@ from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, MODES, defaults_of
 from objectives.runner import Runner
 from search_spaces import Context, load_space
+from search_spaces.parameters import flag_text
 from tuner.cli import parse_size
 from tuner.experiment import machine_info
 from tuner.model import TuneConfig
@@ -52,7 +53,7 @@ def read_configs(path: Path) -> dict[str, dict[str, str]]:
         raise SystemExit(f"--configs: {path} must hold an object of named objects of db_bench flags")
     if REFERENCE in configs:
         raise SystemExit(f"--configs: {REFERENCE} is always measured; name no configuration so")
-    return {name: {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in flags.items()}
+    return {name: {k: flag_text(v) for k, v in flags.items()}
             for name, flags in configs.items()}
 
 

@@ -67,6 +67,7 @@ from objectives.parser import parse
 from objectives.runner import Runner
 from objectives.workloads import Phase, Workload, format_flag, load_workload
 from search_spaces import Context, SearchSpace, load_space
+from search_spaces.parameters import flag_text
 from tuner.cli import parse_size
 from tuner.engine import memory_plan
 from tuner.executors import Slot
@@ -223,7 +224,7 @@ def main() -> None:
     host = Context.of_host()
     workload, space, plain_flags, size = setting(args, host, defaults)
     # the plain script runs db_bench in the shape the tuner measures: on the same defaults
-    base = {**{k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in defaults.flags.items()}, **plain_flags}
+    base = {**{k: flag_text(v) for k, v in defaults.flags.items()}, **plain_flags}
     size += ["--defaults", args.defaults]
     then = read_phase(workload) if args.target_data is not None else None
     record: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "workload": workload.name,

@@ -13,8 +13,8 @@ from tuner.engine._prepare import (
     score_of,
     target_workload,
 )
-from tuner.engine._signals import STOPS, stop_signals, stopped_by
+from tuner.engine._signals import STOPS, stop_exit, stop_signals, stopped_by
 from tuner.engine._warmstart import starts
 
 __all__ = ["STOPS", "Engine", "Prepared", "check_values", "default_flags", "memory_plan", "prepare", "pruner_of", "score_of",
-           "starts", "stop_signals", "stopped_by", "target_workload"]
+           "starts", "stop_exit", "stop_signals", "stopped_by", "target_workload"]

@@ -44,6 +44,13 @@ def stopped_by() -> int | None:
     return _received[0] if _received else None
 
 
+def stop_exit() -> tuple[str, int]:
+    """After a stop: the signal's name and the exit status for it, 128 + its number (SIGINT when none was
+    recorded, a KeyboardInterrupt of Python's own)."""
+    received = stopped_by() or signal.SIGINT
+    return signal.Signals(received).name, 128 + received
+
+
 def raise_if_stopped() -> None:
     """KeyboardInterrupt if a stop signal was received (its own KeyboardInterrupt may have been lost)."""
     if _received:
