@@ -86,7 +86,7 @@ DIRECT_IO_OPTIONS = ("use_direct_io_for_flush_and_compaction", "use_direct_reads
 
 
 def takes_direct_io(path: Path) -> bool:
-    """Whether the filesystem under ``path`` takes O_DIRECT writes (tmpfs before Linux 6.6 and some
+    """Whether the filesystem under ``path`` takes O_DIRECT writes (tmpfs in older Linux kernels and some
     FUSE filesystems refuse them; RocksDB's direct I/O options then fail every run)."""
     probe = path / f".rocksdb-tuner-direct-io-{os.getpid()}"
     try:

@@ -182,6 +182,51 @@ def test_the_default_job_with_the_compaction_style_is_quoted_as_its_summary_give
             "ones)", ("docs/results.md",))
 
 
+def test_the_default_job_with_direct_io_is_quoted_as_its_summary_gives_it():
+    """docs/results.md's "Direct I/O in the default space": make tune's command on a space that held
+    direct I/O for flush and compaction beside the nine options; a tie, so keep the defaults; its machine
+    time and its trials by that option."""
+    record = RESULTS / "default-job-dio-11.8.1-2026-12-01"
+    summary = _summary(record.name)
+    command = (record / "console.log").read_text().splitlines()[0]
+    assert _without_names(command) == _without_names(f"rocksdb-tuner tune {_tune_args()}")
+    assert summary.db_bench is not None and summary.defaults is not None and summary.answer is not None
+    assert summary.defaults.mode == "library" and summary.db_bench.build == "release"
+    assert summary.db_bench.version == "11.8.1"
+    searched = set(summary.space_searched["parameters"])
+    assert searched == {p.name for p in load_space("default").parameters} | {DIRECT_IO}
+    best, at = _gain(summary), "none of the three finalists"
+    assert summary.answer.recommend == "reference" and best.verdict == "tie" and summary.best is not None
+    assert best.ci95 is not None and best.ci95[0] < 1 < best.ci95[1]
+    for row in summary.comparison[:2]:
+        assert row.spread is not None
+        _quoted(f"{row.name} {row.value('ops_per_sec'):,.0f} {row.spread.min:,.0f}-{row.spread.max:,.0f}",
+                ("docs/results.md",))
+    assert best.p_value is not None
+    _quoted(f"best (trial {summary.best.trial}) vs rocksdb-default: {best.ratio:.2f}x (95 % CI {best.ci95[0]:.2f}-"
+            f"{best.ci95[1]:.2f}, p = {best.p_value:.1f}, {best.n} paired rounds): no measurable difference",
+            ("docs/results.md",))
+    seconds, nine = summary.machine_seconds, _summary("default-job-11.8.1-2026-11-29")
+    assert summary.budget_seconds and seconds.total <= summary.budget_seconds
+    _quoted(f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
+            f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
+            f"{seconds.revalidation:,.0f} s) for a {summary.budget_seconds:,.0f} s budget; "
+            f"{summary.trials.complete} trials, where the nine-option job above measured {nine.trials.complete} in "
+            f"{nine.machine_seconds.trials:,.0f} s of trials", ("docs/results.md",))
+    _quoted(f"cost this job the {_gain(nine).ratio:.2f}x the nine-option job found", ("docs/results.md",))
+    assert summary.explanation is not None
+    (line,) = [o.text for o in summary.explanation.options if o.param == DIRECT_IO]
+    found = re.search(r"False ([\d,]+) \((\d+) trials\), True ([\d,]+) \((\d+) trials\)", line)
+    assert found is not None
+    _quoted(f"{found[4]} of the {summary.trials.complete} ran direct I/O, their median {found[3]} ops/s in the "
+            f"search's 10 s phases against {found[1]} for the {found[2]} without", ("docs/results.md",), at=at)
+    p = summary.best.params
+    assert p[DIRECT_IO] is False and p["compression_type"] == "lz4"
+    _quoted(f"trial {summary.best.trial} ({p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} "
+            f"MB memtables x {p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time, "
+            f"{p['subcompactions']} subcompactions, LZ4, direct I/O off)", ("docs/results.md",), at=at)
+
+
 def test_the_first_deployed_shape_job_is_quoted_as_its_summary_gives_it():
     """docs/results.md's first default job in the deployed shape (before the compaction style joined the
     space): make tune's command then, its answer and machine time."""
@@ -1725,6 +1770,8 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
 @pytest.mark.parametrize("doc, intro, record", [
     ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-11.8.1-2026-11-29/`",
      "default-job-11.8.1-2026-11-29"),
+    ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-dio-11.8.1-2026-12-01/`",
+     "default-job-dio-11.8.1-2026-12-01"),
     ("docs/results.md", "OPTIONS file in `experiments/default_job/results/default-job-11.8.1-2026-11-27/`",
      "default-job-11.8.1-2026-11-27"),
     ("docs/results.md", "OPTIONS file in `experiments/default_job/results/default-job-universal-11.8.1-2026-11-28/`",

@@ -17,7 +17,7 @@ from objectives.metrics import metrics_of
 from objectives.runner import EnvironmentFault, RunFailed, Runner
 from objectives.workdir import MARKER, proc_stat, process_started, remove_owned
 from objectives.workloads import load_workload
-from search_spaces import load_space
+from search_spaces import SearchSpace, load_space
 from tests.conftest import TINY, leftovers
 from tuner.engine._prepare import _direct_io
 from tuner.options_file import mismatches
@@ -124,7 +124,12 @@ def test_the_direct_io_probe_answers_and_leaves_nothing(tmp_path):
 
 
 def test_a_work_dir_refusing_o_direct_leaves_direct_io_out_of_the_space(host, tmp_path, monkeypatch):
-    space = load_space("default").resolve(host)
+    default = load_space("default").resolve(host)
+    monkeypatch.setattr(workdir_module, "takes_direct_io", lambda path: pytest.fail("probed for a space without it"))
+    assert _direct_io(default, tmp_path) == (default, ())
+    space = SearchSpace.from_dict({"parameters": {
+        "use_direct_io_for_flush_and_compaction": {"type": "categorical", "choices": [False, True]}}})
+    monkeypatch.setattr(workdir_module, "takes_direct_io", lambda path: True)
     assert _direct_io(space, tmp_path) == (space, ())
     monkeypatch.setattr(workdir_module, "takes_direct_io", lambda path: False)
     narrowed, notes = _direct_io(space, tmp_path)
