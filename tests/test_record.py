@@ -227,6 +227,39 @@ def test_the_default_job_with_direct_io_is_quoted_as_its_summary_gives_it():
             f"{p['subcompactions']} subcompactions, LZ4, direct I/O off)", ("docs/results.md",), at=at)
 
 
+def test_the_nine_option_job_run_again_on_12_01_is_quoted_as_its_summary_gives_it():
+    """docs/results.md's "The nine-option job again" and README: make tune's command and space as they are,
+    run again on 2026-12-01; another answer than the headline's, its gain beside the headline's."""
+    record = RESULTS / "default-job-rerun-11.8.1-2026-12-01"
+    summary, headline = _summary(record.name), _summary("default-job-11.8.1-2026-11-29")
+    command = (record / "console.log").read_text().splitlines()[0]
+    assert _without_names(command) == _without_names(f"rocksdb-tuner tune {_tune_args()}")
+    assert summary.db_bench is not None and summary.defaults is not None and summary.answer is not None
+    assert summary.defaults.mode == "library" and summary.db_bench.build == "release"
+    assert summary.db_bench.version == "11.8.1" and summary.seed == headline.seed
+    assert set(summary.space_searched["parameters"]) == {p.name for p in load_space("default").parameters}
+    best, before = _gain(summary), _gain(headline)
+    assert summary.answer.recommend == "best" and best.verdict == "faster" and summary.best is not None
+    assert headline.best is not None and summary.best.params != headline.best.params
+    seconds = summary.machine_seconds
+    assert summary.budget_seconds and seconds.total <= summary.budget_seconds
+    _quoted(f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
+            f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
+            f"{seconds.revalidation:,.0f} s) for a {summary.budget_seconds:,.0f} s budget; "
+            f"{summary.trials.complete} trials", ("docs/results.md",))
+    p = summary.best.params
+    assert p["compression_type"] == "lz4"
+    _quoted(f"trial {summary.best.trial} ({p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} "
+            f"MB memtables x {p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time, "
+            f"{p['subcompactions']} subcompactions, LZ4), is another configuration than trial {headline.best.trial} of "
+            "2026-11-29", ("docs/results.md",))
+    _quoted(f"ran {_ratio(best)} the defaults in its paired rounds, where trial {headline.best.trial} ran {_ratio(before)}",
+            ("docs/results.md",))
+    _quoted(f"gains of {best.ratio:.2f}x and {before.ratio:.2f}x", ("docs/results.md",))
+    _quoted(f"Run again on 2026-12-01, the same job answered another configuration, trial {summary.best.trial}, which "
+            f"ran {_ratio(best)} the defaults", ("README.md",))
+
+
 def test_the_first_deployed_shape_job_is_quoted_as_its_summary_gives_it():
     """docs/results.md's first default job in the deployed shape (before the compaction style joined the
     space): make tune's command then, its answer and machine time."""
@@ -1772,6 +1805,8 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
      "default-job-11.8.1-2026-11-29"),
     ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-dio-11.8.1-2026-12-01/`",
      "default-job-dio-11.8.1-2026-12-01"),
+    ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-rerun-11.8.1-2026-12-01/`",
+     "default-job-rerun-11.8.1-2026-12-01"),
     ("docs/results.md", "OPTIONS file in `experiments/default_job/results/default-job-11.8.1-2026-11-27/`",
      "default-job-11.8.1-2026-11-27"),
     ("docs/results.md", "OPTIONS file in `experiments/default_job/results/default-job-universal-11.8.1-2026-11-28/`",
