@@ -17,9 +17,7 @@ from objectives.metrics import metrics_of
 from objectives.runner import EnvironmentFault, RunFailed, Runner
 from objectives.workdir import MARKER, proc_stat, process_started, remove_owned
 from objectives.workloads import load_workload
-from search_spaces import SearchSpace, load_space
 from tests.conftest import TINY, leftovers
-from tuner.engine._prepare import _direct_io
 from tuner.options_file import mismatches
 
 pytestmark = pytest.mark.dbbench
@@ -114,28 +112,6 @@ def test_stop_kills_db_bench_and_removes_its_db(db_bench, host, work_dir, tmp_pa
         Runner(db_bench, work_dir, stop=stop).run(workload, {}, tmp_path / "log")
     assert leftovers(work_dir) == []
     assert subprocess.run(["pgrep", "-f", str(work_dir)], capture_output=True, text=True).stdout == ""
-
-
-def test_the_direct_io_probe_answers_and_leaves_nothing(tmp_path):
-    """The probe writes one O_DIRECT block: a disk filesystem takes it, /proc (which takes no new file)
-    does not; either way nothing of it stays."""
-    assert workdir_module.takes_direct_io(tmp_path) is True and list(tmp_path.iterdir()) == []
-    assert workdir_module.takes_direct_io(Path("/proc")) is False
-
-
-def test_a_work_dir_refusing_o_direct_leaves_direct_io_out_of_the_space(host, tmp_path, monkeypatch):
-    default = load_space("default").resolve(host)
-    monkeypatch.setattr(workdir_module, "takes_direct_io", lambda path: pytest.fail("probed for a space without it"))
-    assert _direct_io(default, tmp_path) == (default, ())
-    space = SearchSpace.from_dict({"parameters": {
-        "use_direct_io_for_flush_and_compaction": {"type": "categorical", "choices": [False, True]}}})
-    monkeypatch.setattr(workdir_module, "takes_direct_io", lambda path: True)
-    assert _direct_io(space, tmp_path) == (space, ())
-    monkeypatch.setattr(workdir_module, "takes_direct_io", lambda path: False)
-    narrowed, notes = _direct_io(space, tmp_path)
-    assert narrowed.parameter("use_direct_io_for_flush_and_compaction").choices == (False,)
-    assert notes == (f"use_direct_io_for_flush_and_compaction left off: the work dir {tmp_path} refuses O_DIRECT "
-                     "(give --work-dir on a disk filesystem such as ext4 or xfs to search it)",)
 
 
 def test_only_marked_directories_are_removed(tmp_path):

@@ -8,8 +8,10 @@ from pathlib import Path
 import optuna
 import pytest
 
+from objectives import workdir
 from search_spaces import Context, GiB, IntParam, MiB, SearchSpace, SpaceError, load_space
 from search_spaces.context import ExpressionError, evaluate
+from tuner.engine._prepare import _direct_io
 from tuner.options_file import decode, encode
 from tuner.outputs._export import ExportError, as_python
 
@@ -301,3 +303,24 @@ def test_a_choice_left_out_leaves_the_others_and_the_last_one_cannot_go():
     assert space.without_choice("compression_type", "brotli") == space  # no such choice: unchanged
     with pytest.raises(SpaceError, match="use_direct_io_for_flush_and_compaction has no choice but false"):
         off.without_choice("use_direct_io_for_flush_and_compaction", False)
+
+
+def test_the_direct_io_probe_answers_and_leaves_nothing(tmp_path):
+    """The probe writes one O_DIRECT block: a disk filesystem takes it, /proc (which takes no new file)
+    does not; either way nothing of it stays."""
+    assert workdir.takes_direct_io(tmp_path) is True and list(tmp_path.iterdir()) == []
+    assert workdir.takes_direct_io(Path("/proc")) is False
+
+
+def test_a_work_dir_refusing_o_direct_leaves_direct_io_out_of_the_space(host, tmp_path, monkeypatch):
+    default = load_space("default").resolve(replace(host, data=200 * MiB, budget=GiB))
+    monkeypatch.setattr(workdir, "takes_direct_io", lambda path: pytest.fail("probed for a space without it"))
+    assert _direct_io(default, tmp_path) == (default, ())
+    space = SearchSpace.from_dict({"parameters": DIRECT_IO})
+    monkeypatch.setattr(workdir, "takes_direct_io", lambda path: True)
+    assert _direct_io(space, tmp_path) == (space, ())
+    monkeypatch.setattr(workdir, "takes_direct_io", lambda path: False)
+    narrowed, notes = _direct_io(space, tmp_path)
+    assert narrowed.parameter("use_direct_io_for_flush_and_compaction").choices == (False,)
+    assert notes == (f"use_direct_io_for_flush_and_compaction left off: the work dir {tmp_path} refuses O_DIRECT "
+                     "(give --work-dir on a disk filesystem such as ext4 or xfs to search it)",)
