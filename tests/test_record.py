@@ -2604,6 +2604,30 @@ def _held_out_answer(record: str, job_record: str, trial: int, configs: str, aft
     return measured, _gain(job)
 
 
+def test_the_rerun_jobs_answer_held_out_is_quoted_as_its_json_gives_it():
+    """docs/results.md's "Held out, trial 89": the answer of the default job run again on 2026-12-01 in 5
+    held-out rounds at its target: within its re-validated interval, a tie by itself."""
+    after = "Held out, trial 89 ran"
+    measured, reported = _held_out_answer("headroom-rerun-answer-11.8.1-2026-12-01", "default-job-rerun-11.8.1-2026-12-01",
+                                          89, "configs-rerun-answer.json", after)
+    assert measured["commit"] == "79f2adc"
+    name = "default job 2 GiB trial 89"
+    gain, doc = measured["over_default"][name], ("docs/results.md",)
+    assert gain["verdict"] == "tie" and reported.ci95 is not None and reported.ci95[0] <= gain["ratio"] <= reported.ci95[1]
+    _quoted(f"Held out, trial 89 ran {_ratio(gain)} the defaults: within the interval its job reported, a tie", doc)
+    _quoted(f"within the {reported.ci95[0]:.2f}-{reported.ci95[1]:.2f} its re-validation reported", doc)
+    _quoted(f"lower end of its own interval at {gain['ci95'][0]:.2f}", doc)
+    _quoted(f"{_ratio(reported)} the defaults in its paired rounds and {_ratio(gain)} held out in 5 more", ("README.md",))
+    median = partial(_run_median, measured)
+    burst = (median(name, "burst_ops_per_sec"), median("rocksdb-default", "burst_ops_per_sec"))
+    drain = (median(name, "drain_seconds"), median("rocksdb-default", "drain_seconds"))
+    assert burst[0] < burst[1] and drain[0] < drain[1]
+    _quoted(f"(burst {burst[0]:,.0f} against {burst[1]:,.0f}) and its drain was shorter ({drain[0]:.1f} s against "
+            f"{drain[1]:.1f} s)", doc)
+    first = _json("experiments/headroom/results/headroom-default-job-answer-11.8.1-2026-11-29.json")
+    _quoted(f"Trial 63's held-out {_ratio(first['over_default']['default job 2 GiB trial 63'])} above", doc)
+
+
 def test_the_default_jobs_answer_held_out_is_quoted_as_its_json_gives_it():
     """docs/results.md's "Held out, the gain held" and README: make tune's answer (trial 63 of
     default-job-11.8.1-2026-11-29) in 5 held-out rounds at its target, within its re-validated interval."""
