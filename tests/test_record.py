@@ -113,15 +113,21 @@ def _by_style(summary: Summary) -> re.Match[str]:
     return found
 
 
+def _machine_time(summary: Summary) -> str:
+    """A default job's db_bench seconds, by part, its budget and its trials, as docs/results.md words them."""
+    seconds = summary.machine_seconds
+    return (f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
+            f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
+            f"{seconds.revalidation:,.0f} s) for a {summary.budget_seconds:,.0f} s budget; "
+            f"{summary.trials.complete} trials")
+
+
 def _job_quoted(summary: Summary, answer: str) -> None:
     """docs/results.md quotes a default job's machine time within its budget, and its answer (``answer``:
     its style, jobs and memtables as the page words them) with its subcompactions, cache and filter."""
     seconds, p = summary.machine_seconds, summary.best.params if summary.best else {}
     assert summary.best is not None and summary.budget_seconds and seconds.total <= summary.budget_seconds
-    _quoted(f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
-            f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
-            f"{seconds.revalidation:,.0f} s) for a {summary.budget_seconds:,.0f} s budget; "
-            f"{summary.trials.complete} trials", ("docs/results.md",))
+    _quoted(_machine_time(summary), ("docs/results.md",))
     _quoted(f"Trial {summary.best.trial} runs {answer}, {p['subcompactions']} subcompactions, LZ4 as the defaults, "
             f"a {p['cache_size'] / 2**20:.1f} MiB block cache and a {p['bloom_bits']}-bit Bloom filter",
             ("docs/results.md",))
@@ -208,10 +214,7 @@ def test_the_default_job_with_direct_io_is_quoted_as_its_summary_gives_it():
             ("docs/results.md",))
     seconds, nine = summary.machine_seconds, _summary("default-job-11.8.1-2026-11-29")
     assert summary.budget_seconds and seconds.total <= summary.budget_seconds
-    _quoted(f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
-            f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
-            f"{seconds.revalidation:,.0f} s) for a {summary.budget_seconds:,.0f} s budget; "
-            f"{summary.trials.complete} trials, where the nine-option job above measured {nine.trials.complete} in "
+    _quoted(f"{_machine_time(summary)}, where the nine-option job above measured {nine.trials.complete} in "
             f"{nine.machine_seconds.trials:,.0f} s of trials", ("docs/results.md",))
     _quoted(f"cost this job the {_gain(nine).ratio:.2f}x the nine-option job found", ("docs/results.md",))
     assert summary.explanation is not None
@@ -243,10 +246,7 @@ def test_the_nine_option_job_run_again_on_12_01_is_quoted_as_its_summary_gives_i
     assert headline.best is not None and summary.best.params != headline.best.params
     seconds = summary.machine_seconds
     assert summary.budget_seconds and seconds.total <= summary.budget_seconds
-    _quoted(f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
-            f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
-            f"{seconds.revalidation:,.0f} s) for a {summary.budget_seconds:,.0f} s budget; "
-            f"{summary.trials.complete} trials", ("docs/results.md",))
+    _quoted(_machine_time(summary), ("docs/results.md",))
     p = summary.best.params
     assert p["compression_type"] == "lz4"
     _quoted(f"trial {summary.best.trial} ({p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} "
@@ -271,11 +271,7 @@ def test_the_first_deployed_shape_job_is_quoted_as_its_summary_gives_it():
     assert summary.defaults.mode == "library" and summary.db_bench.build == "release"
     best = _gain(summary)
     assert summary.answer.recommend == "best" and best.verdict == "faster"
-    seconds = summary.machine_seconds
-    _quoted(f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
-            f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
-            f"{seconds.revalidation:,.0f} s) for a {summary.budget_seconds:,.0f} s budget; "
-            f"{summary.trials.complete} trials", ("docs/results.md",))
+    _quoted(_machine_time(summary), ("docs/results.md",))
     _quoted(f"the gain left to find is smaller: {best.ratio:.2f}x, against", ("docs/results.md",))
     assert summary.best is not None
     p = summary.best.params
