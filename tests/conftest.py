@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from objectives.dbbench import ENV_VAR, DbBench, probe
+from objectives.memory import Cgroups, MemoryLimitError
 from search_spaces import Context
 from tuner.summary import Summary
 
@@ -96,6 +97,15 @@ def db_bench() -> DbBench:
 @pytest.fixture(scope="session")
 def host() -> Context:
     return Context.of_host()
+
+
+@pytest.fixture
+def memory_cgroup() -> None:
+    """Skips a test that runs within a memory limit on a host without a usable memory cgroup."""
+    try:
+        Cgroups.detect()
+    except MemoryLimitError as exc:
+        pytest.skip(f"no usable memory cgroup here: {exc}")
 
 
 @pytest.fixture

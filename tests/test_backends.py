@@ -23,7 +23,6 @@ from optuna.trial import FrozenTrial, TrialState
 
 from objectives.dbbench import DbBenchError, probe
 from objectives.measurement import Measurement
-from objectives.memory import Cgroups, MemoryLimitError
 from objectives.workloads import Workload
 from search_spaces import load_space
 from tests.conftest import summary_of
@@ -276,14 +275,10 @@ def test_a_ctrl_c_inside_a_read_of_the_study_stops_it_as_a_ctrl_c_and_tells_the_
 
 
 @pytest.mark.ray
-def test_a_program_at_a_target_runs_two_at_once_on_ray_workers(tmp_path):
+def test_a_program_at_a_target_runs_two_at_once_on_ray_workers(tmp_path, memory_cgroup):
     """--parallel 2 with --backend command: Ray's workers run the program, two at once on cores of their
     own, each run on a hard-linked checkpoint of the DB --load built once on this host (the local
     cluster's workers see its work dir) and within the memory limit; nothing is left behind."""
-    try:
-        Cgroups.detect()
-    except MemoryLimitError as exc:
-        pytest.skip(f"no usable memory cgroup here: {exc}")
     (tmp_path / "load.py").write_text(AT_SIZE_LOAD)
     (tmp_path / "run.py").write_text(AT_SIZE_RUN + "import time; time.sleep(float(seconds))\n")
     (tmp_path / "work").mkdir()
@@ -326,13 +321,9 @@ def test_the_words_a_program_is_told_and_their_flags_go_together(fields, message
     assert str(refused.value).startswith(message)
 
 
-def test_a_program_runs_within_its_memory_limit_and_an_oom_kill_names_it(tmp_path):
+def test_a_program_runs_within_its_memory_limit_and_an_oom_kill_names_it(tmp_path, memory_cgroup):
     """With a memory limit each run (and what it starts) is in a memory cgroup of its own: the program
     finds itself there, limited; one that allocates past the limit is killed, and its failure says so."""
-    try:
-        Cgroups.detect()
-    except MemoryLimitError as exc:
-        pytest.skip(f"no usable memory cgroup here: {exc}")
     where = ("import json, pathlib; line = [l for l in open('/proc/self/cgroup').read().splitlines() "
              "if l.split(':')[1] in ('memory', '')][0]; path = line.split(':', 2)[2]; "
              "mount = [l.split()[1] for l in open('/proc/self/mounts') if ' cgroup ' in l and 'memory' in l] or "
@@ -705,14 +696,10 @@ def test_the_rocksdict_example_loads_its_db_once_and_runs_on_copies_of_it(tmp_pa
     assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]  # the loaded DB removed too
 
 
-def test_the_rocksdict_example_at_a_target_is_loaded_once_and_runs_within_its_memory(tmp_path):
+def test_the_rocksdict_example_at_a_target_is_loaded_once_and_runs_within_its_memory(tmp_path, memory_cgroup):
     """The at-size form README shows first: the example told the target's bytes ({data_bytes}: its key
     count) and each run's seconds ({duration}), its DB loaded once, every run within --target-memory (a
     memory cgroup), tuned for its P99."""
-    try:
-        Cgroups.detect()
-    except MemoryLimitError as exc:
-        pytest.skip(f"no usable memory cgroup here: {exc}")
     python = shlex.quote(sys.executable)
     r = tuner("tune", "--backend", "command",
               "--load", f"{python} {APP} --load --options {{options}} --db {{db}} --data-bytes {{data_bytes}}",

@@ -19,7 +19,6 @@ from pathlib import Path
 import optuna
 import pytest
 
-from objectives.memory import Cgroups, MemoryLimitError
 from objectives.workdir import proc_stat, process_alive
 from tests.conftest import TINY, fast, leftovers, summary_of
 from tuner.trials import TrialNode, TrialRecord
@@ -367,14 +366,10 @@ def test_each_node_builds_its_own_preloaded_db_once_and_removes_it(cluster, tmp_
 
 
 def test_the_rocksdict_example_at_a_target_on_two_nodes_each_on_its_own_db(cluster, tmp_path, tmp_path_factory,
-                                                                           monkeypatch):
+                                                                           monkeypatch, memory_cgroup):
     """The shipped example as README's at-size form runs it, on two nodes that share no work dir: its DB
     loaded once by the driver and once by each node, every run within --target-memory (a memory cgroup
     on either node), tuned for its P99 (minimized), the answer re-validated at the target."""
-    try:
-        Cgroups.detect()
-    except MemoryLimitError as exc:
-        pytest.skip(f"no usable memory cgroup here: {exc}")
     app, python = Path(__file__).resolve().parents[1] / "examples" / "rocksdict_app" / "app.py", sys.executable
     out = tmp_path / "out"
     r, dirs = _apart(cluster, tmp_path_factory, monkeypatch, "--backend", "command",
