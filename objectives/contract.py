@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Called with (phase, second, ops/s of that second) as a run reports; True stops the run.
-IntervalObserver = Callable[[str, int, float], bool]
+# Called with (phase, second, ops/s of that second) as a run reports, then with (phase, second, None) for
+# each second after its operations ended (its drain: flushes and compactions, which db_bench does not
+# report); True stops the run.
+IntervalObserver = Callable[[str, int, float | None], bool]
 
 DISK_FULL = "the disk is full"
 STOPPED = "stopped: the study is stopping"  # a run ended because the study is stopping (a worker told to stop)

@@ -58,6 +58,7 @@ from objectives.workdir import (
 from objectives.workloads import Flag, Phase, Workload, format_flag
 
 _KILL_GRACE = 3.0
+_QUIET = 2.0  # seconds without a new report line (written every second) after which the operations have ended
 # The flags every db_bench invocation gets from the runner itself.
 RUNNER_FLAGS = {"db", "benchmarks", "use_existing_db", "statistics", "histogram", "progress_reports", "seed",
                 "report_interval_seconds", "report_file"}
@@ -352,12 +353,16 @@ class Runner:
 
 
 class _ReportWatch:
-    """Follows a running phase's --report_file and hands each new second to the observer."""
+    """Follows a running phase's --report_file and hands each new second to the observer; once the
+    report has gone quiet (db_bench's reporter writes every second while the operations run, stalled or
+    not, and stops with them), each further second of the phase, its drain, as ``None``."""
 
     def __init__(self, phase: str, path: Path, observer: IntervalObserver):
         self.phase, self.path, self.observer = phase, path, observer
         self.seen = 0
         self.next_check = 0.0
+        self.last: tuple[int, float] | None = None  # the last reported second, and when it was read
+        self.told = 0  # the last second handed to the observer
 
     def poll(self) -> int | None:
         """The second at which the observer asked to stop, or None (checked twice a second)."""
@@ -372,7 +377,14 @@ class _ReportWatch:
         complete = text[: text.rfind("\n") + 1]  # the reporter may be mid-line
         for second, qps in parse_report(complete)[self.seen:]:
             self.seen += 1
+            self.last, self.told = (second, now), max(self.told, second)
             if self.observer(self.phase, second, qps):
+                return second
+        if self.last is None or now - self.last[1] < _QUIET:
+            return None
+        for second in range(self.told + 1, self.last[0] + int(now - self.last[1]) + 1):
+            self.told = second
+            if self.observer(self.phase, second, None):
                 return second
         return None
 

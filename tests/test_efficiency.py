@@ -18,6 +18,7 @@ import scipy.stats
 from optuna.distributions import CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
+from objectives import runner as runner_module
 from search_spaces import Context, GiB, MiB, load_space
 from tests.conftest import TINY, fast, printed_summary
 from tests.test_cli import tuner
@@ -581,6 +582,45 @@ def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_lea
     assert TrialRecord.of(trial).pruned_by == "the --budget: ran past the 30 s the search had left"
     assert optuna.load_study(study_name=trial.study.study_name, storage=trial.study._storage).trials[0] \
         .intermediate_values == {1: 100.0, 2: 75.0}
+
+
+
+
+def test_a_trial_whose_drain_holds_it_under_half_the_defaults_is_stopped_there_and_learnt_as_bad():
+    """With a floor (half rocksdb-default's ops/s), a trial is stopped at the first second of its drain at which
+    its operations over the seconds it has run fall under it (its score can only fall further), told pruned
+    with its mean so far, drain seconds as 0; its operations' seconds never stop it, and a pruner never
+    sees the drain's."""
+    unlimited = Budget(None, Plan(k=1, min_rounds=3, ablation=False), configurations=2, ablations=0)
+    trial = optuna.create_study(direction="maximize").ask()
+    observe = engine_loop._observer(trial, False, unlimited, lambda: None, False, 1.0, hopeless=50.0)
+    assert observe is not None
+    assert not any(observe("overwrite", second, 10.0 if second < 10 else 910.0) for second in range(1, 11))
+    assert not any(observe("overwrite", second, None) for second in range(11, 21))  # 1,000 ops / 20 s: not under 50
+    assert observe("overwrite", 21, None)  # 1,000 / 21 = 47.6
+    assert TrialRecord.of(trial).pruned_by == "its drain: 48 ops/s over its 21 s so far, under 0.5 of rocksdb-default's 100"
+    reported = optuna.load_study(study_name=trial.study.study_name, storage=trial.study._storage).trials[0]
+    assert reported.intermediate_values[21] == pytest.approx(1000 / 21)
+    pruned = optuna.create_study(direction="maximize", pruner=optuna.pruners.ThresholdPruner(lower=1e9))
+    pruning = engine_loop._observer(pruned.ask(), True, unlimited, lambda: None, False, 1.0)
+    assert pruning is not None and not pruning("overwrite", 11, None) and pruning("overwrite", 1, 10.0)
+
+
+def test_a_phases_report_gone_quiet_hands_each_second_of_its_drain_to_the_observer(tmp_path, monkeypatch):
+    """db_bench's reporter writes a line each second while the operations run and stops with them: once none
+    has come for 2 s, each further second of the phase goes to the observer as None, until it says stop."""
+    clock = [100.0]
+    monkeypatch.setattr(runner_module.time, "monotonic", lambda: clock[0])
+    report, seen = tmp_path / "overwrite.report.csv", []
+    report.write_text("secs_elapsed,interval_qps\n1,500\n2,700\n")
+    watch = runner_module._ReportWatch("overwrite", report, lambda _, second, qps: seen.append((second, qps)) or second == 6)
+    assert watch.poll() is None and seen == [(1, 500.0), (2, 700.0)]
+    clock[0] += 1.9
+    assert watch.poll() is None and len(seen) == 2  # 1.9 s without a line: the operations may still run
+    clock[0] += 0.6
+    assert watch.poll() is None and seen[2:] == [(3, None), (4, None)]
+    clock[0] += 2.0
+    assert watch.poll() == 6 and seen[4:] == [(5, None), (6, None)]
 
 
 @pytest.mark.dbbench

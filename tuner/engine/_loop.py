@@ -8,7 +8,9 @@ configurations climb them all unpruned, and a rung that ranks them unlike the fu
 from then on (tuner.rungs).
 
 With a --budget, a trial still running when the search's share of it is spent is stopped and told
-pruned (:func:`_observer`), so that one very slow configuration cannot overrun the budget.
+pruned (:func:`_observer`), so that one very slow configuration cannot overrun the budget. A trial
+whose drain has already held its throughput under half the defaults' (:data:`HOPELESS`) is stopped
+there too: it cannot be an answer, and waiting for its compactions would only spend the budget.
 
 Ctrl-C, and a failure of the environment rather than of the configuration (an EnvironmentFault: a
 full disk, a vanished work directory, db_bench killed from outside), stop the loop: the jobs in
@@ -35,7 +37,7 @@ from tuner.engine._storage import StudyStore
 from tuner.engine._warmstart import STARTS_SHARE, next_start
 from tuner.events import EventBus
 from tuner.executors import Job, Jobs, Outcome, settle
-from tuner.model import WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
+from tuner.model import DEFAULT_BASELINE, WARM_START_PROVENANCE, StudySnapshot, trial_log_dir
 from tuner.samplers import Startup, provenance, startup_size
 from tuner.summary import FidelityAgreement
 from tuner.summary import Startup as StartupSize
@@ -45,6 +47,10 @@ from tuner.trials import attrs as trial_attrs
 # --fidelity: rung i reports its ops/s as Optuna's intermediate value at step RUNG_BASE ** i.
 RUNG_BASE = rungs.REDUCTION
 RUNG_METRICS = ("ops_per_sec", "burst_ops_per_sec", "p99_us", "write_amp")  # what a rung's run keeps (RungRun)
+# A trial maximizing ops/s is stopped in its drain once its operations over the seconds it has run fall
+# under this share of rocksdb-default's search run: its score can only fall further, and an answer must beat
+# the defaults (what such trials cost the default jobs: docs/search.md#trials-that-cannot-be-the-answer).
+HOPELESS = 0.5
 
 
 @dataclass
@@ -179,7 +185,7 @@ class TrialLoop:
         trial, params = asked
         self.bus.trial_started(trial.number, counted + len(running) + 1, self.parts.trials_wanted, params)
         observer = _observer(trial, self.search.pruner != "none", self.budget, self.snapshot, bool(self.parts.rungs),
-                             self.parts.stretch)
+                             self.parts.stretch, self._hopeless())
         ladder, first = self.parts.rungs, self._first_rung(trial)
         log_dir = trial_log_dir(self.parts.out, trial.number) / (f"rung-{first}" if ladder else "")
         if ladder:
@@ -188,6 +194,15 @@ class TrialLoop:
                   self.parts.config.measurement.repeats, observer, workload=ladder[first] if ladder else None)
         running[job.key] = _Running(trial, params, time.monotonic(), first)
         self.executor.submit(job)
+
+    def _hopeless(self) -> float | None:
+        """The ops/s under which a trial's drain stops it (:data:`HOPELESS` of rocksdb-default's search run),
+        when the study maximizes ops/s on runs of one size; else None."""
+        baseline = self.store.baseline(DEFAULT_BASELINE)
+        if self.parts.score.objective != "throughput" or self.parts.rungs or baseline is None:
+            return None
+        ops = baseline.metrics.get("ops_per_sec") if baseline.state == "COMPLETE" else None
+        return HOPELESS * ops if ops else None
 
     def _first_rung(self, trial: optuna.Trial) -> int:
         """With --fidelity, the rung a new configuration starts at: the first ones climb every rung
@@ -268,27 +283,38 @@ def _note_not_applied(store: StudyStore, bus: EventBus, trial: optuna.Trial) -> 
 
 
 def _observer(trial: optuna.Trial, prunes: bool, budget: Budget, snapshot: Callable[[], StudySnapshot],
-              rungs: bool, stretch: float) -> IntervalObserver | None:
-    """The scored phases' watcher: the pruner's, and with a --budget a guard that stops a trial still
+              rungs: bool, stretch: float, hopeless: float | None = None) -> IntervalObserver | None:
+    """The scored phases' watcher: the pruner's; with a --budget a guard that stops a trial still
     running when the search's share of the budget is spent (:meth:`Budget.search_left`): such a
     configuration is many times slower than the median and would otherwise overrun the budget (a
-    random point of S2 ran 119 s against a 6 s median and overran a 116 s budget by 95 s). It is told
-    pruned, with its mean ops/s so far reported (unless the pruner or --fidelity's rungs report), so
+    random point of S2 ran 119 s against a 6 s median and overran a 116 s budget by 95 s); and with
+    ``hopeless`` (ops/s) one that stops a trial in its drain once its operations over the seconds it has
+    run are fewer: its sustained ops/s can only fall further. A stopped trial is told pruned, with its
+    mean ops/s so far reported, drain seconds as 0 (unless the pruner or --fidelity's rungs report), so
     the samplers learn it as bad."""
     pruning = _pruning_observer(trial) if prunes else None
-    if budget.seconds is None:
+    if budget.seconds is None and hopeless is None:
         return pruning
-    used = usage(snapshot(), stretch)
-    limit = budget.search_left(used.spent, used.per_run, used.revalidation_run)
+    limit = None
+    if budget.seconds is not None:
+        used = usage(snapshot(), stretch)
+        limit = budget.search_left(used.spent, used.per_run, used.revalidation_run)
     reports, started, seen = pruning is None and not rungs, time.monotonic(), []
+    done: dict[str, float] = {}  # each scored phase's operations so far
 
-    def observe(phase: str, second: int, qps: float) -> bool:
-        if pruning is not None and pruning(phase, second, qps):
-            return True
+    def observe(phase: str, second: int, qps: float | None) -> bool:
+        if qps is not None:
+            if pruning is not None and pruning(phase, second, qps):
+                return True
+            done[phase] = done.get(phase, 0.0) + qps
         if reports:
-            seen.append(qps)
+            seen.append(qps or 0.0)
             trial.report(sum(seen) / len(seen), len(seen))
-        if time.monotonic() - started <= limit:
+        if qps is None and hopeless is not None and done.get(phase, 0.0) / second < hopeless:
+            record(trial, pruned_by=f"its drain: {done.get(phase, 0.0) / second:,.0f} ops/s over its {second} s so far, "
+                                    f"under {HOPELESS:g} of rocksdb-default's {hopeless / HOPELESS:,.0f}")
+            return True
+        if limit is None or time.monotonic() - started <= limit:
             return False
         record(trial, pruned_by=f"the --budget: ran past the {limit:.0f} s the search had left")
         return True
@@ -300,7 +326,9 @@ def _pruning_observer(trial: optuna.Trial) -> IntervalObserver:
     """Reports the scored phases' mean ops/s so far at each second; True when the pruner says stop."""
     seen: list[float] = []
 
-    def observe(_phase: str, _second: int, qps: float) -> bool:
+    def observe(_phase: str, _second: int, qps: float | None) -> bool:
+        if qps is None:  # the drain: the pruner compares trials at the same second of their operations
+            return False
         seen.append(qps)
         trial.report(sum(seen) / len(seen), len(seen))
         return trial.should_prune()
