@@ -598,12 +598,29 @@ def test_a_trial_whose_drain_holds_it_under_half_the_defaults_is_stopped_there_a
     assert not any(observe("overwrite", second, 10.0 if second < 10 else 910.0) for second in range(1, 11))
     assert not any(observe("overwrite", second, None) for second in range(11, 21))  # 1,000 ops / 20 s: not under 50
     assert observe("overwrite", 21, None)  # 1,000 / 21 = 47.6
-    assert TrialRecord.of(trial).pruned_by == "its drain: 48 ops/s over its 21 s so far, under 0.5 of rocksdb-default's 100"
+    assert TrialRecord.of(trial).pruned_by == "its drain: under 0.5 of rocksdb-default's 100 ops/s"
     reported = optuna.load_study(study_name=trial.study.study_name, storage=trial.study._storage).trials[0]
     assert reported.intermediate_values[21] == pytest.approx(1000 / 21)
     pruned = optuna.create_study(direction="maximize", pruner=optuna.pruners.ThresholdPruner(lower=1e9))
     pruning = engine_loop._observer(pruned.ask(), True, unlimited, lambda: None, False, 1.0)
     assert pruning is not None and not pruning("overwrite", 11, None) and pruning("overwrite", 1, 10.0)
+
+
+def test_only_a_study_maximizing_ops_per_sec_on_runs_of_one_size_cuts_drains():
+    """The floor is half rocksdb-default's ops/s in the search; none for another objective, for --fidelity's
+    rungs (runs of other sizes), or before the defaults have a complete run."""
+    def parts(objective: str = "throughput", rungs: tuple[str, ...] = ()) -> SimpleNamespace:
+        return SimpleNamespace(score=SimpleNamespace(objective=objective), rungs=rungs)
+
+    def store(record: BaselineRecord | None) -> SimpleNamespace:
+        return SimpleNamespace(baseline=lambda name: record if name == "rocksdb-default" else None)
+
+    ran = BaselineRecord("rocksdb-default", state="COMPLETE", metrics={"ops_per_sec": 1000.0})
+    assert engine_loop._hopeless(parts(), store(ran)) == 500.0
+    assert engine_loop._hopeless(parts("p99_us:min"), store(ran)) is None
+    assert engine_loop._hopeless(parts(rungs=("1/8",)), store(ran)) is None
+    assert engine_loop._hopeless(parts(), store(None)) is None
+    assert engine_loop._hopeless(parts(), store(BaselineRecord("rocksdb-default", state="FAIL", reason="oom"))) is None
 
 
 def test_a_phases_report_gone_quiet_hands_each_second_of_its_drain_to_the_observer(tmp_path, monkeypatch):

@@ -185,7 +185,7 @@ class TrialLoop:
         trial, params = asked
         self.bus.trial_started(trial.number, counted + len(running) + 1, self.parts.trials_wanted, params)
         observer = _observer(trial, self.search.pruner != "none", self.budget, self.snapshot, bool(self.parts.rungs),
-                             self.parts.stretch, self._hopeless())
+                             self.parts.stretch, _hopeless(self.parts, self.store))
         ladder, first = self.parts.rungs, self._first_rung(trial)
         log_dir = trial_log_dir(self.parts.out, trial.number) / (f"rung-{first}" if ladder else "")
         if ladder:
@@ -194,15 +194,6 @@ class TrialLoop:
                   self.parts.config.measurement.repeats, observer, workload=ladder[first] if ladder else None)
         running[job.key] = _Running(trial, params, time.monotonic(), first)
         self.executor.submit(job)
-
-    def _hopeless(self) -> float | None:
-        """The ops/s under which a trial's drain stops it (:data:`HOPELESS` of rocksdb-default's search run),
-        when the study maximizes ops/s on runs of one size; else None."""
-        baseline = self.store.baseline(DEFAULT_BASELINE)
-        if self.parts.score.objective != "throughput" or self.parts.rungs or baseline is None:
-            return None
-        ops = baseline.metrics.get("ops_per_sec") if baseline.state == "COMPLETE" else None
-        return HOPELESS * ops if ops else None
 
     def _first_rung(self, trial: optuna.Trial) -> int:
         """With --fidelity, the rung a new configuration starts at: the first ones climb every rung
@@ -272,6 +263,16 @@ class TrialLoop:
         return None
 
 
+def _hopeless(parts: Prepared, store: StudyStore) -> float | None:
+    """The ops/s under which a trial's drain stops it (:data:`HOPELESS` of rocksdb-default's search run), when
+    the study maximizes ops/s on runs of one size; else None."""
+    baseline = store.baseline(DEFAULT_BASELINE)
+    if parts.score.objective != "throughput" or parts.rungs or baseline is None:
+        return None
+    ops = baseline.metrics.get("ops_per_sec") if baseline.state == "COMPLETE" else None
+    return HOPELESS * ops if ops else None
+
+
 def _note_not_applied(store: StudyStore, bus: EventBus, trial: optuna.Trial) -> None:
     """Say once, at the first trial that shows it, which searched options the measured DB did not take
     as asked (its OPTIONS file, the block cache's capacity from its LOG)."""
@@ -311,8 +312,7 @@ def _observer(trial: optuna.Trial, prunes: bool, budget: Budget, snapshot: Calla
             seen.append(qps or 0.0)
             trial.report(sum(seen) / len(seen), len(seen))
         if qps is None and hopeless is not None and done.get(phase, 0.0) / second < hopeless:
-            record(trial, pruned_by=f"its drain: {done.get(phase, 0.0) / second:,.0f} ops/s over its {second} s so far, "
-                                    f"under {HOPELESS:g} of rocksdb-default's {hopeless / HOPELESS:,.0f}")
+            record(trial, pruned_by=f"its drain: under {HOPELESS:g} of rocksdb-default's {hopeless / HOPELESS:,.0f} ops/s")
             return True
         if limit is None or time.monotonic() - started <= limit:
             return False
