@@ -261,6 +261,36 @@ def test_the_nine_option_job_run_again_on_12_01_is_quoted_as_its_summary_gives_i
             f"ran {_ratio(best)} the defaults", ("README.md",))
 
 
+def test_the_job_with_the_drain_cut_is_quoted_as_its_summary_gives_it():
+    """docs/results.md's "With the drain cut": make tune's command and space, the first job whose trials under
+    half the defaults were stopped in their drain; what they cost, and its answer beside the two before."""
+    record = RESULTS / CUT_JOB
+    summary = _summary(CUT_JOB)
+    runs = [_summary(name) for name in ("default-job-11.8.1-2026-11-29", "default-job-rerun-11.8.1-2026-12-01")]
+    log = (record / "console.log").read_text()
+    assert _without_names(log.splitlines()[0]) == _without_names(f"rocksdb-tuner tune {_tune_args()}")
+    assert summary.db_bench is not None and summary.defaults is not None and summary.best is not None
+    assert summary.db_bench.version == "11.8.1" and summary.defaults.mode == "library"
+    assert all(summary.seed == r.seed for r in runs)
+    assert set(summary.space_searched["parameters"]) == {p.name for p in load_space("default").parameters}
+    _quoted(_machine_time(summary), ("docs/results.md",), at="2,369 s of db_bench")
+    cut = [int(s) for s in re.findall(r"^trial \d+: pruned after .*? by its drain: .*?\((\d+)s\) \|", log, re.MULTILINE)]
+    assert len(cut) == summary.trials.pruned == 5
+    _quoted(f"Five more were stopped in their drain, after {min(cut)}-{max(cut)} s each ({sum(cut)} s in all), so the "
+            f"search measured {summary.trials.complete + len(cut)} configurations where the two runs before the cut "
+            f"measured {runs[0].trials.complete + runs[0].trials.pruned} and {runs[1].trials.complete + runs[1].trials.pruned}",
+            ("docs/results.md",))
+    p, gain = summary.best.params, _gain(summary)
+    _quoted(f"trial {summary.best.trial} ({p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} MB "
+            f"memtables x {p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time, "
+            f"{p['subcompactions']} subcompactions, Snappy, a {p['cache_size'] / 2**20:.1f} MiB block cache, no Bloom "
+            f"filter), ran {_ratio(gain)} the defaults at the target, where its search's single run had said "
+            f"{search_gain(summary):.2f}x", ("docs/results.md",))
+    assert p["compression_type"] == "snappy" and p["bloom_bits"] == 0
+    gains = [f"{_gain(r).ratio:.2f}x" for r in (*runs, summary)]
+    _quoted(f"at {gains[0]}, {gains[1]} and {gains[2]}", ("docs/results.md",), at="2,369 s of db_bench")
+
+
 def test_the_first_deployed_shape_job_is_quoted_as_its_summary_gives_it():
     """docs/results.md's first default job in the deployed shape (before the compaction style joined the
     space): make tune's command then, its answer and machine time."""
@@ -616,7 +646,7 @@ def test_what_1_3x_asks_is_read_from_the_headroom_records():
         ratios = [m["burst_ops_per_sec"] / m["ops_per_sec"] for m in measured["runs"]["rocksdb-default"] if m]
         room.setdefault(measured["target_data_bytes"], []).append(statistics.median(ratios))
     assert sorted(room) == [2 * 2**30, 8 * 2**30] and [len(room[2 * 2**30]), len(room[8 * 2**30])] == [6, 4]
-    at = "What 1.3x asks at this target"
+    at = "So at 2 GiB an answer of 1.3x"
     _quoted("the six `experiments/headroom/results/*.json` of that target", ("docs/results.md",), at=at)
     for data, words in ((2 * 2**30, "it was "), (8 * 2**30, "in the four at 8 GiB within 1 GiB, ")):
         _quoted(f"{words}{min(room[data]):.2f}x-{max(room[data]):.2f}x", ("docs/results.md",), at=at)
@@ -632,6 +662,7 @@ def test_what_1_3x_asks_is_read_from_the_headroom_records():
     _quoted(f"held out at {min(held):.2f}x-{max(held):.2f}x", ("docs/results.md",), at=at)
 
 
+CUT_JOB = "default-job-cut-11.8.1-2026-12-01"  # the first default job whose trials' drains were cut
 JOBS_11_8 = ("default-job-11.8.1-2026-11-27", "default-job-11.8.1-rerun-2026-11-27", "default-job-11.8.1-2026-11-29",
              "default-job-8GiB-11.8.1-2026-11-28", "default-job-universal-11.8.1-2026-11-28",
              "default-job-8GiB-universal-11.8.1-2026-11-28", "default-job-dio-11.8.1-2026-12-01",
@@ -653,7 +684,7 @@ def test_what_trials_under_half_the_defaults_cost_is_read_from_the_default_jobs_
     in experiments/default_job/results), their trials under HOPELESS of the defaults' search ops/s, and
     their answers' ratio to the defaults in the search."""
     kept = {d.name for d in RESULTS.iterdir() if "11.8.1" in d.name}
-    assert kept == set(JOBS_11_8)
+    assert kept == {*JOBS_11_8, CUT_JOB}  # every one before the cut
     shares, answered = [], []
     for name in JOBS_11_8:
         log = (RESULTS / name / "console.log").read_text()
@@ -1902,6 +1933,8 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
      "default-job-dio-11.8.1-2026-12-01"),
     ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-rerun-11.8.1-2026-12-01/`",
      "default-job-rerun-11.8.1-2026-12-01"),
+    ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-cut-11.8.1-2026-12-01/`",
+     "default-job-cut-11.8.1-2026-12-01"),
     ("docs/results.md", "OPTIONS file in `experiments/default_job/results/default-job-11.8.1-2026-11-27/`",
      "default-job-11.8.1-2026-11-27"),
     ("docs/results.md", "OPTIONS file in `experiments/default_job/results/default-job-universal-11.8.1-2026-11-28/`",
