@@ -10,7 +10,7 @@ from then on (tuner.rungs).
 With a --budget, a trial still running when the search's share of it is spent is stopped and told
 pruned (:func:`_observer`), so that one very slow configuration cannot overrun the budget. A trial
 whose drain has already held its throughput under half the defaults' (:data:`HOPELESS`) is stopped
-there too: it cannot be an answer, and waiting for its compactions would only spend the budget.
+there too: it is no candidate, and waiting for its compactions would only spend the budget.
 
 Ctrl-C, and a failure of the environment rather than of the configuration (an EnvironmentFault: a
 full disk, a vanished work directory, db_bench killed from outside), stop the loop: the jobs in
@@ -185,7 +185,7 @@ class TrialLoop:
         trial, params = asked
         self.bus.trial_started(trial.number, counted + len(running) + 1, self.parts.trials_wanted, params)
         observer = _observer(trial, self.search.pruner != "none", self.budget, self.snapshot, bool(self.parts.rungs),
-                             self.parts.stretch, _hopeless(self.parts, self.store))
+                             self.parts.stretch, _hopeless(self.parts, self.store) if self.budget.seconds else None)
         ladder, first = self.parts.rungs, self._first_rung(trial)
         log_dir = trial_log_dir(self.parts.out, trial.number) / (f"rung-{first}" if ladder else "")
         if ladder:
@@ -264,8 +264,9 @@ class TrialLoop:
 
 
 def _hopeless(parts: Prepared, store: StudyStore) -> float | None:
-    """The ops/s under which a trial's drain stops it (:data:`HOPELESS` of rocksdb-default's search run), when
-    the study maximizes ops/s on runs of one size; else None."""
+    """The ops/s under which a trial's drain stops it in a study with a --budget (:data:`HOPELESS` of
+    rocksdb-default's search run), when it maximizes ops/s on runs of one size; else None. Without a budget
+    every trial asked for runs to its end: --trials N measures N configurations."""
     baseline = store.baseline(DEFAULT_BASELINE)
     if parts.score.objective != "throughput" or parts.rungs or baseline is None:
         return None
