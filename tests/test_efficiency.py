@@ -584,8 +584,6 @@ def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_lea
         .intermediate_values == {1: 100.0, 2: 75.0}
 
 
-
-
 def test_a_trial_whose_drain_holds_it_under_half_the_defaults_is_stopped_there_and_learnt_as_bad():
     """With a floor (half rocksdb-default's ops/s), a trial is stopped at the first second of its drain at which
     its operations over the seconds it has run fall under it (its score can only fall further), told pruned
