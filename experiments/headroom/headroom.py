@@ -2,15 +2,16 @@
 engineer would try beyond the search space, against the defaults, in paired rounds that chose nothing.
 
     .venv/bin/python -m experiments.headroom.headroom --configs experiments/headroom/configs.json
-        [--target-data 2GiB] [--target-memory 1GiB] [--rounds 3] [--defaults library] [--duration 300]
-        [--out experiments/headroom/results/headroom.json]
+        [--workload steady-overwrite] [--target-data 2GiB] [--target-memory 1GiB] [--rounds 3]
+        [--defaults library] [--duration 300] [--out experiments/headroom/results/headroom.json]
 
 ``--configs`` is a JSON object of named configurations, each a map of db_bench flags set on top of the
 defaults every run starts from (``--defaults``: by default the measuring build's library defaults, the
-deployed shape); ``rocksdb-default`` (no flag) is always measured beside them. Each runs the default
-job's workload at the target (steady-overwrite: random overwrites for the re-validation's 30 s on a DB
-preloaded once, the drain charged, within the target's memory; ``--duration`` seconds instead, for a
-window long enough to hold the compactions a configuration defers), once per round in a fresh random order,
+deployed shape); ``rocksdb-default`` (no flag) is always measured beside them. Each runs ``--workload``
+at the target as tune confirms there (by default the default job's, steady-overwrite: random overwrites
+for the re-validation's 30 s on a DB preloaded once, the drain charged, within the target's memory;
+``--duration`` seconds instead, for a window long enough to hold the compactions a configuration
+defers; a load workload loads its DB in every run), once per round in a fresh random order,
 with db_bench seeds no search used. Per configuration: its ops/s each round and its ratio to
 rocksdb-default (tuner.stats.paired_ratio). The record (machine, db_bench, defaults, date, commit,
 every run's metrics) is written when the last round ends; Ctrl-C (or a SIGTERM) stops db_bench and
@@ -33,11 +34,12 @@ from experiments.held_out import at_target, measured_rounds, project_commit, sha
 from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, MODES, defaults_of
 from objectives.runner import Runner
+from objectives.workloads import WorkloadError
 from search_spaces import Context, load_space
 from search_spaces.parameters import flag_text
 from tuner.cli import parse_size
 from tuner.experiment import machine_info
-from tuner.model import TuneConfig
+from tuner.model import TuneConfig, UsageError
 
 RESULTS = Path(__file__).with_name("results")
 REFERENCE = "rocksdb-default"
@@ -60,6 +62,7 @@ def read_configs(path: Path) -> dict[str, dict[str, str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", type=Path, required=True, help="JSON: name -> {db_bench flag: value}")
+    parser.add_argument("--workload", default="steady-overwrite", help="a preset or workload file (tune --workload)")
     parser.add_argument("--target-data", type=parse_size, default=2 * 2**30)
     parser.add_argument("--target-memory", type=parse_size, default=2**30)
     parser.add_argument("--rounds", type=int, default=3)
@@ -80,9 +83,12 @@ def main() -> None:
         except DbBenchError as exc:
             raise SystemExit(f"--configs: {exc}") from None
     defaults = defaults_of(db_bench, args.defaults)
-    config = TuneConfig(workload="steady-overwrite", target_data=args.target_data, target_memory=args.target_memory,
+    config = TuneConfig(workload=args.workload, target_data=args.target_data, target_memory=args.target_memory,
                         duration=args.duration)
-    _, workload = at_target(config, load_space("default"), host, defaults)
+    try:
+        _, workload = at_target(config, load_space("default"), host, defaults)
+    except (UsageError, WorkloadError) as exc:
+        raise SystemExit(f"--workload: {exc}") from None
     record: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "commit": project_commit(),
                               "db_bench": db_bench.to_dict(), "defaults": defaults.to_dict(), "shape": shape(defaults),
                               "workload": workload.name, "duration_seconds": workload.duration,
@@ -94,11 +100,13 @@ def main() -> None:
         (root / "work").mkdir()
         record["machine"] = machine_info(host, root / "work")
         runner = Runner(db_bench, root / "work", timeout=3600.0, memory_limit=workload.memory, defaults=defaults)
-        built = runner.preload(workload, root / "logs" / "preload")
-        workload = replace(workload, snapshot=str(built.path))
-        record["preload"] = {"seconds": built.seconds, "size_bytes": built.size_bytes}
-        print(f"{shape(defaults)}\npreloaded {built.size_bytes / 2**30:.2f} GiB in {built.seconds:.0f} s; "
-              f"{len(configs)} configurations x {args.rounds} rounds", flush=True)
+        print(shape(defaults), flush=True)
+        if workload.kind == "preloaded":
+            built = runner.preload(workload, root / "logs" / "preload")
+            workload = replace(workload, snapshot=str(built.path))
+            record["preload"] = {"seconds": built.seconds, "size_bytes": built.size_bytes}
+            print(f"preloaded {built.size_bytes / 2**30:.2f} GiB in {built.seconds:.0f} s", flush=True)
+        print(f"{workload.name}: {len(configs)} configurations x {args.rounds} rounds", flush=True)
 
         done = measured_rounds(runner, workload, configs, args.rounds, root / "logs", random.Random(1))
         record["runs"] = done.metrics
