@@ -188,7 +188,9 @@ class Runner:
     def command(self, workload: Workload, index: int, flags: Mapping[str, Flag], db: Path, seed: int,
                 report: Path) -> list[str]:
         phase = workload.phases[index]
-        drain = (STEADY_DRAIN if workload.kind == "preloaded" else DRAIN) if workload.drain else ()
+        loads = workload.preload_each_run and index == 0  # the preload, run with this run's options
+        steady = workload.kind == "preloaded" or (workload.preload_each_run and index > 0)
+        drain = DRAIN if loads else (STEADY_DRAIN if steady else DRAIN) if workload.drain else ()
         return self._command(phase, {**workload.phase_flags(index), **flags}, db, seed, report,
                              existing=index > 0 or workload.kind != "load", drain=drain)
 

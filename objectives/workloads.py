@@ -10,6 +10,9 @@ re-validation confirms the answer at ``duration``).
 Three kinds: a *load* workload fills its DB from empty in every run; a *preloaded* one builds its
 DB once per study (its ``[preload]`` phase) and every run starts on a hard-linked checkpoint of it,
 so a run costs its timed phases whatever the DB's size; a *replay* runs a trace on a copy of a DB.
+A preload with ``each_run = true`` is instead run in every run with that run's options (its
+compression, filters and memtables write the files the scored phases read): a study runs such a
+workload as a load one (:meth:`Workload.loading_each_run`), but on the user's DB (--db-snapshot).
 
 A workload that reproduces a source study (S0-S4) also holds that study's definition, in a
 ``[study]`` table (its sweep, scale and notes): ``rocksdb-tuner experiment`` reads it
@@ -97,6 +100,7 @@ class Workload:
     snapshot: str | None = None  # each run starts on a copy of this DB (trace replay)
     data: int | None = None  # its raw data bytes when the flags do not say (a snapshot's size)
     preload: Phase | None = None  # builds the DB once per study; runs start on checkpoints of it
+    preload_each_run: bool = False  # [preload] each_run: every run loads it with its own options (first phase)
     duration: float | None = None  # seconds of each timed phase (the name ``duration`` in expressions)
     search_duration: float | None = None  # the search's trials' timed phases, when shorter (confirmed at duration)
     memory: int | None = None  # bytes its scored phases run within (a cgroup), when not the runner's
@@ -106,6 +110,13 @@ class Workload:
         """``load`` (every run fills its DB from empty), ``preloaded`` (runs start on a checkpoint of
         a DB built once) or ``replay`` (a trace on a copy of a given DB)."""
         return "preloaded" if self.preload is not None else "replay" if self.snapshot else "load"
+
+    def loading_each_run(self) -> Workload:
+        """This workload as a study runs it when its preload is ``each_run``: a load workload whose first
+        phase is the preload, run with each run's options (unscored); any other workload as it is."""
+        if self.preload is None or not self.preload_each_run:
+            return self
+        return replace(self, phases=(self.preload, *self.phases), preload=None)
 
     @property
     def scored_phases(self) -> tuple[Phase, ...]:
@@ -170,11 +181,13 @@ class Workload:
                 raise WorkloadError(
                     f"phases[{index}].benchmarks: {fresh[0]} needs a fresh DB; only the first phase may load"
                 )
-        preload = _preload(data["preload"]) if "preload" in data else None
+        preload, each_run = _preload(data["preload"]) if "preload" in data else (None, False)
         if preload is not None:
             fresh = [b for p in phases for b in p.benchmarks if b.startswith(FRESH_DB)]
             if fresh:
                 raise WorkloadError(f"phases: {fresh[0]} loads a fresh DB; a preloaded workload loads in [preload]")
+            if each_run and preload.name in names:
+                raise WorkloadError(f"phases: a phase is named {preload.name!r}, the name of the preload each run runs")
         duration, search_duration = data.get("duration"), data.get("search_duration")
         for key, value in (("duration", duration), ("search_duration", search_duration)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
@@ -212,20 +225,25 @@ class Workload:
             drain=drain,
             data_to_memory=float(ratio) if ratio is not None else None,
             preload=preload,
+            preload_each_run=each_run,
             duration=float(duration) if duration is not None else None,
             search_duration=float(search_duration) if search_duration is not None else None,
         )
 
 
-def _preload(spec: Any) -> Phase:
-    """The ``[preload]`` table: benchmarks that build the DB once (the first must load it), and flags."""
-    if not isinstance(spec, dict) or set(spec) - {"benchmarks", "flags"}:
-        raise WorkloadError("preload: expected a table with 'benchmarks' and optional 'flags'")
-    phase = _phase(0, {"name": "preload", **spec}, "preload")
+def _preload(spec: Any) -> tuple[Phase, bool]:
+    """The ``[preload]`` table: benchmarks that build the DB once (the first must load it), flags, and
+    ``each_run`` (true: every run builds it with its own options)."""
+    if not isinstance(spec, dict) or set(spec) - {"benchmarks", "flags", "each_run"}:
+        raise WorkloadError("preload: expected a table with 'benchmarks' and optional 'flags' and 'each_run'")
+    each_run = spec.get("each_run", False)
+    if not isinstance(each_run, bool):
+        raise WorkloadError(f"preload.each_run: expected true or false, got {each_run!r}")
+    phase = _phase(0, {"name": "preload", **{k: v for k, v in spec.items() if k != "each_run"}}, "preload")
     if not phase.benchmarks[0].startswith(FRESH_DB):
         raise WorkloadError(f"preload.benchmarks: the first must load the DB (fillseq, fillrandom, ...), "
                             f"not {phase.benchmarks[0]}")
-    return phase
+    return phase, each_run
 
 
 def _phase(index: int, spec: Any, where: str = "") -> Phase:

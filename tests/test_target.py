@@ -136,6 +136,26 @@ def test_checkpoints_leave_the_preloaded_db_untouched(db_bench, host, work_dir, 
 
 
 @pytest.mark.dbbench
+def test_a_preload_each_run_runs_is_written_by_each_runs_options(db_bench, host, work_dir, tmp_path):
+    """steady-readrandom loads its DB in every run with that run's options: without compression its DB
+    is larger than with zstd; on a DB preloaded once with the base options both read the same files."""
+    named = replace(load_workload("steady-readrandom"), duration=1.0)
+    assert named.preload_each_run
+    runner = Runner(db_bench, work_dir)
+    plain, packed = {"compression_type": "none"}, {"compression_type": "zstd", "bloom_bits": 10}
+    each = named.loading_each_run().resolve(0.01, host)  # 50k keys, 21 MB
+    sizes = [measure(runner, each, flags, tmp_path / f"each-{i}", 1, 1).metrics["db_size_bytes"]
+             for i, flags in enumerate((plain, packed))]
+    assert sizes[0] > 1.5 * sizes[1]
+    once = replace(named, preload_each_run=False).resolve(0.01, host)
+    once = replace(once, snapshot=str(runner.preload(once, tmp_path / "logs", seed=1).path))
+    sizes = [measure(runner, once, flags, tmp_path / f"once-{i}", 1, 1).metrics["db_size_bytes"]
+             for i, flags in enumerate((plain, packed))]
+    assert abs(sizes[0] - sizes[1]) < 0.05 * sizes[0]
+    assert leftovers(work_dir) == [Path(once.snapshot).parent.name]  # the runs' DBs are gone
+
+
+@pytest.mark.dbbench
 def test_a_target_shaped_trial_runs_in_the_targets_lsm_shape(tmp_path):
     """--target-data on a preloaded workload: the trials' OPTIONS files have RocksDB's file and level
     sizes (never scaled down); with --base-options, the user's; the summary says what the target is."""

@@ -52,6 +52,10 @@ BAD = [
     ({"phases": [{"benchmarks": ["fillrandom"], "scored": True}], "flags": {"num": [1]}}, "flags.num"),
     ({"phases": [{"benchmarks": ["fillrandom"], "scored": True}], "flags": {"num": {"exp": "1"}}}, "flags.num"),
     ({"phases": [{"benchmarks": ["fillrandom"], "scored": True}], "colour": 1}, "unknown top-level field(s) colour"),
+    ({"phases": [{"benchmarks": ["readrandom"], "scored": True}],
+      "preload": {"benchmarks": ["fillseq"], "each_run": "yes"}}, "preload.each_run: expected true or false, got 'yes'"),
+    ({"phases": [{"name": "preload", "benchmarks": ["readrandom"], "scored": True}],
+      "preload": {"benchmarks": ["fillseq"], "each_run": True}}, "phases: a phase is named 'preload'"),
 ]
 
 
@@ -90,3 +94,17 @@ def test_a_plain_script_scores_the_phase_that_reads(name: str, reads: str | None
 
     phase = read_phase(load_workload(name).resolve(1.0, Context(cores=2, ram=2**34)))
     assert (phase and phase.benchmarks[-1]) == reads
+
+
+def test_a_preload_each_run_runs_is_the_first_phase_of_a_load_workload(host):
+    """[preload] each_run = true: a study runs the workload as a load one whose first phase is the
+    preload (its flags, unscored), so each run's own options write the DB its scored phases read."""
+    spec = {"flags": {"num": 1000}, "preload": {"benchmarks": ["fillseq"], "flags": {"disable_wal": True}},
+            "phases": [{"name": "reads", "benchmarks": ["readrandom"], "scored": True}]}
+    once = Workload.from_dict(spec)
+    each = Workload.from_dict({**spec, "preload": {**spec["preload"], "each_run": True}})
+    assert once.kind == each.kind == "preloaded" and once.loading_each_run() is once
+    runs = each.loading_each_run().resolve(1.0, host)
+    assert runs.kind == "load" and [p.name for p in runs.phases] == ["preload", "reads"]
+    assert runs.phase_flags(0) == {"num": 1000, "disable_wal": True} and not runs.phases[0].scored
+    assert runs.loading_each_run() is runs

@@ -641,13 +641,16 @@ def cmd_workloads(_: argparse.Namespace) -> int:
         w = load_workload(name).resolve(1.0, host)
         phases = " -> ".join(f"{p.name}[{','.join(p.benchmarks)}]{'*' if p.scored else ''}" for p in w.phases)
         if w.preload is not None:
-            phases = f"(once: {','.join(w.preload.benchmarks)}) " + phases
+            each = "each run with its options" if w.preload_each_run else "once"
+            phases = f"({each}: {','.join(w.preload.benchmarks)}) " + phases
         timed = (f", {w.duration:g} s timed phases" + (f" ({w.search_duration:g} s in the search)" if w.search_duration
                                                          else "")) if w.duration else ""
-        print(f"{name:<22} {w.kind:<9} {w.data_bytes() / 1e6:7.0f} MB{timed}  {phases}")
+        kind = w.loading_each_run().kind
+        print(f"{name:<22} {kind:<9} {w.data_bytes() / 1e6:7.0f} MB{timed}  {phases}")
         print(f"{'':<22} {w.description}")
-    print("\n* = scored phase. Sizes at --scale 1. load: every run fills its DB from empty; preloaded: the DB is "
-          "built once per study and every run starts on a checkpoint of it (--target-data sizes it).")
+    print("\n* = scored phase. Sizes at --scale 1. load: every run fills its DB from empty (with its own options); "
+          "preloaded: the DB is built once per study and every run starts on a checkpoint of it (--target-data "
+          "sizes both).")
     return 0
 
 

@@ -37,8 +37,8 @@ fresh load, as a second db_bench with the phase's flags, and is scored by its op
 in the record; a write-only phase scores the load). Both searches and the held-out
 rounds run on the same defaults (``--defaults``, as ``tune --defaults``: by default the library's of the
 measuring version, so the plain script searches the shape an application deploys);
-the held-out rounds run the tuner's workload at the target, on a DB preloaded once, within the target's
-memory.
+the held-out rounds run the tuner's workload at the target as tune confirms there (on a DB preloaded
+once; the read presets load each run's DB with its own options), within the target's memory.
 """
 
 from __future__ import annotations

@@ -515,7 +515,9 @@ TARGET_WORKLOAD = "steady-overwrite"  # with --target-data: a load of the target
 def workload_of(config: TuneConfig) -> Workload:
     """The workload a request names: the one its backend runs whatever --workload says (the command
     backend's program), a preset, a file, or one its backend names (db_bench's ``trace:TRACE`` on
-    --db-snapshot); none named, fillrandom, or with a --target-data the preloaded steady-overwrite."""
+    --db-snapshot); none named, fillrandom, or with a --target-data the preloaded steady-overwrite. A
+    preload each run runs (``each_run``) is its first phase, but on --db-snapshot, where runs start
+    from the user's DB."""
     m = config.measurement
     backend = BACKENDS[m.backend]
     runs = backend.own_workload(config)  # e.g. the command backend's program
@@ -530,7 +532,7 @@ def workload_of(config: TuneConfig) -> Workload:
     if m.db_snapshot and named.kind != "preloaded":
         raise UsageError(f"--db-snapshot: workload {named.name} loads its DB from empty; a snapshot is where a "
                          "trace workload (trace:TRACE) or a preloaded one (rocksdb-tuner workloads) starts")
-    return named
+    return named if m.db_snapshot else named.loading_each_run()  # the user's DB is as its options wrote it
 
 
 def prepare_out(out: Path) -> None:
