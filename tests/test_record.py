@@ -2962,3 +2962,48 @@ def test_the_8gib_job_with_the_compaction_style_is_quoted_as_its_summary_gives_i
     assert aa["configs"] == {"rocksdb-default": {}, "default job 8 GiB rocksdb-default": {}} and aa["rounds"] == 5
     _quoted(f"in 5 rounds (`experiments/headroom/results/headroom-8GiB-universal-keep-11.8.1-2026-11-28.json`): "
             f"{_ratio(aa['over_default']['default job 8 GiB rocksdb-default'])}", doc)
+
+
+def test_a_read_workloads_db_built_once_against_its_own_is_quoted_as_the_json_gives_it():
+    """docs/results.md's two headroom records of steady-readrandom at 2 GiB within 512 MiB: on the DB built once
+    with the defaults' options (every configuration's files alike), then with each run loading its own."""
+    once = _json("experiments/headroom/results/headroom-reads-preloaded-once-11.8.1-2026-12-01.json")
+    each = _json("experiments/headroom/results/headroom-reads-each-run-11.8.1-2026-12-01.json")
+    for measured, commit in ((once, "ebba1b9"), (each, "af6483c")):
+        assert measured["workload"] == "steady-readrandom" and measured["commit"] == commit
+        assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 512 * 2**20
+        assert measured["rounds"] == 3 and measured["defaults"]["mode"] == "library"
+        assert measured["db_bench"]["version"] == "11.8.1" and not any(measured["failed"].values())
+    assert "preload" in once and "preload" not in each
+    at = "a DB built once hid what compression costs"
+    sizes = {c: _run_median(once, c, "db_size_bytes") for c in once["runs"]}
+    assert max(sizes.values()) < 1.02 * min(sizes.values())  # one DB's files, whatever the options
+    after = "On the DB built once, every configuration read"
+    _quoted(f"the same LZ4 files without a filter ({sizes['rocksdb-default'] / 2**30:.2f} GiB)", ("docs/results.md",),
+            at=after)
+    for name in once["configs"]:
+        if name == "rocksdb-default":
+            continue
+        size = _run_median(each, name, "db_size_bytes") / 2**30
+        _row("docs/results.md", f"| {name} |", f"| {_ratio(once['over_default'][name])} | "
+             f"{_ratio(each['over_default'][name])} | {size:.2f} GiB |", after=at)
+    assert each["over_default"]["no compression"]["verdict"] == "slower"
+    _quoted(f"no compression read {each['over_default']['no compression']['ratio']:.2f}x the defaults", ("docs/results.md",),
+            at=at)
+    assert once["over_default"]["no compression"]["verdict"] == "tie"
+    identical = [once["over_default"][c] for c in ("no compression", "zstd", "Bloom filter, 10 bits per key")]
+    _quoted(f"their {min(g['ratio'] for g in identical):.2f}x-{max(g['ratio'] for g in identical):.2f}x, "
+            f"two intervals above 1", ("docs/results.md",), at=after)
+    assert sum(g["verdict"] == "faster" for g in identical) == 2
+    defaults = [m["ops_per_sec"] for m in once["runs"]["rocksdb-default"]]
+    others = [[m["ops_per_sec"] for m in once["runs"][c]] for c in ("no compression", "zstd", "Bloom filter, 10 bits per key")]
+    assert statistics.mean(defaults) < min(statistics.mean(o) for o in others)  # "happened to be the slowest"
+    _quoted(f"no compression wrote {_run_median(each, 'no compression', 'db_size_bytes') / 2**30:.2f} GiB where the "
+            f"defaults' LZ4 wrote {_run_median(each, 'rocksdb-default', 'db_size_bytes') / 2**30:.2f} GiB", ("docs/results.md",),
+            at=after)
+    _quoted(f"it read {each['over_default']['no compression']['ratio']:.2f}x the defaults", ("docs/results.md",), at=after)
+    walls = [_run_median(each, c, "wall_seconds") for c in each["runs"]]
+    before = {round(_run_median(once, c, "wall_seconds")) for c in once["runs"]}
+    _quoted(f"runs took {min(walls):.0f}-{max(walls):.0f} s of wall time, medians per configuration, against "
+            f"{before.pop()} s on the DB built once", ("docs/results.md",), at=after)
+    assert not before
