@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Called with (phase, second, ops/s of that second) as a run reports, then with (phase, second, None) for
-# each second after its operations ended (its drain: flushes and compactions, which db_bench does not
-# report); True stops the run.
+# Called with (phase, second, ops/s of that second) as a scored phase reports, then with (phase, second,
+# None) for each second after its operations ended (its drain: flushes and compactions, which db_bench
+# does not report); and with (phase, second, None) for each second of an unscored phase (a load), whose
+# operations are not scored. True stops the run.
 IntervalObserver = Callable[[str, int, float | None], bool]
 
 DISK_FULL = "the disk is full"

@@ -249,7 +249,8 @@ class Runner:
             for index, phase in enumerate(workload.phases):
                 report = log_dir / f"{phase.name}.report.csv"
                 cmd = self.command(workload, index, flags, db, seed, report)
-                watch = _ReportWatch(phase.name, report, observer) if observer and phase.scored else None
+                watch = (_ReportWatch(phase.name, report, observer) if phase.scored else
+                         _ClockWatch(phase.name, observer)) if observer else None
                 cgroup = self._cgroup(phase.scored, db, workload.memory or self.memory_limit)
                 memory: dict[str, int | None] | None = None
                 try:
@@ -307,7 +308,7 @@ class Runner:
             run.drain_seconds = run.log.drain_seconds(run.operations_end())
 
     def _execute(self, name: str, cmd: list[str], log_dir: Path, deadline: float,
-                 watch: _ReportWatch | None = None, cgroup: MemoryCgroup | None = None) -> PhaseRun:
+                 watch: _ReportWatch | _ClockWatch | None = None, cgroup: MemoryCgroup | None = None) -> PhaseRun:
         (log_dir / f"{name}.command").write_text(" ".join(cmd) + "\n")
         started, started_at, ooms = time.monotonic(), time.time(), _host_oom_kills()
         with open(log_dir / f"{name}.stdout", "wb") as out, open(log_dir / f"{name}.stderr", "wb") as err:
@@ -388,6 +389,23 @@ class _ReportWatch:
             self.told = second
             if self.observer(self.phase, second, None):
                 return second
+        return None
+
+
+class _ClockWatch:
+    """Hands each second of an unscored phase (a load) to the observer as ``None``: what watches the
+    time a run takes (the --budget's guard) sees its loads too."""
+
+    def __init__(self, phase: str, observer: IntervalObserver):
+        self.phase, self.observer = phase, observer
+        self.started, self.told = time.monotonic(), 0
+
+    def poll(self) -> int | None:
+        """The second at which the observer asked to stop, or None."""
+        while self.told < int(time.monotonic() - self.started):
+            self.told += 1
+            if self.observer(self.phase, self.told, None):
+                return self.told
         return None
 
 

@@ -584,6 +584,42 @@ def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_lea
         .intermediate_values == {1: 100.0, 2: 75.0}
 
 
+def test_the_budget_guard_watches_a_load_but_reports_and_floors_only_the_scored_phases(monkeypatch):
+    """An unscored phase (a load, each second as None) is stopped by the --budget's guard when the search's
+    share runs out, but adds nothing to the reported mean and is never held to the drain's floor."""
+    plan = Plan(k=1, min_rounds=3, ablation=False)
+    trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
+                           user_attrs={"outcome": "complete", "seconds": 5.0}) for _ in range(3)]
+    snapshot = SimpleNamespace(trials=trials, baselines=(BaselineRecord("a", seconds=5.0),),
+                               machine_seconds=lambda: MachineSeconds(total=40.0))
+    clock = [1000.0]
+    monkeypatch.setattr(engine_loop.time, "monotonic", lambda: clock[0])
+    budget = Budget(100.0, plan, configurations=2, ablations=0)
+    trial = optuna.create_study(direction="maximize").ask()
+    observe = engine_loop._observer(trial, False, budget, lambda: snapshot, False, 1.0, hopeless=50.0)
+    assert observe is not None
+    for second in range(1, 31):  # a load (no ops/s) for the 30 s the search has left: no floor, no report
+        clock[0] += 1.0
+        assert not observe("preload", second, None)
+    clock[0] += 1.0
+    assert observe("preload", 31, None)
+    assert TrialRecord.of(trial).pruned_by == "the --budget: ran past the 30 s the search had left"
+    assert not optuna.load_study(study_name=trial.study.study_name, storage=trial.study._storage).trials[0] \
+        .intermediate_values
+
+
+def test_an_unscored_phase_hands_each_second_to_the_observer(monkeypatch):
+    clock, seen = [100.0], []
+    monkeypatch.setattr(runner_module.time, "monotonic", lambda: clock[0])
+    watch = runner_module._ClockWatch("preload", lambda _, second, qps: seen.append((second, qps)) or second == 3)
+    clock[0] += 0.9
+    assert watch.poll() is None and seen == []
+    clock[0] += 1.2
+    assert watch.poll() is None and seen == [(1, None), (2, None)]
+    clock[0] += 5.0
+    assert watch.poll() == 3 and seen[2:] == [(3, None)]
+
+
 def test_a_trial_whose_drain_holds_it_under_half_the_defaults_is_stopped_there_and_learnt_as_bad():
     """With a floor (half rocksdb-default's ops/s), a trial is stopped at the first second of its drain at which
     its operations over the seconds it has run fall under it (its score can only fall further), told pruned

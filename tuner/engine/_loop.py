@@ -286,8 +286,8 @@ def _note_not_applied(store: StudyStore, bus: EventBus, trial: optuna.Trial) -> 
 
 def _observer(trial: optuna.Trial, prunes: bool, budget: Budget, snapshot: Callable[[], StudySnapshot],
               rungs: bool, stretch: float, hopeless: float | None = None) -> IntervalObserver | None:
-    """The scored phases' watcher: the pruner's; with a --budget a guard that stops a trial still
-    running when the search's share of the budget is spent (:meth:`Budget.search_left`): such a
+    """The run's watcher: the pruner's on the scored phases; with a --budget a guard that stops a trial
+    still running, in any phase, when the search's share of the budget is spent (:meth:`Budget.search_left`): such a
     configuration is many times slower than the median and would otherwise overrun the budget (a
     random point of S2 ran 119 s against a 6 s median and overran a 116 s budget by 95 s); and with
     ``hopeless`` (ops/s) one that stops a trial in its drain once its operations over the seconds it has
@@ -309,10 +309,11 @@ def _observer(trial: optuna.Trial, prunes: bool, budget: Budget, snapshot: Calla
             if pruning is not None and pruning(phase, second, qps):
                 return True
             done[phase] = done.get(phase, 0.0) + qps
-        if reports:
+        scored = phase in done  # it reported operations: an unscored phase (a load) never does
+        if reports and scored:
             seen.append(qps or 0.0)
             trial.report(sum(seen) / len(seen), len(seen))
-        if qps is None and hopeless is not None and done.get(phase, 0.0) / second < hopeless:
+        if qps is None and scored and hopeless is not None and done[phase] / second < hopeless:
             record(trial, pruned_by=f"its drain: under {HOPELESS:g} of rocksdb-default's {hopeless / HOPELESS:,.0f} ops/s")
             return True
         if limit is None or time.monotonic() - started <= limit:

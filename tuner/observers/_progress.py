@@ -106,7 +106,7 @@ class ConsoleProgress(SilentProgress):
             at = record.pruned_at
             so_far = trial.intermediate_values.get(max(trial.intermediate_values, default=0))
             where = f"at {at.phase}" if at.second is None else f"after {at.second} s of {at.phase}"
-            what = f"pruned {where} ({fmt_ops(so_far)} ops/s so far)" + (
+            what = f"pruned {where}" + (f" ({fmt_ops(so_far)} ops/s so far)" if so_far is not None else "") + (
                 f" by {record.pruned_by}" if record.pruned_by else "")
         else:
             what = f"FAILED: {record.fail_reason or '?'}"
