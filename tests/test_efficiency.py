@@ -560,21 +560,26 @@ def test_a_budget_too_small_for_a_search_is_refused_before_the_first_trial_with_
     assert printed_summary(again).trials.complete >= 1
 
 
-def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_learnt_as_bad(monkeypatch):
-    """With a --budget, a trial still running when the budget left, less the re-validation owed, is
-    spent is stopped (told pruned, its mean ops/s so far reported); without one nothing watches it."""
-    plan = Plan(k=1, min_rounds=3, ablation=False)
+def _thirty_seconds_left(monkeypatch: pytest.MonkeyPatch) -> tuple[Budget, SimpleNamespace, list[float]]:
+    """A 100 s --budget with 40 s spent and the re-validation owed (2 configurations x 3 rounds x 5 s): 30 s
+    left to the search; the study's snapshot, and the loop's clock (seconds, moved by hand)."""
     trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
                            user_attrs={"outcome": "complete", "seconds": 5.0}) for _ in range(3)]
     snapshot = SimpleNamespace(trials=trials, baselines=(BaselineRecord("a", seconds=5.0),),
                                machine_seconds=lambda: MachineSeconds(total=40.0))
     clock = [1000.0]
     monkeypatch.setattr(engine_loop.time, "monotonic", lambda: clock[0])
-    unlimited = Budget(None, plan, configurations=2, ablations=0)
+    return Budget(100.0, Plan(k=1, min_rounds=3, ablation=False), configurations=2, ablations=0), snapshot, clock
+
+
+def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_learnt_as_bad(monkeypatch):
+    """With a --budget, a trial still running when the budget left, less the re-validation owed, is
+    spent is stopped (told pruned, its mean ops/s so far reported); without one nothing watches it."""
+    budget, snapshot, clock = _thirty_seconds_left(monkeypatch)
+    unlimited = replace(budget, seconds=None)
     assert engine_loop._observer(optuna.create_study().ask(), False, unlimited, lambda: snapshot, False, 1.0) is None
     trial = optuna.create_study(direction="maximize").ask()
-    observe = engine_loop._observer(trial, False, replace(unlimited, seconds=100.0), lambda: snapshot, False, 1.0)
-    # 100 s less the 40 s spent and the re-validation owed (2 configurations x 3 rounds x 5 s): 30 s left
+    observe = engine_loop._observer(trial, False, budget, lambda: snapshot, False, 1.0)
     clock[0] += 29.0
     assert not observe("fill", 1, 100.0)
     clock[0] += 2.0
@@ -587,14 +592,7 @@ def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_lea
 def test_the_budget_guard_watches_a_load_but_reports_and_floors_only_the_scored_phases(monkeypatch):
     """An unscored phase (a load, each second as None) is stopped by the --budget's guard when the search's
     share runs out, but adds nothing to the reported mean and is never held to the drain's floor."""
-    plan = Plan(k=1, min_rounds=3, ablation=False)
-    trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
-                           user_attrs={"outcome": "complete", "seconds": 5.0}) for _ in range(3)]
-    snapshot = SimpleNamespace(trials=trials, baselines=(BaselineRecord("a", seconds=5.0),),
-                               machine_seconds=lambda: MachineSeconds(total=40.0))
-    clock = [1000.0]
-    monkeypatch.setattr(engine_loop.time, "monotonic", lambda: clock[0])
-    budget = Budget(100.0, plan, configurations=2, ablations=0)
+    budget, snapshot, clock = _thirty_seconds_left(monkeypatch)
     trial = optuna.create_study(direction="maximize").ask()
     observe = engine_loop._observer(trial, False, budget, lambda: snapshot, False, 1.0, hopeless=50.0)
     assert observe is not None
