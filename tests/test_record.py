@@ -3007,3 +3007,37 @@ def test_a_read_workloads_db_built_once_against_its_own_is_quoted_as_the_json_gi
     _quoted(f"runs took {min(walls):.0f}-{max(walls):.0f} s of wall time, medians per configuration, against "
             f"{before.pop()} s on the DB built once", ("docs/results.md",), at=after)
     assert not before
+
+
+def test_the_tuner_against_a_plain_script_on_reads_each_configuration_loads_is_quoted_as_its_json_gives_it():
+    """docs/results.md's one seed of steady-readrandom at 2 GiB within 512 MiB, each configuration loading its own
+    DB (af6483c): the tuner kept the defaults after 3 configurations; one trial's load ran past the search's share."""
+    record = "experiments/versus_plain_optuna/results/versus_plain_optuna_target_readrandom_11.8.1_2026-12-01.json"
+    measured = _json(record)
+    assert measured["workload"] == "steady-readrandom" and measured["plain_scores"] == "readrandom"
+    assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 512 * 2**20
+    assert measured["budget_seconds"] == 900 and measured["rounds"] == 5 and measured["tuner_commit"] == "82d5f77"
+    assert measured["defaults"]["mode"] == "library" and measured["db_bench"]["version"] == "11.8.1"
+    [seed] = measured["seeds"]
+    tuner, plain, held = seed["tuner"], seed["plain"], seed["held_out"]
+    at = "on reads from a DB each configuration loads"
+    assert tuner["answer"]["name"] == "rocksdb-default" and tuner["flags"] == {}
+    assert tuner["db_bench_seconds"] <= measured["budget_seconds"] and not plain["failed"]
+    assert held["tuner_over_plain"]["verdict"] == "tie"
+    _quoted(f"seed 1: the tuner measured {tuner['trials']['complete']} configurations and re-validated its best, in "
+            f"{tuner['db_bench_seconds']:.0f} s of db_bench, and answered to keep the defaults (its best against them: "
+            f"{_ratio(tuner['reported_gain'])}, a tie in {tuner['reported_gain']['n']} rounds); the plain script ran "
+            f"{plain['trials']} loads with their reads in {plain['db_bench_seconds']:.0f} s; held out "
+            f"({held['tuner_over_plain']['n']} rounds), {_held_out(held)}".replace("the tuner's answer ran",
+                                                                                   "the tuner's answer (the defaults) ran"),
+            ("docs/results.md",), at=at)
+    log = (ROOT / record.replace(".json", ".console.log")).read_text()
+    [line] = [x for x in log.splitlines() if x.startswith("trial 4: pruned")]
+    took, left = re.search(r"\((\d+)s\) \|", line), re.search(r"ran past the (\d+) s the search had left", line)
+    assert took and left and "after 1 s of readrandom" in line and tuner["trials"]["pruned"] == 1
+    after = "A tie. Three configurations are too few"
+    _quoted(f"trial 4 ran {took[1]} s, of which 1 s of reads", ("docs/results.md",), at=after)
+    _quoted(f"{int(took[1]) - int(left[1])} s past the {left[1]} s the search had left", ("docs/results.md",), at=after)
+    best = plain["best"]["ops_per_second"]
+    _quoted(f"had read {best:,.0f} ops/s in its search", ("docs/results.md",), at=after)
+    _quoted(f"{best / held['median_ops_per_sec']['plain']:.0f} times what it then read", ("docs/results.md",), at=after)
