@@ -514,18 +514,18 @@ def test_the_tuner_against_a_plain_script_at_a_memory_bound_target_is_quoted_as_
     _quoted(f"trial 10 alone {trials[10][1]:.0f} s", ("docs/results.md",), at=at)
 
 
-def test_the_tuner_against_a_plain_script_on_a_read_workload_is_quoted_as_its_json_gives_it():
-    """docs/results.md's one seed of steady-readwhilewriting at 2 GiB within 1 GiB: the plain script scored its
-    reads, not its load; the tuner kept the defaults; the plain script's own figure was 10 times the target's."""
-    record = "experiments/versus_plain_optuna/results/versus_plain_optuna_target_readwhilewriting_11.8.1_2026-11-29.json"
+def _kept_the_defaults_against_a_plain_reader(record: str, workload: str, memory: int, commit: str,
+                                             at: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A one-seed comparison on a read workload at 2 GiB within ``memory`` (900 s, 5 held-out rounds, release
+    11.8.1 on its library defaults) where the tuner kept the defaults and tied the plain script's answer, its
+    seed quoted in docs/results.md where it says ``at``; the seed's tuner, plain and held-out parts."""
     measured = _json(record)
-    assert measured["workload"] == "steady-readwhilewriting" and measured["plain_scores"] == "readwhilewriting"
-    assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
-    assert measured["budget_seconds"] == 900 and measured["rounds"] == 5 and measured["tuner_commit"] == "7a43a74"
+    assert measured["workload"] == workload and measured["plain_scores"] == workload.removeprefix("steady-")
+    assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == memory
+    assert measured["budget_seconds"] == 900 and measured["rounds"] == 5 and measured["tuner_commit"] == commit
     assert measured["defaults"]["mode"] == "library" and measured["db_bench"]["version"] == "11.8.1"
     [seed] = measured["seeds"]
     tuner, plain, held = seed["tuner"], seed["plain"], seed["held_out"]
-    at = "on a read workload at the target"
     assert tuner["answer"]["name"] == "rocksdb-default" and tuner["flags"] == {}
     assert tuner["db_bench_seconds"] <= measured["budget_seconds"] and not plain["failed"]
     assert held["tuner_over_plain"]["verdict"] == "tie"
@@ -536,6 +536,15 @@ def test_the_tuner_against_a_plain_script_on_a_read_workload_is_quoted_as_its_js
             f"({held['tuner_over_plain']['n']} rounds), {_held_out(held)}".replace("the tuner's answer ran",
                                                                                    "the tuner's answer (the defaults) ran"),
             ("docs/results.md",), at=at)
+    return tuner, plain, held
+
+
+def test_the_tuner_against_a_plain_script_on_a_read_workload_is_quoted_as_its_json_gives_it():
+    """docs/results.md's one seed of steady-readwhilewriting at 2 GiB within 1 GiB: the plain script scored its
+    reads, not its load; the tuner kept the defaults; the plain script's own figure was 10 times the target's."""
+    record = "experiments/versus_plain_optuna/results/versus_plain_optuna_target_readwhilewriting_11.8.1_2026-11-29.json"
+    at = "on a read workload at the target"
+    _, plain, held = _kept_the_defaults_against_a_plain_reader(record, "steady-readwhilewriting", 2**30, "7a43a74", at)
     defaults = held["ops_per_sec"]["rocksdb-default"]
     _quoted(f"The defaults read {min(defaults):,.0f}-{max(defaults):,.0f} ops/s", ("docs/results.md",), at=at)
     best = plain["best"]["ops_per_second"]
@@ -3013,24 +3022,9 @@ def test_the_tuner_against_a_plain_script_on_reads_each_configuration_loads_is_q
     """docs/results.md's one seed of steady-readrandom at 2 GiB within 512 MiB, each configuration loading its own
     DB (af6483c): the tuner kept the defaults after 3 configurations; one trial's load ran past the search's share."""
     record = "experiments/versus_plain_optuna/results/versus_plain_optuna_target_readrandom_11.8.1_2026-12-01.json"
-    measured = _json(record)
-    assert measured["workload"] == "steady-readrandom" and measured["plain_scores"] == "readrandom"
-    assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 512 * 2**20
-    assert measured["budget_seconds"] == 900 and measured["rounds"] == 5 and measured["tuner_commit"] == "82d5f77"
-    assert measured["defaults"]["mode"] == "library" and measured["db_bench"]["version"] == "11.8.1"
-    [seed] = measured["seeds"]
-    tuner, plain, held = seed["tuner"], seed["plain"], seed["held_out"]
     at = "on reads from a DB each configuration loads"
-    assert tuner["answer"]["name"] == "rocksdb-default" and tuner["flags"] == {}
-    assert tuner["db_bench_seconds"] <= measured["budget_seconds"] and not plain["failed"]
-    assert held["tuner_over_plain"]["verdict"] == "tie"
-    _quoted(f"seed 1: the tuner measured {tuner['trials']['complete']} configurations and re-validated its best, in "
-            f"{tuner['db_bench_seconds']:.0f} s of db_bench, and answered to keep the defaults (its best against them: "
-            f"{_ratio(tuner['reported_gain'])}, a tie in {tuner['reported_gain']['n']} rounds); the plain script ran "
-            f"{plain['trials']} loads with their reads in {plain['db_bench_seconds']:.0f} s; held out "
-            f"({held['tuner_over_plain']['n']} rounds), {_held_out(held)}".replace("the tuner's answer ran",
-                                                                                   "the tuner's answer (the defaults) ran"),
-            ("docs/results.md",), at=at)
+    tuner, plain, held = _kept_the_defaults_against_a_plain_reader(record, "steady-readrandom", 512 * 2**20, "82d5f77",
+                                                                   at)
     log = (ROOT / record.replace(".json", ".console.log")).read_text()
     [line] = [x for x in log.splitlines() if x.startswith("trial 4: pruned")]
     took, left = re.search(r"\((\d+)s\) \|", line), re.search(r"ran past the (\d+) s the search had left", line)
