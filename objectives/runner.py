@@ -143,6 +143,17 @@ def phase_command(db_bench: str, phase: Phase, flags: Mapping[str, Flag], db: Pa
     return [db_bench, *(format_flag(k, v) for k, v in {**fixed, **flags}.items())]
 
 
+def phase_drain(workload: Workload, index: int) -> tuple[str, ...]:
+    """What ends phase ``index`` of ``workload``: a preload run in the run itself ends as one built once
+    (:meth:`Runner.preload`: DRAIN); the phases on a preloaded DB, built once or in the run, as benchmark.sh
+    leaves a steady state (STEADY_DRAIN); a load workload's, DRAIN; none where the workload does not drain."""
+    if workload.runs_its_preload and index == 0:
+        return DRAIN
+    if not workload.drain:
+        return ()
+    return STEADY_DRAIN if workload.kind == "preloaded" or workload.runs_its_preload else DRAIN
+
+
 def preload_dir(db_bench: DbBench, work_dir: Path, workload: Workload, seed: int, defaults: Defaults) -> Path:
     """Where ``workload``'s preloaded DB is built in the work dir (``<this>/db``): named by what builds
     it (benchmarks, flags, the defaults beneath them, seed, db_bench's binary and version), so a resumed
@@ -187,12 +198,8 @@ class Runner:
 
     def command(self, workload: Workload, index: int, flags: Mapping[str, Flag], db: Path, seed: int,
                 report: Path) -> list[str]:
-        phase = workload.phases[index]
-        loads = workload.preload_each_run and index == 0  # the preload, run with this run's options
-        steady = workload.kind == "preloaded" or (workload.preload_each_run and index > 0)
-        drain = DRAIN if loads else (STEADY_DRAIN if steady else DRAIN) if workload.drain else ()
-        return self._command(phase, {**workload.phase_flags(index), **flags}, db, seed, report,
-                             existing=index > 0 or workload.kind != "load", drain=drain)
+        return self._command(workload.phases[index], {**workload.phase_flags(index), **flags}, db, seed, report,
+                             existing=index > 0 or workload.kind != "load", drain=phase_drain(workload, index))
 
     def _command(self, phase: Phase, flags: Mapping[str, Flag], db: Path, seed: int, report: Path, existing: bool,
                  drain: tuple[str, ...]) -> list[str]:

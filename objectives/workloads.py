@@ -119,6 +119,11 @@ class Workload:
         return replace(self, phases=(self.preload, *self.phases), preload=None)
 
     @property
+    def runs_its_preload(self) -> bool:
+        """Whether its first phase is its preload, run with each run's options (:meth:`loading_each_run`)."""
+        return self.preload_each_run and self.preload is None
+
+    @property
     def scored_phases(self) -> tuple[Phase, ...]:
         return tuple(p for p in self.phases if p.scored)
 

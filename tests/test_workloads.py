@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from objectives.runner import DRAIN, STEADY_DRAIN, phase_drain
 from objectives.workloads import Workload, WorkloadError, load_workload, preset_names
 from search_spaces import Context
 
@@ -108,3 +110,16 @@ def test_a_preload_each_run_runs_is_the_first_phase_of_a_load_workload(host):
     assert runs.kind == "load" and [p.name for p in runs.phases] == ["preload", "reads"]
     assert runs.phase_flags(0) == {"num": 1000, "disable_wal": True} and not runs.phases[0].scored
     assert runs.loading_each_run() is runs
+
+
+def test_a_preload_each_run_runs_ends_as_one_built_once_and_the_phases_after_it_as_on_a_preloaded_db(host):
+    """The preload in the run drains as Runner.preload does; the scored phase after it, as on a DB built once
+    (benchmark.sh's steady state), also where --db-snapshot keeps the workload preloaded; a load workload's
+    phases drain plainly."""
+    preset = load_workload("steady-readrandom").resolve(1.0, host)
+    runs = preset.loading_each_run()
+    assert runs.runs_its_preload and not preset.runs_its_preload
+    assert [phase_drain(runs, 0), phase_drain(runs, 1)] == [DRAIN, STEADY_DRAIN]
+    assert phase_drain(preset, 0) == STEADY_DRAIN  # on the user's DB (--db-snapshot): its one phase is the reads
+    assert [phase_drain(load_workload("readrandom"), i) for i in (0, 1)] == [DRAIN, DRAIN]
+    assert phase_drain(replace(runs, drain=False), 0) == DRAIN and phase_drain(replace(runs, drain=False), 1) == ()
