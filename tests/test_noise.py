@@ -72,6 +72,7 @@ def test_repeats_keep_whole_runs_and_the_revalidation_holds_up(tmp_path):
                "tie": "no measurable difference: keep your current configuration."}[gain.verdict]
     assert f"best (trial {chosen.trial}) vs rocksdb-default: {gain.ratio:.2f}x (95 % CI" in r.stdout
     assert verdict in r.stdout and "why, option by option: the best against itself" in r.stdout
+    assert ("resolution: " in r.stdout) == (gain.verdict == "tie")  # a tie says what its rounds could tell
     best_row = next(row for row in summary.comparison if row.name.startswith("best"))
     assert best_row.value("ops_per_sec") == rows[reval.best].median("ops_per_sec")
 

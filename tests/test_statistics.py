@@ -10,7 +10,17 @@ import statistics
 
 import pytest
 
-from tuner.stats import Rounds, kendall, paired_ratio, rank_correlation, relative_width, sample_rows, spread
+from tuner.stats import (
+    Resolution,
+    Rounds,
+    kendall,
+    paired_ratio,
+    rank_correlation,
+    relative_width,
+    resolution,
+    sample_rows,
+    spread,
+)
 
 REPETITIONS = 200
 
@@ -70,6 +80,38 @@ def test_choosing_on_other_rounds_removes_the_optimism_of_picking_the_luckiest()
         fresh.append(paired_ratio(*_rounds(rng, truth, 5, cv=0.08, drift=0.0))["ratio"] - truth)
     assert statistics.fmean(same) > 0.02  # the luckiest of three looks better than it is
     assert abs(statistics.fmean(fresh)) < 0.01 < statistics.fmean(same) - statistics.fmean(fresh)
+
+
+def _exact(mean: float, sd: float, n: int) -> list[float]:
+    """n paired rounds (a over a reference at 1) whose log ratios have exactly this mean and standard deviation."""
+    pattern = [(-1) ** i * (1 + i % 3) for i in range(n)]
+    centre, scale = statistics.fmean(pattern), statistics.stdev(pattern)
+    return [math.exp(mean + sd * (x - centre) / scale) for x in pattern]
+
+
+@pytest.mark.parametrize("ratio, sd, n", [(1.13, 0.23, 3), (1.05, 0.06, 5), (0.9, 0.1, 4), (1.04, 0.15, 6)])
+def test_the_resolution_of_a_tie_is_what_rounds_of_its_spread_would_tell(ratio, sd, n):
+    """Read from a tie's interval, the rounds it would need: that many rounds of the same mean and spread
+    clear 1, one fewer do not; and the smallest difference its n rounds tell apart is where a mean of that
+    spread starts to clear 1."""
+    one = [1.0] * 200
+    tie = paired_ratio(_exact(math.log(ratio), sd, n), one[:n])
+    assert tie["verdict"] == "tie"
+    can = resolution(tie["ratio"], tie["ci95"], n)
+    assert can.rounds_needed is not None and can.rounds_needed > n
+    k = can.rounds_needed
+    assert paired_ratio(_exact(math.log(ratio), sd, k), one[:k])["verdict"] == ("faster" if ratio > 1 else "slower")
+    assert paired_ratio(_exact(math.log(ratio), sd, k - 1), one[:k - 1])["verdict"] == "tie"
+    edge = math.log(can.smallest)
+    assert paired_ratio(_exact(edge * 1.01, sd, n), one[:n])["verdict"] == "faster"
+    assert paired_ratio(_exact(edge * 0.99, sd, n), one[:n])["verdict"] == "tie"
+    assert paired_ratio(_exact(-edge * 1.01, sd, n), one[:n])["verdict"] == "slower"
+
+
+def test_the_resolution_of_no_difference_is_never_reached():
+    assert resolution(1.0, [0.9, 1.1], 5).rounds_needed is None
+    assert resolution(1.001, [0.5, 2.0], 3, most=50).rounds_needed is None
+    assert resolution(1.05, [1.05, 1.05], 4) == Resolution(smallest=1.0, rounds_needed=2)  # no spread: 2 rounds tell
 
 
 def test_small_helpers():

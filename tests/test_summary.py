@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tuner.outputs import closing_table
+from tuner.stats import resolution
 from tuner.summary import SCHEMA_VERSION, BestTrial, Summary, SummaryError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,6 +52,21 @@ def test_a_real_record_reads_as_attributes():
     assert summary.preload is not None and summary.preload.trials is not None
     assert summary.db_bench is not None and summary.db_bench.build == "release"
     assert not hasattr(summary, "best_trial")  # a misspelt key is an error, not a silent None
+
+
+def test_a_tie_says_what_its_rounds_could_tell():
+    """The default job of 2026-12-01 with direct I/O in the space tied the defaults (1.06x in 6 rounds): its
+    closing table says how large a difference 6 rounds of that spread tell apart and how many rounds its
+    estimate would need; an answer that beat the defaults says nothing of the kind."""
+    tie = Summary.load(ROOT / "experiments/default_job/results/default-job-dio-11.8.1-2026-12-01/summary.json")
+    gain = tie.revalidation.best_vs_reference if tie.revalidation else None
+    assert gain is not None and gain.verdict == "tie" and gain.ratio and gain.ci95 and gain.n == 6
+    can = resolution(gain.ratio, gain.ci95, gain.n)
+    assert can.rounds_needed is not None and can.rounds_needed > gain.n and can.smallest > gain.ratio
+    assert (f"resolution: 6 paired rounds of this spread tell apart only differences of {can.smallest:.2f}x or more; "
+            f"an estimate of {gain.ratio:.2f}x would need about {can.rounds_needed} rounds of this spread to tell "
+            f"(--revalidate-rounds {can.rounds_needed}; with --budget, one that fits them)") in closing_table(tie)
+    assert "resolution:" not in closing_table(Summary.load(ROOT / NEWEST))
 
 
 @pytest.mark.parametrize("schema", [SCHEMA_VERSION + 1, "1", -1, True])

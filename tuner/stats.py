@@ -1,7 +1,7 @@
 """Statistics of repeated measurements, one formula each: spread (min, max, coefficient of
 variation), per-configuration sample rows, the ratio of two configurations measured in paired
-rounds (its interval, p-value and verdict), the same over search seeds, and the rank correlation
-of two orderings."""
+rounds (its interval, p-value and verdict) and what rounds of its spread can resolve, the same over
+search seeds, and the rank correlation of two orderings."""
 
 from __future__ import annotations
 
@@ -109,6 +109,30 @@ def relative_width(ratio: dict[str, Any]) -> float:
         return math.inf
     low, high = ratio["ci95"]
     return high / low - 1.0
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What paired rounds of one spread can tell (:func:`resolution`)."""
+
+    smallest: float  # the smallest ratio (or its inverse) whose interval clears 1 in these rounds
+    rounds_needed: int | None  # rounds of this spread the estimate would need to clear 1; None: more than asked
+
+
+def resolution(ratio: float, ci95: list[float], n: int, confidence: float = 0.95, most: int = 200) -> Resolution:
+    """:func:`paired_ratio`'s interval read backwards: from its ``n`` rounds' spread (the standard
+    deviation of their log ratios, which the interval's width gives), the smallest difference either way
+    whose interval would clear 1 in ``n`` rounds, and how many rounds of that spread an estimate of
+    ``ratio`` would need for its interval to clear 1 (None when more than ``most``)."""
+    import scipy.stats
+
+    def half_width(k: int) -> float:  # of the interval on the mean log ratio, per unit standard deviation
+        return float(scipy.stats.t.ppf((1 + confidence) / 2, k - 1)) / math.sqrt(k)
+
+    sd = (math.log(ci95[1]) - math.log(ci95[0])) / (2 * half_width(n))
+    effect = abs(math.log(ratio))
+    needed = next((k for k in range(2, most + 1) if sd * half_width(k) < effect), None)
+    return Resolution(smallest=math.exp(sd * half_width(n)), rounds_needed=needed)
 
 
 def kendall(first: list[float], second: list[float]) -> tuple[float, float]:

@@ -21,7 +21,7 @@ from tuner.fmt import fmt_bytes, fmt_ops, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
 from tuner.outputs._answer import answer, answer_of, gain_lines, runs_workloads, side_by_side, target_lines
 from tuner.outputs._explain import explain
-from tuner.stats import gain, improvement
+from tuner.stats import gain, improvement, resolution
 from tuner.summary import BaselineRun, BestTrial, ComparisonRow, Ratio, Revalidation, Summary, TrialRow
 from tuner.trials import BaselineRecord, TrialRecord
 
@@ -155,6 +155,18 @@ def ratio_text(r: Ratio | None) -> str:
     return f"{r.ratio:.2f}x (95 % CI {low:.2f}-{high:.2f}, p = {r.p_value:.2g}, {r.n} paired rounds)"
 
 
+def _resolution_lines(found: Ratio) -> list[str]:
+    """For a tie, what its rounds could tell: a tie of rounds too noisy to see the estimate is not a "no gain"."""
+    if found.verdict != "tie" or not found.ci95 or found.ratio is None or not found.n:
+        return []
+    can = resolution(found.ratio, found.ci95, found.n)
+    need = (f"an estimate of {found.ratio:.2f}x would need about {can.rounds_needed} rounds of this spread to tell "
+            f"(--revalidate-rounds {can.rounds_needed}; with --budget, one that fits them)" if can.rounds_needed
+            else f"an estimate of {found.ratio:.2f}x could not be told from 1 in fewer than 200 rounds of this spread")
+    return [f"resolution: {found.n} paired rounds of this spread tell apart only differences of "
+            f"{can.smallest:.2f}x or more; {need}"]
+
+
 def verdict_lines(summary: Summary) -> list[str]:
     """What the study's answer is worth: the re-validated gain against the reference, said plainly."""
     reval = summary.revalidation
@@ -168,7 +180,7 @@ def verdict_lines(summary: Summary) -> list[str]:
     advice = {"faster": f"{words['faster']}.", "slower": f"{words['slower']}: keep your current configuration.",
               "tie": "no measurable difference: keep your current configuration.",
               "not measured": "not measured."}[found.verdict or "not measured"]
-    lines = [f"{text}: {advice}"]
+    lines = [f"{text}: {advice}", *_resolution_lines(found)]
     lines += [f"best (trial {reval.best_trial}) vs {name}: {ratio_text(r)}: {words.get(str(r.verdict), r.verdict)}"
               for name, r in reval.vs.items() if name != ref]
     select = reval.select
