@@ -103,3 +103,13 @@ def test_tune_help_groups_its_options_by_part():
             assert _changed(option) == {GROUPS[group.title]}, f"{option.option_strings[0]} in group {group.title}"
     ungrouped = [g for g in tune._action_groups if g.title in ("options", "optional arguments")]
     assert [a.dest for g in ungrouped for a in g._group_actions] == ["help"]
+
+
+def test_more_rounds_asked_alone_raise_the_most_rounds_with_them():
+    """The resolution line of a tie asks for --revalidate-rounds N: alone, N above the default at most (10) runs."""
+    config = tune_config(build_parser().parse_args(["tune", "--revalidate-rounds", "16"])).revalidation
+    assert (config.revalidate_rounds, config.revalidate_max_rounds) == (16, 16)
+    config = tune_config(build_parser().parse_args(["tune", "--revalidate-rounds", "3"])).revalidation
+    assert (config.revalidate_rounds, config.revalidate_max_rounds) == (3, TuneConfig().revalidation.revalidate_max_rounds)
+    config = tune_config(build_parser().parse_args(["tune", "--revalidate-rounds", "6", "--revalidate-max-rounds", "8"]))
+    assert (config.revalidation.revalidate_rounds, config.revalidation.revalidate_max_rounds) == (6, 8)

@@ -295,7 +295,8 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
                         "it against the baselines in paired rounds for its gain and interval (default 3; 0: report "
                         "single runs, not re-validated)")
     g.add_argument("--revalidate-rounds", type=_count(2), metavar="N",
-                   help="paired rounds of the gain's estimate, at least (default 5)")
+                   help="paired rounds of the gain's estimate, at least (default 5; alone, it raises the at most "
+                        "to N)")
     g.add_argument("--revalidate-max-rounds", type=_count(2), metavar="M",
                    help="... and at most, while the interval is wider than --interval-target (default 10)")
     g.add_argument("--revalidation-time", type=_duration, metavar="TIME",
@@ -448,6 +449,8 @@ def _revalidation(args: argparse.Namespace) -> RevalidationConfig:
     sizes = {"revalidate": args.revalidate, "revalidate_rounds": args.revalidate_rounds,
              "revalidate_max_rounds": args.revalidate_max_rounds}
     given = {k: v for k, v in sizes.items() if v is not None}
+    if args.revalidate_rounds is not None and args.revalidate_max_rounds is None:  # at least N: at most no fewer
+        given["revalidate_max_rounds"] = max(args.revalidate_rounds, RevalidationConfig.revalidate_max_rounds)
     return RevalidationConfig(**given, revalidate_as_asked=bool(given), interval_target=args.interval_target,
                               revalidation_time=args.revalidation_time, ablation=not args.no_ablation, baseline=args.baseline,
                               confirm_scale=args.confirm_scale)

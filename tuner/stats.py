@@ -119,7 +119,11 @@ class Resolution:
     rounds_needed: int | None  # rounds of this spread the estimate would need to clear 1; None: more than asked
 
 
-def resolution(ratio: float, ci95: list[float], n: int, confidence: float = 0.95, most: int = 200) -> Resolution:
+MOST_ROUNDS = 200  # what :func:`resolution` counts up to
+
+
+def resolution(ratio: float, ci95: list[float], n: int, confidence: float = 0.95,
+               most: int = MOST_ROUNDS) -> Resolution:
     """:func:`paired_ratio`'s interval read backwards: from its ``n`` rounds' spread (the standard
     deviation of their log ratios, which the interval's width gives), the smallest difference either way
     whose interval would clear 1 in ``n`` rounds, and how many rounds of that spread an estimate of

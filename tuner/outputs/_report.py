@@ -21,7 +21,7 @@ from tuner.fmt import fmt_bytes, fmt_ops, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
 from tuner.outputs._answer import answer, answer_of, gain_lines, runs_workloads, side_by_side, target_lines
 from tuner.outputs._explain import explain
-from tuner.stats import gain, improvement, resolution
+from tuner.stats import MOST_ROUNDS, gain, improvement, resolution
 from tuner.summary import BaselineRun, BestTrial, ComparisonRow, Ratio, Revalidation, Summary, TrialRow
 from tuner.trials import BaselineRecord, TrialRecord
 
@@ -162,7 +162,7 @@ def _resolution_lines(found: Ratio) -> list[str]:
     can = resolution(found.ratio, found.ci95, found.n)
     need = (f"an estimate of {found.ratio:.2f}x would need about {can.rounds_needed} rounds of this spread to tell "
             f"(--revalidate-rounds {can.rounds_needed}; with --budget, one that fits them)" if can.rounds_needed
-            else f"an estimate of {found.ratio:.2f}x could not be told from 1 in fewer than 200 rounds of this spread")
+            else f"an estimate of {found.ratio:.2f}x could not be told from 1 in {MOST_ROUNDS} rounds of this spread")
     return [f"resolution: {found.n} paired rounds of this spread tell apart only differences of "
             f"{can.smallest:.2f}x or more; {need}"]
 
