@@ -233,7 +233,8 @@ def closing_table(summary: Summary) -> str:
     lines += _measured_as(summary)
     if summary.recommendation:
         lines.append(summary.recommendation)
-    lines += [""] + verdict_lines(summary) if verdict_lines(summary) else []
+    verdict = verdict_lines(summary)
+    lines += ["", *verdict] if verdict else []
     lines += [""] + gain_lines(summary) if gain_lines(summary) else []
     best = summary.best
     if best:
