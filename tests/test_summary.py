@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tuner.observers._mlflow import _answer_marks
 from tuner.outputs import closing_table
+from tuner.outputs._answer import answer_of
 from tuner.stats import resolution
 from tuner.summary import SCHEMA_VERSION, BestTrial, Summary, SummaryError
 
@@ -67,6 +69,18 @@ def test_a_tie_says_what_its_rounds_could_tell():
             f"an estimate of {gain.ratio:.2f}x would need about {can.rounds_needed} rounds of this spread to tell "
             f"(--revalidate-rounds {can.rounds_needed}; with --budget, one that fits them)") in closing_table(tie)
     assert "resolution:" not in closing_table(Summary.load(ROOT / NEWEST))
+
+
+def test_a_ties_answer_carries_its_resolution_to_mlflow_and_a_gain_does_not():
+    """The answer's run in MLflow holds what the closing table's resolution line says, for ties only."""
+    tie = answer_of(Summary.load(ROOT / "experiments/default_job/results/default-job-dio-11.8.1-2026-12-01/summary.json"))
+    assert tie is not None and tie.verdict == "tie" and tie.ratio and tie.ci95 and tie.rounds == 6
+    can = resolution(tie.ratio, list(tie.ci95), tie.rounds)
+    _, metrics = _answer_marks(tie)
+    assert (metrics["answer.resolution"], metrics["answer.rounds_needed"]) == (can.smallest, can.rounds_needed)
+    gain = answer_of(Summary.load(ROOT / NEWEST))
+    assert gain is not None and gain.verdict == "faster"
+    assert not {"answer.resolution", "answer.rounds_needed"} & set(_answer_marks(gain)[1])
 
 
 @pytest.mark.parametrize("schema", [SCHEMA_VERSION + 1, "1", -1, True])
