@@ -24,7 +24,7 @@ from tests.conftest import TINY, fast, printed_summary
 from tests.test_cli import tuner
 from tuner import rungs
 from tuner.engine import _loop as engine_loop
-from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, usage
+from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, Growth, usage
 from tuner.engine._plan import Plan, Reference
 from tuner.engine._revalidation import Revalidator, _with_reference
 from tuner.outputs import closing_table
@@ -342,7 +342,7 @@ def test_a_revalidation_in_longer_phases_is_counted_longer_by_its_timed_part_onl
                                machine_seconds=lambda: MachineSeconds(total=180.0))
     plain = usage(snapshot)
     assert (plain.per_run, plain.revalidation_run) == (30.0, 40.0)  # mean of 30, 40 and 50
-    longer = usage(snapshot, stretch=2.5)
+    longer = usage(snapshot, Growth(stretch=2.5))
     assert (longer.spent, longer.per_run) == (180.0, 30.0)  # the search's own runs do not change
     # 40 s: 20 + 10 x 2.5 + 10 x 1.58 = 60.8 s; 50 s: 25 + 25 + 15 x 1.58 = 73.7 s; the median trial
     # (no drain recorded): 30 + 15 = 45 s
@@ -361,10 +361,33 @@ def test_a_fast_trials_run_in_longer_phases_is_counted_no_shorter_than_them():
     workload = SimpleNamespace(duration=10.0, scored_phases=("overwrite",))
     snapshot = SimpleNamespace(trials=trials, baselines=(BaselineRecord("a", seconds=15.0, metrics={"drain_seconds": 3.0}),),
                                workload=workload, machine_seconds=lambda: MachineSeconds(total=51.0))
-    used = usage(snapshot, stretch=3.0)
+    used = usage(snapshot, Growth(stretch=3.0))
     trial, baseline = 12.0 + 20.0 + 1.0 * (3 ** 0.5 - 1), 15.0 + 20.0 + 3.0 * (3 ** 0.5 - 1)
     assert used.per_run == 12.0 and used.revalidation_run == pytest.approx((trial + baseline) / 2)
     assert trial > 30.0 > 12.0 * (1 + 10 / 15 * 2 + 3 / 15 * (3 ** 0.5 - 1))
+
+
+def test_a_revalidation_at_a_larger_target_is_counted_with_its_loads_grown_by_the_data():
+    """--scale 0.25: trials on a quarter of the target's data, confirmed at the target (4 times the data).
+    Each run's timed phase keeps its length, its load (or checkpoint) grows with the data, its drain by the
+    square root: a 32 s run of 30 s of reads and a 2 s load counts 38 s at the target. Counted at the trials'
+    own lengths, the re-validation of seed 1 of
+    experiments/versus_plain_optuna/results/versus_plain_optuna_target_readrandom_scaled_11.8.1_2026-12-02.json
+    overran its 900 s budget by 70 s."""
+    trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
+                           user_attrs={"outcome": "complete", "seconds": s}) for s in (33.0, 35.0, 40.0)]
+    workload = SimpleNamespace(duration=30.0, scored_phases=("readrandom",))
+    baselines = (BaselineRecord("rocksdb-default", seconds=32.0),
+                 BaselineRecord("written", seconds=44.0, metrics={"drain_seconds": 4.0}))
+    snapshot = SimpleNamespace(trials=trials, baselines=baselines, workload=workload,
+                               machine_seconds=lambda: MachineSeconds(total=184.0))
+    assert usage(snapshot).revalidation_run == pytest.approx((35.0 + 32.0 + 44.0) / 3)
+    at_target = usage(snapshot, Growth(data=4.0))
+    assert (at_target.spent, at_target.per_run) == (184.0, 35.0)  # the search's own runs do not change
+    # the median trial 30 + 5 x 4 = 50 s; the defaults 30 + 2 x 4 = 38 s; the other 30 + 4 x 2 + 10 x 4 = 78 s
+    assert at_target.revalidation_run == pytest.approx((50.0 + 38.0 + 78.0) / 3)
+    both = usage(snapshot, Growth(stretch=2.0, data=4.0))  # 60 s phases too: the drain by the root of 8
+    assert both.revalidation_run == pytest.approx((80.0 + 68.0 + 60.0 + 4.0 * 8 ** 0.5 + 40.0) / 3)
 
 
 def test_the_revalidation_chooses_in_fewer_rounds_then_among_fewer_finalists_when_runs_are_long_for_the_budget():
@@ -577,9 +600,9 @@ def test_a_trial_running_past_the_searchs_share_of_the_budget_is_stopped_and_lea
     spent is stopped (told pruned, its mean ops/s so far reported); without one nothing watches it."""
     budget, snapshot, clock = _thirty_seconds_left(monkeypatch)
     unlimited = replace(budget, seconds=None)
-    assert engine_loop._observer(optuna.create_study().ask(), False, unlimited, lambda: snapshot, False, 1.0) is None
+    assert engine_loop._observer(optuna.create_study().ask(), False, unlimited, lambda: snapshot, False, Growth()) is None
     trial = optuna.create_study(direction="maximize").ask()
-    observe = engine_loop._observer(trial, False, budget, lambda: snapshot, False, 1.0)
+    observe = engine_loop._observer(trial, False, budget, lambda: snapshot, False, Growth())
     clock[0] += 29.0
     assert not observe("fill", 1, 100.0)
     clock[0] += 2.0
@@ -594,7 +617,7 @@ def test_the_budget_guard_watches_a_load_but_reports_and_floors_only_the_scored_
     share runs out, but adds nothing to the reported mean and is never held to the drain's floor."""
     budget, snapshot, clock = _thirty_seconds_left(monkeypatch)
     trial = optuna.create_study(direction="maximize").ask()
-    observe = engine_loop._observer(trial, False, budget, lambda: snapshot, False, 1.0, hopeless=50.0)
+    observe = engine_loop._observer(trial, False, budget, lambda: snapshot, False, Growth(), hopeless=50.0)
     assert observe is not None
     for second in range(1, 31):  # a load (no ops/s) for the 30 s the search has left: no floor, no report
         clock[0] += 1.0
@@ -625,7 +648,7 @@ def test_a_trial_whose_drain_holds_it_under_half_the_defaults_is_stopped_there_a
     sees the drain's."""
     unlimited = Budget(None, Plan(k=1, min_rounds=3, ablation=False), configurations=2, ablations=0)
     trial = optuna.create_study(direction="maximize").ask()
-    observe = engine_loop._observer(trial, False, unlimited, lambda: None, False, 1.0, hopeless=50.0)
+    observe = engine_loop._observer(trial, False, unlimited, lambda: None, False, Growth(), hopeless=50.0)
     assert observe is not None
     assert not any(observe("overwrite", second, 10.0 if second < 10 else 910.0) for second in range(1, 11))
     assert not any(observe("overwrite", second, None) for second in range(11, 21))  # 1,000 ops / 20 s: not under 50
@@ -634,7 +657,7 @@ def test_a_trial_whose_drain_holds_it_under_half_the_defaults_is_stopped_there_a
     reported = optuna.load_study(study_name=trial.study.study_name, storage=trial.study._storage).trials[0]
     assert reported.intermediate_values[21] == pytest.approx(1000 / 21)
     pruned = optuna.create_study(direction="maximize", pruner=optuna.pruners.ThresholdPruner(lower=1e9))
-    pruning = engine_loop._observer(pruned.ask(), True, unlimited, lambda: None, False, 1.0)
+    pruning = engine_loop._observer(pruned.ask(), True, unlimited, lambda: None, False, Growth())
     assert pruning is not None and not pruning("overwrite", 11, None) and pruning("overwrite", 1, 10.0)
 
 

@@ -53,24 +53,41 @@ class Usage(NamedTuple):
     revalidation_run: float
 
 
-def usage(snapshot: StudySnapshot, stretch: float = 1.0) -> Usage:
-    """What a study has spent and how long its runs take. ``stretch``: the re-validation's timed phases
-    over the trials' (it confirms the answer in longer ones). In each run counted (the median trial's,
-    each baseline's), the timed phases stretch by it, the drain they owe by its square root, and the
-    rest (checkpoint, open, cache drop) not at all: the defaults' drain at the 2 GiB target grew 1.75x
-    (18.8 s to 30-35 s) when their phase went from 10 to 30 s, the whole run from 35 to 66-71 s
-    (2026-11-27, the first seed of experiments/versus_plain_optuna/results/versus_plain_optuna_target_2026-11-27.json);
-    stretching the drain with the phase, that study counted its re-validation runs at 77 s, and they
-    took 51 s on average. Each run grows by its own seconds, not by the baselines' ratio: a 12 s trial of
-    10 s phases cannot run 30 s phases in less than 30 s, and a 15 s baseline's ratio (with a 3 s drain)
-    counted it at 29.8 s."""
+class Growth(NamedTuple):
+    """How a re-validation run differs from a trial's: its timed phases ``stretch`` times as long (it
+    confirms the answer in longer ones, --search-duration), its data ``data`` times as large (it confirms
+    at the target the --scale trials are smaller than)."""
+
+    stretch: float = 1.0
+    data: float = 1.0
+
+
+SAME = Growth()  # a re-validation run as long as a trial's
+
+
+def usage(snapshot: StudySnapshot, growth: Growth = SAME) -> Usage:
+    """What a study has spent and how long its runs take. In each run counted for the re-validation (the
+    median trial's, each baseline's), the timed phases stretch by ``growth.stretch``, the drain they owe
+    by the square root of the two growths, and the rest (load, checkpoint, open, cache drop) by the data's
+    growth: the defaults' drain at the 2 GiB target grew 1.75x (18.8 s to 30-35 s) when their phase went
+    from 10 to 30 s, the whole run from 35 to 66-71 s (2026-11-27, the first seed of
+    experiments/versus_plain_optuna/results/versus_plain_optuna_target_2026-11-27.json); stretching the
+    drain with the phase, that study counted its re-validation runs at 77 s, and they took 51 s on
+    average. Each run grows by its own seconds, not by the baselines' ratio: a 12 s trial of 10 s phases
+    cannot run 30 s phases in less than 30 s, and a 15 s baseline's ratio (with a 3 s drain) counted it
+    at 29.8 s. At 4 times the data the runs' loads grow with it: counted at the trials' ~32 s, the
+    re-validation of steady-readrandom at a 2 GiB target with --scale 0.25 trials ran 9 runs in 512 s and
+    overran a 900 s budget by 70 s (seed 1 of
+    experiments/versus_plain_optuna/results/versus_plain_optuna_target_readrandom_scaled_11.8.1_2026-12-02.json)."""
     records = [TrialRecord.of(t) for t in measured_here(snapshot.trials)]
     trials = [(r.seconds, (r.metrics or {}).get("drain_seconds") or 0.0) for r in records if r.seconds is not None]
     baselines = [(b.seconds, b.metrics.get("drain_seconds") or 0.0) for b in snapshot.baselines if b.seconds]
-    timed = (snapshot.workload.duration or 0.0) * len(snapshot.workload.scored_phases) if stretch != 1.0 else 0.0
+    grows = growth != SAME
+    timed = (snapshot.workload.duration or 0.0) * len(snapshot.workload.scored_phases) if grows else 0.0
 
     def longer(seconds: float, drain: float) -> float:
-        return seconds + timed * (stretch - 1.0) + drain * (math.sqrt(stretch) - 1.0)
+        rest = max(0.0, seconds - timed - drain)
+        return timed * growth.stretch + drain * math.sqrt(growth.stretch * growth.data) + rest * growth.data
 
     per_run = statistics.median(s for s, _ in trials) if trials else max((s for s, _ in baselines), default=0.0)
     if not per_run:

@@ -31,7 +31,7 @@ from optuna.trial import TrialState
 from tuner import options_file, ranking, rungs
 from tuner.backends import EnvironmentFault, IntervalObserver
 from tuner.engine import _attrs as attrs
-from tuner.engine._budget import Budget, usage
+from tuner.engine._budget import Budget, Growth, usage
 from tuner.engine._prepare import Prepared
 from tuner.engine._storage import StudyStore
 from tuner.engine._warmstart import STARTS_SHARE, next_start
@@ -105,7 +105,7 @@ class TrialLoop:
         """The trials expected to count: --trials, or what --budget allows (None before a run's length is known)."""
         if self.search.budget is None:
             return self.parts.trials_wanted
-        used = usage(self.snapshot(), self.parts.stretch)
+        used = usage(self.snapshot(), self.parts.growth)
         left = self.budget.trials_left(used.spent, used.per_run, running, used.revalidation_run)
         return None if left is None else min(self.parts.trials_wanted, counted + running + left)
 
@@ -129,7 +129,7 @@ class TrialLoop:
     def _may_start(self, counted: int, running: int) -> bool:
         if counted + running >= self.parts.trials_wanted:
             return False
-        used = usage(self.snapshot(), self.parts.stretch)
+        used = usage(self.snapshot(), self.parts.growth)
         return self.budget.allows(used.spent, used.per_run, running, used.revalidation_run)
 
     def _arrived(self, running: dict[str, _Running], outcome: Outcome) -> None:
@@ -185,7 +185,7 @@ class TrialLoop:
         trial, params = asked
         self.bus.trial_started(trial.number, counted + len(running) + 1, self.parts.trials_wanted, params)
         observer = _observer(trial, self.search.pruner != "none", self.budget, self.snapshot, bool(self.parts.rungs),
-                             self.parts.stretch, _hopeless(self.parts, self.store) if self.budget.seconds else None)
+                             self.parts.growth, _hopeless(self.parts, self.store) if self.budget.seconds else None)
         ladder, first = self.parts.rungs, self._first_rung(trial)
         log_dir = trial_log_dir(self.parts.out, trial.number) / (f"rung-{first}" if ladder else "")
         if ladder:
@@ -285,7 +285,7 @@ def _note_not_applied(store: StudyStore, bus: EventBus, trial: optuna.Trial) -> 
 
 
 def _observer(trial: optuna.Trial, prunes: bool, budget: Budget, snapshot: Callable[[], StudySnapshot],
-              rungs: bool, stretch: float, hopeless: float | None = None) -> IntervalObserver | None:
+              rungs: bool, growth: Growth, hopeless: float | None = None) -> IntervalObserver | None:
     """The run's watcher: the pruner's on the scored phases; with a --budget a guard that stops a trial
     still running, in any phase, when the search's share of the budget is spent (:meth:`Budget.search_left`): such a
     configuration is many times slower than the median and would otherwise overrun the budget (a
@@ -299,7 +299,7 @@ def _observer(trial: optuna.Trial, prunes: bool, budget: Budget, snapshot: Calla
         return pruning
     limit = None
     if budget.seconds is not None:
-        used = usage(snapshot(), stretch)
+        used = usage(snapshot(), growth)
         limit = budget.search_left(used.spent, used.per_run, used.revalidation_run)
     reports, started, seen = pruning is None and not rungs, time.monotonic(), []
     done: dict[str, float] = {}  # each scored phase's operations so far

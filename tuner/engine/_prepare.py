@@ -21,6 +21,7 @@ from search_spaces import Context, GiB, MiB, SearchSpace, load_space
 from tuner.backends import BACKENDS, Found
 from tuner.engine._baseline_file import NAME as BASELINE_NAME
 from tuner.engine._baseline_file import load_baseline
+from tuner.engine._budget import Growth
 from tuner.engine._held import default_flags, held
 from tuner.engine._plan import Plan, Reference
 from tuner.executors import Slot, executor_class
@@ -77,6 +78,14 @@ class Prepared:
         if confirm is None or not confirm.duration or not self.workload.duration:
             return 1.0
         return confirm.duration / self.workload.duration
+
+    @property
+    def growth(self) -> Growth:
+        """How a re-validation run differs from a trial's: its phases' :attr:`stretch`, and its data over
+        the trials' (> 1 when --scale trials are confirmed at the target)."""
+        confirm = self.plan.workload
+        trials = self.workload.data_bytes() if confirm is not None else 0
+        return Growth(self.stretch, confirm.data_bytes() / trials if confirm is not None and trials else 1.0)
 
 
 def check_values(config: TuneConfig) -> None:
