@@ -656,6 +656,39 @@ def test_the_tuner_with_scaled_trials_against_a_plain_script_on_reads_is_quoted_
             ("docs/search.md",))
 
 
+def test_the_scaled_read_study_run_again_with_grown_runs_is_quoted_as_its_summary_gives_it():
+    """docs/results.md's seed 1 of the scaled read study run again at 160f355, whose budget grows the re-validation's
+    runs with the target's data: its plan, its configurations and machine time, within the budget once."""
+    folder = ROOT / "experiments/revalidation_share/results/readrandom-scaled-budget-11.8.1-2026-12-02"
+    summary = Summary.load(folder / "summary.json")
+    log = (folder / "console.log").read_text()
+    assert summary.workload == "steady-readrandom" and summary.seed == 1 and summary.budget_seconds == 900
+    assert summary.db_bench is not None and summary.db_bench.version == "11.8.1" and summary.db_bench.build == "release"
+    assert "--scale 0.25" in log.splitlines()[0] and "scaled: data 512 MiB (the target's: 2.0 GiB)" in log
+    at = "trials a quarter of the target's size"
+    plan = re.search(r"^plan: .*: ((\d+) runs at least, ~(\d+)m(\d+)s), fitted", log, re.MULTILINE)
+    assert plan
+    counted = (60 * int(plan[3]) + int(plan[4])) / int(plan[2])
+    _quoted(f"it planned runs of ~{counted:.0f} s (`{plan[1]}`)", ("docs/results.md",), at=at)
+    seconds = summary.machine_seconds
+    assert seconds.total <= summary.budget_seconds
+    _quoted(f"measured {summary.trials.complete} configurations and spent {seconds.total:.0f} s of db_bench for its "
+            f"{summary.budget_seconds:.0f} s budget", ("docs/results.md",), at=at)
+    runs = len(re.findall(r"^(?:select|estimate) round", log, re.MULTILINE))
+    assert seconds.revalidation / runs > counted
+    _quoted(f"re-validation's {runs} runs still took {seconds.revalidation:.0f} s, {seconds.revalidation / runs:.0f} s "
+            "each, more than counted", ("docs/results.md",), at=at)
+    reval = summary.revalidation
+    assert reval is not None and reval.noise_cv_reference is not None
+    earlier = (ROOT / "experiments/versus_plain_optuna/results/"
+               "versus_plain_optuna_target_readrandom_scaled_11.8.1_2026-12-02.console.log").read_text()
+    first = re.search(r"^noise: rocksdb-default's coefficient of variation over the rounds ([\d.]+ %)", earlier,
+                      re.MULTILINE)
+    assert first
+    _quoted(f"variation at the target was {100 * reval.noise_cv_reference:.1f} % over the rounds, where seed 1's was "
+            f"{first[1]}", ("docs/results.md",), at=at)
+
+
 def test_the_tuner_against_a_plain_script_on_a_read_workload_is_quoted_as_its_json_gives_it():
     """docs/results.md's one seed of steady-readwhilewriting at 2 GiB within 1 GiB: the plain script scored its
     reads, not its load; the tuner kept the defaults; the plain script's own figure was 10 times the target's."""
