@@ -10,6 +10,7 @@ import re
 import subprocess
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import optuna
 import pytest
@@ -21,8 +22,9 @@ from search_spaces import Context, GiB, MiB
 from tests.conftest import first_measured, leftovers, printed_summary, summary_of
 from tests.test_cli import tuner
 from tuner import options_file, ranking
-from tuner.model import UsageError
-from tuner.target import SHAPE, load_base_options, lsm_levels, make_target, scaled, shaped
+from tuner.engine._prepare import _memory_note, memory_plan
+from tuner.model import TargetConfig, UsageError
+from tuner.target import SHAPE, Target, load_base_options, lsm_levels, make_target, scaled, shaped
 from tuner.trials import TrialRecord
 
 OPTIONS = """[Version]
@@ -307,6 +309,31 @@ def test_scaled_trials_keep_the_memory_the_defaults_need_and_a_target_with_less_
     said = next(i for i, line in enumerate(lines)
                 if line.startswith("rocksdb-default does not fit the trials' 96 MiB (--target-memory): its 2 x "))
     assert said < lines.index("baseline rocksdb-default: running")
+
+
+def test_scaled_trials_in_more_memory_than_the_targets_ratio_are_told_so_before_any_run():
+    """--scale 0.25 of 2 GiB within 512 MiB: the target's ratio gives the trials 128 MiB, rocksdb-default's
+    memtables and block cache need 214 MiB, and they get it; one line says what that costs and which --scale
+    keeps the ratio. At --scale 0.5 the ratio's 256 MiB holds the defaults: no line."""
+    target = Target(data=2 * GiB, memory=512 * MiB, shape={})
+    deployment = TargetConfig(target_data=2 * GiB, target_memory=512 * MiB)
+    needs = (214 * MiB, "2 x 64 MiB memtables + 32 MiB block cache")
+    slot = SimpleNamespace(ram=24 * GiB)
+    limit, _ = memory_plan(deployment, SimpleNamespace(data_bytes=lambda: 512 * MiB), slot, target, needs[0])
+    assert limit == 214 * MiB
+    assert _memory_note(deployment, limit, needs, target, 512 * MiB) == (
+        "the trials run within 214 MiB, more than the target's memory:data ratio gives their data (128 MiB): "
+        "rocksdb-default's 2 x 64 MiB memtables + 32 MiB block cache need it. They hold more of their data in memory "
+        "than the target does, so what they rank (reads above all) may not carry to the target; --scale 0.42 or "
+        "more keeps the ratio")
+    limit, _ = memory_plan(deployment, SimpleNamespace(data_bytes=lambda: GiB), slot, target, needs[0])
+    assert limit == 256 * MiB and _memory_note(deployment, limit, needs, target, GiB) is None
+    assert _memory_note(deployment, 214 * MiB, needs, target, 2 * GiB) is None  # trials at the target's size
+    tiny = Target(data=256 * MiB, memory=128 * MiB, shape={})  # 0.1 of it: 12.8 MiB by the ratio, 64 MiB at least
+    note = _memory_note(TargetConfig(target_data=256 * MiB, target_memory=128 * MiB), 64 * MiB, None, tiny,
+                        int(25.6 * MiB))
+    assert note is not None and "(13 MiB): 64 MiB is the least a trial runs in." in note and note.endswith(
+        "--scale 0.5 or more keeps the ratio")
 
 
 @pytest.mark.dbbench
