@@ -122,6 +122,14 @@ class Resolution:
 MOST_ROUNDS = 200  # what :func:`resolution` counts up to
 
 
+def tie_resolution(verdict: str | None, ratio: float | None, ci95: list[float] | tuple[float, float] | None,
+                   n: int | None) -> Resolution | None:
+    """:func:`resolution` of a tie (None for any other verdict, or without an interval)."""
+    if verdict != "tie" or not ci95 or not ratio or not n:
+        return None
+    return resolution(ratio, list(ci95), n)
+
+
 def resolution(ratio: float, ci95: list[float], n: int, confidence: float = 0.95,
                most: int = MOST_ROUNDS) -> Resolution:
     """:func:`paired_ratio`'s interval read backwards: from its ``n`` rounds' spread (the standard

@@ -84,8 +84,7 @@ class Prepared:
     def growth(self) -> Growth:
         """How a re-validation run differs from a trial's: its phases' :attr:`stretch`, and its data over
         the trials' (> 1 when --scale trials are confirmed at the target)."""
-        confirm = self.plan.workload
-        trials = self.workload.data_bytes() if confirm is not None else 0
+        confirm, trials = self.plan.workload, self.workload.data_bytes()
         return Growth(self.stretch, confirm.data_bytes() / trials if confirm is not None and trials else 1.0)
 
 

@@ -37,7 +37,7 @@ from tuner.events import Observer
 from tuner.fmt import fmt_ops
 from tuner.model import Answer, StudySnapshot, TrackingConfig, TuneResult
 from tuner.observers._mlflow_views import RANK, answer_view_tag, study_key, view_tags
-from tuner.stats import resolution
+from tuner.stats import tie_resolution
 from tuner.summary import Revalidation, Summary
 from tuner.trials import BaselineRecord, TrialRecord
 
@@ -429,8 +429,8 @@ def _answer_marks(answer: Answer) -> tuple[dict[str, str], dict[str, Any]]:
         metrics.update({"answer.ratio": answer.ratio, "answer.p_value": answer.p_value, "answer.rounds": answer.rounds})
     if answer.ci95 is not None:
         metrics.update({"answer.ci95_low": answer.ci95[0], "answer.ci95_high": answer.ci95[1]})
-        if answer.verdict == "tie" and answer.ratio and answer.rounds:
-            can = resolution(answer.ratio, list(answer.ci95), answer.rounds)
+        can = tie_resolution(answer.verdict, answer.ratio, answer.ci95, answer.rounds)
+        if can is not None:
             metrics.update({"answer.resolution": can.smallest, "answer.rounds_needed": can.rounds_needed})
     return tags, metrics
 

@@ -21,7 +21,7 @@ from tuner.fmt import fmt_bytes, fmt_ops, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
 from tuner.outputs._answer import answer, answer_of, gain_lines, runs_workloads, side_by_side, target_lines
 from tuner.outputs._explain import explain
-from tuner.stats import MOST_ROUNDS, gain, improvement, resolution
+from tuner.stats import MOST_ROUNDS, gain, improvement, tie_resolution
 from tuner.summary import BaselineRun, BestTrial, ComparisonRow, Ratio, Revalidation, Summary, TrialRow
 from tuner.trials import BaselineRecord, TrialRecord
 
@@ -157,9 +157,9 @@ def ratio_text(r: Ratio | None) -> str:
 
 def _resolution_lines(found: Ratio) -> list[str]:
     """For a tie, what its rounds could tell: a tie of rounds too noisy to see the estimate is not a "no gain"."""
-    if found.verdict != "tie" or not found.ci95 or found.ratio is None or not found.n:
+    can = tie_resolution(found.verdict, found.ratio, found.ci95, found.n)
+    if can is None:
         return []
-    can = resolution(found.ratio, found.ci95, found.n)
     need = (f"an estimate of {found.ratio:.2f}x would need about {can.rounds_needed} rounds of this spread to tell "
             f"(--revalidate-rounds {can.rounds_needed}; with --budget, one that fits them)" if can.rounds_needed
             else f"an estimate of {found.ratio:.2f}x could not be told from 1 in {MOST_ROUNDS} rounds of this spread")
@@ -235,7 +235,8 @@ def closing_table(summary: Summary) -> str:
         lines.append(summary.recommendation)
     verdict = verdict_lines(summary)
     lines += ["", *verdict] if verdict else []
-    lines += [""] + gain_lines(summary) if gain_lines(summary) else []
+    gains = gain_lines(summary)
+    lines += ["", *gains] if gains else []
     best = summary.best
     if best:
         lines.append("")
