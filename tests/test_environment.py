@@ -1,7 +1,8 @@
 """Which failures are the environment's and which the configuration's (issue 31): the runner's
 classification of a failed db_bench phase, and how a fault reaches the engine; pure, no db_bench.
 An environment fault stops the study untaught; a configuration's own failure is a FAILED trial the
-sampler learns from."""
+sampler learns from. And the suite's own rule: a host without a memory cgroup skips the memory-limit tests,
+except under CI, where it fails them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from objectives.memory import Cgroups, MemoryLimitError
 from objectives.runner import DISK_FULL, EnvironmentFault, RunFailed, environment_fault
+from tests.conftest import need_memory_cgroup
 from tuner.engine._serial import SerialRuns
 from tuner.executors import Job, Outcome
 
@@ -72,3 +75,14 @@ def test_a_fault_stops_a_baseline_or_revalidation_run_instead_of_failing_it(tmp_
                                                    "baseline:rocksdb-default: phase load: db_bench killed by SIGTERM")
     with pytest.raises(RunFailed, match="db_bench killed by SIGSEGV"):
         SerialRuns(_OneOutcome(reason="phase load: db_bench killed by SIGSEGV"), print).run(job)
+
+
+@pytest.mark.parametrize("ci, outcome", [("", pytest.skip.Exception), ("true", pytest.fail.Exception)])
+def test_without_a_memory_cgroup_the_memory_limit_tests_skip_but_fail_under_ci(monkeypatch, ci, outcome):
+    def missing() -> None:
+        raise MemoryLimitError("no memory cgroup hierarchy is mounted")
+
+    monkeypatch.setattr(Cgroups, "detect", missing)
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(outcome, match="no memory cgroup hierarchy is mounted"):
+        need_memory_cgroup()
