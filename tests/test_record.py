@@ -18,9 +18,11 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from optuna.trial import TrialState, create_trial
 from scipy import stats as scipy_stats
 
 from experiments.held_out import Rounds
@@ -30,14 +32,17 @@ from tests.figures import LABEL, Binding, documents, figures, places
 from tests.shapes import DEPLOYED, PINNED, ShapeError, mislabelled, reads, shape
 from tuner import experiment
 from tuner.cli import build_parser
+from tuner.engine._budget import Growth, usage
 from tuner.engine._loop import HOPELESS
 from tuner.experiment import write_overview
+from tuner.model import DEFAULT_BASELINE
 from tuner.observers._mlflow import _answer_name
 from tuner.outputs._answer import answer_of, search_gain
 from tuner.ranking import distinct_top
 from tuner.samplers import RANKED
 from tuner.stats import across_seeds, resolution
 from tuner.summary import Ratio, Summary
+from tuner.trials import BaselineRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "default_job" / "results"  # the default job's records
@@ -676,8 +681,22 @@ def test_the_scaled_read_study_run_again_with_grown_runs_is_quoted_as_its_summar
             f"{summary.budget_seconds:.0f} s budget", ("docs/results.md",), at=at)
     runs = len(re.findall(r"^(?:select|estimate) round", log, re.MULTILINE))
     assert seconds.revalidation / runs > counted
-    _quoted(f"re-validation's {runs} runs still took {seconds.revalidation:.0f} s, {seconds.revalidation / runs:.0f} s "
-            "each, more than counted", ("docs/results.md",), at=at)
+    _quoted(f"re-validation's {runs} runs took {seconds.revalidation:.0f} s, {seconds.revalidation / runs:.0f} s "
+            "each, more than the plan counted", ("docs/results.md",), at=at)
+    # the count by the search's end: tuner.engine._budget.usage on the trials' runs (the console's whole seconds)
+    # and the defaults' run, each grown to the target's four times the data
+    lasted = [float(s) for s in re.findall(r"^trial \d+: [\d,]+ ops/s.*\((\d+)s\) \|", log, re.MULTILINE)]
+    assert len(lasted) == summary.trials.complete
+    trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
+                           user_attrs={"outcome": "complete", "seconds": s}) for s in lasted]
+    snapshot = SimpleNamespace(trials=trials, baselines=(BaselineRecord(DEFAULT_BASELINE, seconds=seconds.baselines),),
+                               workload=load_workload(summary.workload), machine_seconds=lambda: seconds)
+    target = summary.target
+    assert target is not None and target.data_bytes and target.trial_data_bytes
+    grown = usage(snapshot, Growth(data=target.data_bytes / target.trial_data_bytes)).revalidation_run
+    assert counted < grown < seconds.revalidation / runs
+    _quoted(f"the median trial's {statistics.median(lasted):.0f} s with its load grown fourfold, and the defaults' "
+            f"run: ~{grown:.0f} s", ("docs/results.md",), at=at)
     reval = summary.revalidation
     assert reval is not None and reval.noise_cv_reference is not None
     earlier = (ROOT / "experiments/versus_plain_optuna/results/"
@@ -3168,6 +3187,46 @@ def test_a_read_workloads_db_built_once_against_its_own_is_quoted_as_the_json_gi
     _quoted(f"runs took {min(walls):.0f}-{max(walls):.0f} s of wall time, medians per configuration, against "
             f"{before.pop()} s on the DB built once", ("docs/results.md",), at=after)
     assert not before
+
+
+def test_reads_of_a_db_grown_by_random_writes_are_quoted_as_the_json_gives_them():
+    """docs/results.md's headroom record of the read configurations on a DB each run loads in key order and then
+    overwrites half of at random (experiments/headroom/workload-readrandom-overwritten.toml): every interval wide,
+    the runs' spread, and which runs read a DB with files left in L0."""
+    measured = _json("experiments/headroom/results/headroom-reads-overwritten-11.8.1-2026-12-02.json")
+    assert measured["workload"] == "readrandom-overwritten" and measured["commit"] == "304d541"
+    assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 512 * 2**20
+    assert measured["rounds"] == 3 and measured["defaults"]["mode"] == "library" and not any(measured["failed"].values())
+    assert measured["db_bench"]["version"] == "11.8.1" and measured["db_bench"]["build"] == "release"
+    workload = load_workload(str(ROOT / "experiments/headroom/workload-readrandom-overwritten.toml"))
+    assert [p.benchmarks for p in workload.phases] == [("fillseq",), ("overwrite",), ("readrandom",)]
+    at = "a DB grown by random writes, the same reads told nothing"
+    runs = {name: [m["ops_per_sec"] for m in measured["runs"][name]] for name in measured["runs"]}
+    assert runs["rocksdb-default"] and all(len(r) == 3 for r in runs.values())
+
+    def spread(name: str) -> str:
+        return ", ".join(f"{o:,.0f}" for o in sorted(runs[name]))
+
+    _row("docs/results.md", "| rocksdb-default |", f"| | {spread('rocksdb-default')} |", after=at)
+    for name, ratio in measured["over_default"].items():
+        assert ratio["verdict"] == "tie" and ratio["ci95"][1] / ratio["ci95"][0] >= 10  # "a factor of ten or more"
+        _row("docs/results.md", f"| {name} |", f"| {_ratio(ratio)} | {spread(name)} |", after=at)
+    after = "Every interval holds 1 and spans"
+    defaults = sorted(runs["rocksdb-default"])
+    ordered = sorted(m["ops_per_sec"] for m in _json("experiments/headroom/results/"
+                                                    "headroom-reads-each-run-11.8.1-2026-12-01.json")["runs"]["rocksdb-default"])
+    _quoted(f"the defaults' three runs read {defaults[0]:,.0f} to {defaults[-1]:,.0f} ops/s, where on the DB loaded in "
+            f"key order above they read {ordered[0]:,.0f} to {ordered[-1]:,.0f}", ("docs/results.md",), at=after)
+    left = {name: m for name in measured["runs"] for m in measured["runs"][name] if m["l0_files"]}
+    assert {name: m["l0_files"] for name, m in left.items()} == {"256 MiB block cache": 2, "Bloom filter, 10 bits per key": 2}
+    for name, m in left.items():  # the slowest of its configuration's runs, on a larger DB
+        others = [o for o in measured["runs"][name] if o is not m]
+        assert m["ops_per_sec"] == min(runs[name]) and all(m["db_size_bytes"] > o["db_size_bytes"] for o in others)
+    _quoted(f"the block cache's {left['256 MiB block cache']['ops_per_sec']:,.0f} and the Bloom filter's "
+            f"{left['Bloom filter, 10 bits per key']['ops_per_sec']:,.0f}, read a DB whose overwrites had left two files "
+            "in L0", ("docs/results.md",), at=after)
+    assert all(not m["l0_files"] for m in measured["runs"]["rocksdb-default"])
+    _quoted(f"the defaults' slowest, {defaults[0]:,.0f}, among them", ("docs/results.md",), at=after)
 
 
 def test_the_tuner_against_a_plain_script_on_reads_each_configuration_loads_is_quoted_as_its_json_gives_it():
