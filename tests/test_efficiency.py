@@ -390,6 +390,25 @@ def test_a_revalidation_at_a_larger_target_is_counted_with_its_loads_grown_by_th
     assert both.revalidation_run == pytest.approx((80.0 + 68.0 + 60.0 + 4.0 * 8 ** 0.5 + 40.0) / 3)
 
 
+@pytest.mark.parametrize("slow, counted", [(8.0, (150.0 + 30.0) / 2), (7.0, 30.0)])
+def test_a_revalidation_run_is_counted_at_the_slowest_finalist_when_it_is_slower_than_the_median(slow, counted):
+    """The winner runs in every gain round: a finalist that loads slowly (zstd 13) ran each of them at the target
+    and overran the budget, counted at the median trial (seed 2 of
+    experiments/versus_plain_optuna/results/versus_plain_optuna_target_readrandom_scale0.5_11.8.1_2026-12-02.json).
+    Among five trials of 30 s, the one of 90 s counts (at twice the data: 30 s of reads and its 60 s load doubled)
+    only while it is among the three finalists the re-validation would choose among."""
+    trials = [create_trial(state=TrialState.COMPLETE, value=v, params={}, distributions={},
+                           user_attrs={"outcome": "complete", "seconds": 90.0 if v == slow else 30.0})
+              for v in (10.0, 9.0, 8.0, 7.0, 6.0)]
+    snapshot = SimpleNamespace(trials=trials, baselines=(BaselineRecord("rocksdb-default", seconds=30.0),),
+                               workload=SimpleNamespace(duration=30.0, scored_phases=("readrandom",)),
+                               directions=["maximize"], space=SimpleNamespace(distance=lambda a, b: 1.0), weights=None,
+                               machine_seconds=lambda: MachineSeconds(total=300.0))
+    assert usage(snapshot, Growth(data=2.0)).revalidation_run == pytest.approx(30.0)  # the median trial's
+    used = usage(snapshot, Growth(data=2.0), finalists=3)
+    assert used.per_run == 30.0 and used.revalidation_run == pytest.approx(counted)
+
+
 def test_the_revalidation_chooses_in_fewer_rounds_then_among_fewer_finalists_when_runs_are_long_for_the_budget():
     """Choosing among K costs (K + 1) x select_rounds runs, K in one round (no reference beside them):
     past half of the budget the choosing rounds shrink to one, then the gain's rounds, then K, down to
@@ -589,6 +608,7 @@ def _thirty_seconds_left(monkeypatch: pytest.MonkeyPatch) -> tuple[Budget, Simpl
     trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
                            user_attrs={"outcome": "complete", "seconds": 5.0}) for _ in range(3)]
     snapshot = SimpleNamespace(trials=trials, baselines=(BaselineRecord("a", seconds=5.0),),
+                               directions=["maximize"], space=SimpleNamespace(distance=lambda a, b: 1.0), weights=None,
                                machine_seconds=lambda: MachineSeconds(total=40.0))
     clock = [1000.0]
     monkeypatch.setattr(engine_loop.time, "monotonic", lambda: clock[0])

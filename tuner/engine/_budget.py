@@ -31,6 +31,7 @@ import statistics
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from tuner import ranking
 from tuner.engine._plan import Plan
 from tuner.model import StudySnapshot, measured_here
 from tuner.trials import TrialRecord
@@ -65,7 +66,7 @@ class Growth(NamedTuple):
 SAME = Growth()  # a re-validation run as long as a trial's
 
 
-def usage(snapshot: StudySnapshot, growth: Growth = SAME) -> Usage:
+def usage(snapshot: StudySnapshot, growth: Growth = SAME, finalists: int = 0) -> Usage:
     """What a study has spent and how long its runs take. In each run counted for the re-validation (the
     median trial's, each baseline's), the timed phases stretch by ``growth.stretch``, the drain they owe
     by the square root of the two growths, and the rest (load, checkpoint, open, cache drop) by the data's
@@ -78,7 +79,14 @@ def usage(snapshot: StudySnapshot, growth: Growth = SAME) -> Usage:
     at 29.8 s. At 4 times the data the runs' loads grow with it: counted at the trials' ~32 s, the
     re-validation of steady-readrandom at a 2 GiB target with --scale 0.25 trials ran 9 runs in 512 s and
     overran a 900 s budget by 70 s (seed 1 of
-    experiments/versus_plain_optuna/results/versus_plain_optuna_target_readrandom_scaled_11.8.1_2026-12-02.json)."""
+    experiments/versus_plain_optuna/results/versus_plain_optuna_target_readrandom_scaled_11.8.1_2026-12-02.json).
+
+    With ``finalists`` (the plan's K), a trial's run in the re-validation is counted at the slowest of the K
+    finalists it would choose among now (the revalidator's own choice, :func:`tuner.ranking.distinct_top`) when that
+    is slower than the median trial: the winner runs in every gain round, and a finalist that loads slowly (zstd 13)
+    ran each of them at the target. Counted at the median, seed 2 of
+    experiments/versus_plain_optuna/results/versus_plain_optuna_target_readrandom_scale0.5_11.8.1_2026-12-02.json
+    overran its 900 s budget by 106 s."""
     records = [TrialRecord.of(t) for t in measured_here(snapshot.trials)]
     trials = [(r.seconds, (r.metrics or {}).get("drain_seconds") or 0.0) for r in records if r.seconds is not None]
     baselines = [(b.seconds, b.metrics.get("drain_seconds") or 0.0) for b in snapshot.baselines if b.seconds]
@@ -93,6 +101,12 @@ def usage(snapshot: StudySnapshot, growth: Growth = SAME) -> Usage:
     if not per_run:
         return Usage(snapshot.machine_seconds().total, 0.0, 0.0)
     trial_run = statistics.median(longer(*t) for t in trials) if trials else max(longer(*b) for b in baselines)
+    if finalists and trials:
+        top = [TrialRecord.of(t) for t in ranking.distinct_top(snapshot.trials, snapshot.directions,
+                                                                finalists, snapshot.space.distance,
+                                                                prefer=snapshot.weights)]
+        trial_run = max([trial_run, *(longer(r.seconds, (r.metrics or {}).get("drain_seconds") or 0.0)
+                                      for r in top if r.seconds is not None)])
     revalidation_run = statistics.mean([trial_run, *(longer(*b) for b in baselines)])
     return Usage(snapshot.machine_seconds().total, per_run, revalidation_run)
 

@@ -76,7 +76,7 @@ class Engine:
 
     def _spent(self) -> tuple[float, float]:
         """Machine seconds spent so far (re-validation included) and a re-validation run's length."""
-        used = usage(self.snapshot(), self.parts.growth)
+        used = usage(self.snapshot(), self.parts.growth, self.budget.plan.k)
         return used.spent + (self.revalidator.seconds() if self.revalidation is None else 0.0), used.revalidation_run
 
     def close(self) -> None:

@@ -105,7 +105,7 @@ class TrialLoop:
         """The trials expected to count: --trials, or what --budget allows (None before a run's length is known)."""
         if self.search.budget is None:
             return self.parts.trials_wanted
-        used = usage(self.snapshot(), self.parts.growth)
+        used = usage(self.snapshot(), self.parts.growth, self.budget.plan.k)
         left = self.budget.trials_left(used.spent, used.per_run, running, used.revalidation_run)
         return None if left is None else min(self.parts.trials_wanted, counted + running + left)
 
@@ -129,7 +129,7 @@ class TrialLoop:
     def _may_start(self, counted: int, running: int) -> bool:
         if counted + running >= self.parts.trials_wanted:
             return False
-        used = usage(self.snapshot(), self.parts.growth)
+        used = usage(self.snapshot(), self.parts.growth, self.budget.plan.k)
         return self.budget.allows(used.spent, used.per_run, running, used.revalidation_run)
 
     def _arrived(self, running: dict[str, _Running], outcome: Outcome) -> None:
@@ -299,7 +299,7 @@ def _observer(trial: optuna.Trial, prunes: bool, budget: Budget, snapshot: Calla
         return pruning
     limit = None
     if budget.seconds is not None:
-        used = usage(snapshot(), growth)
+        used = usage(snapshot(), growth, budget.plan.k)
         limit = budget.search_left(used.spent, used.per_run, used.revalidation_run)
     reports, started, seen = pruning is None and not rungs, time.monotonic(), []
     done: dict[str, float] = {}  # each scored phase's operations so far

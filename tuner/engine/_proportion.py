@@ -74,7 +74,7 @@ class Proportion:
         """Before the first trial: the plan (search and re-validation, in runs and machine time). A
         --budget that holds fewer than ``MIN_SEARCH`` trials beside the re-validation they owe is
         refused here, once the baselines have measured how long a run takes, with the smallest that would."""
-        used = usage(self.snapshot(), self.parts.growth)
+        used = usage(self.snapshot(), self.parts.growth, self.budget.plan.k)
         if not used.per_run:
             return
         counted = ranking.counted(self.store.trials())
