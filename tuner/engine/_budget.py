@@ -45,8 +45,9 @@ MIN_SEARCH = 3  # the fewest trials a --budget must hold: the two starts and one
 class Usage(NamedTuple):
     """Machine seconds a study has spent (baselines, trials, stored re-validation); a trial's expected
     length: the median trial (a slow outlier, e.g. a zstd-19 start, must not starve the search), or
-    before any the longest baseline; and a re-validation run's: the mean of that and the baselines'
-    runs, since its rounds measure the baselines beside the finalists (the defaults often run longer
+    before any the longest baseline; and a re-validation run's: the mean of that (or of the slowest
+    finalist, when slower: :func:`usage`) and the baselines' runs, grown to the re-validation's phases
+    and size, since its rounds measure the baselines beside the finalists (the defaults often run longer
     than tuned trials: counting them at a trial's length overran a 600 s budget by 21 s)."""
 
     spent: float
