@@ -88,8 +88,10 @@ def usage(snapshot: StudySnapshot, growth: Growth = SAME, finalists: int = 0) ->
     ran each of them at the target. Counted at the median, seed 2 of
     experiments/versus_plain_optuna/results/versus_plain_optuna_target_readrandom_scale0.5_11.8.1_2026-12-02.json
     overran its 900 s budget by 106 s."""
-    records = [TrialRecord.of(t) for t in measured_here(snapshot.trials)]
-    trials = [(r.seconds, (r.metrics or {}).get("drain_seconds") or 0.0) for r in records if r.seconds is not None]
+    def run(records: list[TrialRecord]) -> list[tuple[float, float]]:  # each timed trial's seconds and drain
+        return [(r.seconds, (r.metrics or {}).get("drain_seconds") or 0.0) for r in records if r.seconds is not None]
+
+    trials = run([TrialRecord.of(t) for t in measured_here(snapshot.trials)])
     baselines = [(b.seconds, b.metrics.get("drain_seconds") or 0.0) for b in snapshot.baselines if b.seconds]
     grows = growth != SAME
     timed = (snapshot.workload.duration or 0.0) * len(snapshot.workload.scored_phases) if grows else 0.0
@@ -103,11 +105,9 @@ def usage(snapshot: StudySnapshot, growth: Growth = SAME, finalists: int = 0) ->
         return Usage(snapshot.machine_seconds().total, 0.0, 0.0)
     trial_run = statistics.median(longer(*t) for t in trials) if trials else max(longer(*b) for b in baselines)
     if finalists and trials:
-        top = [TrialRecord.of(t) for t in ranking.distinct_top(snapshot.trials, snapshot.directions,
-                                                                finalists, snapshot.space.distance,
-                                                                prefer=snapshot.weights)]
-        trial_run = max([trial_run, *(longer(r.seconds, (r.metrics or {}).get("drain_seconds") or 0.0)
-                                      for r in top if r.seconds is not None)])
+        top = ranking.distinct_top(snapshot.trials, snapshot.directions, finalists, snapshot.space.distance,
+                                   prefer=snapshot.weights)
+        trial_run = max([trial_run, *(longer(*t) for t in run([TrialRecord.of(t) for t in top]))])
     revalidation_run = statistics.mean([trial_run, *(longer(*b) for b in baselines)])
     return Usage(snapshot.machine_seconds().total, per_run, revalidation_run)
 
