@@ -125,6 +125,28 @@ def test_a_rerun_is_kept_beside_the_committed_results_and_bad_uses_are_one_clear
         result.stderr
 
 
+def test_a_tie_over_seeds_says_what_that_many_seeds_could_tell_and_a_clear_verdict_does_not():
+    """The write-up's verdict on a tie over seeds carries the resolution the closing table gives a tie over
+    rounds (tuner.stats.resolution, with the seed as the unit); a verdict whose interval clears 1 has none."""
+    from tuner.experiment._writeup import _verdict_lines
+    from tuner.stats import across_seeds, resolution
+
+    def result(vs_default: dict) -> dict:
+        return {"head_to_head": {"configurations": []}, "hand_found": None,
+                "tuner": {"across_seeds": {"vs_default": vs_default}}, "defaults": None}
+
+    tie = across_seeds([1.30, 0.95, 1.10])
+    assert tie["verdict"] == "tie"
+    can = resolution(tie["ratio"], tie["ci95"], 3)
+    lines = _verdict_lines(result(tie))
+    assert (f"  - resolution: 3 seeds of this spread tell apart only differences of {can.smallest:.2f}x or more; "
+            f"an estimate of {tie['ratio']:.2f}x would need about {can.rounds_needed} seeds of this spread to tell."
+            in lines)
+    clear = across_seeds([1.20, 1.22, 1.18])
+    assert clear["verdict"] == "faster"
+    assert not [line for line in _verdict_lines(result(clear)) if "resolution" in line]
+
+
 @pytest.mark.dbbench
 def test_quick_experiment_runs_the_three_steps_and_reports(tmp_path, session_store, work_dir):
     runs = tmp_path / "runs"

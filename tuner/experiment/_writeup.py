@@ -12,6 +12,7 @@ from objectives.defaults import LIBRARY
 from objectives.workloads import format_flag
 from search_spaces.catalogue import catalogue
 from tuner.fmt import fmt_ops
+from tuner.stats import MOST_ROUNDS, tie_resolution
 
 MiB = 1024**2
 # The tuner "beats" or "loses to" a configuration only when the 95 % interval of their ratio (paired
@@ -198,9 +199,11 @@ def _verdict_lines(r: dict[str, Any]) -> list[str]:
         out.append(f"- Over {n} searches (seeds), the tuner **{verdict(seeds['vs_hand_found'])}** the study's "
                    f"hand-found configuration: {_seeds_ratio(seeds['vs_hand_found'])} (each seed's ratio paired by "
                    "round; the interval is over seeds, so it holds the search's own variance).")
+        out += _resolution_lines(seeds["vs_hand_found"])
     if seeds.get("vs_default"):
         out.append(f"- Tuned vs {_defaults(r, 'RocksDB (db_bench) defaults')}, over seeds: "
                    f"{_seeds_ratio(seeds['vs_default'])}.")
+        out += _resolution_lines(seeds["vs_default"])
     for c in _tuned(r):
         out.append(f"  - seed {c['seed']}: vs hand-found {_ratio(c.get('vs_hand_found'))}, vs defaults "
                    f"{_ratio(c.get('vs_default'))}.")
@@ -214,6 +217,18 @@ def _verdict_lines(r: dict[str, Any]) -> list[str]:
     if bsh:
         out.append(f"- benchmark.sh-style vs defaults: {_ratio(bsh.get('vs_default'))}.")
     return out
+
+
+def _resolution_lines(r: dict[str, Any]) -> list[str]:
+    """For a tie over seeds, what that many seeds of this spread could tell (:func:`tuner.stats.resolution`)."""
+    can = tie_resolution(r.get("verdict"), r.get("ratio"), r.get("ci95"), r.get("n"))
+    if can is None:
+        return []
+    need = (f"an estimate of {r['ratio']:.2f}x would need about {can.rounds_needed} seeds of this spread to tell"
+            if can.rounds_needed else
+            f"an estimate of {r['ratio']:.2f}x could not be told from 1 in {MOST_ROUNDS} seeds of this spread")
+    return [f"  - resolution: {r['n']} seeds of this spread tell apart only differences of {can.smallest:.2f}x "
+            f"or more; {need}."]
 
 
 def _num(value: float | None, digits: int = 2) -> str:
