@@ -23,6 +23,14 @@ def fmt_duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
+def fmt_resolution(counted: str, unit: str, ratio: float, smallest: float, needed: int | None, most: int) -> str:
+    """What a tie's rounds (or seeds) could tell, in words (``tuner.stats.resolution``): ``counted`` names them
+    (``3 paired rounds``), ``unit`` more of them (``rounds``)."""
+    need = (f"an estimate of {ratio:.2f}x would need about {needed} {unit} of this spread to tell" if needed
+            else f"an estimate of {ratio:.2f}x could not be told from 1 in {most} {unit} of this spread")
+    return f"{counted} of this spread tell apart only differences of {smallest:.2f}x or more; {need}"
+
+
 def fmt_seconds(seconds: float) -> str:
     """A run's length: ``0.4 s``, ``6.2 s``, ``31 s``."""
     return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"

@@ -11,7 +11,7 @@ from typing import Any
 from objectives.defaults import LIBRARY
 from objectives.workloads import format_flag
 from search_spaces.catalogue import catalogue
-from tuner.fmt import fmt_ops
+from tuner.fmt import fmt_ops, fmt_resolution
 from tuner.stats import MOST_ROUNDS, tie_resolution
 
 MiB = 1024**2
@@ -224,11 +224,8 @@ def _resolution_lines(r: dict[str, Any]) -> list[str]:
     can = tie_resolution(r.get("verdict"), r.get("ratio"), r.get("ci95"), r.get("n"))
     if can is None:
         return []
-    need = (f"an estimate of {r['ratio']:.2f}x would need about {can.rounds_needed} seeds of this spread to tell"
-            if can.rounds_needed else
-            f"an estimate of {r['ratio']:.2f}x could not be told from 1 in {MOST_ROUNDS} seeds of this spread")
-    return [f"  - resolution: {r['n']} seeds of this spread tell apart only differences of {can.smallest:.2f}x "
-            f"or more; {need}."]
+    text = fmt_resolution(f"{r['n']} seeds", "seeds", r["ratio"], can.smallest, can.rounds_needed, MOST_ROUNDS)
+    return [f"  - resolution: {text}."]
 
 
 def _num(value: float | None, digits: int = 2) -> str:

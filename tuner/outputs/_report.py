@@ -17,7 +17,7 @@ from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
 from tuner.backends import Found
 from tuner.engine import default_flags
-from tuner.fmt import fmt_bytes, fmt_ops, fmt_value
+from tuner.fmt import fmt_bytes, fmt_ops, fmt_resolution, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
 from tuner.outputs._answer import answer, answer_of, gain_lines, runs_workloads, side_by_side, target_lines
 from tuner.outputs._explain import explain
@@ -158,13 +158,12 @@ def ratio_text(r: Ratio | None) -> str:
 def _resolution_lines(found: Ratio) -> list[str]:
     """For a tie, what its rounds could tell: a tie of rounds too noisy to see the estimate is not a "no gain"."""
     can = tie_resolution(found.verdict, found.ratio, found.ci95, found.n)
-    if can is None:
+    if can is None or found.ratio is None:
         return []
-    need = (f"an estimate of {found.ratio:.2f}x would need about {can.rounds_needed} rounds of this spread to tell "
-            f"(--revalidate-rounds {can.rounds_needed}; with --budget, one that fits them)" if can.rounds_needed
-            else f"an estimate of {found.ratio:.2f}x could not be told from 1 in {MOST_ROUNDS} rounds of this spread")
-    return [f"resolution: {found.n} paired rounds of this spread tell apart only differences of "
-            f"{can.smallest:.2f}x or more; {need}"]
+    text = fmt_resolution(f"{found.n} paired rounds", "rounds", found.ratio, can.smallest, can.rounds_needed, MOST_ROUNDS)
+    hint = (f" (--revalidate-rounds {can.rounds_needed}; with --budget, one that fits them)" if can.rounds_needed
+            else "")
+    return [f"resolution: {text}{hint}"]
 
 
 def verdict_lines(summary: Summary) -> list[str]:
