@@ -900,6 +900,16 @@ def _headroom_rows(measured: dict[str, Any], labels: dict[str, str], after: str)
         _row("docs/results.md", f"| {label} | {cells} |", f"| {_ratio(gain)} |" if gain else "| |", after=after)
 
 
+def _room(runs: dict[str, list[dict[str, Any]]]) -> float:
+    """The defaults' burst over their ops/s, the median over a headroom record's rounds (its failed runs left out)."""
+    return statistics.median(m["burst_ops_per_sec"] / m["ops_per_sec"] for m in runs["rocksdb-default"] if m)
+
+
+def _burst_over_defaults(runs: dict[str, list[dict[str, Any]]], name: str) -> dict[str, Any]:
+    """``name``'s burst ops/s over the defaults', paired by round (tuner.stats.paired_ratio)."""
+    return paired_ratio([m["burst_ops_per_sec"] for m in runs[name]], [m["burst_ops_per_sec"] for m in runs["rocksdb-default"]])
+
+
 def test_what_1_3x_asks_is_read_from_the_headroom_records():
     """docs/results.md's "What 1.3x asks": the defaults' burst over their ops/s, each record's median over its
     rounds, over every headroom record of the default job's workload in 30 s windows on release 11.8.1's library
@@ -911,8 +921,7 @@ def test_what_1_3x_asks_is_read_from_the_headroom_records():
                    measured["db_bench"]["version"], measured.get("target_memory_bytes"))
         if setting != ("steady-overwrite", 30, "library", "11.8.1", 2**30):  # the older records say less
             continue
-        ratios = [m["burst_ops_per_sec"] / m["ops_per_sec"] for m in measured["runs"]["rocksdb-default"] if m]
-        room.setdefault(measured["target_data_bytes"], []).append(statistics.median(ratios))
+        room.setdefault(measured["target_data_bytes"], []).append(_room(measured["runs"]))
     assert sorted(room) == [2 * 2**30, 8 * 2**30] and [len(room[2 * 2**30]), len(room[8 * 2**30])] == [8, 5]
     at = "So at 2 GiB an answer of 1.3x"
     _quoted("the eight `experiments/headroom/results/*.json` of that target", ("docs/results.md",), at=at)
@@ -3074,8 +3083,7 @@ def test_what_skipping_compaction_buys_is_quoted_as_its_json_gives_it():
     assert measured["configs"][plain] == {"disable_auto_compactions": "true", "compression_type": "none"}
     runs, median = measured["runs"], partial(_run_median, measured)
     rounds, gains, doc = Rounds(runs), measured["over_default"], ("docs/results.md",)
-    burst = paired_ratio([m["burst_ops_per_sec"] for m in runs[NO_COMPACTION]],
-                         [m["burst_ops_per_sec"] for m in runs["rocksdb-default"]])
+    burst = _burst_over_defaults(runs, NO_COMPACTION)
     assert gains[NO_COMPACTION]["verdict"] == "faster" and burst["verdict"] == "faster"
     said = "Never compacting in the window"
     _quoted(f"ran {_ratio(gains[NO_COMPACTION])} the defaults", doc, at=said)
@@ -3096,7 +3104,7 @@ def test_what_skipping_compaction_buys_is_quoted_as_its_json_gives_it():
     _quoted(f"(write amp {median(plain, 'write_amp'):.2f} against {median(NO_COMPACTION, 'write_amp'):.2f})", doc,
             at=said)
     _quoted(f"longer drains ({median('rocksdb-default', 'drain_seconds'):.1f} s)", doc, at="Surprise, kept as data: on this host")
-    room = statistics.median(m["burst_ops_per_sec"] / m["ops_per_sec"] for m in runs["rocksdb-default"])
+    room = _room(runs)
     _quoted(f"the room of the paragraph above, was {room:.2f}x here", doc)
     again = _json("experiments/headroom/results/headroom-ceiling-again-11.8.1-2026-12-02.json")
     assert again["configs"] == {"rocksdb-default": {}, **_json("experiments/headroom/configs-ceiling-again.json")}
@@ -3109,13 +3117,12 @@ def test_what_skipping_compaction_buys_is_quoted_as_its_json_gives_it():
     _quoted(f"Again, in 8 rounds: {_ratio(gain)}.", doc)
     _quoted(f"and {_ratio(gain)} in 8 more rounds", ("README.md",), at="the defaults with compaction switched off")
     _quoted(f"ran {_ratio(gain)} the defaults, its interval's upper end", doc)
-    burst = paired_ratio([m["burst_ops_per_sec"] for m in runs[NO_COMPACTION]],
-                         [m["burst_ops_per_sec"] for m in runs["rocksdb-default"]])
+    burst = _burst_over_defaults(runs, NO_COMPACTION)
     _quoted(f"overwrites {_ratio(burst)} theirs", doc, at="Again, in 8 rounds")
     median = partial(_run_median, again)
     _quoted(f"now at {median('rocksdb-default', 'ops_per_sec'):,.0f} ops/s (median) with "
             f"{median('rocksdb-default', 'drain_seconds'):.1f} s drains", doc)
-    room = statistics.median(m["burst_ops_per_sec"] / m["ops_per_sec"] for m in runs["rocksdb-default"])
+    room = _room(runs)
     _quoted(f"{room:.2f}x here, while", doc)
     both = sorted((gain["ratio"], measured["over_default"][NO_COMPACTION]["ratio"]))
     _quoted(f"stayed at about {both[0]:.2f}x-{both[1]:.2f}x", doc)
