@@ -381,13 +381,13 @@ options_key = "CFOptions.write_buffer_size"
 
 @pytest.mark.dbbench
 def test_confirmation_at_the_target_changes_the_answer_when_the_toy_winner_loses_there(tmp_path):
-    """Trials on 2.6 MiB (0.02 of the target): a 96 MiB memtable never flushes and wins easily over 64 KiB ones (36 flushes).
-    At the target, 128 MiB of data within 64 MiB of memory, the 96 MiB memtable does not fit (nor does
+    """Trials on 2.6 MiB (0.04 of the target): a 96 MiB memtable never flushes and wins easily over 64 KiB ones (36 flushes).
+    At the target, 64 MiB of data within 32 MiB of memory, the 96 MiB memtable does not fit (nor does
     the defaults' 64 MiB one): the confirmation at the target reports the small memtables instead."""
     space = tmp_path / "two.toml"
     space.write_text(TWO_MEMTABLES)
-    r = tuner("tune", "--workload", "fillrandom", "--scale", "0.02", "--target-data", "128MiB", "--target-memory",
-              "64MiB", "--space", str(space), "--sampler", "grid", "--trials", "2", "--no-starts", "--seed", "1",
+    r = tuner("tune", "--workload", "fillrandom", "--scale", "0.04", "--target-data", "64MiB", "--target-memory",
+              "32MiB", "--space", str(space), "--sampler", "grid", "--trials", "2", "--no-starts", "--seed", "1",
               "--revalidate", "2", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation",
               "--out", "o", "--no-mlflow", "--no-plots", drain=True)
     assert r.returncode == 0, r.stderr
@@ -400,12 +400,12 @@ def test_confirmation_at_the_target_changes_the_answer_when_the_toy_winner_loses
     change = summary.revalidation.select.rank_correlation
     assert change is not None and change.confirm_data_bytes is not None
     assert change.search_best == f"trial {big.number}" and change.confirmed_best == f"trial {small.number}"
-    assert change.changed and change.confirm_data_bytes >= 128 * MiB * 0.99
+    assert change.changed and change.confirm_data_bytes >= 64 * MiB * 0.99
     assert summary.best is not None and summary.answer is not None
     assert summary.best.params["write_buffer_size"] == 65536 and summary.answer.recommend == "best"
-    assert "the answer changed" in r.stdout and "scaled: data 2.6 MiB (the target's: 128 MiB)" in r.stdout
+    assert "the answer changed" in r.stdout and "scaled: data 2.6 MiB (the target's: 64 MiB)" in r.stdout
     options = options_file.parse_options((tmp_path / "o" / "OPTIONS.ini").read_text())
     assert options_file.lookup(options, "CFOptions.write_buffer_size") == "65536"
     assert options_file.lookup(options, "CFOptions.max_bytes_for_level_base") == str(256 * MiB)  # the target's shape
     confirm = next((tmp_path / "o" / "revalidation-select").rglob("load.command")).read_text()
-    assert "--num=1157" in confirm  # 128 MiB / 116 B: the runs at the target load its data
+    assert "--num=578" in confirm  # 64 MiB / 116 B: the runs at the target load its data
