@@ -69,12 +69,21 @@ def session_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     assert not changed, f"the tests wrote into the checkout {CHECKOUT}: {changed[:10]}"
 
 
+# Set for a test marked `tracked`: the `tune` command lines of :func:`fast` keep MLflow tracking on.
+TRACKED = "ROCKSDB_TUNER_TESTS_TRACKED"
+
+
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, session_store: str) -> None:
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, session_store: str,
+             request: pytest.FixtureRequest) -> None:
     """Each test runs in its own directory (the default ``mlruns/`` store lands there, never in the
-    checkout), and studies are tracked in one MLflow store per session unless a test says otherwise."""
+    checkout), and studies it tracks go to one MLflow store per session unless the test says otherwise."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", session_store)
+    if request.node.get_closest_marker("tracked"):
+        monkeypatch.setenv(TRACKED, "1")
+    else:
+        monkeypatch.delenv(TRACKED, raising=False)
 
 
 RUNS_DB_BENCH = ("dbbench", "ray", "faults", "release_build")  # markers of tests that may run db_bench
@@ -126,7 +135,9 @@ def work_dir(tmp_path: Path) -> Path:
 def fast(args: list[str] | tuple[str, ...], drain: bool = False, revalidate: bool = False) -> list[str]:
     """A `tune` command line without what costs time unless it is the test's subject: the drain after
     each phase (a flush and waitforcompaction per phase: a fraction of a second on tiny loads with the
-    patched release build, at least 5 s with Debian's 7.8.3 or an unpatched 9.x) and the re-validation."""
+    patched release build, at least 5 s with Debian's 7.8.3 or an unpatched 9.x), the re-validation, and
+    MLflow tracking (importing MLflow and opening its store: docs/reliability.md) unless
+    the test is marked `tracked` or names its own store (--mlflow-uri)."""
     args = list(args)
     if "tune" not in args[:1]:
         return args
@@ -134,6 +145,8 @@ def fast(args: list[str] | tuple[str, ...], drain: bool = False, revalidate: boo
         args.append("--no-drain")
     if not revalidate and "--revalidate" not in args:
         args += ["--revalidate", "0"]
+    if os.environ.get(TRACKED) != "1" and not {"--no-mlflow", "--mlflow-uri"} & set(args):
+        args.append("--no-mlflow")
     return args
 
 

@@ -27,9 +27,9 @@ def tuner(*args: str, cwd: Path | None = None, timeout: float = 600, plots: bool
           revalidate: bool = False) -> subprocess.CompletedProcess:
     """Run the CLI. Studies skip what costs time without being the test's subject, unless the test
     asks for it: plotting (~5 s; plots=True), the drain after each phase (--no-drain, see
-    tests.conftest.fast; drain=True) and the re-validation (--revalidate 0, unless
-    the test passes --revalidate or revalidate=True). Each is tested where it is the subject; every
-    study is still tracked in the session's MLflow store."""
+    tests.conftest.fast; drain=True), the re-validation (--revalidate 0, unless the test passes
+    --revalidate or revalidate=True) and MLflow tracking (unless the test is marked `tracked` or passes
+    --mlflow-uri). Each is tested where it is the subject."""
     if args and args[0] == "tune":
         args = (*fast(args, drain, revalidate), *(() if plots else ("--no-plots",)))
     return subprocess.run([*TUNER, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
@@ -125,6 +125,7 @@ def test_the_default_sampler_is_the_one_chosen_for_the_study(tmp_path, extra, sa
     assert printed_summary(r).sampler == sampler
 
 
+@pytest.mark.tracked  # the MLflow observer on a Pareto study's trials
 def test_multi_objective_pareto_study(tmp_path):
     r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "5", "--objective", "multi",
               "--sampler", "nsga2", "--seed", "4", "--out", str(tmp_path / "o"), "--json", plots=True)

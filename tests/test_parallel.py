@@ -284,6 +284,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         c.stop()
 
 
+@pytest.mark.tracked  # the trials' MLflow runs are logged from the driver
 def test_study_runs_on_both_nodes_of_a_two_node_cluster(cluster, tmp_path, work_dir, session_store):
     out = tmp_path / "out"
     r = cluster.tune("--workload", "fillrandom", "--scale", "0.2", "--trials", "6", "--seed", "3", "--parallel", "2",

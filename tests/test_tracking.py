@@ -23,7 +23,7 @@ from tests.conftest import TINY, printed_summary, summary_of
 from tests.test_cli import TUNER, _start_and_signal, tuner
 from tuner.trials import TrialRecord
 
-pytestmark = pytest.mark.dbbench
+pytestmark = [pytest.mark.dbbench, pytest.mark.tracked]
 TUNED = {"subcompactions", "max_background_jobs", "write_buffer_size", "max_write_buffer_number",
          "min_write_buffer_number_to_merge", "cache_size", "bloom_bits", "compression_type"}
 
