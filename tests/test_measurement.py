@@ -72,27 +72,24 @@ def test_the_defaults_write_amp_is_above_zero_at_every_scale(db_bench, work_dir,
     assert m["write_amp"] > 0 and m["write_amp_logical"] >= 1
 
 
-def test_block_cache_size_matters_once_the_data_exceeds_memory(db_bench, work_dir, tmp_path):
-    """400k x 400 B (an 80 MB DB): in a 48 MiB memory cgroup a 4 MiB block cache reads clearly faster
-    than a 32 MiB one (which crowds the compressed blocks out of the page cache); without a limit the
-    data sits in the page cache and the small cache's edge is gone (the large one may read faster: its
-    blocks need no decompressing; CI once saw it 1.30x faster; here the small one's median edge was
-    1.05x in one of five runs, CI's of 2026-11-26 1.10x beside 1.42x under the limit, and CI's of
-    2026-11-27 1.18x beside 1.49x). Compared round by round (paired): the unlimited reads last under a
-    second, and their level drifts between rounds; so the edge without a limit is asked only to stay
-    well below the limited one: what the limit adds is the subject."""
+def test_within_a_memory_limit_a_small_block_cache_reads_faster_than_a_large_one(db_bench, work_dir, tmp_path):
+    """400k x 400 B (an 80 MB DB): in a 48 MiB memory cgroup a 4 MiB block cache reads faster than a
+    32 MiB one in every round (the larger cache crowds the compressed blocks out of the page cache
+    within the same memory), and the limit is real: reads run at less than half the rate they reach
+    without it, within the cgroup's memory and never killed. How the two compare without a limit
+    depends on the host and is not asserted: the small cache's median edge there was 0.86x-1.08x
+    over 12 repeats on one 2-core host (up to 1.24x against a 40 MiB cache) and 1.10x-1.22x in three
+    CI runs, one of which (2026-12-02) saw 1.22x beside 1.20x under the limit, so "the edge exists
+    only under a limit" does not hold on every host (hand runs, not recorded here)."""
     Cgroups.detect()  # this machine has a usable memory cgroup (cgroup v1 here)
     workload = load_workload("reads-beyond-memory").resolve(1.0, Context.of_host())
     configs = {"small": {"cache_size": 4 * MiB}, "large": {"cache_size": 32 * MiB}}
     limited = _interleaved(Runner(db_bench, work_dir, memory_limit=48 * MiB), workload, configs, 3, tmp_path / "lim")
-    free = _interleaved(Runner(db_bench, work_dir), workload, configs, 5, tmp_path / "free")
-    ops = {(k, name): [m["ops_per_sec"] for m in runs[name]] for k, runs in (("lim", limited), ("free", free))
-           for name in configs}
-    assert min(ops["lim", "small"]) > max(ops["lim", "large"]), ops  # every round
-    ratio_limited, ratio_free = (statistics.median(s / b for s, b in zip(ops[k, "small"], ops[k, "large"]))
-                                 for k in ("lim", "free"))
-    assert ratio_limited > 1.15 and ratio_limited > 1.15 * ratio_free, (ratio_limited, ratio_free, ops)
-    assert statistics.median(ops["lim", "small"]) < 0.5 * statistics.median(ops["free", "small"])
+    free = _interleaved(Runner(db_bench, work_dir), workload, {"small": configs["small"]}, 2, tmp_path / "free")
+    small, large = ([m["ops_per_sec"] for m in limited[name]] for name in configs)
+    assert min(small) > max(large), (small, large)  # every round
+    assert statistics.median(s / b for s, b in zip(small, large)) > 1.1, (small, large)
+    assert statistics.median(small) < 0.5 * statistics.median(m["ops_per_sec"] for m in free["small"])
     for m in limited["small"] + limited["large"]:
         assert m["memory_peak_bytes"] <= 48 * MiB and m["oom_kills"] == 0
 
