@@ -20,9 +20,10 @@ PYTEST_ARGS ?=
 # the tuner prefers it; 0: use the distribution's assertion build as is.
 RELEASE_DB_BENCH ?= 1
 # The RocksDB version `make db_bench` builds: from Debian's source packages (7.8 bookworm, 9.10 trixie,
-# 9.11 sid), else from the crates.io package librocksdb-sys, which ships RocksDB's source (7.4, 7.9,
-# 8.1, 8.5, 8.6, 8.8, 8.9, 8.10, 9.9, 10.4, 11.8). Several versions live side by side; the newest
-# measures unless `--rocksdb-version V` picks another. ROCKSDB_SRC=PATH builds your own checkout.
+# 9.11 sid; apt-get source), else from the Rust crate registry's package librocksdb-sys (fetched by
+# cargo), which ships RocksDB's source (7.4, 7.9, 8.1, 8.5, 8.6, 8.8, 8.9, 8.10, 9.9, 10.4, 11.8).
+# Several versions live side by side; the newest measures unless `--rocksdb-version V` picks another.
+# ROCKSDB_SRC=PATH builds your own checkout.
 ROCKSDB_VERSION ?= 11.8
 
 comma := ,

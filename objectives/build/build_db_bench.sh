@@ -4,15 +4,19 @@
 # Several versions live side by side; `rocksdb-tuner tune --rocksdb-version V` picks one.
 #
 # Source, one of:
-#   ROCKSDB_VERSION=X.Y   Debian's rocksdb source package of that version when a suite carries one (deb-src
-#                         entries for bookworm, trixie and sid are added: source packages only, nothing
-#                         installed on this system comes from them). Seen 2026-11: bookworm 7.8.3, trixie
-#                         9.10.0, sid 9.11.2.
-#                         Otherwise the crates.io package librocksdb-sys whose build metadata is X.Y.*
-#                         (it ships RocksDB's whole source tree under rocksdb/), checked against the
-#                         SHA-256 the registry's index lists. Seen 2026-11: 7.4.4, 7.9.2, 8.1.1, 8.5.3,
+#   ROCKSDB_VERSION=X.Y   Debian's rocksdb source package of that version when a suite carries one, fetched
+#                         by apt-get source (deb-src entries for bookworm, trixie and sid are added, on the
+#                         Debian mirrors the system's apt sources already name: source packages only,
+#                         nothing installed on this system comes from them). Seen 2026-11: bookworm 7.8.3,
+#                         trixie 9.10.0, sid 9.11.2.
+#                         Otherwise the Rust crate registry's package librocksdb-sys whose build metadata
+#                         is X.Y.* (it ships RocksDB's whole source tree under rocksdb/), fetched by cargo
+#                         as this machine configures it (CARGO_HOME, its mirrors), which checks it against
+#                         the SHA-256 the registry's index lists. Seen 2026-11: 7.4.4, 7.9.2, 8.1.1, 8.5.3,
 #                         8.6.7, 8.8.1, 8.9.1, 8.10.0, 9.9.3, 10.4.2, 11.8.1.
 #   ROCKSDB_SRC=PATH      your own RocksDB checkout (any version); builds in place, never patched.
+# FETCH_ONLY=1: fetch and unpack the source tree (once, under the cache's src/), print its path and stop
+# before compiling anything.
 set -euo pipefail
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-tuner/db_bench"
@@ -37,15 +41,56 @@ install_build_deps() {
   fi
 }
 
-# Source-package entries for the suites that carry rocksdb; Types: deb-src only, so no binary package
-# of this system can come from a newer suite.
+deb_src_list=/etc/apt/sources.list.d/rocksdb-tuner-src.sources
+
+# The Debian archive mirrors apt already uses: the URIs of the system's entries (deb822 *.sources, one-line
+# sources.list and *.list, disabled ones aside) for one of Debian's suites; the security archive's
+# (bookworm-security) carry no rocksdb source and are left out. One URI a line.
+debian_mirrors() {
+  local files=() f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] && [ "$f" != "$deb_src_list" ] && files+=("$f")
+  done
+  [ ${#files[@]} -gt 0 ] || return 0
+  awk -v debian='^(buster|bullseye|bookworm|trixie|forky|duke|sid|oldoldstable|oldstable|stable|testing|unstable)(-updates|-backports)?$' '
+    function entry(uris, suites, types, enabled,   n, s, i, u) {
+      if (types !~ /(^|[ \t])deb(-src)?([ \t]|$)/ || tolower(enabled) ~ /^[ \t]*no/) return
+      n = split(suites, s, /[ \t]+/)
+      for (i = 1; i <= n; i++) if (s[i] ~ debian) break
+      if (i > n) return
+      n = split(uris, u, /[ \t]+/)
+      for (i = 1; i <= n; i++) if (u[i] != "" && u[i] !~ /^cdrom:/ && !seen[u[i]]++) print u[i]
+    }
+    function flush() { entry(uris, suites, types, enabled); uris = suites = types = enabled = field = "" }
+    FNR == 1 { flush(); deb822 = (FILENAME ~ /\.sources$/) }
+    /^[ \t]*#/ { next }
+    deb822 && /^[ \t]*$/ { flush(); next }
+    deb822 && /^[ \t]/ { if (field == "uris") uris = uris " " $0; else if (field == "suites") suites = suites " " $0; next }
+    deb822 { field = tolower($0); sub(/:.*/, "", field); v = $0; sub(/^[^:]*:[ \t]*/, "", v)
+             if (field == "uris") uris = v; else if (field == "suites") suites = v
+             else if (field == "types") types = v; else if (field == "enabled") enabled = v
+             next }
+    { line = $0; sub(/#.*/, "", line); gsub(/\[[^]]*\]/, " ", line); $0 = line
+      if ($1 ~ /^deb(-src)?$/) entry($2, $3, $1, "") }
+    END { flush() }' "${files[@]}"
+}
+
+# Source-package entries for the suites that carry rocksdb, on the Debian mirrors the system's apt sources
+# name (so apt-get source reaches Debian's archive the way apt does here); Types: deb-src only, so no
+# binary package of this system can come from a newer suite. Without a Debian mirror among apt's sources
+# no entries are added: the Rust crate registry's librocksdb-sys is the source then.
 ensure_deb_src() {
-  local list=/etc/apt/sources.list.d/rocksdb-tuner-src.sources
-  local suites="bookworm trixie sid"
-  if ! grep -qs "Suites: $suites" "$list"; then
-    say "adding deb-src entries for $suites ($list; source packages only)"
-    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-      "$suites" | $sudo tee "$list" >/dev/null
+  local list="$deb_src_list" suites="bookworm trixie sid" uris entry
+  uris="$(debian_mirrors | tr '\n' ' ' | sed 's/ *$//')"
+  if [ -z "$uris" ]; then
+    say "no Debian archive among apt's sources: no deb-src entries, so no Debian source packages"
+    return 0
+  fi
+  entry="$(printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg' \
+    "$uris" "$suites")"
+  if [ "$(cat "$list" 2>/dev/null)" != "$entry" ]; then
+    say "adding deb-src entries for $suites on the Debian mirrors of apt's sources ($list; source packages only)"
+    printf '%s\n' "$entry" | $sudo tee "$list" >/dev/null
     $sudo apt-get update -qq
   fi
 }
@@ -147,16 +192,23 @@ build_in() {  # $1: RocksDB source tree; $2: the package it came from; $3: "patc
 }
 
 # When the mirror no longer serves the .dsc of the suite's version (seen for trixie's and sid's), fetch
-# the two tarballs the index lists, check their SHA-256 against it, and unpack as dpkg-source would:
-# the upstream tree, debian/ inside it, and Debian's patches applied in series order.
+# the two tarballs the index lists with apt's own downloader (apt-helper download-file: apt's transports,
+# proxies and credentials, from the deb-src entries' mirrors), which checks their SHA-256 against the
+# index, and unpack as dpkg-source would: the upstream tree, debian/ inside it, and Debian's patches
+# applied in series order.
 unpack_from_pool() {  # $1: Debian version, $2: upstream version
-  local debver="$1" upstream="$2" dir mirror name sum tree
+  local debver="$1" upstream="$2" dir mirrors name sum tree
   dir=$(apt-cache showsrc "rocksdb" | awk -v v="$debver" '/^Version:/ {on = ($2 == v)} on && /^Directory:/ {print $2; exit}')
-  mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/rocksdb-tuner-src.sources)
-  say "the mirror has no .dsc for $debver: fetching its tarballs from $mirror/$dir"
+  mirrors=$(awk '/^URIs:/ {$1 = ""; print}' "$deb_src_list")
+  say "the mirror has no .dsc for $debver: fetching its tarballs from $dir with apt-helper"
   apt-cache showsrc rocksdb | awk -v v="$debver" '/^Version:/ {on = ($2 == v)} /^Checksums-Sha256:/ {c = on; next} /^[^ ]/ {c = 0} c {print $1, $3}' \
     | grep -v '\.dsc$' | while read -r sum name; do
-      [ -f "$src/$name" ] || curl -fsS -o "$src/$name" "$mirror/$dir/$name" || { rm -f "$src/$name"; continue; }
+      for mirror in $mirrors; do
+        [ -f "$src/$name" ] && break
+        /usr/lib/apt/apt-helper download-file "$mirror/$dir/$name" "$src/$name" "SHA256:$sum" >/dev/null 2>&1 \
+          || rm -f "$src/$name" "$src/$name.FAILED"
+      done
+      [ -f "$src/$name" ] || continue
       echo "$sum  $src/$name" | sha256sum -c --quiet - || { echo "build-db-bench: $name: checksum mismatch" >&2; exit 1; }
     done
   [ -f "$src/rocksdb_${upstream}.orig.tar.gz" ] \
@@ -178,41 +230,90 @@ unpack_from_pool() {  # $1: Debian version, $2: upstream version
   mv "$tree.tmp" "$tree"
 }
 
-# crates.io's sparse index of librocksdb-sys: one "<crate version> <sha256>" line per version not yanked.
-crate_index() {
-  curl -fsS --retry 2 -m 60 https://index.crates.io/li/br/librocksdb-sys \
-    | python3 -c 'import json, sys; [print(d["vers"], d["cksum"]) for d in map(json.loads, sys.stdin) if not d["yanked"]]'
+# cargo, the Rust crate registry's client, fetches librocksdb-sys as this machine configures it (CARGO_HOME,
+# a mirror by source replacement, proxies); Debian's cargo is installed when none is on PATH.
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+ensure_cargo() {
+  command -v cargo >/dev/null 2>&1 && return 0
+  say "installing cargo (Debian's package) to fetch librocksdb-sys from the Rust crate registry"
+  { $sudo apt-get update -qq && apt_install cargo; } || true
+  command -v cargo >/dev/null 2>&1 \
+    || { echo "build-db-bench: ROCKSDB_VERSION=$want needs cargo to fetch librocksdb-sys: install it (apt-get install cargo, or rustup) and run again" >&2; exit 1; }
 }
 
+# A throwaway Cargo project in $1 (its own workspace) that depends on librocksdb-sys $2 (a requirement):
+# cargo resolves it against the registry it is configured with, which refreshes cargo's index cache of the
+# crate, and writes Cargo.lock.
+cargo_lock() {  # $1: an empty directory, $2: a version requirement
+  local dir="$1" out
+  mkdir -p "$dir/src" && : >"$dir/src/lib.rs"
+  printf '[package]\nname = "rocksdb-tuner-fetch"\nversion = "0.0.0"\nedition = "2018"\npublish = false\n\n[dependencies]\nlibrocksdb-sys = { version = "%s", default-features = false }\n\n[workspace]\n' \
+    "$2" >"$dir/Cargo.toml"
+  out="$(cd "$dir" && cargo generate-lockfile 2>&1)" || { echo "build-db-bench: cargo could not resolve librocksdb-sys $2: $(
+    grep -vE '^\s*(Updating|Locking|Adding)\s' <<<"$out" | tr -s ' \n' '  ' | sed 's/ *$//')" >&2; exit 1; }
+}
+
+# librocksdb-sys in the Rust crate registry: one "<crate version> <sha256>" line per version not yanked,
+# read from cargo's cache of the registry's index (a small binary header, then "<version>\0<JSON>\0"
+# records with "vers", "cksum", "yanked"), which resolving any requirement on the crate refreshes.
+crate_index() (  # a subshell: its EXIT trap removes the throwaway project
+  dir="$(mktemp -d "$src/cargo-index.XXXXXX")"
+  trap 'rm -rf "$dir"' EXIT
+  cargo_lock "$dir" "*"
+  file="$(ls -t "$cargo_home"/registry/index/*/.cache/li/br/librocksdb-sys 2>/dev/null | head -n 1 || true)"
+  [ -n "$file" ] || { echo "build-db-bench: cargo left no index entry of librocksdb-sys under $cargo_home/registry/index" >&2; exit 1; }
+  python3 -c 'import json, sys
+for r in open(sys.argv[1], "rb").read().split(b"\0"):
+    d = json.loads(r) if r.startswith(b"{") else {}
+    if d.get("name") == "librocksdb-sys" and not d.get("yanked"): print(d["vers"], d["cksum"])' "$file"
+)
+
 # The newest librocksdb-sys whose build metadata (the RocksDB version, "0.19.0+11.8.1") is $want or $want.*.
-crate_version() {
-  crate_index | awk -v w="$want" '{up=$1; sub(/.*\+/, "", up); if (up == w || index(up, w ".") == 1) print up, $1}' \
+crate_version() {  # stdin: crate_index's lines
+  awk -v w="$want" '{up=$1; sub(/.*\+/, "", up); if (up == w || index(up, w ".") == 1) print up, $1}' \
     | sort -V | tail -n 1 | cut -d' ' -f2
 }
 
-unpack_crate() {  # $1: crate version -> prints the RocksDB tree it unpacked (once) under $src
-  local crate="$1" sum file tree
+# cargo fetches the crate pinned exactly (=X.Y.Z: a requirement ignores build metadata, so Cargo.lock must
+# name the version wanted and the index's SHA-256) and checks it against the index; the tree is unpacked
+# from cargo's download cache.
+unpack_crate() (  # $1: crate version, $2: its SHA-256 -> prints the RocksDB tree it unpacked (once) under $src
+  crate="$1" sum="$2"
   tree="$src/rocksdb-${crate#*+}"
   if [ ! -d "$tree" ]; then
-    sum="$(crate_index | awk -v c="$crate" '$1 == c {print $2}')"
-    file="$src/librocksdb-sys-$crate.crate"
-    say "fetching crates.io librocksdb-sys $crate (RocksDB ${crate#*+}, ~8 MB)" >&2
-    [ -f "$file" ] || curl -fsS --retry 2 -m 600 -o "$file.tmp" "https://static.crates.io/crates/librocksdb-sys/librocksdb-sys-${crate/+/%2B}.crate" \
-      || { echo "build-db-bench: could not download librocksdb-sys $crate" >&2; exit 1; }
-    [ -f "$file" ] || mv "$file.tmp" "$file"
-    echo "$sum  $file" | sha256sum -c --quiet - >&2 || { rm -f "$file"; echo "build-db-bench: librocksdb-sys $crate: checksum mismatch" >&2; exit 1; }
+    dir="$(mktemp -d "$src/cargo-fetch.XXXXXX")"
+    trap 'rm -rf "$dir" "$tree.tmp"' EXIT
+    say "fetching librocksdb-sys $crate (RocksDB ${crate#*+}, ~8 MB) from the Rust crate registry with cargo" >&2
+    cargo_lock "$dir" "=${crate%%+*}"
+    locked="$(awk '/^\[\[package\]\]/ {n = ""} /^name = / {n = $3} n == "\"librocksdb-sys\"" && /^(version|checksum) = / {gsub(/"/, "", $3); printf "%s ", $3}' "$dir/Cargo.lock")"
+    [ "$locked" = "$crate $sum " ] \
+      || { echo "build-db-bench: cargo resolved librocksdb-sys =${crate%%+*} to '${locked% }', not '$crate $sum'" >&2; exit 1; }
+    out="$(cd "$dir" && cargo fetch 2>&1)" || { echo "build-db-bench: cargo fetch of librocksdb-sys $crate failed: $(
+      grep -vE '^\s*(Updating|Downloading|Downloaded|Locking)\s' <<<"$out" | tr -s ' \n' '  ' | sed 's/ *$//')" >&2; exit 1; }
+    file="$(ls -t "$cargo_home"/registry/cache/*/"librocksdb-sys-$crate.crate" 2>/dev/null | head -n 1 || true)"
+    [ -n "$file" ] || { echo "build-db-bench: cargo fetched librocksdb-sys $crate but left no librocksdb-sys-$crate.crate under $cargo_home/registry/cache" >&2; exit 1; }
+    echo "$sum  $file" | sha256sum -c --quiet - >&2 || { echo "build-db-bench: librocksdb-sys $crate: checksum mismatch ($file)" >&2; exit 1; }
     rm -rf "$tree.tmp" && mkdir -p "$tree.tmp"
     tar -xzf "$file" -C "$tree.tmp" --strip-components=2 "librocksdb-sys-$crate/rocksdb"
     [ -f "$tree.tmp/tools/db_bench_tool.cc" ] || { echo "build-db-bench: librocksdb-sys $crate holds no tools/db_bench_tool.cc" >&2; exit 1; }
     mv "$tree.tmp" "$tree"
   fi
   echo "$tree"
+)
+
+# FETCH_ONLY=1 stops once the source tree is there: its path is the last line printed.
+fetched() {  # $1: the source tree
+  if [ "${FETCH_ONLY:-0}" = 1 ]; then
+    echo "$1"
+    exit 0
+  fi
 }
 
 install_build_deps
 if [ -n "${ROCKSDB_SRC:-}" ]; then
   [ -f "$ROCKSDB_SRC/Makefile" ] && [ -f "$ROCKSDB_SRC/tools/db_bench_tool.cc" ] \
     || { echo "build-db-bench: ROCKSDB_SRC=$ROCKSDB_SRC is not a RocksDB source tree (no Makefile, tools/db_bench_tool.cc)" >&2; exit 2; }
+  fetched "$(cd "$ROCKSDB_SRC" && pwd)"
   build_in "$(cd "$ROCKSDB_SRC" && pwd)" "ROCKSDB_SRC=$ROCKSDB_SRC"
   exit 0
 fi
@@ -221,6 +322,7 @@ case "$want" in
   *) echo "build-db-bench: ROCKSDB_VERSION=$want: expected MAJOR.MINOR such as 9.11 or 7.8" >&2; exit 2 ;;
 esac
 existing=$(ls -d "$cache/$want"-release "$cache/$want".*-release 2>/dev/null | head -n 1 || true)
+[ "${FETCH_ONLY:-0}" != 1 ] || existing=""  # the source is wanted, built or not
 # A build this script made before it patched the source (no "patches" in its BUILD_INFO.json) is rebuilt:
 # only db_bench_tool.cc compiles again when the source tree is still in the cache.
 # So is one without library_defaults (before it was built): only static_lib and the probe are made.
@@ -234,21 +336,26 @@ mkdir -p "$src"
 ensure_deb_src
 debver="$(debian_version)"
 if [ -z "$debver" ]; then
-  crate="$(crate_version)"
+  ensure_cargo
+  crates="$(crate_index)"
+  crate="$(crate_version <<<"$crates")"
   if [ -z "$crate" ]; then
-    echo "build-db-bench: ROCKSDB_VERSION=$want: neither a Debian source package (available: $(apt-cache showsrc rocksdb 2>/dev/null | awk '/^Version:/ {printf "%s ", $2}')) nor a crates.io librocksdb-sys (available: $(crate_index | awk '{sub(/.*\+/, "", $1); printf "%s ", $1}')) carries it" >&2
+    echo "build-db-bench: ROCKSDB_VERSION=$want: neither a Debian source package (available: $(apt-cache showsrc rocksdb 2>/dev/null | awk '/^Version:/ {printf "%s ", $2}')) nor the Rust crate registry's librocksdb-sys (available: $(awk '{sub(/.*\+/, "", $1); print $1}' <<<"$crates" | sort -uV | tr '\n' ' ')) carries it" >&2
     exit 2
   fi
-  tree="$(unpack_crate "$crate")"
-  build_in "$tree" "crates.io librocksdb-sys $crate" patch "$(crate_index | awk -v c="$crate" '$1 == c {print $2}')"
+  sum="$(awk -v c="$crate" '$1 == c {print $2}' <<<"$crates")"
+  tree="$(unpack_crate "$crate" "$sum")"
+  fetched "$tree"
+  build_in "$tree" "librocksdb-sys $crate (Rust crate registry)" patch "$sum"
   exit 0
 fi
 upstream="${debver#*:}"; upstream="${upstream%-*}"
 if [ ! -d "$src/rocksdb-$upstream" ]; then
-  say "fetching Debian's rocksdb source package $debver"
+  say "fetching Debian's rocksdb source package $debver with apt-get source"
   if ! (cd "$src" && apt-get source -qq "rocksdb=$debver" >/dev/null 2>&1); then
     unpack_from_pool "$debver" "$upstream"
   fi
 fi
+fetched "$src/rocksdb-$upstream"
 orig="$(ls "$src/rocksdb_${upstream}".orig.tar.* 2>/dev/null | head -n 1 || true)"
 build_in "$src/rocksdb-$upstream" "Debian source package rocksdb $debver" patch "$([ -n "$orig" ] && sha256sum "$orig" | cut -d' ' -f1)"
