@@ -23,8 +23,8 @@ _TERMS: dict[str, tuple[tuple[str, Direction], ...]] = {
 }
 _SENSE: dict[str, Direction] = dict(_TERMS["multi"])  # the direction a metric named alone takes
 _UNITS = {"ops_per_sec": "ops/s", "p99_us": "P99 us", "write_amp": "write amp", "db_size_bytes": "disk"}
-_NAMED = re.compile(r"([A-Za-z_]\w*)(?::(min|max))?")
-_BOUND = re.compile(r"\s*([A-Za-z_]\w*)\s*(<=|>=)\s*(\S+)\s*")
+_NAMED = re.compile(r"([A-Za-z_][\w.]*)(?::(min|max))?")  # p99.9_us: a dot in a percentile
+_BOUND = re.compile(r"\s*([A-Za-z_][\w.]*)\s*(<=|>=)\s*(\S+)\s*")
 
 
 class ScoreError(ValueError):

@@ -1,4 +1,4 @@
-"""The ``rocksdb-tuner`` command: tune, doctor, workloads, spaces."""
+"""The ``rocksdb-tuner`` command: tune, measure, doctor, workloads, spaces."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from objectives import workdir
 from objectives.dbbench import DbBenchError, installed, probe, probe_path
 from objectives.defaults import LIBRARY, DefaultsError, defaults_of
 from objectives.defaults import MODES as DEFAULTS_MODES
+from objectives.memory import MemoryLimitError
+from objectives.open_loop import ARRIVALS, KEY_SIZE, VALUE_SIZE, OpenLoopError, Rate
 from objectives.scores import OBJECTIVES, Bound, Score
 from objectives.workloads import WorkloadError, load_workload
 from objectives.workloads import preset_names as workload_presets
@@ -27,6 +29,7 @@ from tuner.backends import BACKENDS, EnvironmentFault
 from tuner.engine import STOPS, stop_exit, stop_signals
 from tuner.executors import EXECUTORS
 from tuner.experiment import RESULTS, ExperimentError
+from tuner.measure import measure_command
 from tuner.model import (
     ExecutionConfig,
     MeasurementConfig,
@@ -162,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     _experiment_parser(sub.add_parser("experiment", help="reproduce source studies S0-S4: their sweep, the tuner, "
                                                      "a head-to-head"))
     _other_parsers(sub)
+    _measure_parser(sub.add_parser(
+        "measure", help="one configuration at a fixed offered rate, open loop: latency from each request's due "
+                        "time, the rate delivered, write stalls"))
     return parser
 
 
@@ -411,6 +417,48 @@ def _other_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("name", nargs="?", default="default")
     s.add_argument("--scale", type=_positive_float, default=1.0)
     s.add_argument("--workload", default="fillrandom", help="workload whose data size scales the ranges")
+
+
+def _measure_parser(m: argparse.ArgumentParser) -> None:
+    m.add_argument("--options", type=Path, metavar="FILE",
+                   help="an OPTIONS file (yours, or a study's OUT/OPTIONS.ini); default: the library's defaults")
+    m.add_argument("--rate", type=_positive_float, required=True, metavar="OPS",
+                   help="writes offered per second (overwrites of random keys)")
+    m.add_argument("--read-rate", type=_positive_float, metavar="OPS", help="reads offered per second beside them")
+    m.add_argument("--target-data", type=parse_size, default=parse_size("2GiB"), metavar="SIZE",
+                   help="the DB's data, loaded before the run (default 2GiB)")
+    m.add_argument("--target-memory", type=parse_size, metavar="SIZE",
+                   help="the run's memory limit, page cache included (a memory cgroup); default none")
+    m.add_argument("--duration", type=_duration, default=60.0, metavar="TIME",
+                   help="the run's length (default 60s: long enough for compaction to keep up or fall behind)")
+    m.add_argument("--threads", type=_count(1), default=1, help="writer threads sharing --rate (default 1)")
+    m.add_argument("--read-threads", type=_count(1), default=1, help="reader threads sharing --read-rate")
+    m.add_argument("--arrivals", choices=ARRIVALS, default="constant",
+                   help="constant gaps between requests, or Poisson arrivals (default constant)")
+    m.add_argument("--seed", type=_count(0), default=1)
+    m.add_argument("--key-size", type=_count(8), default=KEY_SIZE, help=f"bytes per key (default {KEY_SIZE})")
+    m.add_argument("--value-size", type=_count(1), default=VALUE_SIZE, help=f"bytes per value (default {VALUE_SIZE})")
+    m.add_argument("--rocksdb-version", metavar="V", help="the driver of this RocksDB version (default the newest)")
+    m.add_argument("--work-dir", type=Path, help="where the DB is made (default as tune's)")
+    m.add_argument("--slo", metavar="BOUND",
+                   help="find the capacity: the highest offered rate that holds BOUND (e.g. 'p99.9<=2ms') with "
+                        "99 %% of the requests due completed, from --rate up or down, each rate on a fresh copy "
+                        "of one loaded DB")
+    m.add_argument("--json", action="store_true", help="print every figure and the per-second series as JSON")
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    rate = Rate(args.rate, args.read_rate or 0.0, args.duration, args.threads, args.read_threads, args.arrivals,
+                args.seed)
+    try:
+        return measure_command(args.options, rate, args.target_data, args.target_memory, args.rocksdb_version,
+                               args.work_dir, args.json, args.slo, (args.key_size, args.value_size))
+    except (OpenLoopError, workdir.WorkDirError, MemoryLimitError, ValueError) as exc:
+        print(f"rocksdb-tuner: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE if not isinstance(exc, OpenLoopError) or "exited" not in str(exc) else 1
+    except KeyboardInterrupt:
+        print("\ninterrupted: the DB it made is removed", file=sys.stderr)
+        return 130
 
 
 def tune_config(args: argparse.Namespace) -> TuneConfig:
@@ -679,7 +727,8 @@ def cmd_spaces(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {"tune": cmd_tune, "experiment": cmd_experiment, "doctor": cmd_doctor, "workloads": cmd_workloads,
-                "spaces": cmd_spaces, "export": cmd_export, "verify": cmd_verify, "ui": cmd_ui}
+                "spaces": cmd_spaces, "export": cmd_export, "verify": cmd_verify, "ui": cmd_ui,
+                "measure": cmd_measure}
     try:
         return handlers[args.command](args)
     except INPUT_ERRORS as exc:

@@ -154,6 +154,23 @@ build_library_probe() {  # $1: RocksDB source tree, $2: the build's directory in
     "$tree/librocksdb.a" $ldflags
   strip --strip-unneeded "$dest/library_defaults.tmp"
   mv "$dest/library_defaults.tmp" "$dest/library_defaults"
+  build_open_loop "$tree" "$dest"
+}
+
+# open_loop (objectives/build/open_loop.cc): the same RocksDB at a fixed offered rate, each request timed
+# from when it was due (objectives/open_loop.py runs it). open_loop.sha256 beside it names its source.
+open_loop_source() { cat "$here/open_loop.cc" "$here/latency_histogram.h" | sha256sum | cut -d' ' -f1; }
+build_open_loop() {  # $1: RocksDB source tree with librocksdb.a, $2: the build's directory in the cache
+  local tree="$1" dest="$2" cxxflags ldflags
+  cxxflags="$(sed -n 's/^PLATFORM_CXXFLAGS=//p' "$tree/make_config.mk")"
+  ldflags="$(sed -n 's/^PLATFORM_LDFLAGS=//p' "$tree/make_config.mk")"
+  say "open_loop: a fixed offered rate, latency from each request's due time (g++)"
+  # shellcheck disable=SC2086  # the flags are words
+  ${CXX:-g++} -O2 $cxxflags -I"$tree/include" -I"$here" -o "$dest/open_loop.tmp" "$here/open_loop.cc" \
+    "$tree/librocksdb.a" $ldflags -lpthread
+  strip --strip-unneeded "$dest/open_loop.tmp"
+  mv "$dest/open_loop.tmp" "$dest/open_loop"
+  open_loop_source >"$dest/open_loop.sha256"
 }
 
 build_in() {  # $1: RocksDB source tree; $2: the package it came from; $3: "patch" to patch it (our cached
@@ -328,8 +345,20 @@ existing=$(ls -d "$cache/$want"-release "$cache/$want".*-release 2>/dev/null | h
 # So is one without library_defaults (before it was built): only static_lib and the probe are made.
 if [ -n "$existing" ] && [ -x "$existing/db_bench" ] && grep -qs '"patches"' "$existing/BUILD_INFO.json" \
     && [ -x "$existing/library_defaults" ]; then
-  say "already built: $existing/db_bench"
-  exit 0
+  if [ "$(cat "$existing/open_loop.sha256" 2>/dev/null)" != "$(open_loop_source)" ]; then
+    # open_loop missing or built from other source: linked again with the tree's librocksdb.a, when kept
+    tree="$cache/src/rocksdb-$(sed -n 's/.*"version": "\([^"]*\)".*/\1/p' "$existing/BUILD_INFO.json")"
+    if [ -f "$tree/librocksdb.a" ] && [ -f "$tree/make_config.mk" ]; then
+      build_open_loop "$tree" "$existing"
+    else
+      say "open_loop needs the RocksDB tree $tree and its librocksdb.a: building again"
+      existing=""
+    fi
+  fi
+  if [ -n "$existing" ]; then
+    say "already built: $existing/db_bench"
+    exit 0
+  fi
 fi
 src="$cache/src"
 mkdir -p "$src"

@@ -1,0 +1,447 @@
+// open_loop: RocksDB at a fixed offered rate, each request's latency measured from when it was due.
+//
+// db_bench's rate limit is closed loop: a writer that stalls issues fewer requests and a stall counts
+// as one slow sample (coordinated omission). Here every thread follows its own schedule of arrivals
+// (constant gaps or Poisson, at rate / threads), sleeps until each request is due and, when it is late,
+// issues at once; a request's latency runs from its due time to its completion, as wrk2 and YCSB's
+// intended-time measurement count it. Requests still due inside the window when it ends are counted
+// with the latency they had waited by then (a lower bound), so a configuration that falls behind shows
+// it in its tail and in "delivered" (completed / due).
+//
+//   open_loop load --db DIR [--options FILE] --data BYTES
+//       keys 0..N-1 in order (N = BYTES / (key_size + value_size)), WAL off, then flush and wait for
+//       compaction: the DB a run starts from.
+//   open_loop run --db DIR [--options FILE] --data BYTES --rate OPS [--duration S] [--read_rate OPS]
+//       writes (overwrites of random keys) at --rate and reads (random Gets) at --read_rate for
+//       --duration seconds; prints a {"series": [...]} line (one entry a second) and a metrics line.
+//
+// Without --options the DB opens with a default-constructed rocksdb::Options (the library's defaults);
+// with it, with the file's DBOptions and default column family (ignoring keys this version lacks).
+// Keys and values are db_bench's: an 8-byte big-endian key padded with '0' to --key_size, values made
+// of random printable pieces repeated to --compression_ratio (0.5) of their length.
+// Built beside each release db_bench by objectives/build/build_db_bench.sh; run by objectives/open_loop.py.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "latency_histogram.h"
+#include "rocksdb/cache.h"
+#include "rocksdb/convenience.h"
+#include "rocksdb/db.h"
+#include "rocksdb/options.h"
+#include "rocksdb/statistics.h"
+#include "rocksdb/utilities/options_util.h"
+#include "rocksdb/version.h"
+
+namespace rdb = ROCKSDB_NAMESPACE;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Args {
+  std::string mode, db, options;
+  uint64_t data = 0;
+  double rate = 0, read_rate = 0, duration = 60;
+  int threads = 1, read_threads = 1;
+  int key_size = 16, value_size = 100;
+  double compression_ratio = 0.5;
+  bool poisson = false;
+  uint64_t seed = 1;
+};
+
+[[noreturn]] void Usage(const std::string& why) {
+  std::fprintf(stderr,
+               "open_loop: %s\nusage: open_loop load --db DIR [--options FILE] --data BYTES\n"
+               "       open_loop run --db DIR [--options FILE] --data BYTES --rate OPS [--duration S] [--threads N]\n"
+               "                     [--read_rate OPS] [--read_threads N] [--arrivals constant|poisson] [--seed N]\n"
+               "                     [--key_size 16] [--value_size 100] [--compression_ratio 0.5]\n",
+               why.c_str());
+  std::exit(2);
+}
+
+double Number(const std::string& flag, const char* text) {
+  char* end = nullptr;
+  double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(v) || v < 0) Usage(flag + ": not a number >= 0: " + text);
+  return v;
+}
+
+Args Parse(int argc, char** argv) {
+  Args a;
+  if (argc < 2) Usage("give a mode, load or run");
+  a.mode = argv[1];
+  if (a.mode != "load" && a.mode != "run") Usage("unknown mode " + a.mode + " (load or run)");
+  for (int i = 2; i < argc; i += 2) {
+    std::string flag = argv[i];
+    if (i + 1 >= argc) Usage(flag + ": needs a value");
+    const char* v = argv[i + 1];
+    if (flag == "--db") a.db = v;
+    else if (flag == "--options") a.options = v;
+    else if (flag == "--data") a.data = static_cast<uint64_t>(Number(flag, v));
+    else if (flag == "--rate") a.rate = Number(flag, v);
+    else if (flag == "--read_rate") a.read_rate = Number(flag, v);
+    else if (flag == "--duration") a.duration = Number(flag, v);
+    else if (flag == "--threads") a.threads = static_cast<int>(Number(flag, v));
+    else if (flag == "--read_threads") a.read_threads = static_cast<int>(Number(flag, v));
+    else if (flag == "--key_size") a.key_size = static_cast<int>(Number(flag, v));
+    else if (flag == "--value_size") a.value_size = static_cast<int>(Number(flag, v));
+    else if (flag == "--compression_ratio") a.compression_ratio = Number(flag, v);
+    else if (flag == "--seed") a.seed = static_cast<uint64_t>(Number(flag, v));
+    else if (flag == "--arrivals") {
+      std::string s = v;
+      if (s != "constant" && s != "poisson") Usage("--arrivals: constant or poisson, not " + s);
+      a.poisson = s == "poisson";
+    } else Usage("unknown flag " + flag);
+  }
+  if (a.db.empty()) Usage("--db: give the DB directory");
+  if (a.key_size < 8) Usage("--key_size: at least 8");
+  if (a.value_size < 1) Usage("--value_size: at least 1");
+  if (a.data < static_cast<uint64_t>(a.key_size + a.value_size)) Usage("--data: give the DB's data in bytes");
+  if (a.mode == "run") {
+    if (a.rate <= 0 && a.read_rate <= 0) Usage("--rate or --read_rate: give an offered rate in operations/s");
+    if (a.duration <= 0) Usage("--duration: give the run's length in seconds");
+    if (a.threads < 1 || a.read_threads < 1) Usage("--threads, --read_threads: at least 1");
+  }
+  return a;
+}
+
+void Check(const rdb::Status& s, const char* what) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "open_loop: %s: %s\n", what, s.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+std::unique_ptr<rdb::DB> Open(const Args& a, std::shared_ptr<rdb::Statistics> stats) {
+  rdb::Options options;
+  if (!a.options.empty()) {
+    rdb::ConfigOptions config;
+    config.ignore_unknown_options = true;
+    config.input_strings_escaped = true;
+    rdb::DBOptions db_options;
+    std::vector<rdb::ColumnFamilyDescriptor> cfs;
+    Check(rdb::LoadOptionsFromFile(config, a.options, &db_options, &cfs), "loading --options");
+    auto it = std::find_if(cfs.begin(), cfs.end(),
+                           [](const rdb::ColumnFamilyDescriptor& d) { return d.name == rdb::kDefaultColumnFamilyName; });
+    if (it == cfs.end()) Check(rdb::Status::InvalidArgument("no default column family in the file"), "--options");
+    options = rdb::Options(db_options, it->options);
+  }
+  options.create_if_missing = true;
+  options.statistics = std::move(stats);
+#if ROCKSDB_MAJOR >= 11  // DB::Open returns a std::unique_ptr from 11.0
+  std::unique_ptr<rdb::DB> db;
+  Check(rdb::DB::Open(options, a.db, &db), "opening the DB");
+#else
+  rdb::DB* raw = nullptr;
+  Check(rdb::DB::Open(options, a.db, &raw), "opening the DB");
+  std::unique_ptr<rdb::DB> db(raw);
+#endif
+  return db;
+}
+
+uint64_t IntProperty(rdb::DB* db, const std::string& name) {
+  uint64_t v = 0;
+  return db->GetIntProperty(name, &v) ? v : 0;
+}
+
+// Waits until no flush or compaction runs or is pending.
+void WaitForCompaction(rdb::DB* db) {
+  Check(db->Flush(rdb::FlushOptions()), "flush");
+#if ROCKSDB_MAJOR > 8 || (ROCKSDB_MAJOR == 8 && ROCKSDB_MINOR >= 7)
+  Check(db->WaitForCompact(rdb::WaitForCompactOptions()), "waiting for compaction");
+#else
+  for (;;) {
+    if (IntProperty(db, "rocksdb.num-running-compactions") == 0 && IntProperty(db, "rocksdb.compaction-pending") == 0 &&
+        IntProperty(db, "rocksdb.num-running-flushes") == 0 && IntProperty(db, "rocksdb.mem-table-flush-pending") == 0)
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+#endif
+}
+
+// db_bench's keys: the number big-endian in the first 8 bytes, '0' after.
+void MakeKey(uint64_t n, int size, char* out) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * (7 - i))) & 0xff);
+  std::memset(out + 8, '0', static_cast<size_t>(size - 8));
+}
+
+// db_bench's values: a pool of 100-byte pieces, each a random printable string of ratio * 100 bytes
+// repeated; a value is the next `size` bytes of the pool.
+class Values {
+ public:
+  Values(double ratio, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int> printable(' ', ' ' + 94);
+    const size_t raw_len = std::max<size_t>(1, static_cast<size_t>(100 * ratio));
+    while (pool_.size() < (1 << 20)) {
+      std::string raw(raw_len, ' ');
+      for (char& c : raw) c = static_cast<char>(printable(rng));
+      std::string piece;
+      while (piece.size() < 100) piece += raw;
+      pool_ += piece.substr(0, 100);
+    }
+  }
+  rdb::Slice Next(size_t size) {
+    if (pos_ + size > pool_.size()) pos_ = 0;
+    rdb::Slice s(pool_.data() + pos_, size);
+    pos_ += size;
+    return s;
+  }
+
+ private:
+  std::string pool_;
+  size_t pos_ = 0;
+};
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+int Load(const Args& a) {
+  auto stats = rdb::CreateDBStatistics();
+  auto db = Open(a, stats);
+  const uint64_t keys = a.data / static_cast<uint64_t>(a.key_size + a.value_size);
+  Values values(a.compression_ratio, a.seed);
+  rdb::WriteOptions wo;
+  wo.disableWAL = true;
+  std::string key(static_cast<size_t>(a.key_size), '0');
+  const auto started = Clock::now();
+  for (uint64_t n = 0; n < keys; ++n) {
+    MakeKey(n, a.key_size, &key[0]);
+    Check(db->Put(wo, key, values.Next(static_cast<size_t>(a.value_size))), "put");
+  }
+  const double put_seconds = Seconds(Clock::now() - started);
+  WaitForCompaction(db.get());
+  const double seconds = Seconds(Clock::now() - started);
+  Check(db->Close(), "closing the DB");
+  std::printf("{\"mode\": \"load\", \"keys\": %" PRIu64 ", \"put_seconds\": %.3f, \"seconds\": %.3f}\n", keys,
+              put_seconds, seconds);
+  return 0;
+}
+
+// One second of the run, as one thread saw it: requests due in it and their latencies, and those
+// completed in it.
+struct Second {
+  uint64_t completed = 0;
+  LatencyHistogram latency{4};  // ~6 % buckets: a per-second tail, not the run's
+};
+
+struct Worker {
+  bool write = true;
+  LatencyHistogram latency{7};  // ns, from due to done
+  std::vector<Second> seconds;
+  uint64_t due = 0, completed = 0, unfinished = 0, errors = 0;
+  double late_at_end_s = 0;  // how far behind schedule the thread was when the window closed
+};
+
+void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point start, Clock::time_point end,
+         uint64_t keys, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<uint64_t> pick(0, keys - 1);
+  std::exponential_distribution<double> gap_exp(rate);
+  const double gap = 1.0 / rate;
+  Values values(a.compression_ratio, seed);
+  std::string key(static_cast<size_t>(a.key_size), '0'), got;
+  rdb::WriteOptions wo;
+  rdb::ReadOptions ro;
+  const size_t n_seconds = static_cast<size_t>(std::ceil(Seconds(end - start))) + 1;
+  w->seconds.resize(n_seconds);
+  // the first request of each thread falls at a random point of its first gap, so threads do not align
+  double offset = a.poisson ? gap_exp(rng) : std::uniform_real_distribution<double>(0, gap)(rng);
+  for (;;) {
+    const auto due = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(offset));
+    if (due >= end) break;
+    auto now = Clock::now();
+    if (now >= end) {  // the window closed with requests still due: each waited at least until now
+      for (auto d = due; d < end;) {
+        const uint64_t waited = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - d).count());
+        w->latency.Record(waited);
+        w->seconds[static_cast<size_t>(Seconds(d - start))].latency.Record(waited);
+        ++w->due;
+        ++w->unfinished;
+        offset += a.poisson ? gap_exp(rng) : gap;
+        d = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(offset));
+      }
+      w->late_at_end_s = Seconds(now - due);
+      break;
+    }
+    if (now < due) {
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(due.time_since_epoch()).count();
+      timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+    }
+    MakeKey(pick(rng), a.key_size, &key[0]);
+    rdb::Status s = w->write ? db->Put(wo, key, values.Next(static_cast<size_t>(a.value_size)))
+                             : db->Get(ro, key, &got);
+    const auto done = Clock::now();
+    if (!s.ok() && !s.IsNotFound()) {
+      if (++w->errors == 1) std::fprintf(stderr, "open_loop: %s: %s\n", w->write ? "put" : "get", s.ToString().c_str());
+    }
+    const uint64_t latency = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(done - due).count());
+    w->latency.Record(latency);
+    w->seconds[std::min(n_seconds - 1, static_cast<size_t>(Seconds(due - start)))].latency.Record(latency);
+    w->seconds[std::min(n_seconds - 1, static_cast<size_t>(Seconds(done - start)))].completed++;
+    ++w->due;
+    ++w->completed;
+    offset += a.poisson ? gap_exp(rng) : gap;
+  }
+}
+
+// Once a second: the stall time so far and the LSM's state.
+struct Sample {
+  uint64_t stall_micros, l0_files, pending_bytes;
+};
+
+void Print(const char* name, double value, bool* first) {
+  std::printf("%s\"%s\": %.12g", *first ? "" : ", ", name, value);
+  *first = false;
+}
+
+void PrintLatency(const std::string& prefix, const LatencyHistogram& h, bool* first) {
+  const double us = 1e-3;
+  Print((prefix + "p50_us").c_str(), h.Percentile(0.5) * us, first);
+  Print((prefix + "p99_us").c_str(), h.Percentile(0.99) * us, first);
+  Print((prefix + "p99.9_us").c_str(), h.Percentile(0.999) * us, first);
+  Print((prefix + "p99.99_us").c_str(), h.Percentile(0.9999) * us, first);
+  Print((prefix + "max_us").c_str(), h.Max() * us, first);
+  Print((prefix + "mean_us").c_str(), h.Mean() * us, first);
+}
+
+int RunAtRate(const Args& a) {
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // wake on time: the default 50 us slack would add to every sleep
+  auto stats = rdb::CreateDBStatistics();
+  auto db = Open(a, stats);
+  const uint64_t keys = a.data / static_cast<uint64_t>(a.key_size + a.value_size);
+  const uint64_t stall0 = stats->getTickerCount(rdb::STALL_MICROS);
+  const uint64_t user0 = stats->getTickerCount(rdb::BYTES_WRITTEN);
+  const uint64_t flushed0 = stats->getTickerCount(rdb::FLUSH_WRITE_BYTES);
+  const uint64_t compacted0 = stats->getTickerCount(rdb::COMPACT_WRITE_BYTES);
+  std::map<std::string, std::string> stalls0;
+  db->GetMapProperty(rdb::DB::Properties::kCFStats, &stalls0);
+
+  std::vector<Worker> workers;
+  if (a.rate > 0)
+    for (int i = 0; i < a.threads; ++i) workers.emplace_back();
+  if (a.read_rate > 0)
+    for (int i = 0; i < a.read_threads; ++i) workers.emplace_back().write = false;
+  const auto start = Clock::now() + std::chrono::milliseconds(10);
+  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.duration));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const double rate = workers[i].write ? a.rate / a.threads : a.read_rate / a.read_threads;
+    threads.emplace_back(Run, &workers[i], db.get(), std::cref(a), rate, start, end, keys, a.seed * 1000 + i);
+  }
+  std::vector<Sample> samples;
+  std::atomic<bool> running{true};
+  std::thread sampler([&] {
+    for (auto t = start + std::chrono::seconds(1); running.load(); t += std::chrono::seconds(1)) {
+      std::this_thread::sleep_until(t);
+      if (!running.load()) break;
+      samples.push_back({stats->getTickerCount(rdb::STALL_MICROS) - stall0,
+                         IntProperty(db.get(), "rocksdb.num-files-at-level0"),
+                         IntProperty(db.get(), "rocksdb.estimate-pending-compaction-bytes")});
+    }
+  });
+  for (auto& t : threads) t.join();
+  const double window = Seconds(end - start);
+  running.store(false);
+  sampler.join();
+
+  // The LSM as the window left it, before anything drains.
+  const uint64_t l0_files = IntProperty(db.get(), "rocksdb.num-files-at-level0");
+  const uint64_t pending = IntProperty(db.get(), "rocksdb.estimate-pending-compaction-bytes");
+  const uint64_t sst_bytes = IntProperty(db.get(), "rocksdb.live-sst-files-size");
+  const uint64_t stall_micros = stats->getTickerCount(rdb::STALL_MICROS) - stall0;
+  const uint64_t user = stats->getTickerCount(rdb::BYTES_WRITTEN) - user0;
+  const uint64_t flushed = stats->getTickerCount(rdb::FLUSH_WRITE_BYTES) - flushed0;
+  const uint64_t compacted = stats->getTickerCount(rdb::COMPACT_WRITE_BYTES) - compacted0;
+  std::map<std::string, std::string> stalls1;
+  db->GetMapProperty(rdb::DB::Properties::kCFStats, &stalls1);
+
+  LatencyHistogram all, writes, reads;
+  uint64_t due = 0, completed = 0, unfinished = 0, errors = 0, write_due = 0, read_due = 0;
+  double late = 0;
+  const size_t n_seconds = workers.empty() ? 0 : workers[0].seconds.size();
+  std::vector<Second> per_second(n_seconds);
+  std::vector<uint64_t> due_per_second(n_seconds, 0);
+  for (const Worker& w : workers) {
+    all.Merge(w.latency);
+    (w.write ? writes : reads).Merge(w.latency);
+    due += w.due, completed += w.completed, unfinished += w.unfinished, errors += w.errors;
+    (w.write ? write_due : read_due) += w.due;
+    late = std::max(late, w.late_at_end_s);
+    for (size_t s = 0; s < n_seconds; ++s) {
+      per_second[s].completed += w.seconds[s].completed;
+      per_second[s].latency.Merge(w.seconds[s].latency);
+    }
+  }
+  // the series: one entry per whole second of the window
+  std::printf("{\"series\": [");
+  const size_t whole = static_cast<size_t>(window);
+  for (size_t s = 0; s < whole && s < n_seconds; ++s) {
+    const Sample* m = s < samples.size() ? &samples[s] : nullptr;
+    std::printf("%s{\"t\": %zu, \"due\": %" PRIu64 ", \"completed\": %" PRIu64
+                ", \"p99_us\": %.6g, \"max_us\": %.6g, \"stall_micros\": %" PRIu64 ", \"l0_files\": %" PRIu64
+                ", \"pending_compaction_bytes\": %" PRIu64 "}",
+                s ? ", " : "", s + 1, per_second[s].latency.Count(), per_second[s].completed,
+                per_second[s].latency.Percentile(0.99) * 1e-3, per_second[s].latency.Max() * 1e-3,
+                m ? m->stall_micros : 0, m ? m->l0_files : 0, m ? m->pending_bytes : 0);
+  }
+  std::printf("], \"rocksdb_version\": \"%d.%d.%d\"}\n", ROCKSDB_MAJOR, ROCKSDB_MINOR, ROCKSDB_PATCH);
+
+  bool first = true;
+  std::printf("{");
+  Print("ops_per_sec", completed / window, &first);
+  Print("offered_ops_per_sec", (a.rate + a.read_rate), &first);
+  Print("due_ops", static_cast<double>(due), &first);
+  Print("completed_ops", static_cast<double>(completed), &first);
+  Print("unfinished_ops", static_cast<double>(unfinished), &first);
+  Print("delivered", due ? static_cast<double>(completed) / due : 0.0, &first);
+  Print("late_at_end_s", late, &first);
+  Print("errors", static_cast<double>(errors), &first);
+  Print("seconds", window, &first);
+  PrintLatency("", all, &first);
+  if (a.rate > 0 && a.read_rate > 0) {
+    PrintLatency("write_", writes, &first);
+    PrintLatency("read_", reads, &first);
+  }
+  Print("write_ops", static_cast<double>(write_due), &first);
+  Print("read_ops", static_cast<double>(read_due), &first);
+  Print("stall_micros", static_cast<double>(stall_micros), &first);
+  for (const auto& [name, value] : stalls1) {  // RocksDB's count of stalls and stops by cause, this window's
+    if (name.rfind("io_stalls.", 0) != 0) continue;
+    const double before = stalls0.count(name) ? std::atof(stalls0[name].c_str()) : 0.0;
+    Print(("stalls." + name.substr(10)).c_str(), std::atof(value.c_str()) - before, &first);
+  }
+  Print("l0_files", static_cast<double>(l0_files), &first);
+  Print("pending_compaction_bytes", static_cast<double>(pending), &first);
+  Print("sst_bytes", static_cast<double>(sst_bytes), &first);
+  Print("user_bytes", static_cast<double>(user), &first);
+  Print("flush_bytes", static_cast<double>(flushed), &first);
+  Print("compaction_bytes", static_cast<double>(compacted), &first);
+  Print("write_amp", user ? static_cast<double>(flushed + compacted) / user : 0.0, &first);
+  std::printf("}\n");
+  std::fflush(stdout);
+  Check(db->Close(), "closing the DB");
+  return errors ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = Parse(argc, argv);
+  return a.mode == "load" ? Load(a) : RunAtRate(a);
+}

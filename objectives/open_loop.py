@@ -1,0 +1,310 @@
+"""RocksDB at a fixed offered rate, each request timed from when it was due (``open_loop``, built from
+objectives/build/open_loop.cc beside each release db_bench, linked with the same RocksDB).
+
+db_bench's ``--benchmark_write_rate_limit`` is closed loop: a stalled writer issues fewer requests,
+and a stall counts as one slow sample. ``open_loop`` keeps a schedule (constant or Poisson arrivals at
+the offered rate), so a second-long stall shows as the second of requests queued behind it, in the
+percentiles, the per-second series and the share of the offered rate that was delivered.
+
+:func:`measure` builds a DB of the target's data with the configuration (outside any memory limit),
+drops its files from the page cache and runs the rate on it within the memory limit: what
+``rocksdb-tuner measure`` prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from objectives.dbbench import CACHE_DIR
+from objectives.memory import Cgroups, MemoryCgroup, evict
+from objectives.scores import Bound
+from objectives.workdir import clone_snapshot, make_owned, remove_owned, tree_size
+
+BINARY = "open_loop"
+# The default job's keys and values (steady-overwrite, as RocksDB's benchmark.sh): 20 B and 400 B.
+KEY_SIZE, VALUE_SIZE = 20, 400
+PERCENTILES = ("p50_us", "p99_us", "p99.9_us", "p99.99_us", "max_us")
+ARRIVALS = ("constant", "poisson")
+
+
+class OpenLoopError(RuntimeError):
+    """The driver is missing, refused its arguments, or failed; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Driver:
+    """One ``open_loop`` binary: where, and the RocksDB version it is linked with."""
+
+    path: Path
+    version: str
+
+
+def drivers() -> list[Driver]:
+    """Every built driver in the release builds' cache, newest RocksDB first."""
+    found = []
+    for build in CACHE_DIR.glob("*-release"):
+        if (build / BINARY).is_file() and os.access(build / BINARY, os.X_OK):
+            found.append(Driver(build / BINARY, build.name.removesuffix("-release")))
+    return sorted(found, key=lambda d: tuple(int(p) if p.isdigit() else 0 for p in d.version.split(".")), reverse=True)
+
+
+def find(version: str | None = None) -> Driver:
+    """The driver of RocksDB ``version`` (``X.Y`` or ``X.Y.Z``), else the newest; OpenLoopError saying
+    how to build one when there is none."""
+    built = drivers()
+    match = [d for d in built if version is None or d.version == version or d.version.startswith(version + ".")]
+    if match:
+        return match[0]
+    have = ", ".join(d.version for d in built) or "none"
+    wanted = f" of RocksDB {version}" if version else ""
+    raise OpenLoopError(f"no open_loop driver{wanted} in {CACHE_DIR} (built: {have}): `make db_bench"
+                        f"{' ROCKSDB_VERSION=' + version if version else ''}` builds it beside db_bench")
+
+
+@dataclass(frozen=True)
+class Second:
+    """One second of a run: requests due in it, completed in it, their tail, and the DB at its end."""
+
+    t: int
+    due: int
+    completed: int
+    p99_us: float
+    max_us: float
+    stall_micros: int  # since the run began
+    l0_files: int
+    pending_compaction_bytes: int
+
+
+@dataclass(frozen=True)
+class RateRun:
+    """What one run at a rate reported: its metrics line (``ops_per_sec``, ``delivered``, ``p99.9_us``,
+    ``stall_micros``, ``l0_files``, ``write_amp``, ``stalls.<cause>``, ...) and its per-second series."""
+
+    metrics: dict[str, float]
+    series: tuple[Second, ...]
+    rocksdb_version: str
+    load_seconds: float | None = None
+    memory: dict[str, int | None] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> float:
+        return self.metrics[name]
+
+    def to_dict(self) -> dict[str, object]:
+        return {**self.metrics, "rocksdb_version": self.rocksdb_version, "load_seconds": self.load_seconds,
+                **{k: v for k, v in self.memory.items()}, "series": [vars(s) for s in self.series]}
+
+
+def parse(stdout: str) -> RateRun:
+    """A run's stdout: its ``{"series": ...}`` line and its metrics line (the last with ops_per_sec)."""
+    series: list[Second] = []
+    version = ""
+    metrics: dict[str, float] | None = None
+    for line in stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        record = json.loads(line)
+        if "series" in record:
+            series = [Second(**s) for s in record["series"]]
+            version = record.get("rocksdb_version", "")
+        elif "ops_per_sec" in record:
+            metrics = {k: float(v) for k, v in record.items()}
+    if metrics is None:
+        raise OpenLoopError(f"open_loop printed no metrics line: {stdout[-300:]!r}")
+    return RateRun(metrics, tuple(series), version)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """The load: writes (overwrites of random keys) and reads (random Gets) in operations per second."""
+
+    writes: float
+    reads: float = 0.0
+    duration: float = 60.0
+    threads: int = 1
+    read_threads: int = 1
+    arrivals: str = "constant"
+    seed: int = 1
+
+    def argv(self) -> list[str]:
+        return ["--rate", f"{self.writes:g}", "--read_rate", f"{self.reads:g}", "--duration", f"{self.duration:g}",
+                "--threads", str(self.threads), "--read_threads", str(self.read_threads),
+                "--arrivals", self.arrivals, "--seed", str(self.seed)]
+
+
+def run(argv: list[str], timeout: float, cgroup: MemoryCgroup | None = None,
+        stop: threading.Event | None = None) -> tuple[str, dict[str, int | None]]:
+    """Run the driver in its own process group (within ``cgroup``): its stdout and the cgroup's report,
+    or OpenLoopError with its last line of stderr; killed on a timeout, a ``stop`` or Ctrl-C."""
+    if cgroup is not None:
+        argv = cgroup.wrap(argv)
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    memory: dict[str, int | None] = {}
+    try:
+        out, err = proc.communicate(timeout=timeout) if stop is None else _wait(proc, timeout, stop)
+    except subprocess.TimeoutExpired:
+        raise OpenLoopError(f"open_loop: no result after {timeout:g} s, killed") from None
+    finally:
+        if proc.returncode is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        if cgroup is not None:
+            memory = cgroup.close()
+    if proc.returncode != 0:
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        oom = MemoryCgroup.out_of_memory(memory) or ""
+        raise OpenLoopError(f"open_loop exited {proc.returncode}: {lines[-1] if lines else 'no output'}{oom}")
+    return out, memory
+
+
+def _wait(proc: subprocess.Popen[str], timeout: float, stop: threading.Event) -> tuple[str, str]:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return proc.communicate(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            if stop.is_set() or time.monotonic() > deadline:
+                raise
+
+
+class Loaded:
+    """A DB of ``data`` bytes the driver built with ``options`` (the library's defaults when None), in a
+    directory of the work dir this process owns; each run gets a checkpoint of it (hard-linked SST files),
+    so one load serves many rates. A context manager: the directory is removed on exit."""
+
+    def __init__(self, driver: Driver, work_dir: Path, data: int, options: Path | None = None,
+                 memory_limit: int | None = None, say: Callable[[str], None] = lambda _: None,
+                 key_size: int = KEY_SIZE, value_size: int = VALUE_SIZE):
+        self.driver, self.work_dir, self.data, self.options = driver, work_dir, data, options
+        self.memory_limit, self.say = memory_limit, say
+        self.sizes = ["--key_size", str(key_size), "--value_size", str(value_size)]
+        self.cgroups = Cgroups.detect() if memory_limit else None
+        self.dir = make_owned(work_dir)
+        self.seconds = 0.0
+
+    def __enter__(self) -> Loaded:
+        try:
+            self.say(f"loading {self.data / 2**30:.2f} GiB (keys in order, then flush and compaction)")
+            started = time.monotonic()
+            run([str(self.driver.path), "load", "--db", str(self.dir / "db"), "--data", str(self.data),
+                 *self.sizes, *self._options()], timeout=6 * 3600)
+            self.seconds = time.monotonic() - started
+            self.say(f"loaded in {self.seconds:.0f} s ({tree_size(self.dir / 'db') / 2**30:.2f} GiB on disk)")
+        except BaseException:
+            remove_owned(self.dir)
+            raise
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        remove_owned(self.dir)
+
+    def _options(self) -> list[str]:
+        return ["--options", str(self.options)] if self.options else []
+
+    def run(self, rate: Rate) -> RateRun:
+        """``rate`` on a fresh checkpoint of the DB, its files dropped from the page cache, within the
+        memory limit."""
+        db = self.dir / "run"
+        remove_tree(db)
+        clone_snapshot(self.dir / "db", db)
+        try:
+            cgroup = self.cgroups.for_run(self.memory_limit, db) if self.cgroups and self.memory_limit else None
+            if cgroup is None:  # for_run evicts the DB's files
+                evict(db)
+            out, memory = run([str(self.driver.path), "run", "--db", str(db), "--data", str(self.data),
+                               *self.sizes, *self._options(), *rate.argv()], timeout=rate.duration + 600, cgroup=cgroup)
+        finally:
+            remove_tree(db)
+        result = parse(out)
+        return RateRun(result.metrics, result.series, result.rocksdb_version, self.seconds, memory)
+
+
+def remove_tree(path: Path) -> None:
+    """A run's checkpoint inside a directory this process owns (never anything else)."""
+    if path.exists():
+        shutil.rmtree(path)
+
+
+def measure(driver: Driver, work_dir: Path, data: int, rate: Rate, options: Path | None = None,
+            memory_limit: int | None = None, say: Callable[[str], None] = lambda _: None) -> RateRun:
+    """Build a DB of ``data`` bytes with ``options`` (the default job's key and value sizes), run ``rate``
+    on it within ``memory_limit``."""
+    with Loaded(driver, work_dir, data, options, memory_limit, say) as loaded:
+        say(f"running {rate.writes + rate.reads:,.0f} ops/s for {rate.duration:g} s")
+        return loaded.run(rate)
+
+
+# The share of due requests a run must complete for a rate to count as held, beside the SLO itself.
+DELIVERED = 0.99
+_SLO = re.compile(r"^\s*(p\d+(?:\.\d+)?|max|mean)(_us)?\s*<=\s*([\d.]+)\s*(us|ms|s)?\s*$")
+
+
+def parse_slo(text: str) -> Bound:
+    """``p99.9<=2ms`` (also ``p99<=500us``, ``max<=1s``, ``p99.9_us<=2000``) as a bound on a latency
+    metric in microseconds; ValueError naming --slo."""
+    match = _SLO.match(text)
+    if not match:
+        raise ValueError(f"--slo: {text!r} is not a latency bound such as p99.9<=2ms (p50, p99, p99.9, p99.99, "
+                         "max; us, ms or s)")
+    scale = {"us": 1.0, None: 1.0, "ms": 1e3, "s": 1e6}[match[4]]
+    return Bound(f"{match[1]}_us", float(match[3]) * scale, flag="--slo")
+
+
+def holds(run: RateRun, slo: Bound) -> bool:
+    """A rate is held when the run completed DELIVERED of the requests due and its tail is within ``slo``."""
+    return run["delivered"] >= DELIVERED and slo.excess(run[slo.metric]) <= 0
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The highest offered rate tried that held the SLO (``held``) and the lowest that did not
+    (``failed``); every rate tried, in the order tried."""
+
+    slo: Bound
+    held: float | None
+    failed: float | None
+    probes: tuple[tuple[float, RateRun], ...]
+
+
+def capacity(loaded: Loaded, rate: Rate, slo: Bound, resolution: float = 0.1, most: int = 12,
+             say: Callable[[str], None] = lambda _: None) -> Capacity:
+    """The highest offered rate whose run holds ``slo``: from ``rate`` (writes and reads scaled together),
+    doubling or halving until one holds and one does not, then halving the gap (geometrically) until the
+    two are within ``resolution`` of each other, or ``most`` runs. Each rate runs once."""
+    held: float | None = None
+    failed: float | None = None
+    probes: list[tuple[float, RateRun]] = []
+    total = rate.writes + rate.reads
+    offered = total
+    while len(probes) < most:
+        scale = offered / total
+        result = loaded.run(dataclasses.replace(rate, writes=rate.writes * scale, reads=rate.reads * scale))
+        probes.append((offered, result))
+        ok = holds(result, slo)
+        say(f"{offered:,.0f} ops/s: {'holds' if ok else 'does not hold'} {slo.describe()} "
+            f"({slo.metric} {result[slo.metric]:,.0f}, delivered {result['delivered']:.1%})")
+        if ok:
+            held = offered
+        else:
+            failed = offered
+        if held is not None and failed is not None:
+            if failed / held <= 1 + resolution:
+                break
+            offered = math.sqrt(held * failed)
+        else:
+            offered = offered * 2 if ok else offered / 2
+        if offered < 1:
+            break
+    return Capacity(slo, held, failed, tuple(probes))

@@ -1,0 +1,167 @@
+"""The open-loop driver (objectives/build/open_loop.cc, objectives/open_loop.py) and `rocksdb-tuner measure`:
+its histogram against data of known percentiles, the correction a paused process proves (the requests
+due while it stood still count, as they do for a service; db_bench's closed loop counts one slow
+sample), a rate out of reach shown as not delivered, options applied, and the command's errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from objectives.open_loop import OpenLoopError, Rate, find, parse
+from objectives.parser import parse as parse_db_bench
+from tests.conftest import leftovers
+
+BUILD = Path(__file__).resolve().parents[1] / "objectives" / "build"
+DATA = 48 * 2**20  # ~430k keys of db_bench's 16-byte keys and 100-byte values: a load of a second or two
+
+
+def test_histogram_percentiles_are_those_of_known_data(tmp_path):
+    """latency_histogram.h, compiled alone: uniform, exponential and paused data within its bucket width."""
+    binary = tmp_path / "latency_histogram_test"
+    subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Werror", f"-I{BUILD}", "-o", str(binary),
+                    str(BUILD / "latency_histogram_test.cc")], check=True)
+    done = subprocess.run([str(binary)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "all checks passed" in done.stdout
+
+
+def test_parse_reads_the_series_and_the_metrics_line():
+    out = ('{"series": [{"t": 1, "due": 10, "completed": 9, "p99_us": 5.5, "max_us": 7, "stall_micros": 0, '
+           '"l0_files": 1, "pending_compaction_bytes": 0}], "rocksdb_version": "11.8.1"}\n'
+           'noise\n{"ops_per_sec": 9, "delivered": 0.9, "p99.9_us": 7}\n')
+    run = parse(out)
+    assert run.rocksdb_version == "11.8.1" and run.series[0].completed == 9
+    assert run["p99.9_us"] == 7 and run["delivered"] == 0.9
+    with pytest.raises(OpenLoopError, match="no metrics line"):
+        parse('{"series": []}\n')
+
+
+def test_find_says_how_to_build_a_missing_driver():
+    with pytest.raises(OpenLoopError, match=r"make db_bench ROCKSDB_VERSION=0\.1"):
+        find("0.1")
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A DB of DATA bytes the driver loaded (the library's defaults); tests copy it."""
+    db = tmp_path_factory.mktemp("open-loop") / "db"
+    subprocess.run([str(find().path), "load", "--db", str(db), "--data", str(DATA)], check=True,
+                   capture_output=True)
+    return db
+
+
+def _copy(db: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "db"
+    shutil.copytree(db, copy)
+    return copy
+
+
+def _paused(argv: list[str], after: float, pause: float) -> str:
+    """Run ``argv``, stop it with SIGSTOP ``after`` seconds in for ``pause`` seconds, then SIGCONT; its stdout."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def pause_it() -> None:
+        time.sleep(after)
+        proc.send_signal(signal.SIGSTOP)
+        time.sleep(pause)
+        proc.send_signal(signal.SIGCONT)
+
+    thread = threading.Thread(target=pause_it)
+    thread.start()
+    out, err = proc.communicate(timeout=120)
+    thread.join()
+    assert proc.returncode == 0, err
+    return out
+
+
+@pytest.mark.release_build
+def test_a_pause_counts_every_request_due_during_it(loaded, tmp_path, db_bench):
+    """The correction, proven: a writer at 5,000 writes/s paused 1.5 s in an 8 s run. Open loop, the
+    requests due during the pause waited up to 1.5 s: P99.9 is at least 0.5 s (1.49 s in the runs of
+    2026-12-03) and the schedule was caught up. db_bench's closed loop at the same rate, paused the same
+    way, stays under 0.5 s (about 0.1 ms then: the pause fell in its rate limiter's wait, which a write's
+    latency leaves out) and issued fewer writes: those the pause would have sent were never sent."""
+    rate, seconds = 5000, 8
+    driver = find()
+    out = _paused([str(driver.path), "run", "--db", str(_copy(loaded, tmp_path / "a")), "--data", str(DATA),
+                   "--rate", str(rate), "--duration", str(seconds)], after=2.0, pause=1.5)
+    run = parse(out)
+    assert run["p99.9_us"] >= 500_000, run.metrics
+    assert run["max_us"] >= 1_400_000
+    assert run["delivered"] > 0.99  # it caught up after the pause
+    assert max(s.max_us for s in run.series) >= 1_400_000
+
+    keys = DATA // 116
+    out = _paused([db_bench.path, f"--db={_copy(loaded, tmp_path / 'b')}", "--use_existing_db=1",
+                   "--benchmarks=overwrite", f"--num={keys}", f"--duration={seconds}", "--histogram=1",
+                   f"--benchmark_write_rate_limit={rate * 116}", "--threads=1"], after=2.0, pause=1.5)
+    hist = next(iter(next(r for r in parse_db_bench(out).results if r.name == "overwrite").histograms.values()))
+    assert hist.printed["P99.9"] < 500_000, hist.printed
+    assert hist.count < 0.9 * rate * seconds, hist.count
+
+
+@pytest.mark.release_build
+def test_a_rate_out_of_reach_is_not_delivered(loaded, tmp_path):
+    """Offered far more than one writer can do, the run says so: most requests never completed, the
+    schedule was seconds behind at the end, and the tail holds the wait."""
+    run = parse(subprocess.run([str(find().path), "run", "--db", str(_copy(loaded, tmp_path)), "--data", str(DATA),
+                                "--rate", "20000000", "--duration", "2"], capture_output=True, text=True,
+                               check=True).stdout)
+    assert run["delivered"] < 0.5
+    assert run["unfinished_ops"] > 0 and run["late_at_end_s"] > 1.0
+    assert run["p99_us"] > 1e6  # requests due early in the window and issued late waited a second or more
+
+
+@pytest.mark.release_build
+def test_options_file_is_what_the_db_runs(tmp_path):
+    """--options: the DB opens with the file's options (RocksDB's own OPTIONS file in the DB says so)."""
+    options = tmp_path / "OPTIONS"
+    options.write_text("[Version]\n  rocksdb_version=7.8.3\n  options_file_version=1.1\n[DBOptions]\n"
+                       "  max_background_jobs=3\n[CFOptions \"default\"]\n  write_buffer_size=5242880\n"
+                       "[TableOptions/BlockBasedTable \"default\"]\n  block_size=8192\n")
+    db = tmp_path / "db"
+    subprocess.run([str(find().path), "load", "--db", str(db), "--data", str(2**20), "--options", str(options)],
+                   check=True, capture_output=True)
+    written = max(db.glob("OPTIONS-*"), key=lambda p: int(p.name.split("-")[1])).read_text()
+    assert "write_buffer_size=5242880" in written and "max_background_jobs=3" in written
+    assert "block_size=8192" in written
+
+
+@pytest.mark.release_build
+@pytest.mark.parametrize("args, message", [
+    (["--rate", "0"], "--rate: must be > 0"),
+    (["--rate", "1000", "--options", "/nonexistent/OPTIONS"], "--options /nonexistent/OPTIONS: no such file"),
+    (["--rate", "1000", "--rocksdb-version", "0.1"], "no open_loop driver of RocksDB 0.1"),
+])
+def test_measure_refuses_bad_input_in_one_line(args, message):
+    done = subprocess.run([sys.executable, "-m", "tuner.cli", "measure", *args], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+@pytest.mark.release_build
+def test_measure_within_a_memory_limit(memory_cgroup, work_dir):
+    """`measure --json` at a rate within a memory cgroup: every figure, the series, the cgroup's peak,
+    the stamp; its DB removed after."""
+    done = subprocess.run([sys.executable, "-m", "tuner.cli", "measure", "--rate", "2000", "--read-rate", "1000",
+                           "--duration", "3s", "--target-data", "16MiB", "--target-memory", "64MiB",
+                           "--work-dir", str(work_dir), "--json"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["rate"] == vars(Rate(2000, 1000, 3.0))
+    assert record["delivered"] > 0.95 and len(record["series"]) == 3
+    for name in ("p99.9_us", "write_p99.9_us", "read_p99.99_us", "stall_micros", "l0_files", "write_amp"):
+        assert name in record
+    assert 0 < record["memory_peak_bytes"] <= 64 * 2**20 and record["oom_kills"] == 0
+    assert record["host"]["cores"] >= 1 and record["rocksdb_version"]
+    assert "loading" in done.stderr
+    assert leftovers(work_dir) == []

@@ -1,0 +1,141 @@
+"""``rocksdb-tuner measure``: one configuration at a fixed offered rate, open loop (objectives.open_loop).
+
+How a user checks the OPTIONS file they run today, the defaults, or a study's answer (OUT/OPTIONS.ini)
+against a service level: each request timed from when it was due, the share of the offered rate
+delivered, write stalls, the LSM it left behind and what it wrote."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import socket
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from objectives import workdir
+from objectives.open_loop import (
+    DELIVERED,
+    KEY_SIZE,
+    PERCENTILES,
+    VALUE_SIZE,
+    Capacity,
+    Driver,
+    Loaded,
+    OpenLoopError,
+    Rate,
+    RateRun,
+    capacity,
+    find,
+    holds,
+    parse_slo,
+)
+from search_spaces import Context
+from tuner.fmt import fmt_bytes
+
+
+def _us(value: float) -> str:
+    """A latency in microseconds, in the unit that reads best."""
+    if value >= 1e6:
+        return f"{value / 1e6:.2f} s"
+    if value >= 1e3:
+        return f"{value / 1e3:.2f} ms"
+    return f"{value:.0f} us"
+
+
+def report(run: RateRun, rate: Rate, data: int, memory_limit: int | None, options: Path | None) -> str:
+    """What a run at a rate showed, in a few lines."""
+    m = run.metrics
+    within = f" within {fmt_bytes(memory_limit)}" if memory_limit else " (no memory limit)"
+    reads = f" + {rate.reads:,.0f} reads/s" if rate.reads else ""
+    lines = [
+        f"open loop: {rate.writes:,.0f} writes/s{reads} offered ({rate.arrivals} arrivals), {rate.duration:g} s, "
+        f"{fmt_bytes(data)}{within}, RocksDB {run.rocksdb_version}, "
+        f"{'OPTIONS ' + str(options) if options else 'the library defaults'}",
+        f"delivered:  {m['delivered']:.1%} of the requests due ({m['completed_ops']:,.0f} of {m['due_ops']:,.0f}), "
+        f"{m['ops_per_sec']:,.0f} ops/s" + (f"; {m['late_at_end_s']:.2f} s behind schedule at the end"
+                                           if m["unfinished_ops"] else ""),
+        "latency from each request's due time: "
+        + "  ".join(f"{name.removesuffix('_us')} {_us(m[name])}" for name in PERCENTILES),
+    ]
+    for kind in ("write", "read"):
+        if f"{kind}_p99.9_us" in m:
+            lines.append(f"  {kind}s: " + "  ".join(f"{n.removesuffix('_us')} {_us(m[kind + '_' + n])}"
+                                                    for n in PERCENTILES))
+    causes = ", ".join(f"{k.removeprefix('stalls.')} {v:.0f}" for k, v in m.items()
+                       if k.startswith("stalls.") and v and not k.endswith(("total_slowdown", "total_stop")))
+    lines.append(f"write stalls: {m['stall_micros'] / 1e6:.2f} s" + (f" ({causes})" if causes else ""))
+    lines.append(f"at the end:  {m['l0_files']:.0f} L0 files, {fmt_bytes(int(m['pending_compaction_bytes']))} "
+                 f"of compaction pending, {fmt_bytes(int(m['sst_bytes']))} of SST files")
+    lines.append(f"written:     write amp {m['write_amp']:.2f} (flushes and compactions over the "
+                 f"{fmt_bytes(int(m['user_bytes']))} written by requests)")
+    if run.memory.get("memory_peak_bytes"):
+        lines.append(f"memory:      peak {fmt_bytes(int(run.memory['memory_peak_bytes'] or 0))}, page cache included")
+    return "\n".join(lines)
+
+
+def record(run: RateRun, rate: Rate, driver: Driver, data: int, memory_limit: int | None,
+           options: Path | None, sizes: tuple[int, int] = (KEY_SIZE, VALUE_SIZE)) -> dict[str, object]:
+    """The run as JSON, stamped with what ran it, where and when."""
+    host = Context.of_host()
+    return {"rate": asdict(rate), "data_bytes": data, "key_size": sizes[0], "value_size": sizes[1],
+            "memory_limit_bytes": memory_limit,
+            "options": str(options) if options else None, "driver": str(driver.path),
+            "host": {"name": socket.gethostname(), "cores": host.cores, "memory_bytes": host.ram},
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            **run.to_dict()}
+
+
+def curve(cap: Capacity) -> str:
+    """The capacity line and every rate tried, lowest first: the latency-vs-offered-rate curve."""
+    slo = cap.slo.describe().replace("_us", "")
+    if cap.held is None:
+        head = f"no rate tried held {slo} (the lowest, {min(r for r, _ in cap.probes):,.0f} ops/s, did not)"
+    elif cap.failed is None:
+        head = f"holds {slo} at every rate tried, up to {cap.held:,.0f} ops/s (none failed: raise --rate)"
+    else:
+        head = f"holds {slo} up to {cap.held:,.0f} ops/s; {cap.failed:,.0f} ops/s did not"
+    rows = [f"{'offered ops/s':>14} {'delivered':>9} " + " ".join(f"{n.removesuffix('_us'):>9}" for n in PERCENTILES)
+            + f" {'stalls':>8} {'L0':>4} {'pending':>9}  holds"]
+    for offered, run in sorted(cap.probes, key=lambda p: p[0]):
+        m = run.metrics
+        rows.append(f"{offered:>14,.0f} {m['delivered']:>9.1%} " + " ".join(f"{_us(m[n]):>9}" for n in PERCENTILES)
+                    + f" {m['stall_micros'] / 1e6:>7.2f}s {m['l0_files']:>4.0f} "
+                    f"{fmt_bytes(int(m['pending_compaction_bytes'])):>9}  {'yes' if holds(run, cap.slo) else 'no'}")
+    return "\n".join([head, *rows])
+
+
+def measure_command(options: Path | None, rate: Rate, data: int, memory_limit: int | None,
+                    rocksdb_version: str | None, work_dir: Path | None, as_json: bool, slo: str | None = None,
+                    sizes: tuple[int, int] = (KEY_SIZE, VALUE_SIZE)) -> int:
+    """Run it and print what it showed (``--json``: every figure and the per-second series); with ``slo``,
+    search for the highest offered rate that holds it, from ``rate``."""
+    bound = parse_slo(slo) if slo is not None else None
+    if options is not None and not options.is_file():
+        raise OpenLoopError(f"--options {options}: no such file")
+    driver = find(rocksdb_version)
+    where = workdir.prepare(work_dir)
+    workdir.check_space(where, data, "measure")
+    say = (lambda line: print(line, file=sys.stderr)) if as_json else print
+    with Loaded(driver, where, data, options.resolve() if options else None, memory_limit, say, *sizes) as loaded:
+        if bound is not None:
+            cap = capacity(loaded, rate, bound, say=say)
+            if as_json:
+                stamp = record(cap.probes[0][1], rate, driver, data, memory_limit, options, sizes)
+                json.dump({**{k: stamp[k] for k in ("rate", "data_bytes", "key_size", "value_size", "memory_limit_bytes",
+                                                     "options", "driver", "host", "date", "rocksdb_version")},
+                           "slo": cap.slo.describe(), "delivered_at_least": DELIVERED, "held": cap.held,
+                           "failed": cap.failed, "probes": [{"offered": r, **run.to_dict()} for r, run in cap.probes]},
+                          sys.stdout)
+                sys.stdout.write("\n")
+            else:
+                print(curve(cap))
+            return 0
+        say(f"running {rate.writes + rate.reads:,.0f} ops/s for {rate.duration:g} s")
+        run = loaded.run(rate)
+    if as_json:
+        json.dump(record(run, rate, driver, data, memory_limit, options, sizes), sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(report(run, rate, data, memory_limit, options))
+    return 0 if run.metrics.get("errors", 0) == 0 else 1
