@@ -115,3 +115,16 @@ def test_a_file_that_is_not_a_summary_is_one_error_naming_where(tmp_path, text, 
     path.write_text(text)
     with pytest.raises(SummaryError, match=error):
         Summary.load(path)
+
+
+def test_the_cost_line_states_what_the_answer_costs_beside_the_defaults():
+    """The closing table's cost line: the answer's medians of disk and stored write amp beside the defaults'
+    from the same rounds, and a flag where one exceeds COST_MARGINS (the 2026-11-27 answer, uncompressed,
+    wrote 2.29 times the defaults' bytes; the 2026-11-29 one, LZ4, 1.14 times, within the margin)."""
+    flagged = closing_table(Summary.load(ROOT / NEWEST))
+    assert ("cost of trial 69 (the answer) beside rocksdb-default, medians of the rounds: write amp 5.83 against "
+            "2.55 (2.29x); it costs MORE than the defaults: write amp (more than 25% above the defaults')") in flagged
+    within = closing_table(Summary.load(ROOT / "experiments/default_job/results/default-job-11.8.1-2026-11-29/summary.json"))
+    line = next(ln for ln in within.splitlines() if ln.startswith("cost of trial 63 (the answer)"))
+    assert "disk 1.3 GiB against 1.3 GiB (1.00x), write amp 2.94 against 2.57 (1.14x)" in line
+    assert "MORE" not in line

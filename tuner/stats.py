@@ -37,11 +37,12 @@ def sample_rows(saved: Rounds, entries: dict[str, dict[str, Any]],
                 metric: str = "ops_per_sec") -> list[dict[str, Any]]:
     """Per configuration measured in interleaved rounds: its samples of ``metric`` (the study's:
     ops/s, or the one --objective names) and of ops/s, their medians, the spread of ``metric``,
-    median P99, write amp and DB size, and its failure if it had one."""
+    median P99, write amp, DB size, stall time and memory peak, and its failure if it had one."""
     out = []
     for name, entry in entries.items():
         samples = saved.samples[name]
-        keys = dict.fromkeys((metric, "ops_per_sec", "p99_us", "write_amp", "write_amp_logical", "db_size_bytes"))
+        keys = dict.fromkeys((metric, "ops_per_sec", "p99_us", "write_amp", "write_amp_logical", "db_size_bytes",
+                              "stall_micros", "memory_peak_bytes"))
         found = {key: [s[key] for s in samples if s.get(key) is not None] for key in keys}
         row: dict[str, Any] = {"name": name, "trial": entry.get("trial"), "flags": entry["flags"],
                                metric: found[metric], "ops_per_sec": found["ops_per_sec"]}

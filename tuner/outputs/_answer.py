@@ -184,7 +184,52 @@ def gain_lines(summary: Summary) -> list[str]:
     if a:
         out.append(f"answer: {'use ' + a.name if a.recommend == 'best' else 'keep ' + a.name}: {a.why}"
                    + ("" if a.recommend == "best" else f"; OPTIONS.ini is {a.name}'s"))
+    cost = cost_line(summary)
+    if cost:
+        out.append(cost)
     return out
+
+
+# What the answer may cost beyond the defaults' before its cost line says so: (share more, and at least
+# this much more), per metric of the re-validation's rounds (their medians).
+COST_MARGINS = {"db_size_bytes": (0.10, 0.0), "write_amp": (0.25, 0.0), "stall_micros": (0.0, 100_000.0)}
+_COST_NAMES = {"db_size_bytes": "disk", "write_amp": "write amp", "stall_micros": "write stalls",
+               "memory_peak_bytes": "memory peak"}
+
+
+def _cost_value(key: str, value: float) -> str:
+    if key in ("db_size_bytes", "memory_peak_bytes"):
+        return fmt_bytes(value)
+    return f"{value / 1e6:.2f} s" if key == "stall_micros" else f"{value:.2f}"
+
+
+def cost_line(summary: Summary) -> str | None:
+    """What the re-validated best costs beside rocksdb-default, medians of the same rounds: disk, stored
+    write amplification, write-stall time, memory peak; and which of them exceed the defaults' by more
+    than COST_MARGINS. None without a re-validation that measured both."""
+    reval = summary.revalidation
+    if reval is None or not reval.best:
+        return None
+    measured = {c.name: c for c in reval.configurations if c.failed is None}
+    best, default = measured.get(reval.best), measured.get(DEFAULT_BASELINE)
+    if best is None or default is None:
+        return None
+    parts, over = [], []
+    for key, name in _COST_NAMES.items():
+        a, b = best.median(key), default.median(key)
+        if a is None or b is None:
+            continue
+        parts.append(f"{name} {_cost_value(key, a)} against {_cost_value(key, b)}" + (f" ({a / b:.2f}x)" if b else ""))
+        share, least = COST_MARGINS.get(key, (None, 0.0))
+        if share is not None and a > b * (1 + share) and a - b > least:
+            allowed = f"{share:.0%}" if share else f"{_cost_value(key, least)}"
+            over.append(f"{name} (more than {allowed} above the defaults')")
+    if not parts:
+        return None
+    used = summary.answer is not None and summary.answer.recommend == "best"
+    line = f"cost of {reval.best}{' (the answer)' if used else ''} beside rocksdb-default, medians of the rounds: " \
+        + ", ".join(parts)
+    return line + (f"; it costs MORE than the defaults: {', '.join(over)}" if over else "")
 
 
 def _value(v: Any) -> str:
