@@ -242,6 +242,8 @@ struct Second {
 struct Worker {
   bool write = true;
   LatencyHistogram latency{7};  // ns, from due to done
+  LatencyHistogram service{7};  // ns, from issued to done: RocksDB's own time, without the wait to be issued
+  LatencyHistogram woke{7};  // ns, how late the thread woke for a request it slept until: the host's floor
   std::vector<Second> seconds;
   uint64_t due = 0, completed = 0, unfinished = 0, errors = 0;
   double late_at_end_s = 0;  // how far behind schedule the thread was when the window closed
@@ -278,12 +280,15 @@ void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point s
       w->late_at_end_s = Seconds(now - due);
       break;
     }
-    if (now < due) {
+    const bool slept = now < due;
+    if (slept) {
       const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(due.time_since_epoch()).count();
       timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
     }
     MakeKey(pick(rng), a.key_size, &key[0]);
+    const auto issued = Clock::now();
+    if (slept) w->woke.Record(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(issued - due).count()));
     rdb::Status s = w->write ? db->Put(wo, key, values.Next(static_cast<size_t>(a.value_size)))
                              : db->Get(ro, key, &got);
     const auto done = Clock::now();
@@ -292,6 +297,7 @@ void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point s
     }
     const uint64_t latency = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(done - due).count());
     w->latency.Record(latency);
+    w->service.Record(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(done - issued).count()));
     w->seconds[std::min(n_seconds - 1, static_cast<size_t>(Seconds(due - start)))].latency.Record(latency);
     w->seconds[std::min(n_seconds - 1, static_cast<size_t>(Seconds(done - start)))].completed++;
     ++w->due;
@@ -371,7 +377,7 @@ int RunAtRate(const Args& a) {
   std::map<std::string, std::string> stalls1;
   db->GetMapProperty(rdb::DB::Properties::kCFStats, &stalls1);
 
-  LatencyHistogram all, writes, reads;
+  LatencyHistogram all, writes, reads, service, woke;
   uint64_t due = 0, completed = 0, unfinished = 0, errors = 0, write_due = 0, read_due = 0;
   double late = 0;
   const size_t n_seconds = workers.empty() ? 0 : workers[0].seconds.size();
@@ -379,6 +385,8 @@ int RunAtRate(const Args& a) {
   std::vector<uint64_t> due_per_second(n_seconds, 0);
   for (const Worker& w : workers) {
     all.Merge(w.latency);
+    service.Merge(w.service);
+    woke.Merge(w.woke);
     (w.write ? writes : reads).Merge(w.latency);
     due += w.due, completed += w.completed, unfinished += w.unfinished, errors += w.errors;
     (w.write ? write_due : read_due) += w.due;
@@ -414,6 +422,9 @@ int RunAtRate(const Args& a) {
   Print("errors", static_cast<double>(errors), &first);
   Print("seconds", window, &first);
   PrintLatency("", all, &first);
+  PrintLatency("service_", service, &first);
+  PrintLatency("woke_", woke, &first);
+  Print("woke_ops", static_cast<double>(woke.Count()), &first);
   if (a.rate > 0 && a.read_rate > 0) {
     PrintLatency("write_", writes, &first);
     PrintLatency("read_", reads, &first);
