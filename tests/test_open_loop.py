@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from objectives.open_loop import OpenLoopError, Rate, find, parse
+from objectives.open_loop import OpenLoopError, Rate, RateRun, capacity, find, parse, parse_slo
 from objectives.parser import parse as parse_db_bench
 from tests.conftest import leftovers
 
@@ -43,6 +43,49 @@ def test_parse_reads_the_series_and_the_metrics_line():
     assert run["p99.9_us"] == 7 and run["delivered"] == 0.9
     with pytest.raises(OpenLoopError, match="no metrics line"):
         parse('{"series": []}\n')
+
+
+class _Threshold:
+    """Stands where a loaded DB would for the capacity search's own logic: every offered rate up to
+    ``limit`` holds P99.9 at 1 ms, every rate above it does not; the search must bracket ``limit``."""
+
+    def __init__(self, limit: float):
+        self.limit = limit
+        self.offered: list[float] = []
+
+    def run(self, rate: Rate) -> RateRun:
+        offered = rate.writes + rate.reads
+        self.offered.append(offered)
+        tail = 1000.0 if offered <= self.limit else 50_000.0
+        return RateRun({"delivered": 1.0, "p99.9_us": tail}, (), "synthetic")
+
+
+@pytest.mark.parametrize("limit, start", [(73_000, 100_000), (73_000, 10_000), (1_234, 50_000)])
+def test_capacity_brackets_a_known_threshold_within_its_resolution(limit, start):
+    fake = _Threshold(limit)
+    cap = capacity(fake, Rate(start * 0.8, start * 0.2), parse_slo("p99.9<=2ms"))
+    assert cap.held is not None and cap.failed is not None
+    assert cap.held <= limit < cap.failed and cap.failed / cap.held <= 1.1
+    assert len(cap.probes) == len(fake.offered) <= 12
+
+
+def test_capacity_says_when_no_rate_holds_or_none_fails():
+    never = capacity(_Threshold(0.5), Rate(1000), parse_slo("p99.9<=2ms"))
+    assert never.held is None and never.failed is not None
+    always = capacity(_Threshold(1e12), Rate(1000), parse_slo("p99.9<=2ms"), most=4)
+    assert always.failed is None and always.held == 8000
+
+
+@pytest.mark.parametrize("text, metric, limit", [("p99.9<=2ms", "p99.9_us", 2000), ("p99 <= 500us", "p99_us", 500),
+                                                 ("max<=1s", "max_us", 1e6), ("p99.99_us<=750", "p99.99_us", 750)])
+def test_an_slo_is_a_bound_in_microseconds(text, metric, limit):
+    bound = parse_slo(text)
+    assert (bound.metric, bound.limit, bound.upper) == (metric, limit, True)
+
+
+def test_an_slo_that_is_not_a_latency_bound_is_refused_naming_the_flag():
+    with pytest.raises(ValueError, match="--slo: 'ops>=5' is not a latency bound"):
+        parse_slo("ops>=5")
 
 
 def test_find_says_how_to_build_a_missing_driver():
@@ -165,3 +208,21 @@ def test_measure_within_a_memory_limit(memory_cgroup, work_dir):
     assert record["host"]["cores"] >= 1 and record["rocksdb_version"]
     assert "loading" in done.stderr
     assert leftovers(work_dir) == []
+
+
+@pytest.mark.release_build
+def test_measure_stopped_with_ctrl_c_removes_its_db(work_dir):
+    """Ctrl-C while the rate runs: the driver is killed, the DB and its checkpoint removed, exit 130."""
+    proc = subprocess.Popen([sys.executable, "-m", "tuner.cli", "measure", "--rate", "2000", "--duration", "60s",
+                             "--target-data", "16MiB", "--work-dir", str(work_dir)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not any((d / "run").is_dir() for d in work_dir.iterdir() if d.is_dir()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert leftovers(work_dir) == []
+    assert subprocess.run(["pgrep", "-f", f"open_loop run --db {work_dir}"], capture_output=True).returncode == 1
