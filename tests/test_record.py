@@ -3490,3 +3490,41 @@ def test_the_tuner_against_a_plain_script_on_reads_each_configuration_loads_is_q
     best = plain["best"]["ops_per_second"]
     _quoted(f"had read {best:,.0f} ops/s in its search", ("docs/results.md",), at=after)
     _quoted(f"{best / held['median_ops_per_sec']['plain']:.0f} times what it then read", ("docs/results.md",), at=after)
+
+
+def test_the_service_level_at_the_default_jobs_target_is_quoted_as_its_json_gives_it():
+    """docs/measure.md's "What it showed at the default job's target": the paired rounds at a rate and the
+    capacities at an SLO, from experiments/service_level/results/."""
+    doc = ("docs/measure.md",)
+    rounds = _json("experiments/service_level/results/rate-100k-11.8.1-2026-12-03.json")
+    runs = {name: [r for r in rounds["runs"] if r["config"] == name] for name in rounds["configs"]}
+    rows = {"rocksdb-default": "rocksdb-default", "make tune 2026-11-29 trial 63": "trial 63 (2026-11-29",
+            "make tune 2026-11-27 trial 69": "trial 69 (2026-11-27"}
+    for name, row in rows.items():
+        mine = sorted(runs[name], key=lambda r: r["round"])
+        assert [r["round"] for r in mine] == [1, 2, 3] and min(r["delivered"] for r in mine) > 0.98
+        _quoted(", ".join(f"{r['p99.9_us'] / 1e3:.0f}" for r in mine) + " ms", doc, at=row)
+        _quoted(", ".join(f"{r['stall_micros'] / 1e6:.2f}" for r in mine) + " s", doc, at=row)
+        _quoted(f"| {statistics.median(r['write_amp'] for r in mine):.2f} | "
+                f"{statistics.median(r['sst_bytes'] for r in mine) / 2**30:.2f} GiB |", doc, at=row)
+    medians = {n: {k: statistics.median(r[k] for r in runs[n]) for k in ("service_p99.9_us", "woke_p99.9_us")}
+               for n in rows}
+    _quoted("was " + ", ".join(f"{medians[n]['service_p99.9_us']:.0f}" for n in list(rows)[:2]) +
+            f" and {medians[list(rows)[2]]['service_p99.9_us']:.0f} us (medians) and the host's wake-up floor "
+            + ", ".join(f"{medians[n]['woke_p99.9_us']:.0f}" for n in list(rows)[:2]) +
+            f" and {medians[list(rows)[2]]['woke_p99.9_us']:.0f} us", doc)
+    wa = {n: statistics.median(r["write_amp"] for r in runs[n]) for n in rows}
+    _quoted(f"wrote {wa['make tune 2026-11-27 trial 69'] / wa['rocksdb-default']:.2f}x the defaults' bytes", doc)
+    for name in list(rows)[1:]:
+        p = rounds["paired"][name]["p99.9_us"]
+        assert p["verdict"] == "tie"
+        _quoted(_ratio(p), doc)
+    capacity = _json("experiments/service_level/results/capacity-10ms-11.8.1-2026-12-03.json")
+    assert capacity["commit"] == "b160234"
+    for name, row in {"rocksdb-default": "| rocksdb-default |", "make tune 2026-11-29 trial 63": "| trial 63 |",
+                      "make tune 2026-11-27 trial 69": "| trial 69 |"}.items():
+        found = capacity["capacity"][name]
+        _quoted(f"{row} {found['held']:,.0f} ops/s | {found['failed']:,.0f} ops/s |", doc)
+    probes = {round(p["offered"]): p["p99.9_us"] for p in capacity["capacity"]["make tune 2026-11-27 trial 69"]["probes"]}
+    _quoted(f"50,000 writes/s missed the SLO narrowly ({probes[50000] / 1e3:.1f} ms) where\n25,000 missed it by far "
+            f"({probes[25000] / 1e3:.1f} ms)".replace("\n", " "), doc)

@@ -1,0 +1,124 @@
+"""Do the throughput answers hold a service's tail at a rate? Named configurations (OPTIONS files, and
+the library's defaults) measured open loop (objectives.open_loop): requests offered at a fixed rate,
+each timed from when it was due.
+
+    .venv/bin/python -m experiments.service_level.service_level --configs experiments/service_level/configs.json
+        [--target-data 2GiB] [--target-memory 1GiB] [--rate 100000] [--duration 60] [--rounds 3]
+        [--slo 'p99.9<=2ms'] [--capacity] [--out experiments/service_level/results/NAME.json]
+
+``--configs`` is a JSON object: name -> an OPTIONS file (a path from the checkout's root), or null for
+the library's defaults (``rocksdb-default``, always measured). Each configuration's DB is loaded once at
+the target with its own options. Then ``--rounds`` paired rounds at ``--rate``: each round every
+configuration once, in a fresh random order, on a fresh checkpoint of its DB within the target's memory;
+per configuration its figures per round and, for P99.9, P99.99 and the stall time, its ratio to the
+defaults' (tuner.stats.paired_ratio: above 1 is a worse tail). With ``--capacity``, each configuration's
+capacity at ``--slo`` after the rounds (objectives.open_loop.capacity, from ``--rate``; once each). The
+record (machine, RocksDB, date, commit, arguments, every run) is written when the last run ends; Ctrl-C
+stops the driver and removes the DBs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from experiments._script import entry
+from experiments.held_out import project_commit
+from objectives import workdir
+from objectives.open_loop import Loaded, Rate, capacity, find, parse_slo
+from search_spaces import Context
+from tuner.cli import parse_size
+from tuner.experiment import machine_info
+from tuner.stats import paired_ratio
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = Path(__file__).with_name("results")
+REFERENCE = "rocksdb-default"
+COMPARED = ("p99.9_us", "p99.99_us", "max_us", "stall_micros")
+
+
+def read_configs(path: Path) -> dict[str, Path | None]:
+    """name -> OPTIONS file (None: the library's defaults), the defaults first."""
+    raw = json.loads(path.read_text())
+    if not isinstance(raw, dict):
+        raise SystemExit(f"--configs {path}: a JSON object of name -> OPTIONS file (or null)")
+    configs: dict[str, Path | None] = {REFERENCE: None}
+    for name, file in raw.items():
+        if file is not None and not (ROOT / file).is_file():
+            raise SystemExit(f"--configs {path}: {name}: {file}: no such file")
+        configs[name] = ROOT / file if file is not None else None
+    return configs
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--configs", type=Path, required=True)
+    p.add_argument("--target-data", type=parse_size, default=parse_size("2GiB"))
+    p.add_argument("--target-memory", type=parse_size, default=parse_size("1GiB"))
+    p.add_argument("--rate", type=float, default=100_000.0, help="writes offered per second")
+    p.add_argument("--duration", type=float, default=60.0)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--slo", default="p99.9<=2ms")
+    p.add_argument("--capacity", action="store_true", help="each configuration's capacity at --slo, after the rounds")
+    p.add_argument("--work-dir", type=Path)
+    p.add_argument("--out", type=Path, required=True)
+    args = p.parse_args()
+    configs = read_configs(args.configs)
+    slo = parse_slo(args.slo)
+    driver = find()
+    where = workdir.prepare(args.work_dir)
+    rate = Rate(args.rate, duration=args.duration)
+    record: dict[str, Any] = {
+        "question": "open loop at a fixed offered rate: the answers' tail, stalls and capacity against the defaults'",
+        "commit": project_commit(), "machine": machine_info(Context.of_host(), where), "driver": str(driver.path),
+        "rocksdb_version": driver.version, "arguments": {k: str(v) for k, v in vars(args).items()},
+        "configs": {name: str(path.relative_to(ROOT)) if path else None for name, path in configs.items()},
+        "runs": [], "capacity": {}}
+    loaded: dict[str, Loaded] = {}
+    try:
+        for name, options in configs.items():
+            print(f"[{name}] ", end="", flush=True)
+            loaded[name] = Loaded(driver, where, args.target_data, options, args.target_memory, print).__enter__()
+        for round_ in range(1, args.rounds + 1):
+            order = list(configs)
+            random.shuffle(order)
+            for name in order:
+                run = loaded[name].run(rate)
+                m = run.metrics
+                print(f"round {round_} {name}: delivered {m['delivered']:.1%}, p99.9 {m['p99.9_us']:,.0f} us, "
+                      f"p99.99 {m['p99.99_us']:,.0f} us, max {m['max_us']:,.0f} us, stalls {m['stall_micros'] / 1e6:.2f} s, "
+                      f"L0 {m['l0_files']:.0f}, write amp {m['write_amp']:.2f}", flush=True)
+                record["runs"].append({"round": round_, "config": name, **run.to_dict()})
+        record["paired"] = paired(record["runs"], list(configs))
+        if args.capacity:
+            for name in configs:
+                print(f"[{name}] capacity at {slo.describe()}", flush=True)
+                cap = capacity(loaded[name], rate, slo, say=print)
+                record["capacity"][name] = {"slo": slo.describe(), "held": cap.held, "failed": cap.failed,
+                                            "probes": [{"offered": r, **run.to_dict()} for r, run in cap.probes]}
+    finally:
+        for one in loaded.values():
+            one.__exit__()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"wrote {args.out}")
+
+
+def paired(runs: list[dict[str, Any]], names: list[str]) -> dict[str, dict[str, Any]]:
+    """Each configuration's figures over the defaults', paired by round (above 1: more than the defaults')."""
+    by = {(r["round"], r["config"]): r for r in runs}
+    rounds = sorted({r["round"] for r in runs})
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        if name == REFERENCE:
+            continue
+        out[name] = {metric: paired_ratio([by[(i, name)][metric] for i in rounds],
+                                          [by[(i, REFERENCE)][metric] for i in rounds]) for metric in COMPARED}
+    return out
+
+
+if __name__ == "__main__":
+    entry(main)
