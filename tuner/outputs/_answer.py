@@ -205,8 +205,9 @@ def _cost_value(key: str, value: float) -> str:
 
 def cost_line(summary: Summary) -> str | None:
     """What the re-validated best costs beside rocksdb-default, medians of the same rounds: disk, stored
-    write amplification, write-stall time, memory peak; and which of them exceed the defaults' by more
-    than COST_MARGINS. None without a re-validation that measured both."""
+    write amplification, write-stall time, memory peak (a program's: those of them it printed, by their
+    names); and which of them exceed the defaults' by more than COST_MARGINS. None without a
+    re-validation that measured both."""
     reval = summary.revalidation
     if reval is None or not reval.best:
         return None
@@ -215,7 +216,12 @@ def cost_line(summary: Summary) -> str | None:
     if best is None or default is None:
         return None
     parts, over = [], []
+    program = not runs_workloads(summary)  # a program's metrics: by their names, those it printed
     for key, name in _COST_NAMES.items():
+        if program:
+            name = key
+            if not any(row.value(key) is not None for row in summary.comparison):
+                continue
         a, b = best.median(key), default.median(key)
         if a is None or b is None:
             continue
