@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from objectives.open_loop import OpenLoopError, Rate, RateRun, capacity, find, parse, parse_slo
+from objectives.open_loop import PERCENTILES, OpenLoopError, Rate, RateRun, capacity, find, parse, parse_slo
 from objectives.parser import parse as parse_db_bench
 from tests.conftest import leftovers
+from tuner.measure import curve
 
 BUILD = Path(__file__).resolve().parents[1] / "objectives" / "build"
 DATA = 48 * 2**20  # ~430k keys of db_bench's 16-byte keys and 100-byte values: a load of a second or two
@@ -226,3 +227,15 @@ def test_measure_stopped_with_ctrl_c_removes_its_db(work_dir):
     assert "interrupted" in err
     assert leftovers(work_dir) == []
     assert subprocess.run(["pgrep", "-f", f"open_loop run --db {work_dir}"], capture_output=True).returncode == 1
+
+
+def test_the_curve_says_the_capacity_in_the_slos_own_unit():
+    """The capacity line and one row per rate tried, lowest first, from synthetic runs."""
+    cap = capacity(_Threshold(73_000), Rate(100_000), parse_slo("p99.9<=2ms"))
+    for run in (r for _, r in cap.probes):
+        run.metrics.update({name: 1.0 for name in PERCENTILES} | {"stall_micros": 0.0, "l0_files": 0.0,
+                                                                  "pending_compaction_bytes": 0.0})
+    text = curve(cap)
+    assert text.splitlines()[0] == f"holds p99.9 <= 2.00 ms up to {cap.held:,.0f} ops/s; {cap.failed:,.0f} ops/s did not"
+    rates = [float(line.split()[0].replace(",", "")) for line in text.splitlines()[2:]]
+    assert rates == sorted(float(round(r)) for r, _ in cap.probes)

@@ -88,7 +88,7 @@ def record(run: RateRun, rate: Rate, driver: Driver, data: int, memory_limit: in
 
 def curve(cap: Capacity) -> str:
     """The capacity line and every rate tried, lowest first: the latency-vs-offered-rate curve."""
-    slo = cap.slo.describe().replace("_us", "")
+    slo = f"{cap.slo.metric.removesuffix('_us')} <= {_us(cap.slo.limit)}"
     if cap.held is None:
         head = f"no rate tried held {slo} (the lowest, {min(r for r, _ in cap.probes):,.0f} ops/s, did not)"
     elif cap.failed is None:
