@@ -103,7 +103,7 @@ class RateRun:
 
     def to_dict(self) -> dict[str, object]:
         return {**self.metrics, "rocksdb_version": self.rocksdb_version, "load_seconds": self.load_seconds,
-                **{k: v for k, v in self.memory.items()}, "series": [vars(s) for s in self.series]}
+                **self.memory, "series": [vars(s) for s in self.series]}
 
 
 def parse(stdout: str) -> RateRun:
