@@ -6,9 +6,10 @@ and a stall counts as one slow sample. ``open_loop`` keeps a schedule (constant 
 the offered rate), so a second-long stall shows as the second of requests queued behind it, in the
 percentiles, the per-second series and the share of the offered rate that was delivered.
 
-:func:`measure` builds a DB of the target's data with the configuration (outside any memory limit),
-drops its files from the page cache and runs the rate on it within the memory limit: what
-``rocksdb-tuner measure`` prints.
+:class:`Loaded` builds a DB of the target's data with the configuration once (outside any memory
+limit); each :meth:`Loaded.run` takes a checkpoint of it, drops its files from the page cache and runs a
+rate on it within the memory limit: what ``rocksdb-tuner measure`` prints; :func:`capacity` searches the
+highest rate that holds an SLO.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import re
 import shutil
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,7 +40,11 @@ ARRIVALS = ("constant", "poisson")
 
 
 class OpenLoopError(RuntimeError):
-    """The driver is missing, refused its arguments, or failed; the message says which and why."""
+    """What was asked cannot run (no driver of that version, no such OPTIONS file); the message says why."""
+
+
+class DriverFailed(OpenLoopError):
+    """The driver ran and failed: it exited non-zero (its last line of stderr, an OOM kill) or timed out."""
 
 
 @dataclass(frozen=True)
@@ -143,19 +147,18 @@ class Rate:
                 "--arrivals", self.arrivals, "--seed", str(self.seed)]
 
 
-def run(argv: list[str], timeout: float, cgroup: MemoryCgroup | None = None,
-        stop: threading.Event | None = None) -> tuple[str, dict[str, int | None]]:
+def run(argv: list[str], timeout: float, cgroup: MemoryCgroup | None = None) -> tuple[str, dict[str, int | None]]:
     """Run the driver in its own process group (within ``cgroup``): its stdout and the cgroup's report,
-    or OpenLoopError with its last line of stderr; killed on a timeout, a ``stop`` or Ctrl-C."""
+    or DriverFailed with its last line of stderr; killed on a timeout or Ctrl-C."""
     if cgroup is not None:
         argv = cgroup.wrap(argv)
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     memory: dict[str, int | None] = {}
     try:
-        out, err = proc.communicate(timeout=timeout) if stop is None else _wait(proc, timeout, stop)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise OpenLoopError(f"open_loop: no result after {timeout:g} s, killed") from None
+        raise DriverFailed(f"open_loop: no result after {timeout:g} s, killed") from None
     finally:
         if proc.returncode is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -165,18 +168,8 @@ def run(argv: list[str], timeout: float, cgroup: MemoryCgroup | None = None,
     if proc.returncode != 0:
         lines = [ln for ln in err.splitlines() if ln.strip()]
         oom = MemoryCgroup.out_of_memory(memory) or ""
-        raise OpenLoopError(f"open_loop exited {proc.returncode}: {lines[-1] if lines else 'no output'}{oom}")
+        raise DriverFailed(f"open_loop exited {proc.returncode}: {lines[-1] if lines else 'no output'}{oom}")
     return out, memory
-
-
-def _wait(proc: subprocess.Popen[str], timeout: float, stop: threading.Event) -> tuple[str, str]:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return proc.communicate(timeout=0.2)
-        except subprocess.TimeoutExpired:
-            if stop.is_set() or time.monotonic() > deadline:
-                raise
 
 
 class Loaded:
@@ -191,10 +184,10 @@ class Loaded:
         self.memory_limit, self.say = memory_limit, say
         self.sizes = ["--key_size", str(key_size), "--value_size", str(value_size)]
         self.cgroups = Cgroups.detect() if memory_limit else None
-        self.dir = make_owned(work_dir)
         self.seconds = 0.0
 
     def __enter__(self) -> Loaded:
+        self.dir = make_owned(self.work_dir)
         try:
             self.say(f"loading {self.data / 2**30:.2f} GiB (keys in order, then flush and compaction)")
             started = time.monotonic()
@@ -237,15 +230,6 @@ def remove_tree(path: Path) -> None:
         shutil.rmtree(path)
 
 
-def measure(driver: Driver, work_dir: Path, data: int, rate: Rate, options: Path | None = None,
-            memory_limit: int | None = None, say: Callable[[str], None] = lambda _: None) -> RateRun:
-    """Build a DB of ``data`` bytes with ``options`` (the default job's key and value sizes), run ``rate``
-    on it within ``memory_limit``."""
-    with Loaded(driver, work_dir, data, options, memory_limit, say) as loaded:
-        say(f"running {rate.writes + rate.reads:,.0f} ops/s for {rate.duration:g} s")
-        return loaded.run(rate)
-
-
 # The share of due requests a run must complete for a rate to count as held, beside the SLO itself.
 DELIVERED = 0.99
 _SLO = re.compile(r"^\s*(p\d+(?:\.\d+)?|max|mean)(_us)?\s*<=\s*([\d.]+)\s*(us|ms|s)?\s*$")
@@ -276,6 +260,10 @@ class Capacity:
     held: float | None
     failed: float | None
     probes: tuple[tuple[float, RateRun], ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"slo": self.slo.describe(), "delivered_at_least": DELIVERED, "held": self.held, "failed": self.failed,
+                "probes": [{"offered": offered, **run.to_dict()} for offered, run in self.probes]}
 
 
 def capacity(loaded: Loaded, rate: Rate, slo: Bound, resolution: float = 0.1, most: int = 12,

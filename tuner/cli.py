@@ -18,7 +18,7 @@ from objectives.dbbench import DbBenchError, installed, probe, probe_path
 from objectives.defaults import LIBRARY, DefaultsError, defaults_of
 from objectives.defaults import MODES as DEFAULTS_MODES
 from objectives.memory import MemoryLimitError
-from objectives.open_loop import ARRIVALS, KEY_SIZE, VALUE_SIZE, OpenLoopError, Rate
+from objectives.open_loop import ARRIVALS, KEY_SIZE, VALUE_SIZE, DriverFailed, OpenLoopError, Rate
 from objectives.scores import OBJECTIVES, Bound, Score
 from objectives.workloads import WorkloadError, load_workload
 from objectives.workloads import preset_names as workload_presets
@@ -455,7 +455,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
                                args.work_dir, args.json, args.slo, (args.key_size, args.value_size))
     except (OpenLoopError, workdir.WorkDirError, MemoryLimitError, ValueError) as exc:
         print(f"rocksdb-tuner: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE if not isinstance(exc, OpenLoopError) or "exited" not in str(exc) else 1
+        return 1 if isinstance(exc, DriverFailed) else EXIT_USAGE
     except KeyboardInterrupt:
         print("\ninterrupted: the DB it made is removed", file=sys.stderr)
         return 130

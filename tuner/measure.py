@@ -15,7 +15,6 @@ from pathlib import Path
 
 from objectives import workdir
 from objectives.open_loop import (
-    DELIVERED,
     KEY_SIZE,
     PERCENTILES,
     VALUE_SIZE,
@@ -74,16 +73,16 @@ def report(run: RateRun, rate: Rate, data: int, memory_limit: int | None, option
     return "\n".join(lines)
 
 
-def record(run: RateRun, rate: Rate, driver: Driver, data: int, memory_limit: int | None,
-           options: Path | None, sizes: tuple[int, int] = (KEY_SIZE, VALUE_SIZE)) -> dict[str, object]:
-    """The run as JSON, stamped with what ran it, where and when."""
+def stamp(rate: Rate, driver: Driver, data: int, memory_limit: int | None, options: Path | None,
+          sizes: tuple[int, int] = (KEY_SIZE, VALUE_SIZE)) -> dict[str, object]:
+    """What ran, where and when, for a record of one run or of a capacity search."""
     host = Context.of_host()
     return {"rate": asdict(rate), "data_bytes": data, "key_size": sizes[0], "value_size": sizes[1],
             "memory_limit_bytes": memory_limit,
             "options": str(options) if options else None, "driver": str(driver.path),
+            "rocksdb_version": driver.version,
             "host": {"name": socket.gethostname(), "cores": host.cores, "memory_bytes": host.ram},
-            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            **run.to_dict()}
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
 
 
 def curve(cap: Capacity) -> str:
@@ -121,12 +120,7 @@ def measure_command(options: Path | None, rate: Rate, data: int, memory_limit: i
         if bound is not None:
             cap = capacity(loaded, rate, bound, say=say)
             if as_json:
-                stamp = record(cap.probes[0][1], rate, driver, data, memory_limit, options, sizes)
-                json.dump({**{k: stamp[k] for k in ("rate", "data_bytes", "key_size", "value_size", "memory_limit_bytes",
-                                                     "options", "driver", "host", "date", "rocksdb_version")},
-                           "slo": cap.slo.describe(), "delivered_at_least": DELIVERED, "held": cap.held,
-                           "failed": cap.failed, "probes": [{"offered": r, **run.to_dict()} for r, run in cap.probes]},
-                          sys.stdout)
+                json.dump({**stamp(rate, driver, data, memory_limit, options, sizes), **cap.to_dict()}, sys.stdout)
                 sys.stdout.write("\n")
             else:
                 print(curve(cap))
@@ -134,7 +128,7 @@ def measure_command(options: Path | None, rate: Rate, data: int, memory_limit: i
         say(f"running {rate.writes + rate.reads:,.0f} ops/s for {rate.duration:g} s")
         run = loaded.run(rate)
     if as_json:
-        json.dump(record(run, rate, driver, data, memory_limit, options, sizes), sys.stdout)
+        json.dump({**stamp(rate, driver, data, memory_limit, options, sizes), **run.to_dict()}, sys.stdout)
         sys.stdout.write("\n")
     else:
         print(report(run, rate, data, memory_limit, options))

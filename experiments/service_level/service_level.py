@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -77,11 +78,11 @@ def main() -> None:
         "rocksdb_version": driver.version, "arguments": {k: str(v) for k, v in vars(args).items()},
         "configs": {name: str(path.relative_to(ROOT)) if path else None for name, path in configs.items()},
         "runs": [], "capacity": {}}
-    loaded: dict[str, Loaded] = {}
-    try:
+    with ExitStack() as stack:
+        loaded: dict[str, Loaded] = {}
         for name, options in configs.items():
             print(f"[{name}] ", end="", flush=True)
-            loaded[name] = Loaded(driver, where, args.target_data, options, args.target_memory, print).__enter__()
+            loaded[name] = stack.enter_context(Loaded(driver, where, args.target_data, options, args.target_memory, print))
         for round_ in range(1, args.rounds + 1):
             order = list(configs)
             random.shuffle(order)
@@ -96,12 +97,7 @@ def main() -> None:
         if args.capacity:
             for name in configs:
                 print(f"[{name}] capacity at {slo.describe()}", flush=True)
-                cap = capacity(loaded[name], rate, slo, say=print)
-                record["capacity"][name] = {"slo": slo.describe(), "held": cap.held, "failed": cap.failed,
-                                            "probes": [{"offered": r, **run.to_dict()} for r, run in cap.probes]}
-    finally:
-        for one in loaded.values():
-            one.__exit__()
+                record["capacity"][name] = capacity(loaded[name], rate, slo, say=print).to_dict()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {args.out}")
