@@ -141,10 +141,13 @@ class Rate:
     arrivals: str = "constant"
     seed: int = 1
 
+    def offered(self) -> list[str]:
+        """The driver's flags for what is offered: the rates, their threads, the arrivals."""
+        return ["--rate", f"{self.writes:g}", "--read_rate", f"{self.reads:g}", "--threads", str(self.threads),
+                "--read_threads", str(self.read_threads), "--arrivals", self.arrivals]
+
     def argv(self) -> list[str]:
-        return ["--rate", f"{self.writes:g}", "--read_rate", f"{self.reads:g}", "--duration", f"{self.duration:g}",
-                "--threads", str(self.threads), "--read_threads", str(self.read_threads),
-                "--arrivals", self.arrivals, "--seed", str(self.seed)]
+        return [*self.offered(), "--duration", f"{self.duration:g}", "--seed", str(self.seed)]
 
 
 def run(argv: list[str], timeout: float, cgroup: MemoryCgroup | None = None) -> tuple[str, dict[str, int | None]]:

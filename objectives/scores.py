@@ -2,8 +2,8 @@
 
 ``throughput`` maximizes ops/s of the scored phases. ``multi`` is a Pareto study over
 (ops/s up, P99 down, write amplification down). Any other objective names one metric the runs
-report: ``METRIC`` (maximized, or minimized when it is P99 or write amplification, as ``multi``
-weighs them), ``METRIC:max`` or ``METRIC:min``. Budgets (``max_p99_us``, ``max_write_amp`` and any
+report: ``METRIC`` (maximized, or minimized when it is a latency, a time, a size or write
+amplification: :func:`sense_alone`), ``METRIC:max`` or ``METRIC:min``. Budgets (``max_p99_us``, ``max_write_amp`` and any
 :class:`Bound`, ``--constraint METRIC<=VALUE``) are Optuna constraints: a value <= 0 means
 satisfied; they are never folded into the score.
 """
@@ -25,6 +25,14 @@ _SENSE: dict[str, Direction] = dict(_TERMS["multi"])  # the direction a metric n
 _UNITS = {"ops_per_sec": "ops/s", "p99_us": "P99 us", "write_amp": "write amp", "db_size_bytes": "disk"}
 _NAMED = re.compile(r"([A-Za-z_][\w.]*)(?::(min|max))?")  # p99.9_us: a dot in a percentile
 _BOUND = re.compile(r"\s*([A-Za-z_][\w.]*)\s*(<=|>=)\s*(\S+)\s*")
+
+
+_COSTS = re.compile(r".*(_us|_micros|_s|_seconds|_bytes)|write_amp|l0_files")  # less is better
+
+
+def sense_alone(metric: str) -> Direction:
+    """The direction a metric named alone takes: min for a latency, a time, a size or write amp, else max."""
+    return _SENSE.get(metric) or ("minimize" if _COSTS.fullmatch(metric) else "maximize")
 
 
 class ScoreError(ValueError):
@@ -91,7 +99,7 @@ class Score:
         assert match is not None
         name, sense = match[1], match[2]
         sense_of: dict[str, Direction] = {"max": "maximize", "min": "minimize"}
-        return ((name, sense_of[sense] if sense else _SENSE.get(name, "maximize")),)
+        return ((name, sense_of[sense] if sense else sense_alone(name)),)
 
     @property
     def metrics(self) -> tuple[str, ...]:

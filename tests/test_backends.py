@@ -438,7 +438,7 @@ def test_a_hung_program_is_killed_with_its_children_at_the_timeout(tmp_path):
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"backend": "nosuch"}, "--backend: unknown 'nosuch' (choose from db_bench, command)"),
+    ({"backend": "nosuch"}, "--backend: unknown 'nosuch' (choose from db_bench, command, rate)"),
     ({"backend": "command"}, "--command: the command backend runs your program: give it"),
     ({"command": "app {options}"}, "--command: goes with --backend command, not db_bench"),
     ({"backend": "command", "command": "x", "workload": "ycsb-a"},

@@ -11,7 +11,7 @@ import pytest
 
 from tuner.cli import build_parser, tune_config
 from tuner.engine._plan import Plan
-from tuner.model import PARTS, RevalidationConfig, SearchConfig, TuneConfig
+from tuner.model import PARTS, MeasurementConfig, RevalidationConfig, SearchConfig, TuneConfig
 
 # tune --help's group titles, in order, and the part of TuneConfig each stands for
 GROUPS = {"measurement": "measurement", "the target": "target", "search": "search",
@@ -78,9 +78,13 @@ def _other_value(option: argparse.Action) -> str:
             value = (option.type if callable(option.type) else str)(text)
         except (argparse.ArgumentTypeError, ValueError):
             continue
-        if value != option.default:
+        if value not in (option.default, _UNSET.get(option.dest)):
             return str(text)
     raise AssertionError(f"no value for {option.option_strings[0]}")
+
+
+# What a flag whose parser default is None (decided by another flag) is when not given.
+_UNSET = {"backend": MeasurementConfig.backend}
 
 
 def _changed(option: argparse.Action) -> set[str]:

@@ -18,8 +18,12 @@ import pytest
 
 from objectives.open_loop import PERCENTILES, OpenLoopError, Rate, RateRun, capacity, find, parse, parse_slo
 from objectives.parser import parse as parse_db_bench
+from objectives.scores import Score
 from tests.conftest import leftovers
+from tuner.backends import BACKENDS
+from tuner.engine._prepare import check_backend
 from tuner.measure import curve
+from tuner.model import TuneConfig, UsageError
 
 BUILD = Path(__file__).resolve().parents[1] / "objectives" / "build"
 DATA = 48 * 2**20  # ~430k keys of db_bench's 16-byte keys and 100-byte values: a load of a second or two
@@ -239,3 +243,58 @@ def test_the_curve_says_the_capacity_in_the_slos_own_unit():
     assert text.splitlines()[0] == f"holds p99.9 <= 2.00 ms up to {cap.held:,.0f} ops/s; {cap.failed:,.0f} ops/s did not"
     rates = [float(line.split()[0].replace(",", "")) for line in text.splitlines()[2:]]
     assert rates == sorted(float(round(r)) for r, _ in cap.probes)
+
+
+@pytest.mark.parametrize("metric, sense", [
+    ("p99.9_us", "minimize"), ("write_p99_us", "minimize"), ("stall_micros", "minimize"), ("sst_bytes", "minimize"),
+    ("late_at_end_s", "minimize"), ("write_amp", "minimize"), ("l0_files", "minimize"), ("delivered", "maximize"),
+    ("ops_per_sec", "maximize"), ("scan_rows_per_sec", "maximize")])
+def test_a_metric_named_alone_is_minimized_when_it_is_a_latency_a_time_or_a_size(metric, sense):
+    assert Score(metric).directions == [sense]
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"rate": 1000.0}, "--rate: goes with --backend rate, not db_bench"),
+    ({"backend": "rate"}, "--rate: the rate backend offers writes at a rate: give --rate OPS"),
+    ({"read_rate": 10.0}, "--read-rate: goes with --rate"),
+    ({"backend": "rate", "rate": 1000.0, "workload": "ycsb-a"},
+     "--workload: shapes db_bench's workloads; the rate backend runs RocksDB at --rate, open loop"),
+    ({"backend": "rate", "rate": 1000.0, "command": "x {options}"}, "--command: goes with --backend command, not rate"),
+    ({"backend": "rate", "rate": 1000.0, "parallel": 2}, "--parallel: the rate backend runs on this host only"),
+])
+def test_what_the_rate_backend_cannot_take_is_refused_naming_the_flag(fields, message):
+    with pytest.raises(UsageError) as refused:
+        check_backend(TuneConfig(**fields))
+    assert str(refused.value).startswith(message)
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"objective": "throughput"}, "--objective throughput: at a fixed rate every configuration that keeps up delivers the same ops/s"),
+    ({"objective": "p99.9_us", "arrivals": "bursty"}, "--arrivals: 'bursty' is not one of constant, poisson"),
+    ({"objective": "p99.9_us", "defaults": "db_bench-7.8.3"}, "--defaults db_bench-7.8.3: the rate backend starts"),
+])
+def test_a_rate_study_refuses_what_it_cannot_measure(fields, message):
+    with pytest.raises(UsageError) as refused:
+        BACKENDS["rate"].own_workload(TuneConfig(backend="rate", rate=1000.0, **fields))
+    assert str(refused.value).startswith(message)
+
+
+@pytest.mark.release_build
+def test_tune_at_a_rate_minimizes_the_tail_of_runs_on_copies_of_one_load(tmp_path, work_dir):
+    """`tune --rate`: the DB is loaded once, every run is open_loop at the rate on a copy of it with the
+    configuration's OPTIONS (the driver's library defaults, the searched options set), its P99.9 the
+    objective; nothing is left in the work dir."""
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "tuner.cli", "tune", "--rate", "2000", "--target-data", "64MiB",
+                        "--duration", "3s", "--trials", "2", "--sampler", "random", "--seed", "3", "--revalidate", "0",
+                        "--no-mlflow", "--no-plots", "--out", str(out), "--work-dir", str(work_dir), "--json"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    summary = json.loads(r.stdout)
+    assert "open_loop load of 64 MiB" in r.stdout + r.stderr or "open_loop load of 64 MiB" in json.dumps(summary)
+    assert "minimize p99.9_us" in r.stderr + r.stdout
+    best = summary["best"]
+    assert best["metrics"]["delivered"] > 0.99 and best["metrics"]["p99.9_us"] > 0
+    commands = sorted(out.rglob("command.command"))
+    assert commands and all("--rate 2000" in c.read_text() and " run " in c.read_text() for c in commands)
+    assert leftovers(work_dir) == []

@@ -12,6 +12,7 @@ from typing import Any
 
 import optuna
 
+from objectives.open_loop import Rate
 from objectives.workdir import sweep_stale
 from tuner.backends import BACKENDS, Backend, Found, Setup
 from tuner.engine import Engine, Prepared, check_values, prepare, pruner_of, score_of
@@ -33,7 +34,7 @@ class Study:
 
     def __init__(self, config: TuneConfig, progress: Observer | None = None):
         check_values(config)
-        score = score_of(config.search)
+        score = score_of(config.search, BACKENDS[config.measurement.backend])
         try:
             self.tracker = make_tracker(config.tracking)
         except TrackingError as exc:
@@ -70,7 +71,9 @@ class Study:
         p, measurement = self.parts, self.parts.config.measurement
         return Setup(p.work_dir, measurement.trial_timeout, p.db_bench_seed,
                      {q.flag: q.options_key for q in p.space.parameters}, p.workload, measurement.command,
-                     p.score.needed, measurement.load, found, p.memory_limit, tuple(self._preloaded))
+                     p.score.needed, measurement.load, found, p.memory_limit, tuple(self._preloaded),
+                     Rate(measurement.rate, measurement.read_rate, arrivals=measurement.arrivals)
+                     if measurement.rate is not None else None)
 
     def _memory(self) -> MemoryLimit | None:
         limit = self.parts.memory_limit

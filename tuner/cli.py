@@ -177,9 +177,18 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     g.add_argument("--workload",
                    help="preset name, TOML/YAML file, or trace:FILE (a RocksDB trace, with --db-snapshot) "
                         "(default fillrandom; with --target-data, steady-overwrite on a preloaded DB)")
-    g.add_argument("--backend", default="db_bench",
-                   help=f"what measures a configuration, one of {', '.join(BACKENDS)}: db_bench runs --workload; "
-                        "command runs --command, your own program (default db_bench)")
+    g.add_argument("--backend", choices=list(BACKENDS),
+                   help="what measures a configuration: db_bench runs --workload; command runs --command, your own "
+                        "program; rate runs RocksDB at --rate, open loop (default db_bench, or rate with --rate)")
+    g.add_argument("--rate", type=_positive_float, metavar="OPS",
+                   help="writes offered per second, open loop (--backend rate): each configuration runs on a copy of "
+                        "a DB of --target-data (2 GiB when not given) loaded once, each request timed from when it was "
+                        "due, for --duration (60s when not given); the objective is then its tail, p99.9_us, unless --objective "
+                        "names another metric (docs/measure.md)")
+    g.add_argument("--read-rate", type=_positive_float, metavar="OPS",
+                   help="with --rate: random reads offered per second beside the writes")
+    g.add_argument("--arrivals", choices=ARRIVALS, default="constant",
+                   help="with --rate: constant gaps between requests, or poisson (default constant)")
     g.add_argument("--command", metavar="TEMPLATE", dest="program",  # args.command names the subcommand
                    help="--backend command: the program run on each configuration, split as a shell would split it; "
                         "{options} becomes its OPTIONS file, {db} a fresh DB directory (a checkpoint of the DB --load "
@@ -196,7 +205,7 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     g.add_argument("--duration", type=_duration, metavar="TIME",
                    help="length of each timed phase of a preloaded workload where the answer is confirmed (the "
                         "re-validation), e.g. 30s; with --backend command, each run's {duration} (default the "
-                        "workload's; a program's: none)")
+                        "workload's; a program's: none; with --rate, 60s)")
     g.add_argument("--search-duration", type=_duration, metavar="TIME",
                    help="length of the search's trials' timed phases, at most --duration: shorter runs let more "
                         "configurations be tried, and the re-validation confirms the answer at --duration (default "
@@ -254,11 +263,12 @@ def _search_args(t: argparse.ArgumentParser) -> None:
                         "re-validation would not fit")
     g.add_argument("--seed", type=int, help="sampler seed (also db_bench's --seed); makes a study reproducible")
     g.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
-    g.add_argument("--objective", default="throughput", type=_objective, metavar="OBJECTIVE",
+    g.add_argument("--objective", type=_objective, metavar="OBJECTIVE",
                    help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp; or any metric the runs "
-                        "report, by its name: METRIC:max or METRIC:min (METRIC alone: max, but min for p99_us and "
-                        "write_amp), e.g. --objective p99_us:min, or scan_rows_per_sec for a number your program "
-                        "prints (default throughput)")
+                        "report, by its name: METRIC:max or METRIC:min (METRIC alone: max, but min for a latency, a "
+                        "time, a size or write_amp: names ending _us, _micros, _s, _seconds, _bytes), e.g. --objective "
+                        "p99_us:min, or scan_rows_per_sec for a number your program prints (default throughput; with "
+                        "--rate, p99.9_us)")
     g.add_argument("--prefer", type=_weights, metavar="WEIGHTS",
                    help="with --objective multi, how the one recommended configuration is picked from the Pareto "
                         "front: weights of ops, p99, write_amp, e.g. ops=2,p99=1,write_amp=0 (default 1 each: the "
@@ -465,7 +475,9 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
     """`tune`'s options as a :class:`TuneConfig`, a part from each group of `tune --help`."""
     return TuneConfig(
         measurement=MeasurementConfig(
-            workload=args.workload, backend=args.backend, command=args.program, load=args.load, scale=args.scale,
+            workload=args.workload, backend=args.backend or ("rate" if args.rate is not None else "db_bench"),
+            command=args.program, load=args.load, rate=args.rate, read_rate=args.read_rate or 0.0,
+            arrivals=args.arrivals, scale=args.scale,
             duration=args.duration, search_duration=args.search_duration, db_snapshot=args.db_snapshot, drain=not args.no_drain,
             defaults=args.defaults,
             baselines=not args.no_baselines, repeats=args.repeats, trial_timeout=args.trial_timeout),
@@ -474,7 +486,8 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
             memory_limit=args.memory_limit, memory_budget=args.memory_budget),
         search=SearchConfig(
             space=args.space, trials=args.trials if args.trials is not None or args.budget else 20,
-            budget=args.budget, fidelity=args.fidelity, sampler=args.sampler, objective=args.objective,
+            budget=args.budget, fidelity=args.fidelity, sampler=args.sampler,
+            objective=args.objective,
             prefer=args.prefer, max_p99_us=args.max_p99_us, max_write_amp=args.max_write_amp,
             constraints=tuple(args.constraint or ()), seed=args.seed,
             pruner=args.pruner, pruner_warmup=args.pruner_warmup, warm_start=args.warm_start, library=args.library,
@@ -533,13 +546,16 @@ def _stopped(exc: EnvironmentFault, resume: str) -> str:
 
 def _resume(args: argparse.Namespace, study: Study) -> str:
     """The command that resumes ``study`` as ``args`` started it."""
-    measured = f"--workload {args.workload or study.parts.workload.name}" if BACKENDS[args.backend].workloads else \
-        f"--backend {args.backend}" + (f" --command {shlex.quote(args.program)}" if args.program else "") \
-        + (f" --load {shlex.quote(args.load)}" if args.load else "")
+    m = study.config.measurement
+    measured = f"--workload {args.workload or study.parts.workload.name}" if BACKENDS[m.backend].workloads else \
+        f"--backend {m.backend}" + (f" --command {shlex.quote(args.program)}" if args.program else "") \
+        + (f" --load {shlex.quote(args.load)}" if args.load else "") \
+        + "".join(f" {flag} {value:g}" for flag, value in (("--rate", args.rate), ("--read-rate", args.read_rate)) if value) \
+        + (f" --arrivals {args.arrivals}" if args.rate and args.arrivals != "constant" else "")
     return (f"rocksdb-tuner tune --study {study.name} --out {study.out} {measured} --space {args.space}"
             + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
             + (f" --revalidation-time {args.revalidation_time:g}s" if args.revalidation_time else "")
-            + (f" --objective {args.objective}" if args.objective != "throughput" else "")
+            + (f" --objective {args.objective}" if args.objective else "")
             + "".join(f" --constraint {shlex.quote(b.describe().replace(' ', ''))}" for b in args.constraint or ())
             + "".join(f" {flag} {value}" for flag, value in (
                 ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),

@@ -50,6 +50,9 @@ class MeasurementConfig:
     backend: str = "db_bench"  # what measures a configuration (tuner.backends.BACKENDS)
     command: str | None = None  # --backend command: the program to run, with {options} and {db} in it
     load: str | None = None  # --backend command: builds the program's DB once per study, with {db} in it
+    rate: float | None = None  # --backend rate: writes offered per second, open loop
+    read_rate: float = 0.0  # --backend rate: reads offered per second beside them
+    arrivals: str = "constant"  # --backend rate: constant gaps or poisson
     scale: float | None = None  # the trials' data size factor: 1 without a target; with one, set to reach it
     duration: float | None = None  # seconds of each timed phase (--duration; the workload's own by default)
     search_duration: float | None = None  # the search's trials' timed phases (--search-duration), when shorter
@@ -81,7 +84,7 @@ class SearchConfig:
     budget: float | None = None  # seconds of machine time (db_bench wall time) for the whole study
     fidelity: tuple[float, ...] | None = None  # multi-fidelity rungs: fractions of the data size, the last 1
     sampler: str = "auto"  # see tuner.samplers.choose
-    objective: str = "throughput"  # or a metric the runs report: METRIC, METRIC:max, METRIC:min
+    objective: str | None = None  # throughput, multi or a metric the runs report; None: the backend's (Backend.objective)
     prefer: dict[str, float] | None = None  # --objective multi: weights of ops_per_sec, p99_us, write_amp (1 each)
     max_p99_us: float | None = None
     max_write_amp: float | None = None

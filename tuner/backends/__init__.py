@@ -1,7 +1,8 @@
 """Measurement backends: what measures a configuration, behind one contract (tuner.backends.base).
 
 ``db_bench`` runs the study's workload on RocksDB's benchmark tool (objectives/); ``command`` runs the
-user's own program on the configuration's OPTIONS file (--command). A new backend is a file with one
+user's own program on the configuration's OPTIONS file (--command); ``rate`` runs RocksDB at a fixed
+offered rate, open loop (--rate). A new backend is a file with one
 Backend subclass (:mod:`.base`, public) and a line here; the backends' own modules are private. The
 contract's types (what a run returns or raises) are exported here, for the engine and the executors.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from tuner.backends._command import CommandBackend
 from tuner.backends._db_bench import DbBenchBackend
+from tuner.backends._rate import RateBackend
 from tuner.backends.base import (
     DISK_FULL,
     STOPPED,
@@ -31,6 +33,7 @@ from tuner.backends.base import (
 BACKENDS: dict[str, type[Backend]] = {
     "db_bench": DbBenchBackend,
     "command": CommandBackend,
+    "rate": RateBackend,
 }
 
 __all__ = ["BACKENDS", "DISK_FULL", "STOPPED", "Backend", "Description", "EnvironmentFault", "Found",

@@ -83,10 +83,18 @@ class CommandBackend(Backend):
 
     def __init__(self, setup: Setup):
         super().__init__(setup)
-        self.argv = parse_template(setup.command or "")
-        self.load_argv = parse_template(setup.load, "--load") if setup.load is not None else None
+        self.argv, self.load_argv = self.templates(setup)
         self.cgroups: Cgroups | None = None  # set by prepare() when runs have a memory limit
         self.stop = threading.Event()
+
+    @staticmethod
+    def templates(setup: Setup) -> tuple[list[str], list[str] | None]:
+        """The words of its runs' command and of its load's (None: no load)."""
+        return parse_template(setup.command or ""), parse_template(setup.load, "--load") if setup.load is not None else None
+
+    def base_options(self) -> str:
+        """The OPTIONS file every configuration starts from: RocksDB's defaults, as rocksdict writes them."""
+        return rocksdb_defaults()
 
     @classmethod
     def own_workload(cls, config: TuneConfig) -> Workload:
@@ -166,7 +174,7 @@ class CommandBackend(Backend):
         log_dir.mkdir(parents=True, exist_ok=True)
         building = make_owned(self.setup.work_dir, f"{PRELOAD_PREFIX}building-")
         try:
-            (building / "OPTIONS").write_text(rocksdb_defaults())
+            (building / "OPTIONS").write_text(self.base_options())
             (building / "db").mkdir()
             started = time.monotonic()
             run(self._argv(self.load_argv, building, log_dir, workload, "load"), log_dir, PRELOAD_TIMEOUT,
@@ -194,14 +202,14 @@ class CommandBackend(Backend):
         return Measurement(metrics, details, used, [argv], each if repeats > 1 else [], representative=pick)
 
     def options_text(self, flags: dict[str, Flag]) -> str:
-        """RocksDB's default OPTIONS file with ``flags`` set under their parameters' OPTIONS keys."""
+        """:meth:`base_options` with ``flags`` set under their parameters' OPTIONS keys."""
         keys = self.setup.options_keys
         unknown = sorted(set(flags) - set(keys))
         if unknown:
             raise RunFailed(f"--{unknown[0]}: not a searched parameter's flag, so it has no OPTIONS key the command "
                             "backend could set")
         try:
-            return options_file.with_values(rocksdb_defaults(), {keys[f]: v for f, v in flags.items()})
+            return options_file.with_values(self.base_options(), {keys[f]: v for f, v in flags.items()})
         except ValueError as exc:
             raise RunFailed(f"OPTIONS file: {exc}") from None
 

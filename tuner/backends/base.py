@@ -48,6 +48,7 @@ from objectives.contract import (
 )
 from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
+from objectives.open_loop import Rate
 from objectives.workdir import remove_owned
 from objectives.workloads import Flag, Workload
 from search_spaces import SearchSpace
@@ -88,6 +89,7 @@ class Setup:
     found: Found | None = None  # what Backend.find found (on a node: what Backend.on_node found there)
     memory_limit: int | None = None  # runs (db_bench: its scored phases) run within a memory cgroup of this size
     preloaded: tuple[Path, ...] = ()  # the preloaded DBs the study's runs start from, removed at teardown
+    rate: Rate | None = None  # what the rate backend offers (--rate, --read-rate, --arrivals)
 
     @property
     def metric(self) -> str:
@@ -154,6 +156,9 @@ class Backend(abc.ABC):
     distributed: ClassVar[bool] = False  # runs on other processes' and nodes' workers: --parallel, --ray-address
     runs_db_bench: ClassVar[bool] = False  # runs db_bench: --db-bench, --rocksdb-version, --defaults
     needs_command: ClassVar[bool] = False  # it runs --command
+    needs_rate: ClassVar[bool] = False  # it offers --rate
+    objective: ClassVar[str] = "throughput"  # the score when --objective is not given
+    shown: ClassVar[tuple[str, ...] | None] = None  # the metrics a run's console line shows (None: all it reported)
 
     def __init__(self, setup: Setup):
         self.setup = setup

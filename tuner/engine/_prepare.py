@@ -19,7 +19,7 @@ from objectives.scores import Score
 from objectives.workdir import snapshot_files
 from objectives.workloads import Flag, Workload, WorkloadError, load_workload
 from search_spaces import Context, GiB, MiB, SearchSpace, load_space
-from tuner.backends import BACKENDS, Found
+from tuner.backends import BACKENDS, Backend, Found
 from tuner.engine._baseline_file import NAME as BASELINE_NAME
 from tuner.engine._baseline_file import load_baseline
 from tuner.engine._budget import Growth
@@ -120,7 +120,7 @@ def _check_search(search: SearchConfig) -> None:
                              f"got {','.join(f'{x:g}' for x in f)}")
         if search.pruner != "none":
             raise UsageError("--fidelity: prunes by its own rungs (successive halving); leave --pruner at none")
-        if search.objective != "throughput":
+        if search.objective not in (None, "throughput"):
             raise UsageError("--fidelity: needs --objective throughput (Optuna cannot prune multi-objective studies)")
     if search.prefer is not None:
         if search.objective != "multi":
@@ -171,10 +171,17 @@ def check_backend(config: TuneConfig) -> None:
     if not backend.needs_command and m.load is not None:
         raise UsageError(f"--load: builds your program's DB; it goes with --backend command, not {backend.name} "
                          "(db_bench's preloaded workloads build their own)")
+    if backend.needs_rate != (m.rate is not None):
+        raise UsageError(f"--rate: the {backend.name} backend offers writes at a rate: give --rate OPS" if backend.needs_rate
+                         else f"--rate: goes with --backend rate, not {backend.name}")
+    for flag, offered in (("--read-rate", m.read_rate > 0), ("--arrivals", m.arrivals != MeasurementConfig.arrivals)):
+        if offered and not backend.needs_rate:
+            raise UsageError(f"{flag}: goes with --rate (the rate backend)")
     if not backend.per_second and config.search.pruner != "none":
         raise UsageError(f"--pruner: the {backend.name} backend reports no per-second throughput to prune on")
     name = backend.name  # each capability: whether it has it, and why a flag that needs it is refused without it
-    workloads = (backend.workloads, f"shapes db_bench's workloads; the {name} backend runs your program (--command)")
+    runs = "your program (--command)" if backend.needs_command else "RocksDB at --rate, open loop"
+    workloads = (backend.workloads, f"shapes db_bench's workloads; the {name} backend runs {runs}")
     targets = (backend.targets, f"the {name} backend runs at no target size, memory or phase length")
     distributed = (backend.distributed, f"the {name} backend runs on this host only")
     db_bench = (backend.runs_db_bench, f"the {name} backend runs no db_bench")
@@ -193,9 +200,11 @@ def check_backend(config: TuneConfig) -> None:
             raise UsageError(f"{flag}: {why}")
 
 
-def score_of(search: SearchConfig) -> Score:
+def score_of(search: SearchConfig, backend: type[Backend]) -> Score:
+    """The study's score: --objective, else its backend's (:attr:`Backend.objective`), with its budgets."""
     try:
-        return Score(search.objective, search.max_p99_us, search.max_write_amp, tuple(search.constraints))
+        return Score(search.objective or backend.objective, search.max_p99_us, search.max_write_amp,
+                     tuple(search.constraints))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -205,7 +214,7 @@ def pruner_of(search: SearchConfig, score: Score) -> optuna.pruners.BasePruner:
         return optuna.pruners.NopPruner()
     if search.pruner != "none" and len(score.terms) == 1 and score.terms != (("ops_per_sec", "maximize"),):
         raise UsageError(f"--pruner: stops trials on their per-second ops/s; this study optimizes "
-                         f"{score.describe()} (--objective {search.objective})")
+                         f"{score.describe()} (--objective {score.objective})")
     try:
         if not isinstance(search.pruner_warmup, int) or search.pruner_warmup < 0:
             raise PrunerError(f"--pruner-warmup: must be a whole number of seconds >= 0, got {search.pruner_warmup}")

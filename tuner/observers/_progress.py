@@ -136,10 +136,13 @@ def _num(value: float | None) -> str:
 
 def _measured(snapshot: StudySnapshot, m: dict[str, float | None]) -> str:
     """A run's figures: the study's metric first when it is another than ops/s, then ops/s, P99, write amp;
-    a program's, the study's metric first, then the others it reported, by their names."""
+    a program's, the study's metric first, then the others it reported (those its backend shows), by their names."""
     metric = snapshot.score.metric
-    if not BACKENDS[snapshot.config.measurement.backend].workloads:
-        named = sorted((k for k, v in m.items() if v is not None and k not in _OWN), key=lambda k: k != metric)
+    backend = BACKENDS[snapshot.config.measurement.backend]
+    if not backend.workloads:
+        named = sorted((k for k, v in m.items() if v is not None and k not in _OWN
+                        and (backend.shown is None or k in backend.shown or k == metric)),
+                       key=lambda k: (k != metric, backend.shown.index(k) if backend.shown and k in backend.shown else 0))
         return ", ".join(f"{k} {fmt_value(m[k])}" for k in named)
     own = "" if metric in ("ops_per_sec", "p99_us", "write_amp") else f"{metric} {fmt_value(m.get(metric))}, "
     return (f"{own}{fmt_ops(m.get('ops_per_sec'))} ops/s, P99 {_num(m.get('p99_us'))} us, "

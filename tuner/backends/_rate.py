@@ -1,0 +1,130 @@
+"""The rate backend: each configuration at a fixed offered rate, open loop (``tune --rate``).
+
+Its runs are ``open_loop`` (objectives/build/open_loop.cc), built beside the release db_bench the study
+finds (--rocksdb-version, --db-bench) and linked with the same RocksDB: writes (and reads) issued on a
+schedule at --rate (--read-rate), each timed from when it was due, so a stall counts as the requests
+queued behind it (objectives.open_loop). It is the command backend with the driver as its program:
+the DB is loaded once per study with the library's defaults (keys in order, then flush and compaction),
+every run works on a hard-linked checkpoint of it within the memory limit, on the configuration's
+OPTIONS file (the driver's library defaults with the searched options set).
+
+A run reports ``p99.9_us`` (the default objective), the other percentiles, ``delivered``,
+``stall_micros``, ``write_amp``, ``sst_bytes``, ... (docs/measure.md), any of which --objective and
+--constraint may name.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from objectives.dbbench import DbBenchError, probe
+from objectives.defaults import LIBRARY
+from objectives.open_loop import ARRIVALS, BINARY, KEY_SIZE, VALUE_SIZE
+from objectives.runner import PRELOAD_PREFIX
+from objectives.workdir import latest_options
+from objectives.workloads import Phase, Workload
+from search_spaces import GiB
+from tuner.backends._command import CommandBackend
+from tuner.backends.base import Description, Found, Setup
+from tuner.fmt import fmt_bytes
+from tuner.model import MeasurementConfig, TuneConfig, UsageError
+
+DEFAULT_DATA = 2 * GiB  # without --target-data: the default job's target
+DEFAULT_DURATION = 60.0  # a minute at the rate: long enough to see whether compaction keeps up
+DEFAULT_OBJECTIVE = "p99.9_us"
+
+
+class RateBackend(CommandBackend):
+    name = "rate"
+    needs_command = False
+    needs_rate = True
+    runs_db_bench = True  # --rocksdb-version and --db-bench choose the build whose driver runs
+    distributed = False  # the driver's DB is loaded on this host
+    objective = DEFAULT_OBJECTIVE
+    shown = ("delivered", "p50_us", "p99_us", "p99.9_us", "p99.99_us", "max_us", "stall_micros", "l0_files", "write_amp")
+
+    @staticmethod
+    def templates(setup: Setup) -> tuple[list[str], list[str] | None]:
+        """open_loop's run at the rate on ``{db}`` and ``{options}``, and its load of ``{data_bytes}``."""
+        found = setup.found
+        assert found is not None and found.db_bench is not None and setup.rate is not None, "RateBackend.find first"
+        driver = str(driver_beside(found.db_bench.path))
+        sizes = ["--key_size", str(KEY_SIZE), "--value_size", str(VALUE_SIZE)]
+        return ([driver, "run", "--db", "{db}", "--options", "{options}", "--data", "{data_bytes}",
+                 "--duration", "{duration}", "--seed", "{seed}", *sizes, *setup.rate.offered()],
+                [driver, "load", "--db", "{db}", "--data", "{data_bytes}", *sizes])
+
+    def base_options(self) -> str:
+        """The driver's library defaults, as its RocksDB writes them for a new DB."""
+        return library_options(self.argv[0])
+
+    @classmethod
+    def find(cls, config: TuneConfig) -> Found:
+        """The release db_bench the study runs (--db-bench, --rocksdb-version) with its open_loop beside
+        it; UsageError saying how to build one."""
+        execution = config.execution
+        try:
+            db_bench = probe(execution.db_bench, execution.rocksdb_version)
+        except DbBenchError as exc:
+            raise UsageError(f"--rate: {exc}") from None
+        driver_beside(db_bench.path)
+        return Found(cls.name, db_bench, None, LIBRARY)
+
+    @classmethod
+    def own_workload(cls, config: TuneConfig) -> Workload:
+        """A run at the rate on the loaded DB: the target's data (default 2 GiB), --duration (default a
+        minute; --search-duration for the search's runs)."""
+        m, d = config.measurement, config.target
+        if m.rate is None:
+            raise UsageError("--rate: the rate backend offers writes at a rate: give --rate OPS (e.g. --rate 30000)")
+        if not m.rate > 0 or not m.read_rate >= 0:
+            raise UsageError(f"--rate / --read-rate: ops per second, > 0 (and >= 0 for reads), got {m.rate:g} and "
+                             f"{m.read_rate:g}")
+        if m.arrivals not in ARRIVALS:
+            raise UsageError(f"--arrivals: {m.arrivals!r} is not one of {', '.join(ARRIVALS)}")
+        if m.defaults != LIBRARY:
+            raise UsageError(f"--defaults {m.defaults}: the rate backend starts from its RocksDB's library defaults")
+        if config.search.objective == "throughput":
+            raise UsageError("--objective throughput: at a fixed rate every configuration that keeps up delivers the "
+                             f"same ops/s; name a latency or a cost, e.g. --objective {DEFAULT_OBJECTIVE} (the default "
+                             "with --rate), stall_micros or write_amp")
+        data = d.target_data or DEFAULT_DATA
+        return Workload(name=cls.name, phases=(Phase("run", (cls.name,), scored=True),),
+                        description=f"open_loop at {m.rate:g} writes/s", data=data,
+                        preload=Phase("load", ("load",)), duration=m.duration or DEFAULT_DURATION)
+
+    @classmethod
+    def preload_path(cls, found: Found, work_dir: Path, workload: Workload, seed: int) -> Path:
+        return work_dir / f"{PRELOAD_PREFIX}rate-{os.getpid()}-{workload.data_bytes()}-{seed}" / "db"
+
+    @classmethod
+    def describe(cls, workload: Workload, measurement: MeasurementConfig) -> Description:
+        reads = f" + {measurement.read_rate:,.0f} reads/s" if measurement.read_rate else ""
+        return Description(cls.name, f"open loop at {measurement.rate or 0:,.0f} writes/s{reads} ({measurement.arrivals} "
+                                     f"arrivals, latency from each request's due time), {fmt_bytes(workload.data)} of "
+                                     f"data, {workload.duration:g} s per run", "runs at the rate",
+                           f"open_loop load of {fmt_bytes(workload.data)} (keys in order, the library's defaults)",
+                           "--target-data")
+
+
+def driver_beside(db_bench: str) -> Path:
+    """The open_loop built beside ``db_bench``; UsageError saying how to build it."""
+    driver = Path(db_bench).resolve().parent / BINARY
+    if not os.access(driver, os.X_OK):
+        raise UsageError(f"--rate: no {BINARY} beside {db_bench}: `make db_bench` builds it beside the release "
+                         "db_bench (--rocksdb-version X.Y for another version)")
+    return driver
+
+
+@functools.cache
+def library_options(driver: str) -> str:
+    """The OPTIONS file the driver's RocksDB writes for a new DB on its library defaults."""
+    with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-defaults-") as tmp:
+        subprocess.run([driver, "load", "--db", f"{tmp}/db", "--data", str(KEY_SIZE + VALUE_SIZE),
+                        "--key_size", str(KEY_SIZE), "--value_size", str(VALUE_SIZE)],
+                       check=True, capture_output=True, timeout=120)
+        return latest_options(Path(tmp) / "db")
