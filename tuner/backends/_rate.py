@@ -36,6 +36,7 @@ from tuner.model import MeasurementConfig, TuneConfig, UsageError
 DEFAULT_DATA = 2 * GiB  # without --target-data: the default job's target
 DEFAULT_DURATION = 60.0  # a minute at the rate: long enough to see whether compaction keeps up
 DEFAULT_OBJECTIVE = "p99.9_us"
+SIZES = ["--key_size", str(KEY_SIZE), "--value_size", str(VALUE_SIZE)]  # the default job's keys and values
 
 
 class RateBackend(CommandBackend):
@@ -53,10 +54,9 @@ class RateBackend(CommandBackend):
         found = setup.found
         assert found is not None and found.db_bench is not None and setup.rate is not None, "RateBackend.find first"
         driver = str(driver_beside(found.db_bench.path))
-        sizes = ["--key_size", str(KEY_SIZE), "--value_size", str(VALUE_SIZE)]
         return ([driver, "run", "--db", "{db}", "--options", "{options}", "--data", "{data_bytes}",
-                 "--duration", "{duration}", "--seed", "{seed}", *sizes, *setup.rate.offered()],
-                [driver, "load", "--db", "{db}", "--data", "{data_bytes}", *sizes])
+                 "--duration", "{duration}", "--seed", "{seed}", *SIZES, *setup.rate.offered()],
+                [driver, "load", "--db", "{db}", "--data", "{data_bytes}", *SIZES])
 
     def base_options(self) -> str:
         """The driver's library defaults, as its RocksDB writes them for a new DB."""
@@ -124,7 +124,6 @@ def driver_beside(db_bench: str) -> Path:
 def library_options(driver: str) -> str:
     """The OPTIONS file the driver's RocksDB writes for a new DB on its library defaults."""
     with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-defaults-") as tmp:
-        subprocess.run([driver, "load", "--db", f"{tmp}/db", "--data", str(KEY_SIZE + VALUE_SIZE),
-                        "--key_size", str(KEY_SIZE), "--value_size", str(VALUE_SIZE)],
+        subprocess.run([driver, "load", "--db", f"{tmp}/db", "--data", str(KEY_SIZE + VALUE_SIZE), *SIZES],
                        check=True, capture_output=True, timeout=120)
         return latest_options(Path(tmp) / "db")
