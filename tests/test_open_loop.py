@@ -269,7 +269,8 @@ def test_what_the_rate_backend_cannot_take_is_refused_naming_the_flag(fields, me
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"objective": "throughput"}, "--objective throughput: at a fixed rate every configuration that keeps up delivers the same ops/s"),
+    ({"objective": "throughput"},
+     "--objective throughput: at a fixed rate every configuration that keeps up delivers the same ops/s"),
     ({"objective": "p99.9_us", "arrivals": "bursty"}, "--arrivals: 'bursty' is not one of constant, poisson"),
     ({"objective": "p99.9_us", "defaults": "db_bench-7.8.3"}, "--defaults db_bench-7.8.3: the rate backend starts"),
 ])
