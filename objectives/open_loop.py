@@ -131,7 +131,9 @@ def parse(stdout: str) -> RateRun:
 
 @dataclass(frozen=True)
 class Rate:
-    """The load: writes (overwrites of random keys) and reads (random Gets) in operations per second."""
+    """The load: writes (overwrites of random keys) and reads (random Gets) in operations per second, for
+    ``duration`` seconds and then, with ``settle``, on while RocksDB flushes and compacts what the window
+    left, for at most ``duration`` more (the driver's ``--settle``)."""
 
     writes: float
     reads: float = 0.0
@@ -140,6 +142,7 @@ class Rate:
     read_threads: int = 1
     arrivals: str = "constant"
     seed: int = 1
+    settle: bool = True
 
     def offered(self) -> list[str]:
         """The driver's flags for what is offered: the rates, their threads, the arrivals."""
@@ -147,7 +150,11 @@ class Rate:
                 "--read_threads", str(self.read_threads), "--arrivals", self.arrivals]
 
     def argv(self) -> list[str]:
-        return [*self.offered(), "--duration", f"{self.duration:g}", "--seed", str(self.seed)]
+        return [*self.offered(), "--duration", f"{self.duration:g}", *self.settling(), "--seed", str(self.seed)]
+
+    def settling(self) -> list[str]:
+        """The driver's --settle: as long as the window at most, or nothing without ``settle``."""
+        return ["--settle", f"{self.duration:g}"] if self.settle else []
 
 
 def run(argv: list[str], timeout: float, cgroup: MemoryCgroup | None = None) -> tuple[str, dict[str, int | None]]:
@@ -250,8 +257,10 @@ def parse_slo(text: str) -> Bound:
 
 
 def holds(run: RateRun, slo: Bound) -> bool:
-    """A rate is held when the run completed DELIVERED of the requests due and its tail is within ``slo``."""
-    return run["delivered"] >= DELIVERED and slo.excess(run[slo.metric]) <= 0
+    """A rate is held when the run completed DELIVERED of the requests due, its tail is within ``slo`` and,
+    when it settled, RocksDB caught up with the window's flushes and compactions within the settle."""
+    settled = run.metrics.get("settled", 1.0) > 0
+    return run["delivered"] >= DELIVERED and slo.excess(run[slo.metric]) <= 0 and settled
 
 
 @dataclass(frozen=True)

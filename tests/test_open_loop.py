@@ -170,6 +170,30 @@ def test_a_rate_out_of_reach_is_not_delivered(loaded, tmp_path):
 
 
 @pytest.mark.release_build
+def test_the_settle_charges_what_the_window_left_unflushed(loaded, tmp_path):
+    """Memtables larger than what a 3 s window writes at 5,000 writes/s (about 1.7 MB) never flush in
+    the window; with --settle the load goes on while they flush, so the flush's bytes are in write_amp,
+    the settle's requests in due_ops, and the run says how long it took. Without it, nothing flushed."""
+    options = tmp_path / "OPTIONS"
+    options.write_text("[Version]\n  rocksdb_version=7.8.3\n  options_file_version=1.1\n[DBOptions]\n"
+                       "[CFOptions \"default\"]\n  write_buffer_size=268435456\n")
+    rate, seconds = 5000, 3
+
+    def run(where: str, *settle: str) -> RateRun:
+        argv = [str(find().path), "run", "--db", str(_copy(loaded, tmp_path / where)), "--data", str(DATA),
+                "--options", str(options), "--rate", str(rate), "--duration", str(seconds), *settle]
+        return parse(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+
+    window = run("window")
+    assert window["flush_bytes"] == 0 and "settle_s" not in window.metrics
+    settled = run("settled", "--settle", str(seconds))
+    assert settled["flush_bytes"] > 0 and settled["write_amp"] > 0.1
+    assert settled["settled"] == 1 and 0 < settled["settle_s"] < seconds
+    assert settled["due_ops"] > rate * seconds and settled["delivered"] > 0.99
+    assert settled["seconds"] == pytest.approx(seconds + settled["settle_s"], abs=0.05)
+
+
+@pytest.mark.release_build
 def test_options_file_is_what_the_db_runs(tmp_path):
     """--options: the DB opens with the file's options (RocksDB's own OPTIONS file in the DB says so)."""
     options = tmp_path / "OPTIONS"

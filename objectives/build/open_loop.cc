@@ -12,8 +12,13 @@
 //       keys 0..N-1 in order (N = BYTES / (key_size + value_size)), WAL off, then flush and wait for
 //       compaction: the DB a run starts from.
 //   open_loop run --db DIR [--options FILE] --data BYTES --rate OPS [--duration S] [--read_rate OPS]
+//                 [--settle S]
 //       writes (overwrites of random keys) at --rate and reads (random Gets) at --read_rate for
 //       --duration seconds; prints a {"series": [...]} line (one entry a second) and a metrics line.
+//       With --settle S the load goes on after the window while RocksDB flushes what the window wrote
+//       and finishes the compaction it left, for at most S more seconds, and every request of that time
+//       counts: work a configuration defers past the window is paid for while serving, as a service
+//       pays for it (settle_s says how long it took, settled whether it finished).
 //
 // Without --options the DB opens with a default-constructed rocksdb::Options (the library's defaults);
 // with it, with the file's DBOptions and default column family (ignoring keys this version lacks).
@@ -56,7 +61,7 @@ namespace {
 struct Args {
   std::string mode, db, options;
   uint64_t data = 0;
-  double rate = 0, read_rate = 0, duration = 60;
+  double rate = 0, read_rate = 0, duration = 60, settle = 0;
   int threads = 1, read_threads = 1;
   int key_size = 16, value_size = 100;
   double compression_ratio = 0.5;
@@ -69,6 +74,7 @@ struct Args {
                "open_loop: %s\nusage: open_loop load --db DIR [--options FILE] --data BYTES\n"
                "       open_loop run --db DIR [--options FILE] --data BYTES --rate OPS [--duration S] [--threads N]\n"
                "                     [--read_rate OPS] [--read_threads N] [--arrivals constant|poisson] [--seed N]\n"
+               "                     [--settle S]\n"
                "                     [--key_size 16] [--value_size 100] [--compression_ratio 0.5]\n",
                why.c_str());
   std::exit(2);
@@ -96,6 +102,7 @@ Args Parse(int argc, char** argv) {
     else if (flag == "--rate") a.rate = Number(flag, v);
     else if (flag == "--read_rate") a.read_rate = Number(flag, v);
     else if (flag == "--duration") a.duration = Number(flag, v);
+    else if (flag == "--settle") a.settle = Number(flag, v);
     else if (flag == "--threads") a.threads = static_cast<int>(Number(flag, v));
     else if (flag == "--read_threads") a.read_threads = static_cast<int>(Number(flag, v));
     else if (flag == "--key_size") a.key_size = static_cast<int>(Number(flag, v));
@@ -174,6 +181,21 @@ void WaitForCompaction(rdb::DB* db) {
 #endif
 }
 
+// While the load goes on: flushes the memtables and waits until no flush or compaction runs or is
+// pending, or until `deadline`; whether it finished.
+bool Settle(rdb::DB* db, Clock::time_point deadline) {
+  rdb::FlushOptions flush;
+  flush.wait = false;
+  Check(db->Flush(flush), "flush");
+  for (;;) {
+    if (IntProperty(db, "rocksdb.num-running-compactions") == 0 && IntProperty(db, "rocksdb.compaction-pending") == 0 &&
+        IntProperty(db, "rocksdb.num-running-flushes") == 0 && IntProperty(db, "rocksdb.mem-table-flush-pending") == 0)
+      return true;
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 // db_bench's keys: the number big-endian in the first 8 bytes, '0' after.
 void MakeKey(uint64_t n, int size, char* out) {
   for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * (7 - i))) & 0xff);
@@ -249,7 +271,11 @@ struct Worker {
   double late_at_end_s = 0;  // how far behind schedule the thread was when the window closed
 };
 
-void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point start, Clock::time_point end,
+// The window's end, which the main thread may move earlier (when the settle finishes).
+using End = std::atomic<Clock::rep>;
+Clock::time_point EndOf(const End& end) { return Clock::time_point(Clock::duration(end.load())); }
+
+void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point start, const End* end_at,
          uint64_t keys, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<uint64_t> pick(0, keys - 1);
@@ -259,12 +285,13 @@ void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point s
   std::string key(static_cast<size_t>(a.key_size), '0'), got;
   rdb::WriteOptions wo;
   rdb::ReadOptions ro;
-  const size_t n_seconds = static_cast<size_t>(std::ceil(Seconds(end - start))) + 1;
+  const size_t n_seconds = static_cast<size_t>(std::ceil(Seconds(EndOf(*end_at) - start))) + 1;
   w->seconds.resize(n_seconds);
   // the first request of each thread falls at a random point of its first gap, so threads do not align
   double offset = a.poisson ? gap_exp(rng) : std::uniform_real_distribution<double>(0, gap)(rng);
   for (;;) {
     const auto due = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(offset));
+    const auto end = EndOf(*end_at);
     if (due >= end) break;
     auto now = Clock::now();
     if (now >= end) {  // the window closed with requests still due: each waited at least until now
@@ -285,6 +312,7 @@ void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point s
       const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(due.time_since_epoch()).count();
       timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+      if (due >= EndOf(*end_at)) break;  // the settle finished while this thread slept
     }
     MakeKey(pick(rng), a.key_size, &key[0]);
     const auto issued = Clock::now();
@@ -344,11 +372,13 @@ int RunAtRate(const Args& a) {
   if (a.read_rate > 0)
     for (int i = 0; i < a.read_threads; ++i) workers.emplace_back().write = false;
   const auto start = Clock::now() + std::chrono::milliseconds(10);
-  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.duration));
+  const auto window_end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.duration));
+  const auto settle_end = window_end + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.settle));
+  End end_at{settle_end.time_since_epoch().count()};
   std::vector<std::thread> threads;
   for (size_t i = 0; i < workers.size(); ++i) {
     const double rate = workers[i].write ? a.rate / a.threads : a.read_rate / a.read_threads;
-    threads.emplace_back(Run, &workers[i], db.get(), std::cref(a), rate, start, end, keys, a.seed * 1000 + i);
+    threads.emplace_back(Run, &workers[i], db.get(), std::cref(a), rate, start, &end_at, keys, a.seed * 1000 + i);
   }
   std::vector<Sample> samples;
   std::atomic<bool> running{true};
@@ -361,14 +391,23 @@ int RunAtRate(const Args& a) {
                          IntProperty(db.get(), "rocksdb.estimate-pending-compaction-bytes")});
     }
   });
-  for (auto& t : threads) t.join();
-  const double window = Seconds(end - start);
-  running.store(false);
-  sampler.join();
-
+  std::this_thread::sleep_until(window_end);
   // The LSM as the window left it, before anything drains.
   const uint64_t l0_files = IntProperty(db.get(), "rocksdb.num-files-at-level0");
   const uint64_t pending = IntProperty(db.get(), "rocksdb.estimate-pending-compaction-bytes");
+  double settle_s = 0;
+  bool settled = false;
+  if (a.settle > 0) {
+    settled = Settle(db.get(), settle_end);
+    const auto now = Clock::now();
+    settle_s = Seconds(std::min(now, settle_end) - window_end);
+    if (now < settle_end) end_at.store(now.time_since_epoch().count());
+  }
+  for (auto& t : threads) t.join();
+  const double window = Seconds(EndOf(end_at) - start);
+  running.store(false);
+  sampler.join();
+
   const uint64_t sst_bytes = IntProperty(db.get(), "rocksdb.live-sst-files-size");
   const uint64_t stall_micros = stats->getTickerCount(rdb::STALL_MICROS) - stall0;
   const uint64_t user = stats->getTickerCount(rdb::BYTES_WRITTEN) - user0;
@@ -421,6 +460,10 @@ int RunAtRate(const Args& a) {
   Print("late_at_end_s", late, &first);
   Print("errors", static_cast<double>(errors), &first);
   Print("seconds", window, &first);
+  if (a.settle > 0) {
+    Print("settle_s", settle_s, &first);
+    Print("settled", settled ? 1.0 : 0.0, &first);
+  }
   PrintLatency("", all, &first);
   PrintLatency("service_", service, &first);
   PrintLatency("woke_", woke, &first);

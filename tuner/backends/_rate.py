@@ -46,7 +46,8 @@ class RateBackend(CommandBackend):
     runs_db_bench = True  # --rocksdb-version and --db-bench choose the build whose driver runs
     distributed = False  # the driver's DB is loaded on this host
     objective = DEFAULT_OBJECTIVE
-    shown = ("delivered", "p50_us", "p99_us", "p99.9_us", "p99.99_us", "max_us", "stall_micros", "l0_files", "write_amp")
+    shown = ("delivered", "p50_us", "p99_us", "p99.9_us", "p99.99_us", "max_us", "stall_micros", "l0_files", "settle_s",
+             "write_amp")
 
     @staticmethod
     def templates(setup: Setup) -> tuple[list[str], list[str] | None]:
@@ -55,7 +56,8 @@ class RateBackend(CommandBackend):
         assert found is not None and found.db_bench is not None and setup.rate is not None, "RateBackend.find first"
         driver = str(driver_beside(found.db_bench.path))
         return ([driver, "run", "--db", "{db}", "--options", "{options}", "--data", "{data_bytes}",
-                 "--duration", "{duration}", "--seed", "{seed}", *SIZES, *setup.rate.offered()],
+                 "--duration", "{duration}", "--settle", "{duration}", "--seed", "{seed}", *SIZES,
+                 *setup.rate.offered()],
                 [driver, "load", "--db", "{db}", "--data", "{data_bytes}", *SIZES])
 
     def base_options(self) -> str:
