@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from objectives.dbbench import CACHE_DIR
 from objectives.memory import Cgroups, MemoryCgroup, evict
@@ -144,9 +145,11 @@ class Rate:
     seed: int = 1
     settle: bool = True
 
-    def offered(self) -> list[str]:
-        """The driver's flags for what is offered: the rates, their threads, the arrivals."""
-        return ["--rate", f"{self.writes:g}", "--read_rate", f"{self.reads:g}", "--threads", str(self.threads),
+    def offered(self, rates: tuple[str, str] | None = None) -> list[str]:
+        """The driver's flags for what is offered: the rates (or the words ``rates`` for them), their
+        threads, the arrivals."""
+        writes, reads = rates or (f"{self.writes:g}", f"{self.reads:g}")
+        return ["--rate", writes, "--read_rate", reads, "--threads", str(self.threads),
                 "--read_threads", str(self.read_threads), "--arrivals", self.arrivals]
 
     def argv(self) -> list[str]:
@@ -278,7 +281,13 @@ class Capacity:
                 "probes": [{"offered": offered, **run.to_dict()} for offered, run in self.probes]}
 
 
-def capacity(loaded: Loaded, rate: Rate, slo: Bound, resolution: float = 0.1, most: int = 12,
+class AtRate(Protocol):
+    """What runs a configuration at an offered rate: a :class:`Loaded` DB, or a backend's runs."""
+
+    def run(self, rate: Rate) -> RateRun: ...
+
+
+def capacity(loaded: AtRate, rate: Rate, slo: Bound, resolution: float = 0.1, most: int = 12,
              say: Callable[[str], None] = lambda _: None) -> Capacity:
     """The highest offered rate whose run holds ``slo``: from ``rate`` (writes and reads scaled together),
     doubling or halving until one holds and one does not, then halving the gap (geometrically) until the

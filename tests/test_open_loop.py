@@ -24,6 +24,8 @@ from tuner.backends import BACKENDS
 from tuner.engine._prepare import check_backend
 from tuner.measure import curve
 from tuner.model import TuneConfig, UsageError
+from tuner.outputs._answer import capacity_line
+from tuner.summary import Summary
 
 BUILD = Path(__file__).resolve().parents[1] / "objectives" / "build"
 DATA = 48 * 2**20  # ~430k keys of db_bench's 16-byte keys and 100-byte values: a load of a second or two
@@ -323,3 +325,40 @@ def test_tune_at_a_rate_minimizes_the_tail_of_runs_on_copies_of_one_load(tmp_pat
     commands = sorted(out.rglob("command.command"))
     assert commands and all("--rate 2000" in c.read_text() and " run " in c.read_text() for c in commands)
     assert leftovers(work_dir) == []
+
+
+@pytest.mark.release_build
+def test_tune_with_an_slo_measures_the_capacity_of_the_best_and_the_defaults(tmp_path, work_dir):
+    """`tune --rate --slo`: after the search, rocksdb-default's and the best's capacity at the SLO, each
+    from --rate down (no rate holds a P99.9 of 1 us on any host), every rate tried in the summary, the
+    closing line and the curve's plot."""
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "tuner.cli", "tune", "--rate", "2000", "--slo", "p99.9<=1us",
+                        "--target-data", "16MiB", "--duration", "1s", "--trials", "1", "--revalidate", "0",
+                        "--no-mlflow", "--out", str(out), "--work-dir", str(work_dir)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    summary = Summary.load(out / "summary.json")
+    assert summary.capacity is not None and summary.capacity.metric == "p99.9_us" and summary.capacity.bound == 1
+    names = [c.name for c in summary.capacity.configurations]
+    assert names[0] == "rocksdb-default" and len(names) == 2
+    for c in summary.capacity.configurations:
+        assert c.held is None and c.failed is not None and len(c.probes) >= 2
+        assert c.probes[0].offered == 2000 and c.probes[1].offered == 1000  # down from --rate, halving
+        assert not any(p.held for p in c.probes) and all(p.value and p.value > 1 for p in c.probes)
+    assert "capacity at p99.9<=1us" in r.stdout and "rocksdb-default held it at no rate tried" in r.stdout
+    assert (out / "plots" / "slo_curve.png").is_file()
+    assert sorted(p.name for p in (out / "capacity" / "rocksdb-default").iterdir())[:2] == ["1000", "125"]
+    assert leftovers(work_dir) == []
+
+
+def test_the_capacity_line_says_each_bracket_and_the_ratio():
+    probe = {"offered": 1.0, "held": True}
+    summary = Summary.from_dict({"capacity": {"slo": "p99.9<=10ms", "metric": "p99.9_us", "bound": 10_000, "configurations": [
+        {"name": "rocksdb-default", "held": 60_000, "failed": 66_000, "probes": [probe]},
+        {"name": "trial 9", "held": 78_000, "failed": None, "probes": [probe]}]}})
+    line = capacity_line(summary)
+    assert line is not None and line.startswith("capacity at p99.9<=10ms")
+    assert "rocksdb-default holds it up to 60,000 ops/s (66,000 did not)" in line
+    assert "trial 9 holds it up to 78,000 ops/s (every rate tried): 1.30x the defaults' capacity" in line
+    assert capacity_line(Summary()) is None

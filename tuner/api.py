@@ -110,6 +110,8 @@ class Study:
             try:
                 keep = tuple(path.parent for path in self.backend.setup.preloaded)
                 snapshot = self.engine.run(lambda: sweep_stale(self.parts.work_dir, keep))
+                if self.config.measurement.slo:
+                    snapshot = self.engine.run_capacity(self.backend.capacity)
                 sweep_stale(self.parts.work_dir, keep)  # what a killed run's workers left, if they outlived its start
             except TrackingError as exc:  # the store refused the study's parent run
                 raise UsageError(str(exc)) from None

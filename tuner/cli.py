@@ -171,15 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _tune_parser(t: argparse.ArgumentParser) -> None:
-    """`tune`'s options, one group per part of :class:`TuneConfig`, as `tune --help` shows them."""
-    g = t.add_argument_group('measurement', 'what each configuration runs, at what size, and how it is measured')
-    g.add_argument("--workload",
-                   help="preset name, TOML/YAML file, or trace:FILE (a RocksDB trace, with --db-snapshot) "
-                        "(default fillrandom; with --target-data, steady-overwrite on a preloaded DB)")
-    g.add_argument("--backend", choices=list(BACKENDS),
-                   help="what measures a configuration: db_bench runs --workload; command runs --command, your own "
-                        "program; rate runs RocksDB at --rate, open loop (default db_bench, or rate with --rate)")
+def _rate_arguments(g: argparse._ArgumentGroup) -> None:
+    """`tune`'s flags of the rate backend (docs/measure.md)."""
     g.add_argument("--rate", type=_positive_float, metavar="OPS",
                    help="writes offered per second, open loop (--backend rate): each configuration runs on a copy of "
                         "a DB of --target-data (2 GiB when not given) loaded once, each request timed from when it was "
@@ -189,6 +182,22 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                    help="with --rate: random reads offered per second beside the writes")
     g.add_argument("--arrivals", choices=ARRIVALS, default="constant",
                    help="with --rate: constant gaps between requests, or poisson (default constant)")
+    g.add_argument("--slo", metavar="BOUND",
+                   help="with --rate: at the end, the capacity of the best configuration and of rocksdb-default at "
+                        "BOUND (e.g. 'p99.9<=10ms'): the highest offered rate each holds it at, from --rate up or down, "
+                        "each rate one --duration run and its settle; the curve in OUT/plots and MLflow")
+
+
+def _tune_parser(t: argparse.ArgumentParser) -> None:
+    """`tune`'s options, one group per part of :class:`TuneConfig`, as `tune --help` shows them."""
+    g = t.add_argument_group('measurement', 'what each configuration runs, at what size, and how it is measured')
+    g.add_argument("--workload",
+                   help="preset name, TOML/YAML file, or trace:FILE (a RocksDB trace, with --db-snapshot) "
+                        "(default fillrandom; with --target-data, steady-overwrite on a preloaded DB)")
+    g.add_argument("--backend", choices=list(BACKENDS),
+                   help="what measures a configuration: db_bench runs --workload; command runs --command, your own "
+                        "program; rate runs RocksDB at --rate, open loop (default db_bench, or rate with --rate)")
+    _rate_arguments(g)
     g.add_argument("--command", metavar="TEMPLATE", dest="program",  # args.command names the subcommand
                    help="--backend command: the program run on each configuration, split as a shell would split it; "
                         "{options} becomes its OPTIONS file, {db} a fresh DB directory (a checkpoint of the DB --load "
@@ -477,7 +486,7 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
         measurement=MeasurementConfig(
             workload=args.workload, backend=args.backend or ("rate" if args.rate is not None else "db_bench"),
             command=args.program, load=args.load, rate=args.rate, read_rate=args.read_rate or 0.0,
-            arrivals=args.arrivals, scale=args.scale,
+            arrivals=args.arrivals, slo=args.slo, scale=args.scale,
             duration=args.duration, search_duration=args.search_duration, db_snapshot=args.db_snapshot, drain=not args.no_drain,
             defaults=args.defaults,
             baselines=not args.no_baselines, repeats=args.repeats, trial_timeout=args.trial_timeout),
@@ -551,7 +560,8 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
         f"--backend {m.backend}" + (f" --command {shlex.quote(args.program)}" if args.program else "") \
         + (f" --load {shlex.quote(args.load)}" if args.load else "") \
         + "".join(f" {flag} {value:g}" for flag, value in (("--rate", args.rate), ("--read-rate", args.read_rate)) if value) \
-        + (f" --arrivals {args.arrivals}" if args.rate and args.arrivals != "constant" else "")
+        + (f" --arrivals {args.arrivals}" if args.rate and args.arrivals != "constant" else "") \
+        + (f" --slo {shlex.quote(args.slo)}" if args.rate and args.slo else "")
     return (f"rocksdb-tuner tune --study {study.name} --out {study.out} {measured} --space {args.space}"
             + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
             + (f" --revalidation-time {args.revalidation_time:g}s" if args.revalidation_time else "")

@@ -21,6 +21,7 @@ from search_spaces import SearchSpace
 from tuner import ranking
 from tuner.summary import (
     BaselineRun,
+    CapacityReport,
     FidelityAgreement,
     MachineSeconds,
     MemoryLimit,
@@ -53,6 +54,7 @@ class MeasurementConfig:
     rate: float | None = None  # --backend rate: writes offered per second, open loop
     read_rate: float = 0.0  # --backend rate: reads offered per second beside them
     arrivals: str = "constant"  # --backend rate: constant gaps or poisson
+    slo: str | None = None  # --backend rate: the capacity of the best and rocksdb-default at this bound, at the end
     scale: float | None = None  # the trials' data size factor: 1 without a target; with one, set to reach it
     duration: float | None = None  # seconds of each timed phase (--duration; the workload's own by default)
     search_duration: float | None = None  # the search's trials' timed phases (--search-duration), when shorter
@@ -247,6 +249,7 @@ class StudySnapshot:
     fidelity_agreement: FidelityAgreement | None = None  # --fidelity: each rung's agreement with the full size
     defaults: Defaults | None = None  # what every db_bench run started from (None: no db_bench measured)
     widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
+    capacity: CapacityReport | None = None  # --slo: the best's and rocksdb-default's capacity, after the re-validation
 
     @property
     def directions(self) -> list[Direction]:

@@ -472,6 +472,44 @@ class Preload(Record):
 
 
 @dataclass(frozen=True)
+class CapacityProbe(Record):
+    """One offered rate of a capacity search: the SLO's metric there, what was delivered, whether
+    RocksDB caught up within the settle, and whether the rate held the SLO."""
+
+    offered: float = 0.0
+    value: float | None = None
+    delivered: float | None = None
+    settled: bool | None = None
+    held: bool = False
+
+
+@dataclass(frozen=True)
+class CapacityOf(Record):
+    """One configuration's capacity at the SLO: the highest rate tried that held it and the lowest that
+    did not (single runs: a bracket, not an interval), and every rate tried in the order tried."""
+
+    name: str = ""
+    held: float | None = None
+    failed: float | None = None
+    probes: list[CapacityProbe] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CapacityReport(Record):
+    """``tune --slo``: the capacity of the answer's candidate and of rocksdb-default at the SLO, after
+    the re-validation."""
+
+    slo: str = ""  # as given, e.g. p99.9<=10ms
+    metric: str = ""  # the SLO's metric, e.g. p99.9_us
+    bound: float = 0.0  # its bound, in the metric's unit
+    configurations: list[CapacityOf] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def of(self, name: str) -> CapacityOf | None:
+        return next((c for c in self.configurations if c.name == name), None)
+
+
+@dataclass(frozen=True)
 class StudyAnswer(Record):
     """The study's answer after a re-validation: use the best, or keep the reference ``name``."""
 
@@ -526,6 +564,7 @@ class Summary(Record):
     target: TargetInfo | None = None
     preload: Preload | None = None
     answer: StudyAnswer | None = None
+    capacity: CapacityReport | None = None  # tune --slo: the capacity of the best and rocksdb-default
     pareto: list[TrialRow] | None = None  # multi-objective: the front's trials
     recommendation: str | None = None  # multi-objective: how the best was chosen on the front
 

@@ -4,7 +4,7 @@ each timed from when it was due.
 
     .venv/bin/python -m experiments.service_level.service_level --configs experiments/service_level/configs.json
         [--target-data 2GiB] [--target-memory 1GiB] [--rate 100000] [--duration 60] [--rounds 3]
-        [--slo 'p99.9<=2ms'] [--capacity] [--out experiments/service_level/results/NAME.json]
+        [--slo 'p99.9<=2ms'] [--capacity] [--no-settle] [--out experiments/service_level/results/NAME.json]
 
 ``--configs`` is a JSON object: name -> an OPTIONS file (a path from the checkout's root), or null for
 the library's defaults (``rocksdb-default``, always measured). Each configuration's DB is loaded once at
@@ -12,7 +12,9 @@ the target with its own options. Then ``--rounds`` paired rounds at ``--rate``: 
 configuration once, in a fresh random order, on a fresh checkpoint of its DB within the target's memory;
 per configuration its figures per round and, for P99.9, P99.99 and the stall time, its ratio to the
 defaults' (tuner.stats.paired_ratio: above 1 is a worse tail). With ``--capacity``, each configuration's
-capacity at ``--slo`` after the rounds (objectives.open_loop.capacity, from ``--rate``; once each). The
+capacity at ``--slo`` after the rounds (objectives.open_loop.capacity, from ``--rate``; once each).
+Every run settles (the load goes on while RocksDB catches up with what the window left) unless
+``--no-settle``, which a bound with compaction switched off needs (it never catches up). The
 record (machine, RocksDB, date, commit, arguments, every run) is written when the last run ends; Ctrl-C
 stops the driver and removes the DBs.
 """
@@ -64,6 +66,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--slo", default="p99.9<=2ms")
     p.add_argument("--capacity", action="store_true", help="each configuration's capacity at --slo, after the rounds")
+    p.add_argument("--no-settle", action="store_true", help="each run is its window alone")
     p.add_argument("--work-dir", type=Path)
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
@@ -71,7 +74,7 @@ def main() -> None:
     slo = parse_slo(args.slo)
     driver = find()
     where = workdir.prepare(args.work_dir)
-    rate = Rate(args.rate, duration=args.duration)
+    rate = Rate(args.rate, duration=args.duration, settle=not args.no_settle)
     record: dict[str, Any] = {
         "question": "open loop at a fixed offered rate: the answers' tail, stalls and capacity against the defaults'",
         "commit": project_commit(), "machine": machine_info(Context.of_host(), where), "driver": str(driver.path),

@@ -201,6 +201,10 @@ class CommandBackend(Backend):
             [{"phase": self.name, "memory": memory, "memory_peak_bytes": memory.get("memory_peak_bytes")}] if memory else []
         return Measurement(metrics, details, used, [argv], each if repeats > 1 else [], representative=pick)
 
+    def _words(self) -> dict[str, str]:
+        """Placeholders of a subclass's templates beyond the command's own, filled for every run (none)."""
+        return {}
+
     def options_text(self, flags: dict[str, Flag]) -> str:
         """:meth:`base_options` with ``flags`` set under their parameters' OPTIONS keys."""
         keys = self.setup.options_keys
@@ -213,8 +217,8 @@ class CommandBackend(Backend):
         except ValueError as exc:
             raise RunFailed(f"OPTIONS file: {exc}") from None
 
-    def _run(self, options: str, log_dir: Path,
-             workload: Workload | None) -> tuple[Metrics, str, list[str], dict[str, int | None]]:
+    def _run(self, options: str, log_dir: Path, workload: Workload | None,
+             words: dict[str, str] | None = None) -> tuple[Metrics, str, list[str], dict[str, int | None]]:
         """One run in a directory of its own (the OPTIONS file, the DB), within the run's memory limit (the
         workload's, else the study's): its metrics, the OPTIONS file RocksDB wrote, its command line and
         its memory cgroup's report (empty without one)."""
@@ -230,7 +234,7 @@ class CommandBackend(Backend):
                 clone_snapshot(Path(workload.snapshot), db)
             else:
                 db.mkdir()
-            argv = self._argv(self.argv, tmp, log_dir, workload)
+            argv = self._argv(self.argv, tmp, log_dir, workload, words=words)
             limit = (workload.memory if workload else None) or self.setup.memory_limit
             cgroup = self.cgroups.for_run(limit, db) if limit and self.cgroups else None
             started = time.monotonic()
@@ -243,13 +247,15 @@ class CommandBackend(Backend):
             remove_owned(tmp)
 
     def _argv(self, template: list[str], tmp: Path, log_dir: Path, workload: Workload | None,
-              what: str = "command") -> list[str]:
+              what: str = "command", words: dict[str, str] | None = None) -> list[str]:
         """``template``'s words filled in for a run directory ``tmp`` (its OPTIONS file and DB) and
-        ``workload`` (its data and run length), the command line kept in ``log_dir``."""
-        words = {"{options}": str(tmp / "OPTIONS"), "{db}": str(tmp / "db"), "{seed}": str(self.setup.seed),
-                 DATA: str(workload.data_bytes()) if workload is not None and workload.data else "",
-                 DURATION: f"{workload.duration:g}" if workload is not None and workload.duration else ""}
-        argv = [_filled(word, words) for word in template]
+        ``workload`` (its data and run length), and ``words`` (else :meth:`_words`) for the backend's own
+        placeholders; the command line kept in ``log_dir``."""
+        filled = {"{options}": str(tmp / "OPTIONS"), "{db}": str(tmp / "db"), "{seed}": str(self.setup.seed),
+                  DATA: str(workload.data_bytes()) if workload is not None and workload.data else "",
+                  DURATION: f"{workload.duration:g}" if workload is not None and workload.duration else "",
+                  **(self._words() if words is None else words)}
+        argv = [_filled(word, filled) for word in template]
         (log_dir / f"{what}.command").write_text(shlex.join(argv) + "\n")
         return argv
 

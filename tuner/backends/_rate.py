@@ -19,14 +19,16 @@ import functools
 import os
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY
-from objectives.open_loop import ARRIVALS, BINARY, KEY_SIZE, VALUE_SIZE
+from objectives.open_loop import ARRIVALS, BINARY, KEY_SIZE, VALUE_SIZE, Capacity, Rate, RateRun, capacity
 from objectives.runner import PRELOAD_PREFIX
+from objectives.scores import Bound
 from objectives.workdir import latest_options
-from objectives.workloads import Phase, Workload
+from objectives.workloads import Flag, Phase, Workload
 from search_spaces import GiB
 from tuner.backends._command import CommandBackend
 from tuner.backends.base import Description, Found, Setup
@@ -37,6 +39,9 @@ DEFAULT_DATA = 2 * GiB  # without --target-data: the default job's target
 DEFAULT_DURATION = 60.0  # a minute at the rate: long enough to see whether compaction keeps up
 DEFAULT_OBJECTIVE = "p99.9_us"
 SIZES = ["--key_size", str(KEY_SIZE), "--value_size", str(VALUE_SIZE)]  # the default job's keys and values
+RATES = ("{rate}", "{read_rate}")  # the template's words for the offered rates: the study's, or a capacity probe's
+CAPACITY_RUNS = 8  # at most, per configuration: a bracket within CAPACITY_RESOLUTION from a start a few times off
+CAPACITY_RESOLUTION = 0.1
 
 
 class RateBackend(CommandBackend):
@@ -57,8 +62,28 @@ class RateBackend(CommandBackend):
         driver = str(driver_beside(found.db_bench.path))
         return ([driver, "run", "--db", "{db}", "--options", "{options}", "--data", "{data_bytes}",
                  "--duration", "{duration}", "--settle", "{duration}", "--seed", "{seed}", *SIZES,
-                 *setup.rate.offered()],
+                 *setup.rate.offered(RATES)],
                 [driver, "load", "--db", "{db}", "--data", "{data_bytes}", *SIZES])
+
+    def _words(self) -> dict[str, str]:
+        assert self.setup.rate is not None
+        return rate_words(self.setup.rate)
+
+    def capacity(self, flags: dict[str, Flag], slo: Bound, log_dir: Path, workload: Workload | None = None,
+                 say: Callable[[str], None] = lambda _: None) -> Capacity:
+        """From the study's rate up or down (objectives.open_loop.capacity), each rate one run of
+        ``workload`` (the study's by default) on a checkpoint of the loaded DB, logs in ``log_dir/<rate>``."""
+        assert self.setup.rate is not None
+        options = self.options_text(flags)
+        backend = self
+
+        class Runs:
+            def run(self, rate: Rate) -> RateRun:
+                metrics, _, _, _ = backend._run(options, log_dir / f"{rate.writes + rate.reads:.0f}",
+                                                workload or backend.setup.workload, rate_words(rate))
+                return RateRun({k: v for k, v in metrics.items() if v is not None}, (), "")
+
+        return capacity(Runs(), self.setup.rate, slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, say)
 
     def base_options(self) -> str:
         """The driver's library defaults, as its RocksDB writes them for a new DB."""
@@ -111,6 +136,11 @@ class RateBackend(CommandBackend):
                                      f"data, {workload.duration:g} s per run", "runs at the rate",
                            f"open_loop load of {fmt_bytes(workload.data)} (keys in order, the library's defaults)",
                            "--target-data")
+
+
+def rate_words(rate: Rate) -> dict[str, str]:
+    """The template's rate words (RATES) for ``rate``."""
+    return dict(zip(RATES, (f"{rate.writes:g}", f"{rate.reads:g}"), strict=True))
 
 
 def driver_beside(db_bench: str) -> Path:

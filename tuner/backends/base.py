@@ -31,6 +31,7 @@ import abc
 import math
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -48,7 +49,8 @@ from objectives.contract import (
 )
 from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
-from objectives.open_loop import Rate
+from objectives.open_loop import Capacity, Rate
+from objectives.scores import Bound
 from objectives.workdir import remove_owned
 from objectives.workloads import Flag, Workload
 from search_spaces import SearchSpace
@@ -243,6 +245,12 @@ class Backend(abc.ABC):
         for metrics in m.repeats or [m.metrics]:
             check_metrics(metrics, self.setup.needs)
         return m
+
+    def capacity(self, flags: dict[str, Flag], slo: Bound, log_dir: Path, workload: Workload | None = None,
+                 say: Callable[[str], None] = lambda _: None) -> Capacity:
+        """--slo: the highest offered rate at which ``flags`` hold ``slo``, runs logged under ``log_dir``
+        (a backend that offers a rate, ``needs_rate``)."""
+        raise NotImplementedError(f"the {self.name} backend offers no rate to search")
 
     def teardown(self) -> None:
         """Remove what the backend built for the study: its preloaded DBs (``Setup.preloaded``, the DB

@@ -18,6 +18,7 @@ from tuner.backends import BACKENDS, EnvironmentFault
 from tuner.engine import _attrs as attrs
 from tuner.engine._baselines import Baselines, baseline_items
 from tuner.engine._budget import Budget, usage
+from tuner.engine._capacity import CapacityOfFlags, capacities
 from tuner.engine._lock import StudyBusy, StudyLock
 from tuner.engine._loop import TrialLoop
 from tuner.engine._preload import Build, Preloading
@@ -32,7 +33,16 @@ from tuner.events import EventBus
 from tuner.executors import Executor, Jobs
 from tuner.model import StudySnapshot, UsageError
 from tuner.stats import Rounds
-from tuner.summary import FidelityAgreement, MemoryLimit, Preload, Revalidation, SlotInfo, Startup, TargetInfo
+from tuner.summary import (
+    CapacityReport,
+    FidelityAgreement,
+    MemoryLimit,
+    Preload,
+    Revalidation,
+    SlotInfo,
+    Startup,
+    TargetInfo,
+)
 from tuner.target import SHAPE, lsm_levels, scaled
 
 
@@ -125,7 +135,8 @@ class Engine:
                              seeded=tuple(attrs.seeded(self.store)), preload=self.store.stored("preload", Preload),
                              startup=self.store.stored("startup", Startup),
                              fidelity_agreement=self.store.stored("fidelity_agreement", FidelityAgreement),
-                             defaults=p.found.defaults, widened=p.widened)
+                             defaults=p.found.defaults, widened=p.widened,
+                             capacity=self.store.stored("capacity", CapacityReport))
 
     def _target(self) -> TargetInfo | None:
         """What the study tunes for, and how its trials compare with it (what was scaled, and why)."""
@@ -199,6 +210,11 @@ class Engine:
         """Trials until --trials are counted or the --budget is spent (tuner.engine._loop)."""
         assert self.executor is not None
         TrialLoop(self.parts, self.store, self.executor, self.bus, self.budget, self.snapshot).run()
+
+    def run_capacity(self, capacity: CapacityOfFlags) -> StudySnapshot:
+        """--slo: the capacity stage (tuner.engine._capacity), after the re-validation; the final snapshot."""
+        capacities(self.parts, self.store, self.bus, self.snapshot(), capacity)
+        return self.snapshot()
 
     def measure_interleaved(self, entries: dict[str, dict[str, Any]], rounds: int, attr: str,
                             what: str) -> Rounds:

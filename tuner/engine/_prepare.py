@@ -15,6 +15,7 @@ from pathlib import Path
 import optuna
 
 from objectives import workdir
+from objectives.open_loop import parse_slo
 from objectives.scores import Score
 from objectives.workdir import snapshot_files
 from objectives.workloads import Flag, Workload, WorkloadError, load_workload
@@ -174,9 +175,15 @@ def check_backend(config: TuneConfig) -> None:
     if backend.needs_rate != (m.rate is not None):
         raise UsageError(f"--rate: the {backend.name} backend offers writes at a rate: give --rate OPS" if backend.needs_rate
                          else f"--rate: goes with --backend rate, not {backend.name}")
-    for flag, offered in (("--read-rate", m.read_rate > 0), ("--arrivals", m.arrivals != MeasurementConfig.arrivals)):
+    for flag, offered in (("--read-rate", m.read_rate > 0), ("--arrivals", m.arrivals != MeasurementConfig.arrivals),
+                          ("--slo", m.slo is not None)):
         if offered and not backend.needs_rate:
             raise UsageError(f"{flag}: goes with --rate (the rate backend)")
+    if m.slo is not None:
+        try:
+            parse_slo(m.slo)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     if not backend.per_second and config.search.pruner != "none":
         raise UsageError(f"--pruner: the {backend.name} backend reports no per-second throughput to prune on")
     name = backend.name  # each capability: whether it has it, and why a flag that needs it is refused without it

@@ -38,7 +38,7 @@ from tuner.fmt import fmt_ops
 from tuner.model import Answer, StudySnapshot, TrackingConfig, TuneResult
 from tuner.observers._mlflow_views import RANK, answer_view_tag, study_key, view_tags
 from tuner.stats import tie_resolution
-from tuner.summary import Revalidation, Summary
+from tuner.summary import CapacityReport, Revalidation, Summary
 from tuner.trials import BaselineRecord, TrialRecord
 
 DEFAULT_DIR = "mlruns"
@@ -541,7 +541,22 @@ def _finish_metrics(summary: Summary) -> list[Any]:
             metrics[f"vs_default.{row.name.split(' (')[0]}"] = row.vs_default
     counts = summary.trials.counts()
     step = sum(counts.get(k, 0) for k in ranking.COUNTED)
-    return _metrics(metrics, step=step) + _revalidation_metrics(summary.revalidation)
+    return _metrics(metrics, step=step) + _revalidation_metrics(summary.revalidation) + _capacity_metrics(summary.capacity)
+
+
+def _capacity_metrics(capacity: CapacityReport | None) -> list[Any]:
+    """--slo: ``capacity/<configuration>/held_ops_per_sec`` (and ``failed_ops_per_sec``), and the curve:
+    ``capacity/<configuration>/<metric>`` at each offered rate tried (step = the rate in ops/s)."""
+    if capacity is None:
+        return []
+    now = int(time.time() * 1000)
+    out = []
+    for c in capacity.configurations:
+        out += [_metric(f"capacity/{c.name}/{key}_ops_per_sec", value, now) for key, value in
+                (("held", c.held), ("failed", c.failed)) if value is not None]
+        out += [_metric(f"capacity/{c.name}/{capacity.metric}", p.value, now, int(p.offered)) for p in c.probes
+                if p.value is not None]
+    return out
 
 
 def _disk(path: Path) -> dict[str, Any]:

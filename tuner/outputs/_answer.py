@@ -10,7 +10,7 @@ from tuner.backends import BACKENDS
 from tuner.fmt import fmt_bytes, fmt_duration
 from tuner.model import DEFAULT_BASELINE, Answer
 from tuner.stats import improvement
-from tuner.summary import Ratio, StudyAnswer, Summary, TargetInfo
+from tuner.summary import CapacityOf, Ratio, StudyAnswer, Summary, TargetInfo
 
 
 def answer(summary: Summary) -> StudyAnswer | None:
@@ -94,16 +94,20 @@ def _program_lines(summary: Summary, t: TargetInfo) -> list[str]:
     """What a program's study tuned for (its data and memory) and how its runs ran, in its own words."""
     memory = f" within {fmt_bytes(t.trial_memory_bytes)} (a memory cgroup, page cache included)" \
         if t.trial_memory_bytes else ""
+    backend = BACKENDS.get(summary.backend)
+    rate = backend is not None and backend.needs_rate  # the tuner's driver, not the user's program
+    program, data, built, duration = ("RocksDB at the offered rate", "--target-data", "open_loop load", "--duration") \
+        if rate else ("your program", "{data_bytes}", "--load", "{duration}")
     lines = [f"target: none given (--target-data, --target-memory): your program at its own size{memory}" if t.assumed
-             else f"target: your program at {fmt_bytes(t.data_bytes)} of data ({{data_bytes}}){memory}"]
+             else f"target: {program} at {fmt_bytes(t.data_bytes)} of data ({data}){memory}"]
     if t.kind == "preloaded":
         pre = summary.preload.trials if summary.preload else None
-        runs = (f"runs: each on a hard-linked checkpoint of the DB --load built once "
+        runs = (f"runs: each on a hard-linked checkpoint of the DB {built} built once "
                 f"({fmt_bytes(pre.size_bytes if pre else None)} on disk, built in {fmt_duration(pre.seconds if pre else 0.0)})")
     else:
         runs = "runs: each on an empty DB (no --load)"
     if t.duration_seconds:
-        runs += f", {t.duration_seconds:g} s each ({{duration}})"
+        runs += f", {t.duration_seconds:g} s each ({duration})" + (" and its settle" if rate else "")
         if _shorter_search(t):
             runs += (f"; the re-validation confirms the answer in {t.confirm_duration_seconds:g} s runs (--duration; the "
                      "search's shorter ones, --search-duration, try more configurations)")
@@ -187,7 +191,34 @@ def gain_lines(summary: Summary) -> list[str]:
     cost = cost_line(summary)
     if cost:
         out.append(cost)
+    held = capacity_line(summary)
+    if held:
+        out.append(held)
     return out
+
+
+def _held(c: CapacityOf) -> str:
+    tried = sorted(p.offered for p in c.probes)
+    if c.held is None:
+        return f"held it at no rate tried (the lowest, {tried[0]:,.0f} ops/s, did not)" if tried else "was not measured"
+    return f"holds it up to {c.held:,.0f} ops/s" + (f" ({c.failed:,.0f} did not)" if c.failed is not None
+                                                   else " (every rate tried)")
+
+
+def capacity_line(summary: Summary) -> str | None:
+    """--slo: how far rocksdb-default and the best hold the SLO, in one line, and the ratio of their
+    capacities when both have one. None without --slo."""
+    cap = summary.capacity
+    if cap is None or not cap.configurations:
+        return None
+    parts = [f"{c.name} {_held(c)}" for c in cap.configurations]
+    default = cap.of(DEFAULT_BASELINE)
+    others = [c for c in cap.configurations if c.name != DEFAULT_BASELINE]
+    ratio = ""
+    if default is not None and default.held and others and others[0].held:
+        ratio = f": {others[0].held / default.held:.2f}x the defaults' capacity"
+    return (f"capacity at {cap.slo} (one run per offered rate, each run and its settle; a bracket, not an interval): "
+            + "; ".join(parts) + ratio)
 
 
 # What the answer may cost beyond the defaults' before its cost line says so: (share more, and at least

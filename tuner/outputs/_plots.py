@@ -22,6 +22,7 @@ from tuner.ranking import primary
 
 PLOTS_DIR = "plots"
 HTML_NAME = "plots.html"
+CURVE = "slo_curve"  # --slo: the SLO's metric against the offered rate, per configuration
 
 
 def _specs(snapshot: StudySnapshot) -> list[tuple[str, str, Callable[[Any], Any], dict[str, Any]]]:
@@ -76,6 +77,36 @@ def write_plots(snapshot: StudySnapshot) -> tuple[Path, list[str]]:
             except (ValueError, RuntimeError, ZeroDivisionError) as exc:
                 plt.close("all")
                 notes.append(f"{stem}: not drawn ({exc})")
+    if snapshot.capacity is not None:
+        sections.append(_capacity_curve(snapshot, dest, plt, include_plotlyjs=not sections))
     page = "<!doctype html><html><head><meta charset='utf-8'><title>{}</title></head><body>{}</body></html>"
     write_atomic(dest / HTML_NAME, page.format(snapshot.name, "\n".join(sections)))
     return dest, notes
+
+
+def _capacity_curve(snapshot: StudySnapshot, dest: Path, plt: Any, include_plotlyjs: bool) -> str:
+    """``CURVE.png`` and its plotly section: each configuration's SLO metric at every offered rate its
+    capacity search tried (filled where the rate held the SLO), the SLO's bound as a line."""
+    import plotly.graph_objects as go  # type: ignore[import-untyped]
+
+    cap = snapshot.capacity
+    assert cap is not None
+    title = f"{snapshot.name}: {cap.metric} against the offered rate ({cap.slo})"
+    figure, ax = plt.subplots(figsize=(9, 5))
+    fig = go.Figure()
+    for c in cap.configurations:
+        probes = sorted((p for p in c.probes if p.value is not None), key=lambda p: p.offered)
+        xs, ys = [p.offered for p in probes], [p.value for p in probes]
+        line = ax.plot(xs, ys, "-", label=c.name)[0]
+        ax.scatter(xs, ys, c=[line.get_color() if p.held else "white" for p in probes], edgecolors=line.get_color(),
+                   zorder=3)
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=c.name,
+                                 text=["held" if p.held else "did not hold" for p in probes]))
+    ax.axhline(cap.bound, color="grey", linestyle="--", label=cap.slo)
+    fig.add_hline(y=cap.bound, line_dash="dash", annotation_text=cap.slo)
+    ax.set(xscale="linear", yscale="log", xlabel="offered ops/s", ylabel=cap.metric, title=title)
+    ax.legend()
+    figure.savefig(dest / f"{CURVE}.png", dpi=100, bbox_inches="tight")
+    plt.close(figure)
+    fig.update_layout(title=title, xaxis_title="offered ops/s", yaxis_title=cap.metric, yaxis_type="log")
+    return str(fig.to_html(full_html=False, include_plotlyjs=include_plotlyjs))

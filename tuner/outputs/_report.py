@@ -114,7 +114,10 @@ def _cells(row: ComparisonRow, columns: list[str]) -> list[str]:
 def _measured_as(summary: Summary) -> list[str]:
     """What the comparison's figures are: db_bench's sustained or burst ops/s, or the program's own
     metrics; and, for another metric than ops/s, which way its ratios go."""
-    if not runs_workloads(summary):
+    if summary.command is None and not runs_workloads(summary):  # the rate backend's driver
+        lines = ["open loop at the offered rate: latency from each request's due time, over the run and its settle; "
+                 "ops/s: completed; write amp: flushed and compacted / written bytes"]
+    elif not runs_workloads(summary):
         lines = [f"metrics as the program printed them ({summary.command})"]
     elif summary.drain:
         lines = ["ops/s: sustained (deferred flushes and compactions charged); write amp: stored / logical bytes; "
@@ -386,6 +389,7 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "target": snapshot.target,
         "preload": snapshot.preload,
         "answer": None,  # from the rest, below
+        "capacity": snapshot.capacity,
     }
     if len(snapshot.directions) > 1:
         data["pareto"] = [_trial_row(t) for t in snapshot.pareto_front()]
