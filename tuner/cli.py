@@ -271,7 +271,7 @@ def _search_args(t: argparse.ArgumentParser) -> None:
                         "re-validation), e.g. 45m or 2h; the search stops when the next trial and the "
                         "re-validation would not fit")
     g.add_argument("--seed", type=int, help="sampler seed (also db_bench's --seed); makes a study reproducible")
-    g.add_argument("--space", default="default", help="preset name or TOML/YAML file (default default)")
+    g.add_argument("--space", help="preset name or TOML/YAML file (default default; with --rate, service)")
     g.add_argument("--objective", type=_objective, metavar="OBJECTIVE",
                    help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp; or any metric the runs "
                         "report, by its name: METRIC:max or METRIC:min (METRIC alone: max, but min for a latency, a "
@@ -562,7 +562,8 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
         + "".join(f" {flag} {value:g}" for flag, value in (("--rate", args.rate), ("--read-rate", args.read_rate)) if value) \
         + (f" --arrivals {args.arrivals}" if args.rate and args.arrivals != "constant" else "") \
         + (f" --slo {shlex.quote(args.slo)}" if args.rate and args.slo else "")
-    return (f"rocksdb-tuner tune --study {study.name} --out {study.out} {measured} --space {args.space}"
+    return (f"rocksdb-tuner tune --study {study.name} --out {study.out} {measured}"
+            + (f" --space {args.space}" if args.space else "")
             + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
             + (f" --revalidation-time {args.revalidation_time:g}s" if args.revalidation_time else "")
             + (f" --objective {args.objective}" if args.objective else "")

@@ -81,7 +81,7 @@ class TargetConfig:
 class SearchConfig:
     """What is searched, for which score, and how configurations are chosen (``tune --help``'s "search")."""
 
-    space: str | Path | SearchSpace = "default"  # a preset name, a file, or a space built in code
+    space: str | Path | SearchSpace | None = None  # a preset name, a file, a space built in code; None: the backend's
     trials: int | None = 20  # measured trials; None with a --budget: as many as it allows
     budget: float | None = None  # seconds of machine time (db_bench wall time) for the whole study
     fidelity: tuple[float, ...] | None = None  # multi-fidelity rungs: fractions of the data size, the last 1

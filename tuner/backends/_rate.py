@@ -51,6 +51,7 @@ class RateBackend(CommandBackend):
     runs_db_bench = True  # --rocksdb-version and --db-bench choose the build whose driver runs
     distributed = False  # the driver's DB is loaded on this host
     objective = DEFAULT_OBJECTIVE
+    space = "service"  # the default space and when writes slow or stop (search_spaces/presets/service.toml)
     shown = ("delivered", "p50_us", "p99_us", "p99.9_us", "p99.99_us", "max_us", "stall_micros", "l0_files", "settle_s",
              "write_amp")
 

@@ -160,6 +160,7 @@ class Backend(abc.ABC):
     needs_command: ClassVar[bool] = False  # it runs --command
     needs_rate: ClassVar[bool] = False  # it offers --rate
     objective: ClassVar[str] = "throughput"  # the score when --objective is not given
+    space: ClassVar[str] = "default"  # the space preset when --space is not given
     shown: ClassVar[tuple[str, ...] | None] = None  # the metrics a run's console line shows (None: all it reported)
 
     def __init__(self, setup: Setup):

@@ -238,7 +238,8 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     backend, defaults = BACKENDS[config.measurement.backend], found.defaults
     host = replace(Context.of_host(), cores=slot.cores, ram=slot.ram)
     search, confirm_scale = config.search, config.revalidation.confirm_scale
-    unresolved = search.space if isinstance(search.space, SearchSpace) else load_space(search.space)
+    given = search.space if search.space is not None else backend.space
+    unresolved = given if isinstance(given, SearchSpace) else load_space(given)
     target, workload, confirm = target_workload(config, unresolved, host, defaults.flags if defaults else {})
     config = replace(config, measurement=replace(
         config.measurement, scale=workload.scale,
