@@ -314,14 +314,14 @@ def test_tune_at_a_rate_minimizes_the_tail_of_runs_on_copies_of_one_load(tmp_pat
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, "-m", "tuner.cli", "tune", "--rate", "2000", "--target-data", "64MiB",
                         "--duration", "3s", "--trials", "2", "--sampler", "random", "--seed", "3", "--revalidate", "0",
-                        "--no-mlflow", "--no-plots", "--out", str(out), "--work-dir", str(work_dir), "--json"],
+                        "--no-mlflow", "--no-plots", "--out", str(out), "--work-dir", str(work_dir)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    summary = json.loads(r.stdout)
-    assert "open_loop load of 64 MiB" in r.stdout + r.stderr or "open_loop load of 64 MiB" in json.dumps(summary)
+    summary = Summary.load(out / "summary.json")
+    assert "open_loop load of 64 MiB" in r.stdout + r.stderr
     assert "minimize p99.9_us" in r.stderr + r.stdout
-    best = summary["best"]
-    assert best["metrics"]["delivered"] > 0.99 and best["metrics"]["p99.9_us"] > 0
+    best = summary.best
+    assert best is not None and best.metrics["delivered"] > 0.99 and best.metrics["p99.9_us"] > 0
     commands = sorted(out.rglob("command.command"))
     assert commands and all("--rate 2000" in c.read_text() and " run " in c.read_text() for c in commands)
     assert leftovers(work_dir) == []
