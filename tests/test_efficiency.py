@@ -862,3 +862,28 @@ def test_a_best_that_failed_every_revalidation_run_is_reported_from_its_single_r
     rows = comparison([BaselineRun.from_dict(b) for b in baselines], BestTrial.from_dict(best),
                       Revalidation.from_dict(failed))
     assert [(r["name"], r["vs_default"]) for r in rows] == [("rocksdb-default", 1.0), ("best (trial 2)", 1.5)]
+
+
+def test_the_cost_guard_keeps_costly_trials_from_the_finalists_unless_lifted():
+    """Synthetic trials beside rocksdb-default's run (disk 100, write amp 2): the fastest writes 3x the
+    bytes, so the finalists come from the others; --any-cost (guard off) lets it in; no default run, no guard."""
+    def trial(number: int, ops: float, write_amp: float) -> optuna.trial.FrozenTrial:
+        t = create_trial(state=TrialState.COMPLETE, value=ops, params={"level": number + 1},
+                         distributions={"level": SPACE["level"]},
+                         user_attrs=trial_attrs(outcome="complete", metrics={"ops_per_sec": ops, "db_size_bytes": 100,
+                                                                               "write_amp": write_amp}))
+        t.number = number
+        return t
+
+    trials = (trial(0, 300.0, 6.0), trial(1, 200.0, 2.4), trial(2, 150.0, 1.9))
+    default = BaselineRecord(name="rocksdb-default", flags={}, state="COMPLETE",
+                             metrics={"ops_per_sec": 100.0, "db_size_bytes": 100, "write_amp": 2.0})
+    snapshot = SimpleNamespace(trials=trials, baselines=[default])
+    notes: list[str] = []
+    guarded = Revalidator(None, None, notes.append, Path("."))
+    assert [t.number for t in guarded._affordable(snapshot)] == [1, 2]
+    assert notes == ["re-validation: 1 of 3 trials cost more than rocksdb-default beyond the cost guard (disk +10 %, "
+                     "write amp +25 %, write stalls +0.1 s) in their search runs: not finalists (--any-cost lifts the "
+                     "guard)"]
+    assert Revalidator(None, None, notes.append, Path("."), guard=False)._affordable(snapshot) == trials
+    assert guarded._affordable(SimpleNamespace(trials=trials, baselines=[])) == trials

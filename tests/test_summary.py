@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tuner import ranking
 from tuner.observers._mlflow import _answer_marks
 from tuner.outputs import closing_table
-from tuner.outputs._answer import answer_of
+from tuner.outputs._answer import answer_of, gain_lines
 from tuner.stats import resolution
 from tuner.summary import SCHEMA_VERSION, BestTrial, Summary, SummaryError
 
@@ -128,3 +129,23 @@ def test_the_cost_line_states_what_the_answer_costs_beside_the_defaults():
     line = next(ln for ln in within.splitlines() if ln.startswith("cost of trial 63 (the answer)"))
     assert "disk 1.3 GiB against 1.3 GiB (1.00x), write amp 2.94 against 2.57 (1.14x)" in line
     assert "MORE" not in line
+
+
+@pytest.mark.parametrize("metrics, over", [
+    ({"db_size_bytes": 110, "write_amp": 1.25, "stall_micros": 100_000}, []),  # at each margin: within
+    ({"db_size_bytes": 111, "write_amp": 1.0, "stall_micros": 0}, ["db_size_bytes"]),
+    ({"db_size_bytes": 100, "write_amp": 1.26, "stall_micros": 100_001}, ["write_amp", "stall_micros"]),
+    ({"sst_bytes": 120, "write_amp": None}, ["sst_bytes"]),  # a metric the run lacks is no cost
+])
+def test_the_cost_guard_is_each_margin_over_the_defaults(metrics, over):
+    default = {"db_size_bytes": 100, "sst_bytes": 100, "write_amp": 1.0, "stall_micros": 0}
+    assert ranking.over_cost(metrics, default) == over
+
+
+def test_the_best_at_any_cost_is_said_beside_the_answer():
+    summary = Summary.from_dict({"objective_metric": "ops_per_sec", "costly": {
+        "trial": 87, "gain": 1.3, "over": {"db_size_bytes": 1.7, "write_amp": 2.04}}})
+    line = next(ln for ln in gain_lines(summary) if ln.startswith("best at any cost"))
+    assert line == ("best at any cost: trial 87, 1.30x rocksdb-default's ops_per_sec in the search, kept from the "
+                    "finalists by the cost guard: disk 1.70x, write amp 2.04x the defaults' in its search run "
+                    "(--any-cost lets the re-validation choose it)")

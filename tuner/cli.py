@@ -309,6 +309,9 @@ def _search_args(t: argparse.ArgumentParser) -> None:
     g.add_argument("--no-starts", action="store_true",
                    help="do not measure db_bench's defaults and the benchmark.sh-style configuration as the first "
                         "trials")
+    g.add_argument("--any-cost", action="store_true",
+                   help="let the re-validation choose among trials that cost more than rocksdb-default (disk, write amp, "
+                        "write stalls) beyond the cost guard's margins")
     _revalidation_args(t)
 
 
@@ -500,7 +503,7 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
             prefer=args.prefer, max_p99_us=args.max_p99_us, max_write_amp=args.max_write_amp,
             constraints=tuple(args.constraint or ()), seed=args.seed,
             pruner=args.pruner, pruner_warmup=args.pruner_warmup, warm_start=args.warm_start, library=args.library,
-            starts=not args.no_starts),
+            starts=not args.no_starts, any_cost=args.any_cost),
         revalidation=_revalidation(args),
         execution=ExecutionConfig(
             executor=args.executor, parallel=args.parallel, ray_address=args.ray_address,
@@ -566,7 +569,7 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
             + (f" --space {args.space}" if args.space else "")
             + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
             + (f" --revalidation-time {args.revalidation_time:g}s" if args.revalidation_time else "")
-            + (f" --objective {args.objective}" if args.objective else "")
+            + (f" --objective {args.objective}" if args.objective else "") + (" --any-cost" if args.any_cost else "")
             + "".join(f" --constraint {shlex.quote(b.describe().replace(' ', ''))}" for b in args.constraint or ())
             + "".join(f" {flag} {value}" for flag, value in (
                 ("--scale", args.scale), ("--target-data", args.target_data), ("--target-memory", args.target_memory),

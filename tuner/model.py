@@ -98,6 +98,7 @@ class SearchConfig:
     library: Path = Path("runs")  # where --warm-start auto looks for finished studies
     library_exclude: tuple[str, ...] = ()  # studies whose name contains one of these are never picked
     starts: bool = True  # measure db_bench's defaults and the benchmark.sh-style configuration first
+    any_cost: bool = False  # --any-cost: finalists may cost more than rocksdb-default beyond ranking.COST_MARGINS
     hand_found_first: bool = True  # a new study runs the workload's hand-found configurations first
 
 

@@ -12,13 +12,35 @@ of a multi-objective study is the front member with the highest utility.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 
 from tuner.summary import Revalidation
 from tuner.trials import TrialRecord
+
+# What a configuration may cost beyond rocksdb-default's before the cost guard keeps it from being the
+# answer: (a share more, and at least this much more) per metric, the disk (db_bench's DB, the driver's
+# SST files), stored write amplification and write-stall time. Medians of rounds, or search runs.
+COST_MARGINS = {"db_size_bytes": (0.10, 0.0), "sst_bytes": (0.10, 0.0), "write_amp": (0.25, 0.0),
+                "stall_micros": (0.0, 100_000.0)}
+
+
+def over_cost(metrics: Mapping[str, Any], default: Mapping[str, Any]) -> list[str]:
+    """The COST_MARGINS metrics on which ``metrics`` exceed ``default``'s beyond their margin."""
+    over = []
+    for key, (share, least) in COST_MARGINS.items():
+        a, b = metrics.get(key), default.get(key)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > b * (1 + share) and a - b > least:
+            over.append(key)
+    return over
+
+
+def within_cost(trials: Iterable[FrozenTrial], default: Mapping[str, Any]) -> list[FrozenTrial]:
+    """The complete trials whose run costs no more than ``default``'s run beyond COST_MARGINS."""
+    return [t for t in trials if t.state == TrialState.COMPLETE and not over_cost(TrialRecord.of(t).metrics or {}, default)]
+
 
 # Trial outcomes (user attribute "outcome"). Only complete, failed and pruned trials count toward --trials.
 OUTCOMES = ("complete", "failed", "pruned", "rejected", "interrupted")

@@ -510,6 +510,17 @@ class CapacityReport(Record):
 
 
 @dataclass(frozen=True)
+class CostlyBest(Record):
+    """The search's best at any cost, when the cost guard kept it from the finalists: its search run's
+    objective over rocksdb-default's and what it cost beyond the guard's margins (its value over the
+    defaults')."""
+
+    trial: int = 0
+    gain: float | None = None  # how many times better than rocksdb-default's run (tuner.stats.improvement)
+    over: dict[str, float] = field(default_factory=dict)  # metric -> its value / the defaults'
+
+
+@dataclass(frozen=True)
 class StudyAnswer(Record):
     """The study's answer after a re-validation: use the best, or keep the reference ``name``."""
 
@@ -565,6 +576,7 @@ class Summary(Record):
     preload: Preload | None = None
     answer: StudyAnswer | None = None
     capacity: CapacityReport | None = None  # tune --slo: the capacity of the best and rocksdb-default
+    costly: CostlyBest | None = None  # the search's best when the cost guard kept it from the finalists
     pareto: list[TrialRow] | None = None  # multi-objective: the front's trials
     recommendation: str | None = None  # multi-objective: how the best was chosen on the front
 

@@ -80,7 +80,8 @@ class Engine:
         n_baselines = len(baseline_items(parts))
         self.budget = Budget(self.search.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
         self.revalidator = Revalidator(self.store, self.serial.once, bus.note, parts.out,
-                                   lambda seconds: self.proportion.afford(seconds), parts.score)
+                                   lambda seconds: self.proportion.afford(seconds), parts.score,
+                                   not self.search.any_cost)
         self.proportion = Proportion(parts, self.store, self.budget, self.revalidator, bus.note, self.snapshot,
                                      self._spent)
 

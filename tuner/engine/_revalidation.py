@@ -38,6 +38,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from optuna.trial import FrozenTrial, TrialState
+
 from objectives.scores import Score, label
 from objectives.workloads import Flag, Workload
 from search_spaces import SearchSpace
@@ -51,6 +53,13 @@ from tuner.fmt import fmt_duration, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.stats import Rounds, gain, paired_ratio, rank_correlation, relative_width, sample_rows
 from tuner.summary import Revalidation
+
+
+def guard_words() -> str:
+    """ranking.COST_MARGINS in words: "disk +10 %, write amp +25 %, write stalls +0.1 s"."""
+    names = {"db_size_bytes": "disk", "write_amp": "write amp", "stall_micros": "write stalls"}
+    return ", ".join(f"{names[k]} +{share * 100:g} %" if share else f"{names[k]} +{least / 1e6:g} s"
+                     for k, (share, least) in ranking.COST_MARGINS.items() if k in names)
 
 ATTR = "revalidation"
 Measure = Callable[[str, dict[str, Flag], Path, Workload | None], Measurement]
@@ -66,11 +75,12 @@ class Revalidator:
     out: Path
     afford: Callable[[float], bool] = lambda seconds: True  # do ``seconds`` more of runs fit the --budget?
     score: Score = Score()  # the study's: its metric is what the rounds compare
+    guard: bool = True  # finalists cost no more than rocksdb-default beyond ranking.COST_MARGINS (--any-cost: False)
 
     def revalidate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference) -> Revalidation | None:
         space = snapshot.space
-        finalists = ranking.distinct_top(snapshot.trials, snapshot.directions, plan.k, space.distance,
-                                         prefer=snapshot.weights)
+        trials = self._affordable(snapshot)
+        finalists = ranking.distinct_top(trials, snapshot.directions, plan.k, space.distance, prefer=snapshot.weights)
         if not finalists:
             return None
         if reference.name == DEFAULT_BASELINE and not reference.values:
@@ -104,6 +114,20 @@ class Revalidator:
         result["minimal"] = self._minimal(space, plan, reference, winner, estimate.get("ablation", []))
         result["seconds"] = self.seconds()
         return Revalidation.from_dict(result, "revalidation")
+
+    def _affordable(self, snapshot: StudySnapshot) -> tuple[FrozenTrial, ...]:
+        """The trials the finalists come from: with the guard, those whose search run cost no more than
+        rocksdb-default's beyond ranking.COST_MARGINS (all of them without its run)."""
+        default = next((b for b in snapshot.baselines if b.name == DEFAULT_BASELINE and b.complete), None)
+        if not self.guard or default is None:
+            return snapshot.trials
+        within = tuple(ranking.within_cost(snapshot.trials, default.metrics))
+        complete = sum(t.state == TrialState.COMPLETE for t in snapshot.trials)
+        if len(within) < complete:
+            self.note(f"re-validation: {complete - len(within)} of {complete} trials cost more than rocksdb-default "
+                      f"beyond the cost guard ({guard_words()}) in their search runs: not finalists (--any-cost lifts "
+                      "the guard)" + ("; none is left to re-validate" if not within else ""))
+        return within
 
     def _select(self, snapshot: StudySnapshot, entries: dict[str, dict[str, Any]], plan: Plan,
                 reference: Reference) -> Rounds:

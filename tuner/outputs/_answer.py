@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tuner import ranking
 from tuner.backends import BACKENDS
 from tuner.fmt import fmt_bytes, fmt_duration
 from tuner.model import DEFAULT_BASELINE, Answer
@@ -191,6 +192,12 @@ def gain_lines(summary: Summary) -> list[str]:
     cost = cost_line(summary)
     if cost:
         out.append(cost)
+    costly = summary.costly
+    if costly is not None:
+        gain = f", {costly.gain:.2f}x rocksdb-default's {summary.objective_metric} in the search" if costly.gain else ""
+        what = ", ".join(f"{_COST_NAMES.get(k, k)} {r:.2f}x" for k, r in costly.over.items())
+        out.append(f"best at any cost: trial {costly.trial}{gain}, kept from the finalists by the cost guard: {what} "
+                   "the defaults' in its search run (--any-cost lets the re-validation choose it)")
     held = capacity_line(summary)
     if held:
         out.append(held)
@@ -221,15 +228,12 @@ def capacity_line(summary: Summary) -> str | None:
             + "; ".join(parts) + ratio)
 
 
-# What the answer may cost beyond the defaults' before its cost line says so: (share more, and at least
-# this much more), per metric of the re-validation's rounds (their medians).
-COST_MARGINS = {"db_size_bytes": (0.10, 0.0), "write_amp": (0.25, 0.0), "stall_micros": (0.0, 100_000.0)}
-_COST_NAMES = {"db_size_bytes": "disk", "write_amp": "write amp", "stall_micros": "write stalls",
-               "memory_peak_bytes": "memory peak"}
+_COST_NAMES = {"db_size_bytes": "disk", "sst_bytes": "disk (SST files)", "write_amp": "write amp",
+               "stall_micros": "write stalls", "memory_peak_bytes": "memory peak"}
 
 
 def _cost_value(key: str, value: float) -> str:
-    if key in ("db_size_bytes", "memory_peak_bytes"):
+    if key in ("db_size_bytes", "sst_bytes", "memory_peak_bytes"):
         return fmt_bytes(value)
     return f"{value / 1e6:.2f} s" if key == "stall_micros" else f"{value:.2f}"
 
@@ -257,8 +261,8 @@ def cost_line(summary: Summary) -> str | None:
         if a is None or b is None:
             continue
         parts.append(f"{name} {_cost_value(key, a)} against {_cost_value(key, b)}" + (f" ({a / b:.2f}x)" if b else ""))
-        share, least = COST_MARGINS.get(key, (None, 0.0))
-        if share is not None and a > b * (1 + share) and a - b > least:
+        if ranking.over_cost({key: a}, {key: b}):
+            share, least = ranking.COST_MARGINS[key]
             allowed = f"{share:.0%}" if share else f"{_cost_value(key, least)}"
             over.append(f"{name} (more than {allowed} above the defaults')")
     if not parts:

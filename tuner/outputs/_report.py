@@ -22,7 +22,7 @@ from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_he
 from tuner.outputs._answer import answer, answer_of, gain_lines, runs_workloads, side_by_side, target_lines
 from tuner.outputs._explain import explain
 from tuner.stats import MOST_ROUNDS, gain, improvement, tie_resolution
-from tuner.summary import BaselineRun, BestTrial, ComparisonRow, Ratio, Revalidation, Summary, TrialRow
+from tuner.summary import BaselineRun, BestTrial, ComparisonRow, CostlyBest, Ratio, Revalidation, Summary, TrialRow
 from tuner.trials import BaselineRecord, TrialRecord
 
 
@@ -390,6 +390,7 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "preload": snapshot.preload,
         "answer": None,  # from the rest, below
         "capacity": snapshot.capacity,
+        "costly": _costly(snapshot, baselines),
     }
     if len(snapshot.directions) > 1:
         data["pareto"] = [_trial_row(t) for t in snapshot.pareto_front()]
@@ -428,6 +429,27 @@ def _kept_options(snapshot: StudySnapshot, ref: BaselineRecord, best: BestTrial)
     return (f"# {ref.name}: none of its runs left an OPTIONS file; this is the best's (trial {best.trial}) with "
             f"the searched options at {ref.name}'s values\n"
             + options_file.with_values((Path(best.log_dir) / "OPTIONS").read_text(), values))
+
+
+def _costly(snapshot: StudySnapshot, baselines: list[BaselineRun]) -> CostlyBest | None:
+    """The search's best trial when the cost guard kept it from the re-validation's finalists (its
+    search run over rocksdb-default's beyond ranking.COST_MARGINS); None without a re-validation, with
+    --any-cost, or when it is within the guard."""
+    default = next((b for b in baselines if b.name == DEFAULT_BASELINE and b.state == "COMPLETE"), None)
+    if snapshot.revalidation is None or snapshot.config.search.any_cost or default is None:
+        return None
+    order = ranking.ranked(snapshot.trials, snapshot.directions, snapshot.weights)
+    if not order:
+        return None
+    top = order[0]
+    metrics = TrialRecord.of(top).metrics or {}
+    over = ranking.over_cost(metrics, default.metrics)
+    if not over:
+        return None
+    metric = snapshot.score.metric
+    value, base = metrics.get(metric), default.metrics.get(metric)
+    return CostlyBest(trial=top.number, gain=improvement(value, base, snapshot.score.maximize) if value and base else None,
+                      over={k: metrics[k] / default.metrics[k] for k in over if default.metrics[k]})
 
 
 def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> TuneResult:
