@@ -28,6 +28,7 @@ from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, Growth, usage
 from tuner.engine._plan import Plan, Reference
 from tuner.engine._revalidation import Revalidator, _with_reference
 from tuner.outputs import closing_table
+from tuner.outputs._answer import answer
 from tuner.samplers import (
     KINDS,
     RANKED,
@@ -42,7 +43,7 @@ from tuner.samplers import (
 from tuner.samplers._skopt_sampler import _observations
 from tuner.samplers._startup import MODEL, RANDOM
 from tuner.stats import Rounds
-from tuner.summary import BaselineRun, BestTrial, MachineSeconds, Revalidation
+from tuner.summary import BaselineRun, BestTrial, MachineSeconds, Revalidation, Summary
 from tuner.trials import BaselineRecord, TrialRecord, record
 from tuner.trials import attrs as trial_attrs
 
@@ -881,9 +882,30 @@ def test_the_cost_guard_keeps_costly_trials_from_the_finalists_unless_lifted():
     snapshot = SimpleNamespace(trials=trials, baselines=[default])
     notes: list[str] = []
     guarded = Revalidator(None, None, notes.append, Path("."))
-    assert [t.number for t in guarded._affordable(snapshot)] == [1, 2]
+    within, kept_out = guarded._affordable(snapshot)
+    assert [t.number for t in within] == [1, 2] and kept_out == 1
     assert notes == ["re-validation: 1 of 3 trials cost more than rocksdb-default beyond the cost guard (disk +10 %, "
                      "write amp +25 %, write stalls +0.1 s) in their search runs: not finalists (--any-cost lifts the "
                      "guard)"]
-    assert Revalidator(None, None, notes.append, Path("."), guard=False)._affordable(snapshot) == trials
-    assert guarded._affordable(SimpleNamespace(trials=trials, baselines=[])) == trials
+    assert Revalidator(None, None, notes.append, Path("."), guard=False)._affordable(snapshot) == (trials, 0)
+    assert guarded._affordable(SimpleNamespace(trials=trials, baselines=[])) == (trials, 0)
+
+
+def test_when_the_cost_guard_keeps_every_trial_out_the_defaults_are_the_answer():
+    """Every synthetic trial writes 3x rocksdb-default's bytes: no finalist is re-measured, the
+    re-validation says how many the guard kept out, and the answer keeps the defaults, saying why."""
+    trial = create_trial(state=TrialState.COMPLETE, value=300.0, params={"level": 1}, distributions={"level": SPACE["level"]},
+                         user_attrs=trial_attrs(outcome="complete", metrics={"ops_per_sec": 300.0, "write_amp": 6.0}))
+    default = BaselineRecord(name="rocksdb-default", flags={}, state="COMPLETE",
+                             metrics={"ops_per_sec": 100.0, "write_amp": 2.0})
+    snapshot = SimpleNamespace(trials=(trial,), baselines=[default], space=SimpleNamespace(distance=None),
+                               directions=("maximize",), weights=None)
+    notes: list[str] = []
+    reval = Revalidator(None, None, notes.append, Path(".")).revalidate(
+        snapshot, Plan(k=2, select_rounds=1, min_rounds=2, max_rounds=2), Reference("rocksdb-default", {}))
+    assert reval is not None and reval.best is None and reval.kept_out == 1
+    assert notes[-1].endswith("none is left to re-validate: the answer is rocksdb-default")
+    summary = Summary.from_dict({"objective_metric": "ops_per_sec", "best": {"trial": 0}, "revalidation": reval.to_dict()})
+    found = answer(summary)
+    assert found is not None and (found.recommend, found.name) == ("reference", "rocksdb-default")
+    assert found.why.startswith("every trial's search run cost more than rocksdb-default's beyond the cost guard")

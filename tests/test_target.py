@@ -202,7 +202,7 @@ def test_the_search_runs_shorter_phases_and_the_revalidation_confirms_in_the_wor
     closing table say both; a resume in other phases is refused with the flag to give."""
     r = tuner("tune", "--workload", "steady-overwrite", "--target-data", "24MiB", "--target-memory", "512MiB",
               "--duration", "3s", "--search-duration", "1s", "--trials", "2", "--no-starts", "--sampler", "random", "--seed", "1",
-              "--revalidate", "1", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation",
+              "--revalidate", "1", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation", "--any-cost",
               "--out", "o", "--no-mlflow", "--no-plots", drain=True)
     assert r.returncode == 0, r.stderr
     searched = [(first_measured(tmp_path / "o") / "overwrite.command").read_text(),
@@ -388,7 +388,7 @@ def test_confirmation_at_the_target_changes_the_answer_when_the_toy_winner_loses
     space.write_text(TWO_MEMTABLES)
     r = tuner("tune", "--workload", "fillrandom", "--scale", "0.04", "--target-data", "64MiB", "--target-memory",
               "32MiB", "--space", str(space), "--sampler", "grid", "--trials", "2", "--no-starts", "--seed", "1",
-              "--revalidate", "2", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation",
+              "--revalidate", "2", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation", "--any-cost",
               "--out", "o", "--no-mlflow", "--no-plots", drain=True)
     assert r.returncode == 0, r.stderr
     summary = summary_of(tmp_path / "o")

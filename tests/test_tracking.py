@@ -141,7 +141,7 @@ def test_the_kept_defaults_are_marked_as_the_answer_once(tmp_path):
     (tmp_path / "slow.toml").write_text('[parameters.write_buffer_size]\ntype = "int"\nlow = 65536\nhigh = 131072\n')
     args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--space", str(tmp_path / "slow.toml"),
             "--trials", "2", "--seed", "1", "--no-starts", "--study", "kept", "--out", "o", "--mlflow-uri", uri,
-            "--revalidate", "1", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation"]
+            "--revalidate", "1", "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation", "--any-cost"]
     r = tuner(*args, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     summary = summary_of(tmp_path / "o")

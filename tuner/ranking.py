@@ -27,6 +27,13 @@ COST_MARGINS = {"db_size_bytes": (0.10, 0.0), "sst_bytes": (0.10, 0.0), "write_a
                 "stall_micros": (0.0, 100_000.0)}
 
 
+def margin_words() -> str:
+    """COST_MARGINS in words: "disk +10 %, write amp +25 %, write stalls +0.1 s"."""
+    names = {"db_size_bytes": "disk", "write_amp": "write amp", "stall_micros": "write stalls"}
+    return ", ".join(f"{names[k]} +{share * 100:g} %" if share else f"{names[k]} +{least / 1e6:g} s"
+                     for k, (share, least) in COST_MARGINS.items() if k in names)
+
+
 def over_cost(metrics: Mapping[str, Any], default: Mapping[str, Any]) -> list[str]:
     """The COST_MARGINS metrics on which ``metrics`` exceed ``default``'s beyond their margin."""
     over = []

@@ -353,6 +353,7 @@ class Revalidation(Record):
     ablation: list[Ablation] = field(default_factory=list)
     minimal: Minimal | None = None
     seconds: float = 0.0
+    kept_out: int = 0  # complete trials the cost guard kept from the finalists (all of them: no best)
 
     def measured(self, metric: str) -> dict[str, Measured]:
         """The estimation rounds' configurations that have a median of ``metric``, by name."""

@@ -54,13 +54,6 @@ from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.stats import Rounds, gain, paired_ratio, rank_correlation, relative_width, sample_rows
 from tuner.summary import Revalidation
 
-
-def guard_words() -> str:
-    """ranking.COST_MARGINS in words: "disk +10 %, write amp +25 %, write stalls +0.1 s"."""
-    names = {"db_size_bytes": "disk", "write_amp": "write amp", "stall_micros": "write stalls"}
-    return ", ".join(f"{names[k]} +{share * 100:g} %" if share else f"{names[k]} +{least / 1e6:g} s"
-                     for k, (share, least) in ranking.COST_MARGINS.items() if k in names)
-
 ATTR = "revalidation"
 Measure = Callable[[str, dict[str, Flag], Path, Workload | None], Measurement]
 
@@ -79,13 +72,13 @@ class Revalidator:
 
     def revalidate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference) -> Revalidation | None:
         space = snapshot.space
-        trials = self._affordable(snapshot)
+        trials, kept_out = self._affordable(snapshot)
         finalists = ranking.distinct_top(trials, snapshot.directions, plan.k, space.distance, prefer=snapshot.weights)
-        if not finalists:
-            return None
+        if not finalists:  # none completed, or the cost guard kept every one out: then the reference is the answer
+            return Revalidation(reference=reference.name, plan=_plan_dict(plan), kept_out=kept_out) if kept_out else None
         if reference.name == DEFAULT_BASELINE and not reference.values:
             reference = replace(reference, values=_default_values(snapshot))
-        result: dict[str, Any] = {"reference": reference.name, "plan": _plan_dict(plan)}
+        result: dict[str, Any] = {"reference": reference.name, "plan": _plan_dict(plan), "kept_out": kept_out}
         winner = finalists[0]
         if len(finalists) > 1:
             entries = {f"trial {t.number}": {"flags": space.flags(t.params), "trial": t.number} for t in finalists}
@@ -115,19 +108,21 @@ class Revalidator:
         result["seconds"] = self.seconds()
         return Revalidation.from_dict(result, "revalidation")
 
-    def _affordable(self, snapshot: StudySnapshot) -> tuple[FrozenTrial, ...]:
-        """The trials the finalists come from: with the guard, those whose search run cost no more than
-        rocksdb-default's beyond ranking.COST_MARGINS (all of them without its run)."""
+    def _affordable(self, snapshot: StudySnapshot) -> tuple[tuple[FrozenTrial, ...], int]:
+        """The trials the finalists come from and how many complete ones the guard kept out: with the
+        guard, those whose search run cost no more than rocksdb-default's beyond ranking.COST_MARGINS
+        (all of them without its run)."""
         default = next((b for b in snapshot.baselines if b.name == DEFAULT_BASELINE and b.complete), None)
         if not self.guard or default is None:
-            return snapshot.trials
+            return snapshot.trials, 0
         within = tuple(ranking.within_cost(snapshot.trials, default.metrics))
         complete = sum(t.state == TrialState.COMPLETE for t in snapshot.trials)
         if len(within) < complete:
             self.note(f"re-validation: {complete - len(within)} of {complete} trials cost more than rocksdb-default "
-                      f"beyond the cost guard ({guard_words()}) in their search runs: not finalists (--any-cost lifts "
-                      "the guard)" + ("; none is left to re-validate" if not within else ""))
-        return within
+                      f"beyond the cost guard ({ranking.margin_words()}) in their search runs: not finalists "
+                      "(--any-cost lifts the guard)" + ("; none is left to re-validate: the answer is rocksdb-default"
+                                                        if not within else ""))
+        return within, complete - len(within)
 
     def _select(self, snapshot: StudySnapshot, entries: dict[str, dict[str, Any]], plan: Plan,
                 reference: Reference) -> Rounds:

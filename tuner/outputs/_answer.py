@@ -17,7 +17,15 @@ from tuner.summary import CapacityOf, Ratio, StudyAnswer, Summary, TargetInfo
 def answer(summary: Summary) -> StudyAnswer | None:
     """Use the best, or keep the reference (and why), after a re-validation; else None."""
     reval = summary.revalidation
-    if reval is None or not reval.best or not summary.best:
+    if reval is None or not summary.best:
+        return None
+    if not reval.best and reval.kept_out:
+        ref = str(reval.reference)
+        return StudyAnswer(recommend="reference", name=ref,
+                           why=f"every trial's search run cost more than {DEFAULT_BASELINE}'s beyond the cost guard "
+                               f"({ranking.margin_words()}): keep {_yours(ref)} (--any-cost lets the re-validation "
+                               "choose among them)")
+    if not reval.best:
         return None
     gain, ref, best = reval.best_vs_reference or Ratio(), str(reval.reference), reval.best
     where = "at the target" if summary.target and not summary.target.assumed else "in the re-validation"
@@ -32,8 +40,11 @@ def answer(summary: Summary) -> StudyAnswer | None:
     how = "no measurable difference" if gain.verdict == "tie" else worse if gain.verdict == "slower" \
         else "not measured"
     return StudyAnswer(recommend="reference", name=ref,
-                       why=f"the best tuned configuration ({best}) against {ref} {where}: {how}; keep "
-                           f"{'your configuration' if ref != DEFAULT_BASELINE else 'the defaults'}")
+                       why=f"the best tuned configuration ({best}) against {ref} {where}: {how}; keep {_yours(ref)}")
+
+
+def _yours(ref: str) -> str:
+    return "your configuration" if ref != DEFAULT_BASELINE else "the defaults"
 
 
 def answer_of(summary: Summary) -> Answer | None:
