@@ -3525,6 +3525,17 @@ def test_the_service_level_at_the_default_jobs_target_is_quoted_as_its_json_give
                       "make tune 2026-11-27 trial 69": "| trial 69 |"}.items():
         found = capacity["capacity"][name]
         _quoted(f"{row} {found['held']:,.0f} ops/s | {found['failed']:,.0f} ops/s |", doc)
+    bound = _json("experiments/service_level/results/bound-compaction-off-10ms-11.8.1-2026-12-03.json")
+    assert bound["arguments"]["no_settle"] == "True" and bound["arguments"]["rate"] == "60000.0"
+    for name, row in {"rocksdb-default": "| rocksdb-default |", "compaction off (a bound)": "| compaction off |",
+                      "compaction off, uncompressed 256 MiB memtables (a bound)":
+                      "| compaction off, uncompressed 256 MiB memtables |"}.items():
+        found = bound["capacity"][name]
+        _quoted(f"{row} {found['held']:,.0f} ops/s | {found['failed']:,.0f} ops/s |", doc)
+    caps = {name: c["held"] for name, c in bound["capacity"].items()}
+    assert caps["compaction off (a bound)"] / caps["rocksdb-default"] >= 4  # "four times the rate the defaults held"
+    _quoted(f"({capacity['capacity']['rocksdb-default']['held']:,.0f} ops/s held above, "
+            f"{bound['capacity']['rocksdb-default']['failed']:,.0f} not held here", doc)
     probes = {round(p["offered"]): p["p99.9_us"] for p in capacity["capacity"]["make tune 2026-11-27 trial 69"]["probes"]}
     _quoted(f"50,000 writes/s missed the SLO narrowly ({probes[50000] / 1e3:.1f} ms) where\n25,000 missed it by far "
             f"({probes[25000] / 1e3:.1f} ms)".replace("\n", " "), doc)
