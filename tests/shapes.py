@@ -65,6 +65,8 @@ def shape(path: Path) -> str | None:
     record of no db_bench run (the rules are the module's)."""
     source = describing(path)
     record = json.loads(source.read_text())
+    if record.get("backend") == "rate" and record.get("defaults") is None:
+        return DEPLOYED  # the rate backend runs on its RocksDB's library defaults only (it refuses --defaults)
     if "defaults" in record:
         mode = record["defaults"].get("mode") if isinstance(record["defaults"], dict) else None
         if mode not in SHAPE_OF_MODE:

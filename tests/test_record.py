@@ -38,11 +38,11 @@ from tuner.experiment import write_overview
 from tuner.model import DEFAULT_BASELINE
 from tuner.observers._mlflow import _answer_name
 from tuner.outputs._answer import answer_of, search_gain
-from tuner.ranking import distinct_top
+from tuner.ranking import distinct_top, over_cost
 from tuner.samplers import RANKED
 from tuner.stats import across_seeds, paired_ratio, resolution
 from tuner.summary import Ratio, Summary
-from tuner.trials import BaselineRecord
+from tuner.trials import BaselineRecord, TrialRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "default_job" / "results"  # the default job's records
@@ -3490,6 +3490,40 @@ def test_the_tuner_against_a_plain_script_on_reads_each_configuration_loads_is_q
     best = plain["best"]["ops_per_second"]
     _quoted(f"had read {best:,.0f} ops/s in its search", ("docs/results.md",), at=after)
     _quoted(f"{best / held['median_ops_per_sec']['plain']:.0f} times what it then read", ("docs/results.md",), at=after)
+
+
+def test_the_first_study_at_an_slo_is_quoted_as_its_summary_gives_it():
+    """docs/measure.md's "A study at the SLO": the search against the defaults' run, the cost guard's
+    choice, the paired rounds and the capacities, from the study's OUT in experiments/service_level."""
+    doc = ("docs/measure.md",)
+    summary = Summary.load(ROOT / "experiments/service_level/results/tune-slo-60k-11.8.1-2026-12-03/summary.json")
+    default = summary.baseline("rocksdb-default")
+    assert default is not None and summary.answer is not None and summary.answer.recommend == "reference"
+    assert "--rate 60000 --slo 'p99.9<=10ms'" in (ROOT / "experiments/service_level/README.md").read_text()
+    base = default.metrics["p99.9_us"]
+    trials = {t.number: TrialRecord.of(t).metrics or {} for t in summary.optuna_study().trials
+              if TrialRecord.of(t).outcome == "complete"}
+    assert min(m["p99.9_us"] for m in trials.values()) > base  # "No trial ... beat the defaults' search run"
+    _quoted(f"search run (P99.9 {base / 1e3:.1f} ms)", doc)
+    costly = summary.costly
+    assert costly is not None and min(trials, key=lambda n: trials[n]["p99.9_us"]) == costly.trial
+    _quoted(f"trial {costly.trial} ({trials[costly.trial]['p99.9_us'] / 1e3:.1f} ms), wrote "
+            f"{costly.over['write_amp']:.2f}x the defaults' bytes", doc)
+    within = sorted(n for n, m in trials.items() if not over_cost(m, default.metrics))
+    assert len(within) == 2 and all(trials[n]["stall_micros"] == 0 for n in within)
+    _quoted("write amp " + " and ".join(f"{trials[n]['write_amp']:.2f}" for n in within), doc)
+    _quoted(" and ".join(f"{trials[n]['p99.9_us'] / 1e3:.0f} ms" for n in within), doc)
+    reval = summary.revalidation
+    assert reval is not None and reval.best_vs_reference is not None
+    rounds = {c.name: c.extra["p99.9_us"] for c in reval.configurations}
+    _quoted(f"the defaults' P99.9 was {min(rounds['rocksdb-default']) / 1e3:.1f}-"
+            f"{max(rounds['rocksdb-default']) / 1e3:.1f} ms and {reval.best}'s "
+            f"{reval.best_vs_reference.ratio:.2f}x theirs ({reval.best_vs_reference.n} rounds)", doc)
+    assert summary.capacity is not None
+    held = {c.name: c for c in summary.capacity.configurations}
+    _quoted(f"the defaults held {held['rocksdb-default'].held:,.0f} ops/s ({held['rocksdb-default'].failed:,.0f} did not)",
+            doc)
+    _quoted(f"{reval.best} {held[str(reval.best)].held:,.0f} ops/s ({held[str(reval.best)].failed:,.0f} did not)", doc)
 
 
 def test_the_service_level_at_the_default_jobs_target_is_quoted_as_its_json_gives_it():
