@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -279,3 +280,22 @@ def test_every_relative_link_and_image_resolves(document):
         elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
             broken.append(target)
     assert not broken, f"{document.relative_to(ROOT)}: broken links {broken}"
+
+
+HOST = re.compile(r"\b(?:[a-z0-9-]+\.)+(?:io|org|com|net|dev)\b", re.IGNORECASE)
+NAMED_HOSTS = {"github.com"}  # a project's home in a link; package registries are reached through their clients
+
+
+def test_no_tracked_file_names_a_package_registrys_host():
+    """Builds fetch through cargo, apt-get source and pip as the host configures them (behind a
+    company's mirror too): no tracked text file (code, docs, records) names a host but NAMED_HOSTS;
+    RocksDB's statistics names (rocksdb.multiget.io) are not hosts."""
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
+    named: set[str] = set()
+    for name in filter(None, tracked):
+        data = (ROOT / name.decode()).read_bytes() if (ROOT / name.decode()).is_file() else b""
+        if b"\0" in data[:8192]:
+            continue  # binary
+        named |= {f"{name.decode()}: {h}" for h in HOST.findall(data.decode(errors="replace"))
+                  if not h.lower().startswith("rocksdb.") and h.lower() not in NAMED_HOSTS}
+    assert not named, sorted(named)
