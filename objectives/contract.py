@@ -37,6 +37,26 @@ class RunFailed(RuntimeError):
         super().__init__(reason)
         self.reason = reason
 
+    @property
+    def broken(self) -> tuple[str, str] | None:
+        """(flag, what the program did not do) when the run broke its backend's contract
+        (:class:`ContractBroken`), else None: the failure may be the configuration's."""
+        return None
+
+
+class ContractBroken(RunFailed):
+    """The user's program (given by ``flag``, e.g. --command) broke its backend's contract: ``broke``
+    says what it did not do (e.g. print a metrics line). Unlike a crash, a kill for memory or a timeout,
+    no configuration changes that, so the engine stops the study at the first run's (rocksdb-default's)."""
+
+    def __init__(self, reason: str, flag: str, broke: str):
+        super().__init__(reason)
+        self.flag, self.broke = flag, broke
+
+    @property
+    def broken(self) -> tuple[str, str] | None:
+        return self.flag, self.broke
+
 
 class EnvironmentFault(RuntimeError):
     """The run failed for a reason outside the configuration (``fault``: a full disk, a vanished work

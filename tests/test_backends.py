@@ -29,7 +29,7 @@ from tests.conftest import summary_of
 from tests.test_cli import TUNER, tuner
 from tuner import options_file, tune
 from tuner.backends import BACKENDS, STOPPED, Backend, Found, RunFailed, Setup
-from tuner.backends._command import rocksdb_defaults
+from tuner.backends._command import CONTRACT_DOC, read_metrics, rocksdb_defaults
 from tuner.engine._prepare import check_backend, workload_of
 from tuner.engine._storage import StudyStore
 from tuner.executors import Job, LocalExecutor, Outcome
@@ -336,8 +336,9 @@ def test_a_program_runs_within_its_memory_limit_and_an_oom_kill_names_it(tmp_pat
     assert m is not None and m.metrics["mine"] and m.metrics["limit"] == limit
     assert m.details[0]["memory"]["memory_limit_bytes"] == limit and m.details[0]["memory_peak_bytes"] > 0
     hog = "x = b'x' * (256 << 20); print(len(x))"
-    assert _outcome(tmp_path, hog, memory_limit=limit).reason == \
-        "command: killed by SIGKILL: no output (out of memory: its cgroup's limit is 64 MiB)"
+    killed = _outcome(tmp_path, hog, memory_limit=limit)
+    assert killed.reason == "command: killed by SIGKILL: no output (out of memory: its cgroup's limit is 64 MiB)"
+    assert killed.broken is None  # the configuration's failure, not a broken contract: the study goes on
     assert os.listdir(tmp_path) == ["logs"]
 
 
@@ -388,6 +389,53 @@ def test_each_failure_of_the_program_is_one_clear_line(tmp_path, script, reason)
     assert outcome.measurement is None and outcome.fault is None
     assert outcome.reason == reason
     assert os.listdir(tmp_path) == ["logs"]
+
+
+NO_METRICS = ("--command", f'no JSON line with "ops_per_sec" on its stdout ({CONTRACT_DOC})')
+
+
+@pytest.mark.parametrize("script, timeout, broken", [
+    ("print('done')", 30.0, NO_METRICS),
+    ("import sys; print('sh: 1: app: not found', file=sys.stderr); sys.exit(127)", 30.0,
+     ("--command", "exit code 127, a program it runs was not found: sh: 1: app: not found")),
+    # what depends on the configuration: a crash, a non-zero exit after its metrics, a timeout
+    ("import sys; sys.exit('Invalid argument: bad option')", 30.0, None),
+    ("import sys; print('{\"ops_per_sec\": 5}'); sys.exit(127)", 30.0, None),
+    ("import sys; print('{\"ops_per_sec\": 5}'); sys.exit(3)", 30.0, None),
+    ("import time; time.sleep(30)", 0.5, None),
+])
+def test_only_a_program_that_breaks_the_contract_is_told_apart_from_a_failed_run(tmp_path, script, timeout, broken):
+    """No metrics line (or exit code 127 and none: a program it runs not found) is the program's, whatever
+    the configuration: the outcome says so (ContractBroken, naming --command), for the engine to stop
+    at rocksdb-default's run; every other failure is the configuration's (broken: None)."""
+    outcome = _outcome(tmp_path, script, timeout=timeout)
+    assert outcome.measurement is None and outcome.fault is None and outcome.reason
+    assert outcome.broken == broken
+
+
+def test_a_run_of_the_tuners_own_program_without_metrics_fails_as_any_run():
+    """The rate backend's program is open_loop (Backend.program None): no metrics fails that run only."""
+    with pytest.raises(RunFailed) as failed:
+        read_metrics("done\n")
+    assert failed.value.broken is None
+    with pytest.raises(RunFailed) as failed:
+        read_metrics("done\n", "--command")
+    assert failed.value.broken == NO_METRICS
+    assert BACKENDS["command"].program == "--command" and BACKENDS["rate"].program is None
+
+
+def test_a_program_that_breaks_the_contract_at_the_first_run_stops_the_study_in_one_line(tmp_path):
+    """rocksdb-default's run prints no metrics: one line naming --command and what is missing, exit 2,
+    no trial run (not a study of trials failing alike), nothing left in the work dir."""
+    r = tuner("tune", "--backend", "command", "--command", "true {options} {db}", "--trials", "3", "--out", "o",
+              "--work-dir", str(tmp_path), "--no-mlflow", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    (line,) = [line for line in r.stderr.splitlines() if "error" in line]
+    assert line == ("rocksdb-tuner: error: --command: the program broke the contract at rocksdb-default's run: "
+                    f'no JSON line with "ops_per_sec" on its stdout ({CONTRACT_DOC})')
+    assert not re.search(r"^trial \d+", r.stderr, re.M) and "Traceback" not in r.stderr
+    assert "no trial completed" not in r.stdout + r.stderr
+    assert not [p for p in os.listdir(tmp_path) if p.startswith("rocksdb-tuner-")]
 
 
 @pytest.mark.parametrize("printed, needs, reason", [

@@ -24,7 +24,17 @@ from tests.test_cli import tuner
 from tuner import options_file, ranking
 from tuner.engine._prepare import _memory_note, memory_plan
 from tuner.model import TargetConfig, UsageError
-from tuner.target import SHAPE, Target, load_base_options, lsm_levels, make_target, scaled, shaped
+from tuner.target import (
+    LEAST_TARGET_MEMORY,
+    SHAPE,
+    Target,
+    check_memory,
+    load_base_options,
+    lsm_levels,
+    make_target,
+    scaled,
+    shaped,
+)
 from tuner.trials import TrialRecord
 
 OPTIONS = """[Version]
@@ -97,6 +107,28 @@ def test_base_options_keep_the_users_shape_and_options(tmp_path):
 def test_bad_targets_are_refused_with_the_flag_named(data, memory, base, ram, match):
     with pytest.raises(UsageError, match=match):
         make_target(data, memory, Path(base) if base else None, 0, ram)
+
+
+@pytest.mark.parametrize("command", [
+    ("tune", "--target-data", "2GiB", "--trials", "1", "--no-mlflow", "--out", "o2"),
+    ("measure", "--rate", "100"),
+])
+def test_a_target_memory_below_what_a_run_can_work_in_is_refused_before_any_run(tmp_path, command):
+    """Not held to 64 MiB in silence (tune: the trials' floor) nor killed for memory at every run
+    (measure): one line naming the flag, exit 2, nothing run or written."""
+    r = tuner(*command, "--target-memory", "1KiB", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip() == \
+        "rocksdb-tuner: error: --target-memory: 1.0 KiB is below the least a study or a measurement runs in (32 MiB)"
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_least_target_memory_is_taken_and_a_byte_less_is_not():
+    check_memory(None)
+    check_memory(LEAST_TARGET_MEMORY)  # the confirmation test below runs its target within it
+    with pytest.raises(UsageError, match=r"^--target-memory: 32 MiB is below the least a study or a measurement runs "
+                                         r"in \(32 MiB\)"):
+        check_memory(LEAST_TARGET_MEMORY - 1)
 
 
 def test_finalists_come_from_distinct_regions():

@@ -31,6 +31,7 @@ from objectives.open_loop import (
 )
 from search_spaces import Context
 from tuner.fmt import fmt_bytes
+from tuner.target import check_memory
 
 
 def _us(value: float) -> str:
@@ -108,7 +109,9 @@ def measure_command(options: Path | None, rate: Rate, data: int, memory_limit: i
                     rocksdb_version: str | None, work_dir: Path | None, as_json: bool, slo: str | None = None,
                     sizes: tuple[int, int] = (KEY_SIZE, VALUE_SIZE)) -> int:
     """Run it and print what it showed (``--json``: every figure and the per-second series); with ``slo``,
-    search for the highest offered rate that holds it, from ``rate``."""
+    search for the highest offered rate that holds it, from ``rate``; a ``memory_limit`` below the least a
+    run can work in (tuner.target.MIN_MEMORY_LIMIT) is refused naming --target-memory."""
+    check_memory(memory_limit)
     bound = parse_slo(slo) if slo is not None else None
     if options is not None and not options.is_file():
         raise OpenLoopError(f"--options {options}: no such file")

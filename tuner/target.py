@@ -23,7 +23,16 @@ from objectives.workloads import Flag
 from search_spaces import MiB
 from search_spaces.catalogue import catalogue
 from tuner import options_file
+from tuner.fmt import fmt_bytes
 from tuner.model import UsageError
+
+# The least memory a trial is held to: a trial whose share of the target's memory:data ratio is smaller
+# runs within this (tuner.engine._prepare.memory_plan).
+MIN_MEMORY_LIMIT = 64 * MiB
+# The least --target-memory a study or a measurement takes: a run at the target is held to it as given
+# (a 64 MiB target's confirmation runs within 32 MiB in tests/test_target.py); 1 KiB had every trial held
+# to MIN_MEMORY_LIMIT in silence and every run at the target killed for memory.
+LEAST_TARGET_MEMORY = 32 * MiB
 
 # The LSM shape as db_bench flags: flag -> (OPTIONS key, RocksDB's default), from the option
 # catalogue's role = "shape" entries (search_spaces/catalogue.toml says why dynamic level bytes is there).
@@ -101,6 +110,14 @@ def _flag_value(key: str, text: str | None) -> Flag | None:
             return value if value.replace("_", "").isalnum() else None
         return int(number) if number.is_integer() else number
     return value
+
+
+def check_memory(memory: int | None, flag: str = "--target-memory") -> None:
+    """UsageError naming ``flag`` when ``memory`` is below :data:`LEAST_TARGET_MEMORY` (tune's and
+    measure's --target-memory, refused before any run)."""
+    if memory is not None and memory < LEAST_TARGET_MEMORY:
+        raise UsageError(f"{flag}: {fmt_bytes(memory)} is below the least a study or a measurement runs in "
+                         f"({fmt_bytes(LEAST_TARGET_MEMORY)})")
 
 
 def make_target(data: int | None, memory: int | None, base_options: Path | None, workload_data: int,

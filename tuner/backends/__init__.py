@@ -16,6 +16,7 @@ from tuner.backends.base import (
     DISK_FULL,
     STOPPED,
     Backend,
+    ContractBroken,
     Description,
     EnvironmentFault,
     Found,
@@ -36,6 +37,6 @@ BACKENDS: dict[str, type[Backend]] = {
     "rate": RateBackend,
 }
 
-__all__ = ["BACKENDS", "DISK_FULL", "STOPPED", "Backend", "Description", "EnvironmentFault", "Found",
+__all__ = ["BACKENDS", "DISK_FULL", "STOPPED", "Backend", "ContractBroken", "Description", "EnvironmentFault", "Found",
            "IntervalObserver", "Measurement", "Node", "Preloaded", "RunFailed", "RunStopped", "Setup", "check_metrics",
            "missing_metric"]

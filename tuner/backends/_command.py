@@ -24,7 +24,9 @@ cgroup of its own (objectives.memory, as db_bench's scored phases are: page cach
 files dropped from the page cache first), and an OOM kill fails the run naming the limit. It reports
 metrics as JSON lines on stdout: the last object with ``ops_per_sec`` counts, with every other number
 in it (``p99_us``, any named metric, which ``--objective`` and ``--constraint`` may name); other lines
-are passed over. Its stdout and stderr are kept in the trial's log directory.
+are passed over. Its stdout and stderr are kept in the trial's log directory. A run that prints no
+such line (or exits 127, a program it runs not found, printing none) broke the contract whatever the
+configuration (ContractBroken, naming --command): the study stops at rocksdb-default's run.
 
 The OPTIONS file is RocksDB's defaults (as rocksdict's RocksDB writes them for a new DB) with the
 searched options set. What the trial records and checks is the OPTIONS file RocksDB wrote into
@@ -57,6 +59,7 @@ from tuner.backends.base import (
     DISK_FULL,
     STOPPED,
     Backend,
+    ContractBroken,
     Description,
     EnvironmentFault,
     Found,
@@ -73,6 +76,9 @@ from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig, UsageErr
 
 Metrics = dict[str, float | None]
 DATA, DURATION = "{data_bytes}", "{duration}"  # the template's words for the target's data and a run's length
+NO_METRICS = 'no JSON line with "ops_per_sec" on its stdout'
+CONTRACT_DOC = "docs/workloads.md#tune-your-own-application: what it must print"
+NOT_FOUND = 127  # the exit code of a shell that found no such program
 
 
 class CommandBackend(Backend):
@@ -80,6 +86,7 @@ class CommandBackend(Backend):
     needs_command = True
     targets = True  # told the target's data ({data_bytes}) and each run's length ({duration}); runs in its memory
     distributed = True  # on Ray's workers (a --load's DB: the driver's, which workers on this host see)
+    program: str | None = "--command"  # the flag giving the user's program (ContractBroken names it); None: ours
 
     def __init__(self, setup: Setup):
         super().__init__(setup)
@@ -238,8 +245,8 @@ class CommandBackend(Backend):
             limit = (workload.memory if workload else None) or self.setup.memory_limit
             cgroup = self.cgroups.for_run(limit, db) if limit and self.cgroups else None
             started = time.monotonic()
-            stdout, memory = run(argv, log_dir, self.setup.timeout, self.stop, cgroup)
-            metrics = {"wall_seconds": time.monotonic() - started, **read_metrics(stdout)}
+            stdout, memory = run(argv, log_dir, self.setup.timeout, self.stop, cgroup, program=self.program)
+            metrics = {"wall_seconds": time.monotonic() - started, **read_metrics(stdout, self.program)}
             return metrics, _written(db) or options, argv, memory
         except OSError as exc:
             raise _os_failure("command", exc) from None
@@ -302,10 +309,12 @@ def _filled(word: str, values: dict[str, str]) -> str:
 
 
 def run(argv: list[str], log_dir: Path, timeout: float, stop: threading.Event | None = None,
-        cgroup: MemoryCgroup | None = None, what: str = "command") -> tuple[str, dict[str, int | None]]:
+        cgroup: MemoryCgroup | None = None, what: str = "command",
+        program: str | None = None) -> tuple[str, dict[str, int | None]]:
     """Run ``argv`` in its own process group (within ``cgroup``, which is removed after), output to
     ``<what>.stdout``/``.stderr`` in ``log_dir``: its stdout and the cgroup's report (empty without
-    one), or RunFailed on a timeout, a ``stop`` or a failed exit (an OOM kill says the cgroup's limit)."""
+    one), or RunFailed on a timeout, a ``stop`` or a failed exit (an OOM kill says the cgroup's limit);
+    ContractBroken naming ``program`` (the user's program's flag) for exit code 127 with no metrics."""
     if cgroup is not None:  # the stub that enters the cgroup execs a path
         argv = cgroup.wrap([shutil.which(argv[0]) or argv[0], *argv[1:]])
     memory: dict[str, int | None] = {}
@@ -343,14 +352,18 @@ def run(argv: list[str], log_dir: Path, timeout: float, stop: threading.Event | 
         reason = f"{what}: {how}: {lines[-1][:300] if lines else 'no output'}{MemoryCgroup.out_of_memory(memory) or ''}"
         if os.strerror(errno.ENOSPC) in stderr + stdout:
             raise EnvironmentFault(DISK_FULL, reason)
+        if proc.returncode == NOT_FOUND and program and '"ops_per_sec"' not in stdout:
+            raise ContractBroken(reason, program, f"{how}, a program it runs was not found: "
+                                                  f"{lines[-1][:300] if lines else 'no output'}")
         raise RunFailed(reason)
     return stdout, memory
 
 
-def read_metrics(stdout: str) -> Metrics:
+def read_metrics(stdout: str, program: str | None = None) -> Metrics:
     """The metrics of the last JSON line on stdout that has ``ops_per_sec``; RunFailed when a line
-    that opens a JSON object does not parse, none has ``ops_per_sec``, or a metric is not a number
-    (what the numbers may be, every backend's alike: tuner.backends.base.check_metrics)."""
+    that opens a JSON object does not parse, none has ``ops_per_sec`` (ContractBroken naming ``program``,
+    the user's program's flag, when given), or a metric is not a number (what the numbers may be, every
+    backend's alike: tuner.backends.base.check_metrics)."""
     found: tuple[int, dict[str, object]] | None = None
     for number, line in enumerate(stdout.splitlines(), 1):
         if not line.strip().startswith("{"):
@@ -362,7 +375,8 @@ def read_metrics(stdout: str) -> Metrics:
         if isinstance(record, dict) and "ops_per_sec" in record:
             found = number, record
     if found is None:
-        raise RunFailed('command: no metrics: no JSON line with "ops_per_sec" on its stdout')
+        reason = f"command: no metrics: {NO_METRICS}"
+        raise ContractBroken(reason, program, f"{NO_METRICS} ({CONTRACT_DOC})") if program else RunFailed(reason)
     number, record = found
     metrics: dict[str, float | None] = {}
     for key, value in record.items():

@@ -50,6 +50,7 @@ class RateBackend(CommandBackend):
     needs_rate = True
     runs_db_bench = True  # --rocksdb-version and --db-bench choose the build whose driver runs
     distributed = False  # the driver's DB is loaded on this host
+    program = None  # open_loop is the tuner's own: a run of it that prints no metrics fails as any failed run
     objective = DEFAULT_OBJECTIVE
     space = "service"  # the default space and when writes slow or stop (search_spaces/presets/service.toml)
     shown = ("delivered", "p50_us", "p99_us", "p99.9_us", "p99.99_us", "max_us", "stall_micros", "l0_files", "settle_s",

@@ -16,7 +16,8 @@ Its life in a study:
   worker after :meth:`Backend.on_node`): what every run needs there (db_bench: its runner, memory
   cgroups); :meth:`Backend.preload` builds a DB runs start from, once per study and node;
 - :meth:`Backend.measure` (per run): a configuration, a log directory and repeats -> a
-  :class:`Measurement`, or :class:`RunFailed` (the configuration's failure) or
+  :class:`Measurement`, or :class:`RunFailed` (the configuration's failure; :class:`ContractBroken`
+  when the user's program broke its backend's contract, which stops the study at rocksdb-default's run) or
   :class:`EnvironmentFault` (the study stops); every repeat's metrics pass :func:`check_metrics`;
 - :meth:`Backend.teardown` (at the end): remove what it built (by default its preloaded DBs);
 - :meth:`Backend.describe` and :meth:`Backend.memory_how`: what the console and the summary say it
@@ -39,6 +40,7 @@ from typing import Any, ClassVar
 from objectives.contract import (
     DISK_FULL,
     STOPPED,
+    ContractBroken,
     EnvironmentFault,
     IntervalObserver,
     Measurement,
@@ -265,6 +267,6 @@ class Backend(abc.ABC):
         """The backend's own measurement, as :meth:`measure` describes it, before its metrics are checked."""
 
 
-__all__ = ["DISK_FULL", "STOPPED", "Backend", "Description", "EnvironmentFault", "Found", "IntervalObserver",
-           "Measurement", "Node", "Preloaded", "RunFailed", "RunStopped", "Setup", "check_metrics", "missing_metric",
-           "representative"]
+__all__ = ["DISK_FULL", "STOPPED", "Backend", "ContractBroken", "Description", "EnvironmentFault", "Found",
+           "IntervalObserver", "Measurement", "Node", "Preloaded", "RunFailed", "RunStopped", "Setup", "check_metrics",
+           "missing_metric", "representative"]

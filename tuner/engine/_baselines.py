@@ -184,15 +184,21 @@ class Baselines:
         log_dir, m = str(outcome.job.log_dir), outcome.measurement
         if m is None:
             reason = failure_reason(outcome)
-            self._check_named(name, reason)
+            self._check_named(name, reason, outcome.broken)
             return BaselineRecord(name, flags, doc, log_dir, "FAIL", reason=reason)
         return BaselineRecord(name, flags, doc, log_dir, "COMPLETE", metrics=m.metrics, phases=m.details,
                               commands=m.commands, repeats=m.repeats or None, spread_ops_per_sec=spread(
                                   [r["ops_per_sec"] or 0.0 for r in m.repeats]) if m.repeats else None)
 
-    def _check_named(self, baseline: str, reason: str) -> None:
-        """The first run, rocksdb-default's, lacks a metric the user named for the score (--objective,
-        --constraint, --max-*): one UsageError naming the flag, not a study of failed runs."""
-        flag = self.parts.score.flag_of(missing_metric(reason) or "") if baseline == DEFAULT_BASELINE else None
+    def _check_named(self, baseline: str, reason: str, broken: tuple[str, str] | None = None) -> None:
+        """The first run, rocksdb-default's, broke its backend's contract (``broken``: the flag that gave
+        the program, and what it did not do; every configuration's run would), or lacks a metric the user
+        named for the score (--objective, --constraint, --max-*): one UsageError naming the flag, not a
+        study of failed runs."""
+        if baseline != DEFAULT_BASELINE:
+            return
+        if broken is not None:
+            raise UsageError(f"{broken[0]}: the program broke the contract at {DEFAULT_BASELINE}'s run: {broken[1]}")
+        flag = self.parts.score.flag_of(missing_metric(reason) or "")
         if flag is not None:
             raise UsageError(f"{flag}: rocksdb-default's run has no such metric: {reason}")

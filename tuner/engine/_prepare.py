@@ -39,7 +39,7 @@ from tuner.model import (
 )
 from tuner.pruners import PrunerError, make_pruner
 from tuner.samplers import choose, make_sampler, study_seed
-from tuner.target import Target, make_target, shaped
+from tuner.target import MIN_MEMORY_LIMIT, Target, check_memory, make_target, shaped
 from tuner.trials import TrialRecord
 
 
@@ -94,6 +94,7 @@ def check_values(config: TuneConfig) -> None:
     _check_search(config.search)
     _check_measurement(config.measurement)
     _check_revalidation(config.revalidation)
+    check_memory(config.target.target_memory)
     if config.revalidation.revalidation_time is not None and config.search.budget is not None:
         raise UsageError("--revalidation-time: only without --budget (a --budget holds the re-validation too, "
                          "at most half of it for choosing and the gain)")
@@ -344,7 +345,6 @@ def _reference(config: TuneConfig, space: SearchSpace,
     return None, Reference(DEFAULT_BASELINE, {})
 
 
-MIN_MEMORY_LIMIT = 64 * MiB
 MEMORY_FLAGS = ("write_buffer_size", "max_write_buffer_number", "cache_size")  # what a configuration holds in memory
 
 

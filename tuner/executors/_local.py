@@ -47,7 +47,7 @@ class LocalExecutor:
         except RunStopped as exc:
             outcome = Outcome(job, reason=str(exc), stopped=(exc.phase, exc.second))
         except RunFailed as exc:
-            outcome = Outcome(job, reason=exc.reason)
+            outcome = Outcome(job, reason=exc.reason, broken=exc.broken)
         except EnvironmentFault as exc:
             outcome = Outcome(job, reason=exc.reason, fault=exc.fault)
         self.pending.pop(0)

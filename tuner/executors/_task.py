@@ -134,7 +134,7 @@ def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None,
         finally:
             backend.teardown()
     except RunFailed as exc:
-        result = {"ok": False, "reason": exc.reason}
+        result = {"ok": False, "reason": exc.reason, "broken": exc.broken}
     except EnvironmentFault as exc:
         result = {"ok": False, "reason": f"node {node['host']}: {exc.reason}", "fault": exc.fault}
     except workdir.WorkDirError as exc:  # e.g. the node's --work-dir vanished
@@ -208,5 +208,5 @@ def outcome_of(job: Job, result: dict[str, Any], driver_db_bench: str) -> Outcom
         outcome.measurement = result["measurement"]
         keep_options(job, outcome.measurement)
     else:
-        outcome.reason, outcome.fault = result["reason"], result.get("fault")
+        outcome.reason, outcome.fault, outcome.broken = result["reason"], result.get("fault"), result.get("broken")
     return outcome

@@ -37,7 +37,8 @@ class Job:
 class Outcome:
     """What became of a job: a measurement, or a failure reason (``lost`` when its worker died,
     ``stopped`` at (phase, second) when its observer stopped it, ``fault`` when the environment
-    failed it, see tuner.backends.EnvironmentFault)."""
+    failed it, see tuner.backends.EnvironmentFault; ``broken`` when the program broke its backend's
+    contract, see tuner.backends.ContractBroken)."""
 
     job: Job
     measurement: Measurement | None = None
@@ -47,6 +48,7 @@ class Outcome:
     node: TrialNode | None = None  # where it ran, when that is not this process
     db_bench: dict[str, Any] | None = None  # the node's db_bench, when it is not the driver's
     fault: str | None = None
+    broken: tuple[str, str] | None = None  # the run broke its backend's contract: (flag, what), RunFailed.broken
 
 
 def keep_options(job: Job, measurement: Measurement) -> None:
