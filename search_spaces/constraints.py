@@ -10,6 +10,7 @@ from search_spaces.context import Context, ExpressionError, GiB, MiB, evaluate
 from search_spaces.errors import SpaceError
 
 _BELOW, _ABOVE = (ast.Lt, ast.LtE), (ast.Gt, ast.GtE)
+_UNITS = {"KiB", "MiB", "GiB"}  # names of constants, not values a configuration or host gives
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class Constraint:
     name: str
     expr: str
     doc: str = ""
+    declared: bool = False  # the user's (a space file of theirs, not a preset): never relaxed, a guard on the answer
 
     def names(self) -> set[str]:
         return {node.id for node in ast.walk(ast.parse(self.expr, mode="eval")) if isinstance(node, ast.Name)}
@@ -30,7 +32,7 @@ class Constraint:
     def explain(self, params: Mapping[str, object], ctx: Context) -> str:
         """The constraint with the values it saw, for a rejection message."""
         shown = {n: params[n] for n in sorted(self.names()) if n in params}
-        shown.update({n: ctx.names()[n] for n in sorted(self.names()) if n in ctx.names()})
+        shown.update({n: ctx.names()[n] for n in sorted(self.names()) if n in ctx.names() and n not in _UNITS})
         values = ", ".join(f"{k}={v}" for k, v in shown.items())
         return f"{self.name}: {self.expr} is false for {values}"
 
@@ -38,9 +40,10 @@ class Constraint:
         """This constraint relaxed just enough that each named configuration meets it (itself when all
         do): ``a <= b`` or ``a < b``, which they break by up to ``d`` (the largest ``a - b`` among them),
         becomes ``a - b <= d``; ``a >= b`` or ``a > b`` becomes ``a - b >= -d``. A constraint of another
-        form cannot be relaxed: SpaceError."""
+        form cannot be relaxed: SpaceError. A constraint the user ``declared`` is never relaxed: what
+        breaks it is compared with, not an option."""
         broken = [who for who, params in configurations.items() if not self.holds(params, ctx)]
-        if not broken:
+        if not broken or self.declared:
             return self
         tree = ast.parse(self.expr, mode="eval").body
         if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], _BELOW + _ABOVE)):

@@ -220,10 +220,14 @@ def preset_names() -> list[str]:
 
 
 def load_space(name_or_path: str | Path) -> SearchSpace:
-    """A preset by name (see :func:`preset_names`) or a TOML/YAML file."""
+    """A preset by name (see :func:`preset_names`) or a TOML/YAML file, whose constraints are the user's
+    (declared: never relaxed to hold the references)."""
     path = files.preset_or_file(name_or_path, PRESET_DIR, "space", SpaceError)
     data = files.load_data_file(path, "space", SpaceError)
     try:
-        return SearchSpace.from_dict(data, name=path.stem)
+        space = SearchSpace.from_dict(data, name=path.stem)
     except SpaceError as exc:
         raise SpaceError(f"space file {path}: {exc}") from None
+    if path.resolve().parent == PRESET_DIR.resolve():
+        return space
+    return replace(space, constraints=tuple(replace(c, declared=True) for c in space.constraints))

@@ -324,3 +324,25 @@ def test_a_work_dir_refusing_o_direct_leaves_direct_io_out_of_the_space(host, tm
     assert narrowed.parameter("use_direct_io_for_flush_and_compaction").choices == (False,)
     assert notes == (f"use_direct_io_for_flush_and_compaction left off: the work dir {tmp_path} refuses O_DIRECT "
                      "(give --work-dir on a disk filesystem such as ext4 or xfs to search it)",)
+
+
+def test_a_users_constraint_is_never_relaxed_a_presets_is(tmp_path, ctx):
+    """A constraint in the user's own space file is theirs: holding the defaults' 2 x 64 MiB memtables
+    widens the range but leaves `<= 64 * MiB` as written, so the defaults break it (and run as no
+    trial); a preset's constraints relax as before."""
+    path = tmp_path / "mine.toml"
+    path.write_text('[parameters.write_buffer_size]\ntype = "int"\nlow = 1048576\nhigh = 33554432\n'
+                    '[parameters.max_write_buffer_number]\ntype = "int"\nlow = 2\nhigh = 4\n'
+                    '[[constraints]]\nname = "memtables"\nexpr = "write_buffer_size * max_write_buffer_number <= 64 * MiB"\n')
+    mine = load_space(path).resolve(ctx)
+    assert [c.declared for c in mine.constraints] == [True]
+    defaults = {"write_buffer_size": 64 * MiB, "max_write_buffer_number": 2}
+    held = mine.holding({"rocksdb-default": defaults})
+    assert held.parameter("write_buffer_size").high == 64 * MiB
+    assert held.constraints == mine.constraints and [v.split(":")[0] for v in held.violations(defaults)] == ["memtables"]
+    assert held.constraints[0].explain(defaults, ctx) == ("memtables: write_buffer_size * max_write_buffer_number <= "
+                                                          "64 * MiB is false for max_write_buffer_number=2, "
+                                                          "write_buffer_size=67108864")
+    preset = load_space("default").resolve(replace(ctx, data=256 * MiB, budget=96 * MiB))
+    assert not any(c.declared for c in preset.constraints)
+    assert preset.holding({"rocksdb-default": DEFAULTS}).violations(DEFAULTS) == []

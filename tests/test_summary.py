@@ -12,7 +12,8 @@ import pytest
 from tuner import ranking
 from tuner.observers._mlflow import _answer_marks
 from tuner.outputs import closing_table
-from tuner.outputs._answer import answer_of, gain_lines
+from tuner.outputs._answer import answer, answer_of, gain_lines
+from tuner.outputs._report import verdict_lines
 from tuner.stats import resolution
 from tuner.summary import SCHEMA_VERSION, BestTrial, Summary, SummaryError
 
@@ -149,3 +150,23 @@ def test_the_best_at_any_cost_is_said_beside_the_answer():
     assert line == ("best at any cost: trial 87, 1.30x rocksdb-default's ops_per_sec in the search, kept from the "
                     "finalists by the cost guard: disk 1.70x, write amp 2.04x the defaults' in its search run "
                     "(--any-cost lets the re-validation choose it)")
+
+
+def test_a_reference_that_breaks_the_users_constraint_is_not_the_answer():
+    """The re-validated best ties rocksdb-default, which breaks the user's constraint: the answer is the
+    best within it, saying why, and the verdict line does not advise keeping the defaults."""
+    tie = {"against": "rocksdb-default", "n": 3, "ratio": 0.97, "ci95": [0.90, 1.05], "p_value": 0.4, "verdict": "tie"}
+    data = {"objective_metric": "ops_per_sec", "best": {"trial": 4}, "trials": {"complete": 5},
+            "breaks": {"rocksdb-default": ["memtables: write_buffer_size * max_write_buffer_number <= 64 * MiB is "
+                                           "false for max_write_buffer_number=2, write_buffer_size=67108864"]},
+            "revalidation": {"reference": "rocksdb-default", "best": "trial 4", "best_trial": 4,
+                             "best_vs_reference": tie}}
+    found = answer(Summary.from_dict(data))
+    assert found is not None and (found.recommend, found.name) == ("best", "trial 4")
+    assert found.why == ("rocksdb-default breaks your constraint memtables: write_buffer_size * max_write_buffer_number "
+                         "<= 64 * MiB is false for max_write_buffer_number=2, write_buffer_size=67108864: not an "
+                         "option; trial 4 is the best within it (0.97x rocksdb-default in the re-validation)")
+    summary = Summary.from_dict({**data, "answer": found.to_dict()})
+    assert verdict_lines(summary)[0].endswith("no measurable difference: but rocksdb-default breaks your constraints.")
+    kept = Summary.from_dict({**data, "breaks": {}})
+    assert verdict_lines(kept)[0].endswith("no measurable difference: keep your current configuration.")

@@ -8,7 +8,7 @@ import pytest
 from objectives.defaults import defaults_of
 from objectives.workloads import load_workload
 from search_spaces import Context, MiB, load_space
-from tests.conftest import TINY, printed_summary
+from tests.conftest import TINY, printed_summary, summary_of
 from tests.test_cli import tuner
 from tuner.backends import Found
 from tuner.engine import starts
@@ -107,6 +107,28 @@ def test_the_space_holds_the_defaults_and_the_users_configuration_whose_starts_r
     assert "compression_type gains the choice lz4hc, current's" in notes
     relaxed = [n.split(" to hold ")[1] for n in notes if n.startswith("constraint memory_budget relaxed to ")]
     assert relaxed == ["rocksdb-default's values", "current's values"]
+
+
+def test_a_constraint_in_the_users_space_file_holds_for_every_trial_and_the_answer(tmp_path):
+    """The user's space caps memtables at 64 MiB in all, below the defaults' 2 x 64 MiB: the defaults are
+    measured as the baseline but run as no trial, and the answer is the best within the cap, whatever
+    the re-validation found against the defaults."""
+    (tmp_path / "mine.toml").write_text(
+        '[parameters.write_buffer_size]\ntype = "int"\nlow = 1048576\nhigh = 33554432\nlog = true\n'
+        '[parameters.max_write_buffer_number]\ntype = "int"\nlow = 2\nhigh = 4\n[[constraints]]\nname = "memtables"\n'
+        'expr = "write_buffer_size * max_write_buffer_number <= 64 * MiB"\n')
+    r = tuner("tune", "--workload", "fillrandom", "--scale", str(TINY), "--space", "mine.toml", "--trials", "3",
+              "--seed", "1", "--out", "o", "--no-mlflow", "--revalidate", "1", "--revalidate-rounds", "2",
+              "--revalidate-max-rounds", "2", "--no-ablation", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "space mine: rocksdb-default breaks your constraint memtables: " in r.stderr
+    summary = summary_of(tmp_path / "o")
+    assert list(summary.breaks) == ["rocksdb-default"]
+    ran = [t.params for t in summary.optuna_study().trials if TrialRecord.of(t).outcome == "complete"]
+    assert len(ran) == 3 and all(p["write_buffer_size"] * p["max_write_buffer_number"] <= 64 * MiB for p in ran)
+    assert summary.answer is not None and summary.answer.recommend == "best"
+    assert summary.answer.why.startswith("rocksdb-default breaks your constraint memtables: ")
+    assert "not recommended" not in r.stdout
 
 
 def test_warm_start_auto_picks_the_most_similar_study_of_the_library(tmp_path):

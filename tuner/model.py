@@ -250,6 +250,7 @@ class StudySnapshot:
     fidelity_agreement: FidelityAgreement | None = None  # --fidelity: each rung's agreement with the full size
     defaults: Defaults | None = None  # what every db_bench run started from (None: no db_bench measured)
     widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
+    breaks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # references breaking the user's constraints
     capacity: CapacityReport | None = None  # --slo: the best's and rocksdb-default's capacity, after the re-validation
 
     @property

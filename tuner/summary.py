@@ -578,6 +578,7 @@ class Summary(Record):
     answer: StudyAnswer | None = None
     capacity: CapacityReport | None = None  # tune --slo: the capacity of the best and rocksdb-default
     costly: CostlyBest | None = None  # the search's best when the cost guard kept it from the finalists
+    breaks: dict[str, list[str]] = field(default_factory=dict)  # references that break the user's constraints
     pareto: list[TrialRow] | None = None  # multi-objective: the front's trials
     recommendation: str | None = None  # multi-objective: how the best was chosen on the front
 

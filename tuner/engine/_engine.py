@@ -136,7 +136,7 @@ class Engine:
                              seeded=tuple(attrs.seeded(self.store)), preload=self.store.stored("preload", Preload),
                              startup=self.store.stored("startup", Startup),
                              fidelity_agreement=self.store.stored("fidelity_agreement", FidelityAgreement),
-                             defaults=p.found.defaults, widened=p.widened,
+                             defaults=p.found.defaults, widened=p.widened, breaks=p.breaks,
                              capacity=self.store.stored("capacity", CapacityReport))
 
     def _target(self) -> TargetInfo | None:
@@ -172,6 +172,9 @@ class Engine:
             self.bus.note(f"this new study {note}")
         for note in (*self.parts.narrowed, *self.parts.widened):
             self.bus.note(f"space {self.parts.space.name}: {note}")
+        for name, broken in self.parts.breaks.items():
+            self.bus.note(f"space {self.parts.space.name}: {name} breaks your constraint {'; '.join(broken)}: it is "
+                          "measured for the comparison, not an option for the answer")
         if self.memory is not None and self.memory.limit_bytes is not None:
             runs = self.described(self.parts.workload, self.measurement).runs
             self.bus.note(f"{runs} within {self.memory.limit_bytes / 2**20:,.0f} MiB: {self.memory.how}")

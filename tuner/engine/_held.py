@@ -70,6 +70,22 @@ def held(space: SearchSpace, found: Found, workload: Workload,
     return wider, tuple(notes)
 
 
+def breaking(space: SearchSpace, found: Found, workload: Workload,
+             user: Reference | None = None) -> dict[str, tuple[str, ...]]:
+    """The references (:func:`references`) that break a constraint the user declared (never relaxed):
+    each one's name and the constraints it breaks, with its values, in words."""
+    assert space.context is not None  # a resolved space
+    ctx, known = space.context, set(space.context.names())
+    broken: dict[str, tuple[str, ...]] = {}
+    for name, flags in references(space, found, workload, user):
+        config = project(space, flags, clip=False)
+        words = tuple(c.explain(config, ctx) for c in space.constraints
+                      if c.declared and c.names() <= known | set(config) and not c.holds(config, ctx))
+        if words:
+            broken[name] = words
+    return broken
+
+
 def _widened(before: SearchSpace, after: SearchSpace, who: str) -> list[str]:
     """What ``after`` widened of ``before`` to hold ``who``'s configuration, in words."""
     notes = []

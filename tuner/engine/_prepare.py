@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import optuna
@@ -24,7 +24,7 @@ from tuner.backends import BACKENDS, Backend, Found
 from tuner.engine._baseline_file import NAME as BASELINE_NAME
 from tuner.engine._baseline_file import load_baseline
 from tuner.engine._budget import Growth
-from tuner.engine._held import default_flags, held
+from tuner.engine._held import breaking, default_flags, held
 from tuner.engine._plan import Plan, Reference
 from tuner.executors import Slot, executor_class
 from tuner.fmt import fmt_bytes
@@ -69,6 +69,7 @@ class Prepared:
     rungs: tuple[Workload, ...] = ()  # --fidelity: the workload at each rung's data size, the last the full one
     target: Target | None = None  # what the study tunes for (tuner.target)
     widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
+    breaks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # references breaking the user's constraints
     narrowed: tuple[str, ...] = ()  # what of the space the work dir cannot run, left out, in words
     memory_note: str | None = None  # rocksdb-default cannot fit the trials' memory: said before any run
 
@@ -267,6 +268,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     widened: tuple[str, ...] = ()
     if search.starts and sampler_name != "grid":  # the references run as starts: the space holds them
         space, widened = held(space, found, workload, reference if user is not None else None)
+    breaks = breaking(space, found, workload, reference if user is not None else None)
     what = backend.describe(workload, measurement).name
     tracking = config.tracking
     name = tracking.study or f"{what}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -288,7 +290,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
                     out=out, storage=tracking.storage or f"sqlite:///{(out / 'study.db').resolve()}",
                     db_bench_seed=search.seed if search.seed else 1, slot=slot, memory_limit=limit, plan=plan,
                     reference=reference, user_baseline=user, rungs=rungs, target=target,
-                    widened=widened, narrowed=narrowed,
+                    widened=widened, breaks=breaks, narrowed=narrowed,
                     memory_note=_memory_note(config.target, limit, needs, target, workload.data_bytes()))
 
 

@@ -19,7 +19,7 @@ def answer(summary: Summary) -> StudyAnswer | None:
     reval = summary.revalidation
     if reval is None or not summary.best:
         return None
-    if not reval.best and reval.kept_out:
+    if not reval.best and reval.kept_out and str(reval.reference) not in summary.breaks:
         ref = str(reval.reference)
         return StudyAnswer(recommend="reference", name=ref,
                            why=f"every trial's search run cost more than {DEFAULT_BASELINE}'s beyond the cost guard "
@@ -32,6 +32,11 @@ def answer(summary: Summary) -> StudyAnswer | None:
     failed = {c.name: c.failed for c in reval.configurations if c.failed is not None}
     if ref in failed and best not in failed:
         return StudyAnswer(recommend="best", name=best, why=f"{ref} failed {where} ({failed[ref]}) and {best} ran")
+    if ref in summary.breaks and best not in failed:
+        ran = f"{gain.ratio:.2f}x {ref} {where}" if gain.ratio is not None else f"not measured beside {ref}"
+        return StudyAnswer(recommend="best", name=best,
+                           why=f"{ref} breaks your constraint {'; '.join(summary.breaks[ref])}: not an option; {best} "
+                               f"is the best within it ({ran})")
     if gain.verdict == "faster":
         return StudyAnswer(recommend="best", name=best,
                            why=f"{best} beat {ref} {where} ({gain.ratio:.2f}x, its 95 % interval above 1)")

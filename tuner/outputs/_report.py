@@ -173,14 +173,15 @@ def verdict_lines(summary: Summary) -> list[str]:
     """What the study's answer is worth: the re-validated gain against the reference, said plainly."""
     reval = summary.revalidation
     if not reval or not reval.best:
-        if not summary.best:
+        if not summary.best or (reval and reval.kept_out):  # the cost guard kept every trial out: the answer says so
             return []
         return [f"single runs, not re-validated: the best of {summary.trials.complete} single runs is "
                 "partly the luckiest; run with --revalidate K (the default) for a gain that holds up"]
     ref, found, words = reval.reference, reval.best_vs_reference or Ratio(), _better(summary)
     text = f"best (trial {reval.best_trial}) vs {ref}: {ratio_text(found)}"
-    advice = {"faster": f"{words['faster']}.", "slower": f"{words['slower']}: keep your current configuration.",
-              "tie": "no measurable difference: keep your current configuration.",
+    keep = "keep your current configuration" if ref not in summary.breaks else f"but {ref} breaks your constraints"
+    advice = {"faster": f"{words['faster']}.", "slower": f"{words['slower']}: {keep}.",
+              "tie": f"no measurable difference: {keep}.",
               "not measured": "not measured."}[found.verdict or "not measured"]
     lines = [f"{text}: {advice}", *_resolution_lines(found)]
     lines += [f"best (trial {reval.best_trial}) vs {name}: {ratio_text(r)}: {words.get(str(r.verdict), r.verdict)}"
@@ -391,6 +392,7 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "answer": None,  # from the rest, below
         "capacity": snapshot.capacity,
         "costly": _costly(snapshot, baselines),
+        "breaks": {name: list(broken) for name, broken in snapshot.breaks.items()},
     }
     if len(snapshot.directions) > 1:
         data["pareto"] = [_trial_row(t) for t in snapshot.pareto_front()]
