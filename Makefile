@@ -12,9 +12,10 @@ EXTRAS   ?= test
 # minutes of db_bench time, search and re-validation included; the sampler is the CLI's default
 # (auto). Resumable by name: re-running `make tune` continues or re-reports it. The search's trials
 # run the preset's 10 s phases (search_duration), the re-validation chooses the answer and measures
-# its gain in 30 s ones (duration): docs/scale.md, "How long a phase".
-TUNE_ARGS ?= --workload steady-overwrite --target-data 2GiB --target-memory 1GiB \
-             --space default --budget 40m --seed 1 --study default-steady-overwrite --out runs/default-steady-overwrite
+# its gain in 30 s ones (duration): docs/scale.md, "How long a phase". Its flags are in the study file
+# studies/default.toml; flags after it override the file's (make tune TUNE_ARGS="--from
+# studies/default.toml --no-mlflow"), or give your own (make tune TUNE_ARGS="--from studies/mine.toml").
+TUNE_ARGS ?= --from studies/default.toml
 PYTEST_ARGS ?=
 # 1: `make tune` and `make test` build a release db_bench once (cached in ~/.cache/rocksdb-tuner) and
 # the tuner prefers it; 0: use the distribution's assertion build as is.

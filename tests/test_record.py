@@ -31,7 +31,7 @@ from search_spaces import Context, load_space
 from tests.figures import LABEL, Binding, documents, figures, places
 from tests.shapes import DEPLOYED, PINNED, ShapeError, mislabelled, reads, shape
 from tuner import experiment
-from tuner.cli import build_parser
+from tuner.cli import build_parser, study_file_words
 from tuner.engine._budget import Growth, usage
 from tuner.engine._loop import HOPELESS
 from tuner.experiment import write_overview
@@ -104,10 +104,12 @@ def _without_names(command: str) -> str:
 
 
 def _tune_args() -> str:
-    """make tune's arguments (the Makefile's TUNE_ARGS), on one line."""
+    """make tune's arguments (the Makefile's TUNE_ARGS), on one line; a study file's (--from FILE) as its flags."""
     found = re.search(r"^TUNE_ARGS \?= (.*?)(?<!\\)$", (ROOT / "Makefile").read_text(), re.MULTILINE | re.DOTALL)
     assert found is not None
-    return " ".join(found[1].replace("\\\n", " ").split())
+    args = " ".join(found[1].replace("\\\n", " ").split())
+    study = re.fullmatch(r"--from (\S+)", args)
+    return " ".join(study_file_words(ROOT / study[1])) if study else args
 
 
 def _by_style(summary: Summary) -> re.Match[str]:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import re
 import shlex
 import shutil
 import sys
+import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -52,12 +54,90 @@ INPUT_ERRORS = (UsageError, SpaceError, WorkloadError, DbBenchError, SamplerErro
 _SIZE_RE = re.compile(r"^\s*([\d.]+)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
 
 
+TUNE_USAGE = ("%(prog)s [--from FILE] [--workload NAME|FILE] [--budget TIME]\n"
+              "                          [--target-data SIZE] [--target-memory SIZE] [FLAG ...]")
+TUNE_DESCRIPTION = "Run (or resume) a tuning study. Every flag is optional; all are in docs/cli.md."
+
+
+class StudyFileError(ValueError):
+    """A study file (`tune --from FILE`) that does not stand for `tune` flags: one line naming the file and the key."""
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, but bad flags end with one line and exit code 2 (not the whole usage text)."""
+    """argparse, but bad flags end with one line and exit code 2 (not the whole usage text); a parser with
+    `--from FILE` (`tune`) reads the study file's flags before the command line's."""
 
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+
+    def parse_known_args(  # type: ignore[override]
+            self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None,
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """With `--from FILE`: parse the file's flags (:func:`study_file_words`) followed by the command line's,
+        so argparse checks every value and the command line's win (a repeatable flag given there replaces
+        the file's list rather than adding to it)."""
+        study = self._option_string_actions.get("--from")
+        argv = list(sys.argv[1:] if args is None else args)
+        if study is None:
+            return super().parse_known_args(argv, namespace)
+        given, extras = super().parse_known_args(argv, copy.copy(namespace))  # the command line alone
+        if getattr(given, study.dest) is None:
+            return (given, extras) if namespace is None else super().parse_known_args(argv, namespace)
+        try:
+            words = study_file_words(getattr(given, study.dest), self)
+        except StudyFileError as exc:
+            print(f"rocksdb-tuner: error: {exc}", file=sys.stderr)
+            sys.exit(EXIT_USAGE)
+        parsed, extras = super().parse_known_args([*words, *argv], namespace)
+        for action in self._actions:
+            if isinstance(action, argparse._AppendAction) and getattr(given, action.dest) != action.default:
+                setattr(parsed, action.dest, getattr(given, action.dest))
+        return parsed, extras
+
+
+def study_file_words(path: Path, parser: argparse.ArgumentParser | None = None) -> list[str]:
+    """The `tune` flags a study file stands for, in its keys' order: ``budget = "40m"`` is ``--budget 40m``,
+    ``no-mlflow = true`` is ``--no-mlflow`` (false: nothing), a list is the flag once per item (only a
+    repeatable flag, ``constraint``, takes one). Keys are the flags' long names without the dashes, spelled
+    out. Raises :class:`StudyFileError` for an unreadable file, an unknown key or a value of the wrong kind;
+    the values themselves are argparse's to check."""
+    tune = parser or next(a for a in build_parser()._actions
+                          if isinstance(a, argparse._SubParsersAction)).choices["tune"]
+    where = f"--from {path}"
+    try:
+        table = tomllib.loads(Path(path).read_text())
+    except OSError as exc:
+        raise StudyFileError(f"{where}: {(exc.strerror or str(exc)).lower()}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise StudyFileError(f"{where}: not valid TOML ({exc})") from None
+    words: list[str] = []
+    for key, value in table.items():
+        action = tune._option_string_actions.get(f"--{key}")
+        if action is None or isinstance(action, argparse._HelpAction) or key.startswith("-"):
+            raise StudyFileError(f"{where}: unknown key {key!r} (not a tune flag)")
+        if action.dest == "study_file":
+            raise StudyFileError(f"{where}: key 'from': a study file does not read another")
+        words += _flag_words(f"--{key}", action, value, where)
+    return words
+
+
+def _flag_words(flag: str, action: argparse.Action, value: object, where: str) -> list[str]:
+    """A study file's ``value`` of ``flag`` as command-line words (``--flag=-x`` for a value that begins
+    with a dash, which argparse would take for a flag)."""
+    key = flag.removeprefix("--")
+    if action.nargs == 0:
+        if not isinstance(value, bool):
+            raise StudyFileError(f"{where}: {key!r} is a switch: true or false")
+        return [flag] if value else []
+    if isinstance(value, list) and not isinstance(action, argparse._AppendAction):
+        raise StudyFileError(f"{where}: {key!r} takes one value, not a list")
+    words: list[str] = []
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+            raise StudyFileError(f"{where}: {key!r} takes a string or a number")
+        words += [f"{flag}={item}"] if str(item).startswith("-") else [flag, str(item)]
+    return words
 
 
 def parse_size(text: str) -> int:
@@ -161,7 +241,8 @@ def _port(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rocksdb-tuner", description="Bayesian tuning of RocksDB options on real db_bench runs.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _tune_parser(sub.add_parser("tune", help="run (or resume) a tuning study"))
+    _tune_parser(sub.add_parser("tune", help="run (or resume) a tuning study", usage=TUNE_USAGE,
+                                description=TUNE_DESCRIPTION))
     _experiment_parser(sub.add_parser("experiment", help="reproduce source studies S0-S4: their sweep, the tuner, "
                                                      "a head-to-head"))
     _other_parsers(sub)
@@ -172,12 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _rate_arguments(g: argparse._ArgumentGroup) -> None:
-    """`tune`'s flags of the rate backend (docs/measure.md)."""
-    g.add_argument("--rate", type=_positive_float, metavar="OPS",
-                   help="writes offered per second, open loop (--backend rate): each configuration runs on a copy of "
-                        "a DB of --target-data (2 GiB when not given) loaded once, each request timed from when it was "
-                        "due, for --duration (60s when not given); the objective is then its tail, p99.9_us, unless --objective "
-                        "names another metric (docs/measure.md)")
+    """`tune`'s flags of the rate backend beside --rate (docs/measure.md)."""
     g.add_argument("--read-rate", type=_positive_float, metavar="OPS",
                    help="with --rate: random reads offered per second beside the writes")
     g.add_argument("--arrivals", choices=ARRIVALS, default="constant",
@@ -188,12 +264,50 @@ def _rate_arguments(g: argparse._ArgumentGroup) -> None:
                         "each rate one --duration run and its settle; the curve in OUT/plots and MLflow")
 
 
+def _start_here(t: argparse.ArgumentParser) -> None:
+    """`tune`'s first `--help` group: the dozen flags a study sets first, in a line or two each (docs/cli.md
+    has the rest of what each does). Each sets one part of :class:`TuneConfig`, as the groups after it
+    hold every other flag, one group per part."""
+    g = t.add_argument_group('start here', "the flags a study sets first; every other is in the groups below")
+    g.add_argument("--from", dest="study_file", type=Path, metavar="FILE",
+                   help="a study file: TOML of these flags, e.g. budget = \"40m\", no-mlflow = true; flags on the "
+                        "command line override the file's (studies/default.toml is `make tune`'s)")
+    g.add_argument("--workload", metavar="NAME|FILE",
+                   help="preset name (`rocksdb-tuner workloads`), TOML/YAML file, or trace:FILE with --db-snapshot "
+                        "(default fillrandom; with --target-data, steady-overwrite)")
+    g.add_argument("--rate", type=_positive_float, metavar="OPS",
+                   help="writes offered per second, open loop (--backend rate), on a DB of --target-data (2 GiB when "
+                        "not given): the score is then p99.9_us at that rate, unless --objective names another "
+                        "metric (docs/measure.md)")
+    g.add_argument("--target-data", type=parse_size, metavar="SIZE",
+                   help="raw data of the DB you deploy, e.g. 4GiB: trials run in its LSM shape, the answer is "
+                        "confirmed at it (default: none, the workload's own size)")
+    g.add_argument("--target-memory", type=parse_size, metavar="SIZE",
+                   help="memory RocksDB may use there, page cache included, e.g. 1GiB: trials run in a memory "
+                        "cgroup of it (default: the workload's data_to_memory, if it sets one)")
+    g.add_argument("--budget", type=_duration, metavar="TIME",
+                   help="machine time for the whole study, re-validation included, e.g. 45m or 2h: the search "
+                        "stops when the next trial and the re-validation would not fit")
+    g.add_argument("--trials", type=_trials, default=None, metavar="N",
+                   help="measured trials in the study, resumed ones included (default 20, or as many as --budget allows)")
+    g.add_argument("--seed", type=int, metavar="N",
+                   help="sampler seed (also db_bench's --seed); makes a study reproducible")
+    g.add_argument("--space", metavar="NAME|FILE",
+                   help="preset name (`rocksdb-tuner spaces`) or TOML/YAML file (default default; with --rate, service)")
+    g.add_argument("--objective", type=_objective, metavar="OBJECTIVE",
+                   help="throughput (max ops/s), multi (Pareto: ops/s, P99, write amp), or any metric the runs "
+                        "report, METRIC:max or METRIC:min, e.g. p99_us:min; METRIC alone: max, min for a latency, "
+                        "time or size (default throughput; with --rate, p99.9_us)")
+    g.add_argument("--study", metavar="NAME",
+                   help="study name; an existing one is resumed (default <workload>-<time>)")
+    g.add_argument("--out", type=Path, metavar="DIR", help="output directory (default runs/<study>)")
+
+
 def _tune_parser(t: argparse.ArgumentParser) -> None:
-    """`tune`'s options, one group per part of :class:`TuneConfig`, as `tune --help` shows them."""
+    """`tune`'s options: first the ones a study sets first, then the rest in one group per part of
+    :class:`TuneConfig`, as `tune --help` shows them."""
+    _start_here(t)
     g = t.add_argument_group('measurement', 'what each configuration runs, at what size, and how it is measured')
-    g.add_argument("--workload",
-                   help="preset name, TOML/YAML file, or trace:FILE (a RocksDB trace, with --db-snapshot) "
-                        "(default fillrandom; with --target-data, steady-overwrite on a preloaded DB)")
     g.add_argument("--backend", choices=list(BACKENDS),
                    help="what measures a configuration: db_bench runs --workload; command runs --command, your own "
                         "program; rate runs RocksDB at --rate, open loop (default db_bench, or rate with --rate)")
@@ -240,14 +354,6 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                    help="measure each trial (and baseline) R times, one after the other; its score is the median")
     g.add_argument("--trial-timeout", type=_positive_float, default=600.0, help="seconds before a trial is killed")
     g = t.add_argument_group('the target', 'the DB the answer is for: trials keep its shape, the answer is confirmed there')
-    g.add_argument("--target-data", type=parse_size, metavar="SIZE",
-                   help="raw data (keys and values) of the DB you deploy, e.g. 4GiB: trials run at this size in "
-                        "its LSM shape, and the answer is confirmed there; with --backend command, your program is "
-                        "told it as {data_bytes} (default: none, the workload's own size, as the summary says)")
-    g.add_argument("--target-memory", type=parse_size, metavar="SIZE",
-                   help="memory RocksDB may use there, page cache included, e.g. 1GiB: trials (your program's runs, "
-                        "with --backend command) run in a memory cgroup of this size (default: the workload's "
-                        "data_to_memory, if it sets one)")
     g.add_argument("--base-options", type=Path, metavar="OPTIONS",
                    help="your current RocksDB OPTIONS file: every option the space does not search (file and level "
                         "sizes, L0 triggers, ...) stays as it is there, and it is the baseline gains are measured "
@@ -264,20 +370,6 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
 def _search_args(t: argparse.ArgumentParser) -> None:
     """`tune`'s options on the search: its space, its score, how configurations are chosen."""
     g = t.add_argument_group('search', 'the space searched, the score, how configurations are chosen and how many')
-    g.add_argument("--trials", type=_trials, default=None,
-                   help="measured trials in the study, resumed ones included (default 20, or as many as --budget allows)")
-    g.add_argument("--budget", type=_duration, metavar="TIME",
-                   help="machine time for the whole study (db_bench's wall time: baselines, trials, repeats, "
-                        "re-validation), e.g. 45m or 2h; the search stops when the next trial and the "
-                        "re-validation would not fit")
-    g.add_argument("--seed", type=int, help="sampler seed (also db_bench's --seed); makes a study reproducible")
-    g.add_argument("--space", help="preset name or TOML/YAML file (default default; with --rate, service)")
-    g.add_argument("--objective", type=_objective, metavar="OBJECTIVE",
-                   help="throughput: max ops/s; multi: Pareto over ops/s, P99, write amp; or any metric the runs "
-                        "report, by its name: METRIC:max or METRIC:min (METRIC alone: max, but min for a latency, a "
-                        "time, a size or write_amp: names ending _us, _micros, _s, _seconds, _bytes), e.g. --objective "
-                        "p99_us:min, or scan_rows_per_sec for a number your program prints (default throughput; with "
-                        "--rate, p99.9_us)")
     g.add_argument("--prefer", type=_weights, metavar="WEIGHTS",
                    help="with --objective multi, how the one recommended configuration is picked from the Pareto "
                         "front: weights of ops, p99, write_amp, e.g. ops=2,p99=1,write_amp=0 (default 1 each: the "
@@ -364,8 +456,6 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
     g.add_argument("--work-dir", type=Path,
                    help="where trial DBs are created (default $TMPDIR/rocksdb-tuner-work-<uid>, /tmp without TMPDIR)")
     g = t.add_argument_group('tracking and outputs', 'where the study is kept and what it writes')
-    g.add_argument("--study", help="study name; an existing one is resumed (default <workload>-<time>)")
-    g.add_argument("--out", type=Path, help="output directory (default runs/<study>)")
     g.add_argument("--storage", help="Optuna storage URL (default sqlite:///OUT/study.db)")
     g.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
     g.add_argument("--mlflow-uri", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else "
@@ -557,7 +647,8 @@ def _stopped(exc: EnvironmentFault, resume: str) -> str:
 
 
 def _resume(args: argparse.Namespace, study: Study) -> str:
-    """The command that resumes ``study`` as ``args`` started it."""
+    """The command that resumes ``study`` as ``args`` started it: its study file, if any, and the flags that
+    decide what it measures, as they came out (the command line's over the file's)."""
     m = study.config.measurement
     measured = f"--workload {args.workload or study.parts.workload.name}" if BACKENDS[m.backend].workloads else \
         f"--backend {m.backend}" + (f" --command {shlex.quote(args.program)}" if args.program else "") \
@@ -565,7 +656,8 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
         + "".join(f" {flag} {value:g}" for flag, value in (("--rate", args.rate), ("--read-rate", args.read_rate)) if value) \
         + (f" --arrivals {args.arrivals}" if args.rate and args.arrivals != "constant" else "") \
         + (f" --slo {shlex.quote(args.slo)}" if args.rate and args.slo else "")
-    return (f"rocksdb-tuner tune --study {study.name} --out {study.out} {measured}"
+    study_file = f" --from {shlex.quote(str(args.study_file))}" if args.study_file else ""  # and its other flags
+    return (f"rocksdb-tuner tune{study_file} --study {study.name} --out {study.out} {measured}"
             + (f" --space {args.space}" if args.space else "")
             + (f" --trials {args.trials}" if args.trials else "") + (f" --budget {args.budget:g}s" if args.budget else "")
             + (f" --revalidation-time {args.revalidation_time:g}s" if args.revalidation_time else "")
