@@ -288,10 +288,11 @@ class AtRate(Protocol):
 
 
 def capacity(loaded: AtRate, rate: Rate, slo: Bound, resolution: float = 0.1, most: int = 12,
-             say: Callable[[str], None] = lambda _: None) -> Capacity:
+             say: Callable[[str], None] = lambda _: None, step: float = 2.0) -> Capacity:
     """The highest offered rate whose run holds ``slo``: from ``rate`` (writes and reads scaled together),
-    doubling or halving until one holds and one does not, then halving the gap (geometrically) until the
-    two are within ``resolution`` of each other, or ``most`` runs. Each rate runs once."""
+    up or down by ``step`` times (doubling or halving) until one holds and one does not, then halving the
+    gap (geometrically) until the two are within ``resolution`` of each other, or ``most`` runs. Each
+    rate runs once."""
     held: float | None = None
     failed: float | None = None
     probes: list[tuple[float, RateRun]] = []
@@ -313,7 +314,7 @@ def capacity(loaded: AtRate, rate: Rate, slo: Bound, resolution: float = 0.1, mo
                 break
             offered = math.sqrt(held * failed)
         else:
-            offered = offered * 2 if ok else offered / 2
+            offered = offered * step if ok else offered / step
         if offered < 1:
             break
     return Capacity(slo, held, failed, tuple(probes))

@@ -6,21 +6,25 @@ sample), a rate out of reach shown as not delivered, options applied, and the co
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from objectives.open_loop import PERCENTILES, OpenLoopError, Rate, RateRun, capacity, find, parse, parse_slo
+from objectives.open_loop import PERCENTILES, Capacity, OpenLoopError, Rate, RateRun, capacity, find, parse, parse_slo
 from objectives.parser import parse as parse_db_bench
 from objectives.scores import Score
 from tests.conftest import leftovers
 from tuner.backends import BACKENDS
+from tuner.engine._capacity import capacities
 from tuner.engine._prepare import check_backend
 from tuner.measure import curve
 from tuner.model import TuneConfig, UsageError
@@ -287,6 +291,8 @@ def test_a_metric_named_alone_is_minimized_when_it_is_a_latency_a_time_or_a_size
      "--workload: shapes db_bench's workloads; the rate backend runs RocksDB at --rate, open loop"),
     ({"backend": "rate", "rate": 1000.0, "command": "x {options}"}, "--command: goes with --backend command, not rate"),
     ({"backend": "rate", "rate": 1000.0, "parallel": 2}, "--parallel: the rate backend runs on this host only"),
+    ({"backend": "rate", "rate": 1000.0, "capacity_rounds": 3}, "--capacity-rounds: 3: goes with --slo"),
+    ({"backend": "rate", "rate": 1000.0, "slo": "p99.9<=10ms", "capacity_rounds": 0}, "--capacity-rounds: 0: 1 or more"),
 ])
 def test_what_the_rate_backend_cannot_take_is_refused_naming_the_flag(fields, message):
     with pytest.raises(UsageError) as refused:
@@ -362,3 +368,83 @@ def test_the_capacity_line_says_each_bracket_and_the_ratio():
     assert "rocksdb-default holds it up to 60,000 ops/s (66,000 did not)" in line
     assert "trial 9 holds it up to 78,000 ops/s (every rate tried): 1.30x the defaults' capacity" in line
     assert capacity_line(Summary()) is None
+
+
+class _Store:
+    """The study storage's keep/stored, in memory."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, object] = {}
+
+    def keep(self, attr: str, value: object) -> None:
+        self.kept[attr] = value
+
+    def stored(self, attr: str, kind: type) -> object:
+        return self.kept.get(attr)
+
+
+def _capacity_stage(tmp_path: Path, rounds: int) -> SimpleNamespace:
+    """What tuner.engine._capacity.capacities reads of a study: rocksdb-default and trial 5, --slo, --rate."""
+    measurement = SimpleNamespace(slo="p99.9<=10ms", capacity_rounds=rounds, rate=60_000.0)
+    best = SimpleNamespace(number=5, params={"x": 1})
+    return SimpleNamespace(
+        parts=SimpleNamespace(config=SimpleNamespace(measurement=measurement, search=SimpleNamespace(seed=1)),
+                              plan=SimpleNamespace(workload=None), workload=None, out=tmp_path,
+                              space=SimpleNamespace(flags=lambda params: {"x": params["x"]})),
+        snapshot=SimpleNamespace(baselines=[SimpleNamespace(name="rocksdb-default", flags={})], best=lambda: best),
+        bus=SimpleNamespace(note=lambda line: None, study_stopped=lambda *a: None), store=_Store())
+
+
+def test_capacity_rounds_pair_each_rounds_capacity_into_a_ratio_and_resume_where_they_stopped(tmp_path):
+    """Synthetic capacities with a known answer: the defaults hold 100k, 90k and 110k ops/s in rounds
+    1-3 (the host's drift), trial 5 1.3x, 1.344x and 1.273x that: the paired ratio is their geometric
+    mean with an interval above 1. Rounds past the first start from the configuration's last capacity,
+    logs in round-<r>; a Ctrl-C in round 2 loses nothing measured: the resume runs only what is missing."""
+    truth = {"rocksdb-default": [100_000, 90_000, 110_000], "trial 5": [130_000, 121_000, 140_000]}
+    calls: list[tuple[str, float | None, str]] = []
+    stop_at: list[int] = [4]
+
+    def measured(flags, slo, log_dir, workload, say, start):
+        name = "trial 5" if flags else "rocksdb-default"
+        r = sum(1 for c in calls if c[0] == name)
+        if len(calls) == stop_at[0]:
+            raise KeyboardInterrupt
+        calls.append((name, start, log_dir.name))
+        held = float(truth[name][r])
+        return Capacity(slo, held, held * 1.1, ((held, RateRun({"delivered": 1.0, "p99.9_us": 5000.0}, (), "")),))
+
+    study = _capacity_stage(tmp_path, 3)
+    with pytest.raises(KeyboardInterrupt):
+        capacities(study.parts, study.store, study.bus, study.snapshot, measured)
+    assert len(calls) == 4  # rounds 1 and 2 were both measured before the stop: kept
+    stop_at[0] = -1
+    capacities(study.parts, study.store, study.bus, study.snapshot, measured)
+    assert len(calls) == 6 and sorted(c[0] for c in calls) == ["rocksdb-default"] * 3 + ["trial 5"] * 3
+    by_name = {n: [c for c in calls if c[0] == n] for n in truth}
+    for name, runs in by_name.items():
+        assert [start for _, start, _ in runs] == [None, *map(float, truth[name][:2])]  # from the last round's capacity
+        assert [d for _, _, d in runs] == [name.replace(" ", "-"), "round-2", "round-3"]
+    report = study.store.kept["capacity"]
+    assert report.rounds == 3 and report.of("trial 5").held_by_round == [130_000, 121_000, 140_000]
+    assert report.of("rocksdb-default").held == 100_000 and [p.round for p in report.of("trial 5").probes] == [1, 2, 3]
+    ratio = report.vs_default["trial 5"]
+    expected = math.exp(statistics.fmean(math.log(b / a) for a, b in zip(*truth.values())))
+    assert ratio.n == 3 and ratio.ratio == pytest.approx(expected) and ratio.verdict == "faster" and ratio.ci95[0] > 1
+    line = capacity_line(Summary.from_dict({"capacity": report.to_dict()}))
+    assert line is not None and "3 paired rounds" in line
+    assert "rocksdb-default holds it up to 100,000 ops/s, the median of its rounds' (100,000, 90,000, 110,000)" in line
+    assert f": {expected:.2f}x (95 % CI " in line and "3 paired rounds) the defaults' capacity, paired by round" in line
+
+
+def test_one_capacity_round_is_a_bracket_from_the_studys_rate_as_before(tmp_path):
+    study = _capacity_stage(tmp_path, 1)
+    starts: list[float | None] = []
+
+    def measured(flags, slo, log_dir, workload, say, start):
+        starts.append(start)
+        return Capacity(slo, 60_000.0, 66_000.0, ())
+
+    capacities(study.parts, study.store, study.bus, study.snapshot, measured)
+    report = study.store.kept["capacity"]
+    assert starts == [None, None] and report.vs_default == {} and report.of("trial 5").held == 60_000
+    assert "a bracket, not an interval" in (capacity_line(Summary.from_dict({"capacity": report.to_dict()})) or "")

@@ -262,6 +262,9 @@ def _rate_arguments(g: argparse._ArgumentGroup) -> None:
                    help="with --rate: at the end, the capacity of the best configuration and of rocksdb-default at "
                         "BOUND (e.g. 'p99.9<=10ms'): the highest offered rate each holds it at, from --rate up or down, "
                         "each rate one --duration run and its settle; the curve in OUT/plots and MLflow")
+    g.add_argument("--capacity-rounds", type=int, default=1, metavar="R",
+                   help="with --slo: the capacity searches in R paired rounds (2 or more: the ratio of the two "
+                        "capacities with its 95%% interval; one: a bracket of single runs) (default 1)")
 
 
 def _start_here(t: argparse.ArgumentParser) -> None:
@@ -579,7 +582,7 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
         measurement=MeasurementConfig(
             workload=args.workload, backend=args.backend or ("rate" if args.rate is not None else "db_bench"),
             command=args.program, load=args.load, rate=args.rate, read_rate=args.read_rate or 0.0,
-            arrivals=args.arrivals, slo=args.slo, scale=args.scale,
+            arrivals=args.arrivals, slo=args.slo, capacity_rounds=args.capacity_rounds, scale=args.scale,
             duration=args.duration, search_duration=args.search_duration, db_snapshot=args.db_snapshot, drain=not args.no_drain,
             defaults=args.defaults,
             baselines=not args.no_baselines, repeats=args.repeats, trial_timeout=args.trial_timeout),
@@ -655,7 +658,8 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
         + (f" --load {shlex.quote(args.load)}" if args.load else "") \
         + "".join(f" {flag} {value:g}" for flag, value in (("--rate", args.rate), ("--read-rate", args.read_rate)) if value) \
         + (f" --arrivals {args.arrivals}" if args.rate and args.arrivals != "constant" else "") \
-        + (f" --slo {shlex.quote(args.slo)}" if args.rate and args.slo else "")
+        + (f" --slo {shlex.quote(args.slo)}" if args.rate and args.slo else "") \
+        + (f" --capacity-rounds {args.capacity_rounds}" if args.rate and args.slo and args.capacity_rounds != 1 else "")
     study_file = f" --from {shlex.quote(str(args.study_file))}" if args.study_file else ""  # and its other flags
     return (f"rocksdb-tuner tune{study_file} --study {study.name} --out {study.out} {measured}"
             + (f" --space {args.space}" if args.space else "")

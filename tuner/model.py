@@ -55,6 +55,7 @@ class MeasurementConfig:
     read_rate: float = 0.0  # --backend rate: reads offered per second beside them
     arrivals: str = "constant"  # --backend rate: constant gaps or poisson
     slo: str | None = None  # --backend rate: the capacity of the best and rocksdb-default at this bound, at the end
+    capacity_rounds: int = 1  # --slo: paired rounds of each one's capacity search (2 or more: a ratio and its interval)
     scale: float | None = None  # the trials' data size factor: 1 without a target; with one, set to reach it
     duration: float | None = None  # seconds of each timed phase (--duration; the workload's own by default)
     search_duration: float | None = None  # the search's trials' timed phases (--search-duration), when shorter
@@ -160,7 +161,8 @@ _PART_OF: dict[str, str] = {f.name: part for part, kind in PARTS.items() for f i
 
 @dataclass(frozen=True, init=False)
 class TuneConfig:
-    """Everything a study needs, in parts: one per group of ``tune --help``, each read by the
+    """Everything a study needs, in parts: one per group of ``tune --help`` after its "start here"
+    (whose flags each land in one of them), each read by the
     components it concerns (the executors read ``execution``, the re-validation ``revalidation``,
     MLflow ``tracking``).
 

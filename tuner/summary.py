@@ -482,17 +482,21 @@ class CapacityProbe(Record):
     delivered: float | None = None
     settled: bool | None = None
     held: bool = False
+    round: int = 1  # the paired round of capacity searches it belongs to
 
 
 @dataclass(frozen=True)
 class CapacityOf(Record):
     """One configuration's capacity at the SLO: the highest rate tried that held it and the lowest that
-    did not (single runs: a bracket, not an interval), and every rate tried in the order tried."""
+    did not (single runs: a bracket, not an interval; over rounds, the medians of each round's), each
+    round's, and every rate tried in the order tried."""
 
     name: str = ""
     held: float | None = None
     failed: float | None = None
     probes: list[CapacityProbe] = field(default_factory=list)
+    held_by_round: list[float | None] = field(default_factory=list)  # one per round (none recorded: one round)
+    failed_by_round: list[float | None] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -505,6 +509,8 @@ class CapacityReport(Record):
     bound: float = 0.0  # its bound, in the metric's unit
     configurations: list[CapacityOf] = field(default_factory=list)
     seconds: float = 0.0
+    rounds: int = 1  # paired rounds: in each, every configuration's search over rates, in a random order
+    vs_default: dict[str, Ratio] = field(default_factory=dict)  # 2+ rounds: each one's held rate over the defaults'
 
     def of(self, name: str) -> CapacityOf | None:
         return next((c for c in self.configurations if c.name == name), None)

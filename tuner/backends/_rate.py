@@ -20,6 +20,7 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from objectives.dbbench import DbBenchError, probe
@@ -72,10 +73,17 @@ class RateBackend(CommandBackend):
         return rate_words(self.setup.rate)
 
     def capacity(self, flags: dict[str, Flag], slo: Bound, log_dir: Path, workload: Workload | None = None,
-                 say: Callable[[str], None] = lambda _: None) -> Capacity:
-        """From the study's rate up or down (objectives.open_loop.capacity), each rate one run of
-        ``workload`` (the study's by default) on a checkpoint of the loaded DB, logs in ``log_dir/<rate>``."""
+                 say: Callable[[str], None] = lambda _: None, start: float | None = None) -> Capacity:
+        """From the study's rate up or down by doubling or halving, or from ``start`` ops/s (writes and
+        reads in the study's proportion) by two resolution steps (objectives.open_loop.capacity), each
+        rate one run of ``workload`` (the study's by default) on a checkpoint of the loaded DB, logs in
+        ``log_dir/<rate>``."""
         assert self.setup.rate is not None
+        rate, step = self.setup.rate, 2.0
+        if start is not None:  # near an earlier round's capacity: a bracket in about three runs
+            step = (1 + CAPACITY_RESOLUTION) ** 2
+            share = start / (rate.writes + rate.reads)
+            rate = replace(rate, writes=rate.writes * share, reads=rate.reads * share)
         options = self.options_text(flags)
         backend = self
 
@@ -85,7 +93,7 @@ class RateBackend(CommandBackend):
                                                 workload or backend.setup.workload, rate_words(rate))
                 return RateRun({k: v for k, v in metrics.items() if v is not None}, (), "")
 
-        return capacity(Runs(), self.setup.rate, slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, say)
+        return capacity(Runs(), rate, slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, say, step)
 
     def base_options(self) -> str:
         """The driver's library defaults, as its RocksDB writes them for a new DB."""

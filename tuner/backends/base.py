@@ -250,9 +250,10 @@ class Backend(abc.ABC):
         return m
 
     def capacity(self, flags: dict[str, Flag], slo: Bound, log_dir: Path, workload: Workload | None = None,
-                 say: Callable[[str], None] = lambda _: None) -> Capacity:
-        """--slo: the highest offered rate at which ``flags`` hold ``slo``, runs logged under ``log_dir``
-        (a backend that offers a rate, ``needs_rate``)."""
+                 say: Callable[[str], None] = lambda _: None, start: float | None = None) -> Capacity:
+        """--slo: the highest offered rate at which ``flags`` hold ``slo``, from the study's rate, or near
+        ``start`` ops/s (an earlier round's capacity), runs logged under ``log_dir`` (a backend that
+        offers a rate, ``needs_rate``)."""
         raise NotImplementedError(f"the {self.name} backend offers no rate to search")
 
     def teardown(self) -> None:

@@ -186,6 +186,9 @@ def check_backend(config: TuneConfig) -> None:
             parse_slo(m.slo)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+    if m.capacity_rounds != MeasurementConfig.capacity_rounds and (m.slo is None or m.capacity_rounds < 1):
+        raise UsageError(f"--capacity-rounds: {m.capacity_rounds}: " + (
+            "goes with --slo (the capacity searches it repeats)" if m.slo is None else "1 or more"))
     if not backend.per_second and config.search.pruner != "none":
         raise UsageError(f"--pruner: the {backend.name} backend reports no per-second throughput to prune on")
     name = backend.name  # each capability: whether it has it, and why a flag that needs it is refused without it

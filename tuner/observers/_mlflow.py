@@ -545,8 +545,9 @@ def _finish_metrics(summary: Summary) -> list[Any]:
 
 
 def _capacity_metrics(capacity: CapacityReport | None) -> list[Any]:
-    """--slo: ``capacity/<configuration>/held_ops_per_sec`` (and ``failed_ops_per_sec``), and the curve:
-    ``capacity/<configuration>/<metric>`` at each offered rate tried (step = the rate in ops/s)."""
+    """--slo: ``capacity/<configuration>/held_ops_per_sec`` (and ``failed_ops_per_sec``; medians over
+    --capacity-rounds), ``capacity/<configuration>/vs_default`` (the paired ratio, 2+ rounds), and the
+    curve: ``capacity/<configuration>/<metric>`` at each offered rate tried (step = the rate in ops/s)."""
     if capacity is None:
         return []
     now = int(time.time() * 1000)
@@ -556,6 +557,9 @@ def _capacity_metrics(capacity: CapacityReport | None) -> list[Any]:
                 (("held", c.held), ("failed", c.failed)) if value is not None]
         out += [_metric(f"capacity/{c.name}/{capacity.metric}", p.value, now, int(p.offered)) for p in c.probes
                 if p.value is not None]
+        ratio = capacity.vs_default.get(c.name)
+        if ratio is not None and ratio.ratio is not None:
+            out.append(_metric(f"capacity/{c.name}/vs_default", ratio.ratio, now))
     return out
 
 

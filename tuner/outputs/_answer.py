@@ -220,8 +220,22 @@ def gain_lines(summary: Summary) -> list[str]:
     return out
 
 
+def ratio_text(r: Ratio | None) -> str:
+    """``1.42x (95 % CI 1.35-1.49, p = 0.0004, 6 paired rounds)``."""
+    if not r or r.ratio is None:
+        return "not measured"
+    if not r.ci95:
+        return f"{r.ratio:.2f}x ({r.n} round: no interval)"
+    low, high = r.ci95
+    return f"{r.ratio:.2f}x (95 % CI {low:.2f}-{high:.2f}, p = {r.p_value:.2g}, {r.n} paired rounds)"
+
+
 def _held(c: CapacityOf) -> str:
     tried = sorted(p.offered for p in c.probes)
+    if len(c.held_by_round) > 1:
+        rounds = ", ".join("none" if h is None else f"{h:,.0f}" for h in c.held_by_round)
+        return (f"holds it up to {c.held:,.0f} ops/s, the median of its rounds' ({rounds})" if c.held is not None
+                else f"held it at no rate tried in some rounds (by round: {rounds})")
     if c.held is None:
         return f"held it at no rate tried (the lowest, {tried[0]:,.0f} ops/s, did not)" if tried else "was not measured"
     return f"holds it up to {c.held:,.0f} ops/s" + (f" ({c.failed:,.0f} did not)" if c.failed is not None
@@ -238,10 +252,14 @@ def capacity_line(summary: Summary) -> str | None:
     default = cap.of(DEFAULT_BASELINE)
     others = [c for c in cap.configurations if c.name != DEFAULT_BASELINE]
     ratio = ""
-    if default is not None and default.held and others and others[0].held:
+    if others and others[0].name in cap.vs_default:
+        ratio = f": {ratio_text(cap.vs_default[others[0].name])} the defaults' capacity, paired by round"
+    elif default is not None and default.held and others and others[0].held:
         ratio = f": {others[0].held / default.held:.2f}x the defaults' capacity"
-    return (f"capacity at {cap.slo} (one run per offered rate, each run and its settle; a bracket, not an interval): "
-            + "; ".join(parts) + ratio)
+    how = (f"{cap.rounds} paired rounds, in each a search over offered rates, one run per rate, each run and its "
+           "settle" if cap.rounds > 1 else
+           "one run per offered rate, each run and its settle; a bracket, not an interval")
+    return f"capacity at {cap.slo} ({how}): " + "; ".join(parts) + ratio
 
 
 _COST_NAMES = {"db_size_bytes": "disk", "sst_bytes": "disk (SST files)", "write_amp": "write amp",

@@ -19,7 +19,15 @@ from tuner.backends import Found
 from tuner.engine import default_flags
 from tuner.fmt import fmt_bytes, fmt_ops, fmt_resolution, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
-from tuner.outputs._answer import answer, answer_of, gain_lines, runs_workloads, side_by_side, target_lines
+from tuner.outputs._answer import (
+    answer,
+    answer_of,
+    gain_lines,
+    ratio_text,
+    runs_workloads,
+    side_by_side,
+    target_lines,
+)
 from tuner.outputs._explain import explain
 from tuner.stats import MOST_ROUNDS, gain, improvement, tie_resolution
 from tuner.summary import BaselineRun, BestTrial, ComparisonRow, CostlyBest, Ratio, Revalidation, Summary, TrialRow
@@ -146,16 +154,6 @@ def _better(summary: Summary) -> dict[str, str]:
     if metric == "ops_per_sec":
         return {"faster": "faster", "slower": "slower"}
     return {"faster": f"better {metric}", "slower": f"worse {metric}"}
-
-
-def ratio_text(r: Ratio | None) -> str:
-    """``1.42x (95 % CI 1.35-1.49, p = 0.0004, 6 paired rounds)``."""
-    if not r or r.ratio is None:
-        return "not measured"
-    if not r.ci95:
-        return f"{r.ratio:.2f}x ({r.n} round: no interval)"
-    low, high = r.ci95
-    return f"{r.ratio:.2f}x (95 % CI {low:.2f}-{high:.2f}, p = {r.p_value:.2g}, {r.n} paired rounds)"
 
 
 def _resolution_lines(found: Ratio) -> list[str]:
