@@ -30,6 +30,7 @@ from tuner.measure import curve
 from tuner.model import TuneConfig, UsageError
 from tuner.outputs._answer import capacity_line
 from tuner.summary import Summary
+from tuner.trials import TrialRecord
 
 BUILD = Path(__file__).resolve().parents[1] / "objectives" / "build"
 DATA = 48 * 2**20  # ~430k keys of db_bench's 16-byte keys and 100-byte values: a load of a second or two
@@ -316,7 +317,8 @@ def test_a_rate_study_refuses_what_it_cannot_measure(fields, message):
 def test_tune_at_a_rate_minimizes_the_tail_of_runs_on_copies_of_one_load(tmp_path, work_dir):
     """`tune --rate`: the DB is loaded once, every run is open_loop at the rate on a copy of it with the
     configuration's OPTIONS (the driver's library defaults, the searched options set), its P99.9 the
-    objective; nothing is left in the work dir."""
+    objective; the first trial is the library defaults the baseline runs (the sampler starts from
+    them); nothing is left in the work dir."""
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, "-m", "tuner.cli", "tune", "--rate", "2000", "--target-data", "64MiB",
                         "--duration", "3s", "--trials", "2", "--sampler", "random", "--seed", "3", "--revalidate", "0",
@@ -328,6 +330,10 @@ def test_tune_at_a_rate_minimizes_the_tail_of_runs_on_copies_of_one_load(tmp_pat
     assert "minimize p99.9_us" in r.stderr + r.stdout
     best = summary.best
     assert best is not None and best.metrics["delivered"] > 0.99 and best.metrics["p99.9_us"] > 0
+    first = min(summary.optuna_study().trials, key=lambda t: t.number)
+    assert TrialRecord.of(first).enqueued == "rocksdb-default"
+    assert (first.params["write_buffer_size"], first.params["max_write_buffer_number"], first.params["compression_type"],
+            first.params["level0_file_num_compaction_trigger"]) == (64 * 2**20, 2, "lz4", 4)  # 11.8's library defaults
     commands = sorted(out.rglob("command.command"))
     assert commands and all("--rate 2000" in c.read_text() and " run " in c.read_text() for c in commands)
     assert leftovers(work_dir) == []

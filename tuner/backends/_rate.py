@@ -22,9 +22,10 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from objectives.dbbench import DbBenchError, probe
-from objectives.defaults import LIBRARY
+from objectives.defaults import LIBRARY, db_bench_defaults, defaults_of
 from objectives.open_loop import ARRIVALS, BINARY, KEY_SIZE, VALUE_SIZE, Capacity, Rate, RateRun, capacity
 from objectives.runner import PRELOAD_PREFIX
 from objectives.scores import Bound
@@ -94,6 +95,14 @@ class RateBackend(CommandBackend):
                 return RateRun({k: v for k, v in metrics.items() if v is not None}, (), "")
 
         return capacity(Runs(), rate, slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, say, step)
+
+    @classmethod
+    def default_flags(cls, found: Found, flags: list[str], workload: Workload) -> dict[str, Any]:
+        """The library's defaults the driver's runs start from, as the searched options' values (read by
+        the release db_bench's library_defaults beside it, block cache included): rocksdb-default runs
+        first among the trials, and the space holds it."""
+        assert found.db_bench is not None, "Backend.find first"
+        return db_bench_defaults(flags, found.db_bench, defaults_of(found.db_bench))
 
     def base_options(self) -> str:
         """The driver's library defaults, as its RocksDB writes them for a new DB."""
