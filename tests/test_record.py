@@ -3528,6 +3528,23 @@ def test_the_first_study_at_an_slo_is_quoted_as_its_summary_gives_it():
     _quoted(f"{reval.best} {held[str(reval.best)].held:,.0f} ops/s ({held[str(reval.best)].failed:,.0f} did not)", doc)
 
 
+def test_what_held_trial_5s_tail_is_quoted_as_its_record_gives_it():
+    """docs/measure.md's "What held trial 5's tail": three measure runs, their P99.9 and write amp."""
+    doc = ("docs/measure.md",)
+    record = _json("experiments/service_level/results/threads-or-memory-60k-11.8.1-2026-12-04.json")
+    runs = record["runs"]
+    assert all(r["rate"]["writes"] == 60000 and r["rate"]["duration"] == 30 and r["data_bytes"] == 2 * 2**30
+               for r in runs.values())
+    for name, run in runs.items():
+        assert run["memory_limit_bytes"] == (4 if "4 GiB" in name else 1) * 2**30
+        _quoted(f"| {name} | {run['p99.9_us'] / 1e3:.1f} ms | {run['write_amp']:.2f} |", doc)
+    tails = {name: run["p99.9_us"] for name, run in runs.items()}
+    memory, threads = tails["trial 5, within 4 GiB"], tails["trial 5 with 2 background jobs and 1 subcompaction, within 1 GiB"]
+    assert 0.9 < memory / tails["trial 5, within 1 GiB"] < 1.1  # "Four times the memory changed nothing"
+    assert tails["trial 5, within 1 GiB"] / threads > 100  # "two orders of magnitude"
+    assert max(r["service_p99.99_us"] for n, r in runs.items() if "2 background" not in n) < 1000
+
+
 def test_the_service_level_at_the_default_jobs_target_is_quoted_as_its_json_gives_it():
     """docs/measure.md's "What it showed at the default job's target": the paired rounds at a rate and the
     capacities at an SLO, from experiments/service_level/results/."""
