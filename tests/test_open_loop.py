@@ -346,7 +346,7 @@ def test_tune_with_an_slo_measures_the_capacity_of_the_best_and_the_defaults(tmp
     closing line and the curve's plot."""
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, "-m", "tuner.cli", "tune", "--rate", "2000", "--slo", "p99.9<=1us",
-                        "--target-data", "16MiB", "--duration", "1s", "--trials", "1", "--revalidate", "0",
+                        "--target-data", "16MiB", "--duration", "1s", "--trials", "1", "--no-starts", "--revalidate", "0",
                         "--no-mlflow", "--out", str(out), "--work-dir", str(work_dir)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -389,10 +389,11 @@ class _Store:
         return self.kept.get(attr)
 
 
-def _capacity_stage(tmp_path: Path, rounds: int) -> SimpleNamespace:
-    """What tuner.engine._capacity.capacities reads of a study: rocksdb-default and trial 5, --slo, --rate."""
+def _capacity_stage(tmp_path: Path, rounds: int, start: str | None = None) -> SimpleNamespace:
+    """What tuner.engine._capacity.capacities reads of a study: rocksdb-default and trial 5 (the named
+    ``start`` it ran as, if any), --slo, --rate."""
     measurement = SimpleNamespace(slo="p99.9<=10ms", capacity_rounds=rounds, rate=60_000.0)
-    best = SimpleNamespace(number=5, params={"x": 1})
+    best = SimpleNamespace(number=5, params={"x": 1}, user_attrs={"enqueued": start} if start else {})
     return SimpleNamespace(
         parts=SimpleNamespace(config=SimpleNamespace(measurement=measurement, search=SimpleNamespace(seed=1)),
                               plan=SimpleNamespace(workload=None), workload=None, out=tmp_path,
@@ -404,8 +405,9 @@ def _capacity_stage(tmp_path: Path, rounds: int) -> SimpleNamespace:
 def test_capacity_rounds_pair_each_rounds_capacity_into_a_ratio_and_resume_where_they_stopped(tmp_path):
     """Synthetic capacities with a known answer: the defaults hold 100k, 90k and 110k ops/s in rounds
     1-3 (the host's drift), trial 5 1.3x, 1.344x and 1.273x that: the paired ratio is their geometric
-    mean with an interval above 1. Rounds past the first start from the configuration's last capacity,
-    logs in round-<r>; a Ctrl-C in round 2 loses nothing measured: the resume runs only what is missing."""
+    mean with an interval above 1. Every search of a round past the first starts from the same rate,
+    the geometric mean of the round before's capacities, logs in round-<r>; a Ctrl-C in round 2 loses
+    nothing measured: the resume runs only what is missing."""
     truth = {"rocksdb-default": [100_000, 90_000, 110_000], "trial 5": [130_000, 121_000, 140_000]}
     calls: list[tuple[str, float | None, str]] = []
     stop_at: list[int] = [4]
@@ -428,7 +430,8 @@ def test_capacity_rounds_pair_each_rounds_capacity_into_a_ratio_and_resume_where
     assert len(calls) == 6 and sorted(c[0] for c in calls) == ["rocksdb-default"] * 3 + ["trial 5"] * 3
     by_name = {n: [c for c in calls if c[0] == n] for n in truth}
     for name, runs in by_name.items():
-        assert [start for _, start, _ in runs] == [None, *map(float, truth[name][:2])]  # from the last round's capacity
+        assert [start for _, start, _ in runs] == pytest.approx(
+            [None, *(math.sqrt(truth["rocksdb-default"][r] * truth["trial 5"][r]) for r in (0, 1))])
         assert [d for _, _, d in runs] == [name.replace(" ", "-"), "round-2", "round-3"]
     report = study.store.kept["capacity"]
     assert report.rounds == 3 and report.of("trial 5").held_by_round == [130_000, 121_000, 140_000]
@@ -454,3 +457,17 @@ def test_one_capacity_round_is_a_bracket_from_the_studys_rate_as_before(tmp_path
     report = study.store.kept["capacity"]
     assert starts == [None, None] and report.vs_default == {} and report.of("trial 5").held == 60_000
     assert "a bracket, not an interval" in (capacity_line(Summary.from_dict({"capacity": report.to_dict()})) or "")
+
+
+def test_a_best_that_is_the_defaults_start_is_measured_once(tmp_path):
+    """The re-validated best is trial 0, rocksdb-default's own configuration as the search's first trial:
+    its capacity is the defaults', not measured twice (an A/A comparison costing a capacity search)."""
+    study = _capacity_stage(tmp_path, 1, start="rocksdb-default")
+    measured: list[dict] = []
+
+    def capacity_of(flags, slo, log_dir, workload, say, start):
+        measured.append(flags)
+        return Capacity(slo, 60_000.0, 66_000.0, ())
+
+    capacities(study.parts, study.store, study.bus, study.snapshot, capacity_of)
+    assert measured == [{}] and [c.name for c in study.store.kept["capacity"].configurations] == ["rocksdb-default"]

@@ -3,10 +3,12 @@
 Each configuration's capacity is found by the backend (``Backend.capacity``, handed in as a function:
 the engine never knows how a rate is offered), on the target's workload, its runs logged in
 OUT/capacity/<configuration>/<rate> (later rounds in .../round-<r>/<rate>). With --capacity-rounds R
-the searches run in R paired rounds, the configurations in a fresh seeded order each round, a round
-past the first starting near that configuration's last capacity; each round's held rates pair into a
-ratio with its interval (tuner.stats.paired_ratio), since one search per configuration places a
-capacity only within about a factor of two on a noisy host. The
+the searches run in R paired rounds, the configurations in a fresh seeded order each round, every
+search of a round past the first starting from the same rate, near the capacities the round before
+found (their geometric mean): a configuration's own last capacity would carry an early lucky run into
+all its later searches (an A/A comparison, the defaults against their own start, came out 1.16x that
+way). Each round's held rates pair into a ratio with its interval (tuner.stats.paired_ratio), since
+one search per configuration places a capacity only within about a factor of two on a noisy host. The
 :class:`~tuner.summary.CapacityReport` is kept in the study after every search, so a resume with the
 same --slo measures only what is missing.
 """
@@ -31,6 +33,7 @@ from tuner.events import EventBus
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.stats import paired_ratio
 from tuner.summary import CapacityOf, CapacityProbe, CapacityReport, Ratio
+from tuner.trials import TrialRecord
 
 # One configuration's search over offered rates: its flags, the SLO, a log directory, the workload, a
 # line-per-rate callback, and where to start (None: the study's rate; else an earlier round's capacity).
@@ -50,7 +53,10 @@ def capacities(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: Stud
     slo = parse_slo(slo_text)
     entries = {b.name: dict(b.flags) for b in snapshot.baselines if b.name == DEFAULT_BASELINE}
     best = snapshot.best()
-    if best is not None:
+    if best is not None and TrialRecord.of(best).enqueued == DEFAULT_BASELINE:
+        bus.note(f"capacity: the best, trial {best.number}, is {DEFAULT_BASELINE}'s configuration (its start): "
+                 f"measured as {DEFAULT_BASELINE}")
+    elif best is not None:
         entries[f"trial {best.number}"] = dict(parts.space.flags(best.params))
     kept = store.stored(ATTR, CapacityReport)
     report = kept if kept is not None and kept.slo == slo_text and kept.rounds == rounds \
@@ -67,7 +73,7 @@ def capacities(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: Stud
                     if len(_rounds_of(report, name)) >= r:
                         continue  # measured before a resume
                     found = _search(parts, bus, capacity, slo, entries[name], name, r, rounds, workload,
-                                    _rounds_of(report, name)[-1] if r > 1 else None)
+                                    _shared_start(report, r))
                     report = _with(report, name, found, r, slo, time.monotonic() - started)
                     store.keep(ATTR, report)
     except (KeyboardInterrupt, EnvironmentFault):
@@ -77,10 +83,10 @@ def capacities(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: Stud
 
 def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfFlags, slo: Bound, flags: dict[str, Flag],
             name: str, r: int, rounds: int, workload: Workload | None, last: float | None) -> Capacity:
-    """One configuration's search in round ``r``: from the study's rate in the first, near ``last`` (its
-    capacity in the round before) after."""
+    """One configuration's search in round ``r``: from the study's rate in the first, near ``last`` (the
+    round before's capacities, :func:`_shared_start`) after."""
     rate = parts.config.measurement.rate or 0
-    where = f"near {last:,.0f} ops/s, its last round's capacity" if last else f"from {rate:,.0f} ops/s up or down"
+    where = f"near {last:,.0f} ops/s, the last round's capacities" if last else f"from {rate:,.0f} ops/s up or down"
     bus.note(f"capacity of {name} at {parts.config.measurement.slo}"
              + (f", round {r}/{rounds}" if rounds > 1 else "") + f": {where}, one run per rate")
 
@@ -89,6 +95,17 @@ def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfFlags, slo: Boun
 
     logs = parts.out / "capacity" / name.replace(" ", "-")
     return capacity(flags, slo, logs if r == 1 else logs / f"round-{r}", workload, say, last)
+
+
+def _shared_start(report: CapacityReport, r: int) -> float | None:
+    """Where every search of round ``r`` starts: the geometric mean of the capacities round ``r - 1``
+    found (None in the first round, or when no configuration held the SLO in the round before: the
+    study's rate)."""
+    if r == 1:
+        return None
+    last = [rate for c in report.configurations
+            if len(held := _rounds_of(report, c.name)) >= r - 1 and (rate := held[r - 2]) is not None]
+    return statistics.geometric_mean(last) if last else None
 
 
 def _rounds_of(report: CapacityReport, name: str) -> list[float | None]:
