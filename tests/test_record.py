@@ -3545,6 +3545,30 @@ def test_what_held_trial_5s_tail_is_quoted_as_its_record_gives_it():
     assert max(r["service_p99.99_us"] for n, r in runs.items() if "2 background" not in n) < 1000
 
 
+def test_the_second_study_at_an_slo_is_quoted_as_its_summary_gives_it():
+    """docs/measure.md's "A second study": the paired rounds of trial 0 (the defaults' own start) and the
+    defaults, the search's runs of both, and the A/A capacity rounds."""
+    doc = ("docs/measure.md",)
+    summary = Summary.load(ROOT / "experiments/service_level/results/tune-slo-60k-rounds-11.8.1-2026-12-04/summary.json")
+    reval, default = summary.revalidation, summary.baseline("rocksdb-default")
+    assert reval is not None and default is not None and reval.best == "trial 0"
+    assert summary.answer is not None and summary.answer.recommend == "reference"
+    trial0 = next(t for t in summary.optuna_study().trials if t.number == 0)
+    assert TrialRecord.of(trial0).enqueued == "rocksdb-default"
+    rounds = {c.name: c.extra["p99.9_us"] for c in reval.configurations}
+    _quoted("the defaults ran " + ", ".join(f"{v / 1e3:.1f}" for v in rounds["rocksdb-default"][:-1])
+            + f" and {rounds['rocksdb-default'][-1] / 1e3:.1f} ms", doc)
+    _quoted(", ".join(f"{v / 1e3:.1f}" for v in rounds["trial 0"][:-1]) + f" and {rounds['trial 0'][-1] / 1e3:.1f} ms", doc)
+    _quoted(f"trial 0 ran {(TrialRecord.of(trial0).metrics or {})['p99.9_us'] / 1e3:.1f} ms where the defaults' baseline "
+            f"had run {default.metrics['p99.9_us'] / 1e3:.1f} ms", doc)
+    cap = summary.capacity
+    assert cap is not None and cap.rounds == 3
+    for name in ("rocksdb-default", "trial 0"):
+        held = cap.of(name).held_by_round  # type: ignore[union-attr]
+        _quoted(", ".join(f"{h:,.0f}" for h in held[:-1]) + f" and {held[-1]:,.0f}", doc)
+    _quoted(f"paired ratio came out {_ratio(cap.vs_default['trial 0'])}", doc)
+
+
 def test_the_service_level_at_the_default_jobs_target_is_quoted_as_its_json_gives_it():
     """docs/measure.md's "What it showed at the default job's target": the paired rounds at a rate and the
     capacities at an SLO, from experiments/service_level/results/."""
