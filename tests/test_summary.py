@@ -170,3 +170,17 @@ def test_a_reference_that_breaks_the_users_constraint_is_not_the_answer():
     assert verdict_lines(summary)[0].endswith("no measurable difference: but rocksdb-default breaks your constraints.")
     kept = Summary.from_dict({**data, "breaks": {}})
     assert verdict_lines(kept)[0].endswith("no measurable difference: keep your current configuration.")
+
+
+def test_a_rate_study_whose_reference_is_noisy_over_the_rounds_says_so():
+    """The second SLO study's figures: the defaults' P99.9 varied 111 % over the rounds at 60,000 writes/s."""
+    tie = {"against": "rocksdb-default", "n": 4, "ratio": 0.56, "ci95": [0.01, 28.6], "p_value": 0.67, "verdict": "tie"}
+    data = {"objective_metric": "p99.9_us", "objective_maximize": False, "best": {"trial": 0}, "trials": {"complete": 8},
+            "revalidation": {"reference": "rocksdb-default", "best": "trial 0", "best_trial": 0,
+                             "best_vs_reference": tie, "noise_cv_reference": 1.11}}
+    said = [ln for ln in verdict_lines(Summary.from_dict({**data, "backend": "rate"})) if "more than half its mean" in ln]
+    assert len(said) == 1 and "`rocksdb-tuner measure --slo` finds its capacity" in said[0]
+    assert not any("more than half its mean" in ln for ln in verdict_lines(Summary.from_dict(data)))
+    calm = {**data, "revalidation": {**data["revalidation"], "noise_cv_reference": 0.17}}
+    quiet = verdict_lines(Summary.from_dict({**calm, "backend": "rate"}))
+    assert not any("more than half its mean" in ln for ln in quiet)

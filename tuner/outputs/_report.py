@@ -167,6 +167,9 @@ def _resolution_lines(found: Ratio) -> list[str]:
     return [f"resolution: {text}{hint}"]
 
 
+NOISY_AT_RATE = 0.5  # the reference's coefficient of variation over the rounds above which a rate study says so
+
+
 def verdict_lines(summary: Summary) -> list[str]:
     """What the study's answer is worth: the re-validated gain against the reference, said plainly."""
     reval = summary.revalidation
@@ -190,6 +193,11 @@ def verdict_lines(summary: Summary) -> list[str]:
                      "the winner was chosen on other rounds than these"
                      + (f" ({select.rounds} round(s) among the top "
                         f"{sum(1 for r in select.configurations if r.trial is not None)})" if select else ""))
+        if summary.backend == "rate" and reval.noise_cv_reference > NOISY_AT_RATE:
+            lines.append(f"noise: at this rate {ref}'s tail varied over the rounds by more than half its mean, as "
+                         "near its capacity, and a paired comparison needs many rounds here: at a rate it holds "
+                         "comfortably (`rocksdb-tuner measure --slo` finds its capacity) a study ranks configurations, "
+                         "not noise")
     minimal = reval.minimal
     if minimal:
         lines.append(f"minimal configuration ({', '.join(minimal.kept)}; the rest at {ref}'s values): "
