@@ -3564,7 +3564,7 @@ def test_the_second_study_at_an_slo_is_quoted_as_its_summary_gives_it():
     cap = summary.capacity
     assert cap is not None and cap.rounds == 3
     for name in ("rocksdb-default", "trial 0"):
-        held = cap.of(name).held_by_round  # type: ignore[union-attr]
+        held = cap.of(name).held_by_round
         _quoted(", ".join(f"{h:,.0f}" for h in held[:-1]) + f" and {held[-1]:,.0f}", doc)
     _quoted(f"paired ratio came out {_ratio(cap.vs_default['trial 0'])}", doc)
 
