@@ -93,6 +93,30 @@ class Second:
 
 
 @dataclass(frozen=True)
+class Window:
+    """One consecutive window of a run (``--windows``): its length and first second, the requests due in
+    it and their tail (from the per-second histograms: ~6 % buckets)."""
+
+    seconds: int
+    start: int
+    due: int
+    p99_us: float
+    p999_us: float
+    p9999_us: float
+    max_us: float
+
+    @classmethod
+    def of(cls, record: dict[str, float]) -> Window:
+        return cls(seconds=int(record["seconds"]), start=int(record["start"]), due=int(record["due"]),
+                   p99_us=record["p99_us"], p999_us=record["p99.9_us"], p9999_us=record["p99.99_us"],
+                   max_us=record["max_us"])
+
+    def to_dict(self) -> dict[str, float]:
+        return {"seconds": self.seconds, "start": self.start, "due": self.due, "p99_us": self.p99_us,
+                "p99.9_us": self.p999_us, "p99.99_us": self.p9999_us, "max_us": self.max_us}
+
+
+@dataclass(frozen=True)
 class RateRun:
     """What one run at a rate reported: its metrics line (``ops_per_sec``, ``delivered``, ``p99.9_us``,
     ``stall_micros``, ``l0_files``, ``write_amp``, ``stalls.<cause>``, ...) and its per-second series."""
@@ -102,18 +126,22 @@ class RateRun:
     rocksdb_version: str
     load_seconds: float | None = None
     memory: dict[str, int | None] = field(default_factory=dict)
+    windows: tuple[Window, ...] = ()
 
     def __getitem__(self, name: str) -> float:
         return self.metrics[name]
 
     def to_dict(self) -> dict[str, object]:
         return {**self.metrics, "rocksdb_version": self.rocksdb_version, "load_seconds": self.load_seconds,
-                **self.memory, "series": [vars(s) for s in self.series]}
+                **self.memory, "series": [vars(s) for s in self.series],
+                **({"windows": [w.to_dict() for w in self.windows]} if self.windows else {})}
 
 
 def parse(stdout: str) -> RateRun:
-    """A run's stdout: its ``{"series": ...}`` line and its metrics line (the last with ops_per_sec)."""
+    """A run's stdout: its ``{"series": ...}`` line, its ``{"windows": ...}`` line when asked for, and its
+    metrics line (the last with ops_per_sec)."""
     series: list[Second] = []
+    windows: list[Window] = []
     version = ""
     metrics: dict[str, float] | None = None
     for line in stdout.splitlines():
@@ -123,11 +151,13 @@ def parse(stdout: str) -> RateRun:
         if "series" in record:
             series = [Second(**s) for s in record["series"]]
             version = record.get("rocksdb_version", "")
+        elif "windows" in record:
+            windows = [Window.of(w) for w in record["windows"]]
         elif "ops_per_sec" in record:
             metrics = {k: float(v) for k, v in record.items()}
     if metrics is None:
         raise OpenLoopError(f"open_loop printed no metrics line: {stdout[-300:]!r}")
-    return RateRun(metrics, tuple(series), version)
+    return RateRun(metrics, tuple(series), version, windows=tuple(windows))
 
 
 @dataclass(frozen=True)
@@ -144,6 +174,7 @@ class Rate:
     arrivals: str = "constant"
     seed: int = 1
     settle: bool = True
+    windows: tuple[int, ...] = ()  # lengths (s) of the consecutive windows whose tails the run reports
 
     def offered(self, rates: tuple[str, str] | None = None) -> list[str]:
         """The driver's flags for what is offered: the rates (or the words ``rates`` for them), their
@@ -153,7 +184,8 @@ class Rate:
                 "--read_threads", str(self.read_threads), "--arrivals", self.arrivals]
 
     def argv(self) -> list[str]:
-        return [*self.offered(), "--duration", f"{self.duration:g}", *self.settling(), "--seed", str(self.seed)]
+        return [*self.offered(), "--duration", f"{self.duration:g}", *self.settling(), "--seed", str(self.seed),
+                *(["--windows", ",".join(map(str, self.windows))] if self.windows else [])]
 
     def settling(self) -> list[str]:
         """The driver's --settle: as long as the window at most, or nothing without ``settle``."""
@@ -230,11 +262,12 @@ class Loaded:
             if cgroup is None:  # for_run evicts the DB's files
                 evict(db)
             out, memory = run([str(self.driver.path), "run", "--db", str(db), "--data", str(self.data),
-                               *self.sizes, *self._options(), *rate.argv()], timeout=rate.duration + 600, cgroup=cgroup)
+                               *self.sizes, *self._options(), *rate.argv()],
+                               timeout=rate.duration * (2 if rate.settle else 1) + 600, cgroup=cgroup)
         finally:
             remove_tree(db)
         result = parse(out)
-        return RateRun(result.metrics, result.series, result.rocksdb_version, self.seconds, memory)
+        return dataclasses.replace(result, load_seconds=self.seconds, memory=memory)
 
 
 def remove_tree(path: Path) -> None:

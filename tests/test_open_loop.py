@@ -165,6 +165,22 @@ def test_a_pause_counts_every_request_due_during_it(loaded, tmp_path, db_bench):
 
 
 @pytest.mark.release_build
+def test_windows_put_a_pause_in_the_windows_it_fell_in(loaded, tmp_path):
+    """--windows 2,4 on an 8 s run paused 1.5 s about 2 s in: four 2-s and two 4-s windows, their
+    requests those of the run; the 4-s window holding the pause has a tail of at least 0.5 s, the last
+    one, after the writer caught up, not."""
+    out = _paused([str(find().path), "run", "--db", str(_copy(loaded, tmp_path)), "--data", str(DATA),
+                   "--rate", "5000", "--duration", "8", "--windows", "2,4"], after=2.0, pause=1.5)
+    run = parse(out)
+    two = [w for w in run.windows if w.seconds == 2]
+    four = [w for w in run.windows if w.seconds == 4]
+    assert [w.start for w in two] == [0, 2, 4, 6] and [w.start for w in four] == [0, 4]
+    assert sum(w.due for w in two) == sum(w.due for w in four) == run["due_ops"]
+    assert four[0].p999_us >= 500_000 and four[0].max_us >= 1_400_000, four
+    assert four[1].p999_us < 500_000, four
+
+
+@pytest.mark.release_build
 def test_a_rate_out_of_reach_is_not_delivered(loaded, tmp_path):
     """Offered far more than one writer can do, the run says so: most requests never completed, the
     schedule was seconds behind at the end, and the tail holds the wait."""
@@ -220,6 +236,7 @@ def test_options_file_is_what_the_db_runs(tmp_path):
     (["--rate", "0"], "--rate: must be > 0"),
     (["--rate", "1000", "--options", "/nonexistent/OPTIONS"], "--options /nonexistent/OPTIONS: no such file"),
     (["--rate", "1000", "--rocksdb-version", "0.1"], "no open_loop driver of RocksDB 0.1"),
+    (["--rate", "1000", "--windows", "1.5"], "--windows: whole seconds only, got '1.5'"),
 ])
 def test_measure_refuses_bad_input_in_one_line(args, message):
     done = subprocess.run([sys.executable, "-m", "tuner.cli", "measure", *args], capture_output=True, text=True)
@@ -236,7 +253,7 @@ def test_measure_within_a_memory_limit(memory_cgroup, work_dir):
                            "--work-dir", str(work_dir), "--json"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
-    assert record["rate"] == vars(Rate(2000, 1000, 3.0))
+    assert record["rate"] == {**vars(Rate(2000, 1000, 3.0)), "windows": []}
     assert record["delivered"] > 0.95 and len(record["series"]) == 3
     for name in ("p99.9_us", "write_p99.9_us", "read_p99.99_us", "stall_micros", "l0_files", "write_amp"):
         assert name in record

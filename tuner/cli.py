@@ -172,6 +172,14 @@ def _duration(text: str) -> float:
     return 3600 * h + 60 * m + sec
 
 
+def _windows(text: str) -> tuple[int, ...]:
+    """Window lengths in whole seconds from '60s', '30,60,5m'."""
+    lengths = tuple(_duration(one) for one in text.split(","))
+    if any(length != int(length) for length in lengths):
+        raise argparse.ArgumentTypeError(f"whole seconds only, got {text!r}")
+    return tuple(int(length) for length in lengths)
+
+
 def _fractions(text: str) -> tuple[float, ...]:
     try:
         return tuple(float(x) for x in text.split(","))
@@ -559,12 +567,15 @@ def _measure_parser(m: argparse.ArgumentParser) -> None:
                    help="find the capacity: the highest offered rate that holds BOUND (e.g. 'p99.9<=2ms') with "
                         "99 %% of the requests due completed, from --rate up or down, each rate on a fresh copy "
                         "of one loaded DB")
+    m.add_argument("--windows", type=_windows, default=(), metavar="TIME[,TIME...]",
+                   help="also the tail of each consecutive window of this length (e.g. 60s,5m): how a percentile "
+                        "over a window varies from window to window, and so how long a run must be to rank by it")
     m.add_argument("--json", action="store_true", help="print every figure and the per-second series as JSON")
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
     rate = Rate(args.rate, args.read_rate or 0.0, args.duration, args.threads, args.read_threads, args.arrivals,
-                args.seed)
+                args.seed, windows=args.windows)
     try:
         return measure_command(args.options, rate, args.target_data, args.target_memory, args.rocksdb_version,
                                args.work_dir, args.json, args.slo, (args.key_size, args.value_size))

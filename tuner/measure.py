@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import json
 import socket
+import statistics
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -69,9 +70,23 @@ def report(run: RateRun, rate: Rate, data: int, memory_limit: int | None, option
                  f"of compaction pending, {fmt_bytes(int(m['sst_bytes']))} of SST files")
     lines.append(f"written:     write amp {m['write_amp']:.2f} (flushes and compactions over the "
                  f"{fmt_bytes(int(m['user_bytes']))} written by requests)")
+    lines += windows(run, rate.windows)
     if run.memory.get("memory_peak_bytes"):
         lines.append(f"memory:      peak {fmt_bytes(int(run.memory['memory_peak_bytes'] or 0))}, page cache included")
     return "\n".join(lines)
+
+
+def windows(run: RateRun, lengths: tuple[int, ...]) -> list[str]:
+    """One line per window length asked for (--windows): its P99.9 over the run's windows."""
+    lines = []
+    for length in lengths:
+        tails = sorted(w.p999_us for w in run.windows if w.seconds == length)
+        if not tails:
+            lines.append(f"{length} s windows: none whole in the run")
+            continue
+        lines.append(f"{length} s windows: {len(tails)}, p99.9 from {_us(tails[0])} to {_us(tails[-1])}, "
+                     f"median {_us(statistics.median(tails))}")
+    return lines
 
 
 def stamp(rate: Rate, driver: Driver, data: int, memory_limit: int | None, options: Path | None,

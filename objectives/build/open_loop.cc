@@ -12,13 +12,14 @@
 //       keys 0..N-1 in order (N = BYTES / (key_size + value_size)), WAL off, then flush and wait for
 //       compaction: the DB a run starts from.
 //   open_loop run --db DIR [--options FILE] --data BYTES --rate OPS [--duration S] [--read_rate OPS]
-//                 [--settle S]
+//                 [--settle S] [--windows S[,S...]]
 //       writes (overwrites of random keys) at --rate and reads (random Gets) at --read_rate for
 //       --duration seconds; prints a {"series": [...]} line (one entry a second) and a metrics line.
 //       With --settle S the load goes on after the window while RocksDB flushes what the window wrote
 //       and finishes the compaction it left, for at most S more seconds, and every request of that time
 //       counts: work a configuration defers past the window is paid for while serving, as a service
-//       pays for it (settle_s says how long it took, settled whether it finished).
+//       pays for it (settle_s says how long it took, settled whether it finished). With --windows 60 a
+//       {"windows": [...]} line gives the tail of each consecutive 60-second window of the run.
 //
 // Without --options the DB opens with a default-constructed rocksdb::Options (the library's defaults);
 // with it, with the file's DBOptions and default column family (ignoring keys this version lacks).
@@ -67,6 +68,7 @@ struct Args {
   double compression_ratio = 0.5;
   bool poisson = false;
   uint64_t seed = 1;
+  std::vector<int> windows;  // --windows: lengths in seconds of the consecutive windows to report the tail of
 };
 
 [[noreturn]] void Usage(const std::string& why) {
@@ -74,7 +76,7 @@ struct Args {
                "open_loop: %s\nusage: open_loop load --db DIR [--options FILE] --data BYTES\n"
                "       open_loop run --db DIR [--options FILE] --data BYTES --rate OPS [--duration S] [--threads N]\n"
                "                     [--read_rate OPS] [--read_threads N] [--arrivals constant|poisson] [--seed N]\n"
-               "                     [--settle S]\n"
+               "                     [--settle S] [--windows S[,S...]]\n"
                "                     [--key_size 16] [--value_size 100] [--compression_ratio 0.5]\n",
                why.c_str());
   std::exit(2);
@@ -109,6 +111,16 @@ Args Parse(int argc, char** argv) {
     else if (flag == "--value_size") a.value_size = static_cast<int>(Number(flag, v));
     else if (flag == "--compression_ratio") a.compression_ratio = Number(flag, v);
     else if (flag == "--seed") a.seed = static_cast<uint64_t>(Number(flag, v));
+    else if (flag == "--windows") {
+      for (const char* p = v; *p;) {
+        const char* comma = std::strchr(p, ',');
+        const std::string one(p, comma ? static_cast<size_t>(comma - p) : std::strlen(p));
+        const double s = Number(flag, one.c_str());
+        if (s < 1 || s != std::floor(s)) Usage("--windows: whole seconds >= 1, not " + one);
+        a.windows.push_back(static_cast<int>(s));
+        p = comma ? comma + 1 : p + one.size();
+      }
+    }
     else if (flag == "--arrivals") {
       std::string s = v;
       if (s != "constant" && s != "poisson") Usage("--arrivals: constant or poisson, not " + s);
@@ -362,6 +374,28 @@ void PrintLatency(const std::string& prefix, const LatencyHistogram& h, bool* fi
   Print((prefix + "mean_us").c_str(), h.Mean() * us, first);
 }
 
+// --windows: for each length L, the run cut into consecutive L-second windows from its start (the settle
+// included, a last partial window left out), each window's requests by due time: how its tail varies
+// from window to window. From the per-second histograms (~6 % buckets), so a window's percentile is
+// coarser than the run's.
+void PrintWindows(const std::vector<int>& lengths, const std::vector<Second>& seconds, size_t whole) {
+  std::printf("{\"windows\": [");
+  bool any = false;
+  for (const int length : lengths) {
+    const size_t l = static_cast<size_t>(length);
+    for (size_t from = 0; from + l <= whole; from += l) {
+      LatencyHistogram h{4};
+      for (size_t s = from; s < from + l; ++s) h.Merge(seconds[s].latency);
+      std::printf("%s{\"seconds\": %d, \"start\": %zu, \"due\": %" PRIu64 ", \"p99_us\": %.6g, \"p99.9_us\": %.6g"
+                  ", \"p99.99_us\": %.6g, \"max_us\": %.6g}",
+                  any ? ", " : "", length, from, h.Count(), h.Percentile(0.99) * 1e-3, h.Percentile(0.999) * 1e-3,
+                  h.Percentile(0.9999) * 1e-3, h.Max() * 1e-3);
+      any = true;
+    }
+  }
+  std::printf("]}\n");
+}
+
 int RunAtRate(const Args& a) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // wake on time: the default 50 us slack would add to every sleep
   auto stats = rdb::CreateDBStatistics();
@@ -456,6 +490,7 @@ int RunAtRate(const Args& a) {
                 m ? m->stall_micros : 0, m ? m->l0_files : 0, m ? m->pending_bytes : 0);
   }
   std::printf("], \"rocksdb_version\": \"%d.%d.%d\"}\n", ROCKSDB_MAJOR, ROCKSDB_MINOR, ROCKSDB_PATCH);
+  if (!a.windows.empty()) PrintWindows(a.windows, per_second, std::min(whole, n_seconds));
 
   bool first = true;
   std::printf("{");
