@@ -4,7 +4,8 @@ each timed from when it was due.
 
     .venv/bin/python -m experiments.service_level.service_level --configs experiments/service_level/configs.json
         [--target-data 2GiB] [--target-memory 1GiB] [--rate 100000] [--duration 60] [--rounds 3]
-        [--slo 'p99.9<=2ms'] [--capacity] [--no-settle] [--out experiments/service_level/results/NAME.json]
+        [--slo 'p99.9<=2ms'] [--capacity] [--no-settle] [--windows 30,60,120]
+        [--out experiments/service_level/results/NAME.json]
 
 ``--configs`` is a JSON object: name -> an OPTIONS file (a path from the checkout's root), or null for
 the library's defaults (``rocksdb-default``, always measured). Each configuration's DB is loaded once at
@@ -14,7 +15,10 @@ per configuration its figures per round and, for P99.9, P99.99 and the stall tim
 defaults' (tuner.stats.paired_ratio: above 1 is a worse tail). With ``--capacity``, each configuration's
 capacity at ``--slo`` after the rounds (objectives.open_loop.capacity, from ``--rate``; once each).
 Every run settles (the load goes on while RocksDB catches up with what the window left) unless
-``--no-settle``, which a bound with compaction switched off needs (it never catches up). The
+``--no-settle``, which a bound with compaction switched off needs (it never catches up). With
+``--windows`` each run also reports the tail of each consecutive window of those lengths (seconds), and
+the record says, per configuration and length, how many windows held ``--slo`` and how their P99.9
+spread: how long a run must be for its tail to rank configurations. The
 record (machine, RocksDB, date, commit, arguments, every run) is written when the last run ends; Ctrl-C
 stops the driver and removes the DBs.
 """
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -32,6 +37,7 @@ from experiments._script import entry
 from experiments.held_out import project_commit
 from objectives import workdir
 from objectives.open_loop import Loaded, Rate, capacity, find, parse_slo
+from objectives.scores import Bound
 from search_spaces import Context
 from tuner.cli import parse_size
 from tuner.experiment import machine_info
@@ -67,6 +73,8 @@ def main() -> None:
     p.add_argument("--slo", default="p99.9<=2ms")
     p.add_argument("--capacity", action="store_true", help="each configuration's capacity at --slo, after the rounds")
     p.add_argument("--no-settle", action="store_true", help="each run is its window alone")
+    p.add_argument("--windows", type=lambda t: tuple(int(x) for x in t.split(",")), default=(),
+                   help="lengths in seconds of the windows whose tails each run reports, e.g. 30,60,120")
     p.add_argument("--work-dir", type=Path)
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
@@ -74,7 +82,7 @@ def main() -> None:
     slo = parse_slo(args.slo)
     driver = find()
     where = workdir.prepare(args.work_dir)
-    rate = Rate(args.rate, duration=args.duration, settle=not args.no_settle)
+    rate = Rate(args.rate, duration=args.duration, settle=not args.no_settle, windows=args.windows)
     record: dict[str, Any] = {
         "question": "open loop at a fixed offered rate: the answers' tail, stalls and capacity against the defaults'",
         "commit": project_commit(), "machine": machine_info(Context.of_host(), where), "driver": str(driver.path),
@@ -97,6 +105,8 @@ def main() -> None:
                       f"L0 {m['l0_files']:.0f}, write amp {m['write_amp']:.2f}", flush=True)
                 record["runs"].append({"round": round_, "config": name, **run.to_dict()})
         record["paired"] = paired(record["runs"], list(configs))
+        if args.windows:
+            record["windows"] = windows(record["runs"], slo)
         if args.capacity:
             for name in configs:
                 print(f"[{name}] capacity at {slo.describe()}", flush=True)
@@ -104,6 +114,24 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {args.out}")
+
+
+def windows(runs: list[dict[str, Any]], slo: Bound) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per configuration and window length: how many windows there were, how many held ``slo`` (its
+    bound on their tail; delivery and the settle are the run's, not a window's), and their P99.9's
+    quartiles and extremes, over all its runs."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for run in runs:
+        for w in run.get("windows", []):
+            out.setdefault(run["config"], {}).setdefault(str(w["seconds"]), {"tails": []})["tails"].append(
+                w[slo.metric])
+    for lengths in out.values():
+        for of_length in lengths.values():
+            tails = sorted(of_length.pop("tails"))
+            q = statistics.quantiles(tails, n=4, method="inclusive") if len(tails) > 1 else tails * 3
+            of_length.update(windows=len(tails), held=sum(slo.excess(t) <= 0 for t in tails),
+                         p999_us={"min": tails[0], "q1": q[0], "median": q[1], "q3": q[2], "max": tails[-1]})
+    return out
 
 
 def paired(runs: list[dict[str, Any]], names: list[str]) -> dict[str, dict[str, Any]]:
