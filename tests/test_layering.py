@@ -127,6 +127,15 @@ def test_the_study_knows_db_bench_only_through_its_backend(module):
     assert not wrong, "imports of db_bench's modules, not through its backend:\n" + "\n".join(wrong)
 
 
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(("tuner.observers", "tuner.outputs"))))
+def test_observers_and_outputs_never_import_the_engine(module):
+    """Observers receive events and snapshots, outputs take the final snapshot (docs/architecture.md):
+    neither reaches into the engine that made them."""
+    wrong = [f"{_shown(MODULES[module])}:{line} imports {target}" for line, target, _ in _imports(module, MODULES[module])
+             if target == "tuner.engine" or target.startswith("tuner.engine.")]
+    assert not wrong, "imports of the engine:\n" + "\n".join(wrong)
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_classes_and_functions_stay_small(module):
     path = MODULES[module]

@@ -9,6 +9,9 @@ contract's types (what a run returns or raises) are exported here, for the engin
 
 from __future__ import annotations
 
+from typing import Any
+
+from objectives.workloads import Workload
 from tuner.backends._command import CommandBackend
 from tuner.backends._db_bench import DbBenchBackend
 from tuner.backends._rate import RateBackend
@@ -37,6 +40,14 @@ BACKENDS: dict[str, type[Backend]] = {
     "rate": RateBackend,
 }
 
+
+def default_flags(flags: list[str], found: Found, workload: Workload) -> dict[str, Any]:
+    """What the rocksdb-default baseline runs each of ``flags`` with, as the study's backend says
+    (:meth:`Backend.default_flags`, from what it ``found``): db_bench's defaults every run starts from
+    under the ``workload``'s own flags; a program's own defaults: no flag."""
+    return BACKENDS[found.backend].default_flags(found, flags, workload)
+
+
 __all__ = ["BACKENDS", "DISK_FULL", "STOPPED", "Backend", "ContractBroken", "Description", "EnvironmentFault", "Found",
            "IntervalObserver", "Measurement", "Node", "Preloaded", "RunFailed", "RunStopped", "Setup", "check_metrics",
-           "missing_metric"]
+           "default_flags", "missing_metric"]

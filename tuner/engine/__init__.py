@@ -6,7 +6,6 @@ from tuner.engine._engine import Engine
 from tuner.engine._prepare import (
     Prepared,
     check_values,
-    default_flags,
     memory_plan,
     prepare,
     pruner_of,
@@ -16,5 +15,5 @@ from tuner.engine._prepare import (
 from tuner.engine._signals import STOPS, stop_exit, stop_signals, stopped_by
 from tuner.engine._warmstart import starts
 
-__all__ = ["STOPS", "Engine", "Prepared", "check_values", "default_flags", "memory_plan", "prepare", "pruner_of", "score_of",
+__all__ = ["STOPS", "Engine", "Prepared", "check_values", "memory_plan", "prepare", "pruner_of", "score_of",
            "starts", "stop_exit", "stop_signals", "stopped_by", "target_workload"]

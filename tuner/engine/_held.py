@@ -15,7 +15,7 @@ from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from search_spaces.catalogue import by_flag
 from search_spaces.parameters import CategoricalParam
-from tuner.backends import BACKENDS, Found
+from tuner.backends import Found, default_flags
 from tuner.engine._plan import Reference
 from tuner.fmt import fmt_bytes
 from tuner.model import DEFAULT_BASELINE
@@ -35,17 +35,10 @@ def project(space: SearchSpace, flags: dict[str, Any], clip: bool = True) -> dic
     return params
 
 
-def default_flags(flags: list[str], found: Found, workload: Workload) -> dict[str, Any]:
-    """What the rocksdb-default baseline runs each of ``flags`` with, as the study's backend says
-    (:meth:`Backend.default_flags`, from what it ``found``): db_bench's defaults every run starts from
-    under the ``workload``'s own flags; a program's own defaults: no flag."""
-    return BACKENDS[found.backend].default_flags(found, flags, workload)
-
-
 def references(space: SearchSpace, found: Found, workload: Workload,
                user: Reference | None) -> list[tuple[str, dict[str, Any]]]:
     """The flags of what gains are measured against, as their starts run them: the rocksdb-default
-    baseline's (:func:`default_flags` of the searched options), then the user's configuration's
+    baseline's (:func:`tuner.backends.default_flags` of the searched options), then the user's configuration's
     (``user``: its values of the searched options on top)."""
     defaults = default_flags([p.flag for p in space.parameters], found, workload)
     named = [(DEFAULT_BASELINE, defaults)]

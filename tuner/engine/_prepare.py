@@ -20,11 +20,11 @@ from objectives.scores import Score
 from objectives.workdir import snapshot_files
 from objectives.workloads import Flag, Workload, WorkloadError, load_workload
 from search_spaces import Context, GiB, MiB, SearchSpace, load_space
-from tuner.backends import BACKENDS, Backend, Found
+from tuner.backends import BACKENDS, Backend, Found, default_flags
 from tuner.engine._baseline_file import NAME as BASELINE_NAME
 from tuner.engine._baseline_file import load_baseline
 from tuner.engine._budget import Growth
-from tuner.engine._held import breaking, default_flags, held
+from tuner.engine._held import breaking, held
 from tuner.engine._plan import Plan, Reference
 from tuner.executors import Slot, executor_class
 from tuner.fmt import fmt_bytes
@@ -355,7 +355,7 @@ MEMORY_FLAGS = ("write_buffer_size", "max_write_buffer_number", "cache_size")  #
 
 def baseline_memory(found: Found, workload: Workload) -> tuple[int, str] | None:
     """(the trials' memory rocksdb-default needs, what it holds in words): its memtables and block cache
-    as it runs them (:func:`tuner.engine._held.default_flags`), as the memory budget's 3/4 of the trials'
+    as it runs them (:func:`tuner.backends.default_flags`), as the memory budget's 3/4 of the trials'
     memory (the rest db_bench itself and the page cache: :func:`memory_plan`); None with no db_bench, or
     where its flags do not say."""
     flags = default_flags(list(MEMORY_FLAGS), found, workload)

@@ -25,8 +25,7 @@ from objectives.scores import label
 from search_spaces.catalogue import by_flag
 from search_spaces.parameters import CategoricalParam, Parameter
 from tuner import options_file
-from tuner.backends import Found
-from tuner.engine import default_flags
+from tuner.backends import Found, default_flags
 from tuner.fmt import fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.outputs._optuna_view import as_optuna
@@ -63,7 +62,7 @@ def not_applied(snapshot: StudySnapshot) -> set[str]:
 def _default_values(snapshot: StudySnapshot) -> dict[str, tuple[object | None, str]]:
     """Each parameter's value in the rocksdb-default baseline in its own terms, and in words: read back
     from that run's OPTIONS file (lz4, not kLZ4Compression; 0 bits per key, not nullptr), else the value
-    it ran (the block cache's capacity, which RocksDB does not write: tuner.engine.default_flags); None
+    it ran (the block cache's capacity, which RocksDB does not write: tuner.backends.default_flags); None
     where the library chose (the default compression level), the file's text names no value of the
     parameter (said as written), or nothing says (a program's own cache)."""
     path = snapshot.out / "baselines" / DEFAULT_BASELINE / "OPTIONS"

@@ -15,8 +15,7 @@ from optuna.trial import FrozenTrial
 from objectives.scores import label
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
-from tuner.backends import Found
-from tuner.engine import default_flags
+from tuner.backends import Found, default_flags
 from tuner.fmt import fmt_bytes, fmt_ops, fmt_resolution, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
 from tuner.outputs._answer import (
