@@ -32,7 +32,7 @@ SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: tune test lint test-deps setup system-deps db_bench doctor ui clean
+.PHONY: tune test lint test-deps setup system-deps db_bench doctor ui record clean
 
 tune: setup $(if $(filter 1,$(RELEASE_DB_BENCH)),db_bench)
 	$(BIN)/rocksdb-tuner doctor
@@ -54,6 +54,10 @@ db_bench: system-deps
 
 doctor: setup
 	$(BIN)/rocksdb-tuner doctor
+
+# The documents' generated blocks (<!-- record: NAME -->) made again from their records: experiments/record.py
+record: setup
+	$(BIN)/python -m experiments.record
 
 # The MLflow UI on ./mlruns (where `make tune` tracks the default study): http://127.0.0.1:5000
 ui: setup

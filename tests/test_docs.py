@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from experiments import record
 from objectives.workloads import load_workload, preset_names
 from tuner.cli import build_parser
 
@@ -299,3 +300,31 @@ def test_no_tracked_file_names_a_package_registrys_host():
         named |= {f"{name.decode()}: {h}" for h in HOST.findall(data.decode(errors="replace"))
                   if not h.lower().startswith("rocksdb.") and h.lower() not in NAMED_HOSTS}
     assert not named, sorted(named)
+
+
+def test_make_record_fills_each_block_from_its_generator_and_refuses_what_it_cannot_make(monkeypatch):
+    """experiments/record.py on a synthetic document: a block is replaced by what its generator makes,
+    text around it kept; a block naming no generator, or left open, is refused naming it."""
+    monkeypatch.setattr(record, "generators", lambda: {"demo.table": lambda: "| a | 1.5 ms |"})
+    text = "# Page\n\nBefore.\n<!-- record: demo.table -->\nold row\n<!-- /record -->\nAfter.\n"
+    made, changed = record.fill("page.md", text)
+    assert made == "# Page\n\nBefore.\n<!-- record: demo.table -->\n| a | 1.5 ms |\n<!-- /record -->\nAfter.\n"
+    assert [(b.name, b.line) for b in changed] == [("demo.table", 4)]
+    assert record.fill("page.md", made) == (made, [])
+    with pytest.raises(record.RecordError, match="no generator named 'demo.other'"):
+        record.fill("page.md", text.replace("demo.table", "demo.other"))
+    with pytest.raises(record.RecordError, match="page.md: a '<!-- record: NAME -->' block without"):
+        record.blocks("page.md", "<!-- record: demo.table -->\nrow\n")
+
+
+def test_a_generated_blocks_stamp_says_whether_the_code_that_measured_it_changed_since():
+    root = subprocess.run(["git", "-C", str(ROOT), "rev-list", "--max-parents=0", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.split()[0]
+    path = ROOT / "experiments" / "service_level" / "results" / "x.json"
+    changed = record.stamp(path, f"{root[:7]} (and words after it)", "2026-12-04T10:00:00+00:00", ("tuner/cli.py",))
+    assert changed == (f"Made by `make record` from `experiments/service_level/results/x.json`, measured at {root[:7]} "
+                       "on 2026-12-04; the code that measured it has changed since, in tuner/cli.py.")
+    same = record.stamp(path, root, "2026-12-04", ("no/such/path",))
+    assert same.endswith("; the code that measured it (no/such/path) is unchanged since.")
+    assert record.stamp(path, "0000000", "2026-12-04", ("tuner/cli.py",)).endswith(
+        "that commit is not in this checkout's history.")

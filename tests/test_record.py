@@ -14,6 +14,7 @@ import json
 import math
 import re
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
 from functools import partial
@@ -25,6 +26,7 @@ import pytest
 from optuna.trial import TrialState, create_trial
 from scipy import stats as scipy_stats
 
+from experiments import record as generated
 from experiments.held_out import Rounds
 from objectives.workloads import load_workload
 from search_spaces import Context, load_space
@@ -3528,21 +3530,35 @@ def test_the_first_study_at_an_slo_is_quoted_as_its_summary_gives_it():
     _quoted(f"{reval.best} {held[str(reval.best)].held:,.0f} ops/s ({held[str(reval.best)].failed:,.0f} did not)", doc)
 
 
-def test_what_held_trial_5s_tail_is_quoted_as_its_record_gives_it():
-    """docs/measure.md's "What held trial 5's tail": three measure runs, their P99.9 and write amp."""
-    doc = ("docs/measure.md",)
+def test_what_held_trial_5s_tail_is_what_its_record_says():
+    """docs/measure.md's "What held trial 5's tail": three measure runs (their table is made by `make
+    record`), at the rate and sizes it says, and what the text reads from them."""
     record = _json("experiments/service_level/results/threads-or-memory-60k-11.8.1-2026-12-04.json")
     runs = record["runs"]
     assert all(r["rate"]["writes"] == 60000 and r["rate"]["duration"] == 30 and r["data_bytes"] == 2 * 2**30
                for r in runs.values())
     for name, run in runs.items():
         assert run["memory_limit_bytes"] == (4 if "4 GiB" in name else 1) * 2**30
-        _quoted(f"| {name} | {run['p99.9_us'] / 1e3:.1f} ms | {run['write_amp']:.2f} |", doc)
     tails = {name: run["p99.9_us"] for name, run in runs.items()}
     memory, threads = tails["trial 5, within 4 GiB"], tails["trial 5 with 2 background jobs and 1 subcompaction, within 1 GiB"]
     assert 0.9 < memory / tails["trial 5, within 1 GiB"] < 1.1  # "Four times the memory changed nothing"
     assert tails["trial 5, within 1 GiB"] / threads > 100  # "two orders of magnitude"
     assert max(r["service_p99.99_us"] for n, r in runs.items() if "2 background" not in n) < 1000
+
+
+def test_generated_blocks_are_as_their_records_make_them():
+    """Each `<!-- record: NAME -->` block of the documents is what its generator makes from its record
+    now (`make record`, experiments/record.py), so each of its lines is bound to that record."""
+    shallow = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"], capture_output=True,
+                             text=True).stdout.strip() != "false"  # the stamps name commits a shallow clone lacks
+    for path in generated.documents(ROOT):
+        doc = str(path.relative_to(ROOT))
+        for block in generated.blocks(doc, path.read_text()):
+            assert shallow or block.body == generated.generate(block.name), \
+                f"{doc}:{block.line}: {block.name} is not as its record makes it now: run make record"
+            for line in block.body.splitlines():
+                if line.strip() and not line.startswith("|---"):
+                    _quoted(line, (doc,))
 
 
 def test_the_second_study_at_an_slo_is_quoted_as_its_summary_gives_it():

@@ -1,0 +1,116 @@
+"""`make record`: the blocks of the documents that are made from records, made again from them.
+
+A document marks such a block with two HTML comments, which Markdown does not show:
+
+    <!-- record: service_level.threads_or_memory -->
+    | configuration | P99.9 | write amp |
+    ...
+    <!-- /record -->
+
+``python -m experiments.record`` (``make record``) rewrites each block with what its generator makes now
+(:func:`generators`: a name -> a function returning the block's Markdown, each beside its experiment)
+and names the blocks it changed; ``--check`` changes nothing and exits 1 naming each block that
+differs (tests/test_record.py holds every block to it). Each block ends with the line :func:`stamp`
+makes: the record, the commit and date it was measured at, and whether the code that measured it has
+changed since (``git diff`` between that commit and the working tree over the paths the generator
+names), so a figure made by older code says so where it is quoted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_BLOCK = re.compile(r"^<!-- record: (?P<name>[\w.]+) -->\n(?P<body>.*?)^<!-- /record -->$", re.MULTILINE | re.DOTALL)
+_OPEN = re.compile(r"^<!-- record: ([\w.]+) -->$", re.MULTILINE)
+
+
+class RecordError(ValueError):
+    """A block that names no generator, or one left open."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """A generated block of a document: its generator's name, its first line and what it holds now."""
+
+    doc: str
+    name: str
+    line: int
+    body: str
+
+
+def documents(root: Path = ROOT) -> list[Path]:
+    """The documents that may hold generated blocks: README.md, docs/*.md, experiments/*/README.md."""
+    return [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "experiments").glob("*/README.md"))]
+
+
+def blocks(doc: str, text: str) -> list[Block]:
+    """The generated blocks of ``text`` (the document ``doc``); RecordError for one left open."""
+    found = [Block(doc, m["name"], text.count("\n", 0, m.start()) + 1, m["body"]) for m in _BLOCK.finditer(text)]
+    if len(found) != len(_OPEN.findall(text)):
+        raise RecordError(f"{doc}: a '<!-- record: NAME -->' block without its '<!-- /record -->'")
+    return found
+
+
+def generate(name: str) -> str:
+    """The Markdown that block ``name`` holds, as its generator makes it now, ending with a newline."""
+    known = generators()
+    if name not in known:
+        raise RecordError(f"no generator named {name!r} (experiments/record.py: {', '.join(sorted(known))})")
+    made = known[name]()
+    return made if made.endswith("\n") else made + "\n"
+
+
+def fill(doc: str, text: str) -> tuple[str, list[Block]]:
+    """``text`` with every block made again, and the blocks that changed."""
+    changed = [b for b in blocks(doc, text) if generate(b.name) != b.body]
+    return _BLOCK.sub(lambda m: f"<!-- record: {m['name']} -->\n{generate(m['name'])}<!-- /record -->", text), changed
+
+
+def stamp(record: Path, commit: str, date: str, code: tuple[str, ...]) -> str:
+    """The block's last line: where its figures come from, and whether the ``code`` that measured them
+    has changed since ``commit`` (its first word, a commit id) in this checkout."""
+    made = f"Made by `make record` from `{record.relative_to(ROOT)}`, measured at {commit.split()[0]} on {date[:10]}"
+    ref = re.match(r"[0-9a-f]{7,40}", commit)
+    if ref is None or subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "-q", f"{ref[0]}^{{commit}}"],
+                                     capture_output=True).returncode != 0:
+        return f"{made}; that commit is not in this checkout's history."
+    differ = subprocess.run(["git", "-C", str(ROOT), "diff", "--name-only", ref[0], "--", *code],
+                            capture_output=True, text=True, check=True).stdout.split()
+    if not differ:
+        return f"{made}; the code that measured it ({', '.join(code)}) is unchanged since."
+    return f"{made}; the code that measured it has changed since, in {', '.join(differ)}."
+
+
+def generators() -> dict[str, Callable[[], str]]:
+    """Every block's generator by name: ``<experiment>.<table>``, each beside its experiment's records."""
+    from experiments.service_level import tables  # they stamp with this module's stamp()
+
+    return {"service_level.threads_or_memory": tables.threads_or_memory, "service_level.windows": tables.windows}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--check", action="store_true", help="change nothing; exit 1 naming each block that differs")
+    args = p.parse_args()
+    stale = []
+    for path in documents():
+        doc, text = str(path.relative_to(ROOT)), path.read_text()
+        made, changed = fill(doc, text)
+        stale += [f"{b.doc}:{b.line}: {b.name}" for b in changed]
+        if changed and not args.check:
+            path.write_text(made)
+    verb = "differ from their records" if args.check else "made again"
+    print("\n".join(f"{s}: {verb}" for s in stale) if stale else "every generated block is as its record makes it")
+    if stale and args.check:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
