@@ -218,14 +218,15 @@ def run(argv: list[str], timeout: float, cgroup: MemoryCgroup | None = None) -> 
 
 
 class Loaded:
-    """A DB of ``data`` bytes the driver built with ``options`` (the library's defaults when None), in a
-    directory of the work dir this process owns; each run gets a checkpoint of it (hard-linked SST files),
+    """A DB of ``data`` bytes the driver built with ``options`` (the library's defaults when None), aged
+    by ``age`` bytes of random overwrites (the driver's --age), in a directory of the work dir this
+    process owns; each run gets a checkpoint of it (hard-linked SST files),
     so one load serves many rates. A context manager: the directory is removed on exit."""
 
     def __init__(self, driver: Driver, work_dir: Path, data: int, options: Path | None = None,
                  memory_limit: int | None = None, say: Callable[[str], None] = lambda _: None,
-                 key_size: int = KEY_SIZE, value_size: int = VALUE_SIZE):
-        self.driver, self.work_dir, self.data, self.options = driver, work_dir, data, options
+                 key_size: int = KEY_SIZE, value_size: int = VALUE_SIZE, age: int = 0):
+        self.driver, self.work_dir, self.data, self.options, self.age = driver, work_dir, data, options, age
         self.memory_limit, self.say = memory_limit, say
         self.sizes = ["--key_size", str(key_size), "--value_size", str(value_size)]
         self.cgroups = Cgroups.detect() if memory_limit else None
@@ -234,10 +235,11 @@ class Loaded:
     def __enter__(self) -> Loaded:
         self.dir = make_owned(self.work_dir)
         try:
-            self.say(f"loading {self.data / 2**30:.2f} GiB (keys in order, then flush and compaction)")
+            aged = f", then {self.age / 2**30:.2f} GiB of random overwrites" if self.age else ""
+            self.say(f"loading {self.data / 2**30:.2f} GiB (keys in order{aged}, then flush and compaction)")
             started = time.monotonic()
             run([str(self.driver.path), "load", "--db", str(self.dir / "db"), "--data", str(self.data),
-                 *self.sizes, *self._options()], timeout=6 * 3600)
+                 *(["--age", str(self.age)] if self.age else []), *self.sizes, *self._options()], timeout=6 * 3600)
             self.seconds = time.monotonic() - started
             self.say(f"loaded in {self.seconds:.0f} s ({tree_size(self.dir / 'db') / 2**30:.2f} GiB on disk)")
         except BaseException:
@@ -278,16 +280,21 @@ def remove_tree(path: Path) -> None:
 
 # The share of due requests a run must complete for a rate to count as held, beside the SLO itself.
 DELIVERED = 0.99
-_SLO = re.compile(r"^\s*(p\d+(?:\.\d+)?|max|mean)(_us)?\s*<=\s*([\d.]+)\s*(us|ms|s)?\s*$")
+_SLO = re.compile(r"^\s*((?:read_|write_)?(?:p\d+(?:\.\d+)?|max|mean))(_us)?\s*<=\s*([\d.]+)\s*(us|ms|s)?\s*$")
 
 
-def parse_slo(text: str) -> Bound:
-    """``p99.9<=2ms`` (also ``p99<=500us``, ``max<=1s``, ``p99.9_us<=2000``) as a bound on a latency
-    metric in microseconds; ValueError naming --slo."""
+def parse_slo(text: str, rate: Rate | None = None) -> Bound:
+    """``p99.9<=2ms`` (also ``p99<=500us``, ``max<=1s``, ``p99.9_us<=2000``; ``read_p99.9<=2ms`` and
+    ``write_...`` bound the reads' or the writes' own tail) as a bound on a latency metric in
+    microseconds; ValueError naming --slo, also when the ``rate`` offers no reads beside its writes for a
+    read_ or write_ bound to be told apart."""
     match = _SLO.match(text)
     if not match:
         raise ValueError(f"--slo: {text!r} is not a latency bound such as p99.9<=2ms (p50, p99, p99.9, p99.99, "
-                         "max; us, ms or s)")
+                         "max, each also as read_p99.9 or write_p99.9; us, ms or s)")
+    if rate is not None and match[1].startswith(("read_", "write_")) and not (rate.writes and rate.reads):
+        raise ValueError(f"--slo: {text!r} bounds the {match[1].split('_')[0]}s' own tail, which a run tells apart "
+                         "only with both writes and reads offered: give --read-rate")
     scale = {"us": 1.0, None: 1.0, "ms": 1e3, "s": 1e6}[match[4]]
     return Bound(f"{match[1]}_us", float(match[3]) * scale, flag="--slo")
 

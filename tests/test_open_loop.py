@@ -89,10 +89,18 @@ def test_capacity_says_when_no_rate_holds_or_none_fails():
 
 
 @pytest.mark.parametrize("text, metric, limit", [("p99.9<=2ms", "p99.9_us", 2000), ("p99 <= 500us", "p99_us", 500),
-                                                 ("max<=1s", "max_us", 1e6), ("p99.99_us<=750", "p99.99_us", 750)])
+                                                 ("max<=1s", "max_us", 1e6), ("p99.99_us<=750", "p99.99_us", 750),
+                                                 ("read_p99.9<=2ms", "read_p99.9_us", 2000),
+                                                 ("write_max_us<=5000", "write_max_us", 5000)])
 def test_an_slo_is_a_bound_in_microseconds(text, metric, limit):
-    bound = parse_slo(text)
+    bound = parse_slo(text, Rate(1000, 500))
     assert (bound.metric, bound.limit, bound.upper) == (metric, limit, True)
+
+
+def test_a_bound_on_the_reads_tail_needs_reads_beside_the_writes():
+    with pytest.raises(ValueError, match="--slo: 'read_p99.9<=2ms' bounds the reads' own tail.*give --read-rate"):
+        parse_slo("read_p99.9<=2ms", Rate(1000))
+    assert parse_slo("p99.9<=2ms", Rate(1000)).metric == "p99.9_us"
 
 
 def test_an_slo_that_is_not_a_latency_bound_is_refused_naming_the_flag():
@@ -311,6 +319,7 @@ def test_a_metric_named_alone_is_minimized_when_it_is_a_latency_a_time_or_a_size
     ({"backend": "rate", "rate": 1000.0, "parallel": 2}, "--parallel: the rate backend runs on this host only"),
     ({"backend": "rate", "rate": 1000.0, "capacity_rounds": 3}, "--capacity-rounds: 3: goes with --slo"),
     ({"backend": "rate", "rate": 1000.0, "slo": "p99.9<=10ms", "capacity_rounds": 0}, "--capacity-rounds: 0: 1 or more"),
+    ({"backend": "rate", "rate": 1000.0, "slo": "read_p99.9<=2ms"}, "--slo: 'read_p99.9<=2ms' bounds the reads'"),
 ])
 def test_what_the_rate_backend_cannot_take_is_refused_naming_the_flag(fields, message):
     with pytest.raises(UsageError) as refused:

@@ -127,7 +127,7 @@ def measure_command(options: Path | None, rate: Rate, data: int, memory_limit: i
     search for the highest offered rate that holds it, from ``rate``; a ``memory_limit`` below the least a
     run can work in (tuner.target.MIN_MEMORY_LIMIT) is refused naming --target-memory."""
     check_memory(memory_limit)
-    bound = parse_slo(slo) if slo is not None else None
+    bound = parse_slo(slo, rate) if slo is not None else None
     if options is not None and not options.is_file():
         raise OpenLoopError(f"--options {options}: no such file")
     driver = find(rocksdb_version)

@@ -4,7 +4,7 @@ each timed from when it was due.
 
     .venv/bin/python -m experiments.service_level.service_level --configs experiments/service_level/configs.json
         [--target-data 2GiB] [--target-memory 1GiB] [--rate 100000] [--duration 60] [--rounds 3]
-        [--slo 'p99.9<=2ms'] [--capacity] [--no-settle] [--windows 30,60,120]
+        [--slo 'p99.9<=2ms'] [--capacity] [--no-settle] [--windows 30,60,120] [--age 2GiB [--age-beside]]
         [--out experiments/service_level/results/NAME.json]
 
 ``--configs`` is a JSON object: name -> an OPTIONS file (a path from the checkout's root), or null for
@@ -15,7 +15,9 @@ per configuration its figures per round and, for P99.9, P99.99 and the stall tim
 defaults' (tuner.stats.paired_ratio: above 1 is a worse tail). With ``--capacity``, each configuration's
 capacity at ``--slo`` after the rounds (objectives.open_loop.capacity, from ``--rate``; once each).
 Every run settles (the load goes on while RocksDB catches up with what the window left) unless
-``--no-settle``, which a bound with compaction switched off needs (it never catches up). With
+``--no-settle``, which a bound with compaction switched off needs (it never catches up). ``--age``
+ages each DB after its ordered load with random overwrites of that much data (``open_loop load
+--age``); with ``--age-beside`` each configuration runs on both, the aged one named "<name>, aged". With
 ``--windows`` each run also reports the tail of each consecutive window of those lengths (seconds), and
 the record says, per configuration and length, how many windows held ``--slo`` and how their P99.9
 spread: how long a run must be for its tail to rank configurations. The
@@ -26,6 +28,7 @@ stops the driver and removes the DBs.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import random
 import statistics
@@ -73,12 +76,20 @@ def main() -> None:
     p.add_argument("--slo", default="p99.9<=2ms")
     p.add_argument("--capacity", action="store_true", help="each configuration's capacity at --slo, after the rounds")
     p.add_argument("--no-settle", action="store_true", help="each run is its window alone")
+    p.add_argument("--age", type=parse_size, default=0,
+                   help="after the ordered load, random overwrites of this much data (open_loop load --age)")
+    p.add_argument("--age-beside", action="store_true",
+                   help="measure each configuration on a DB loaded in order and beside it on one aged by --age")
     p.add_argument("--windows", type=lambda t: tuple(int(x) for x in t.split(",")), default=(),
                    help="lengths in seconds of the windows whose tails each run reports, e.g. 30,60,120")
     p.add_argument("--work-dir", type=Path)
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
     configs = read_configs(args.configs)
+    ages = {name: 0 if args.age_beside else args.age for name in configs}
+    if args.age_beside:  # each configuration also on a DB aged by --age, as "<name>, aged"
+        configs.update({f"{name}, aged": path for name, path in list(configs.items())})
+        ages.update({f"{name}, aged": args.age for name in list(ages)})
     slo = parse_slo(args.slo)
     driver = find()
     where = workdir.prepare(args.work_dir)
@@ -88,12 +99,14 @@ def main() -> None:
         "commit": project_commit(), "machine": machine_info(Context.of_host(), where), "driver": str(driver.path),
         "rocksdb_version": driver.version, "arguments": {k: str(v) for k, v in vars(args).items()},
         "configs": {name: str(path.relative_to(ROOT)) if path else None for name, path in configs.items()},
+        "age_bytes": ages,
         "runs": [], "capacity": {}}
     with ExitStack() as stack:
         loaded: dict[str, Loaded] = {}
         for name, options in configs.items():
             print(f"[{name}] ", end="", flush=True)
-            loaded[name] = stack.enter_context(Loaded(driver, where, args.target_data, options, args.target_memory, print))
+            loaded[name] = stack.enter_context(Loaded(driver, where, args.target_data, options, args.target_memory, print,
+                                                      age=ages[name]))
         for round_ in range(1, args.rounds + 1):
             order = list(configs)
             random.shuffle(order)
@@ -111,6 +124,7 @@ def main() -> None:
             for name in configs:
                 print(f"[{name}] capacity at {slo.describe()}", flush=True)
                 record["capacity"][name] = capacity(loaded[name], rate, slo, say=print).to_dict()
+    record["date"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")  # when the last run ended
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {args.out}")

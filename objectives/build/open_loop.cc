@@ -8,9 +8,12 @@
 // with the latency they had waited by then (a lower bound), so a configuration that falls behind shows
 // it in its tail and in "delivered" (completed / due).
 //
-//   open_loop load --db DIR [--options FILE] --data BYTES
+//   open_loop load --db DIR [--options FILE] --data BYTES [--age BYTES]
 //       keys 0..N-1 in order (N = BYTES / (key_size + value_size)), WAL off, then flush and wait for
-//       compaction: the DB a run starts from.
+//       compaction: the DB a run starts from. With --age, then random overwrites of that many bytes, as
+//       fast as they go, and flush and compaction again: the levels of a DB that has served overwrites
+//       (a DB loaded in order keeps one sorted run in its last level, and its first minute at a rate
+//       compacts into empty levels, a honeymoon no serving DB has).
 //   open_loop run --db DIR [--options FILE] --data BYTES --rate OPS [--duration S] [--read_rate OPS]
 //                 [--settle S] [--windows S[,S...]]
 //       writes (overwrites of random keys) at --rate and reads (random Gets) at --read_rate for
@@ -61,7 +64,7 @@ namespace {
 
 struct Args {
   std::string mode, db, options;
-  uint64_t data = 0;
+  uint64_t data = 0, age = 0;
   double rate = 0, read_rate = 0, duration = 60, settle = 0;
   int threads = 1, read_threads = 1;
   int key_size = 16, value_size = 100;
@@ -73,7 +76,7 @@ struct Args {
 
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(stderr,
-               "open_loop: %s\nusage: open_loop load --db DIR [--options FILE] --data BYTES\n"
+               "open_loop: %s\nusage: open_loop load --db DIR [--options FILE] --data BYTES [--age BYTES]\n"
                "       open_loop run --db DIR [--options FILE] --data BYTES --rate OPS [--duration S] [--threads N]\n"
                "                     [--read_rate OPS] [--read_threads N] [--arrivals constant|poisson] [--seed N]\n"
                "                     [--settle S] [--windows S[,S...]]\n"
@@ -101,6 +104,7 @@ Args Parse(int argc, char** argv) {
     if (flag == "--db") a.db = v;
     else if (flag == "--options") a.options = v;
     else if (flag == "--data") a.data = static_cast<uint64_t>(Number(flag, v));
+    else if (flag == "--age") a.age = static_cast<uint64_t>(Number(flag, v));
     else if (flag == "--rate") a.rate = Number(flag, v);
     else if (flag == "--read_rate") a.read_rate = Number(flag, v);
     else if (flag == "--duration") a.duration = Number(flag, v);
@@ -267,10 +271,22 @@ int Load(const Args& a) {
   }
   const double put_seconds = Seconds(Clock::now() - started);
   WaitForCompaction(db.get());
+  // --age: random overwrites (as fast as they go) of that many bytes, then flush and compaction again, so
+  // that the levels hold what a DB under random overwrites holds, not one sorted run in the last level
+  const uint64_t aged = a.age / static_cast<uint64_t>(a.key_size + a.value_size);
+  std::mt19937_64 rng(a.seed);
+  std::uniform_int_distribution<uint64_t> pick(0, keys - 1);
+  const auto aging = Clock::now();
+  for (uint64_t n = 0; n < aged; ++n) {
+    MakeKey(pick(rng), a.key_size, &key[0]);
+    Check(db->Put(wo, key, values.Next(static_cast<size_t>(a.value_size))), "put");
+  }
+  if (aged) WaitForCompaction(db.get());
+  const double age_seconds = Seconds(Clock::now() - aging);
   const double seconds = Seconds(Clock::now() - started);
   Check(db->Close(), "closing the DB");
-  std::printf("{\"mode\": \"load\", \"keys\": %" PRIu64 ", \"put_seconds\": %.3f, \"seconds\": %.3f}\n", keys,
-              put_seconds, seconds);
+  std::printf("{\"mode\": \"load\", \"keys\": %" PRIu64 ", \"aged_keys\": %" PRIu64 ", \"put_seconds\": %.3f, "
+              "\"age_seconds\": %.3f, \"seconds\": %.3f}\n", keys, aged, put_seconds, age_seconds, seconds);
   return 0;
 }
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import optuna
 
 from objectives import workdir
-from objectives.open_loop import parse_slo
+from objectives.open_loop import Rate, parse_slo
 from objectives.scores import Score
 from objectives.workdir import snapshot_files
 from objectives.workloads import Flag, Workload, WorkloadError, load_workload
@@ -183,7 +183,7 @@ def check_backend(config: TuneConfig) -> None:
             raise UsageError(f"{flag}: goes with --rate (the rate backend)")
     if m.slo is not None:
         try:
-            parse_slo(m.slo)
+            parse_slo(m.slo, Rate(m.rate or 0.0, m.read_rate))
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     if m.capacity_rounds != MeasurementConfig.capacity_rounds and (m.slo is None or m.capacity_rounds < 1):
