@@ -92,7 +92,8 @@ def generators() -> dict[str, Callable[[], str]]:
     """Every block's generator by name: ``<experiment>.<table>``, each beside its experiment's records."""
     from experiments.service_level import tables  # they stamp with this module's stamp()
 
-    return {"service_level.threads_or_memory": tables.threads_or_memory, "service_level.windows": tables.windows}
+    return {"service_level.threads_or_memory": tables.threads_or_memory, "service_level.windows": tables.windows,
+            "service_level.aged": tables.aged}
 
 
 def main() -> None:

@@ -3561,6 +3561,22 @@ def test_generated_blocks_are_as_their_records_make_them():
                     _quoted(line, (doc,))
 
 
+def test_the_windows_claims_are_what_their_records_say():
+    """docs/measure.md's "How long a run at a rate must be": over 20 minutes neither rate held the SLO,
+    with no write stall; each run's first 30 s window is its lowest; at 40,000 writes/s the second
+    10 minutes are worse than the first. (The table and its lines are made by `make record`.)"""
+    for rate in ("60k", "40k"):
+        record = _json(f"experiments/service_level/results/windows-{rate}-11.8.1-2026-12-04.json")
+        run = record["runs"][0]
+        assert record["arguments"]["slo"] == "p99.9<=10ms" and record["arguments"]["duration"] == "1200.0"
+        assert run["p99.9_us"] > 10_000 and run["stall_micros"] == 0
+        thirty = [w["p99.9_us"] for w in run["windows"] if w["seconds"] == 30]
+        assert thirty[0] == min(thirty)
+        if rate == "40k":
+            first, second = (w["p99.9_us"] for w in run["windows"] if w["seconds"] == 600)
+            assert second > first
+
+
 def test_the_second_study_at_an_slo_is_quoted_as_its_summary_gives_it():
     """docs/measure.md's "A second study": the paired rounds of trial 0 (the defaults' own start) and the
     defaults, the search's runs of both, and the A/A capacity rounds."""

@@ -36,20 +36,41 @@ def _ms(us: float) -> str:
 
 
 def windows() -> str:
-    """"How long a run must be": for each rate, each window length's count of windows, how many held
-    the SLO and their P99.9's spread; then each 30 s window's P99.9 in order."""
-    rows = ["| offered | window | windows | held the SLO | P99.9: lowest | median | highest |", "|---|---|---|---|---|---|---|"]
-    orders, stamps = [], []
+    """"How long a run at a rate must be": for each rate, each window length's count of windows, how many
+    held the SLO and their P99.9's spread; the whole run's P99.9; each 30 s window's P99.9 in order."""
+    rows = ["| offered | window | windows | held the SLO | P99.9: lowest | median | highest | highest / lowest |",
+            "|---|---|---|---|---|---|---|---|"]
+    runs, orders, stamps = [], [], []
     for rate in ("60k", "40k"):
         path, record = _record(f"windows-{rate}-11.8.1-2026-12-04.json")
         run = record["runs"][0]
+        offered = f"{float(record['arguments']['rate']):,.0f} writes/s"
         for length, w in record["windows"]["rocksdb-default"].items():
             tail = w["p999_us"]
-            rows.append(f"| {run['rate']['writes']:,.0f} writes/s | {length} s | {w['windows']} | {w['held']} | "
-                        f"{_ms(tail['min'])} | {_ms(tail['median'])} | {_ms(tail['max'])} |")
-        thirty = [_ms(w["p99.9_us"]).removesuffix(" ms") for w in run["windows"] if w["seconds"] == 30]
-        orders.append(f"At {run['rate']['writes']:,.0f} writes/s, the P99.9 of each 30 s window in order (ms): "
-                      + ", ".join(thirty) + ".")
+            rows.append(f"| {offered} | {length} s | {w['windows']} | {w['held']} | {_ms(tail['min'])} | "
+                        f"{_ms(tail['median'])} | {_ms(tail['max'])} | {tail['max'] / tail['min']:.1f}x |")
+        runs.append(f"{_ms(run['p99.9_us'])} at {offered} ({run['seconds']:.0f} s, "
+                    f"write stalls {run['stall_micros'] / 1e6:.2f} s, write amp {run['write_amp']:.2f})")
+        thirty = [f"{w['p99.9_us'] / 1e3:.1f}" for w in run["windows"] if w["seconds"] == 30]
+        orders.append(f"At {offered}, the P99.9 of each 30 s window in order (ms): " + ", ".join(thirty) + ".")
         # these two records carry no date of their own (the script wrote none before them): their names' date
         stamps.append(stamp(path, record["commit"], record.get("date") or path.stem[-10:], WINDOWS_CODE))
-    return "\n".join([*rows, "", *orders, "", *stamps])
+    return "\n".join([*rows, "", "The whole run's P99.9: " + "; ".join(runs) + ".", "", *orders, "", *stamps])
+
+
+def aged() -> str:
+    """The ordered load against one aged by random overwrites: each round's P99.9 and write amp, and the
+    paired ratio of the aged DB's P99.9 to the ordered one's."""
+    path, record = _record("aged-40k-11.8.1-2026-12-04.json")
+    by = {(r["round"], r["config"]): r for r in record["runs"]}
+    rounds = sorted({r["round"] for r in record["runs"]})
+    plain, old = "rocksdb-default", "rocksdb-default, aged"
+    rows = ["| round | P99.9, loaded in key order | P99.9, aged | write amp, loaded in key order | write amp, aged |",
+            "|---|---|---|---|---|"]
+    rows += [f"| {i} | {_ms(by[(i, plain)]['p99.9_us'])} | {_ms(by[(i, old)]['p99.9_us'])} | "
+             f"{by[(i, plain)]['write_amp']:.2f} | {by[(i, old)]['write_amp']:.2f} |" for i in rounds]
+    ratio = record["paired"][old]["p99.9_us"]
+    low, high = ratio["ci95"]
+    line = (f"The aged DB's P99.9 over the ordered one's, paired by round: {ratio['ratio']:.2f}x (95 % CI "
+            f"{low:.2f}-{high:.2f}, {ratio['n']} rounds): a {ratio['verdict']}.")
+    return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
