@@ -399,6 +399,9 @@ def test_the_capacity_line_says_each_bracket_and_the_ratio():
     assert line is not None and line.startswith("capacity at p99.9<=10ms")
     assert "rocksdb-default holds it up to 60,000 ops/s (66,000 did not)" in line
     assert "trial 9 holds it up to 78,000 ops/s (every rate tried): 1.30x the defaults' capacity" in line
+    assert "(one run per offered rate" in line and line.endswith("'How long a run at a rate must be')")
+    timed = capacity_line(Summary.from_dict({**summary.to_dict(), "target": {"confirm_duration_seconds": 60.0}}))
+    assert timed is not None and "(one 60 s run per offered rate, each run and its settle" in timed
     assert capacity_line(Summary()) is None
 
 

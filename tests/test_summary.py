@@ -179,7 +179,7 @@ def test_a_rate_study_whose_reference_is_noisy_over_the_rounds_says_so():
             "revalidation": {"reference": "rocksdb-default", "best": "trial 0", "best_trial": 0,
                              "best_vs_reference": tie, "noise_cv_reference": 1.11}}
     said = [ln for ln in verdict_lines(Summary.from_dict({**data, "backend": "rate"})) if "more than half its mean" in ln]
-    assert len(said) == 1 and "`rocksdb-tuner measure --slo` finds its capacity" in said[0]
+    assert len(said) == 1 and "`rocksdb-tuner measure --duration 20m --windows 60s`" in said[0]
     assert not any("more than half its mean" in ln for ln in verdict_lines(Summary.from_dict(data)))
     calm = {**data, "revalidation": {**data["revalidation"], "noise_cv_reference": 0.17}}
     quiet = verdict_lines(Summary.from_dict({**calm, "backend": "rate"}))

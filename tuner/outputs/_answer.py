@@ -256,10 +256,14 @@ def capacity_line(summary: Summary) -> str | None:
         ratio = f": {ratio_text(cap.vs_default[others[0].name])} the defaults' capacity, paired by round"
     elif default is not None and default.held and others and others[0].held:
         ratio = f": {others[0].held / default.held:.2f}x the defaults' capacity"
-    how = (f"{cap.rounds} paired rounds, in each a search over offered rates, one run per rate, each run and its "
+    seconds = summary.target.confirm_duration_seconds if summary.target is not None else None
+    run = f"one {seconds:g} s run" if seconds else "one run"
+    how = (f"{cap.rounds} paired rounds, in each a search over offered rates, {run} per rate, each run and its "
            "settle" if cap.rounds > 1 else
-           "one run per offered rate, each run and its settle; a bracket, not an interval")
-    return f"capacity at {cap.slo} ({how}): " + "; ".join(parts) + ratio
+           f"{run} per offered rate, each run and its settle; a bracket, not an interval")
+    return (f"capacity at {cap.slo} ({how}): " + "; ".join(parts) + ratio
+            + ". A tail over runs this short moves from run to run and flatters a DB that serves for longer "
+              "(docs/measure.md, 'How long a run at a rate must be')")
 
 
 _COST_NAMES = {"db_size_bytes": "disk", "sst_bytes": "disk (SST files)", "write_amp": "write amp",

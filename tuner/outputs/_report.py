@@ -193,10 +193,10 @@ def verdict_lines(summary: Summary) -> list[str]:
                      + (f" ({select.rounds} round(s) among the top "
                         f"{sum(1 for r in select.configurations if r.trial is not None)})" if select else ""))
         if summary.backend == "rate" and reval.noise_cv_reference > NOISY_AT_RATE:
-            lines.append(f"noise: at this rate {ref}'s tail varied over the rounds by more than half its mean, as "
-                         "near its capacity, and a paired comparison needs many rounds here: at a rate it holds "
-                         "comfortably (`rocksdb-tuner measure --slo` finds its capacity) a study ranks configurations, "
-                         "not noise")
+            lines.append(f"noise: at this rate {ref}'s tail varied over the rounds by more than half its mean, and a "
+                         "paired comparison of such runs needs many rounds: a tail over a window moves less the longer "
+                         "the window (`rocksdb-tuner measure --duration 20m --windows 60s` shows how much), so longer "
+                         "runs (--duration) rank configurations where more short rounds rank noise")
     minimal = reval.minimal
     if minimal:
         lines.append(f"minimal configuration ({', '.join(minimal.kept)}; the rest at {ref}'s values): "
