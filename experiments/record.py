@@ -93,7 +93,7 @@ def generators() -> dict[str, Callable[[], str]]:
     from experiments.service_level import tables  # they stamp with this module's stamp()
 
     return {"service_level.threads_or_memory": tables.threads_or_memory, "service_level.windows": tables.windows,
-            "service_level.aged": tables.aged}
+            "service_level.aged": tables.aged, "service_level.memory": tables.memory}
 
 
 def main() -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +75,19 @@ def aged() -> str:
     line = (f"The aged DB's P99.9 over the ordered one's, paired by round: {ratio['ratio']:.2f}x (95 % CI "
             f"{low:.2f}-{high:.2f}, {ratio['n']} rounds): a {ratio['verdict']}.")
     return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def memory() -> str:
+    """The defaults at 40,000 writes/s for 10 minutes within 1 GiB and within 4 GiB: the run's P99.9, its
+    minutes' P99.9, the memory peak and write amp."""
+    path, record = _record("memory-40k-11.8.1-2026-12-04.json")
+    rows = ["| configuration | P99.9 over the run | minutes that held p99.9 <= 10 ms | a minute's P99.9: lowest | "
+            "median | highest | memory peak | write amp |", "|---|---|---|---|---|---|---|---|"]
+    for name, run in record["runs"].items():
+        minutes = sorted(w["p99.9_us"] for w in run["windows"])
+        held = sum(t <= 10_000 for t in minutes)
+        rows.append(f"| {name} | {_ms(run['p99.9_us'])} | {held} of {len(minutes)} | {_ms(minutes[0])} | "
+                    f"{_ms(statistics.median(minutes))} | {_ms(minutes[-1])} | "
+                    f"{run['memory_peak_bytes'] / 2**30:.2f} GiB | {run['write_amp']:.2f} |")
+    date = next(iter(record["runs"].values()))["date"]
+    return "\n".join([*rows, "", stamp(path, record["commit"], date, MEASURE_CODE)])
