@@ -93,7 +93,8 @@ def generators() -> dict[str, Callable[[], str]]:
     from experiments.service_level import tables  # they stamp with this module's stamp()
 
     return {"service_level.threads_or_memory": tables.threads_or_memory, "service_level.windows": tables.windows,
-            "service_level.aged": tables.aged, "service_level.memory": tables.memory}
+            "service_level.aged": tables.aged, "service_level.memory": tables.memory,
+            "service_level.reads_at_load": tables.reads_at_load}
 
 
 def main() -> None:

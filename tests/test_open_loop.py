@@ -32,7 +32,8 @@ from tuner.outputs._answer import capacity_line
 from tuner.summary import Summary
 from tuner.trials import TrialRecord
 
-BUILD = Path(__file__).resolve().parents[1] / "objectives" / "build"
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "objectives" / "build"
 DATA = 48 * 2**20  # ~430k keys of db_bench's 16-byte keys and 100-byte values: a load of a second or two
 
 
@@ -362,6 +363,26 @@ def test_tune_at_a_rate_minimizes_the_tail_of_runs_on_copies_of_one_load(tmp_pat
             first.params["level0_file_num_compaction_trigger"]) == (64 * 2**20, 2, "lz4", 4)  # 11.8's library defaults
     commands = sorted(out.rglob("command.command"))
     assert commands and all("--rate 2000" in c.read_text() and " run " in c.read_text() for c in commands)
+    assert leftovers(work_dir) == []
+
+
+@pytest.mark.release_build
+def test_the_reads_at_load_study_minimizes_the_reads_tail_beside_writes_at_a_rate(tmp_path, work_dir):
+    """studies/reads-at-load.toml, shrunk by flags after it: every run offers reads beside writes, and
+    the reads' own P99.9 is what the study minimizes."""
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "tuner.cli", "tune", "--from", str(ROOT / "studies" / "reads-at-load.toml"),
+                        "--target-data", "32MiB", "--target-memory", "256MiB", "--duration", "2s",
+                        "--budget", "10m", "--trials", "2", "--revalidate", "0", "--study", "reads", "--no-mlflow",
+                        "--no-plots", "--out", str(out), "--work-dir", str(work_dir)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    summary = Summary.load(out / "summary.json")
+    assert summary.objective_metric == "read_p99.9_us" and summary.objective_maximize is False
+    best = summary.best
+    assert best is not None and best.metrics["read_p99.9_us"] > 0 and best.metrics["read_ops"] > 0
+    commands = sorted(out.rglob("command.command"))
+    assert commands and all("--rate 30000 --read_rate 5000" in c.read_text() for c in commands if " run " in c.read_text())
     assert leftovers(work_dir) == []
 
 

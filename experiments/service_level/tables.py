@@ -91,3 +91,16 @@ def memory() -> str:
                     f"{run['memory_peak_bytes'] / 2**30:.2f} GiB | {run['write_amp']:.2f} |")
     date = next(iter(record["runs"].values()))["date"]
     return "\n".join([*rows, "", stamp(path, record["commit"], date, MEASURE_CODE)])
+
+
+def reads_at_load() -> str:
+    """The defaults with reads beside writes, one 60 s run: each side's tail and what was delivered."""
+    path, record = _record("reads-at-load-11.8.1-2026-12-04.json")
+    run = record["run"]
+    rows = ["| requests | offered | P99 | P99.9 | P99.99 |", "|---|---|---|---|---|"]
+    for kind in ("write", "read"):
+        rows.append(f"| {kind}s | {run['rate'][kind + 's']:,.0f}/s | {_ms(run[kind + '_p99_us'])} | "
+                    f"{_ms(run[kind + '_p99.9_us'])} | {_ms(run[kind + '_p99.99_us'])} |")
+    line = (f"Delivered {100 * run['delivered']:.2f} % of the requests due; RocksDB's own P99.9 per request "
+            f"{_ms(run['service_p99.9_us'])}; write stalls {run['stall_micros'] / 1e6:.2f} s.")
+    return "\n".join([*rows, "", line, "", stamp(path, record["commit"], run["date"], MEASURE_CODE)])
