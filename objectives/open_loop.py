@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from objectives.dbbench import CACHE_DIR
 from objectives.memory import Cgroups, MemoryCgroup, evict
@@ -95,7 +95,8 @@ class Second:
 @dataclass(frozen=True)
 class Window:
     """One consecutive window of a run (``--windows``): its length and first second, the requests due in
-    it and their tail (from the per-second histograms: ~6 % buckets)."""
+    it, their tail (from the per-second histograms: ~6 % buckets) and how many were slower than each of
+    the driver's thresholds (``over_us``; a count adds up over windows, a percentile does not)."""
 
     seconds: int
     start: int
@@ -104,16 +105,18 @@ class Window:
     p999_us: float
     p9999_us: float
     max_us: float
+    over_us: dict[int, int] = field(default_factory=dict)  # threshold (us) -> requests slower than it
 
     @classmethod
-    def of(cls, record: dict[str, float]) -> Window:
+    def of(cls, record: dict[str, Any]) -> Window:
         return cls(seconds=int(record["seconds"]), start=int(record["start"]), due=int(record["due"]),
                    p99_us=record["p99_us"], p999_us=record["p99.9_us"], p9999_us=record["p99.99_us"],
-                   max_us=record["max_us"])
+                   max_us=record["max_us"], over_us={int(k): int(v) for k, v in record.get("over_us", {}).items()})
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, Any]:
         return {"seconds": self.seconds, "start": self.start, "due": self.due, "p99_us": self.p99_us,
-                "p99.9_us": self.p999_us, "p99.99_us": self.p9999_us, "max_us": self.max_us}
+                "p99.9_us": self.p999_us, "p99.99_us": self.p9999_us, "max_us": self.max_us,
+                "over_us": {str(k): v for k, v in self.over_us.items()}}
 
 
 @dataclass(frozen=True)

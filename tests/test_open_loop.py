@@ -176,8 +176,8 @@ def test_a_pause_counts_every_request_due_during_it(loaded, tmp_path, db_bench):
 @pytest.mark.release_build
 def test_windows_put_a_pause_in_the_windows_it_fell_in(loaded, tmp_path):
     """--windows 2,4 on an 8 s run paused 1.5 s about 2 s in: four 2-s and two 4-s windows, their
-    requests those of the run; the 4-s window holding the pause has a tail of at least 0.5 s, the last
-    one, after the writer caught up, not."""
+    requests those of the run; the 4-s window holding the pause has a tail of at least 0.5 s and over a
+    thousand requests slower than a second, the last one, after the writer caught up, neither."""
     out = _paused([str(find().path), "run", "--db", str(_copy(loaded, tmp_path)), "--data", str(DATA),
                    "--rate", "5000", "--duration", "8", "--windows", "2,4"], after=2.0, pause=1.5)
     run = parse(out)
@@ -187,6 +187,10 @@ def test_windows_put_a_pause_in_the_windows_it_fell_in(loaded, tmp_path):
     assert sum(w.due for w in two) == sum(w.due for w in four) == run["due_ops"]
     assert four[0].p999_us >= 500_000 and four[0].max_us >= 1_400_000, four
     assert four[1].p999_us < 500_000, four
+    # counts over a threshold add up across windows; about 2,500 requests fell due in the pause's first 0.5 s
+    assert all(two[0].over_us[t] + two[1].over_us[t] == four[0].over_us[t] for t in four[0].over_us)
+    assert four[0].over_us[1_000_000] > 1000 and four[1].over_us[1_000_000] == 0, four
+    assert all(w.over_us[1000] >= w.over_us[10_000] >= w.over_us[1_000_000] for w in run.windows)
 
 
 @pytest.mark.release_build

@@ -49,6 +49,15 @@ class LatencyHistogram {
     return max_;
   }
 
+  // How many values were recorded in buckets wholly above x: never a value <= x, but the values above x
+  // in x's own bucket are left out (at most its width, 1 / 2^sub_bits of x). Counts over a threshold add
+  // up across histograms, as percentiles do not.
+  uint64_t CountAbove(uint64_t x) const {
+    uint64_t above = 0;
+    for (size_t i = Index(x) + 1; i < counts_.size(); ++i) above += counts_[i];
+    return above;
+  }
+
   // The bucket a value falls in: exact below 2^sub_bits, then 2^sub_bits buckets per power of two.
   size_t Index(uint64_t value) const {
     const uint64_t unit = uint64_t{1} << sub_bits_;

@@ -28,6 +28,14 @@ int main() {
   Near("uniform mean", h.Mean(), 500000.5, 1e-9);
   if (h.Percentile(1.0) != 1000000) { std::fprintf(stderr, "FAIL p100 is not the max\n"); ++failures; }
 
+  // Counts above a threshold: 100,000 values above 900,000, less at most the threshold's bucket.
+  const double above = static_cast<double>(h.CountAbove(900000));
+  if (above > 100000 || above < 100000 - 900000.0 / 128) {
+    std::fprintf(stderr, "FAIL count above 900000: %.0f\n", above);
+    ++failures;
+  }
+  if (h.CountAbove(1000000) != 0 || h.CountAbove(0) != 1000000) { std::fprintf(stderr, "FAIL count above the ends\n"); ++failures; }
+
   // Values below 2^sub_bits are exact.
   LatencyHistogram small;
   for (uint64_t v = 0; v < 128; ++v) small.Record(v);

@@ -41,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <random>
@@ -390,10 +391,15 @@ void PrintLatency(const std::string& prefix, const LatencyHistogram& h, bool* fi
   Print((prefix + "mean_us").c_str(), h.Mean() * us, first);
 }
 
+// The thresholds (us) whose counts of slower requests each window reports: an SLO's share of requests
+// over its bound, summed over windows, as a percentile cannot be.
+constexpr uint64_t kOver[] = {1000, 2000, 5000, 10000, 20000, 50000, 100000, 1000000};
+
 // --windows: for each length L, the run cut into consecutive L-second windows from its start (the settle
 // included, a last partial window left out), each window's requests by due time: how its tail varies
-// from window to window. From the per-second histograms (~6 % buckets), so a window's percentile is
-// coarser than the run's.
+// from window to window, and how many were slower than each of kOver. From the per-second histograms
+// (~6 % buckets), so a window's percentile is coarser than the run's.
+
 void PrintWindows(const std::vector<int>& lengths, const std::vector<Second>& seconds, size_t whole) {
   std::printf("{\"windows\": [");
   bool any = false;
@@ -403,9 +409,12 @@ void PrintWindows(const std::vector<int>& lengths, const std::vector<Second>& se
       LatencyHistogram h{4};
       for (size_t s = from; s < from + l; ++s) h.Merge(seconds[s].latency);
       std::printf("%s{\"seconds\": %d, \"start\": %zu, \"due\": %" PRIu64 ", \"p99_us\": %.6g, \"p99.9_us\": %.6g"
-                  ", \"p99.99_us\": %.6g, \"max_us\": %.6g}",
+                  ", \"p99.99_us\": %.6g, \"max_us\": %.6g, \"over_us\": {",
                   any ? ", " : "", length, from, h.Count(), h.Percentile(0.99) * 1e-3, h.Percentile(0.999) * 1e-3,
                   h.Percentile(0.9999) * 1e-3, h.Max() * 1e-3);
+      for (size_t t = 0; t < std::size(kOver); ++t)
+        std::printf("%s\"%" PRIu64 "\": %" PRIu64, t ? ", " : "", kOver[t], h.CountAbove(kOver[t] * 1000));
+      std::printf("}}");
       any = true;
     }
   }
