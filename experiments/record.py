@@ -69,8 +69,10 @@ def generate(name: str) -> str:
 
 def fill(doc: str, text: str) -> tuple[str, list[Block]]:
     """``text`` with every block made again, and the blocks that changed."""
-    changed = [b for b in blocks(doc, text) if generate(b.name) != b.body]
-    return _BLOCK.sub(lambda m: f"<!-- record: {m['name']} -->\n{generate(m['name'])}<!-- /record -->", text), changed
+    found = blocks(doc, text)
+    made = {b.name: generate(b.name) for b in found}  # once each: a generator reads its record and runs git
+    changed = [b for b in found if made[b.name] != b.body]
+    return _BLOCK.sub(lambda m: f"<!-- record: {m['name']} -->\n{made[m['name']]}<!-- /record -->", text), changed
 
 
 def stamp(record: Path, commit: str, date: str, code: tuple[str, ...]) -> str:
