@@ -80,16 +80,26 @@ def find(version: str | None = None) -> Driver:
 
 @dataclass(frozen=True)
 class Second:
-    """One second of a run: requests due in it, completed in it, their tail, and the DB at its end."""
+    """One second of a run: requests due in it, completed in it, their tail, the DB at its end, and what
+    could have paused the requests in it: RocksDB's longest call, the latest wake-up, the background's
+    writes, the request threads' wait for a CPU and the host's CPU time."""
 
     t: int
     due: int
     completed: int
     p99_us: float
     max_us: float
+    service_max_us: float  # the longest Put or Get issued in the second, issue to done
+    woke_max_us: float  # the latest a thread woke for a request it slept until
     stall_micros: int  # since the run began
     l0_files: int
     pending_compaction_bytes: int
+    flush_bytes: int  # written by flushes in the second
+    compaction_bytes: int  # written by compactions in the second
+    compactions_running: int  # at its end
+    run_delay_ms: float  # the request threads' time runnable but not running (summed over threads)
+    host_busy_ms: float  # the host's CPU time in the second, all processes (at most 1,000 per core)
+    host_steal_ms: float  # CPU time the hypervisor gave to others while the host wanted it
 
 
 @dataclass(frozen=True)

@@ -48,11 +48,14 @@ def test_histogram_percentiles_are_those_of_known_data(tmp_path):
 
 
 def test_parse_reads_the_series_and_the_metrics_line():
-    out = ('{"series": [{"t": 1, "due": 10, "completed": 9, "p99_us": 5.5, "max_us": 7, "stall_micros": 0, '
-           '"l0_files": 1, "pending_compaction_bytes": 0}], "rocksdb_version": "11.8.1"}\n'
+    out = ('{"series": [{"t": 1, "due": 10, "completed": 9, "p99_us": 5.5, "max_us": 7, "service_max_us": 3, '
+           '"woke_max_us": 4, "stall_micros": 0, "l0_files": 1, "pending_compaction_bytes": 0, "flush_bytes": 0, '
+           '"compaction_bytes": 5, "compactions_running": 1, "run_delay_ms": 0.5, "host_busy_ms": 20, '
+           '"host_steal_ms": 0}], "rocksdb_version": "11.8.1"}\n'
            'noise\n{"ops_per_sec": 9, "delivered": 0.9, "p99.9_us": 7}\n')
     run = parse(out)
     assert run.rocksdb_version == "11.8.1" and run.series[0].completed == 9
+    assert run.series[0].woke_max_us == 4 and run.series[0].run_delay_ms == 0.5
     assert run["p99.9_us"] == 7 and run["delivered"] == 0.9
     with pytest.raises(OpenLoopError, match="no metrics line"):
         parse('{"series": []}\n')
@@ -151,7 +154,7 @@ def _paused(argv: list[str], after: float, pause: float) -> str:
 def test_a_pause_counts_every_request_due_during_it(loaded, tmp_path, db_bench):
     """The correction, proven: a writer at 5,000 writes/s paused 1.5 s in an 8 s run. Open loop, the
     requests due during the pause waited up to 1.5 s: P99.9 is at least 0.5 s (1.49 s in the runs of
-    2026-12-03) and the schedule was caught up. db_bench's closed loop at the same rate, paused the same
+    2026-12-03), the schedule was caught up, and the series shows the pause as a late wake-up. db_bench's closed loop at the same rate, paused the same
     way, stays under 0.5 s (about 0.1 ms then: the pause fell in its rate limiter's wait, which a write's
     latency leaves out) and issued fewer writes: those the pause would have sent were never sent."""
     rate, seconds = 5000, 8
@@ -163,6 +166,10 @@ def test_a_pause_counts_every_request_due_during_it(loaded, tmp_path, db_bench):
     assert run["max_us"] >= 1_400_000
     assert run["delivered"] > 0.99  # it caught up after the pause
     assert max(s.max_us for s in run.series) >= 1_400_000
+    # the series tells what the pause was: a thread woken 1.5 s late (or a call that long), not a wait
+    # for a CPU (a stopped process is off the run queue)
+    assert max(max(s.woke_max_us, s.service_max_us) for s in run.series) >= 1_400_000
+    assert sum(s.run_delay_ms for s in run.series) < 500
 
     keys = DATA // 116
     out = _paused([db_bench.path, f"--db={_copy(loaded, tmp_path / 'b')}", "--use_existing_db=1",

@@ -17,7 +17,9 @@
 //   open_loop run --db DIR [--options FILE] --data BYTES --rate OPS [--duration S] [--read_rate OPS]
 //                 [--settle S] [--windows S[,S...]]
 //       writes (overwrites of random keys) at --rate and reads (random Gets) at --read_rate for
-//       --duration seconds; prints a {"series": [...]} line (one entry a second) and a metrics line.
+//       --duration seconds; prints a {"series": [...]} line (one entry a second: the requests' tail and,
+//       to tell what paused them, RocksDB's longest call, the latest wake-up, the background's writes, the
+//       request threads' wait for a CPU and the host's busy and stolen CPU time) and a metrics line.
 //       With --settle S the load goes on after the window while RocksDB flushes what the window wrote
 //       and finishes the compaction it left, for at most S more seconds, and every request of that time
 //       counts: work a configuration defers past the window is paid for while serving, as a service
@@ -31,7 +33,9 @@
 // Built beside each release db_bench by objectives/build/build_db_bench.sh; run by objectives/open_loop.py.
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -41,6 +45,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -296,6 +301,8 @@ int Load(const Args& a) {
 struct Second {
   uint64_t completed = 0;
   LatencyHistogram latency{4};  // ~6 % buckets: a per-second tail, not the run's
+  uint64_t service_max = 0;  // ns, the longest RocksDB call issued in this second (issued -> done)
+  uint64_t woke_max = 0;  // ns, the latest wake-up in this second (due -> issued, after a sleep)
 };
 
 struct Worker {
@@ -306,6 +313,7 @@ struct Worker {
   std::vector<Second> seconds;
   uint64_t due = 0, completed = 0, unfinished = 0, errors = 0;
   double late_at_end_s = 0;  // how far behind schedule the thread was when the window closed
+  std::atomic<long> tid{0};  // the thread's id, for the sampler to read its scheduler statistics
 };
 
 // The window's end, which the main thread may move earlier (when the settle finishes).
@@ -324,6 +332,7 @@ void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point s
   rdb::ReadOptions ro;
   const size_t n_seconds = static_cast<size_t>(std::ceil(Seconds(EndOf(*end_at) - start))) + 1;
   w->seconds.resize(n_seconds);
+  w->tid.store(syscall(SYS_gettid));
   // the first request of each thread falls at a random point of its first gap, so threads do not align
   double offset = a.poisson ? gap_exp(rng) : std::uniform_real_distribution<double>(0, gap)(rng);
   for (;;) {
@@ -353,7 +362,12 @@ void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point s
     }
     MakeKey(pick(rng), a.key_size, &key[0]);
     const auto issued = Clock::now();
-    if (slept) w->woke.Record(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(issued - due).count()));
+    Second& at = w->seconds[std::min(n_seconds - 1, static_cast<size_t>(Seconds(issued - start)))];
+    if (slept) {
+      const uint64_t late = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(issued - due).count());
+      w->woke.Record(late);
+      at.woke_max = std::max(at.woke_max, late);
+    }
     rdb::Status s = w->write ? db->Put(wo, key, values.Next(static_cast<size_t>(a.value_size)))
                              : db->Get(ro, key, &got);
     const auto done = Clock::now();
@@ -362,7 +376,9 @@ void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point s
     }
     const uint64_t latency = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(done - due).count());
     w->latency.Record(latency);
-    w->service.Record(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(done - issued).count()));
+    const uint64_t service = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(done - issued).count());
+    w->service.Record(service);
+    at.service_max = std::max(at.service_max, service);
     w->seconds[std::min(n_seconds - 1, static_cast<size_t>(Seconds(due - start)))].latency.Record(latency);
     w->seconds[std::min(n_seconds - 1, static_cast<size_t>(Seconds(done - start)))].completed++;
     ++w->due;
@@ -371,10 +387,32 @@ void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point s
   }
 }
 
-// Once a second: the stall time so far and the LSM's state.
+// Once a second: the stall time so far, the LSM's state, what the background wrote so far, how long
+// the request threads had waited for a CPU so far, and the host's CPU time so far (what a pause was).
 struct Sample {
-  uint64_t stall_micros, l0_files, pending_bytes;
+  uint64_t stall_micros, l0_files, pending_bytes, flush_bytes, compaction_bytes, compactions_running;
+  uint64_t run_delay_ns;  // summed over the request threads: runnable, not running (/proc schedstat)
+  uint64_t busy_ticks, steal_ticks;  // the host's, /proc/stat (USER_HZ)
 };
+
+// ns the thread waited on a run queue since it began (the second field of its schedstat), 0 if unknown.
+uint64_t RunDelay(long tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+  uint64_t on_cpu = 0, waited = 0;
+  return tid && (in >> on_cpu >> waited) ? waited : 0;
+}
+
+// How much a counter grew between two samples; 0 where the later one could not be read (a thread gone).
+uint64_t Gain(uint64_t before, uint64_t after) { return after > before ? after - before : 0; }
+
+// The host's CPU time busy (user, nice, system, irq, softirq) and stolen by the hypervisor, in USER_HZ.
+std::pair<uint64_t, uint64_t> HostTicks() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (!(in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal)) return {0, 0};
+  return {user + nice + system + irq + softirq, steal};
+}
 
 void Print(const char* name, double value, bool* first) {
   std::printf("%s\"%s\": %.12g", *first ? "" : ", ", name, value);
@@ -433,11 +471,9 @@ int RunAtRate(const Args& a) {
   std::map<std::string, std::string> stalls0;
   db->GetMapProperty(rdb::DB::Properties::kCFStats, &stalls0);
 
-  std::vector<Worker> workers;
-  if (a.rate > 0)
-    for (int i = 0; i < a.threads; ++i) workers.emplace_back();
-  if (a.read_rate > 0)
-    for (int i = 0; i < a.read_threads; ++i) workers.emplace_back().write = false;
+  const size_t n_writers = a.rate > 0 ? static_cast<size_t>(a.threads) : 0;
+  std::vector<Worker> workers(n_writers + (a.read_rate > 0 ? static_cast<size_t>(a.read_threads) : 0));
+  for (size_t i = n_writers; i < workers.size(); ++i) workers[i].write = false;
   const auto start = Clock::now() + std::chrono::milliseconds(10);
   const auto window_end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.duration));
   const auto settle_end = window_end + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.settle));
@@ -450,12 +486,17 @@ int RunAtRate(const Args& a) {
   std::vector<Sample> samples;
   std::atomic<bool> running{true};
   std::thread sampler([&] {
-    for (auto t = start + std::chrono::seconds(1); running.load(); t += std::chrono::seconds(1)) {
+    for (auto t = start; running.load(); t += std::chrono::seconds(1)) {  // samples[0]: as the window began
       std::this_thread::sleep_until(t);
       if (!running.load()) break;
+      uint64_t run_delay = 0;
+      for (const Worker& w : workers) run_delay += RunDelay(w.tid.load());
+      const auto [busy, steal] = HostTicks();
       samples.push_back({stats->getTickerCount(rdb::STALL_MICROS) - stall0,
                          IntProperty(db.get(), "rocksdb.num-files-at-level0"),
-                         IntProperty(db.get(), "rocksdb.estimate-pending-compaction-bytes")});
+                         IntProperty(db.get(), "rocksdb.estimate-pending-compaction-bytes"),
+                         stats->getTickerCount(rdb::FLUSH_WRITE_BYTES), stats->getTickerCount(rdb::COMPACT_WRITE_BYTES),
+                         IntProperty(db.get(), "rocksdb.num-running-compactions"), run_delay, busy, steal});
     }
   });
   std::this_thread::sleep_until(window_end);
@@ -500,19 +541,30 @@ int RunAtRate(const Args& a) {
     for (size_t s = 0; s < n_seconds; ++s) {
       per_second[s].completed += w.seconds[s].completed;
       per_second[s].latency.Merge(w.seconds[s].latency);
+      per_second[s].service_max = std::max(per_second[s].service_max, w.seconds[s].service_max);
+      per_second[s].woke_max = std::max(per_second[s].woke_max, w.seconds[s].woke_max);
     }
   }
-  // the series: one entry per whole second of the window
+  // the series: one entry per whole second of the window; what the background and the host did in it
+  // from the samples at its start and end
   std::printf("{\"series\": [");
   const size_t whole = static_cast<size_t>(window);
+  const double ms_per_tick = 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
   for (size_t s = 0; s < whole && s < n_seconds; ++s) {
-    const Sample* m = s < samples.size() ? &samples[s] : nullptr;
+    const Sample none{};
+    const Sample& m = s + 1 < samples.size() ? samples[s + 1] : none;
+    const Sample& p = s + 1 < samples.size() ? samples[s] : none;
     std::printf("%s{\"t\": %zu, \"due\": %" PRIu64 ", \"completed\": %" PRIu64
-                ", \"p99_us\": %.6g, \"max_us\": %.6g, \"stall_micros\": %" PRIu64 ", \"l0_files\": %" PRIu64
-                ", \"pending_compaction_bytes\": %" PRIu64 "}",
+                ", \"p99_us\": %.6g, \"max_us\": %.6g, \"service_max_us\": %.6g, \"woke_max_us\": %.6g"
+                ", \"stall_micros\": %" PRIu64 ", \"l0_files\": %" PRIu64 ", \"pending_compaction_bytes\": %" PRIu64
+                ", \"flush_bytes\": %" PRIu64 ", \"compaction_bytes\": %" PRIu64 ", \"compactions_running\": %" PRIu64
+                ", \"run_delay_ms\": %.6g, \"host_busy_ms\": %.6g, \"host_steal_ms\": %.6g}",
                 s ? ", " : "", s + 1, per_second[s].latency.Count(), per_second[s].completed,
                 per_second[s].latency.Percentile(0.99) * 1e-3, per_second[s].latency.Max() * 1e-3,
-                m ? m->stall_micros : 0, m ? m->l0_files : 0, m ? m->pending_bytes : 0);
+                per_second[s].service_max * 1e-3, per_second[s].woke_max * 1e-3, m.stall_micros, m.l0_files,
+                m.pending_bytes, Gain(p.flush_bytes, m.flush_bytes), Gain(p.compaction_bytes, m.compaction_bytes),
+                m.compactions_running, Gain(p.run_delay_ns, m.run_delay_ns) * 1e-6,
+                Gain(p.busy_ticks, m.busy_ticks) * ms_per_tick, Gain(p.steal_ticks, m.steal_ticks) * ms_per_tick);
   }
   std::printf("], \"rocksdb_version\": \"%d.%d.%d\"}\n", ROCKSDB_MAJOR, ROCKSDB_MINOR, ROCKSDB_PATCH);
   if (!a.windows.empty()) PrintWindows(a.windows, per_second, std::min(whole, n_seconds));
