@@ -234,12 +234,15 @@ class Loaded:
     """A DB of ``data`` bytes the driver built with ``options`` (the library's defaults when None), aged
     by ``age`` bytes of random overwrites (the driver's --age), in a directory of the work dir this
     process owns; each run gets a checkpoint of it (hard-linked SST files),
-    so one load serves many rates. A context manager: the directory is removed on exit."""
+    so one load serves many rates; with ``low_background`` its runs put RocksDB's flush and compaction
+    threads at the lowest CPU priority (the driver's --background_priority low). A context manager: the
+    directory is removed on exit."""
 
     def __init__(self, driver: Driver, work_dir: Path, data: int, options: Path | None = None,
                  memory_limit: int | None = None, say: Callable[[str], None] = lambda _: None,
-                 key_size: int = KEY_SIZE, value_size: int = VALUE_SIZE, age: int = 0):
+                 key_size: int = KEY_SIZE, value_size: int = VALUE_SIZE, age: int = 0, low_background: bool = False):
         self.driver, self.work_dir, self.data, self.options, self.age = driver, work_dir, data, options, age
+        self.low_background = low_background
         self.memory_limit, self.say = memory_limit, say
         self.sizes = ["--key_size", str(key_size), "--value_size", str(value_size)]
         self.cgroups = Cgroups.detect() if memory_limit else None
@@ -277,7 +280,8 @@ class Loaded:
             if cgroup is None:  # for_run evicts the DB's files
                 evict(db)
             out, memory = run([str(self.driver.path), "run", "--db", str(db), "--data", str(self.data),
-                               *self.sizes, *self._options(), *rate.argv()],
+                               *self.sizes, *self._options(), *rate.argv(),
+                               *(["--background_priority", "low"] if self.low_background else [])],
                                timeout=rate.duration * (2 if rate.settle else 1) + 600, cgroup=cgroup)
         finally:
             remove_tree(db)

@@ -49,6 +49,7 @@ from tuner.stats import paired_ratio
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).with_name("results")
 REFERENCE = "rocksdb-default"
+LOW = "background at nice 19"  # --low-background-beside's configurations: "<name>, background at nice 19"
 COMPARED = ("p99.9_us", "p99.99_us", "max_us", "stall_micros")
 
 
@@ -80,6 +81,9 @@ def main() -> None:
                    help="after the ordered load, random overwrites of this much data (open_loop load --age)")
     p.add_argument("--age-beside", action="store_true",
                    help="measure each configuration on a DB loaded in order and beside it on one aged by --age")
+    p.add_argument("--low-background-beside", action="store_true",
+                   help="measure each configuration also with RocksDB's flush and compaction threads at nice 19 "
+                        "(open_loop run --background_priority low)")
     p.add_argument("--windows", type=lambda t: tuple(int(x) for x in t.split(",")), default=(),
                    help="lengths in seconds of the windows whose tails each run reports, e.g. 30,60,120")
     p.add_argument("--work-dir", type=Path)
@@ -90,6 +94,10 @@ def main() -> None:
     if args.age_beside:  # each configuration also on a DB aged by --age, as "<name>, aged"
         configs.update({f"{name}, aged": path for name, path in list(configs.items())})
         ages.update({f"{name}, aged": args.age for name in list(ages)})
+    low = {name: False for name in configs}
+    if args.low_background_beside:  # each configuration also with its background threads at nice 19
+        for name, path in list(configs.items()):
+            configs[f"{name}, {LOW}"], ages[f"{name}, {LOW}"], low[f"{name}, {LOW}"] = path, ages[name], True
     slo = parse_slo(args.slo)
     driver = find()
     where = workdir.prepare(args.work_dir)
@@ -99,14 +107,14 @@ def main() -> None:
         "commit": project_commit(), "machine": machine_info(Context.of_host(), where), "driver": str(driver.path),
         "rocksdb_version": driver.version, "arguments": {k: str(v) for k, v in vars(args).items()},
         "configs": {name: str(path.relative_to(ROOT)) if path else None for name, path in configs.items()},
-        "age_bytes": ages,
+        "age_bytes": ages, "low_background": low,
         "runs": [], "capacity": {}}
     with ExitStack() as stack:
         loaded: dict[str, Loaded] = {}
         for name, options in configs.items():
             print(f"[{name}] ", end="", flush=True)
             loaded[name] = stack.enter_context(Loaded(driver, where, args.target_data, options, args.target_memory, print,
-                                                      age=ages[name]))
+                                                      age=ages[name], low_background=low[name]))
         for round_ in range(1, args.rounds + 1):
             order = list(configs)
             random.shuffle(order)

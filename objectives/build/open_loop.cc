@@ -24,7 +24,9 @@
 //       and finishes the compaction it left, for at most S more seconds, and every request of that time
 //       counts: work a configuration defers past the window is paid for while serving, as a service
 //       pays for it (settle_s says how long it took, settled whether it finished). With --windows 60 a
-//       {"windows": [...]} line gives the tail of each consecutive 60-second window of the run.
+//       {"windows": [...]} line gives the tail of each consecutive 60-second window of the run. With
+//       --background_priority low, RocksDB's flush and compaction threads run at the lowest CPU priority
+//       (Env::LowerThreadPoolCPUPriority, nice 19): a host with few cores serves the requests first.
 //
 // Without --options the DB opens with a default-constructed rocksdb::Options (the library's defaults);
 // with it, with the file's DBOptions and default column family (ignoring keys this version lacks).
@@ -76,6 +78,7 @@ struct Args {
   int key_size = 16, value_size = 100;
   double compression_ratio = 0.5;
   bool poisson = false;
+  bool background_low = false;  // --background_priority low: RocksDB's flush and compaction threads at nice 19
   uint64_t seed = 1;
   std::vector<int> windows;  // --windows: lengths in seconds of the consecutive windows to report the tail of
 };
@@ -85,7 +88,7 @@ struct Args {
                "open_loop: %s\nusage: open_loop load --db DIR [--options FILE] --data BYTES [--age BYTES]\n"
                "       open_loop run --db DIR [--options FILE] --data BYTES --rate OPS [--duration S] [--threads N]\n"
                "                     [--read_rate OPS] [--read_threads N] [--arrivals constant|poisson] [--seed N]\n"
-               "                     [--settle S] [--windows S[,S...]]\n"
+               "                     [--settle S] [--windows S[,S...]] [--background_priority normal|low]\n"
                "                     [--key_size 16] [--value_size 100] [--compression_ratio 0.5]\n",
                why.c_str());
   std::exit(2);
@@ -131,6 +134,11 @@ Args Parse(int argc, char** argv) {
         p = comma ? comma + 1 : p + one.size();
       }
     }
+    else if (flag == "--background_priority") {
+      std::string s = v;
+      if (s != "normal" && s != "low") Usage("--background_priority: normal or low, not " + s);
+      a.background_low = s == "low";
+    }
     else if (flag == "--arrivals") {
       std::string s = v;
       if (s != "constant" && s != "poisson") Usage("--arrivals: constant or poisson, not " + s);
@@ -172,6 +180,9 @@ std::unique_ptr<rdb::DB> Open(const Args& a, std::shared_ptr<rdb::Statistics> st
   }
   options.create_if_missing = true;
   options.statistics = std::move(stats);
+  if (a.background_low)  // the request threads before RocksDB's own: its thread pools at the lowest nice
+    for (const auto pool : {rdb::Env::Priority::LOW, rdb::Env::Priority::HIGH})
+      Check(options.env->LowerThreadPoolCPUPriority(pool, rdb::CpuPriority::kLow), "--background_priority");
 #if ROCKSDB_MAJOR >= 11  // DB::Open returns a std::unique_ptr from 11.0
   std::unique_ptr<rdb::DB> db;
   Check(rdb::DB::Open(options, a.db, &db), "opening the DB");
