@@ -38,6 +38,7 @@ BINARY = "open_loop"
 KEY_SIZE, VALUE_SIZE = 20, 400
 PERCENTILES = ("p50_us", "p99_us", "p99.9_us", "p99.99_us", "max_us")
 ARRIVALS = ("constant", "poisson")
+BACKGROUND = ("normal", "low")  # RocksDB's flush and compaction threads at the requests' CPU priority, or nice 19
 
 
 class OpenLoopError(RuntimeError):
@@ -177,7 +178,9 @@ def parse(stdout: str) -> RateRun:
 class Rate:
     """The load: writes (overwrites of random keys) and reads (random Gets) in operations per second, for
     ``duration`` seconds and then, with ``settle``, on while RocksDB flushes and compacts what the window
-    left, for at most ``duration`` more (the driver's ``--settle``)."""
+    left, for at most ``duration`` more (the driver's ``--settle``); RocksDB's flush and compaction
+    threads at the request threads' CPU priority, or with ``background`` "low" at the lowest (nice 19: the
+    driver's ``--background_priority``), as a service on few cores may run them."""
 
     writes: float
     reads: float = 0.0
@@ -188,13 +191,15 @@ class Rate:
     seed: int = 1
     settle: bool = True
     windows: tuple[int, ...] = ()  # lengths (s) of the consecutive windows whose tails the run reports
+    background: str = "normal"  # or "low": RocksDB's background threads at nice 19
 
     def offered(self, rates: tuple[str, str] | None = None) -> list[str]:
         """The driver's flags for what is offered: the rates (or the words ``rates`` for them), their
-        threads, the arrivals."""
+        threads, the arrivals, and the background threads' priority they compete with."""
         writes, reads = rates or (f"{self.writes:g}", f"{self.reads:g}")
         return ["--rate", writes, "--read_rate", reads, "--threads", str(self.threads),
-                "--read_threads", str(self.read_threads), "--arrivals", self.arrivals]
+                "--read_threads", str(self.read_threads), "--arrivals", self.arrivals,
+                "--background_priority", self.background]
 
     def argv(self) -> list[str]:
         return [*self.offered(), "--duration", f"{self.duration:g}", *self.settling(), "--seed", str(self.seed),
@@ -234,15 +239,12 @@ class Loaded:
     """A DB of ``data`` bytes the driver built with ``options`` (the library's defaults when None), aged
     by ``age`` bytes of random overwrites (the driver's --age), in a directory of the work dir this
     process owns; each run gets a checkpoint of it (hard-linked SST files),
-    so one load serves many rates; with ``low_background`` its runs put RocksDB's flush and compaction
-    threads at the lowest CPU priority (the driver's --background_priority low). A context manager: the
-    directory is removed on exit."""
+    so one load serves many rates. A context manager: the directory is removed on exit."""
 
     def __init__(self, driver: Driver, work_dir: Path, data: int, options: Path | None = None,
                  memory_limit: int | None = None, say: Callable[[str], None] = lambda _: None,
-                 key_size: int = KEY_SIZE, value_size: int = VALUE_SIZE, age: int = 0, low_background: bool = False):
+                 key_size: int = KEY_SIZE, value_size: int = VALUE_SIZE, age: int = 0):
         self.driver, self.work_dir, self.data, self.options, self.age = driver, work_dir, data, options, age
-        self.low_background = low_background
         self.memory_limit, self.say = memory_limit, say
         self.sizes = ["--key_size", str(key_size), "--value_size", str(value_size)]
         self.cgroups = Cgroups.detect() if memory_limit else None
@@ -280,8 +282,7 @@ class Loaded:
             if cgroup is None:  # for_run evicts the DB's files
                 evict(db)
             out, memory = run([str(self.driver.path), "run", "--db", str(db), "--data", str(self.data),
-                               *self.sizes, *self._options(), *rate.argv(),
-                               *(["--background_priority", "low"] if self.low_background else [])],
+                               *self.sizes, *self._options(), *rate.argv()],
                                timeout=rate.duration * (2 if rate.settle else 1) + 600, cgroup=cgroup)
         finally:
             remove_tree(db)

@@ -154,9 +154,11 @@ def _paused(argv: list[str], after: float, pause: float) -> str:
 def test_a_pause_counts_every_request_due_during_it(loaded, tmp_path, db_bench):
     """The correction, proven: a writer at 5,000 writes/s paused 1.5 s in an 8 s run. Open loop, the
     requests due during the pause waited up to 1.5 s: P99.9 is at least 0.5 s (1.49 s in the runs of
-    2026-12-03), the schedule was caught up, and the series shows the pause as a late wake-up. db_bench's closed loop at the same rate, paused the same
-    way, stays under 0.5 s (about 0.1 ms then: the pause fell in its rate limiter's wait, which a write's
-    latency leaves out) and issued fewer writes: those the pause would have sent were never sent."""
+    2026-12-03), the schedule was caught up, and the series shows the pause as a late wake-up. db_bench's closed
+    loop at the same rate, paused the same way, stays under 0.5 s (about 0.1 ms then: the pause fell in its rate
+    limiter's wait, which a write's latency leaves out) and issued fewer writes: those the pause would have sent
+    were never sent.
+    """
     rate, seconds = 5000, 8
     driver = find()
     out = _paused([str(driver.path), "run", "--db", str(_copy(loaded, tmp_path / "a")), "--data", str(DATA),
@@ -251,6 +253,42 @@ def test_options_file_is_what_the_db_runs(tmp_path):
     assert "block_size=8192" in written
 
 
+def _nice_of_threads(pid: int) -> dict[str, int]:
+    """Each thread's name -> its nice value (the lowest of threads that share a name), from /proc."""
+    nice: dict[str, int] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended
+            continue
+        nice[name] = max(nice.get(name, -20), int(fields[16]))  # field 19 of stat, 17 after "state"
+    return nice
+
+
+def test_low_background_priority_puts_flush_and_compaction_threads_at_nice_19(loaded, tmp_path):
+    """--background_priority low: RocksDB lowers a pool's threads when they next take a job, so with 1 MiB
+    memtables the flush thread is at nice 19 within a second or two; the request threads stay at 0.
+    Anything else is refused in one line."""
+    options = tmp_path / "OPTIONS"
+    options.write_text("[Version]\n  rocksdb_version=7.8.3\n  options_file_version=1.1\n[DBOptions]\n"
+                       "[CFOptions \"default\"]\n  write_buffer_size=1048576\n")
+    argv = [str(find().path), "run", "--db", str(_copy(loaded, tmp_path)), "--data", str(DATA), "--options",
+            str(options), "--rate", "20000", "--duration", "6"]
+    proc = subprocess.Popen([*argv, "--background_priority", "low"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    seen: dict[str, int] = {}
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and seen.get("rocksdb:high") != 19:
+        time.sleep(0.2)
+        seen = _nice_of_threads(proc.pid)
+    proc.wait(timeout=60)
+    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    assert seen.get("rocksdb:high") == 19 and seen.get("open_loop") == 0, seen
+    bad = subprocess.run([*argv, "--background_priority", "lowest"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--background_priority: normal or low, not lowest" in bad.stderr
+
+
 @pytest.mark.release_build
 @pytest.mark.parametrize("args, message", [
     (["--rate", "0"], "--rate: must be > 0"),
@@ -325,6 +363,7 @@ def test_a_metric_named_alone_is_minimized_when_it_is_a_latency_a_time_or_a_size
     ({"rate": 1000.0}, "--rate: goes with --backend rate, not db_bench"),
     ({"backend": "rate"}, "--rate: the rate backend offers writes at a rate: give --rate OPS"),
     ({"read_rate": 10.0}, "--read-rate: goes with --rate"),
+    ({"background_priority": "low"}, "--background-priority: goes with --rate"),
     ({"backend": "rate", "rate": 1000.0, "workload": "ycsb-a"},
      "--workload: shapes db_bench's workloads; the rate backend runs RocksDB at --rate, open loop"),
     ({"backend": "rate", "rate": 1000.0, "command": "x {options}"}, "--command: goes with --backend command, not rate"),
@@ -343,6 +382,7 @@ def test_what_the_rate_backend_cannot_take_is_refused_naming_the_flag(fields, me
     ({"objective": "throughput"},
      "--objective throughput: at a fixed rate every configuration that keeps up delivers the same ops/s"),
     ({"objective": "p99.9_us", "arrivals": "bursty"}, "--arrivals: 'bursty' is not one of constant, poisson"),
+    ({"objective": "p99.9_us", "background_priority": "idle"}, "--background-priority: 'idle' is not one of normal, low"),
     ({"objective": "p99.9_us", "defaults": "db_bench-7.8.3"}, "--defaults db_bench-7.8.3: the rate backend starts"),
 ])
 def test_a_rate_study_refuses_what_it_cannot_measure(fields, message):
@@ -356,10 +396,11 @@ def test_tune_at_a_rate_minimizes_the_tail_of_runs_on_copies_of_one_load(tmp_pat
     """`tune --rate`: the DB is loaded once, every run is open_loop at the rate on a copy of it with the
     configuration's OPTIONS (the driver's library defaults, the searched options set), its P99.9 the
     objective; the first trial is the library defaults the baseline runs (the sampler starts from
-    them); nothing is left in the work dir."""
+    them); --background-priority reaches every run; nothing is left in the work dir."""
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, "-m", "tuner.cli", "tune", "--rate", "2000", "--target-data", "64MiB",
                         "--duration", "3s", "--trials", "2", "--sampler", "random", "--seed", "3", "--revalidate", "0",
+                        "--background-priority", "low",
                         "--no-mlflow", "--no-plots", "--out", str(out), "--work-dir", str(work_dir)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -374,6 +415,7 @@ def test_tune_at_a_rate_minimizes_the_tail_of_runs_on_copies_of_one_load(tmp_pat
             first.params["level0_file_num_compaction_trigger"]) == (64 * 2**20, 2, "lz4", 4)  # 11.8's library defaults
     commands = sorted(out.rglob("command.command"))
     assert commands and all("--rate 2000" in c.read_text() and " run " in c.read_text() for c in commands)
+    assert all("--background_priority low" in c.read_text() for c in commands)
     assert leftovers(work_dir) == []
 
 

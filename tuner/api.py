@@ -72,7 +72,8 @@ class Study:
         return Setup(p.work_dir, measurement.trial_timeout, p.db_bench_seed,
                      {q.flag: q.options_key for q in p.space.parameters}, p.workload, measurement.command,
                      p.score.needed, measurement.load, found, p.memory_limit, tuple(self._preloaded),
-                     Rate(measurement.rate, measurement.read_rate, arrivals=measurement.arrivals)
+                     Rate(measurement.rate, measurement.read_rate, arrivals=measurement.arrivals,
+                          background=measurement.background_priority)
                      if measurement.rate is not None else None)
 
     def _memory(self) -> MemoryLimit | None:

@@ -20,7 +20,7 @@ from objectives.dbbench import DbBenchError, installed, probe, probe_path
 from objectives.defaults import LIBRARY, DefaultsError, defaults_of
 from objectives.defaults import MODES as DEFAULTS_MODES
 from objectives.memory import MemoryLimitError
-from objectives.open_loop import ARRIVALS, KEY_SIZE, VALUE_SIZE, DriverFailed, OpenLoopError, Rate
+from objectives.open_loop import ARRIVALS, BACKGROUND, KEY_SIZE, VALUE_SIZE, DriverFailed, OpenLoopError, Rate
 from objectives.scores import OBJECTIVES, Bound, Score
 from objectives.workloads import WorkloadError, load_workload
 from objectives.workloads import preset_names as workload_presets
@@ -266,6 +266,9 @@ def _rate_arguments(g: argparse._ArgumentGroup) -> None:
                    help="with --rate: random reads offered per second beside the writes")
     g.add_argument("--arrivals", choices=ARRIVALS, default="constant",
                    help="with --rate: constant gaps between requests, or poisson (default constant)")
+    g.add_argument("--background-priority", choices=BACKGROUND, default="normal",
+                   help="with --rate: RocksDB's flush and compaction threads at the writers' CPU priority, or at the "
+                        "lowest (nice 19), as your service runs them (default normal)")
     g.add_argument("--slo", metavar="BOUND",
                    help="with --rate: at the end, the capacity of the best configuration and of rocksdb-default at "
                         "BOUND (e.g. 'p99.9<=10ms'): the highest offered rate each holds it at, from --rate up or down, "
@@ -570,12 +573,15 @@ def _measure_parser(m: argparse.ArgumentParser) -> None:
     m.add_argument("--windows", type=_windows, default=(), metavar="TIME[,TIME...]",
                    help="also the tail of each consecutive window of this length (e.g. 60s,5m): how a percentile "
                         "over a window varies from window to window, and so how long a run must be to rank by it")
+    m.add_argument("--background-priority", choices=BACKGROUND, default="normal",
+                   help="RocksDB's flush and compaction threads at the request threads' CPU priority, or at the "
+                        "lowest (nice 19, Env::LowerThreadPoolCPUPriority), as a service on few cores may run them")
     m.add_argument("--json", action="store_true", help="print every figure and the per-second series as JSON")
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
     rate = Rate(args.rate, args.read_rate or 0.0, args.duration, args.threads, args.read_threads, args.arrivals,
-                args.seed, windows=args.windows)
+                args.seed, windows=args.windows, background=args.background_priority)
     try:
         return measure_command(args.options, rate, args.target_data, args.target_memory, args.rocksdb_version,
                                args.work_dir, args.json, args.slo, (args.key_size, args.value_size))
@@ -593,7 +599,8 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
         measurement=MeasurementConfig(
             workload=args.workload, backend=args.backend or ("rate" if args.rate is not None else "db_bench"),
             command=args.program, load=args.load, rate=args.rate, read_rate=args.read_rate or 0.0,
-            arrivals=args.arrivals, slo=args.slo, capacity_rounds=args.capacity_rounds, scale=args.scale,
+            arrivals=args.arrivals, background_priority=args.background_priority, slo=args.slo,
+            capacity_rounds=args.capacity_rounds, scale=args.scale,
             duration=args.duration, search_duration=args.search_duration, db_snapshot=args.db_snapshot, drain=not args.no_drain,
             defaults=args.defaults,
             baselines=not args.no_baselines, repeats=args.repeats, trial_timeout=args.trial_timeout),

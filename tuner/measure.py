@@ -48,11 +48,12 @@ def report(run: RateRun, rate: Rate, data: int, memory_limit: int | None, option
     """What a run at a rate showed, in a few lines."""
     m = run.metrics
     within = f" within {fmt_bytes(memory_limit)}" if memory_limit else " (no memory limit)"
+    nice = ", flush and compaction at nice 19" if rate.background == "low" else ""
     reads = f" + {rate.reads:,.0f} reads/s" if rate.reads else ""
     lines = [
         f"open loop: {rate.writes:,.0f} writes/s{reads} offered ({rate.arrivals} arrivals), {rate.duration:g} s, "
         f"{fmt_bytes(data)}{within}, RocksDB {run.rocksdb_version}, "
-        f"{'OPTIONS ' + str(options) if options else 'the library defaults'}",
+        f"{'OPTIONS ' + str(options) if options else 'the library defaults'}{nice}",
         f"delivered:  {m['delivered']:.1%} of the requests due ({m['completed_ops']:,.0f} of {m['due_ops']:,.0f}), "
         f"{m['ops_per_sec']:,.0f} ops/s" + (f"; {m['late_at_end_s']:.2f} s behind schedule at the end"
                                            if m["unfinished_ops"] else ""),

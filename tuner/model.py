@@ -54,6 +54,7 @@ class MeasurementConfig:
     rate: float | None = None  # --backend rate: writes offered per second, open loop
     read_rate: float = 0.0  # --backend rate: reads offered per second beside them
     arrivals: str = "constant"  # --backend rate: constant gaps or poisson
+    background_priority: str = "normal"  # --backend rate: RocksDB's flush and compaction threads at nice 19 if "low"
     slo: str | None = None  # --backend rate: the capacity of the best and rocksdb-default at this bound, at the end
     capacity_rounds: int = 1  # --slo: paired rounds of each one's capacity search (2 or more: a ratio and its interval)
     scale: float | None = None  # the trials' data size factor: 1 without a target; with one, set to reach it

@@ -33,6 +33,7 @@ import json
 import random
 import statistics
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,7 @@ def main() -> None:
     driver = find()
     where = workdir.prepare(args.work_dir)
     rate = Rate(args.rate, duration=args.duration, settle=not args.no_settle, windows=args.windows)
+    rates = {name: replace(rate, background="low") if low[name] else rate for name in configs}
     record: dict[str, Any] = {
         "question": "open loop at a fixed offered rate: the answers' tail, stalls and capacity against the defaults'",
         "commit": project_commit(), "machine": machine_info(Context.of_host(), where), "driver": str(driver.path),
@@ -114,12 +116,12 @@ def main() -> None:
         for name, options in configs.items():
             print(f"[{name}] ", end="", flush=True)
             loaded[name] = stack.enter_context(Loaded(driver, where, args.target_data, options, args.target_memory, print,
-                                                      age=ages[name], low_background=low[name]))
+                                                      age=ages[name]))
         for round_ in range(1, args.rounds + 1):
             order = list(configs)
             random.shuffle(order)
             for name in order:
-                run = loaded[name].run(rate)
+                run = loaded[name].run(rates[name])
                 m = run.metrics
                 print(f"round {round_} {name}: delivered {m['delivered']:.1%}, p99.9 {m['p99.9_us']:,.0f} us, "
                       f"p99.99 {m['p99.99_us']:,.0f} us, max {m['max_us']:,.0f} us, stalls {m['stall_micros'] / 1e6:.2f} s, "
@@ -131,7 +133,7 @@ def main() -> None:
         if args.capacity:
             for name in configs:
                 print(f"[{name}] capacity at {slo.describe()}", flush=True)
-                record["capacity"][name] = capacity(loaded[name], rate, slo, say=print).to_dict()
+                record["capacity"][name] = capacity(loaded[name], rates[name], slo, say=print).to_dict()
     record["date"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")  # when the last run ended
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1) + "\n")

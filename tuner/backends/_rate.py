@@ -26,7 +26,7 @@ from typing import Any
 
 from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, db_bench_defaults, defaults_of
-from objectives.open_loop import ARRIVALS, BINARY, KEY_SIZE, VALUE_SIZE, Capacity, Rate, RateRun, capacity
+from objectives.open_loop import ARRIVALS, BACKGROUND, BINARY, KEY_SIZE, VALUE_SIZE, Capacity, Rate, RateRun, capacity
 from objectives.runner import PRELOAD_PREFIX
 from objectives.scores import Bound
 from objectives.workdir import latest_options
@@ -132,6 +132,8 @@ class RateBackend(CommandBackend):
                              f"{m.read_rate:g}")
         if m.arrivals not in ARRIVALS:
             raise UsageError(f"--arrivals: {m.arrivals!r} is not one of {', '.join(ARRIVALS)}")
+        if m.background_priority not in BACKGROUND:
+            raise UsageError(f"--background-priority: {m.background_priority!r} is not one of {', '.join(BACKGROUND)}")
         if m.defaults != LIBRARY:
             raise UsageError(f"--defaults {m.defaults}: the rate backend starts from its RocksDB's library defaults")
         if config.search.objective == "throughput":
@@ -150,9 +152,10 @@ class RateBackend(CommandBackend):
     @classmethod
     def describe(cls, workload: Workload, measurement: MeasurementConfig) -> Description:
         reads = f" + {measurement.read_rate:,.0f} reads/s" if measurement.read_rate else ""
+        nice = ", flush and compaction at nice 19" if measurement.background_priority == "low" else ""
         return Description(cls.name, f"open loop at {measurement.rate or 0:,.0f} writes/s{reads} ({measurement.arrivals} "
-                                     f"arrivals, latency from each request's due time), {fmt_bytes(workload.data)} of "
-                                     f"data, {workload.duration:g} s per run", "runs at the rate",
+                                     f"arrivals, latency from each request's due time{nice}), {fmt_bytes(workload.data)} "
+                                     f"of data, {workload.duration:g} s per run", "runs at the rate",
                            f"open_loop load of {fmt_bytes(workload.data)} (keys in order, the library's defaults)",
                            "--target-data")
 

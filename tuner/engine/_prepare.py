@@ -178,6 +178,7 @@ def check_backend(config: TuneConfig) -> None:
         raise UsageError(f"--rate: the {backend.name} backend offers writes at a rate: give --rate OPS" if backend.needs_rate
                          else f"--rate: goes with --backend rate, not {backend.name}")
     for flag, offered in (("--read-rate", m.read_rate > 0), ("--arrivals", m.arrivals != MeasurementConfig.arrivals),
+                          ("--background-priority", m.background_priority != MeasurementConfig.background_priority),
                           ("--slo", m.slo is not None)):
         if offered and not backend.needs_rate:
             raise UsageError(f"{flag}: goes with --rate (the rate backend)")
