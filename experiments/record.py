@@ -75,9 +75,12 @@ def fill(doc: str, text: str) -> tuple[str, list[Block]]:
     return _BLOCK.sub(lambda m: f"<!-- record: {m['name']} -->\n{made[m['name']]}<!-- /record -->", text), changed
 
 
-def stamp(record: Path, commit: str, date: str, code: tuple[str, ...]) -> str:
+def stamp(record: Path, commit: str | None, date: str, code: tuple[str, ...]) -> str:
     """The block's last line: where its figures come from, and whether the ``code`` that measured them
-    has changed since ``commit`` (its first word, a commit id) in this checkout."""
+    has changed since ``commit`` (its first word, a commit id) in this checkout; ``None`` for a record
+    that names no commit (those written before the scripts kept one)."""
+    if commit is None:
+        return f"Made by `make record` from `{record.relative_to(ROOT)}`, measured on {date[:10]}; the record names no commit."
     made = f"Made by `make record` from `{record.relative_to(ROOT)}`, measured at {commit.split()[0]} on {date[:10]}"
     ref = re.match(r"[0-9a-f]{7,40}", commit)
     if ref is None or subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "-q", f"{ref[0]}^{{commit}}"],
@@ -92,11 +95,17 @@ def stamp(record: Path, commit: str, date: str, code: tuple[str, ...]) -> str:
 
 def generators() -> dict[str, Callable[[], str]]:
     """Every block's generator by name: ``<experiment>.<table>``, each beside its experiment's records."""
-    from experiments.service_level import tables  # they stamp with this module's stamp()
+    from experiments.headroom import tables as headroom  # they stamp with this module's stamp()
+    from experiments.scale_transfer import tables as scale_transfer
+    from experiments.service_level import tables
+    from experiments.studies import tables as studies
 
-    return {"service_level.threads_or_memory": tables.threads_or_memory, "service_level.windows": tables.windows,
+    made = {"service_level.threads_or_memory": tables.threads_or_memory, "service_level.windows": tables.windows,
             "service_level.aged": tables.aged, "service_level.memory": tables.memory,
             "service_level.reads_at_load": tables.reads_at_load}
+    for experiment, module in (("headroom", headroom), ("scale_transfer", scale_transfer), ("studies", studies)):
+        made |= {f"{experiment}.{name}": table for name, table in module.TABLES.items()}
+    return made
 
 
 def main() -> None:

@@ -143,7 +143,7 @@ def _scopes(text: str, figure: Figure) -> Iterator[str]:
     found = places(text, blocks="output")
     at = next(i for i, p in enumerate(found) if p.line == place.line)
     if place.text.startswith("|"):
-        yield next((p.text for p in reversed(found[:at]) if not p.text.startswith("|")), "")
+        yield next((p.text for p in reversed(found[:at]) if not p.text.startswith(("|", "<!--"))), "")  # a block's marker aside
     level = 7
     for i in range(at, -1, -1):
         depth = _level(found[i])

@@ -328,3 +328,6 @@ def test_a_generated_blocks_stamp_says_whether_the_code_that_measured_it_changed
     assert same.endswith("; the code that measured it (no/such/path) is unchanged since.")
     assert record.stamp(path, "0000000", "2026-12-04", ("tuner/cli.py",)).endswith(
         "that commit is not in this checkout's history.")
+    assert record.stamp(path, None, "2026-11-24 05:03:54 UTC", ("tuner/cli.py",)) == (
+        "Made by `make record` from `experiments/service_level/results/x.json`, measured on 2026-11-24; the record "
+        "names no commit.")

@@ -27,6 +27,7 @@ from optuna.trial import TrialState, create_trial
 from scipy import stats as scipy_stats
 
 from experiments import record as generated
+from experiments.headroom import tables as headroom
 from experiments.held_out import Rounds
 from objectives.workloads import load_workload
 from search_spaces import Context, load_space
@@ -48,6 +49,9 @@ from tuner.trials import BaselineRecord, TrialRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "default_job" / "results"  # the default job's records
+JOBS = "experiments/default_job/README.md"  # the default job's other runs, moved there from docs/results.md
+HEADROOM = "experiments/headroom/README.md"  # what the headroom records found beyond the bound docs/results.md keeps
+VERSUS = "experiments/versus_plain_optuna/README.md"  # the comparisons with a plain script docs/results.md does not keep
 
 
 def _json(path: str) -> dict[str, Any]:
@@ -132,15 +136,14 @@ def _machine_time(summary: Summary) -> str:
             f"{summary.trials.complete} trials")
 
 
-def _job_quoted(summary: Summary, answer: str) -> None:
-    """docs/results.md quotes a default job's machine time within its budget, and its answer (``answer``:
-    its style, jobs and memtables as the page words them) with its subcompactions, cache and filter."""
+def _job_quoted(summary: Summary, answer: str, doc: str = "docs/results.md") -> None:
+    """``doc`` quotes a default job's machine time within its budget, and its answer (``answer``: its style, jobs and
+    memtables as the page words them) with its subcompactions, cache and filter."""
     seconds, p = summary.machine_seconds, summary.best.params if summary.best else {}
     assert summary.best is not None and summary.budget_seconds and seconds.total <= summary.budget_seconds
-    _quoted(_machine_time(summary), ("docs/results.md",))
+    _quoted(_machine_time(summary), (doc,))
     _quoted(f"Trial {summary.best.trial} runs {answer}, {p['subcompactions']} subcompactions, LZ4 as the defaults, "
-            f"a {p['cache_size'] / 2**20:.1f} MiB block cache and a {p['bloom_bits']}-bit Bloom filter",
-            ("docs/results.md",))
+            f"a {p['cache_size'] / 2**20:.1f} MiB block cache and a {p['bloom_bits']}-bit Bloom filter", (doc,))
 
 
 def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
@@ -175,7 +178,7 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
 
 
 def test_the_default_job_with_the_compaction_style_is_quoted_as_its_summary_gives_it():
-    """docs/results.md's default job of 2026-11-28, whose space held the compaction style: its answer
+    """experiments/default_job/README.md's default job of 2026-11-28, whose space held the compaction style: its answer
     (universal), its gain, machine time and the trials by style."""
     summary = _summary("default-job-universal-11.8.1-2026-11-28")
     assert summary.db_bench is not None and summary.defaults is not None and summary.answer is not None
@@ -187,21 +190,21 @@ def test_the_default_job_with_the_compaction_style_is_quoted_as_its_summary_give
     assert p["compaction_style"] == 1 and p["compression_type"] == "lz4"
     answer = (f"universal compaction, {p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} "
               f"MB memtables x {p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time")
-    _job_quoted(summary, answer)
+    _job_quoted(summary, answer, JOBS)
     for row in summary.comparison[:2]:
         assert row.spread is not None
         _quoted(f"{row.name} {row.value('ops_per_sec'):,.0f} {row.spread.min:,.0f}-{row.spread.max:,.0f}",
-                ("docs/results.md",))
+                (JOBS,))
     by_choice = _by_style(summary)
     _quoted(f"{by_choice[2]} of its {summary.trials.complete} trials ran universal compaction (median "
             f"{by_choice[1]} ops/s in the search's 10 s phases, against {by_choice[3]} for the {by_choice[4]} leveled "
-            "ones)", ("docs/results.md",))
+            "ones)", (JOBS,))
 
 
 def test_the_default_job_with_direct_io_is_quoted_as_its_summary_gives_it():
-    """docs/results.md's "Direct I/O in the default space": make tune's command on a space that held
-    direct I/O for flush and compaction beside the nine options; a tie, so keep the defaults; its machine
-    time and its trials by that option."""
+    """experiments/default_job/README.md's "Direct I/O in the default space": make tune's command on a space that held
+    direct I/O for flush and compaction beside the nine options; a tie, so keep the defaults; its machine time and
+    its trials by that option."""
     record = RESULTS / "default-job-dio-11.8.1-2026-12-01"
     summary = _summary(record.name)
     command = (record / "console.log").read_text().splitlines()[0]
@@ -217,32 +220,32 @@ def test_the_default_job_with_direct_io_is_quoted_as_its_summary_gives_it():
     for row in summary.comparison[:2]:
         assert row.spread is not None
         _quoted(f"{row.name} {row.value('ops_per_sec'):,.0f} {row.spread.min:,.0f}-{row.spread.max:,.0f}",
-                ("docs/results.md",))
+                (JOBS,))
     assert best.p_value is not None
     _quoted(f"best (trial {summary.best.trial}) vs rocksdb-default: {best.ratio:.2f}x (95 % CI {best.ci95[0]:.2f}-"
             f"{best.ci95[1]:.2f}, p = {best.p_value:.1f}, {best.n} paired rounds): no measurable difference",
-            ("docs/results.md",))
+            (JOBS,))
     seconds, nine = summary.machine_seconds, _summary("default-job-11.8.1-2026-11-29")
     assert summary.budget_seconds and seconds.total <= summary.budget_seconds
-    _quoted(f"{_machine_time(summary)}, where the nine-option job above measured {nine.trials.complete} in "
-            f"{nine.machine_seconds.trials:,.0f} s of trials", ("docs/results.md",))
-    _quoted(f"cost this job the {_gain(nine).ratio:.2f}x the nine-option job found", ("docs/results.md",))
+    _quoted(f"{_machine_time(summary)}, where the nine-option job of docs/results.md measured {nine.trials.complete} in "
+            f"{nine.machine_seconds.trials:,.0f} s of trials", (JOBS,))
+    _quoted(f"cost this job the {_gain(nine).ratio:.2f}x the nine-option job found", (JOBS,))
     assert summary.explanation is not None
     (line,) = [o.text for o in summary.explanation.options if o.param == DIRECT_IO]
     found = re.search(r"False ([\d,]+) \((\d+) trials\), True ([\d,]+) \((\d+) trials\)", line)
     assert found is not None
     _quoted(f"{found[4]} of the {summary.trials.complete} ran direct I/O, their median {found[3]} ops/s in the "
-            f"search's 10 s phases against {found[1]} for the {found[2]} without", ("docs/results.md",), at=at)
+            f"search's 10 s phases against {found[1]} for the {found[2]} without", (JOBS,), at=at)
     p = summary.best.params
     assert p[DIRECT_IO] is False and p["compression_type"] == "lz4"
     _quoted(f"trial {summary.best.trial} ({p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} "
             f"MB memtables x {p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time, "
-            f"{p['subcompactions']} subcompactions, LZ4, direct I/O off)", ("docs/results.md",), at=at)
+            f"{p['subcompactions']} subcompactions, LZ4, direct I/O off)", (JOBS,), at=at)
 
 
 def test_the_nine_option_job_run_again_on_12_01_is_quoted_as_its_summary_gives_it():
-    """docs/results.md's "The nine-option job again" and README: make tune's command and space as they are,
-    run again on 2026-12-01; another answer than the headline's, its gain beside the headline's."""
+    """experiments/default_job/README.md's "The nine-option job again" and README: make tune's command and space as
+    they are, run again on 2026-12-01; another answer than the headline's, its gain beside the headline's."""
     record = RESULTS / "default-job-rerun-11.8.1-2026-12-01"
     summary, headline = _summary(record.name), _summary("default-job-11.8.1-2026-11-29")
     command = (record / "console.log").read_text().splitlines()[0]
@@ -256,23 +259,24 @@ def test_the_nine_option_job_run_again_on_12_01_is_quoted_as_its_summary_gives_i
     assert headline.best is not None and summary.best.params != headline.best.params
     seconds = summary.machine_seconds
     assert summary.budget_seconds and seconds.total <= summary.budget_seconds
-    _quoted(_machine_time(summary), ("docs/results.md",))
+    _quoted(_machine_time(summary), (JOBS,))
     p = summary.best.params
     assert p["compression_type"] == "lz4"
     _quoted(f"trial {summary.best.trial} ({p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} "
             f"MB memtables x {p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time, "
             f"{p['subcompactions']} subcompactions, LZ4), is another configuration than trial {headline.best.trial} of "
-            "2026-11-29", ("docs/results.md",))
+            "2026-11-29", (JOBS,))
     _quoted(f"ran {_ratio(best)} the defaults in its paired rounds, where trial {headline.best.trial} ran {_ratio(before)}",
-            ("docs/results.md",))
-    _quoted(f"gains of {best.ratio:.2f}x and {before.ratio:.2f}x", ("docs/results.md",))
+            (JOBS,))
+    _quoted(f"gains of {best.ratio:.2f}x and {before.ratio:.2f}x", (JOBS,))
     _quoted(f"Run again on 2026-12-01, the same job answered another configuration, trial {summary.best.trial}, which "
             f"ran {_ratio(best)} the defaults", ("README.md",))
 
 
 def test_the_job_with_the_drain_cut_is_quoted_as_its_summary_gives_it():
-    """docs/results.md's "With the drain cut": make tune's command and space, the first job whose trials under
-    half the defaults were stopped in their drain; what they cost, and its answer beside the two before."""
+    """experiments/default_job/README.md's "With the drain cut": make tune's command and space, the first job whose
+    trials under half the defaults were stopped in their drain; what they cost, and its answer beside the two
+    before."""
     record = RESULTS / CUT_JOB
     summary = _summary(CUT_JOB)
     runs = [_summary(name) for name in ("default-job-11.8.1-2026-11-29", "default-job-rerun-11.8.1-2026-12-01")]
@@ -282,27 +286,27 @@ def test_the_job_with_the_drain_cut_is_quoted_as_its_summary_gives_it():
     assert summary.db_bench.version == "11.8.1" and summary.defaults.mode == "library"
     assert all(summary.seed == r.seed for r in runs)
     assert set(summary.space_searched["parameters"]) == {p.name for p in load_space("default").parameters}
-    _quoted(_machine_time(summary), ("docs/results.md",), at="2,369 s of db_bench")
+    _quoted(_machine_time(summary), (JOBS,), at="2,369 s of db_bench")
     cut = [int(s) for s in re.findall(r"^trial \d+: pruned after .*? by its drain: .*?\((\d+)s\) \|", log, re.MULTILINE)]
     assert len(cut) == summary.trials.pruned == 5
     _quoted(f"Five more were stopped in their drain, after {min(cut)}-{max(cut)} s each ({sum(cut)} s in all), so the "
             f"search measured {summary.trials.complete + len(cut)} configurations where the two runs before the cut "
             f"measured {runs[0].trials.complete + runs[0].trials.pruned} and {runs[1].trials.complete + runs[1].trials.pruned}",
-            ("docs/results.md",))
+            (JOBS,))
     p, gain = summary.best.params, _gain(summary)
     _quoted(f"trial {summary.best.trial} ({p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} MB "
             f"memtables x {p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time, "
             f"{p['subcompactions']} subcompactions, Snappy, a {p['cache_size'] / 2**20:.1f} MiB block cache, no Bloom "
             f"filter), ran {_ratio(gain)} the defaults at the target, where its search's single run had said "
-            f"{search_gain(summary):.2f}x", ("docs/results.md",))
+            f"{search_gain(summary):.2f}x", (JOBS,))
     assert p["compression_type"] == "snappy" and p["bloom_bits"] == 0
     gains = [f"{_gain(r).ratio:.2f}x" for r in (*runs, summary)]
-    _quoted(f"at {gains[0]}, {gains[1]} and {gains[2]}", ("docs/results.md",), at="2,369 s of db_bench")
+    _quoted(f"at {gains[0]}, {gains[1]} and {gains[2]}", (JOBS,), at="2,369 s of db_bench")
 
 
 def test_the_first_deployed_shape_job_is_quoted_as_its_summary_gives_it():
-    """docs/results.md's first default job in the deployed shape (before the compaction style joined the
-    space): make tune's command then, its answer and machine time."""
+    """experiments/default_job/README.md's first default job in the deployed shape (before the compaction style joined
+    the space): make tune's command then, its answer and machine time."""
     record = RESULTS / "default-job-11.8.1-2026-11-27"
     summary = _summary(record.name)
     command = (record / "console.log").read_text().splitlines()[0]
@@ -311,24 +315,24 @@ def test_the_first_deployed_shape_job_is_quoted_as_its_summary_gives_it():
     assert summary.defaults.mode == "library" and summary.db_bench.build == "release"
     best = _gain(summary)
     assert summary.answer.recommend == "best" and best.verdict == "faster"
-    _quoted(_machine_time(summary), ("docs/results.md",))
-    _quoted(f"the gain left to find is smaller: {best.ratio:.2f}x, against", ("docs/results.md",))
+    _quoted(_machine_time(summary), (JOBS,))
+    _quoted(f"the gain left to find is smaller: {best.ratio:.2f}x, against", (JOBS,))
     assert summary.best is not None
     p = summary.best.params
     assert p["compression_type"] == "none"
     answer = (f"{p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} MB memtables x "
               f"{p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time")
     _quoted(f"Trial {summary.best.trial} runs {answer}, a {p['cache_size'] / 2**20:.1f} MiB block cache, a "
-            f"{p['bloom_bits']}-bit Bloom filter and no compression", ("docs/results.md",))
+            f"{p['bloom_bits']}-bit Bloom filter and no compression", (JOBS,))
     for row in summary.comparison[:2]:
         assert row.spread is not None
         _quoted(f"{row.name} {row.value('ops_per_sec'):,.0f} {row.spread.min:,.0f}-{row.spread.max:,.0f}",
-                ("docs/results.md",))
+                (JOBS,))
 
 
 def test_the_default_job_run_again_is_quoted_as_its_summary_gives_it():
-    """docs/results.md's second run of the default job: its answer and gain, and the reference's spread
-    against the first run's, with the rounds in which both slowed."""
+    """experiments/default_job/README.md's second run of the default job: its answer and gain, and the reference's
+    spread against the first run's, with the rounds in which both slowed."""
     first, again = _summary("default-job-11.8.1-2026-11-27"), _summary("default-job-11.8.1-rerun-2026-11-27")
     best, reval = _gain(again), again.revalidation
     assert again.best is not None and reval is not None and reval.select is not None and best.ci95 is not None
@@ -338,28 +342,29 @@ def test_the_default_job_run_again_is_quoted_as_its_summary_gives_it():
             f"{p['write_buffer_size'] / 1e6:.1f} MB memtables x {p['max_write_buffer_number']} merged "
             f"{p['min_write_buffer_number_to_merge']} at a time, a {p['bloom_bits']}-bit Bloom filter, no compression), "
             f"which ran {best.ratio:.2f}x the defaults at the target (95 % CI {best.ci95[0]:.2f}-{best.ci95[1]:.2f}, "
-            f"{best.n} paired rounds that chose nothing); its search had said {search_gain(again):.2f}x", ("docs/results.md",))
+            f"{best.n} paired rounds that chose nothing); its search had said {search_gain(again):.2f}x", (JOBS,))
     assert p["compression_type"] == "none"
-    _quoted(f"(Kendall tau {reval.select.rank_correlation.kendall_tau:.2f})", ("docs/results.md",), at="Run again")
+    _quoted(f"(Kendall tau {reval.select.rank_correlation.kendall_tau:.2f})", (JOBS,), at="Run again")
     (ref_then, ref_now) = (s.comparison[0] for s in (first, again))
     assert ref_then.spread is not None and ref_now.spread is not None and ref_now.spread.cv is not None
     assert ref_then.spread.cv is not None
     _quoted(f"rocksdb-default ran {ref_now.spread.min:,.0f}-{ref_now.spread.max:,.0f} ops/s in those rounds "
             f"(median {ref_now.value('ops_per_sec'):,.0f}, coefficient of variation {ref_now.spread.cv:.1%})"
             .replace("%", " %") + f" where the first run had {ref_then.spread.min:,.0f}-{ref_then.spread.max:,.0f} "
-            f"({ref_then.spread.cv:.1%})".replace("%)", " %)"), ("docs/results.md",))
+            f"({ref_then.spread.cv:.1%})".replace("%)", " %)"), (JOBS,))
     rounds = {c.name: c.samples("ops_per_sec") for c in reval.configurations}
     answer, reference = rounds[f"trial {again.best.trial}"], rounds["rocksdb-default"]
     slow = sorted(range(len(answer)), key=answer.__getitem__)[:2]
     assert all(reference[i] <= statistics.median(reference) for i in slow)
     _quoted(f"The answer's two slow runs ({answer[slow[0]]:,.0f} and {answer[slow[1]]:,.0f} ops/s) fell in the rounds "
             f"where the defaults were slow too ({reference[slow[0]]:,.0f} and {reference[slow[1]]:,.0f})",
-            ("docs/results.md",))
-    _quoted(f"Two runs of one job on one day: {_gain(first).ratio:.2f}x and {best.ratio:.2f}x", ("docs/results.md",))
+            (JOBS,))
+    _quoted(f"Two runs of one job on one day: {_gain(first).ratio:.2f}x and {best.ratio:.2f}x", (JOBS,))
 
 
 def test_the_tuner_against_a_plain_script_in_the_deployed_shape_is_quoted_as_its_json_gives_it():
-    """docs/results.md's comparison on 11.8.1's library defaults (the deployed shape) at the 2 GiB target."""
+    """experiments/versus_plain_optuna/README.md's comparison on 11.8.1's library defaults (the deployed shape) at the
+    2 GiB target."""
     measured = _json("experiments/versus_plain_optuna/results/versus_plain_optuna_target_11.8.1_2026-11-27.json")
     assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
     assert measured["budget_seconds"] == 1200 and measured["rounds"] == 5 and measured["tuner_flags"] == []
@@ -367,22 +372,22 @@ def test_the_tuner_against_a_plain_script_in_the_deployed_shape_is_quoted_as_its
     assert [s["seed"] for s in measured["seeds"]] == [1, 2, 3]
     for seed in measured["seeds"]:
         assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
-        _quoted(_versus_plain_target(seed), ("docs/results.md",), at="in the deployed shape")
+        _quoted(_versus_plain_target(seed), (VERSUS,), at="in the deployed shape")
     ratios = [s["held_out"]["tuner_over_plain"]["ratio"] for s in measured["seeds"]]
     over = across_seeds(ratios)
-    _quoted(f"Over the three seeds, the tuner's answer ran {_ratio(over)} the plain script's", ("docs/results.md",))
+    _quoted(f"Over the three seeds, the tuner's answer ran {_ratio(over)} the plain script's", (VERSUS,))
     seed = measured["seeds"][0]
     held, tuner, plain = seed["held_out"], seed["tuner"]["flags"], seed["plain"]["best"]["flags"]
     _quoted(f"In seed 1 the tuner's answer ({int(tuner['write_buffer_size']) / 1e6:.1f} MB memtables x "
             f"{tuner['max_write_buffer_number']} merged {tuner['min_write_buffer_number_to_merge']} at a time, "
             f"{tuner['compression_type'].upper()}) and the plain script's ({int(plain['write_buffer_size']) / 1e6:.1f} MB "
             f"memtables x {plain['max_write_buffer_number']} merged {plain['min_write_buffer_number_to_merge']} at a time, "
-            f"{plain['compression_type'].capitalize()})", ("docs/results.md",))
+            f"{plain['compression_type'].capitalize()})", (VERSUS,))
     rounds = held["ops_per_sec"]
     faster = sum(p > t for p, t in zip(rounds["plain"], rounds["tuner"], strict=True))
-    _quoted(f"the plain script's ran faster in {faster} of the {len(rounds['plain'])} rounds", ("docs/results.md",))
+    _quoted(f"the plain script's ran faster in {faster} of the {len(rounds['plain'])} rounds", (VERSUS,))
     _quoted(f"The defaults ran {min(rounds['rocksdb-default']):,.0f}-{max(rounds['rocksdb-default']):,.0f} ops/s in "
-            "those rounds", ("docs/results.md",))
+            "those rounds", (VERSUS,))
     inside = []  # "In seeds 2 and 3 the tuner's held-out gain fell within the interval it had reported, in seed 1 just under it"
     for s in measured["seeds"]:
         low, high = s["tuner"]["reported_gain"]["ci95"]
@@ -395,7 +400,7 @@ def test_the_tuner_against_a_plain_script_in_the_deployed_shape_is_quoted_as_its
     best = max(measured["seeds"], key=lambda s: s["held_out"]["over_default"]["plain"]["ratio"])
     best_gain = best["held_out"]["over_default"]["plain"]["ratio"]
     assert best_gain > max(s["held_out"]["over_default"]["tuner"]["ratio"] for s in measured["seeds"]) and best_gain < 1.3
-    _quoted(f"far is the plain script's {best_gain:.2f}x (seed {best['seed']})", ("docs/results.md",))
+    _quoted(f"far is the plain script's {best_gain:.2f}x (seed {best['seed']})", (VERSUS,))
 
 
 def test_the_tuner_against_a_plain_script_in_the_leveled_default_space_is_quoted_as_its_json_gives_it():
@@ -458,9 +463,9 @@ def test_the_tuner_against_a_plain_script_in_the_leveled_default_space_is_quoted
 
 
 def test_the_tuner_against_a_plain_script_at_a_memory_bound_target_is_quoted_as_its_json_gives_it():
-    """docs/results.md's pilot at 8 GiB within 1 GiB, three seeds: in seed 1 the tuner kept the defaults, so its
-    held-out answer is the defaults beside themselves; the plain script's searches were a few fills, and in
-    seed 3 its answer ran slower than the defaults."""
+    """experiments/versus_plain_optuna/README.md's pilot at 8 GiB within 1 GiB, three seeds: in seed 1 the tuner kept
+    the defaults, so its held-out answer is the defaults beside themselves; the plain script's searches were a few
+    fills, and in seed 3 its answer ran slower than the defaults."""
     record = "experiments/versus_plain_optuna/results/versus_plain_optuna_target_8GiB_11.8.1_2026-11-29.json"
     measured = _json(record)
     assert measured["target_data_bytes"] == 8 * 2**30 and measured["target_memory_bytes"] == 2**30
@@ -470,35 +475,35 @@ def test_the_tuner_against_a_plain_script_at_a_memory_bound_target_is_quoted_as_
     assert [(s["seed"], s["tuner_commit"]) for s in seeds] == [(1, "6097e03"), (2, "8b682db"), (3, "573e9ea")]
     at = "A pilot of the target"
     for seed in seeds:
-        _quoted(_versus_plain_target(seed), ("docs/results.md",), at=at)
+        _quoted(_versus_plain_target(seed), (VERSUS,), at=at)
         assert seed["tuner"]["db_bench_seconds"] <= measured["budget_seconds"]
     over = across_seeds([s["held_out"]["tuner_over_plain"]["ratio"] for s in seeds])
     assert over["verdict"] == "tie"
-    _quoted(f"Over the three seeds, the tuner's answer ran {_ratio(over)} the plain script's", ("docs/results.md",),
+    _quoted(f"Over the three seeds, the tuner's answer ran {_ratio(over)} the plain script's", (VERSUS,),
             at=at)
     first = seeds[0]
     assert first["tuner"]["answer"]["name"] == "rocksdb-default" and first["tuner"]["flags"] == {}
     assert first["tuner"]["reported_gain"]["n"] == 4 and first["tuner"]["reported_gain"]["verdict"] == "tie"
-    _quoted(f"a tie, in {first['tuner']['reported_gain']['n']}", ("docs/results.md",), at=at)
+    _quoted(f"a tie, in {first['tuner']['reported_gain']['n']}", (VERSUS,), at=at)
     held = first["held_out"]
     assert held["tuner_over_plain"]["verdict"] == "tie" and held["over_default"]["plain"]["verdict"] == "tie"
-    _quoted(f"themselves: {_ratio(held['over_default']['tuner'])} is the rounds' own spread", ("docs/results.md",),
+    _quoted(f"themselves: {_ratio(held['over_default']['tuner'])} is the rounds' own spread", (VERSUS,),
             at=at)
     aa = _json("experiments/headroom/results/headroom-8GiB-universal-keep-11.8.1-2026-11-28.json")
     assert (aa["target_data_bytes"], aa["target_memory_bytes"]) == (measured["target_data_bytes"], 2**30)
-    _quoted(f"gave {_ratio(aa['over_default']['default job 8 GiB rocksdb-default'])} (a surprise", ("docs/results.md",),
+    _quoted(f"gave {_ratio(aa['over_default']['default job 8 GiB rocksdb-default'])} (a surprise", (VERSUS,),
             at=at)
     plain, tuner = first["plain"], first["tuner"]
     assert plain["trials"] == 5 and plain["db_bench_seconds"] > tuner["db_bench_seconds"]
     _quoted(f"took {plain['db_bench_seconds'] / plain['trials']:.0f} s each on average, so its search was "
-            f"{plain['trials']} of TPE's", ("docs/results.md",), at=at)
-    _quoted(f"({plain['db_bench_seconds']:.0f} s against {tuner['db_bench_seconds']:.0f} s)", ("docs/results.md",), at=at)
+            f"{plain['trials']} of TPE's", (VERSUS,), at=at)
+    _quoted(f"({plain['db_bench_seconds']:.0f} s against {tuner['db_bench_seconds']:.0f} s)", (VERSUS,), at=at)
     second = seeds[1]
     assert second["tuner"]["answer"]["name"] == "trial 32" and second["held_out"]["tuner_over_plain"]["verdict"] == "tie"
     low, high = second["tuner"]["reported_gain"]["ci95"]
     assert low <= second["held_out"]["over_default"]["tuner"]["ratio"] <= high  # "held out within the interval it reported"
     assert second["plain"]["trials"] == 3 and second["plain"]["db_bench_seconds"] > second["tuner"]["db_bench_seconds"]
-    _quoted(f"3 random fills ({second['plain']['db_bench_seconds']:.0f} s", ("docs/results.md",), at=at)
+    _quoted(f"3 random fills ({second['plain']['db_bench_seconds']:.0f} s", (VERSUS,), at=at)
     third = seeds[2]
     _quoted(f"won the third, {_ratio(third['held_out']['tuner_over_plain'])}, where the script's answer, chosen on "
             f"fills from an empty DB, ran {_ratio(third['held_out']['over_default']['plain'])} the defaults deployed",
@@ -511,16 +516,16 @@ def test_the_tuner_against_a_plain_script_at_a_memory_bound_target_is_quoted_as_
     amp = {name: statistics.median(float(w) for w in re.findall(
         rf"^  round \d/5 {name}: [\d,]+ ops/s, write amp ([\d.]+)", log, re.MULTILINE)) for name in ("plain", "rocksdb-default")}
     _quoted(f"(its write amplification {amp['plain']:.2f} against their {amp['rocksdb-default']:.2f}, medians of the "
-            "held-out rounds in its console log)", ("docs/results.md",), at=at)
+            "held-out rounds in its console log)", (VERSUS,), at=at)
     complete = [s["tuner"]["trials"]["complete"] for s in seeds]
     _quoted(f"Its search measured {complete[2]} configurations where the first two measured {complete[0]} and "
-            f"{complete[1]}", ("docs/results.md",), at=at)
+            f"{complete[1]}", (VERSUS,), at=at)
     base, trials = _search_runs(log)
     under = [(n, seconds) for n, (ops, seconds) in trials.items() if ops < HOPELESS * base]
     assert len(under) == 4
     _quoted(f"four of its trials ran under half the defaults' {base:,.0f} ops/s in the search and took "
-            f"{sum(s for _, s in under):.0f} s", ("docs/results.md",), at=at)
-    _quoted(f"trial 10 alone {trials[10][1]:.0f} s", ("docs/results.md",), at=at)
+            f"{sum(s for _, s in under):.0f} s", (VERSUS,), at=at)
+    _quoted(f"trial 10 alone {trials[10][1]:.0f} s", (VERSUS,), at=at)
 
 
 def test_the_tuner_with_the_drain_cut_at_a_memory_bound_target_is_quoted_as_its_json_gives_it():
@@ -614,15 +619,15 @@ def _kept_the_defaults_against_a_plain_reader(record: str, workload: str, memory
                 f"against them: {_ratio(tuner['reported_gain'])}, a tie in {tuner['reported_gain']['n']} rounds); the "
                 f"plain script ran {plain['trials']} loads with their reads in {plain['db_bench_seconds']:.0f} s; held "
                 f"out ({held['tuner_over_plain']['n']} rounds), {_held_out(held)}".replace(
-                    "the tuner's answer ran", "the tuner's answer (the defaults) ran"), ("docs/results.md",), at=at)
+                    "the tuner's answer ran", "the tuner's answer (the defaults) ran"), (VERSUS,), at=at)
         parts.append((tuner, plain, held))
     return parts
 
 
 def test_the_tuner_with_scaled_trials_against_a_plain_script_on_reads_is_quoted_as_its_json_gives_it():
-    """docs/results.md's two seeds of steady-readrandom at 2 GiB within 512 MiB with the tuner's trials at --scale 0.25
-    (c52ce5f), against the plain searches of the unscaled comparison: more configurations, the defaults kept, a tie;
-    seed 1's re-validation ran past its plan and overran the budget."""
+    """experiments/versus_plain_optuna/README.md's two seeds of steady-readrandom at 2 GiB within 512 MiB with the
+    tuner's trials at --scale 0.25 (c52ce5f), against the plain searches of the unscaled comparison: more
+    configurations, the defaults kept, a tie; seed 1's re-validation ran past its plan and overran the budget."""
     record = "experiments/versus_plain_optuna/results/versus_plain_optuna_target_readrandom_scaled_11.8.1_2026-12-02.json"
     at = "trials a quarter of the target's size"
     measured = _json(record)
@@ -635,41 +640,41 @@ def test_the_tuner_with_scaled_trials_against_a_plain_script_on_reads_is_quoted_
     over = across_seeds([held["tuner_over_plain"]["ratio"], held2["tuner_over_plain"]["ratio"]])
     assert over["verdict"] == "tie"
     _quoted(f"Over the two seeds, the tuner's answer (the defaults both times) ran {_ratio(over)} the plain script's",
-            ("docs/results.md",), at=at)
+            (VERSUS,), at=at)
     counts = [s["tuner"]["trials"]["complete"] for s in _json(unscaled)["seeds"]]
     _quoted(f"({tuner['trials']['complete']} and {tuner2['trials']['complete']} against {counts[0]} and {counts[1]})",
-            ("docs/results.md",), at=at)
+            (VERSUS,), at=at)
     log = (ROOT / record.replace(".json", ".console.log")).read_text()
     first, second = log.split("\n$ /work/main/.venv/bin/rocksdb-tuner tune")[1:3]
     assert "--seed 1 " in first and "--seed 2 " in second
     assert "scored phases run within 214 MiB" in first
-    _quoted("512 MiB within 214 MiB", ("docs/results.md",), at=at)
+    _quoted("512 MiB within 214 MiB", (VERSUS,), at=at)
     gains = [re.search(r"^gain over rocksdb-default: ([\d.]+x) in the search \(single runs at 512 MiB.*\| ([\d.]+x) at "
                        r"the target", part, re.MULTILINE) for part in (first, second)]
     assert gains[0] and gains[1]
     _quoted(f"read {gains[0][1]} the defaults in the search, at 512 MiB, and {gains[0][2]} at the target",
-            ("docs/results.md",), at=at)
-    _quoted(f"nothing in the search beat the defaults ({gains[1][1]})", ("docs/results.md",), at=at)
+            (VERSUS,), at=at)
+    _quoted(f"nothing in the search beat the defaults ({gains[1][1]})", (VERSUS,), at=at)
     searched = re.search(r"^trial 8: ([\d,]+) ops/s", first, re.MULTILINE)
     there = re.search(r"^select round 1/1: trial 8: ([\d,]+) ops/s", first, re.MULTILINE)
     assert searched and there
-    _quoted(f"read {searched[1]} ops/s in the search read {there[1]} at the target", ("docs/results.md",), at=at)
+    _quoted(f"read {searched[1]} ops/s in the search read {there[1]} at the target", (VERSUS,), at=at)
     plan = re.search(r"^plan: \d+ trials of ~(\d+) s .*: (\d+ runs at least, ~\S+), fitted", first, re.MULTILINE)
     assert plan
     runs = len(re.findall(r"^(?:select|estimate) round", first, re.MULTILINE))
     spent = tuner["machine_seconds"]["revalidation"]
     _quoted(f"overran its 900 s budget by {tuner['db_bench_seconds'] - measured['budget_seconds']:.0f} s: its plan "
-            f"counted runs of ~{plan[1]} s (`{plan[2]}`)", ("docs/results.md",), at=at)
-    _quoted(f"its re-validation's {runs} runs took {spent:.0f} s, {spent / runs:.0f} s each", ("docs/results.md",), at=at)
+            f"counted runs of ~{plan[1]} s (`{plan[2]}`)", (VERSUS,), at=at)
+    _quoted(f"its re-validation's {runs} runs took {spent:.0f} s, {spent / runs:.0f} s each", (VERSUS,), at=at)
     _quoted(f"overran its 900 s budget by {tuner['db_bench_seconds'] - measured['budget_seconds']:.0f} s",
             ("docs/search.md",))
 
 
 def test_the_tuner_with_half_size_trials_against_a_plain_script_on_reads_is_quoted_as_its_json_gives_it():
-    """docs/results.md's two seeds of steady-readrandom at 2 GiB within 512 MiB with the tuner's trials at --scale 0.5
-    (304d541, the target's memory:data ratio), against the plain searches of the unscaled comparison: a tie; the
-    search's gains against the target's; seed 2's slow-loading answer, its contaminated first held-out round and its
-    budget overrun (also in docs/search.md)."""
+    """experiments/versus_plain_optuna/README.md's two seeds of steady-readrandom at 2 GiB within 512 MiB with the
+    tuner's trials at --scale 0.5 (304d541, the target's memory:data ratio), against the plain searches of the
+    unscaled comparison: a tie; the search's gains against the target's; seed 2's slow-loading answer, its
+    contaminated first held-out round and its budget overrun (also in docs/search.md)."""
     record = "experiments/versus_plain_optuna/results/versus_plain_optuna_target_readrandom_scale0.5_11.8.1_2026-12-02.json"
     unscaled = "experiments/versus_plain_optuna/results/versus_plain_optuna_target_readrandom_11.8.1_2026-12-01.json"
     at = "trials half the target's size, in its memory:data ratio"
@@ -693,11 +698,11 @@ def test_the_tuner_with_half_size_trials_against_a_plain_script_on_reads_is_quot
                 + f"; the plain script ran {plain['trials']} loads with their reads in {plain['db_bench_seconds']:.0f} s; "
                 f"held out ({held['tuner_over_plain']['n']} rounds), "
                 + _held_out(held).replace("the tuner's answer ran", "the tuner's answer (the defaults) ran"
-                                          if seed is first else "the tuner's answer ran"), ("docs/results.md",), at=at)
+                                          if seed is first else "the tuner's answer ran"), (VERSUS,), at=at)
     assert first["tuner"]["answer"]["name"] == "rocksdb-default" and second["tuner"]["answer"]["name"] == "trial 2"
     over = across_seeds([s["held_out"]["tuner_over_plain"]["ratio"] for s in (first, second)])
     assert over["verdict"] == "tie"
-    _quoted(f"Over the two seeds, the tuner's answer ran {_ratio(over)} the plain script's", ("docs/results.md",), at=at)
+    _quoted(f"Over the two seeds, the tuner's answer ran {_ratio(over)} the plain script's", (VERSUS,), at=at)
     log = (ROOT / record.replace(".json", ".console.log")).read_text()
     one, two = log.split("\n$ /work/main/.venv/bin/rocksdb-tuner tune")[1:3]
     assert "--seed 1 " in one and "--seed 2 " in two
@@ -713,28 +718,28 @@ def test_the_tuner_with_half_size_trials_against_a_plain_script_on_reads_is_quot
     _quoted(f"its best read {gains[0][1]} the defaults in the search and {gains[0][2]} at the target in seed 1, "
             f"{gains[1][1]} and {gains[1][2]} in seed 2, where at a quarter of the size, its trials within the floor's "
             f"larger share of memory, seed 1's search had said {earlier[1]} and the target {earlier[2]}",
-            ("docs/results.md",), at=at)
+            (VERSUS,), at=at)
     flags = second["tuner"]["flags"]
     assert flags["compression_type"] == "zstd" and flags["max_write_buffer_number"] == "6"
     _quoted(f"trial 2 (zstd at level {flags['compression_level']}, {int(flags['write_buffer_size']) / 1e6:.1f} MB "
-            "memtables x 6), did not hold out", ("docs/results.md",), at=at)
+            "memtables x 6), did not hold out", (VERSUS,), at=at)
     runs = second["held_out"]["ops_per_sec"]["tuner"]
     assert runs[0] == min(runs) and runs[0] < 0.5 * min(runs[1:])
     _quoted(f"read {runs[0]:,.0f} ops/s, against {min(runs[1:]):,.0f}-{max(runs[1:]):,.0f} in its other four",
-            ("docs/results.md",), at=at)
+            (VERSUS,), at=at)
     tuner = second["tuner"]
     overrun = tuner["db_bench_seconds"] - measured["budget_seconds"]
     assert overrun > 0 and first["tuner"]["db_bench_seconds"] <= measured["budget_seconds"]
-    _quoted(f"seed 2 overran its 900 s budget by {overrun:.0f} s", ("docs/results.md",), at=at)
+    _quoted(f"seed 2 overran its 900 s budget by {overrun:.0f} s", (VERSUS,), at=at)
     _quoted(f"overran a 900 s budget by {overrun:.0f} s in the deployed shape, seed 2 of the read comparison",
             ("docs/search.md",))
     lasted = {int(n): int(t) for n, t in re.findall(r"^trial (\d+): [\d,]+ ops/s.*\((\d+)s\) \|", two, re.MULTILINE)}
     assert len(lasted) == tuner["trials"]["complete"]
     _quoted(f"trial 2's run took {lasted[2]} s in the search (its load at zstd 13) where the median trial's took "
-            f"{statistics.median(lasted.values()):.0f} s", ("docs/results.md",), at=at)
+            f"{statistics.median(lasted.values()):.0f} s", (VERSUS,), at=at)
     again = len(re.findall(r"^(?:select|estimate) round", two, re.MULTILINE))
     _quoted(f"its re-validation's {again} runs taking {tuner['machine_seconds']['revalidation']:.0f} s",
-            ("docs/results.md",), at=at)
+            (VERSUS,), at=at)
     folder = ROOT / "experiments/revalidation_share/results/readrandom-scale0.5-budget-11.8.1-2026-12-02"
     summary = Summary.load(folder / "summary.json")
     rerun = (folder / "console.log").read_text()
@@ -746,15 +751,16 @@ def test_the_tuner_with_half_size_trials_against_a_plain_script_on_reads_is_quot
     assert summary.machine_seconds.total <= summary.budget_seconds
     _quoted(f"the same winner, trial 2, at {_ratio(gain)} the defaults, a tie, so the defaults kept; "
             f"{summary.trials.complete} configurations again, and {summary.machine_seconds.total:.0f} s of db_bench for "
-            f"its {summary.budget_seconds:.0f} s budget", ("docs/results.md",), at=at)
+            f"its {summary.budget_seconds:.0f} s budget", (VERSUS,), at=at)
     slow = re.search(r"^trial 4: ([\d,]+) ops/s.*\((\d+)s\) \|", rerun, re.MULTILINE)
     assert slow and "chooses among 1 finalist, not 3" in rerun
-    _quoted(f"(trial 4, {slow[2]} s in the search)", ("docs/results.md",), at=at)
+    _quoted(f"(trial 4, {slow[2]} s in the search)", (VERSUS,), at=at)
 
 
 def test_the_scaled_read_study_run_again_with_grown_runs_is_quoted_as_its_summary_gives_it():
-    """docs/results.md's seed 1 of the scaled read study run again at 160f355, whose budget grows the re-validation's
-    runs with the target's data: its plan, its configurations and machine time, within the budget once."""
+    """experiments/versus_plain_optuna/README.md's seed 1 of the scaled read study run again at 160f355, whose budget
+    grows the re-validation's runs with the target's data: its plan, its configurations and machine time, within the
+    budget once."""
     folder = ROOT / "experiments/revalidation_share/results/readrandom-scaled-budget-11.8.1-2026-12-02"
     summary = Summary.load(folder / "summary.json")
     log = (folder / "console.log").read_text()
@@ -765,15 +771,15 @@ def test_the_scaled_read_study_run_again_with_grown_runs_is_quoted_as_its_summar
     plan = re.search(r"^plan: .*: ((\d+) runs at least, ~(\d+)m(\d+)s), fitted", log, re.MULTILINE)
     assert plan
     counted = (60 * int(plan[3]) + int(plan[4])) / int(plan[2])
-    _quoted(f"it planned runs of ~{counted:.0f} s (`{plan[1]}`)", ("docs/results.md",), at=at)
+    _quoted(f"it planned runs of ~{counted:.0f} s (`{plan[1]}`)", (VERSUS,), at=at)
     seconds = summary.machine_seconds
     assert seconds.total <= summary.budget_seconds
     _quoted(f"measured {summary.trials.complete} configurations and spent {seconds.total:.0f} s of db_bench for its "
-            f"{summary.budget_seconds:.0f} s budget", ("docs/results.md",), at=at)
+            f"{summary.budget_seconds:.0f} s budget", (VERSUS,), at=at)
     runs = len(re.findall(r"^(?:select|estimate) round", log, re.MULTILINE))
     assert seconds.revalidation / runs > counted
     _quoted(f"re-validation's {runs} runs took {seconds.revalidation:.0f} s, {seconds.revalidation / runs:.0f} s "
-            "each, more than the plan counted", ("docs/results.md",), at=at)
+            "each, more than the plan counted", (VERSUS,), at=at)
     # the count by the search's end: tuner.engine._budget.usage on the trials' runs (the console's whole seconds)
     # and the defaults' run, each grown to the target's four times the data
     lasted = [float(s) for s in re.findall(r"^trial \d+: [\d,]+ ops/s.*\((\d+)s\) \|", log, re.MULTILINE)]
@@ -787,7 +793,7 @@ def test_the_scaled_read_study_run_again_with_grown_runs_is_quoted_as_its_summar
     grown = usage(snapshot, Growth(data=target.data_bytes / target.trial_data_bytes)).revalidation_run
     assert counted < grown < seconds.revalidation / runs
     _quoted(f"the median trial's {statistics.median(lasted):.0f} s with its load grown fourfold, and the defaults' "
-            f"run: ~{grown:.0f} s", ("docs/results.md",), at=at)
+            f"run: ~{grown:.0f} s", (VERSUS,), at=at)
     reval = summary.revalidation
     assert reval is not None and reval.noise_cv_reference is not None
     earlier = (ROOT / "experiments/versus_plain_optuna/results/"
@@ -796,32 +802,33 @@ def test_the_scaled_read_study_run_again_with_grown_runs_is_quoted_as_its_summar
                       re.MULTILINE)
     assert first
     _quoted(f"variation at the target was {100 * reval.noise_cv_reference:.1f} % over the rounds, where seed 1's was "
-            f"{first[1]}", ("docs/results.md",), at=at)
+            f"{first[1]}", (VERSUS,), at=at)
 
 
 def test_the_tuner_against_a_plain_script_on_a_read_workload_is_quoted_as_its_json_gives_it():
-    """docs/results.md's one seed of steady-readwhilewriting at 2 GiB within 1 GiB: the plain script scored its
-    reads, not its load; the tuner kept the defaults; the plain script's own figure was 10 times the target's."""
+    """experiments/versus_plain_optuna/README.md's one seed of steady-readwhilewriting at 2 GiB within 1 GiB: the plain
+    script scored its reads, not its load; the tuner kept the defaults; the plain script's own figure was 10 times
+    the target's."""
     record = "experiments/versus_plain_optuna/results/versus_plain_optuna_target_readwhilewriting_11.8.1_2026-11-29.json"
     at = "on a read workload at the target"
     [(_, plain, held)] = _kept_the_defaults_against_a_plain_reader(record, "steady-readwhilewriting", 2**30,
                                                                    ("7a43a74",), at)
     assert held["tuner_over_plain"]["verdict"] == "tie"
     defaults = held["ops_per_sec"]["rocksdb-default"]
-    _quoted(f"The defaults read {min(defaults):,.0f}-{max(defaults):,.0f} ops/s", ("docs/results.md",), at=at)
+    _quoted(f"The defaults read {min(defaults):,.0f}-{max(defaults):,.0f} ops/s", (VERSUS,), at=at)
     best = plain["best"]["ops_per_second"]
-    _quoted(f"had read {best:,.0f} ops/s in its search", ("docs/results.md",), at=at)
-    _quoted(f"limit, {best / held['median_ops_per_sec']['plain']:.0f} times what it then read", ("docs/results.md",),
+    _quoted(f"had read {best:,.0f} ops/s in its search", (VERSUS,), at=at)
+    _quoted(f"limit, {best / held['median_ops_per_sec']['plain']:.0f} times what it then read", (VERSUS,),
             at=at)
     log = (ROOT / record.replace(".json", ".console.log")).read_text()
     assert "cache_size = 4194304 (default 33554432): lower; across trials (correlation, not cause): higher values went " \
            "with lower ops/s (Spearman rho -0.76 over 9 trials)" in log
-    _quoted("(Spearman rho -0.76 over 9 trials)", ("docs/results.md",), at=at)
+    _quoted("(Spearman rho -0.76 over 9 trials)", (VERSUS,), at=at)
 
 
 def test_the_tuner_against_a_plain_script_with_the_compaction_style_is_quoted_as_its_json_gives_it():
-    """docs/results.md's comparison at the 2 GiB target once the default space holds the compaction style
-    (27229f9), both searches on 11.8.1's library defaults."""
+    """experiments/versus_plain_optuna/README.md's comparison at the 2 GiB target once the default space holds the
+    compaction style (27229f9), both searches on 11.8.1's library defaults."""
     record = "experiments/versus_plain_optuna/results/versus_plain_optuna_target_universal_11.8.1_2026-11-28.json"
     measured = _json(record)
     assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
@@ -833,14 +840,14 @@ def test_the_tuner_against_a_plain_script_with_the_compaction_style_is_quoted_as
     for seed in measured["seeds"]:
         assert "compaction_style" in seed["plain"]["best"]["params"]  # the plain script searched it too
         assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
-        _quoted(_versus_plain_target(seed), ("docs/results.md",), at=at)
+        _quoted(_versus_plain_target(seed), (VERSUS,), at=at)
     over = across_seeds([s["held_out"]["tuner_over_plain"]["ratio"] for s in measured["seeds"]])
-    _quoted(f"Over the three seeds, the tuner's answer ran {_ratio(over)} the plain script's", ("docs/results.md",),
+    _quoted(f"Over the three seeds, the tuner's answer ran {_ratio(over)} the plain script's", (VERSUS,),
             at=at)
     tuner = sum(s["tuner"]["flags"].get("compaction_style") == "1" for s in measured["seeds"])
     plain = sum(s["plain"]["best"]["flags"]["compaction_style"] == "1" for s in measured["seeds"])
     _quoted(f"The tuner's answer ran universal compaction in {tuner} of the 3 seeds, the plain script's in {plain}",
-            ("docs/results.md",), at=at)
+            (VERSUS,), at=at)
     second = measured["seeds"][1]  # the tuner kept the defaults: its best's runs at the target spread below theirs
     assert second["tuner"]["answer"]["recommend"] == "reference" and second["tuner"]["flags"] == {}
     assert second["plain"]["best"]["flags"]["compaction_style"] == "1"
@@ -854,22 +861,13 @@ def test_the_tuner_against_a_plain_script_with_the_compaction_style_is_quoted_as
     _quoted(f"In seed 2 the tuner's best, {best[6:-1]} (universal), ran {_ratio(second['tuner']['reported_gain'])} the "
             f"defaults in its re-validation: its runs there ranged {ranges[best]} ops/s against the defaults' "
             f"{ranges['rocksdb-default']}, so it kept the defaults (held out {held['tuner']['ratio']:.2f}x)",
-            ("docs/results.md",), at=at)
-    _quoted(f"had found universal compaction, which held out at {held['plain']['ratio']:.2f}x", ("docs/results.md",), at=at)
+            (VERSUS,), at=at)
+    _quoted(f"had found universal compaction, which held out at {held['plain']['ratio']:.2f}x", (VERSUS,), at=at)
 
 
-HEADROOM_ROWS = {"rocksdb-default": "rocksdb-default", "universal": "universal compaction (beyond the space)",
-                 "plain seed 1 + L0 trigger 8": "the plain script's seed-1 answer + L0 at 8 files",
-                 "plain seed 1": "the plain script's seed-1 answer",
-                 "plain seed 1 + universal": "the plain script's seed-1 answer + universal",
-                 "default job trial 47": "the default job's re-run answer (trial 47)",
-                 "L0 trigger 8": "L0 at 8 files (beyond the space)"}
-
-
-def _headroom(record: str, data: int, after: str) -> dict[str, Any]:
-    """A headroom record at ``data`` within 1 GiB (release 11.8.1 on its library defaults, 3 rounds, the
-    configurations the records name), its table in docs/results.md (the first after ``after``) as the
-    record gives it; the record's gains over the defaults."""
+def _headroom(record: str, data: int) -> dict[str, Any]:
+    """A headroom record at ``data`` within 1 GiB (release 11.8.1 on its library defaults, 3 rounds, the configurations
+    the records name, as its generated table labels them)."""
     measured = _json(f"experiments/headroom/results/{record}.json")
     assert measured["db_bench"]["version"] == "11.8.1" and measured["db_bench"]["build"] == "release"
     assert measured["defaults"]["mode"] == "library" and measured["duration_seconds"] == 30
@@ -881,27 +879,8 @@ def _headroom(record: str, data: int, after: str) -> dict[str, Any]:
     rerun = _summary("default-job-11.8.1-rerun-2026-11-27")
     assert rerun.best is not None and rerun.best.trial == 47 and configs["default job trial 47"] == rerun.best.flags
     assert configs["universal"] == {"compaction_style": "1"}
-    assert set(configs) == set(HEADROOM_ROWS)
-    _headroom_rows(measured, HEADROOM_ROWS, after)
+    assert set(configs) == set(headroom.BEYOND)
     return measured
-
-
-def _run_median(measured: dict[str, Any], config: str, key: str) -> float:
-    """The median of ``key`` over a headroom record's runs of ``config`` (its failed runs, empty, left out)."""
-    return statistics.median(m[key] for m in measured["runs"][config] if m)
-
-
-def _headroom_rows(measured: dict[str, Any], labels: dict[str, str], after: str) -> None:
-    """The rows of a headroom table in docs/results.md (the first after ``after``), one per configuration
-    (``labels``: its name in the record -> its label), as the record gives them: the medians of the
-    rounds (ops/s, burst, drain, write amp) and the ratio to the defaults."""
-    for name, label in labels.items():
-        cells = " | ".join((f"{_run_median(measured, name, 'ops_per_sec'):,.0f}",
-                            f"{_run_median(measured, name, 'burst_ops_per_sec'):,.0f}",
-                            f"{_run_median(measured, name, 'drain_seconds'):.1f}",
-                            f"{_run_median(measured, name, 'write_amp'):.2f}"))
-        gain = measured["over_default"].get(name)
-        _row("docs/results.md", f"| {label} | {cells} |", f"| {_ratio(gain)} |" if gain else "| |", after=after)
 
 
 def _room(runs: dict[str, list[dict[str, Any]]]) -> float:
@@ -934,9 +913,9 @@ def test_what_1_3x_asks_is_read_from_the_headroom_records():
     for record, trial in (("headroom-default-job-answer-11.8.1-2026-11-29", "default job 2 GiB trial 63"),
                           ("headroom-rerun-answer-11.8.1-2026-12-01", "default job 2 GiB trial 89")):
         measured = _json(f"experiments/headroom/results/{record}.json")
-        assert _run_median(measured, trial, "burst_ops_per_sec") <= _run_median(measured, "rocksdb-default",
+        assert headroom.median_of(measured, trial, "burst_ops_per_sec") <= headroom.median_of(measured, "rocksdb-default",
                                                                                    "burst_ops_per_sec")
-        drains = [_run_median(measured, name, "drain_seconds") for name in (trial, "rocksdb-default")]
+        drains = [headroom.median_of(measured, name, "drain_seconds") for name in (trial, "rocksdb-default")]
         _quoted(f"{drains[0]:.1f} s against {drains[1]:.1f} s", ("docs/results.md",), at=at)
     held = [_json(f"experiments/headroom/results/{r}.json")["over_default"]["default job 8 GiB trial 101"]["ratio"]
             for r in ("headroom-8GiB-answer-11.8.1-2026-11-28", "headroom-direct-io-8GiB-11.8.1-2026-11-29")]
@@ -989,28 +968,29 @@ def test_what_trials_under_half_the_defaults_cost_is_read_from_the_default_jobs_
 
 
 def test_the_headroom_at_the_default_jobs_target_is_quoted_as_its_json_gives_it():
-    """docs/results.md's "How much is there to find here?": experiments/headroom/results/headroom-11.8.1-2026-11-28.json,
-    whose configurations are the answers the records name."""
-    gains = _headroom("headroom-11.8.1-2026-11-28", 2 * 2**30, "How much is there to find here?")["over_default"]
+    """experiments/headroom/README.md's "How much is there to find here?":
+    experiments/headroom/results/headroom-11.8.1-2026-11-28.json, whose configurations are the answers the records
+    name."""
+    gains = _headroom("headroom-11.8.1-2026-11-28", 2 * 2**30)["over_default"]
     in_space = max(("plain seed 1", "default job trial 47"), key=lambda n: gains[n]["ratio"])
     assert in_space == "plain seed 1" and max(g["ratio"] for g in gains.values()) < 1.3
-    _quoted(f"best answer in the space ran {gains[in_space]['ratio']:.2f}x", ("docs/results.md",))
+    _quoted(f"best answer in the space ran {gains[in_space]['ratio']:.2f}x", (HEADROOM,))
     for beyond in ("universal", "plain seed 1 + L0 trigger 8", "plain seed 1 + universal"):  # "their intervals hold it"
         low, high = gains[beyond]["ci95"]
         assert low <= gains[in_space]["ratio"] <= high
 
 
 def test_the_headroom_at_four_times_the_data_is_quoted_as_its_json_gives_it():
-    """docs/results.md's "With four times the data in the same memory": the same configurations at 8 GiB
+    """experiments/headroom/README.md's "With four times the data in the same memory": the same configurations at 8 GiB
     within 1 GiB; only universal compaction added to the plain answer clears 1.3x with its interval."""
     at_2 = _json("experiments/headroom/results/headroom-11.8.1-2026-11-28.json")
-    measured = _headroom("headroom-8GiB-in-1GiB-11.8.1-2026-11-28", 8 * 2**30, "With four times the data")
+    measured = _headroom("headroom-8GiB-in-1GiB-11.8.1-2026-11-28", 8 * 2**30)
     gains = measured["over_default"]
     assert [name for name, g in gains.items() if g["ci95"][0] > 1.3] == ["plain seed 1 + universal"]
     assert all(gains[n]["ratio"] < 1.3 for n in ("plain seed 1", "default job trial 47"))
 
-    median = _run_median
-    doc = ("docs/results.md",)
+    median = headroom.median_of
+    doc = (HEADROOM,)
     _quoted(f"The defaults' drain doubles ({median(measured, 'rocksdb-default', 'drain_seconds'):.1f} s against "
             f"{median(at_2, 'rocksdb-default', 'drain_seconds'):.1f} s at 2 GiB)", doc)
     now, before = median(measured, "rocksdb-default", "ops_per_sec"), median(at_2, "rocksdb-default", "ops_per_sec")
@@ -1025,9 +1005,10 @@ def test_the_headroom_at_four_times_the_data_is_quoted_as_its_json_gives_it():
 
 
 def test_the_8gib_answer_held_out_is_quoted_as_its_json_gives_it():
-    """docs/results.md's "Held out, both numbers came down": the 8 GiB default job's answer and universal
-    compaction in 5 held-out rounds (experiments/headroom/results/headroom-8GiB-answer-11.8.1-2026-11-28.json),
-    against the 3-round run before it and the job's re-validation."""
+    """experiments/default_job/README.md's "Held out, both numbers came down": the 8 GiB default job's answer and
+    universal compaction in 5 held-out rounds
+    (experiments/headroom/results/headroom-8GiB-answer-11.8.1-2026-11-28.json), against the 3-round run before it
+    and the job's re-validation."""
     measured = _json("experiments/headroom/results/headroom-8GiB-answer-11.8.1-2026-11-28.json")
     before = _json("experiments/headroom/results/headroom-8GiB-in-1GiB-11.8.1-2026-11-28.json")
     assert measured["db_bench"]["version"] == "11.8.1" and measured["defaults"]["mode"] == "library"
@@ -1039,12 +1020,8 @@ def test_the_8gib_answer_held_out_is_quoted_as_its_json_gives_it():
     assert configs["default job 8 GiB trial 101"] == answer.flags
     assert configs["default job 8 GiB trial 101 + universal"] == {**answer.flags, "compaction_style": "1"}
     assert configs["plain seed 1 + universal"] == before["configs"]["plain seed 1 + universal"]
-    labels = {"rocksdb-default": "rocksdb-default", "plain seed 1 + universal": "the plain script's seed-1 answer + universal",
-              "default job 8 GiB trial 101 + universal": "trial 101 + universal",
-              "default job 8 GiB trial 101": "trial 101, the 8 GiB job's answer"}
-    assert set(configs) == set(labels)
-    _headroom_rows(measured, labels, "Held out, both numbers came down")
-    doc, universal = ("docs/results.md",), "plain seed 1 + universal"
+    assert set(configs) == set(headroom.EIGHT_GIB_ANSWER)
+    doc, universal = (JOBS,), "plain seed 1 + universal"
     first, now = before["runs"][universal], measured["runs"][universal]
     _quoted(f"had the plain answer with universal compaction at {_ratio(before['over_default'][universal])} in 3 "
             f"rounds, its drains {statistics.median(m['drain_seconds'] for m in first):.1f} s; here its five rounds "
@@ -1058,9 +1035,9 @@ def test_the_8gib_answer_held_out_is_quoted_as_its_json_gives_it():
 
 
 def test_the_default_job_at_four_times_the_data_is_quoted_as_its_summary_gives_it():
-    """docs/results.md's "The default job at four times the data": its summary (release 11.8.1, library
-    defaults, 8 GiB within 1 GiB), its answer, its gain in 3 paired rounds and its overrun of the budget."""
-    doc = ("docs/results.md",)
+    """experiments/default_job/README.md's "The default job at four times the data": its summary (release 11.8.1,
+    library defaults, 8 GiB within 1 GiB), its answer, its gain in 3 paired rounds and its overrun of the budget."""
+    doc = (JOBS,)
     summary = _summary("default-job-8GiB-11.8.1-2026-11-28")
     assert summary.db_bench is not None and summary.db_bench.version == "11.8.1" and summary.db_bench.build == "release"
     assert summary.defaults is not None and summary.defaults.mode == "library"
@@ -1079,7 +1056,7 @@ def test_the_default_job_at_four_times_the_data_is_quoted_as_its_summary_gives_i
     at_8 = _json("experiments/headroom/results/headroom-8GiB-in-1GiB-11.8.1-2026-11-28.json")["over_default"]
     found = sorted(at_8[n]["ratio"] for n in ("plain seed 1", "default job trial 47"))  # the answers found at 2 GiB
     assert found[0] <= gain.ratio and abs(gain.ratio - found[1]) < 0.05  # "about what ... run there, not more"
-    _quoted(f"found at 2 GiB run there ({found[0]:.2f}x and {found[1]:.2f}x above)", doc)
+    _quoted(f"found at 2 GiB run there ({found[0]:.2f}x and {found[1]:.2f}x in", doc)
     spent, budget, revalidation = (summary.machine_seconds.total, summary.budget_seconds,
                                    summary.machine_seconds.revalidation)
     assert budget is not None and spent > budget
@@ -1088,13 +1065,13 @@ def test_the_default_job_at_four_times_the_data_is_quoted_as_its_summary_gives_i
 
 
 def test_the_defaults_in_the_two_shapes_are_compared_as_their_summaries_give_them():
-    """docs/results.md compares the defaults' speed in the deployed shape (the headline's record) with the
-    pinned one (the default job of 2026-11-26)."""
+    """experiments/default_job/README.md compares the defaults' speed in the deployed shape (the headline's record)
+    with the pinned one (the default job of 2026-11-26)."""
     deployed = _summary("default-job-11.8.1-2026-11-27").comparison[0].value("ops_per_sec")
     pinned = _summary("default-job").comparison[0].value("ops_per_sec")
     _quoted(f"the defaults run about {deployed / pinned:.1f} times as fast as in the "
             f"pinned shape below ({deployed:,.0f} against {pinned:,.0f} ops/s)",
-            ("docs/results.md",))
+            (JOBS,))
 
 
 def test_the_default_jobs_answer_is_quoted_as_its_summary_gives_it():
@@ -1104,16 +1081,16 @@ def test_the_default_jobs_answer_is_quoted_as_its_summary_gives_it():
     assert summary.answer is not None and summary.best is not None
     assert summary.answer.recommend == "best" and best.verdict == "faster"
     _quoted(f"ran {best.ratio:.2f}x RocksDB's defaults at the target (95 % CI {low:.2f}-{high:.2f}, {best.n} "
-            "paired rounds)", ("docs/results.md",))
+            "paired rounds)", (JOBS,))
     _quoted(f"trial {summary.best.trial}, {best.ratio:.2f}x (95 % CI {low:.2f}-{high:.2f}) in {best.n} "
-            "fresh rounds", ("docs/results.md",))
+            "fresh rounds", (JOBS,))
     _quoted(f"confirmed trial {summary.best.trial} at {_ratio(best)} at the target",
             ("docs/scale.md", "experiments/studies/results/overview-notes.md"))
-    _quoted(f"{search_gain(summary):.2f}x in the search", ("docs/results.md", "docs/scale.md"))
+    _quoted(f"{search_gain(summary):.2f}x in the search", (JOBS, "docs/scale.md"))
     seconds = summary.machine_seconds
     _quoted(f"{seconds.total:,.0f} s of db_bench (preload {seconds.preload:.0f} s, baselines "
             f"{seconds.baselines:.0f} s, trials {seconds.trials:,.0f} s, re-validation "
-            f"{seconds.revalidation:,.0f} s)", ("docs/results.md",))
+            f"{seconds.revalidation:,.0f} s)", (JOBS,))
 
 
 @pytest.mark.parametrize("record", ["default-job-11.8.1-2026-11-27", "target-4g"])
@@ -1136,7 +1113,7 @@ def test_the_ui_example_shows_the_default_jobs_answer_as_its_summary_gives_it():
 def test_the_20_s_default_jobs_answer_is_quoted_as_its_summary_gives_it():
     best = _gain(_summary("default-job-20s-2026-11-25"))
     low, high = best.ci95 or (None, None)
-    _quoted(f"its best, trial 8, {best.ratio:.2f}x, 95 % CI {low:.2f}-{high:.2f}", ("docs/results.md",))
+    _quoted(f"its best, trial 8, {best.ratio:.2f}x, 95 % CI {low:.2f}-{high:.2f}", (JOBS,))
 
 
 def _transfer(size: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -1148,8 +1125,8 @@ def _transfer(size: int) -> tuple[dict[str, Any], dict[str, Any]]:
 
 @pytest.mark.parametrize("size", range(3))
 def test_the_scale_transfer_table_is_quoted_as_its_json_gives_it(size):
-    """Each size's row of the tables in docs/results.md and docs/scale.md: the defaults' median, the
-    answer's and the toy answer's ratios (and, in docs/scale.md, the medians' write amplification)."""
+    """Each size's row of the table in docs/scale.md (experiments/default_job/README.md's is generated): the defaults'
+    median, the answer's and the toy answer's ratios, and the medians' write amplification."""
     record, earlier = _transfer(size)
     (best,) = record["over_default"].values()
     toy_name, toy = next((name, v) for name, v in earlier["over_default"].items() if "toy" in name)
@@ -1157,26 +1134,21 @@ def test_the_scale_transfer_table_is_quoted_as_its_json_gives_it(size):
     default = record["median_ops_per_sec"]["rocksdb-default"]
     gib = record["data_bytes"] / 2**30
     start = f"| {gib:.0f} GiB, "
-    _row("docs/results.md", start, f" | {default:,.0f} ops/s | {_ratio(best)}{tie} | {_ratio(toy)} |",
-         after="At 4 and 16 times the data")
     amp = record["median_write_amp"]["rocksdb-default"]
     _row("docs/scale.md", start, f" | {default:,.0f} ops/s, write amp {amp:.2f} | {_ratio(best)}{tie} | {_ratio(toy)}, "
          f"write amp {earlier['median_write_amp'][toy_name]:.2f} |", after="In the pinned shape")
     _quoted(_ratio(best) + tie, ("experiments/studies/results/overview-notes.md",))
     _quoted(_ratio(toy), ("experiments/studies/results/overview-notes.md",))
     if record["factor"] > 1:  # the lead quotes the larger sizes
-        _quoted(f"{_ratio(best)}{', a tie,' if tie else ''} at {gib:.0f} GiB", ("docs/results.md",),
-                at="At the size you deploy.")
+        _quoted(f"{_ratio(best)}{', a tie,' if tie else ''} at {gib:.0f} GiB", (JOBS,), at="At the size you deploy.")
 
 
 DEPLOYED_TRANSFER = "experiments/scale_transfer/results/default-job-11.8.1.json"
 CURRENT_TRANSFER = "experiments/scale_transfer/results/default-job-11.8.1-2026-11-29.json"  # make tune's answer now (trial 63)
-DEPLOYED_TRANSFERS = {  # each deployed-shape scale transfer of a default job's answer: the lines its tables follow
-    DEPLOYED_TRANSFER: (("docs/results.md", "On larger DBs, in this shape"),
-                        ("docs/scale.md", "the 11.8.1 default job of 2026-11-27 12:03 UTC")),
-    CURRENT_TRANSFER: (
-        ("docs/results.md", "On larger DBs, make tune's answer now"),
-        ("docs/scale.md", "the default job as `make tune` runs it now")),
+DEPLOYED_TRANSFERS = {  # each deployed-shape scale transfer of a default job's answer: the line docs/scale.md's table
+    # follows (those of docs/results.md and experiments/default_job/README.md are generated)
+    DEPLOYED_TRANSFER: "the 11.8.1 default job of 2026-11-27 12:03 UTC",
+    CURRENT_TRANSFER: "the default job as `make tune` runs it now",
 }
 
 
@@ -1193,9 +1165,8 @@ def test_the_deployed_shapes_scale_transfer_table_is_quoted_as_its_json_gives_it
     tie = ", tie" if best["verdict"] == "tie" else ""
     amp = row["median_write_amp"]
     start = f"| {row['data_bytes'] / 2**30:.0f} GiB, "
-    for doc, after in DEPLOYED_TRANSFERS[transfer]:
-        _row(doc, start, f" | {row['median_ops_per_sec']['rocksdb-default']:,.0f} ops/s | {_ratio(best)}{tie} | "
-             f"{amp['rocksdb-default']:.2f} / {amp[name]:.2f} |", after=after)
+    _row("docs/scale.md", start, f" | {row['median_ops_per_sec']['rocksdb-default']:,.0f} ops/s | {_ratio(best)}{tie} | "
+         f"{amp['rocksdb-default']:.2f} / {amp[name]:.2f} |", after=DEPLOYED_TRANSFERS[transfer])
 
 
 def test_the_deployed_shapes_scale_transfer_reading_is_quoted_as_its_json_gives_it():
@@ -1204,7 +1175,7 @@ def test_the_deployed_shapes_scale_transfer_reading_is_quoted_as_its_json_gives_
     times = [s["median_write_amp"][n] / s["median_write_amp"]["rocksdb-default"]
              for s in sizes for n in s["over_default"]]
     assert {s["over_default"][n]["verdict"] for s in sizes for n in s["over_default"]} == {"tie"}
-    _quoted(f"its write amplification is {_span(times, '{:.1f}')} times the defaults'", ("docs/results.md",),
+    _quoted(f"its write amplification is {_span(times, '{:.1f}')} times the defaults'", (JOBS,),
             at="Measured again at its own target")
 
 
@@ -1247,14 +1218,14 @@ def test_the_scale_transfers_drains_and_its_day_to_day_change_are_quoted_as_its_
             ("docs/scale.md",))
     _quoted(f"at 2 and 8 GiB they were lower too ({_k(now[0])} against {_k(then[0])}, {_k(now[1])} against "
             f"{_k(then[1])}). The defaults' level moved between the two days by {min(slower):.0f}-{max(slower):.0f} %",
-            ("docs/results.md",))
+            (JOBS,))
     _quoted(f"why they ran {_k(now[2])} ops/s at 32 GiB here against {_k(then[2])} in the same measurement",
-            ("docs/results.md",))
+            (JOBS,))
     amp = [e["median_write_amp"] for _, e in sizes]
     toy = next(name for name in amp[0] if "toy" in name)
     times = [a[toy] / a["rocksdb-default"] for a in amp]
     _quoted(f"at a write amplification of {_span([a[toy] for a in amp], '{:.1f}')}, {_span(times, '{:.1f}')} times the "
-            "defaults'", ("docs/results.md",))
+            "defaults'", (JOBS,))
 
 
 def test_the_4_gib_target_is_quoted_as_its_summary_gives_it():
@@ -1265,11 +1236,11 @@ def test_the_4_gib_target_is_quoted_as_its_summary_gives_it():
     assert summary.target is not None and summary.target.data_bytes is not None
     _quoted(f"{best.ratio:.2f}x at the target ({summary.target.data_bytes / 2**30:.1f} GiB) ({best.n} paired "
             f"rounds that chose nothing, 95 % CI {low:.2f}-{high:.2f})", ("docs/scale.md",))
-    _quoted(f"{search_gain(summary):.2f}x and {best.ratio:.2f}x (95 % CI {low:.2f}-{high:.2f}", ("docs/results.md",))
+    _quoted(f"{search_gain(summary):.2f}x and {best.ratio:.2f}x (95 % CI {low:.2f}-{high:.2f}", (JOBS,))
     _quoted(f"({summary.machine_seconds.total:,.0f} s of db_bench", ("docs/scale.md",))
     minutes, seconds = re.search(r"^done in (\d+)m(\d+)s;", (RESULTS / "target-4g/console.log").read_text(), re.M).groups()
     _quoted(f"in {minutes} min {seconds} s ({summary.machine_seconds.total:,.0f} s of db_bench", ("docs/scale.md",))
-    _quoted(f"with 4 trials (2026-11-25, this host, {minutes} min {seconds} s;", ("docs/results.md",))
+    _quoted(f"with 4 trials (2026-11-25, this host, {minutes} min {seconds} s;", (JOBS,))
 
 
 def test_s4s_picks_re_measured_lower_by_what_its_result_gives():
@@ -1300,7 +1271,7 @@ def test_the_phase_lengths_gains_are_quoted_in_order_as_their_json_gives_them():
     gain = {s: _ratio(_json(f"experiments/scale_transfer/results/phase-{s}s.json")["sizes"][0]["best_over_default"])
             for s in (20, 30, 60, 120)}
     _quoted(f"The same trial 8 against the defaults ran {gain[20]} on 20 s phases and {gain[30]}, {gain[60]} and "
-            f"{gain[120]} on 30, 60 and 120 s ones", ("docs/results.md",))
+            f"{gain[120]} on 30, 60 and 120 s ones", (JOBS,))
 
 
 # -- S0-S4: the readings, docs/results.md and the overview's notes quote the experiments' result.json --
@@ -1531,8 +1502,8 @@ def test_the_default_job_tuned_on_an_older_version_and_measured_on_11_8_1_is_quo
 
 
 def test_the_versions_table_and_its_studys_re_validation_are_quoted_as_their_json_gives_them():
-    """experiments/version_transfer/results/version_transfer.json and the summary of the study it measured (2026-11-23, restored
-    from commit 3b00fbd into default-job-fillrandom-2026-11-23/)."""
+    """experiments/version_transfer/results/version_transfer.json and the summary of the study it measured (2026-11-23,
+    restored from commit 3b00fbd into default-job-fillrandom-2026-11-23/)."""
     versions = _json("experiments/version_transfer/results/version_transfer.json")
     for measured in versions["versions"].values():
         medians = measured["median_ops_per_sec"]
@@ -1568,32 +1539,6 @@ def _row(doc: str, start: str, ends: str, after: str = "") -> None:
     assert len(rows) == 1, f"{doc}: {len(rows)} rows start with {start!r}"
     assert rows[0].endswith(ends), f"{doc}'s row {rows[0]!r} does not end with {ends!r} (from the committed record)"
     _bind(doc, start, ends)
-
-
-def _s0_s4_cells(r: dict[str, Any]) -> str:
-    """A row's cells after the study's name: sweep machine time, trials per seed, tuned / hand-found (tie
-    when its interval holds 1), tuned / default, hand-found / default."""
-    seeds = r["tuner"]["across_seeds"]
-    trials = "/".join(str(s["runs"]) for s in r["tuner"]["seeds"])
-    tie = " tie" if seeds["vs_hand_found"]["verdict"] == "tie" else ""
-    tied = " tie" if seeds["vs_default"]["verdict"] == "tie" else ""
-    cells = [f"{r['sweep']['machine_seconds']['total']:.0f} s", trials, _ratio(seeds["vs_hand_found"]) + tie,
-             _ratio(seeds["vs_default"]) + (tied if r.get("defaults") else ""),
-             _ratio(_h2h(r)[r["hand_found"]]["vs_default"])]
-    return " | " + " | ".join(cells) + " |"
-
-
-@pytest.mark.parametrize("name", ["S0", "S1", "S2", "S3", "S4"])
-def test_the_s0_s4_table_is_quoted_as_the_results_give_it(name):
-    _row("docs/results.md", f"| {name} ", _s0_s4_cells(_study(name)), after="Measured on 2026-11-24 on one machine")
-
-
-@pytest.mark.parametrize("name", ["S0", "S1", "S2", "S3", "S4"])
-def test_the_s0_s4_table_on_the_seeds_version_is_quoted_as_the_results_give_it(name):
-    """docs/results.md's table of the five studies re-run on RocksDB 10.4.2 on its library defaults."""
-    r = _json(f"experiments/studies/results/{name}/rerun-10.4.2/result.json")
-    assert r["db_bench"]["version"] == "10.4.2" and r["defaults"]["mode"] == "library"
-    _row("docs/results.md", f"| {name} ", _s0_s4_cells(r), after="re-run on RocksDB 10.4.2")
 
 
 def test_the_reading_of_the_s0_s4_re_run_on_the_seeds_version_says_what_the_results_give():
@@ -1837,10 +1782,10 @@ def scale_transfer():
 def test_the_s0_s4_scale_transfer_table_is_what_the_benchmark_makes_of_its_records(scale_transfer):
     records = scale_transfer.experiment_records()
     assert [r["study"] for r in records] == ["S0", "S1", "S2", "S3", "S4"]
-    table = scale_transfer.experiments_table(records)
-    for doc in ("docs/results.md", "experiments/studies/results/overview-notes.md"):
-        assert table in (ROOT / doc).read_text(), doc
-        _bind(doc, *table.splitlines())
+    table = scale_transfer.experiments_table(records)  # docs/results.md's is generated (scale_transfer.s0_s4)
+    doc = "experiments/studies/results/overview-notes.md"
+    assert table in (ROOT / doc).read_text(), doc
+    _bind(doc, *table.splitlines())
 
 
 def test_the_s0_s4_scale_transfers_reading_is_quoted_as_its_records_give_it(scale_transfer):
@@ -2210,17 +2155,17 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
 @pytest.mark.parametrize("doc, intro, record", [
     ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-11.8.1-2026-11-29/`",
      "default-job-11.8.1-2026-11-29"),
-    ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-dio-11.8.1-2026-12-01/`",
+    (JOBS, "OPTIONS file in\n`experiments/default_job/results/default-job-dio-11.8.1-2026-12-01/`",
      "default-job-dio-11.8.1-2026-12-01"),
-    ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-rerun-11.8.1-2026-12-01/`",
+    (JOBS, "OPTIONS file in\n`experiments/default_job/results/default-job-rerun-11.8.1-2026-12-01/`",
      "default-job-rerun-11.8.1-2026-12-01"),
-    ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-cut-11.8.1-2026-12-01/`",
+    (JOBS, "OPTIONS file in\n`experiments/default_job/results/default-job-cut-11.8.1-2026-12-01/`",
      "default-job-cut-11.8.1-2026-12-01"),
-    ("docs/results.md", "OPTIONS file in `experiments/default_job/results/default-job-11.8.1-2026-11-27/`",
+    (JOBS, "OPTIONS file in `experiments/default_job/results/default-job-11.8.1-2026-11-27/`",
      "default-job-11.8.1-2026-11-27"),
-    ("docs/results.md", "OPTIONS file in `experiments/default_job/results/default-job-universal-11.8.1-2026-11-28/`",
+    (JOBS, "OPTIONS file in `experiments/default_job/results/default-job-universal-11.8.1-2026-11-28/`",
      "default-job-universal-11.8.1-2026-11-28"),
-    ("docs/results.md", "has not been measured for 40 minutes yet", "default-job"),
+    (JOBS, "has not been measured for 40 minutes yet", "default-job"),
     ("docs/scale.md", "The closing table shows the gain as the search saw it", "default-job"),
     ("docs/scale.md", "in 18 min", "target-4g"),
     ("docs/search.md", "its defaults as the why printed them", "default-job-fillrandom-2026-11-25")])
@@ -2250,7 +2195,7 @@ def test_the_fidelity_table_is_quoted_as_its_json_gives_it(fraction):
 
 def test_the_default_jobs_search_and_its_first_preloaded_run_are_quoted_as_their_json_gives_them():
     summary = _summary("default-job")
-    record, scale = ("docs/results.md",), ("docs/scale.md",)
+    record, scale = (JOBS,), ("docs/scale.md",)
     _quoted(f"{summary.trials.complete} trials were measured ({summary.trials.rejected} proposals broke a "
             "constraint", record)
     came = summary.provenance
@@ -2283,17 +2228,17 @@ def test_the_default_jobs_search_and_its_first_preloaded_run_are_quoted_as_their
 def test_the_default_jobs_wall_time_and_best_single_runs_are_quoted_as_its_console_output_gives_them():
     console = (RESULTS / "default-job/console.log").read_text()
     minutes, seconds = re.search(r"^done in (\d+)m(\d+)s;", console, re.M).groups()
-    _quoted(f"Wall time {minutes} min {seconds} s.", ("docs/results.md",))
-    _quoted(f"(2026-11-26, {minutes} min {seconds} s; summary,", ("docs/results.md",))
+    _quoted(f"Wall time {minutes} min {seconds} s.", (JOBS,))
+    _quoted(f"(2026-11-26, {minutes} min {seconds} s; summary,", (JOBS,))
     runs = {name: float(ops.replace(",", ""))
             for name, ops in re.findall(r"^(baseline rocksdb-default|trial \d+): ([\d,]+) ops/s", console, re.M)}
     default = runs.pop("baseline rocksdb-default")
     top = sorted(runs, key=runs.get, reverse=True)[:3]
     ratios = [f"{runs[name] / default:.2f}x" for name in top]
     _quoted(f"The best single runs were {ratios[0]}, {ratios[1]} and {ratios[2]} the defaults' baseline run ({top[0]}; "
-            f"{top[1]}; {top[2]})", ("docs/results.md",))
+            f"{top[1]}; {top[2]})", (JOBS,))
     lengths = [int(s) for s in re.findall(r"^trial \d+: .*\((\d+)s\) \|", console, re.M)]
-    _quoted(f"a trial took {min(lengths)}-{max(lengths)} s, median {statistics.median(lengths):.0f} s", ("docs/results.md",))
+    _quoted(f"a trial took {min(lengths)}-{max(lengths)} s, median {statistics.median(lengths):.0f} s", (JOBS,))
     _quoted(f"phases a trial took {min(lengths)}-{max(lengths)} s, median {statistics.median(lengths):.0f} s", ("docs/scale.md",))
 
 
@@ -2388,14 +2333,14 @@ def test_the_tuner_against_a_plain_optuna_script_is_quoted_as_its_json_gives_it(
     assert measured["db_bench"]["patches"] == ["waitforcompaction-no-sleep"] and len(measured["seeds"]) >= 2
     for seed in measured["seeds"]:
         assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
-        _quoted(_versus_plain(seed), ("docs/results.md",))
-    _quoted(f"({measured['rounds']} rounds, {measured['when'][:10]})", ("docs/results.md",))
+        _quoted(_versus_plain(seed), (VERSUS,))
+    _quoted(f"({measured['rounds']} rounds, {measured['when'][:10]})", (VERSUS,))
     seeds = measured["seeds"]
     over = [s["plain"]["best"]["keys_per_second"] / s["held_out"]["median_ops_per_sec"]["plain"] - 1 for s in seeds]
-    _quoted(f"overstated what its answer does by {100 * min(over):.0f}-{100 * max(over):.0f} %", ("docs/results.md",))
+    _quoted(f"overstated what its answer does by {100 * min(over):.0f}-{100 * max(over):.0f} %", (VERSUS,))
     tuner = [s["tuner"]["trials"]["complete"] for s in seeds]
     plain = [s["plain"]["trials"] for s in seeds]
-    _quoted(f"(its trials {min(tuner)}-{max(tuner)}, the plain script's {min(plain)}-{max(plain)})", ("docs/results.md",))
+    _quoted(f"(its trials {min(tuner)}-{max(tuner)}, the plain script's {min(plain)}-{max(plain)})", (VERSUS,))
     share = [s["tuner"]["machine_seconds"]["revalidation"] / s["tuner"]["machine_seconds"]["total"] for s in seeds]
     assert all(0.4 < x < 0.6 for x in share)  # "about half of the tuner's budget went to re-validation"
 
@@ -2417,22 +2362,22 @@ def test_the_tuner_against_a_plain_script_at_a_target_is_quoted_as_its_json_give
     assert measured["budget_seconds"] == 1200 and measured["db_bench"]["build"] == "release"
     for seed in measured["seeds"]:
         assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
-        _quoted(_versus_plain_target(seed), ("docs/results.md",))
+        _quoted(_versus_plain_target(seed), (VERSUS,))
     first = measured["seeds"][0]
     tuner, plain = first["tuner"], first["plain"]
     _quoted(f"The tuner's {tuner['trials']['complete']} configurations took {tuner['machine_seconds']['trials']:.0f} s "
             f"of db_bench, {tuner['machine_seconds']['trials'] / tuner['trials']['complete']:.0f} s each on average",
-            ("docs/results.md",))
+            (VERSUS,))
     _quoted(f"the plain script's fills took {plain['db_bench_seconds'] / plain['trials']:.0f} s each on average",
-            ("docs/results.md",))
+            (VERSUS,))
     console = (ROOT / "experiments/versus_plain_optuna/results/versus_plain_optuna_target.console.log").read_text()
     slowest = max(re.findall(r"^trial (\d+): [\d,]+ ops/s.*\((\d+)s\) \|", console, re.M), key=lambda m: int(m[1]))
-    _quoted(f"(trial {slowest[0]} ran {slowest[1]} s, a configuration whose drain took over two minutes", ("docs/results.md",))
-    _quoted(f"answer to run {first['held_out']['over_default']['plain']['ratio']:.2f}x the defaults", ("docs/results.md",))
+    _quoted(f"(trial {slowest[0]} ran {slowest[1]} s, a configuration whose drain took over two minutes", (VERSUS,))
+    _quoted(f"answer to run {first['held_out']['over_default']['plain']['ratio']:.2f}x the defaults", (VERSUS,))
     share = first["tuner"]["machine_seconds"]["revalidation"] / first["tuner"]["machine_seconds"]["total"]
     assert 0.4 < share < 0.6  # "half of its budget went to re-validation"
     job = _gain(_summary("default-job"))
-    _quoted(f"the 40-minute default job's answer ({job.ratio:.2f}x)", ("docs/results.md",))
+    _quoted(f"the 40-minute default job's answer ({job.ratio:.2f}x)", (VERSUS,))
 
 
 def test_the_tuner_with_shorter_search_runs_against_a_plain_script_is_quoted_as_its_json_gives_it():
@@ -2442,7 +2387,7 @@ def test_the_tuner_with_shorter_search_runs_against_a_plain_script_is_quoted_as_
     for seed in measured["seeds"]:
         assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
         assert "--duration 10s" in seed["tuner"]["command"]
-        _quoted(f"with `--duration 10s`, {_versus_plain_target(seed)}", ("docs/results.md",))
+        _quoted(f"with `--duration 10s`, {_versus_plain_target(seed)}", (VERSUS,))
         # "its interval does not hold the held-out ratio"
         assert seed["tuner"]["reported_gain"]["ci95"][1] < seed["held_out"]["over_default"]["tuner"]["ratio"]
 
@@ -2452,13 +2397,13 @@ def test_the_tuner_searching_in_10_s_phases_against_a_plain_script_is_quoted_as_
     search_duration), the re-validation at 30 s, as is the held-out."""
     measured = _json("experiments/versus_plain_optuna/results/versus_plain_optuna_target_2026-11-27.json")
     assert measured["tuner_flags"] == [] and measured["budget_seconds"] == 1200
-    _quoted(f"(the default since commit {measured['tuner_commit']}: steady-overwrite's `search_duration`", ("docs/results.md",))
+    _quoted(f"(the default since commit {measured['tuner_commit']}: steady-overwrite's `search_duration`", (VERSUS,))
     assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
     assert len(measured["seeds"]) >= 2
     for seed in measured["seeds"]:
         assert abs(seed["plain"]["db_bench_seconds"] - seed["tuner"]["db_bench_seconds"]) < 30  # equal machine time
         assert seed["tuner"]["phase_seconds"] == {"search": 10, "revalidation": 30}
-        _quoted(f"in 10 s phases, {_versus_plain_target(seed)}", ("docs/results.md",))
+        _quoted(f"in 10 s phases, {_versus_plain_target(seed)}", (VERSUS,))
         low, high = seed["tuner"]["reported_gain"]["ci95"]  # "its re-validation ... contains what the held-out measured"
         assert low <= seed["held_out"]["over_default"]["tuner"]["ratio"] <= high
     records = ("versus_plain_optuna_target.json", "versus_plain_optuna_target_10s.json",
@@ -2467,16 +2412,16 @@ def test_the_tuner_searching_in_10_s_phases_against_a_plain_script_is_quoted_as_
              for s in _json(f"experiments/versus_plain_optuna/results/{name}")["seeds"]]
     words = ["no", "one", "two", "three", "four", "five", "six"]
     _quoted(f"its answers ran {min(plain):.2f}x to {max(plain):.2f}x the defaults across the {words[len(plain)]} seeds "
-            f"of the {words[len(records)]} target records", ("docs/results.md",))
+            f"of the {words[len(records)]} target records", (VERSUS,))
     first = measured["seeds"][0]["tuner"]
     console = (ROOT / "experiments/versus_plain_optuna/results/versus_plain_optuna_target_2026-11-27.console.log").read_text()
     counted = sorted(int(m) for m in re.findall(r"^re-validation: chooses among 1 finalist, not 3: with runs of (\d+) s",
                                                 console, re.M))
-    _quoted(f"counted its 30 s re-validation runs at {counted[0]}-{counted[-1]} s", ("docs/results.md",))
+    _quoted(f"counted its 30 s re-validation runs at {counted[0]}-{counted[-1]} s", (VERSUS,))
     rounds = len(re.findall(r"^estimate round .*: trial 10:", console, re.M))
     spent = first["machine_seconds"]["revalidation"]
     _quoted(f"where they took {spent / (2 * rounds):.0f} s on average ({spent:.0f} s for {2 * rounds} runs in seed 1), "
-            f"leaving {measured['budget_seconds'] - first['db_bench_seconds']:.0f} s of seed 1's", ("docs/results.md",))
+            f"leaving {measured['budget_seconds'] - first['db_bench_seconds']:.0f} s of seed 1's", (VERSUS,))
 
 
 def test_the_phase_length_table_is_quoted_as_its_json_gives_it():
@@ -2540,7 +2485,7 @@ def test_the_tuner_choosing_among_finalists_against_a_plain_script_is_quoted_as_
     console = (ROOT / "experiments/versus_plain_optuna/results/versus_plain_optuna_target_finalists_2026-11-27.console.log"
                ).read_text()
     for seed in measured["seeds"]:
-        _quoted(f"with finalists, {_versus_plain_target(seed)}", ("docs/results.md",))
+        _quoted(f"with finalists, {_versus_plain_target(seed)}", (VERSUS,))
         assert seed["tuner"]["phase_seconds"] == {"search": 10, "revalidation": 30}
         low, high = seed["tuner"]["reported_gain"]["ci95"]  # "each held-out gain ... within what the tuner reported"
         assert low <= seed["held_out"]["over_default"]["tuner"]["ratio"] <= high
@@ -2551,10 +2496,10 @@ def test_the_tuner_choosing_among_finalists_against_a_plain_script_is_quoted_as_
     first = [s for s in measured["seeds"] if s["seed"] in (1, 2)]
     (commit,) = {s["tuner_commit"] for s in first}
     _quoted(f"Choosing among finalists in the full phases (commit {commit}: a re-validation that does not fit",
-            ("docs/results.md",))
+            (VERSUS,))
     more = [round(100 * (s["tuner"]["db_bench_seconds"] / s["plain"]["db_bench_seconds"] - 1)) for s in first]
     _quoted(f"spent {more[0]} % and {more[1]} % more ({first[0]['tuner']['db_bench_seconds']:.0f} and "
-            f"{first[1]['tuner']['db_bench_seconds']:.0f} s)", ("docs/results.md",))
+            f"{first[1]['tuner']['db_bench_seconds']:.0f} s)", (VERSUS,))
     seeds = len(measured["seeds"])
     assert len(re.findall(r"^select round 1/1: ", console, re.M)) == 3 * seeds  # 3 finalists, one round
     assert len(re.findall(r"^estimate round 4/4: rocksdb-default", console, re.M)) == seeds  # 4 gain rounds
@@ -2562,24 +2507,25 @@ def test_the_tuner_choosing_among_finalists_against_a_plain_script_is_quoted_as_
     third = next(s for s in measured["seeds"] if s["seed"] == 3)  # "kept the search's best (2 MB memtables)"
     assert "reused_from" not in third["plain"]
     _quoted(f"Seed 3 ran from commit {third['tuner_commit']} (a gain round past the third only when it fits)",
-            ("docs/results.md",))
+            (VERSUS,))
     assert re.search(r"Kendall tau 1\.00; trial \d+ led both", console)
     _quoted(f"its one round at 30 s kept the search's best ({int(third['tuner']['flags']['write_buffer_size']) / 1e6:.0f} MB "
-            "memtables)", ("docs/results.md",))
+            "memtables)", (VERSUS,))
     assert third["tuner"]["db_bench_seconds"] <= measured["budget_seconds"]
     assert all(s["held_out"]["tuner_over_plain"]["ci95"][0] > 1.05 for s in measured["seeds"])  # "all three seeds"
 
 
 def _share(v: dict[str, Any]) -> str:
-    """``7 of 16 seeds that differ (44 %, 95 % CI 20-70 %)``, as docs/search.md quotes experiments.sampler_benchmark.versus."""
+    """``7 of 16 seeds that differ (44 %, 95 % CI 20-70 %)``, as docs/search.md quotes
+    experiments.sampler_benchmark.versus."""
     low, high = v["ci95"]
     return (f"{v['wins']} of {v['wins'] + v['losses']} seeds that differ ({100 * v['p']:.0f} %, 95 % CI "
             f"{100 * low:.0f}-{100 * high:.0f} %)")
 
 
 def fidelity_model_sentence(report: dict[str, Any]) -> str:
-    """docs/search.md's figures of experiments/fidelity/fidelity_model.py: per budget, the estimate against the worst value
-    with the rungs kept, the full-size search against the kept rungs, and the median regrets."""
+    """docs/search.md's figures of experiments/fidelity/fidelity_model.py: per budget, the estimate against the worst
+    value with the rungs kept, the full-size search against the kept rungs, and the median regrets."""
     parts = []
     for budget, b in report["budgets"].items():
         arms, vs = b["arms"], b["versus"]
@@ -2619,8 +2565,8 @@ def test_the_set_up_costs_are_quoted_as_their_json_gives_them():
 
 
 def test_the_revalidation_share_is_quoted_as_its_record_gives_it():
-    """docs/search.md quotes experiments/revalidation_share/results/revalidation_share.json: `--trials 6` re-validates for about
-    as long as it searched (issue 31), a 60 s budget at scale 0.25 searches within it."""
+    """docs/search.md quotes experiments/revalidation_share/results/revalidation_share.json: `--trials 6` re-validates
+    for about as long as it searched (issue 31), a 60 s budget at scale 0.25 searches within it."""
     r = _json("experiments/revalidation_share/results/revalidation_share.json")["commands"]
     doc = ("docs/search.md",)
     six, small = r["trials 6"], r["budget 60s at scale 0.25"]
@@ -2639,7 +2585,7 @@ def test_the_revalidation_share_is_quoted_as_its_record_gives_it():
 
 # -- the figures of the record's prose that the tests above do not quote: each read from its record --
 def test_the_default_jobs_lead_and_its_transfer_are_quoted_as_their_records_give_them():
-    """docs/results.md's and docs/scale.md's sentences about the default job of 2026-11-26, its toy
+    """experiments/default_job/README.md's and docs/scale.md's sentences about the default job of 2026-11-26, its toy
     predecessor of 2026-11-25 and the scale transfer of both answers."""
     job = _summary("default-job")
     gain = _gain(job).ratio
@@ -2650,19 +2596,19 @@ def test_the_default_jobs_lead_and_its_transfer_are_quoted_as_their_records_give
     sizes = sorted((_transfer(i) for i in range(3)), key=lambda pair: pair[0]["factor"])
     toys = [next(v["ratio"] for name, v in e["over_default"].items() if "toy" in name) for _, e in sizes]
     _quoted(f"job reported as {reported.ratio:.2f}x the defaults runs at {_span(toys, '{:.2f}')}x the defaults",
-            ("docs/results.md",))
+            (JOBS,))
     default, best = job.comparison[:2]
     _quoted(f"(write amplification {best.value('write_amp'):.2f} against {default.value('write_amp'):.2f})",
-            ("docs/results.md",))
+            (JOBS,))
     preloads = [f"{r['preload']['seconds']:.0f} s" for r, _ in sizes]
-    _quoted(f"the DBs preloaded in {preloads[0]}, {preloads[1]} and {preloads[2]}", ("docs/results.md",))
+    _quoted(f"the DBs preloaded in {preloads[0]}, {preloads[1]} and {preloads[2]}", (JOBS,))
     larger = [next(iter(r["over_default"].values()))["ratio"] for r, _ in sizes[1:]]
-    _quoted(f"({_span(larger, '{:.2f}')}x against {gain:.2f}x)", ("docs/results.md",))
+    _quoted(f"({_span(larger, '{:.2f}')}x against {gain:.2f}x)", (JOBS,))
     _quoted(f"({memtables} x {params['max_write_buffer_number']} merged {params['min_write_buffer_number_to_merge']}, "
             f"no compression, {params['max_background_jobs']} background job), which reported {reported.ratio:.2f}x",
-            ("docs/results.md",))
-    _quoted(f"({_ratio(reported).replace(' (', ', 95 % CI ')} are in", ("docs/results.md",))
-    _quoted(f"for a {job.budget_seconds:,.0f} s budget; a trial took", ("docs/results.md",))
+            (JOBS,))
+    _quoted(f"({_ratio(reported).replace(' (', ', 95 % CI ')} are in", (JOBS,))
+    _quoted(f"for a {job.budget_seconds:,.0f} s budget; a trial took", (JOBS,))
     eight = next(iter(sizes[1][0]["over_default"].values()))
     _quoted(f"(at 8 GiB its interval reaches {eight['ci95'][0]:.2f} in {eight['n']} rounds)", ("docs/scale.md",))
     _quoted(f"({memtables}, reported at {reported.ratio:.2f}x the defaults", ("docs/scale.md",))
@@ -2775,9 +2721,9 @@ def test_the_source_studies_prose_is_quoted_as_their_results_and_scale_transfers
 
 
 def test_the_plain_script_comparisons_prose_is_quoted_as_their_records_give_it():
-    """docs/results.md's readings of the comparisons with a plain Optuna script: the tuner's reported
-    and held-out gains per seed, and the search's single-run gain of seed 1 (its console output)."""
-    doc = ("docs/results.md",)
+    """experiments/versus_plain_optuna/README.md's readings of the comparisons with a plain Optuna script: the tuner's
+    reported and held-out gains per seed, and the search's single-run gain of seed 1 (its console output)."""
+    doc = (VERSUS,)
     seeds = _json("experiments/versus_plain_optuna/results/versus_plain_optuna.json")["seeds"]
     reported = [f"{s['tuner']['reported_gain']['ratio']:.2f}x" for s in seeds]
     held = [f"{s['held_out']['over_default']['tuner']['ratio']:.2f}x" for s in seeds]
@@ -2996,10 +2942,10 @@ def test_the_side_by_side_cost_at_a_target_is_quoted_as_its_record_gives_it(size
 
 
 
-def _held_out_answer(record: str, job_record: str, trial: int, configs: str, after: str) -> tuple[dict[str, Any], Ratio]:
-    """A default job's answer (``trial`` of ``job_record``) beside the defaults in 5 held-out rounds of
-    30 s at its 2 GiB target (the headroom ``record``, its configurations from ``configs``), its table in
-    docs/results.md after ``after``; the record and the job's re-validated gain."""
+def _held_out_answer(record: str, job_record: str, trial: int, configs: str) -> tuple[dict[str, Any], Ratio]:
+    """A default job's answer (``trial`` of ``job_record``) beside the defaults in 5 held-out rounds of 30 s at its 2
+    GiB target (the headroom ``record``, its configurations from ``configs``); the record and the job's re-validated
+    gain."""
     measured = _json(f"experiments/headroom/results/{record}.json")
     assert measured["db_bench"]["version"] == "11.8.1" and measured["defaults"]["mode"] == "library"
     assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
@@ -3009,46 +2955,44 @@ def _held_out_answer(record: str, job_record: str, trial: int, configs: str, aft
     name = f"default job 2 GiB trial {trial}"
     assert measured["configs"] == {"rocksdb-default": {}, name: job.best.flags}
     assert _json(f"experiments/headroom/{configs}") == {name: job.best.flags}
-    _headroom_rows(measured, {"rocksdb-default": "rocksdb-default", name: f"trial {trial}, the default job's answer"}, after)
     return measured, _gain(job)
 
 
 def test_the_rerun_jobs_answer_held_out_is_quoted_as_its_json_gives_it():
-    """docs/results.md's "Held out, trial 89": the answer of the default job run again on 2026-12-01 in 5
-    held-out rounds at its target: within its re-validated interval, a tie by itself."""
-    after = "Held out, trial 89 ran"
+    """experiments/default_job/README.md's "Held out, trial 89": the answer of the default job run again on 2026-12-01
+    in 5 held-out rounds at its target: within its re-validated interval, a tie by itself."""
     measured, reported = _held_out_answer("headroom-rerun-answer-11.8.1-2026-12-01", "default-job-rerun-11.8.1-2026-12-01",
-                                          89, "configs-rerun-answer.json", after)
+                                          89, "configs-rerun-answer.json")
     assert measured["commit"] == "79f2adc"
     name = "default job 2 GiB trial 89"
-    gain, doc = measured["over_default"][name], ("docs/results.md",)
+    gain, doc = measured["over_default"][name], (JOBS,)
     assert gain["verdict"] == "tie" and reported.ci95 is not None and reported.ci95[0] <= gain["ratio"] <= reported.ci95[1]
     _quoted(f"Held out, trial 89 ran {_ratio(gain)} the defaults: within the interval its job reported, a tie", doc)
     _quoted(f"within the {reported.ci95[0]:.2f}-{reported.ci95[1]:.2f} its re-validation reported", doc)
     _quoted(f"lower end of its own interval at {gain['ci95'][0]:.2f}", doc)
     _quoted(f"{_ratio(reported)} the defaults in its paired rounds and {_ratio(gain)} held out in 5 more", ("README.md",))
-    median = partial(_run_median, measured)
+    median = partial(headroom.median_of, measured)
     burst = (median(name, "burst_ops_per_sec"), median("rocksdb-default", "burst_ops_per_sec"))
     drain = (median(name, "drain_seconds"), median("rocksdb-default", "drain_seconds"))
     assert burst[0] < burst[1] and drain[0] < drain[1]
     _quoted(f"(burst {burst[0]:,.0f} against {burst[1]:,.0f}) and its drain was shorter ({drain[0]:.1f} s against "
             f"{drain[1]:.1f} s)", doc)
     first = _json("experiments/headroom/results/headroom-default-job-answer-11.8.1-2026-11-29.json")
-    _quoted(f"Trial 63's held-out {_ratio(first['over_default']['default job 2 GiB trial 63'])} above", doc)
+    _quoted(f"Trial 63's held-out {_ratio(first['over_default']['default job 2 GiB trial 63'])} in", doc)
 
 
 def test_the_default_jobs_answer_held_out_is_quoted_as_its_json_gives_it():
     """docs/results.md's "Held out, the gain held" and README: make tune's answer (trial 63 of
     default-job-11.8.1-2026-11-29) in 5 held-out rounds at its target, within its re-validated interval."""
     measured, reported = _held_out_answer("headroom-default-job-answer-11.8.1-2026-11-29", "default-job-11.8.1-2026-11-29",
-                                          63, "configs-default-job-answer.json", "Held out, the gain held")
+                                          63, "configs-default-job-answer.json")
     name = "default job 2 GiB trial 63"
     gain = measured["over_default"][name]
     assert gain["ci95"][0] > 1 and reported.ci95 is not None and reported.ci95[0] <= gain["ratio"] <= reported.ci95[1]
     _quoted(f"Held out, the answer ran {_ratio(gain)} the defaults, within the interval", ("docs/results.md",))
     _quoted(f"Held out in 5 more rounds it ran {_ratio(gain)}", ("README.md",))
 
-    median = partial(_run_median, measured)
+    median = partial(headroom.median_of, measured)
 
     burst = (median(name, "burst_ops_per_sec"), median("rocksdb-default", "burst_ops_per_sec"))
     assert abs(burst[0] / burst[1] - 1) < 0.01  # "as fast as"
@@ -3060,10 +3004,9 @@ def test_the_default_jobs_answer_held_out_is_quoted_as_its_json_gives_it():
 NO_COMPACTION = "no compaction (disable_auto_compactions)"
 
 
-def _ceiling(record: str, configs: str, data: int, after: str, commit: str = "7ff77d6") -> dict[str, Any]:
+def _ceiling(record: str, configs: str, data: int, commit: str = "7ff77d6") -> dict[str, Any]:
     """A headroom record of the defaults without compaction beside the defaults and the default job's answer at
-    ``data`` within 1 GiB (release 11.8.1 on its library defaults, 5 rounds of 30 s, measured at ``commit``); its
-    table in docs/results.md."""
+    ``data`` within 1 GiB (release 11.8.1 on its library defaults, 5 rounds of 30 s, measured at ``commit``)."""
     measured = _json(f"experiments/headroom/results/{record}.json")
     assert measured["db_bench"]["version"] == "11.8.1" and measured["db_bench"]["build"] == "release"
     assert measured["defaults"]["mode"] == "library" and measured["duration_seconds"] == 30
@@ -3073,20 +3016,18 @@ def _ceiling(record: str, configs: str, data: int, after: str, commit: str = "7f
     assert measured["configs_from"] == f"experiments/headroom/{configs}"
     assert measured["configs"] == {"rocksdb-default": {}, **named}
     assert named[NO_COMPACTION] == {"disable_auto_compactions": "true"}
-    _headroom_rows(measured, {n: n for n in measured["configs"]}, after)
     return measured
 
 
 def test_what_skipping_compaction_buys_is_quoted_as_its_json_gives_it():
     """docs/results.md's "What skipping compaction altogether buys": the defaults without compaction, and without
     compression as well, beside the defaults and make tune's answer (trial 63) at 2 GiB within 1 GiB."""
-    at = "What skipping compaction altogether buys"
-    measured = _ceiling("headroom-ceiling-11.8.1-2026-12-02", "configs-ceiling.json", 2 * 2**30, at)
+    measured = _ceiling("headroom-ceiling-11.8.1-2026-12-02", "configs-ceiling.json", 2 * 2**30)
     answer = _json("experiments/headroom/configs-default-job-answer.json")["default job 2 GiB trial 63"]
     assert measured["configs"]["default job 2 GiB trial 63"] == answer
     plain = "no compaction, no compression"
     assert measured["configs"][plain] == {"disable_auto_compactions": "true", "compression_type": "none"}
-    runs, median = measured["runs"], partial(_run_median, measured)
+    runs, median = measured["runs"], partial(headroom.median_of, measured)
     rounds, gains, doc = Rounds(runs), measured["over_default"], ("docs/results.md",)
     burst = _burst_over_defaults(runs, NO_COMPACTION)
     assert gains[NO_COMPACTION]["verdict"] == "faster" and burst["verdict"] == "faster"
@@ -3124,7 +3065,7 @@ def test_what_skipping_compaction_buys_is_quoted_as_its_json_gives_it():
     _quoted(f"ran {_ratio(gain)} the defaults, its interval's upper end", doc)
     burst = _burst_over_defaults(runs, NO_COMPACTION)
     _quoted(f"overwrites {_ratio(burst)} theirs", doc, at="Again, in 8 rounds")
-    median = partial(_run_median, again)
+    median = partial(headroom.median_of, again)
     _quoted(f"now at {median('rocksdb-default', 'ops_per_sec'):,.0f} ops/s (median) with "
             f"{median('rocksdb-default', 'drain_seconds'):.1f} s drains", doc)
     room = _room(runs)
@@ -3136,10 +3077,11 @@ def test_what_skipping_compaction_buys_is_quoted_as_its_json_gives_it():
 def test_what_skipping_compaction_buys_at_8_gib_is_quoted_as_its_json_gives_it():
     """docs/results.md's "At 8 GiB the bound lies further off": the defaults without compaction beside the defaults
     and the 8 GiB job's answer (trial 101) at 8 GiB within 1 GiB."""
-    at, name = "At 8 GiB the bound lies further off", "default job 8 GiB trial 101"
-    measured = _ceiling("headroom-ceiling-8GiB-11.8.1-2026-12-02", "configs-ceiling-8GiB.json", 8 * 2**30, at)
+    name = "default job 8 GiB trial 101"
+    measured = _ceiling("headroom-ceiling-8GiB-11.8.1-2026-12-02", "configs-ceiling-8GiB.json", 8 * 2**30)
     assert measured["configs"][name] == _json("experiments/headroom/configs-direct-io-8GiB.json")[name]
-    runs, median, gains, doc = measured["runs"], partial(_run_median, measured), measured["over_default"], ("docs/results.md",)
+    runs, median, gains = measured["runs"], partial(headroom.median_of, measured), measured["over_default"]
+    doc = ("docs/results.md",)
     over = Rounds(runs).ratio(NO_COMPACTION, name)
     assert gains[NO_COMPACTION]["verdict"] == "faster" and gains[name]["verdict"] == "tie"
     assert gains[NO_COMPACTION]["ratio"] > 1.5 and over["verdict"] == "faster"  # "well above 1.3x", "room"
@@ -3153,14 +3095,13 @@ def test_what_skipping_compaction_buys_at_8_gib_is_quoted_as_its_json_gives_it()
 
 
 def test_the_bound_on_a_faster_host_is_quoted_as_its_json_gives_it():
-    """docs/results.md's "On a faster host of the same kind the bound was lower": both checks again, at 2 and 8 GiB
-    within 1 GiB, on another host; the figures its paragraph reads from them, and README's."""
-    at, doc = "On a faster host of the same kind the bound was lower", ("docs/results.md",)
-    small = _ceiling("headroom-ceiling-late-11.8.1-2026-12-02", "configs-ceiling.json", 2 * 2**30, at, "4fffc52")
-    large = _ceiling("headroom-ceiling-8GiB-late-11.8.1-2026-12-02", "configs-ceiling-8GiB.json", 8 * 2**30,
-                     "and at 8 GiB within 1 GiB:", "4fffc52")
+    """experiments/headroom/README.md's "On a faster host of the same kind the bound was lower": both checks again, at
+    2 and 8 GiB within 1 GiB, on another host; the figures its paragraph reads from them, and README's."""
+    doc = (HEADROOM,)
+    small = _ceiling("headroom-ceiling-late-11.8.1-2026-12-02", "configs-ceiling.json", 2 * 2**30, "4fffc52")
+    large = _ceiling("headroom-ceiling-8GiB-late-11.8.1-2026-12-02", "configs-ceiling-8GiB.json", 8 * 2**30, "4fffc52")
     answer, trial = "default job 2 GiB trial 63", "default job 8 GiB trial 101"
-    gains, median = small["over_default"], partial(_run_median, small)
+    gains, median = small["over_default"], partial(headroom.median_of, small)
     bound = gains[NO_COMPACTION]
     assert bound["verdict"] == "faster" and bound["ratio"] < 1.3 and gains[answer]["verdict"] == "tie"
     _quoted(f"the bound was lower: {bound['ratio']:.2f}x at 2 GiB, "
@@ -3168,7 +3109,7 @@ def test_the_bound_on_a_faster_host_is_quoted_as_its_json_gives_it():
     said = "Surprise, kept as data: on this host the defaults ran"
     old = _json("experiments/headroom/results/headroom-ceiling-11.8.1-2026-12-02.json")
     _quoted(f"{median('rocksdb-default', 'ops_per_sec'):,.0f} ops/s at 2 GiB "
-            f"({_run_median(old, 'rocksdb-default', 'ops_per_sec'):,.0f} on the host above)", doc, at=said)
+            f"({headroom.median_of(old, 'rocksdb-default', 'ops_per_sec'):,.0f} on the host above)", doc, at=said)
     _quoted(f"their drains shorter ({median('rocksdb-default', 'drain_seconds'):.1f} s)", doc, at=said)
     burst = _burst_over_defaults(small["runs"], NO_COMPACTION)
     assert burst["verdict"] == "tie"
@@ -3192,14 +3133,14 @@ DIRECT_IO = "use_direct_io_for_flush_and_compaction"
 
 
 def test_options_beyond_the_space_on_the_default_jobs_answer_are_quoted_as_their_json_gives_them():
-    """docs/results.md's "Beyond the space": options one at a time on make tune's answer (trial 63), then direct
-    I/O alone and on it in 5 rounds; its gain over trial 63 paired by round (experiments.held_out.Rounds)."""
+    """experiments/headroom/README.md's "Beyond the space": options one at a time on make tune's answer (trial 63),
+    then direct I/O alone and on it in 5 rounds; its gain over trial 63 paired by round
+    (experiments.held_out.Rounds)."""
     answer = _json("experiments/headroom/configs-default-job-answer.json")["default job 2 GiB trial 63"]
-    after = "Beyond the space, one option moved"
-    tables = (("headroom-beyond-space-11.8.1-2026-11-29", "configs-beyond-space.json", 3, after),
-              ("headroom-direct-io-11.8.1-2026-11-29", "configs-direct-io.json", 5, "Only direct I/O"))
+    tables = (("headroom-beyond-space-11.8.1-2026-11-29", "configs-beyond-space.json", 3),
+              ("headroom-direct-io-11.8.1-2026-11-29", "configs-direct-io.json", 5))
     over_answer = []
-    for record, configs, rounds, at in tables:
+    for record, configs, rounds in tables:
         measured = _json(f"experiments/headroom/results/{record}.json")
         assert measured["db_bench"]["version"] == "11.8.1" and measured["defaults"]["mode"] == "library"
         assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 2**30
@@ -3207,17 +3148,16 @@ def test_options_beyond_the_space_on_the_default_jobs_answer_are_quoted_as_their
         assert measured["commit"] == "80dd5c3" and measured["configs_from"] == f"experiments/headroom/{configs}"
         named = _json(f"experiments/headroom/{configs}")
         assert measured["configs"] == {"rocksdb-default": {}, **named} and named["trial 63"] == answer
-        _headroom_rows(measured, {n: n for n in measured["configs"]}, at)
         both = "trial 63 + direct I/O for flush and compaction"
         assert named[both] == {**answer, DIRECT_IO: "true"}
         gains = measured["over_default"]
         assert max(gains, key=lambda n: gains[n]["ratio"]) == both and gains[both]["ratio"] < 1.3
         over_answer.append(Rounds(measured["runs"]).ratio(both, "trial 63"))
     measured = _json("experiments/headroom/results/headroom-direct-io-11.8.1-2026-11-29.json")
-    gains, median = measured["over_default"], partial(_run_median, measured)
+    gains, median = measured["over_default"], partial(headroom.median_of, measured)
     alone, both = "direct I/O for flush and compaction", "trial 63 + direct I/O for flush and compaction"
     assert gains[alone]["verdict"] == "tie" and gains[both]["ci95"][0] < 1.3 < gains[both]["ci95"][1]
-    doc = ("docs/results.md",)
+    doc = (HEADROOM,)
     _quoted(f"On trial 63, direct I/O ran {_ratio(over_answer[1])} trial 63 itself, paired by round "
             f"({_ratio(over_answer[0])} in the 3 rounds before)", doc)
     _quoted(f"(burst {median(both, 'burst_ops_per_sec'):,.0f} against {median('trial 63', 'burst_ops_per_sec'):,.0f})",
@@ -3233,7 +3173,6 @@ def test_options_beyond_the_space_on_the_default_jobs_answer_are_quoted_as_their
     assert measured["configs"] == {"rocksdb-default": {}, **named} and measured["commit"] == "80dd5c3"
     assert measured["target_data_bytes"] == 8 * 2**30 and measured["target_memory_bytes"] == 2**30
     assert measured["rounds"] == 5 and not measured["failed"] and measured["defaults"]["mode"] == "library"
-    _headroom_rows(measured, {n: n for n in measured["configs"]}, "Nor did the interaction carry")
     over = Rounds(measured["runs"]).ratio(both, alone)
     assert over["verdict"] == "tie"
     _quoted(f"There direct I/O ran {_ratio(over)} trial 101 itself, a tie", doc)
@@ -3254,7 +3193,7 @@ def test_the_default_jobs_answer_in_300_s_windows_is_quoted_as_its_json_gives_it
     gain = measured["over_default"][name]
     verdict = {"faster": "it kept a gain", "tie": "a tie", "slower": "it lost"}[gain["verdict"]]
 
-    median = partial(_run_median, measured)
+    median = partial(headroom.median_of, measured)
 
     _quoted(f"it ran {_ratio(gain)} the defaults, {verdict}: {median(name, 'ops_per_sec'):,.0f} ops/s against "
             f"{median('rocksdb-default', 'ops_per_sec'):,.0f}, burst {median(name, 'burst_ops_per_sec'):,.0f} against "
@@ -3263,32 +3202,31 @@ def test_the_default_jobs_answer_in_300_s_windows_is_quoted_as_its_json_gives_it
 
 
 def test_the_universal_answer_held_out_is_quoted_as_its_json_gives_it():
-    """docs/results.md's "Held out, the gain stayed": the default job's answer with universal
+    """experiments/default_job/README.md's "Held out, the gain stayed": the default job's answer with universal
     compaction in 5 held-out rounds at its target, its disk and its drain against the defaults'."""
     measured, reported = _held_out_answer("headroom-universal-answer-11.8.1-2026-11-28",
-                                          "default-job-universal-11.8.1-2026-11-28", 67, "configs-universal-answer.json",
-                                          "Held out, the gain stayed")
+                                          "default-job-universal-11.8.1-2026-11-28", 67, "configs-universal-answer.json")
     name = "default job 2 GiB trial 67"
     gain = measured["over_default"][name]
     assert gain["ci95"][0] > 1 and gain["ci95"][0] <= 1.3 <= gain["ci95"][1] and gain["ratio"] >= 1.3
     assert reported.ci95 is not None and reported.ci95[0] <= gain["ratio"] <= reported.ci95[1]
-    _quoted(f"Held out, the answer ran {_ratio(gain)} the defaults", ("docs/results.md",))
+    _quoted(f"Held out, the answer ran {_ratio(gain)} the defaults", (JOBS,))
 
-    median = partial(_run_median, measured)
+    median = partial(headroom.median_of, measured)
     disk = f"{median(name, 'db_size_bytes') / 2**30:.2f} GiB"
     default_disk = f"{median('rocksdb-default', 'db_size_bytes') / 2**30:.2f} GiB"
-    _quoted(f"its DB took {disk} against the defaults' {default_disk}", ("docs/results.md",))
+    _quoted(f"its DB took {disk} against the defaults' {default_disk}", (JOBS,))
     burst = f"burst {median(name, 'burst_ops_per_sec'):,.0f} against {median('rocksdb-default', 'burst_ops_per_sec'):,.0f}"
-    _quoted(burst, ("docs/results.md",))
+    _quoted(burst, (JOBS,))
     drain = f"{median(name, 'drain_seconds'):.1f} s against {median('rocksdb-default', 'drain_seconds'):.1f} s"
-    _quoted(f"the drain, {drain}", ("docs/results.md",))
-    _quoted(f"how much of the {gain['ratio']:.2f}x they take back", ("docs/results.md",))
+    _quoted(f"the drain, {drain}", (JOBS,))
+    _quoted(f"how much of the {gain['ratio']:.2f}x they take back", (JOBS,))
 
 
 def test_the_universal_answer_in_300_s_windows_is_quoted_as_its_json_gives_it():
-    """docs/results.md's "In 300 s windows the gain was gone" and docs/search.md's compaction style: the
-    default job's universal answer beside the defaults in 300 s windows, against its 30 s held-out gain,
-    and where each run's throughput went by second (its .per-second.json)."""
+    """experiments/default_job/README.md's "In 300 s windows the gain was gone" and docs/search.md's compaction style:
+    the default job's universal answer beside the defaults in 300 s windows, against its 30 s held-out gain, and
+    where each run's throughput went by second (its .per-second.json)."""
     base = "experiments/headroom/results/headroom-universal-answer-300s-11.8.1-2026-11-28"
     measured, seconds = _json(f"{base}.json"), _json(f"{base}.per-second.json")
     assert measured["db_bench"]["version"] == "11.8.1" and measured["db_bench"]["build"] == "release"
@@ -3297,17 +3235,15 @@ def test_the_universal_answer_in_300_s_windows_is_quoted_as_its_json_gives_it():
     assert measured["rounds"] == 3 and not measured["failed"] and measured["duration_seconds"] == 300
     name = "default job 2 GiB trial 67"
     assert measured["configs"] == {"rocksdb-default": {}, name: _json("experiments/headroom/configs-universal-answer.json")[name]}
-    _headroom_rows(measured, {"rocksdb-default": "rocksdb-default", name: "trial 67, the default job's answer"},
-                   "In 300 s windows the gain was gone")
     at_30 = _json("experiments/headroom/results/headroom-universal-answer-11.8.1-2026-11-28.json")["over_default"][name]
-    gain, doc, at = measured["over_default"][name], ("docs/results.md",), "Over 300 s the answer ran"
+    gain, doc, at = measured["over_default"][name], (JOBS,), "Over 300 s the answer ran"
     assert gain["verdict"] == "tie" and gain["ci95"][1] < at_30["ci95"][0]  # "the gain was gone"
     _quoted(f"Over 300 s the answer ran {_ratio(gain)} the defaults, a tie, where 30 s windows had given it "
             f"{_ratio(at_30)} held out", doc)
     _quoted(f"ran {_ratio(at_30)} the defaults held out in the target's 30 s windows but {_ratio(gain)}, a tie, in "
             "300 s ones", ("README.md",))
 
-    median = partial(_run_median, measured)
+    median = partial(headroom.median_of, measured)
 
     _quoted(f"burst {median(name, 'burst_ops_per_sec'):,.0f} against {median('rocksdb-default', 'burst_ops_per_sec'):,.0f}",
             doc, at=at)
@@ -3331,8 +3267,8 @@ def test_the_universal_answer_in_300_s_windows_is_quoted_as_its_json_gives_it():
 
 
 def test_the_leveled_answer_in_300_s_windows_is_quoted_as_its_json_gives_it():
-    """docs/results.md's "A leveled answer kept its gain over 300 s": the 2026-11-27 default job's answer
-    (trial 69) beside the defaults in 300 s windows, against its re-validated gain in 30 s ones."""
+    """experiments/default_job/README.md's "A leveled answer kept its gain over 300 s": the 2026-11-27 default job's
+    answer (trial 69) beside the defaults in 300 s windows, against its re-validated gain in 30 s ones."""
     measured = _json("experiments/headroom/results/headroom-leveled-answer-300s-11.8.1-2026-11-29.json")
     assert measured["db_bench"]["version"] == "11.8.1" and measured["db_bench"]["build"] == "release"
     assert measured["defaults"]["mode"] == "library" and measured["duration_seconds"] == 300
@@ -3341,21 +3277,19 @@ def test_the_leveled_answer_in_300_s_windows_is_quoted_as_its_json_gives_it():
     job, name = _summary("default-job-11.8.1-2026-11-27"), "default job 2 GiB trial 69 (leveled)"
     assert job.best is not None and job.best.trial == 69 and "compaction_style" not in job.best.flags
     assert measured["configs"] == {"rocksdb-default": {}, name: job.best.flags}
-    _headroom_rows(measured, {"rocksdb-default": "rocksdb-default", name: "trial 69 of 2026-11-27, leveled"},
-                   "A leveled answer kept its gain over 300 s")
     gain, at_30 = measured["over_default"][name], _gain(job)
     assert gain["verdict"] == "faster" and at_30.ci95 is not None and at_30.ci95[0] <= gain["ratio"] <= at_30.ci95[1]
-    median = partial(_run_median, measured)
+    median = partial(headroom.median_of, measured)
     assert median(name, "burst_ops_per_sec") > median("rocksdb-default", "burst_ops_per_sec")  # "faster as well as"
     assert median(name, "drain_seconds") < median("rocksdb-default", "drain_seconds")
-    _quoted(f"(trial 69 below, {_ratio(at_30)} in its re-validation's 30 s windows)", ("docs/results.md",))
-    _quoted(f"Over 300 s it ran {_ratio(gain)} the defaults", ("docs/results.md",))
+    _quoted(f"(trial 69 below, {_ratio(at_30)} in its re-validation's 30 s windows)", (JOBS,))
+    _quoted(f"Over 300 s it ran {_ratio(gain)} the defaults", (JOBS,))
 
 
 def test_the_8gib_job_with_the_compaction_style_is_quoted_as_its_summary_gives_it():
-    """docs/results.md's "At four times the data, the same space": a tie, the defaults kept, the budget
-    overrun, and the held-out rounds of the defaults against themselves."""
-    doc = ("docs/results.md",)
+    """experiments/default_job/README.md's "At four times the data, the same space": a tie, the defaults kept, the
+    budget overrun, and the held-out rounds of the defaults against themselves."""
+    doc = (JOBS,)
     summary = _summary("default-job-8GiB-universal-11.8.1-2026-11-28")
     assert summary.db_bench is not None and summary.db_bench.version == "11.8.1"
     assert summary.target is not None and summary.target.data_bytes == 8 * 2**30
@@ -3376,8 +3310,8 @@ def test_the_8gib_job_with_the_compaction_style_is_quoted_as_its_summary_gives_i
 
 
 def test_a_read_workloads_db_built_once_against_its_own_is_quoted_as_the_json_gives_it():
-    """docs/results.md's two headroom records of steady-readrandom at 2 GiB within 512 MiB: on the DB built once
-    with the defaults' options (every configuration's files alike), then with each run loading its own."""
+    """experiments/headroom/README.md's two headroom records of steady-readrandom at 2 GiB within 512 MiB: on the DB
+    built once with the defaults' options (every configuration's files alike), then with each run loading its own."""
     once = _json("experiments/headroom/results/headroom-reads-preloaded-once-11.8.1-2026-12-01.json")
     each = _json("experiments/headroom/results/headroom-reads-each-run-11.8.1-2026-12-01.json")
     for measured, commit in ((once, "ebba1b9"), (each, "af6483c")):
@@ -3387,43 +3321,37 @@ def test_a_read_workloads_db_built_once_against_its_own_is_quoted_as_the_json_gi
         assert measured["db_bench"]["version"] == "11.8.1" and not any(measured["failed"].values())
     assert "preload" in once and "preload" not in each
     at = "a DB built once hid what compression costs"
-    sizes = {c: _run_median(once, c, "db_size_bytes") for c in once["runs"]}
+    sizes = {c: headroom.median_of(once, c, "db_size_bytes") for c in once["runs"]}
     assert max(sizes.values()) < 1.02 * min(sizes.values())  # one DB's files, whatever the options
     after = "On the DB built once, every configuration read"
-    _quoted(f"the same LZ4 files without a filter ({sizes['rocksdb-default'] / 2**30:.2f} GiB)", ("docs/results.md",),
+    _quoted(f"the same LZ4 files without a filter ({sizes['rocksdb-default'] / 2**30:.2f} GiB)", (HEADROOM,),
             at=after)
-    for name in once["configs"]:
-        if name == "rocksdb-default":
-            continue
-        size = _run_median(each, name, "db_size_bytes") / 2**30
-        _row("docs/results.md", f"| {name} |", f"| {_ratio(once['over_default'][name])} | "
-             f"{_ratio(each['over_default'][name])} | {size:.2f} GiB |", after=at)
     assert each["over_default"]["no compression"]["verdict"] == "slower"
-    _quoted(f"no compression read {each['over_default']['no compression']['ratio']:.2f}x the defaults", ("docs/results.md",),
+    _quoted(f"no compression read {each['over_default']['no compression']['ratio']:.2f}x the defaults", (HEADROOM,),
             at=at)
     assert once["over_default"]["no compression"]["verdict"] == "tie"
     identical = [once["over_default"][c] for c in ("no compression", "zstd", "Bloom filter, 10 bits per key")]
     _quoted(f"their {min(g['ratio'] for g in identical):.2f}x-{max(g['ratio'] for g in identical):.2f}x, "
-            f"two intervals above 1", ("docs/results.md",), at=after)
+            f"two intervals above 1", (HEADROOM,), at=after)
     assert sum(g["verdict"] == "faster" for g in identical) == 2
     defaults = [m["ops_per_sec"] for m in once["runs"]["rocksdb-default"]]
     others = [[m["ops_per_sec"] for m in once["runs"][c]] for c in ("no compression", "zstd", "Bloom filter, 10 bits per key")]
     assert statistics.mean(defaults) < min(statistics.mean(o) for o in others)  # "happened to be the slowest"
-    _quoted(f"no compression wrote {_run_median(each, 'no compression', 'db_size_bytes') / 2**30:.2f} GiB where the "
-            f"defaults' LZ4 wrote {_run_median(each, 'rocksdb-default', 'db_size_bytes') / 2**30:.2f} GiB", ("docs/results.md",),
+    _quoted(f"no compression wrote {headroom.median_of(each, 'no compression', 'db_size_bytes') / 2**30:.2f} GiB where the "
+            f"defaults' LZ4 wrote {headroom.median_of(each, 'rocksdb-default', 'db_size_bytes') / 2**30:.2f} GiB", (HEADROOM,),
             at=after)
-    _quoted(f"it read {each['over_default']['no compression']['ratio']:.2f}x the defaults", ("docs/results.md",), at=after)
-    walls = [_run_median(each, c, "wall_seconds") for c in each["runs"]]
-    before = {round(_run_median(once, c, "wall_seconds")) for c in once["runs"]}
+    _quoted(f"it read {each['over_default']['no compression']['ratio']:.2f}x the defaults", (HEADROOM,), at=after)
+    walls = [headroom.median_of(each, c, "wall_seconds") for c in each["runs"]]
+    before = {round(headroom.median_of(once, c, "wall_seconds")) for c in once["runs"]}
     _quoted(f"runs took {min(walls):.0f}-{max(walls):.0f} s of wall time, medians per configuration, against "
-            f"{before.pop()} s on the DB built once", ("docs/results.md",), at=after)
+            f"{before.pop()} s on the DB built once", (HEADROOM,), at=after)
     assert not before
 
 
 def test_reads_of_a_db_grown_by_random_writes_are_quoted_as_the_json_gives_them():
-    """docs/results.md's headroom record of the read configurations on a DB each run loads in key order and then
-    overwrites half of at random (experiments/headroom/workload-readrandom-overwritten.toml): every interval wide,
-    the runs' spread, and which runs read a DB with files left in L0."""
+    """experiments/headroom/README.md's headroom record of the read configurations on a DB each run loads in key order
+    and then overwrites half of at random (experiments/headroom/workload-readrandom-overwritten.toml): every
+    interval wide, the runs' spread, and which runs read a DB with files left in L0."""
     measured = _json("experiments/headroom/results/headroom-reads-overwritten-11.8.1-2026-12-02.json")
     assert measured["workload"] == "readrandom-overwritten" and measured["commit"] == "304d541"
     assert measured["target_data_bytes"] == 2 * 2**30 and measured["target_memory_bytes"] == 512 * 2**20
@@ -3431,23 +3359,16 @@ def test_reads_of_a_db_grown_by_random_writes_are_quoted_as_the_json_gives_them(
     assert measured["db_bench"]["version"] == "11.8.1" and measured["db_bench"]["build"] == "release"
     workload = load_workload(str(ROOT / "experiments/headroom/workload-readrandom-overwritten.toml"))
     assert [p.benchmarks for p in workload.phases] == [("fillseq",), ("overwrite",), ("readrandom",)]
-    at = "a DB grown by random writes, the same reads told nothing"
     runs = {name: [m["ops_per_sec"] for m in measured["runs"][name]] for name in measured["runs"]}
     assert runs["rocksdb-default"] and all(len(r) == 3 for r in runs.values())
-
-    def spread(name: str) -> str:
-        return ", ".join(f"{o:,.0f}" for o in sorted(runs[name]))
-
-    _row("docs/results.md", "| rocksdb-default |", f"| | {spread('rocksdb-default')} |", after=at)
-    for name, ratio in measured["over_default"].items():
+    for ratio in measured["over_default"].values():  # its table is generated (headroom.reads_overwritten)
         assert ratio["verdict"] == "tie" and ratio["ci95"][1] / ratio["ci95"][0] >= 10  # "a factor of ten or more"
-        _row("docs/results.md", f"| {name} |", f"| {_ratio(ratio)} | {spread(name)} |", after=at)
     after = "Every interval holds 1 and spans"
     defaults = sorted(runs["rocksdb-default"])
     ordered = sorted(m["ops_per_sec"] for m in _json("experiments/headroom/results/"
                                                     "headroom-reads-each-run-11.8.1-2026-12-01.json")["runs"]["rocksdb-default"])
     _quoted(f"the defaults' three runs read {defaults[0]:,.0f} to {defaults[-1]:,.0f} ops/s, where on the DB loaded in "
-            f"key order above they read {ordered[0]:,.0f} to {ordered[-1]:,.0f}", ("docs/results.md",), at=after)
+            f"key order above they read {ordered[0]:,.0f} to {ordered[-1]:,.0f}", (HEADROOM,), at=after)
     left = {name: m for name in measured["runs"] for m in measured["runs"][name] if m["l0_files"]}
     assert {name: m["l0_files"] for name, m in left.items()} == {"256 MiB block cache": 2, "Bloom filter, 10 bits per key": 2}
     for name, m in left.items():  # the slowest of its configuration's runs, on a larger DB
@@ -3455,15 +3376,16 @@ def test_reads_of_a_db_grown_by_random_writes_are_quoted_as_the_json_gives_them(
         assert m["ops_per_sec"] == min(runs[name]) and all(m["db_size_bytes"] > o["db_size_bytes"] for o in others)
     _quoted(f"the block cache's {left['256 MiB block cache']['ops_per_sec']:,.0f} and the Bloom filter's "
             f"{left['Bloom filter, 10 bits per key']['ops_per_sec']:,.0f}, read a DB whose overwrites had left two files "
-            "in L0", ("docs/results.md",), at=after)
+            "in L0", (HEADROOM,), at=after)
     assert all(not m["l0_files"] for m in measured["runs"]["rocksdb-default"])
-    _quoted(f"the defaults' slowest, {defaults[0]:,.0f}, among them", ("docs/results.md",), at=after)
+    _quoted(f"the defaults' slowest, {defaults[0]:,.0f}, among them", (HEADROOM,), at=after)
 
 
 def test_the_tuner_against_a_plain_script_on_reads_each_configuration_loads_is_quoted_as_its_json_gives_it():
-    """docs/results.md's two seeds of steady-readrandom at 2 GiB within 512 MiB, each configuration loading its own
-    DB (af6483c): the tuner kept the defaults after 3 configurations in each; in seed 1 one trial's load ran past the
-    search's share, in seed 2 (713e1b6's guard) a load was stopped there; a tie over the two."""
+    """experiments/versus_plain_optuna/README.md's two seeds of steady-readrandom at 2 GiB within 512 MiB, each
+    configuration loading its own DB (af6483c): the tuner kept the defaults after 3 configurations in each; in seed
+    1 one trial's load ran past the search's share, in seed 2 (713e1b6's guard) a load was stopped there; a tie over
+    the two."""
     record = "experiments/versus_plain_optuna/results/versus_plain_optuna_target_readrandom_11.8.1_2026-12-01.json"
     at = "on reads from a DB each configuration loads"
     (tuner, plain, held), (tuner2, plain2, held2) = _kept_the_defaults_against_a_plain_reader(
@@ -3472,7 +3394,7 @@ def test_the_tuner_against_a_plain_script_on_reads_each_configuration_loads_is_q
     over = across_seeds([held["tuner_over_plain"]["ratio"], held2["tuner_over_plain"]["ratio"]])
     assert over["verdict"] == "tie"
     _quoted(f"Over the two seeds, the tuner's answer (the defaults both times) ran {_ratio(over)} the plain script's",
-            ("docs/results.md",), at=at)
+            (VERSUS,), at=at)
     second = (ROOT / record.replace(".json", ".seed2.console.log")).read_text()
     [stopped] = [x for x in second.splitlines() if x.startswith("trial 3: pruned after")]
     took, left = re.search(r"\((\d+)s\) \|", stopped), re.search(r"ran past the (\d+) s the search had left", stopped)
@@ -3480,20 +3402,20 @@ def test_the_tuner_against_a_plain_script_on_reads_each_configuration_loads_is_q
     slow = re.search(r"^trial 2: [\d,]+ ops/s.*\((\d+)s\) \|", second, re.MULTILINE)
     assert slow and tuner2["trials"]["complete"] == 3
     _quoted(f"Three configurations again: its trial 2 ran {slow[1]} s, and the guard stopped trial 3 in its load "
-            f"{int(took[1]) - int(left[1])} s past the {left[1]} s", ("docs/results.md",), at=at)
+            f"{int(took[1]) - int(left[1])} s past the {left[1]} s", (VERSUS,), at=at)
     assert plain2["db_bench_seconds"] > tuner2["db_bench_seconds"]
-    _quoted(f"({plain2['db_bench_seconds']:.0f} s against {tuner2['db_bench_seconds']:.0f} s)", ("docs/results.md",),
+    _quoted(f"({plain2['db_bench_seconds']:.0f} s against {tuner2['db_bench_seconds']:.0f} s)", (VERSUS,),
             at=at)
     log = (ROOT / record.replace(".json", ".console.log")).read_text()
     [line] = [x for x in log.splitlines() if x.startswith("trial 4: pruned")]
     took, left = re.search(r"\((\d+)s\) \|", line), re.search(r"ran past the (\d+) s the search had left", line)
     assert took and left and "after 1 s of readrandom" in line and tuner["trials"]["pruned"] == 1
     after = "A tie. Three configurations are too few"
-    _quoted(f"trial 4 ran {took[1]} s, of which 1 s of reads", ("docs/results.md",), at=after)
-    _quoted(f"{int(took[1]) - int(left[1])} s past the {left[1]} s the search had left", ("docs/results.md",), at=after)
+    _quoted(f"trial 4 ran {took[1]} s, of which 1 s of reads", (VERSUS,), at=after)
+    _quoted(f"{int(took[1]) - int(left[1])} s past the {left[1]} s the search had left", (VERSUS,), at=after)
     best = plain["best"]["ops_per_second"]
-    _quoted(f"had read {best:,.0f} ops/s in its search", ("docs/results.md",), at=after)
-    _quoted(f"{best / held['median_ops_per_sec']['plain']:.0f} times what it then read", ("docs/results.md",), at=after)
+    _quoted(f"had read {best:,.0f} ops/s in its search", (VERSUS,), at=after)
+    _quoted(f"{best / held['median_ops_per_sec']['plain']:.0f} times what it then read", (VERSUS,), at=after)
 
 
 def test_the_first_study_at_an_slo_is_quoted_as_its_summary_gives_it():
@@ -3554,11 +3476,20 @@ def test_generated_blocks_are_as_their_records_make_them():
     for path in generated.documents(ROOT):
         doc = str(path.relative_to(ROOT))
         for block in generated.blocks(doc, path.read_text()):
-            assert shallow or block.body == generated.generate(block.name), \
+            with reads() as read:  # a block's lines are bound to the records its own generator read
+                made = generated.generate(block.name)
+            assert shallow or block.body == made, \
                 f"{doc}:{block.line}: {block.name} is not as its record makes it now: run make record"
-            for line in block.body.splitlines():
-                if line.strip() and not line.startswith("|---"):
-                    _quoted(line, (doc,))
+            held = [(binding, binding.reading) for binding in BINDING]
+            try:
+                for binding, _ in held:
+                    binding.reading = read
+                for line in block.body.splitlines():
+                    if line.strip() and not line.startswith("|---"):
+                        _quoted(line, (doc,))
+            finally:
+                for binding, reading in held:
+                    binding.reading = reading
 
 
 def test_the_windows_claims_are_what_their_records_say():
