@@ -102,7 +102,9 @@ def generators() -> dict[str, Callable[[], str]]:
 
     made = {"service_level.threads_or_memory": tables.threads_or_memory, "service_level.windows": tables.windows,
             "service_level.aged": tables.aged, "service_level.memory": tables.memory,
-            "service_level.reads_at_load": tables.reads_at_load}
+            "service_level.reads_at_load": tables.reads_at_load, "service_level.pauses": tables.pauses,
+            "service_level.nice": tables.nice, "service_level.smoothing": tables.smoothing,
+            "service_level.limiter": tables.limiter}
     for experiment, module in (("headroom", headroom), ("scale_transfer", scale_transfer), ("studies", studies)):
         made |= {f"{experiment}.{name}": table for name, table in module.TABLES.items()}
     return made

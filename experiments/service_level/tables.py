@@ -104,3 +104,119 @@ def reads_at_load() -> str:
     line = (f"Delivered {100 * run['delivered']:.2f} % of the requests due; RocksDB's own P99.9 per request "
             f"{_ms(run['service_p99.9_us'])}; write stalls {run['stall_micros'] / 1e6:.2f} s.")
     return "\n".join([*rows, "", line, "", stamp(path, record["commit"], run["date"], MEASURE_CODE)])
+
+
+def _shares(run: dict[str, Any], seconds: int, bound_us: int) -> list[float]:
+    """The share of the requests due in each ``seconds``-long window of ``run`` that took longer than
+    ``bound_us`` (the driver's ``over_us`` count over the window's requests)."""
+    return [w["over_us"][str(bound_us)] / w["due"] for w in run["windows"] if w["seconds"] == seconds]
+
+
+def pauses() -> str:
+    """What paused the writer: the seconds of a 10-minute run whose slowest request waited over 10 ms,
+    beside the others, by what the series saw in them (and the second before: a call issued late in one
+    second delays the requests due in the next); and, per minute, the P99.9 beside the share of requests
+    over 10 ms."""
+    path, record = _record("pauses-40k-11.8.1-2026-12-04.json")
+    run = record["runs"][0]
+    series = run["series"]
+    slow = [i for i, s in enumerate(series) if s["max_us"] > 10_000]
+    rest = [i for i, s in enumerate(series) if s["max_us"] <= 10_000]
+
+    def cause(i: int, key: str) -> bool:  # a call or a wake-up at least half the second's worst wait
+        return any(series[j][key] >= series[i]["max_us"] / 2 for j in (i - 1, i) if j >= 0)
+
+    def mean(of: list[int], key: str) -> float:
+        return statistics.fmean(series[i][key] for i in of) if of else 0.0
+
+    rows = ["| seconds | count | a RocksDB call >= half the wait | a wake-up >= half the wait | compactions running | "
+            "compaction MB/s | flush MB/s | run-queue wait | host CPU busy | stolen |", "|---" * 10 + "|"]
+    for label, of in (("whose slowest request waited over 10 ms", slow), ("the others", rest)):
+        calls = sum(cause(i, "service_max_us") for i in of) if of is slow else "-"
+        woke = sum(cause(i, "woke_max_us") for i in of) if of is slow else "-"
+        rows.append(f"| {label} | {len(of)} | {calls} | {woke} | {mean(of, 'compactions_running'):.2f} | "
+                    f"{mean(of, 'compaction_bytes') / 1e6:.1f} | {mean(of, 'flush_bytes') / 1e6:.1f} | "
+                    f"{mean(of, 'run_delay_ms'):.1f} ms | {mean(of, 'host_busy_ms'):.0f} ms | "
+                    f"{mean(of, 'host_steal_ms'):.1f} ms |")
+    tails = [w["p99.9_us"] for w in run["windows"] if w["seconds"] == 60]
+    shares = _shares(run, 60, 10_000)
+    minutes = ["| minute | " + " | ".join(str(i + 1) for i in range(len(tails))) + " |",
+               "|---|" + "---|" * len(tails),
+               "| P99.9 | " + " | ".join(f"{t / 1e3:.1f} ms" for t in tails) + " |",
+               "| share over 10 ms | " + " | ".join(f"{100 * s:.3f} %" for s in shares) + " |",
+               "| host CPU busy | " + " | ".join(f"{statistics.fmean(s['host_busy_ms'] for s in series[60 * i:60 * i + 60]):.0f}"
+                                               f" ms/s" for i in range(len(tails))) + " |"]
+    spread = (f"Over the minutes, P99.9's highest / lowest {max(tails) / min(tails):.1f}x and its coefficient of "
+              f"variation {statistics.stdev(tails) / statistics.fmean(tails):.2f}; the share over 10 ms's "
+              f"{statistics.stdev(shares) / statistics.fmean(shares):.2f}. The whole run: P99.9 {_ms(run['p99.9_us'])}, "
+              f"{100 * statistics.fmean(shares):.3f} % of requests over 10 ms (the minutes' mean), write stalls "
+              f"{run['stall_micros'] / 1e6:.2f} s, RocksDB's own P99.99 per call {_ms(run['service_p99.99_us'])} "
+              f"and longest {_ms(run['service_max_us'])}, the latest wake-up {_ms(run['woke_max_us'])}.")
+    return "\n".join([*rows, "", *minutes, "", spread, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def nice() -> str:
+    """The defaults with their flush and compaction threads at the writer's CPU priority and at nice 19,
+    10 minutes each: the run's tail, its minutes', the share over 10 ms, the writer's wait for a core."""
+    path, record = _record("nice-40k-11.8.1-2026-12-04.json")
+    label = {name: "at nice 19" if low else "at the writer's priority (the defaults)"
+             for name, low in record["low_background"].items()}
+    return "\n".join([*_served(record, label), "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def _served(record: dict[str, Any], label: dict[str, str]) -> list[str]:
+    """A row per run of a 10-minute record: its tail, its minutes', the share over 10 ms, and in the
+    seconds whose slowest request waited over 10 ms, the writer's wait for a core and the CPU stolen."""
+    rows = ["| configuration | P99.9 | P99.99 | minutes that held p99.9 <= 10 ms | a minute's P99.9: median | "
+            "highest | requests over 10 ms | seconds with one over 10 ms | their writer's wait for a core | "
+            "their CPU stolen | the others' | host CPU busy | write amp |", "|---" * 13 + "|"]
+    for run in record["runs"]:
+        minutes = sorted(w["p99.9_us"] for w in run["windows"] if w["seconds"] == 60)
+        over = sum(w["over_us"]["10000"] for w in run["windows"] if w["seconds"] == 60)
+        due = sum(w["due"] for w in run["windows"] if w["seconds"] == 60)
+        slow = [s for s in run["series"] if s["max_us"] > 10_000]
+        rest = [s for s in run["series"] if s["max_us"] <= 10_000]
+        rows.append(f"| {label[run['config']]} | {_ms(run['p99.9_us'])} | {_ms(run['p99.99_us'])} | "
+                    f"{sum(t <= 10_000 for t in minutes)} of {len(minutes)} | {_ms(statistics.median(minutes))} | "
+                    f"{_ms(minutes[-1])} | {100 * over / due:.3f} % | {len(slow)} | "
+                    f"{statistics.fmean(s['run_delay_ms'] for s in slow):.1f} ms/s | "
+                    f"{statistics.fmean(s['host_steal_ms'] for s in slow):.1f} ms/s | "
+                    f"{statistics.fmean(s['host_steal_ms'] for s in rest):.1f} ms/s | "
+                    f"{statistics.fmean(s['host_busy_ms'] for s in run['series']):.0f} ms/s | {run['write_amp']:.2f} |")
+    return rows
+
+
+def smoothing() -> str:
+    """The defaults beside the same with compaction's writes smoothed (a rate limiter, bytes_per_sync),
+    10 minutes each: what :func:`nice` shows, per configuration."""
+    path, record = _record("smoothing-40k-11.8.1-2026-12-04.json")
+    label = {name: "the defaults" if name == "rocksdb-default" else f"the defaults + {name}" for name in record["configs"]}
+    written = "; ".join(f"{label[run['config']]} {(run['flush_bytes'] + run['compaction_bytes']) / run['seconds'] / 2**20:.1f} "
+                        f"MiB/s, settled in {run['settle_s']:.0f} s" for run in record["runs"])
+    return "\n".join([*_served(record, label), "", f"Flushes and compactions wrote on average over the run: {written}.",
+                      "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def limiter() -> str:
+    """The defaults and the defaults with a 48 MiB/s rate limiter in paired rounds of 10 minutes: each
+    round's tail and the limiter's over the defaults', paired by round."""
+    path, record = _record("limiter-40k-11.8.1-2026-12-04.json")
+    name = next(n for n in record["configs"] if n != "rocksdb-default")
+    by = {(r["round"], r["config"]): r for r in record["runs"]}
+    rounds = sorted({r["round"] for r in record["runs"]})
+    rows = ["| round | configuration | P99.9 | P99.99 | max | minutes that held p99.9 <= 10 ms | write amp | settle |",
+            "|---" * 8 + "|"]
+    for i in rounds:
+        for config, label in (("rocksdb-default", "the defaults"), (name, f"the defaults + {name}")):
+            run = by[(i, config)]
+            minutes = [w["p99.9_us"] for w in run["windows"] if w["seconds"] == 60]
+            rows.append(f"| {i} | {label} | {_ms(run['p99.9_us'])} | {_ms(run['p99.99_us'])} | {_ms(run['max_us'])} | "
+                        f"{sum(t <= 10_000 for t in minutes)} of {len(minutes)} | {run['write_amp']:.2f} | "
+                        f"{run['settle_s']:.0f} s |")
+    ratios = []
+    for metric, words in (("p99.9_us", "P99.9"), ("p99.99_us", "P99.99"), ("max_us", "max")):
+        r = record["paired"][name][metric]
+        interval = f", 95 % CI {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}" if r["ci95"] else ""
+        ratios.append(f"{words} {r['ratio']:.2f}x{interval}")
+    line = f"With the limiter over the defaults, paired by round ({len(rounds)} rounds): " + "; ".join(ratios) + "."
+    return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
