@@ -97,17 +97,11 @@ def generators() -> dict[str, Callable[[], str]]:
     """Every block's generator by name: ``<experiment>.<table>``, each beside its experiment's records."""
     from experiments.headroom import tables as headroom  # they stamp with this module's stamp()
     from experiments.scale_transfer import tables as scale_transfer
-    from experiments.service_level import tables
+    from experiments.service_level import tables as service_level
     from experiments.studies import tables as studies
 
-    made = {"service_level.threads_or_memory": tables.threads_or_memory, "service_level.windows": tables.windows,
-            "service_level.aged": tables.aged, "service_level.memory": tables.memory,
-            "service_level.reads_at_load": tables.reads_at_load, "service_level.pauses": tables.pauses,
-            "service_level.nice": tables.nice, "service_level.smoothing": tables.smoothing,
-            "service_level.limiter": tables.limiter}
-    for experiment, module in (("headroom", headroom), ("scale_transfer", scale_transfer), ("studies", studies)):
-        made |= {f"{experiment}.{name}": table for name, table in module.TABLES.items()}
-    return made
+    modules = {"headroom": headroom, "scale_transfer": scale_transfer, "service_level": service_level, "studies": studies}
+    return {f"{experiment}.{name}": table for experiment, module in modules.items() for name, table in module.TABLES.items()}
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,13 @@ def _shares(run: dict[str, Any], seconds: int, bound_us: int) -> list[float]:
     return [w["over_us"][str(bound_us)] / w["due"] for w in run["windows"] if w["seconds"] == seconds]
 
 
+def _share(run: dict[str, Any], seconds: int, bound_us: int) -> float:
+    """The share of all the requests due in ``run``'s whole ``seconds``-long windows that took longer
+    than ``bound_us``: the windows' counts added up, as a percentile's cannot be."""
+    windows = [w for w in run["windows"] if w["seconds"] == seconds]
+    return sum(w["over_us"][str(bound_us)] for w in windows) / sum(w["due"] for w in windows)
+
+
 def pauses() -> str:
     """What paused the writer: the seconds of a 10-minute run whose slowest request waited over 10 ms,
     beside the others, by what the series saw in them (and the second before: a call issued late in one
@@ -149,7 +157,7 @@ def pauses() -> str:
     spread = (f"Over the minutes, P99.9's highest / lowest {max(tails) / min(tails):.1f}x and its coefficient of "
               f"variation {statistics.stdev(tails) / statistics.fmean(tails):.2f}; the share over 10 ms's "
               f"{statistics.stdev(shares) / statistics.fmean(shares):.2f}. The whole run: P99.9 {_ms(run['p99.9_us'])}, "
-              f"{100 * statistics.fmean(shares):.3f} % of requests over 10 ms (the minutes' mean), write stalls "
+              f"{100 * _share(run, 60, 10_000):.3f} % of requests over 10 ms (its whole minutes), write stalls "
               f"{run['stall_micros'] / 1e6:.2f} s, RocksDB's own P99.99 per call {_ms(run['service_p99.99_us'])} "
               f"and longest {_ms(run['service_max_us'])}, the latest wake-up {_ms(run['woke_max_us'])}.")
     return "\n".join([*rows, "", *minutes, "", spread, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
@@ -172,13 +180,11 @@ def _served(record: dict[str, Any], label: dict[str, str]) -> list[str]:
             "their CPU stolen | the others' | host CPU busy | write amp |", "|---" * 13 + "|"]
     for run in record["runs"]:
         minutes = sorted(w["p99.9_us"] for w in run["windows"] if w["seconds"] == 60)
-        over = sum(w["over_us"]["10000"] for w in run["windows"] if w["seconds"] == 60)
-        due = sum(w["due"] for w in run["windows"] if w["seconds"] == 60)
         slow = [s for s in run["series"] if s["max_us"] > 10_000]
         rest = [s for s in run["series"] if s["max_us"] <= 10_000]
         rows.append(f"| {label[run['config']]} | {_ms(run['p99.9_us'])} | {_ms(run['p99.99_us'])} | "
                     f"{sum(t <= 10_000 for t in minutes)} of {len(minutes)} | {_ms(statistics.median(minutes))} | "
-                    f"{_ms(minutes[-1])} | {100 * over / due:.3f} % | {len(slow)} | "
+                    f"{_ms(minutes[-1])} | {100 * _share(run, 60, 10_000):.3f} % | {len(slow)} | "
                     f"{statistics.fmean(s['run_delay_ms'] for s in slow):.1f} ms/s | "
                     f"{statistics.fmean(s['host_steal_ms'] for s in slow):.1f} ms/s | "
                     f"{statistics.fmean(s['host_steal_ms'] for s in rest):.1f} ms/s | "
@@ -220,3 +226,8 @@ def limiter() -> str:
         ratios.append(f"{words} {r['ratio']:.2f}x{interval}")
     line = f"With the limiter over the defaults, paired by round ({len(rounds)} rounds): " + "; ".join(ratios) + "."
     return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``) -> its generator
+    "threads_or_memory": threads_or_memory, "windows": windows, "aged": aged, "memory": memory,
+    "reads_at_load": reads_at_load, "pauses": pauses, "nice": nice, "smoothing": smoothing, "limiter": limiter}
