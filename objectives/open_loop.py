@@ -210,6 +210,12 @@ class Rate:
         return ["--settle", f"{self.duration:g}"] if self.settle else []
 
 
+def run_timeout(duration: float, settle: bool = True) -> float:
+    """Seconds a driver's run of a ``duration``-second window may take before it is killed: the window,
+    its settle (as long again at most) and ten minutes for opening the DB and closing it."""
+    return duration * (2 if settle else 1) + 600
+
+
 def run(argv: list[str], timeout: float, cgroup: MemoryCgroup | None = None) -> tuple[str, dict[str, int | None]]:
     """Run the driver in its own process group (within ``cgroup``): its stdout and the cgroup's report,
     or DriverFailed with its last line of stderr; killed on a timeout or Ctrl-C."""
@@ -283,7 +289,7 @@ class Loaded:
                 evict(db)
             out, memory = run([str(self.driver.path), "run", "--db", str(db), "--data", str(self.data),
                                *self.sizes, *self._options(), *rate.argv()],
-                               timeout=rate.duration * (2 if rate.settle else 1) + 600, cgroup=cgroup)
+                               timeout=run_timeout(rate.duration, rate.settle), cgroup=cgroup)
         finally:
             remove_tree(db)
         result = parse(out)

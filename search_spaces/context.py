@@ -34,6 +34,8 @@ _COMPARE = {
     ast.NotEq: operator.ne,
 }
 _FUNCTIONS: dict[str, Callable[..., float]] = {"min": min, "max": max, "round": round, "int": int}
+# names only some studies give (Context.extra), and which
+_ONLY = {"write_bytes": "a study at a rate's (tune --rate OPS, spaces show --rate OPS)"}
 
 
 class ExpressionError(ValueError):
@@ -104,8 +106,9 @@ def evaluate(text: str, names: Mapping[str, object]) -> float:
             return node.value
         if isinstance(node, ast.Name):
             if node.id not in names:
+                only = f"; {node.id} is {_ONLY[node.id]}" if node.id in _ONLY else ""
                 raise ExpressionError(
-                    f"unknown name {node.id!r} in {text!r} (known: {', '.join(sorted(names))})"
+                    f"unknown name {node.id!r} in {text!r} (known: {', '.join(sorted(names))}){only}"
                 )
             value = names[node.id]
             if not isinstance(value, (int, float)):

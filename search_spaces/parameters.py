@@ -220,6 +220,23 @@ class CategoricalParam(Parameter):
 
     choices: tuple[Value, ...] = ()
 
+    def resolve(self, ctx: Context) -> Self:
+        """The choices (and grid) of a catalogued numeric option as numbers: an expression among them
+        (``"3 * write_bytes"``) evaluated for this host and study, equal ones kept once."""
+        info = by_flag(self.flag)
+        if info is None or info.kind not in ("int", "float"):
+            return self
+
+        def numbers(values: tuple[Value, ...], where: str) -> tuple[Value, ...]:
+            try:
+                evaluated = (ctx.evaluate(v) if isinstance(v, str) else v for v in values)
+                return tuple(dict.fromkeys(int(round(v)) if info.kind == "int" else float(v) for v in evaluated))
+            except ExpressionError as exc:
+                raise SpaceError(f"parameters.{self.name}.{where}: {exc}") from None
+
+        grid = None if self.grid_values is None else numbers(self.grid_values, "grid")
+        return replace(self, choices=numbers(self.choices, "choices"), grid_values=grid)
+
     def distribution(self) -> CategoricalDistribution:
         return CategoricalDistribution(self.choices)
 

@@ -23,6 +23,7 @@ from objectives.open_loop import PERCENTILES, Capacity, OpenLoopError, Rate, Rat
 from objectives.parser import parse as parse_db_bench
 from objectives.scores import Score
 from tests.conftest import leftovers
+from tuner import options_file
 from tuner.backends import BACKENDS
 from tuner.engine._capacity import capacities
 from tuner.engine._prepare import check_backend
@@ -253,6 +254,35 @@ def test_options_file_is_what_the_db_runs(tmp_path):
     assert "block_size=8192" in written
 
 
+def test_a_rate_studys_long_run_is_given_the_time_its_settle_needs():
+    """A 10-minute run may settle for 10 more: --trial-timeout's default (600 s) would kill it."""
+    rate = BACKENDS["rate"]
+    setup = SimpleNamespace(setup=SimpleNamespace(timeout=600.0))
+    assert rate._timeout(setup, SimpleNamespace(duration=600.0)) == 1800.0
+    assert rate._timeout(setup, SimpleNamespace(duration=30.0)) == 660.0
+    assert rate._timeout(SimpleNamespace(setup=SimpleNamespace(timeout=9000.0)), None) == 9000.0  # the user's, if more
+
+
+@pytest.mark.release_build
+def test_a_rate_limiter_in_the_options_file_reaches_the_db(tmp_path):
+    """rate_limiter_bytes_per_sec, which RocksDB reads from an OPTIONS file but does not write back: the
+    DB's LOG names a limiter, and RocksDB then syncs every 1 MiB (bytes_per_sync, which it sets when a
+    limiter is on); from a file that lacks it (how 0, "no limit", is written), neither."""
+    base = ("[Version]\n  rocksdb_version=7.8.3\n  options_file_version=1.1\n[DBOptions]\n  max_background_jobs=2\n"
+            "[CFOptions \"default\"]\n  write_buffer_size=1048576\n")
+    seen = {}
+    for name, value in (("limited", 50_400_000), ("none", 0)):
+        options = tmp_path / f"{name}.ini"
+        options.write_text(options_file.with_values(base, {options_file.RATE_LIMITER_KEY: value}))
+        db = tmp_path / name
+        subprocess.run([str(find().path), "load", "--db", str(db), "--data", str(2**20), "--options", str(options)],
+                       check=True, capture_output=True)
+        written = max(db.glob("OPTIONS-*"), key=lambda p: int(p.name.split("-")[1])).read_text()
+        limiter = next(line for line in (db / "LOG").read_text().splitlines() if "Options.rate_limiter:" in line)
+        seen[name] = ("bytes_per_sync=1048576" in written, "(nil)" not in limiter)
+    assert seen == {"limited": (True, True), "none": (False, False)}
+
+
 def _nice_of_threads(pid: int) -> dict[str, int]:
     """Each thread's name -> its nice value (the lowest of threads that share a name), from /proc."""
     nice: dict[str, int] = {}
@@ -416,6 +446,30 @@ def test_tune_at_a_rate_minimizes_the_tail_of_runs_on_copies_of_one_load(tmp_pat
     commands = sorted(out.rglob("command.command"))
     assert commands and all("--rate 2000" in c.read_text() and " run " in c.read_text() for c in commands)
     assert all("--background_priority low" in c.read_text() for c in commands)
+    assert leftovers(work_dir) == []
+
+
+@pytest.mark.release_build
+def test_a_trials_rate_limiter_reaches_its_run_and_the_answers_options_file(tmp_path, work_dir):
+    """The service space's rate limiter, scaled to --rate (3 x 2,000 writes/s x 420 bytes): the trial
+    that runs with it has RocksDB's limiter on (bytes_per_sync set to 1 MiB in the OPTIONS file its DB
+    wrote) where rocksdb-default has none, and OPTIONS.ini, when it is the trial's, carries it, which
+    RocksDB itself leaves out."""
+    space = tmp_path / "limiter.toml"
+    space.write_text('[parameters.rate_limiter_bytes_per_sec]\ntype = "categorical"\nchoices = ["3 * write_bytes"]\n')
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "tuner.cli", "tune", "--rate", "2000", "--target-data", "64MiB",
+                        "--duration", "3s", "--space", str(space), "--sampler", "grid", "--revalidate", "0",
+                        "--no-mlflow", "--no-plots", "--out", str(out), "--work-dir", str(work_dir)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    summary = Summary.load(out / "summary.json")
+    trial = next(t for t in summary.optuna_study().trials)
+    assert trial.params == {"rate_limiter_bytes_per_sec": 2_520_000}
+    assert "bytes_per_sync=1048576" in (Path(TrialRecord.of(trial).log_dir) / "OPTIONS").read_text()
+    assert "bytes_per_sync=0" in (out / "baselines" / "rocksdb-default" / "OPTIONS").read_text()
+    kept = summary.answer is not None and summary.answer.recommend == "reference"  # the defaults' tail was lower
+    assert ("rate_limiter_bytes_per_sec=2520000" in (out / "OPTIONS.ini").read_text()) is not kept
     assert leftovers(work_dir) == []
 
 

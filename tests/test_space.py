@@ -346,3 +346,43 @@ def test_a_users_constraint_is_never_relaxed_a_presets_is(tmp_path, ctx):
     preset = load_space("default").resolve(replace(ctx, data=256 * MiB, budget=96 * MiB))
     assert not any(c.declared for c in preset.constraints)
     assert preset.holding({"rocksdb-default": DEFAULTS}).violations(DEFAULTS) == []
+
+
+# -- the rate limiter: a choice scaled to the offered writes, "none" among them ----------------------
+def test_a_numeric_options_choices_may_be_expressions_of_the_studys_names(ctx):
+    space = SearchSpace.from_dict({"parameters": {"rate_limiter_bytes_per_sec": {
+        "type": "categorical", "choices": [0, "3 * write_bytes", "2 * write_bytes + write_bytes"]}}})
+    resolved = space.resolve(replace(ctx, extra={"write_bytes": 1000}))
+    assert resolved.parameter("rate_limiter_bytes_per_sec").choices == (0, 3000)  # equal ones kept once
+    with pytest.raises(SpaceError, match=r"parameters\.rate_limiter_bytes_per_sec\.choices: unknown name "
+                                         r"'write_bytes'.*tune --rate"):
+        space.resolve(ctx)
+    names = SearchSpace.from_dict({"parameters": {"compression_type": {"type": "categorical",
+                                                                       "choices": ["none", "lz4"]}}})
+    assert names.resolve(ctx).parameter("compression_type").choices == ("none", "lz4")  # words stay words
+
+
+def test_the_service_space_scales_its_rate_limiter_to_the_rate_and_holds_no_limit(ctx):
+    from tuner.backends import BACKENDS
+    from tuner.model import TuneConfig
+
+    extra = BACKENDS["rate"].context_names(TuneConfig(rate=40_000))
+    assert extra == {"write_bytes": 40_000 * 420}  # 20-byte keys, 400-byte values
+    limiter = load_space("service").resolve(replace(ctx, extra=extra)).parameter("rate_limiter_bytes_per_sec")
+    assert limiter.choices == (0, 42_000_000, 50_400_000, 67_200_000, 100_800_000)
+    assert limiter.value_of("0") == 0 and limiter.value_of("50400000") == 50_400_000
+
+
+def test_a_limiter_of_0_is_no_line_in_the_options_file_and_no_rocksdict_call():
+    from tuner import options_file
+
+    text = "[DBOptions]\n  max_background_jobs=2\n[CFOptions \"default\"]\n  write_buffer_size=1\n"
+    key = options_file.RATE_LIMITER_KEY
+    limited = options_file.with_values(text, {key: 50_400_000})
+    assert "  rate_limiter_bytes_per_sec=50400000" in limited.splitlines()
+    assert "rate_limiter" not in options_file.with_values(limited, {key: 0})  # RocksDB would read 0 bytes/s
+    unwritten = options_file.with_unwritten(text, {key: 7, "CFOptions.write_buffer_size": 5})
+    assert "rate_limiter_bytes_per_sec=7" in unwritten and "write_buffer_size=1" in unwritten
+    assert "set_ratelimiter(50400000, 100000, 10)" in as_python({"rate_limiter_bytes_per_sec": 50_400_000})
+    assert "ratelimiter" not in as_python({"rate_limiter_bytes_per_sec": 0})
+    assert options_file.with_unwritten("", {options_file.BLOCK_CACHE_KEY: 8}) == "\n"  # a program that wrote none

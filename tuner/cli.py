@@ -543,6 +543,8 @@ def _other_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("name", nargs="?", default="default")
     s.add_argument("--scale", type=_positive_float, default=1.0)
     s.add_argument("--workload", default="fillrandom", help="workload whose data size scales the ranges")
+    s.add_argument("--rate", type=_positive_float, metavar="OPS",
+                   help="writes offered per second, which scale the service space's rate limiter (as tune --rate)")
 
 
 def _measure_parser(m: argparse.ArgumentParser) -> None:
@@ -856,7 +858,9 @@ def cmd_spaces(args: argparse.Namespace) -> int:
         return 0
     host = Context.of_host()
     workload = load_workload(args.workload).resolve(args.scale, host)
-    ctx = Context(cores=host.cores, ram=host.ram, data=workload.data_bytes(), scale=args.scale, budget=host.ram // 4)
+    extra = BACKENDS["rate"].context_names(TuneConfig(rate=args.rate)) if args.rate else {}
+    ctx = Context(cores=host.cores, ram=host.ram, data=workload.data_bytes(), scale=args.scale, budget=host.ram // 4,
+                  extra=extra)
     space = load_space(args.name).resolve(ctx)
     print(f"space {space.name} on this host ({host.cores} cores, {host.ram / GiB:.1f} GiB, "
           f"data {ctx.data / 1e6:.0f} MB of workload {workload.name}, budget {ctx.budget / GiB:.1f} GiB):")

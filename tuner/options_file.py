@@ -3,7 +3,8 @@
 A key is ``SECTION.name`` or ``SECTION.struct.field`` where SECTION is ``DBOptions``, ``CFOptions``
 (the default column family) or ``TableOptions/BlockBasedTable``; e.g. ``CFOptions.write_buffer_size``
 or ``CFOptions.compression_opts.level``. The OPTIONS file a trial's DB wrote is the source of
-truth: ``OPTIONS.ini`` is that file, plus ``block_cache`` (which RocksDB 7.x does not serialize).
+truth: ``OPTIONS.ini`` is that file, plus what RocksDB reads from such a file but does not write into
+one (``block_cache``, ``rate_limiter_bytes_per_sec``).
 """
 
 from __future__ import annotations
@@ -18,8 +19,12 @@ from objectives.options_ini import parse_options
 # option name -> {its text in the OPTIONS file: db_bench's value}, where they are not the same words
 WORDS = {key.split(".", 1)[1]: words for key, words in ENUMS.items() if key.startswith("CFOptions.")}
 BLOCK_CACHE_KEY = "TableOptions/BlockBasedTable.block_cache"
-# Keys whose value RocksDB does not write into its OPTIONS file.
-NOT_SERIALIZED = {BLOCK_CACHE_KEY}
+RATE_LIMITER_KEY = "DBOptions.rate_limiter_bytes_per_sec"
+# Keys whose value RocksDB reads from an OPTIONS file but does not write into one.
+NOT_SERIALIZED = {BLOCK_CACHE_KEY, RATE_LIMITER_KEY}
+# Keys whose value 0 means "none" and must be left out of the file: RocksDB would read
+# rate_limiter_bytes_per_sec=0 as a limiter of 0 bytes per second, which never lets flush write.
+NONE_AT_ZERO = {RATE_LIMITER_KEY}
 
 
 def lookup(sections: dict[str, dict[str, str]], key: str) -> str | None:
@@ -109,20 +114,24 @@ def mismatched(problems: list[str]) -> set[str]:
 def with_block_cache(options_text: str, capacity: int | None) -> str:
     """Set ``block_cache=<capacity>`` in the block-based table section (RocksDB parses it as an LRU
     cache), replacing one the text has."""
-    if capacity is None:
-        return options_text
-    lines = [line for line in options_text.splitlines() if not line.strip().startswith("block_cache=")]
-    for i, line in enumerate(lines):
-        if line.strip() == '[TableOptions/BlockBasedTable "default"]':
-            lines.insert(i + 1, f"  block_cache={int(capacity)}")
-            break
-    return "\n".join(lines) + "\n"
+    return options_text if capacity is None else with_values(options_text, {BLOCK_CACHE_KEY: int(capacity)})
+
+
+def with_unwritten(options_text: str, values: dict[str, object]) -> str:
+    """``options_text`` (a file RocksDB wrote) with those of ``{options_key: value}`` RocksDB does not
+    write (:data:`NOT_SERIALIZED`: the block cache's capacity, the rate limiter's rate) set, so that the
+    file holds every value a configuration ran with; a section the text lacks (a program that wrote no
+    OPTIONS file: an empty one) gets nothing."""
+    lines = options_text.splitlines()
+    return with_values(options_text, {key: value for key, value in values.items()
+                                      if key in NOT_SERIALIZED and _section_lines(lines, _split(key)[0])[0] is not None})
 
 
 def with_values(options_text: str, values: dict[str, object]) -> str:
     """``options_text`` with each ``{options_key: value}`` set as RocksDB writes it (:func:`encode`): a
-    line replaced, a field of a struct value (``compression_opts.level``) replaced, or a line added
-    at the top of its section (``block_cache``, which RocksDB does not write)."""
+    line replaced, a field of a struct value (``compression_opts.level``) replaced, a line added at the
+    top of its section (``block_cache``, which RocksDB does not write), or, for a key whose 0 means
+    none (:data:`NONE_AT_ZERO`), a 0 as no line."""
     lines = options_text.splitlines()
     for key, value in values.items():
         section, name, field = _split(key)
@@ -131,6 +140,10 @@ def with_values(options_text: str, values: dict[str, object]) -> str:
             raise ValueError(f"{key}: the OPTIONS file has no section {section}")
         text = encode(key, value)
         at = next((i for i in range(start + 1, end) if lines[i].strip().partition("=")[0].strip() == name), None)
+        if key in NONE_AT_ZERO and text == "0":
+            if at is not None:
+                del lines[at]
+            continue
         if at is None:
             if field:
                 raise ValueError(f"{key}: the OPTIONS file has no {name}")

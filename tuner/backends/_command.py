@@ -212,6 +212,10 @@ class CommandBackend(Backend):
         """Placeholders of a subclass's templates beyond the command's own, filled for every run (none)."""
         return {}
 
+    def _timeout(self, workload: Workload | None) -> float:
+        """Seconds one run of ``workload`` may take before it is killed: --trial-timeout."""
+        return self.setup.timeout
+
     def options_text(self, flags: dict[str, Flag]) -> str:
         """:meth:`base_options` with ``flags`` set under their parameters' OPTIONS keys."""
         keys = self.setup.options_keys
@@ -245,7 +249,7 @@ class CommandBackend(Backend):
             limit = (workload.memory if workload else None) or self.setup.memory_limit
             cgroup = self.cgroups.for_run(limit, db) if limit and self.cgroups else None
             started = time.monotonic()
-            stdout, memory = run(argv, log_dir, self.setup.timeout, self.stop, cgroup, program=self.program)
+            stdout, memory = run(argv, log_dir, self._timeout(workload), self.stop, cgroup, program=self.program)
             metrics = {"wall_seconds": time.monotonic() - started, **read_metrics(stdout, self.program)}
             return metrics, _written(db) or options, argv, memory
         except OSError as exc:

@@ -26,7 +26,18 @@ from typing import Any
 
 from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, db_bench_defaults, defaults_of
-from objectives.open_loop import ARRIVALS, BACKGROUND, BINARY, KEY_SIZE, VALUE_SIZE, Capacity, Rate, RateRun, capacity
+from objectives.open_loop import (
+    ARRIVALS,
+    BACKGROUND,
+    BINARY,
+    KEY_SIZE,
+    VALUE_SIZE,
+    Capacity,
+    Rate,
+    RateRun,
+    capacity,
+    run_timeout,
+)
 from objectives.runner import PRELOAD_PREFIX
 from objectives.scores import Bound
 from objectives.workdir import latest_options
@@ -72,6 +83,12 @@ class RateBackend(CommandBackend):
     def _words(self) -> dict[str, str]:
         assert self.setup.rate is not None
         return rate_words(self.setup.rate)
+
+    def _timeout(self, workload: Workload | None) -> float:
+        """--trial-timeout, or what a run of ``workload``'s length needs with its settle if more: a
+        10-minute run may settle for 10 more."""
+        duration = workload.duration if workload is not None and workload.duration else 0.0
+        return max(self.setup.timeout, run_timeout(duration))
 
     def capacity(self, flags: dict[str, Flag], slo: Bound, log_dir: Path, workload: Workload | None = None,
                  say: Callable[[str], None] = lambda _: None, start: float | None = None) -> Capacity:
@@ -144,6 +161,12 @@ class RateBackend(CommandBackend):
         return Workload(name=cls.name, phases=(Phase("run", (cls.name,), scored=True),),
                         description=f"open_loop at {m.rate:g} writes/s", data=data,
                         preload=Phase("load", ("load",)), duration=m.duration or DEFAULT_DURATION)
+
+    @classmethod
+    def context_names(cls, config: TuneConfig) -> dict[str, float]:
+        """``write_bytes``: the bytes per second the offered writes carry (--rate x the key and value
+        size), what a rate limiter on flush and compaction is scaled to (the service space)."""
+        return {"write_bytes": (config.measurement.rate or 0) * (KEY_SIZE + VALUE_SIZE)}
 
     @classmethod
     def preload_path(cls, found: Found, work_dir: Path, workload: Workload, seed: int) -> Path:

@@ -187,6 +187,12 @@ class Backend(abc.ABC):
         return None
 
     @classmethod
+    def context_names(cls, config: TuneConfig) -> dict[str, float]:
+        """Names this backend's studies give a space's expressions beside the host's and the target's
+        (search_spaces.context); none by default."""
+        return {}
+
+    @classmethod
     def workload_named(cls, name: str, db_snapshot: Path | None) -> Workload | None:
         """A workload ``name`` (--workload) only this backend knows (db_bench: ``trace:TRACE`` on
         --db-snapshot), else None: a preset or a file (objectives.workloads)."""

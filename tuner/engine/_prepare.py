@@ -263,7 +263,8 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     needs = baseline_memory(found, workload)
     floor = needs[0] if needs else 0
     limit, budget = memory_plan(config.target, workload, slot, target, floor)
-    ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget)
+    ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget,
+                  extra=backend.context_names(config))
     space, narrowed = _direct_io(unresolved.resolve(ctx), work_dir)
     backend.check(found, workload, space)
     user, reference = _reference(config, space, target)

@@ -58,8 +58,8 @@ def _calls(params: dict[str, Any]) -> list[tuple[str, str, str]]:
             settable = ", ".join(n for n, o in catalogue().items() if o.rocksdict)
             raise ExportError(f"parameter {name!r} has no rocksdict call in the option catalogue (known: {settable})")
         target, method, template = known.rocksdict_call()
-        if name == "bloom_bits" and int(value) <= 0:
-            continue  # 0 = no filter: RocksDB's default
+        if name in ("bloom_bits", "rate_limiter_bytes_per_sec") and int(value) <= 0:
+            continue  # 0 = no filter, no limiter: RocksDB's default
         if name == "compression_type":
             if value not in _COMPRESSION:
                 raise ExportError(f"compression_type {value!r} has no rocksdict equivalent")

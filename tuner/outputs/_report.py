@@ -411,10 +411,10 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
 
 
 def _write_options(snapshot: StudySnapshot, text: str, params: dict[str, Any], name: str) -> None:
-    """A configuration's OPTIONS file (``text``), with the block cache it ran with."""
-    cache = next((params[p.name] for p in snapshot.space.parameters
-                  if p.options_key == options_file.BLOCK_CACHE_KEY and p.name in params), None)
-    write_atomic(snapshot.out / name, options_file.with_block_cache(text, cache))
+    """A configuration's OPTIONS file (``text``), with the values it ran with that RocksDB leaves out of
+    one (the block cache's capacity, the rate limiter's rate)."""
+    values = {p.options_key: params[p.name] for p in snapshot.space.parameters if params.get(p.name) is not None}
+    write_atomic(snapshot.out / name, options_file.with_unwritten(text, values))
 
 
 def _kept_options(snapshot: StudySnapshot, ref: BaselineRecord, best: BestTrial) -> str:
@@ -467,8 +467,8 @@ def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None)
     write_atomic(snapshot.out / "comparison.md", comparison_markdown(summary))
     if found is not None and found.recommend == "reference" and best is not None:  # nothing beat the reference
         ref = next(b for b in snapshot.baselines if b.name == found.name)
-        _write_options(snapshot, _kept_options(snapshot, ref, best), {"cache_size": ref.flags.get("cache_size")},
-                       "OPTIONS.ini")
+        ran = {p.name: ref.flags[p.flag] for p in snapshot.space.parameters if p.flag in ref.flags}
+        _write_options(snapshot, _kept_options(snapshot, ref, best), ran, "OPTIONS.ini")
     elif best is not None:
         _write_options(snapshot, (Path(best.log_dir) / "OPTIONS").read_text(), best.params, "OPTIONS.ini")
     minimal = summary.revalidation.minimal if summary.revalidation else None
