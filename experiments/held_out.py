@@ -23,7 +23,7 @@ from objectives.workloads import Workload
 from search_spaces import Context, SearchSpace, load_space
 from tuner.engine import target_workload
 from tuner.model import TuneConfig
-from tuner.stats import paired_ratio
+from tuner.stats import Ratio, paired_ratio
 from tuner.summary import Summary, TargetInfo
 from tuner.target import Target
 
@@ -52,7 +52,7 @@ class Rounds:
         """Each configuration's median ops/s over the runs that completed."""
         return {name: statistics.median(done) for name in self.metrics if (done := [v for v in self.ops(name) if v])}
 
-    def ratio(self, a: str, b: str) -> dict[str, Any]:
+    def ratio(self, a: str, b: str) -> Ratio:
         """How many times ``a`` is ``b``, paired by round, with its 95 % interval (tuner.stats.paired_ratio)."""
         return paired_ratio(self.ops(a), self.ops(b))
 
@@ -86,11 +86,11 @@ def measured_rounds(runner: Runner, workload: Workload, configs: dict[str, dict[
                                                                     1, HELD_OUT_SEED + i).metrics, rng, label)
 
 
-def shown_ratio(g: dict[str, Any]) -> str:
+def shown_ratio(g: Ratio) -> str:
     """``1.120x (95 % CI 1.040-1.200, faster)``: a paired ratio as the scripts print it, or why it has no interval."""
-    if not g.get("ci95"):
-        return f"not measured ({g['n']} paired rounds)"
-    return f"{g['ratio']:.3f}x (95 % CI {g['ci95'][0]:.3f}-{g['ci95'][1]:.3f}, {g['verdict']})"
+    if not g.ci95:
+        return f"not measured ({g.n} paired rounds)"
+    return f"{g.ratio:.3f}x (95 % CI {g.ci95[0]:.3f}-{g.ci95[1]:.3f}, {g.verdict})"
 
 
 def _shown(m: Metrics) -> str:

@@ -75,10 +75,12 @@ def fill(doc: str, text: str) -> tuple[str, list[Block]]:
     return _BLOCK.sub(lambda m: f"<!-- record: {m['name']} -->\n{made[m['name']]}<!-- /record -->", text), changed
 
 
-def stamp(record: Path, commit: str | None, date: str, code: tuple[str, ...]) -> str:
+def stamp(record: Path, commit: str | None, date: str, code: tuple[str, ...], brief: bool = False) -> str:
     """The block's last line: where its figures come from, and whether the ``code`` that measured them
     has changed since ``commit`` (its first word, a commit id) in this checkout; ``None`` for a record
-    that names no commit (those written before the scripts kept one)."""
+    that names no commit (those written before the scripts kept one). ``brief`` names the changed files
+    by their top-level folders, not one by one (:func:`in_brief`: for code as wide as the tuner itself,
+    whose list would be a long line where the block is quoted)."""
     if commit is None:
         return f"Made by `make record` from `{record.relative_to(ROOT)}`, measured on {date[:10]}; the record names no commit."
     made = f"Made by `make record` from `{record.relative_to(ROOT)}`, measured at {commit.split()[0]} on {date[:10]}"
@@ -90,17 +92,28 @@ def stamp(record: Path, commit: str | None, date: str, code: tuple[str, ...]) ->
                             capture_output=True, text=True, check=True).stdout.split()
     if not differ:
         return f"{made}; the code that measured it ({', '.join(code)}) is unchanged since."
+    if brief:
+        return f"{made}; the code that measured it has changed since, in {in_brief(differ)}."
     return f"{made}; the code that measured it has changed since, in {', '.join(differ)}."
+
+
+def in_brief(paths: list[str]) -> str:
+    """``objectives/, tuner/``: the top-level folders of ``paths`` (relative to the checkout; a file at
+    the top by its name), in order: what changes only when a folder is first touched, not with every
+    commit to the code, so that a block quoting it is not made stale by each."""
+    return ", ".join(sorted({f"{path.split('/')[0]}/" if "/" in path else path for path in paths}))
 
 
 def generators() -> dict[str, Callable[[], str]]:
     """Every block's generator by name: ``<experiment>.<table>``, each beside its experiment's records."""
-    from experiments.headroom import tables as headroom  # they stamp with this module's stamp()
+    from experiments.default_job import tables as default_job  # they stamp with this module's stamp()
+    from experiments.headroom import tables as headroom
     from experiments.scale_transfer import tables as scale_transfer
     from experiments.service_level import tables as service_level
     from experiments.studies import tables as studies
 
-    modules = {"headroom": headroom, "scale_transfer": scale_transfer, "service_level": service_level, "studies": studies}
+    modules = {"default_job": default_job, "headroom": headroom, "scale_transfer": scale_transfer,
+               "service_level": service_level, "studies": studies}
     return {f"{experiment}.{name}": table for experiment, module in modules.items() for name, table in module.TABLES.items()}
 
 

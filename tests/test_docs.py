@@ -331,3 +331,22 @@ def test_a_generated_blocks_stamp_says_whether_the_code_that_measured_it_changed
     assert record.stamp(path, None, "2026-11-24 05:03:54 UTC", ("tuner/cli.py",)) == (
         "Made by `make record` from `experiments/service_level/results/x.json`, measured on 2026-11-24; the record "
         "names no commit.")
+
+
+def test_a_brief_stamp_names_the_top_level_folders_of_the_changed_files():
+    """For code as wide as the tuner (the default job's headline), the stamp gives the top-level folders the
+    changed files are in (a file at the top by its name), not each file nor how many, which would change with
+    every commit; what it says otherwise is the same as a stamp's in full."""
+    root = subprocess.run(["git", "-C", str(ROOT), "rev-list", "--max-parents=0", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.split()[0]
+    path = ROOT / "experiments" / "default_job" / "results" / "x" / "summary.json"
+    code = ("tuner/cli.py", "tuner/stats.py", "Makefile")
+    brief = record.stamp(path, root, "2026-11-29 01:04:22 UTC", code, brief=True)
+    assert brief == (f"Made by `make record` from `experiments/default_job/results/x/summary.json`, measured at "
+                     f"{root} on 2026-11-29; the code that measured it has changed since, in Makefile, tuner/.")
+    assert record.stamp(path, root, "2026-11-29", code).endswith("changed since, in Makefile, tuner/cli.py, tuner/stats.py.")
+    assert record.stamp(path, root, "2026-11-29", ("no/such/path",), brief=True).endswith(
+        "; the code that measured it (no/such/path) is unchanged since.")
+    assert record.stamp(path, None, "2026-11-29", code, brief=True).endswith("the record names no commit.")
+    assert record.in_brief(["tuner/cli.py", "Makefile", "objectives/runner.py", "studies/default.toml",
+                            "tuner/engine/_loop.py"]) == "Makefile, objectives/, studies/, tuner/"

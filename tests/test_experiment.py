@@ -136,15 +136,15 @@ def test_a_tie_over_seeds_says_what_that_many_seeds_could_tell_and_a_clear_verdi
                 "tuner": {"across_seeds": {"vs_default": vs_default}}, "defaults": None}
 
     tie = across_seeds([1.30, 0.95, 1.10])
-    assert tie["verdict"] == "tie"
-    can = resolution(tie["ratio"], tie["ci95"], 3)
-    lines = _verdict_lines(result(tie))
+    assert tie.verdict == "tie"
+    can = resolution(tie.ratio, tie.ci95, 3)
+    lines = _verdict_lines(result(tie.to_dict()))
     assert (f"  - resolution: 3 seeds of this spread tell apart only differences of {can.smallest:.2f}x or more; "
-            f"an estimate of {tie['ratio']:.2f}x would need about {can.rounds_needed} seeds of this spread to tell."
+            f"an estimate of {tie.ratio:.2f}x would need about {can.rounds_needed} seeds of this spread to tell."
             in lines)
     clear = across_seeds([1.20, 1.22, 1.18])
-    assert clear["verdict"] == "faster"
-    assert not [line for line in _verdict_lines(result(clear)) if "resolution" in line]
+    assert clear.verdict == "faster"
+    assert not [line for line in _verdict_lines(result(clear.to_dict())) if "resolution" in line]
 
 
 @pytest.mark.dbbench

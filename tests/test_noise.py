@@ -55,7 +55,7 @@ def test_repeats_keep_whole_runs_and_the_revalidation_holds_up(tmp_path):
     gain = reval.best_vs_reference
     assert gain is not None and reval.best is not None
     assert gain.to_dict() == {"against": "rocksdb-default", **paired_ratio(
-        rows[reval.best].samples("ops_per_sec"), rows["rocksdb-default"].samples("ops_per_sec"))}
+        rows[reval.best].samples("ops_per_sec"), rows["rocksdb-default"].samples("ops_per_sec")).to_dict()}
     assert gain.ci95 is not None and gain.ratio is not None
     assert gain.ci95[0] < gain.ratio < gain.ci95[1] and gain.verdict in ("faster", "slower", "tie")
     default = rows["rocksdb-default"].samples("ops_per_sec")

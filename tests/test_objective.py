@@ -154,8 +154,8 @@ def test_one_ranking_rule_and_one_gain_whichever_the_direction():
     assert [t.number for t in ranking.ranked(trials, ["minimize"])] == [2, 0, 1]  # budgets first, then lowest
     assert [t.number for t in ranking.ranked(trials, ["maximize"])] == [0, 2, 1]
     assert improvement(20.0, 10.0) == 2.0 and improvement(10.0, 20.0, maximize=False) == 2.0
-    assert gain([10.0, 11.0], [20.0, 22.0], maximize=False)["ratio"] == pytest.approx(2.0)
-    assert gain([10.0, 11.0], [20.0, 22.0])["ratio"] == pytest.approx(0.5)
+    assert gain([10.0, 11.0], [20.0, 22.0], maximize=False).ratio == pytest.approx(2.0)
+    assert gain([10.0, 11.0], [20.0, 22.0]).ratio == pytest.approx(0.5)
 
 
 def test_the_rocksdict_example_is_tuned_for_its_p99(tmp_path):

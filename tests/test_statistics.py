@@ -4,6 +4,7 @@ winner on other rounds than those that estimate its gain removes the optimism of
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import statistics
@@ -11,8 +12,10 @@ import statistics
 import pytest
 
 from tuner.stats import (
+    Ratio,
     Resolution,
     Rounds,
+    across_seeds,
     kendall,
     paired_ratio,
     rank_correlation,
@@ -42,7 +45,7 @@ def test_the_interval_covers_the_true_ratio_about_95_percent_of_the_time(true_ra
     rng = random.Random(f"coverage-{true_ratio}-{n}")
     covered = 0
     for _ in range(REPETITIONS):
-        low, high = paired_ratio(*_rounds(rng, true_ratio, n))["ci95"]
+        low, high = paired_ratio(*_rounds(rng, true_ratio, n)).ci95
         covered += low <= true_ratio <= high
     # 200 repetitions: the binomial standard error of 95 % is 1.5 %
     assert 0.91 <= covered / REPETITIONS <= 0.99, covered
@@ -50,12 +53,12 @@ def test_the_interval_covers_the_true_ratio_about_95_percent_of_the_time(true_ra
 
 def test_a_tie_is_called_a_tie_and_a_real_gain_a_gain():
     rng = random.Random("ties")
-    ties = [paired_ratio(*_rounds(rng, 1.0, 5))["verdict"] for _ in range(REPETITIONS)]
+    ties = [paired_ratio(*_rounds(rng, 1.0, 5)).verdict for _ in range(REPETITIONS)]
     assert ties.count("tie") / REPETITIONS >= 0.9  # "faster" or "slower" only as often as alpha allows
-    gains = [paired_ratio(*_rounds(rng, 1.3, 5))["verdict"] for _ in range(REPETITIONS)]
+    gains = [paired_ratio(*_rounds(rng, 1.3, 5)).verdict for _ in range(REPETITIONS)]
     assert gains.count("faster") / REPETITIONS >= 0.95 and "slower" not in gains
     same = paired_ratio([100.0, 101.0, 99.0, 100.0, 100.5], [100.0, 101.0, 99.0, 100.0, 100.5])
-    assert same["verdict"] == "tie" and same["ratio"] == 1.0
+    assert same.verdict == "tie" and same.ratio == 1.0
 
 
 def test_pairing_by_round_cancels_the_machine_drift():
@@ -63,7 +66,7 @@ def test_pairing_by_round_cancels_the_machine_drift():
     rng = random.Random("drift")
     a, b = _rounds(rng, 1.08, 6, cv=0.01, drift=0.25)
     assert max(b) > min(a)  # unpaired, the ranges overlap
-    assert paired_ratio(a, b)["verdict"] == "faster"
+    assert paired_ratio(a, b).verdict == "faster"
 
 
 def test_choosing_on_other_rounds_removes_the_optimism_of_picking_the_luckiest():
@@ -76,8 +79,8 @@ def test_choosing_on_other_rounds_removes_the_optimism_of_picking_the_luckiest()
     for _ in range(REPETITIONS):
         candidates = [_rounds(rng, truth, 3, cv=0.08, drift=0.0) for _ in range(3)]
         winner = max(candidates, key=lambda ab: statistics.median(ab[0]) / statistics.median(ab[1]))
-        same.append(paired_ratio(*winner)["ratio"] - truth)
-        fresh.append(paired_ratio(*_rounds(rng, truth, 5, cv=0.08, drift=0.0))["ratio"] - truth)
+        same.append(paired_ratio(*winner).ratio - truth)
+        fresh.append(paired_ratio(*_rounds(rng, truth, 5, cv=0.08, drift=0.0)).ratio - truth)
     assert statistics.fmean(same) > 0.02  # the luckiest of three looks better than it is
     assert abs(statistics.fmean(fresh)) < 0.01 < statistics.fmean(same) - statistics.fmean(fresh)
 
@@ -96,16 +99,16 @@ def test_the_resolution_of_a_tie_is_what_rounds_of_its_spread_would_tell(ratio, 
     spread starts to clear 1."""
     one = [1.0] * 200
     tie = paired_ratio(_exact(math.log(ratio), sd, n), one[:n])
-    assert tie["verdict"] == "tie"
-    can = resolution(tie["ratio"], tie["ci95"], n)
+    assert tie.verdict == "tie"
+    can = resolution(tie.ratio, tie.ci95, n)
     assert can.rounds_needed is not None and can.rounds_needed > n
     k = can.rounds_needed
-    assert paired_ratio(_exact(math.log(ratio), sd, k), one[:k])["verdict"] == ("faster" if ratio > 1 else "slower")
-    assert paired_ratio(_exact(math.log(ratio), sd, k - 1), one[:k - 1])["verdict"] == "tie"
+    assert paired_ratio(_exact(math.log(ratio), sd, k), one[:k]).verdict == ("faster" if ratio > 1 else "slower")
+    assert paired_ratio(_exact(math.log(ratio), sd, k - 1), one[:k - 1]).verdict == "tie"
     edge = math.log(can.smallest)
-    assert paired_ratio(_exact(edge * 1.01, sd, n), one[:n])["verdict"] == "faster"
-    assert paired_ratio(_exact(edge * 0.99, sd, n), one[:n])["verdict"] == "tie"
-    assert paired_ratio(_exact(-edge * 1.01, sd, n), one[:n])["verdict"] == "slower"
+    assert paired_ratio(_exact(edge * 1.01, sd, n), one[:n]).verdict == "faster"
+    assert paired_ratio(_exact(edge * 0.99, sd, n), one[:n]).verdict == "tie"
+    assert paired_ratio(_exact(-edge * 1.01, sd, n), one[:n]).verdict == "slower"
 
 
 def test_the_resolution_of_no_difference_is_never_reached():
@@ -115,14 +118,28 @@ def test_the_resolution_of_no_difference_is_never_reached():
 
 
 def test_small_helpers():
-    assert relative_width({"ci95": [1.0, 1.1]}) == pytest.approx(0.1)
-    assert relative_width({"ci95": None}) == math.inf
+    assert relative_width(Ratio(5, "paired t interval on log ratios", 1.05, (1.0, 1.1), 0.04, "faster")) == \
+        pytest.approx(0.1)
+    assert relative_width(paired_ratio([1.0], [1.0])) == math.inf
     assert rank_correlation([1, 2, 3], [10, 20, 30]) == 1.0 and rank_correlation([1, 2, 3], [3, 2, 1]) == -1.0
     # 5 untied values in the same order: 1 of the 5! orderings has tau = 1, so the exact two-sided p is 2/120
     assert kendall([1, 2, 3, 4, 5], [10, 20, 30, 40, 50]) == pytest.approx((1.0, 2 / 120))
     assert rank_correlation([1], [1]) is None and rank_correlation([1, 1, 1], [1, 2, 3]) is None  # undefined
-    assert spread([100.0, 110.0])["cv"] == pytest.approx(statistics.stdev([100.0, 110.0]) / 105.0)
-    assert paired_ratio([1.0], [1.0])["verdict"] == "not measured"
+    assert spread([100.0, 110.0]).cv == pytest.approx(statistics.stdev([100.0, 110.0]) / 105.0)
+    assert paired_ratio([1.0], [1.0]).verdict == "not measured"
+
+
+def test_the_records_write_the_json_objects_the_recorded_files_hold():
+    """Summaries and result files keep these figures as JSON objects: the same keys, in the same order, the
+    interval a list; a record read back is the one written."""
+    ratio = paired_ratio([1.0, 1.2, 1.1], [1.0, 1.0, 1.0])
+    assert list(ratio.to_dict()) == ["n", "method", "ratio", "ci95", "p_value", "verdict"]
+    assert json.loads(json.dumps(ratio.to_dict())) == ratio.to_dict() and isinstance(ratio.to_dict()["ci95"], list)
+    assert Ratio.from_dict(ratio.to_dict()) == ratio
+    over = across_seeds([1.1, 0.9])
+    assert list(over.to_dict()) == ["n", "method", "ratio", "ci95", "p_value", "verdict", "seeds", "worst"]
+    assert over.method == "t interval on log ratios across seeds" and over.seeds == [1.1, 0.9] and over.worst == 0.9
+    assert spread([1.0, 3.0]).to_dict() == {"min": 1.0, "max": 3.0, "cv": statistics.stdev([1.0, 3.0]) / 2.0, "n": 2}
 
 
 def test_sample_rows_give_each_configuration_its_medians_disk_size_included():
@@ -130,5 +147,5 @@ def test_sample_rows_give_each_configuration_its_medians_disk_size_included():
     runs = [{"ops_per_sec": ops, "p99_us": 10.0, "write_amp": 2.0, "write_amp_logical": 4.0, "db_size_bytes": size}
             for ops, size in ((100.0, 3e9), (120.0, 1e9), (110.0, 2e9))]
     (row,) = sample_rows(Rounds(entries=["a"], rounds=3, samples={"a": runs}), {"a": {"flags": {}}})
-    assert row["median_ops_per_sec"] == 110.0 and row["median_db_size_bytes"] == 2e9
-    assert row["ops_per_sec"] == [100.0, 120.0, 110.0] and row["spread"]["n"] == 3
+    assert row.median("ops_per_sec") == 110.0 and row.median("db_size_bytes") == 2e9
+    assert row.samples("ops_per_sec") == [100.0, 120.0, 110.0] and row.spread is not None and row.spread.n == 3

@@ -142,7 +142,7 @@ def test_held_out_rounds_run_each_configuration_once_a_round_in_fresh_orders_and
     assert done.metrics["b"][1] is None and done.failed == {"b": ["phase overwrite: db_bench exit code 1"]}
     assert done.ops("b") == [100.0, 0.0, 300.0, 400.0] and len(done.measured("b")) == 3
     gain = done.ratio("a", "b")
-    assert gain["n"] == 3 and gain["ratio"] == pytest.approx(2.0)  # the failed round left out, not paired
+    assert gain.n == 3 and gain.ratio == pytest.approx(2.0)  # the failed round left out, not paired
     assert done.median_ops()["b"] == 300.0
 
 

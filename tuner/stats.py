@@ -10,7 +10,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from tuner.summary import Record
+from tuner.summary import Measured, Record
 
 
 @dataclass(frozen=True)
@@ -26,18 +26,49 @@ class Rounds(Record):
     order: list[list[str]] = field(default_factory=list)
 
 
-def spread(values: list[float]) -> dict[str, float]:
+@dataclass(frozen=True)
+class Spread(Record):
+    """How ``n`` values spread (:func:`spread`); ``to_dict()`` is its JSON object."""
+
+    min: float
+    max: float
+    cv: float  # coefficient of variation
+    n: int
+
+
+@dataclass(frozen=True)
+class Ratio(Record):
+    """How many times one sample is another, paired by round (:func:`paired_ratio`); ``to_dict()`` is
+    its JSON object, the interval a list."""
+
+    n: int  # the rounds paired
+    method: str
+    ratio: float | None  # None: no round paired
+    ci95: tuple[float, float] | None  # None: fewer than two rounds
+    p_value: float | None
+    verdict: str  # faster | tie | slower | not measured
+
+
+@dataclass(frozen=True)
+class SeedRatio(Ratio):
+    """:class:`Ratio` over search seeds (:func:`across_seeds`): each seed's ratio and the worst."""
+
+    seeds: list[float]
+    worst: float | None
+
+
+def spread(values: list[float]) -> Spread:
     """min, max and coefficient of variation (sample stdev / mean; 0 for a single value)."""
     mean = statistics.fmean(values)
     cv = statistics.stdev(values) / mean if len(values) > 1 and mean else 0.0
-    return {"min": min(values), "max": max(values), "cv": cv, "n": len(values)}
+    return Spread(min(values), max(values), cv, len(values))
 
 
-def sample_rows(saved: Rounds, entries: dict[str, dict[str, Any]],
-                metric: str = "ops_per_sec") -> list[dict[str, Any]]:
+def sample_rows(saved: Rounds, entries: dict[str, dict[str, Any]], metric: str = "ops_per_sec") -> list[Measured]:
     """Per configuration measured in interleaved rounds: its samples of ``metric`` (the study's:
     ops/s, or the one --objective names) and of ops/s, their medians, the spread of ``metric``,
-    median P99, write amp, DB size, stall time and memory peak, and its failure if it had one."""
+    median P99, write amp, DB size, stall time and memory peak, and its failure if it had one, each a
+    :class:`tuner.summary.Measured` as the summary keeps it."""
     out = []
     for name, entry in entries.items():
         samples = saved.samples[name]
@@ -49,9 +80,9 @@ def sample_rows(saved: Rounds, entries: dict[str, dict[str, Any]],
         if name in saved.failed:
             row["failed"] = saved.failed[name]
         if found[metric]:
-            row["spread"] = spread(found[metric])
+            row["spread"] = spread(found[metric]).to_dict()
             row.update({f"median_{key}": statistics.median(v) if v else None for key, v in found.items()})
-        out.append(row)
+        out.append(Measured.from_dict(row, name))
     return out
 
 
@@ -61,24 +92,22 @@ def improvement(a: float, b: float, maximize: bool = True) -> float:
     return a / b if maximize else b / a
 
 
-def gain(a: list[float], b: list[float], maximize: bool = True) -> dict[str, Any]:
+def gain(a: list[float], b: list[float], maximize: bool = True) -> Ratio:
     """:func:`paired_ratio` oriented as :func:`improvement`: ``a`` over ``b`` for a maximized metric,
     ``b`` over ``a`` for a minimized one; its verdict ``faster`` then means better, ``slower`` worse."""
     return paired_ratio(a, b) if maximize else paired_ratio(b, a)
 
 
-def paired_ratio(a: list[float], b: list[float], confidence: float = 0.95) -> dict[str, Any]:
+def paired_ratio(a: list[float], b: list[float], confidence: float = 0.95) -> Ratio:
     """How many times ``a`` is ``b``, from samples paired by round (``a[i]`` and ``b[i]`` measured in
     the same round): the geometric mean of the per-round ratios, Student's t interval of the mean of
     their logarithms (exact for log-normal noise; scipy.stats.ttest_1samp), the two-sided p-value of
     "no difference", and the verdict: ``faster`` / ``slower`` when the interval excludes 1, else
     ``tie``. A shared round effect (machine drift) cancels in each ratio."""
     logs = [math.log(x / y) for x, y in zip(a, b) if x and y]
-    n = len(logs)
-    out: dict[str, Any] = {"n": n, "method": "paired t interval on log ratios"}
+    n, method = len(logs), "paired t interval on log ratios"
     if n < 2:
-        out.update(ratio=math.exp(logs[0]) if logs else None, ci95=None, p_value=None, verdict="not measured")
-        return out
+        return Ratio(n, method, math.exp(logs[0]) if logs else None, None, None, "not measured")
     mean = statistics.fmean(logs)
     if max(logs) == min(logs):  # no spread at all: the interval is the point
         low = high = mean
@@ -89,26 +118,25 @@ def paired_ratio(a: list[float], b: list[float], confidence: float = 0.95) -> di
         test = scipy.stats.ttest_1samp(logs, 0.0)
         interval = test.confidence_interval(confidence)
         low, high, p_value = interval.low, interval.high, float(test.pvalue)
-    out.update(ratio=math.exp(mean), ci95=[math.exp(low), math.exp(high)], p_value=p_value,
-               verdict="faster" if low > 0 else "slower" if high < 0 else "tie")
-    return out
+    return Ratio(n, method, math.exp(mean), (math.exp(low), math.exp(high)), p_value,
+                 "faster" if low > 0 else "slower" if high < 0 else "tie")
 
 
-def across_seeds(ratios: list[float], confidence: float = 0.95) -> dict[str, Any]:
+def across_seeds(ratios: list[float], confidence: float = 0.95) -> SeedRatio:
     """The tuner as a procedure, from one ratio per search seed (each paired by round): their
     geometric mean and Student's t interval over seeds, as :func:`paired_ratio` computes it with the
     seed as the unit, so the interval holds the search's variance as well as the measurement's; and
     the worst seed."""
-    out = paired_ratio(ratios, [1.0] * len(ratios), confidence)
-    out.update(method="t interval on log ratios across seeds", seeds=ratios, worst=min(ratios) if ratios else None)
-    return out
+    r = paired_ratio(ratios, [1.0] * len(ratios), confidence)
+    return SeedRatio(r.n, "t interval on log ratios across seeds", r.ratio, r.ci95, r.p_value, r.verdict,
+                     seeds=ratios, worst=min(ratios) if ratios else None)
 
 
-def relative_width(ratio: dict[str, Any]) -> float:
-    """How wide an interval is: high / low - 1 (0.10: the upper end is 10 % above the lower)."""
-    if not ratio.get("ci95"):
+def relative_width(ratio: Ratio) -> float:
+    """How wide its interval is: high / low - 1 (0.10: the upper end is 10 % above the lower; inf: none)."""
+    if not ratio.ci95:
         return math.inf
-    low, high = ratio["ci95"]
+    low, high = ratio.ci95
     return high / low - 1.0
 
 

@@ -66,7 +66,7 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def _read(tp: Any, value: Any, where: str) -> Any:
     """``value`` from JSON as type ``tp``: records (in lists and dicts too) become their dataclass (a
-    record already built is taken as it is)."""
+    record already built is taken as it is), a list read as a tuple where ``tp`` is one."""
     if value is None:
         return None
     origin, args = typing.get_origin(tp), typing.get_args(tp)
@@ -77,6 +77,8 @@ def _read(tp: Any, value: Any, where: str) -> Any:
         return value if isinstance(value, tp) else tp.from_dict(value, where)
     if origin is list and isinstance(value, list):
         return [_read(args[0], v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is tuple and isinstance(value, list):
+        return tuple(value)
     if origin is dict and isinstance(value, dict):
         return {k: _read(args[1], v, f"{where}.{k}") for k, v in value.items()}
     return value

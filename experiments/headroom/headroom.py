@@ -112,9 +112,10 @@ def main() -> None:
         record["runs"] = done.metrics
         record["failed"] = done.failed
         record["median_ops_per_sec"] = done.median_ops()
-        record["over_default"] = {c: done.ratio(c, REFERENCE) for c in configs if c != REFERENCE}
+        over = {c: done.ratio(c, REFERENCE) for c in configs if c != REFERENCE}
+        record["over_default"] = {c: g.to_dict() for c, g in over.items()}
     args.out.write_text(json.dumps(record, indent=1, default=str) + "\n")
-    for name, g in sorted(record["over_default"].items(), key=lambda kv: -kv[1]["ratio"]):
+    for name, g in sorted(over.items(), key=lambda kv: -(kv[1].ratio or 0.0)):
         print(f"{name}: {shown_ratio(g)}")
     print(f"wrote {args.out}")
 

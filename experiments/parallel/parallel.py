@@ -96,7 +96,7 @@ def interference(args: argparse.Namespace, root: Path) -> dict[str, list[float]]
 
 
 def _stats(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), **spread(values)}
+    return {"median": statistics.median(values), **spread(values).to_dict()}
 
 
 def main() -> None:

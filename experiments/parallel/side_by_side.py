@@ -28,7 +28,7 @@ from typing import Any
 from scipy.stats import gmean
 
 from experiments._script import entry
-from experiments.held_out import HELD_OUT_SEED, project_commit, shape
+from experiments.held_out import HELD_OUT_SEED, project_commit, shape, shown_ratio
 from objectives.defaults import LIBRARY
 from objectives.workdir import make_owned, prepare, remove_owned
 from objectives.workloads import Workload
@@ -120,20 +120,19 @@ def main() -> None:
     beside = [float(gmean([float(m["ops_per_sec"] or 0.0) for m in r["beside"]])) for r in rounds]
     p99_alone = [float(r["alone"][0]["p99_us"] or 0.0) for r in rounds]
     p99_beside = [float(gmean([float(m["p99_us"] or 0.0) for m in r["beside"]])) for r in rounds]
+    ops, p99 = paired_ratio(beside, alone), paired_ratio(p99_beside, p99_alone)
     record: dict[str, Any] = {
         "when": started, "ended": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "commit": project_commit(),
         "machine": machine_info(host, work), "db_bench": found.db_bench.to_dict(), "defaults": found.defaults.to_dict(),
         "shape": shape(found.defaults), "workload": workload.name, "data_bytes": args.target_data,
         "memory_bytes": workload.memory, "duration_seconds": args.duration, "preload": {
             "seconds": round(done.seconds, 1), "size_bytes": done.size_bytes},
-        "beside_over_alone": paired_ratio(beside, alone), "p99_beside_over_alone": paired_ratio(p99_beside, p99_alone),
+        "beside_over_alone": ops.to_dict(), "p99_beside_over_alone": p99.to_dict(),
         "rounds": rounds}
     out = args.out or RESULTS / f"side-by-side-{args.target_data // 2**20}MiB.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=2, default=str) + "\n")
-    g, p = record["beside_over_alone"], record["p99_beside_over_alone"]
-    print(f"beside / alone: ops/s {g['ratio']:.2f}x (95 % CI {g['ci95'][0]:.2f}-{g['ci95'][1]:.2f}), "
-          f"P99 {p['ratio']:.2f}x (95 % CI {p['ci95'][0]:.2f}-{p['ci95'][1]:.2f})\nwrote {out}")
+    print(f"beside / alone: ops/s {shown_ratio(ops)}, P99 {shown_ratio(p99)}\nwrote {out}")
 
 
 if __name__ == "__main__":

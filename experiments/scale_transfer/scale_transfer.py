@@ -236,15 +236,16 @@ def main() -> None:
             size["median_ops_per_sec"] = done.median_ops()
             amps = {c: [a for m in done.measured(c) if (a := m.get("write_amp")) is not None] for c in configs}
             size["median_write_amp"] = {c: statistics.median(v) for c, v in amps.items() if v}
-            size["best_over_default"] = done.ratio(best, "rocksdb-default")
-            size["over_default"] = {c: done.ratio(c, "rocksdb-default") for c in configs if c != "rocksdb-default"}
+            over = {c: done.ratio(c, "rocksdb-default") for c in configs if c != "rocksdb-default"}
+            size["best_over_default"] = over[best].to_dict()
+            size["over_default"] = {c: g.to_dict() for c, g in over.items()}
             size["ended"] = _now()
             record["sizes"] = sorted([*record["sizes"], size], key=lambda s: s["factor"])
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(record, indent=2, default=str) + "\n")
-            for name, g in size["over_default"].items():
-                print(f"{factor}x ({workload.data_bytes() / 2**30:.1f} GiB): {name} / defaults {g['ratio']:.2f}x "
-                      f"(95 % CI {g['ci95'][0]:.2f}-{g['ci95'][1]:.2f}, {g['verdict']})" if g.get("ci95") else
+            for name, g in over.items():
+                print(f"{factor}x ({workload.data_bytes() / 2**30:.1f} GiB): {name} / defaults {g.ratio:.2f}x "
+                      f"(95 % CI {g.ci95[0]:.2f}-{g.ci95[1]:.2f}, {g.verdict})" if g.ci95 else
                       f"{factor}x: {name}: not enough rounds", flush=True)
     print(f"wrote {out}")
 

@@ -167,7 +167,7 @@ def paired(runs: list[dict[str, Any]], names: list[str]) -> dict[str, dict[str, 
         if name == REFERENCE:
             continue
         out[name] = {metric: paired_ratio([by[(i, name)][metric] for i in rounds],
-                                          [by[(i, REFERENCE)][metric] for i in rounds]) for metric in COMPARED}
+                                          [by[(i, REFERENCE)][metric] for i in rounds]).to_dict() for metric in COMPARED}
     return out
 
 

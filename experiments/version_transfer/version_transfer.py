@@ -61,6 +61,7 @@ from tuner.backends import BACKENDS, Backend, Found, RunFailed, Setup
 from tuner.cli import parse_size
 from tuner.experiment import machine_info
 from tuner.model import TuneConfig, UsageError
+from tuner.stats import Ratio
 from tuner.summary import Summary
 
 RESULTS = Path(__file__).with_name("results")
@@ -166,8 +167,8 @@ def analysis(done: Rounds, builds: list[Build], configs: dict[str, Any], base: s
     answer = next(c for c in configs if c != DEFAULT)
     versions = [b.version for b in builds]
     return {"median_ops_per_sec": {v: {c: done.median_ops().get(f"{v} {c}") for c in configs} for v in versions},
-            "answer_over_default": {v: done.ratio(f"{v} {answer}", f"{v} {DEFAULT}") for v in versions},
-            "over_study_version": {f"{v} / {base}": {c: done.ratio(f"{v} {c}", f"{base} {c}") for c in configs}
+            "answer_over_default": {v: done.ratio(f"{v} {answer}", f"{v} {DEFAULT}").to_dict() for v in versions},
+            "over_study_version": {f"{v} / {base}": {c: done.ratio(f"{v} {c}", f"{base} {c}").to_dict() for c in configs}
                                    for v in versions if v != base}}
 
 
@@ -262,9 +263,9 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=2, default=str) + "\n")
     for version, g in record["answer_over_default"].items():
-        print(f"{version}: {answer} / {version}'s defaults {shown_ratio(g)}", flush=True)
+        print(f"{version}: {answer} / {version}'s defaults {shown_ratio(Ratio.from_dict(g))}", flush=True)
     for pair, ratios in record["over_study_version"].items():
-        print(f"{pair}: " + "; ".join(f"{c} {shown_ratio(g)}" for c, g in ratios.items()), flush=True)
+        print(f"{pair}: " + "; ".join(f"{c} {shown_ratio(Ratio.from_dict(g))}" for c, g in ratios.items()), flush=True)
     print(f"wrote {out}")
 
 

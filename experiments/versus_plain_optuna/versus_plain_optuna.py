@@ -60,7 +60,7 @@ from typing import Any
 import optuna
 
 from experiments._script import entry, run_child
-from experiments.held_out import answer_of, at_target, measured_rounds, project_commit
+from experiments.held_out import answer_of, at_target, measured_rounds, project_commit, shown_ratio
 from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, Defaults, defaults_of
 from objectives.parser import parse
@@ -73,6 +73,7 @@ from tuner.engine import memory_plan
 from tuner.executors import Slot
 from tuner.experiment import machine_info
 from tuner.model import TuneConfig
+from tuner.stats import Ratio
 from tuner.summary import Summary
 
 RESULTS = Path(__file__).with_name("results")
@@ -148,8 +149,8 @@ def held_out(runner: Runner, workload: Workload, configs: dict[str, dict[str, st
     """Every configuration once per round, in a fresh random order; sustained ops/s as the tuner measures."""
     done = measured_rounds(runner, workload, configs, rounds, logs, rng, "  ")
     return {"ops_per_sec": {c: done.ops(c) for c in done.metrics}, "failed": done.failed,
-            "median_ops_per_sec": done.median_ops(), "tuner_over_plain": done.ratio("tuner", "plain"),
-            "over_default": {c: done.ratio(c, "rocksdb-default") for c in ("tuner", "plain")}}
+            "median_ops_per_sec": done.median_ops(), "tuner_over_plain": done.ratio("tuner", "plain").to_dict(),
+            "over_default": {c: done.ratio(c, "rocksdb-default").to_dict() for c in ("tuner", "plain")}}
 
 
 def read_phase(workload: Workload) -> Phase | None:
@@ -287,9 +288,7 @@ def main() -> None:
                                     "plain": plain, "held_out": rounds})
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(record, indent=2, default=str) + "\n")
-            g = rounds["tuner_over_plain"]
-            print(f"seed {seed}: tuner / plain {g['ratio']:.3f}x (95 % CI {g['ci95'][0]:.3f}-{g['ci95'][1]:.3f}, "
-                  f"{g['verdict']})", flush=True)
+            print(f"seed {seed}: tuner / plain {shown_ratio(Ratio.from_dict(rounds['tuner_over_plain']))}", flush=True)
     print(f"wrote {args.out}")
 
 

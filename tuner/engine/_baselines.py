@@ -188,7 +188,7 @@ class Baselines:
             return BaselineRecord(name, flags, doc, log_dir, "FAIL", reason=reason)
         return BaselineRecord(name, flags, doc, log_dir, "COMPLETE", metrics=m.metrics, phases=m.details,
                               commands=m.commands, repeats=m.repeats or None, spread_ops_per_sec=spread(
-                                  [r["ops_per_sec"] or 0.0 for r in m.repeats]) if m.repeats else None)
+                                  [r["ops_per_sec"] or 0.0 for r in m.repeats]).to_dict() if m.repeats else None)
 
     def _check_named(self, baseline: str, reason: str, broken: tuple[str, str] | None = None) -> None:
         """The first run, rocksdb-default's, broke its backend's contract (``broken``: the flag that gave

@@ -140,7 +140,7 @@ def _with(report: CapacityReport, name: str, found: Capacity, r: int, slo: Bound
             if c.name != DEFAULT_BASELINE and len(pairs) >= 2:
                 # a round in which no rate held has no ratio (paired_ratio passes over a 0)
                 vs[c.name] = Ratio.from_dict({"against": DEFAULT_BASELINE, **paired_ratio(
-                    [a or 0.0 for a, _ in pairs], [b or 0.0 for _, b in pairs])}, "capacity.vs_default")
+                    [a or 0.0 for a, _ in pairs], [b or 0.0 for _, b in pairs]).to_dict()}, "capacity.vs_default")
     return replace(report, configurations=configurations, vs_default=vs, seconds=seconds)
 
 

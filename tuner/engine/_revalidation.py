@@ -51,8 +51,8 @@ from tuner.engine._plan import Plan, Reference
 from tuner.engine._storage import StudyStore
 from tuner.fmt import fmt_duration, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
-from tuner.stats import Rounds, gain, paired_ratio, rank_correlation, relative_width, sample_rows
-from tuner.summary import Revalidation
+from tuner.stats import Ratio, Rounds, gain, rank_correlation, relative_width, sample_rows
+from tuner.summary import Ablation, Measured, Revalidation
 
 ATTR = "revalidation"
 Measure = Callable[[str, dict[str, Flag], Path, Workload | None], Measurement]
@@ -90,15 +90,16 @@ class Revalidator:
                          f"{reference.name})"))
             saved = self._select(snapshot, entries, plan, reference)
             rows = sample_rows(saved, entries, self.score.metric)
-            key, sign = f"median_{self.score.metric}", 1 if self.score.maximize else -1
-            measured = [r for r in rows if r.get(key) is not None and "failed" not in r and r["trial"] is not None]
-            if measured:
-                chosen = max(measured, key=lambda r: sign * r[key])
-                winner = next(t for t in finalists if t.number == chosen["trial"])
-            by_name = {r["name"]: r for r in rows}
+            metric, sign = self.score.metric, 1 if self.score.maximize else -1
+            medians = {r.trial: m for r in rows if r.trial is not None and r.failed is None
+                       and (m := r.median(metric)) is not None}
+            if medians:
+                chosen = max(medians, key=lambda n: sign * medians[n])
+                winner = next(t for t in finalists if t.number == chosen)
+            by_name = {r.name: r for r in rows}
             result["select"] = {"rounds": saved.rounds, "configurations": rows, "winner": f"trial {winner.number}",
-                                "vs_reference": {r["name"]: _ratio(by_name, r["name"], reference.name, self.score)
-                                                 for r in rows if r["trial"] is not None and reference.name in by_name},
+                                "vs_reference": {r.name: _ratio(by_name, r.name, reference.name, self.score)
+                                                 for r in rows if r.trial is not None and reference.name in by_name},
                                 "distance_to_winner": {f"trial {t.number}": round(space.distance(t.params, winner.params), 3)
                                                        for t in finalists},
                                 "rank_correlation": _rank_change(finalists, rows, plan, self.score)}
@@ -176,29 +177,32 @@ class Revalidator:
         owed = 3 * plan.min_rounds if ablated else 0  # the minimal configuration's stage, still to come
         while True:
             saved = self.rounds(entries, rounds, "estimate", plan)
-            rows = {r["name"]: r for r in sample_rows(saved, entries, self.score.metric)}
-            found = _ratio(rows, best, reference.name, self.score)
+            rows = {r.name: r for r in sample_rows(saved, entries, self.score.metric)}
+            found = _gain(rows, best, reference.name, self.score)
             if ((rounds >= plan.min_rounds and relative_width(found) <= plan.target) or rounds >= plan.max_rounds
                     or best in saved.failed or not self.afford(self._round_seconds(saved, entries, owed))):
                 break
             rounds += 1
         out: dict[str, Any] = {"rounds": saved.rounds, "configurations": list(rows.values()), "best": best,
-                               "best_trial": winner.number, "best_vs_reference": found,
+                               "best_trial": winner.number, "best_vs_reference": _stored(found, reference.name),
                                "metric": self.score.metric, "maximize": self.score.maximize,
                                "vs": {name: _ratio(rows, best, name, self.score) for name in rows
                                       if name != best and "ablates" not in entries[name]}}
-        if rows.get(reference.name, {}).get("spread"):
-            out["noise_cv_reference"] = rows[reference.name]["spread"]["cv"]
-        out["ablation"] = [{"param": p, "value": winner.params[p], "reference_value": reference.values.get(p),
-                            **_ratio(rows, best, f"{best} without {p}", self.score)} for p in ablated]
+        noise = rows[reference.name].spread
+        if noise:
+            out["noise_cv_reference"] = noise.cv
+        out["ablation"] = [Ablation.from_dict({"param": p, "value": winner.params[p],
+                                               "reference_value": reference.values.get(p),
+                                               **_ratio(rows, best, f"{best} without {p}", self.score)}, "ablation")
+                           for p in ablated]
         return out
 
     def _minimal(self, space: SearchSpace, plan: Plan, reference: Reference, winner: Any,
-                 ablation: list[dict[str, Any]]) -> dict[str, Any] | None:
+                 ablation: list[Ablation]) -> dict[str, Any] | None:
         """The winner with only the options that matter, re-measured; None when that is all of them
         (or none: then the winner does not beat the reference by these options either)."""
-        keep = {a["param"] for a in ablation if a.get("verdict") == "faster"}
-        dropped = {a["param"] for a in ablation} - keep
+        keep = {a.param for a in ablation if a.verdict == "faster"}
+        dropped = {a.param for a in ablation} - keep
         if not ablation or not keep or not dropped:
             return None
         params = {p: v for p, v in winner.params.items() if p not in dropped}
@@ -208,7 +212,7 @@ class Revalidator:
                                               best: {"flags": space.flags(winner.params)}, "minimal": {"flags": flags}}
         self.note(f"re-validation: the minimal configuration ({', '.join(sorted(keep))}) in {plan.min_rounds} rounds")
         saved = self.rounds(entries, plan.min_rounds, "minimal", plan)
-        rows = {r["name"]: r for r in sample_rows(saved, entries, self.score.metric)}
+        rows = {r.name: r for r in sample_rows(saved, entries, self.score.metric)}
         return {"params": params, "flags": flags, "kept": sorted(keep), "reset": sorted(dropped),
                 "rounds": saved.rounds, "configurations": list(rows.values()),
                 "vs_reference": _ratio(rows, "minimal", reference.name, self.score),
@@ -263,11 +267,19 @@ def _default_values(snapshot: StudySnapshot) -> dict[str, Any]:
             for p in snapshot.space.parameters} if sections else {}
 
 
-def _ratio(rows: dict[str, dict[str, Any]], a: str, b: str, score: Score) -> dict[str, Any]:
+def _gain(rows: dict[str, Measured], a: str, b: str, score: Score) -> Ratio:
     """How many times better ``a`` is than ``b`` in the study's metric, paired by round."""
-    if a not in rows or b not in rows:
-        return paired_ratio([], [])
-    return {"against": b, **gain(rows[a][score.metric], rows[b][score.metric], score.maximize)}
+    return gain(rows[a].samples(score.metric), rows[b].samples(score.metric), score.maximize)
+
+
+def _stored(ratio: Ratio, against: str) -> dict[str, Any]:
+    """``ratio`` against ``against`` as the summary keeps it (tuner.summary.Ratio)."""
+    return {"against": against, **ratio.to_dict()}
+
+
+def _ratio(rows: dict[str, Measured], a: str, b: str, score: Score) -> dict[str, Any]:
+    """:func:`_gain` as the summary keeps it."""
+    return _stored(_gain(rows, a, b, score), b)
 
 
 def _ablations(space: SearchSpace, params: dict[str, Any], reference: Reference) -> dict[str, dict[str, Flag]]:
@@ -290,14 +302,14 @@ def _with_reference(space: SearchSpace, params: dict[str, Any], names: set[str],
     return {**space.flags({k: v for k, v in merged.items() if space.parameter(k).active(merged)})}
 
 
-def _rank_change(finalists: list[Any], rows: list[dict[str, Any]], plan: Plan, score: Score) -> dict[str, Any] | None:
+def _rank_change(finalists: list[Any], rows: list[Measured], plan: Plan, score: Score) -> dict[str, Any] | None:
     """When the re-validation runs elsewhere (the target, --confirm-scale, longer phases): how the finalists'
     order in the search (their trial's value of the study's metric) compares with their order there (its
     median), and whether the search's best stays the answer."""
     if plan.workload is None:
         return None
-    key, sign = f"median_{score.metric}", 1 if score.maximize else -1
-    medians: dict[int, float] = {r["trial"]: r[key] for r in rows if r["trial"] is not None and r.get(key) is not None}
+    sign = 1 if score.maximize else -1
+    medians = {r.trial: m for r in rows if r.trial is not None and (m := r.median(score.metric)) is not None}
     pairs = [(ranking.primary(t), medians[t.number]) for t in finalists if t.number in medians]
     there = max(medians, key=lambda n: sign * medians[n]) if medians else None
     return {"confirm_scale": plan.confirm_scale, "confirm_data_bytes": plan.workload.data_bytes(),

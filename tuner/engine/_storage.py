@@ -220,7 +220,7 @@ class StudyStore:
         mismatch = options_file.mismatches(m.options_text, expected)
         record(trial, seconds=round(seconds, 3), metrics=m.metrics, phases=m.details, commands=m.commands)
         if m.repeats:
-            record(trial, repeats=m.repeats, spread_ops_per_sec=spread([r["ops_per_sec"] or 0.0 for r in m.repeats]))
+            record(trial, repeats=m.repeats, spread_ops_per_sec=spread([r["ops_per_sec"] or 0.0 for r in m.repeats]).to_dict())
         if mismatch:
             record(trial, options_mismatch=mismatch)
         if constraints:

@@ -225,20 +225,23 @@ class ExperimentRun:
                 entries: dict[str, dict[str, Any]], saved: Rounds, budget: float,
                 started: float) -> dict[str, Any]:
         e = self.experiment
-        measured = sample_rows(saved, entries)
-        by_name = {r["name"]: r for r in measured}
+        rows = {r.name: r for r in sample_rows(saved, entries)}
         hand = next((b.name for b in final.workload.baselines), None)
-        for row in measured:
-            row["doc"] = entries[row["name"]].get("doc", "")
-            row["params"] = entries[row["name"]].get("params")
-            row["seed"] = entries[row["name"]].get("seed")
+        measured: list[dict[str, Any]] = []
+        seeds: dict[str, list[float]] = {}  # per key, each seed's best's ratio
+        for name, row in rows.items():
+            seed = entries[name].get("seed")
+            out = {**row.to_dict(), "doc": entries[name].get("doc", ""), "params": entries[name].get("params"),
+                   "seed": seed}
             for ref, key in ((DEFAULT_BASELINE, "vs_default"), (hand, "vs_hand_found")):
-                other = by_name.get(ref) if ref else None
-                if row.get("median_ops_per_sec") and other and other.get("median_ops_per_sec"):
-                    row[key] = paired_ratio(row["ops_per_sec"], other["ops_per_sec"])
-        seeds = [r for r in measured if r.get("seed") is not None]
-        verdicts = {key: across_seeds([r[key]["ratio"] for r in seeds if r.get(key)])
-                    for key in ("vs_default", "vs_hand_found") if any(r.get(key) for r in seeds)}
+                other = rows.get(ref) if ref else None
+                if row.median("ops_per_sec") and other and other.median("ops_per_sec"):
+                    found = paired_ratio(row.samples("ops_per_sec"), other.samples("ops_per_sec"))
+                    out[key] = found.to_dict()
+                    if seed is not None and found.ratio is not None:
+                        seeds.setdefault(key, []).append(found.ratio)
+            measured.append(out)
+        verdicts = {key: across_seeds(seeds[key]).to_dict() for key in ("vs_default", "vs_hand_found") if key in seeds}
         db = final.db_bench
         assert db is not None  # an experiment's studies run db_bench's workloads
         ctx = final.space.context

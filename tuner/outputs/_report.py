@@ -71,7 +71,7 @@ def comparison(baselines: list[BaselineRun], best: BestTrial | None, revalidatio
         reference = measured.get(DEFAULT_BASELINE)
         default = reference.samples(metric) if reference else None
         for name, row in zip(names, rows):  # ratios paired by round, as the verdict's
-            row["vs_default"] = gain(measured[name].samples(metric), default, maximize)["ratio"] if default else None
+            row["vs_default"] = gain(measured[name].samples(metric), default, maximize).ratio if default else None
         minimal = revalidation.minimal
         if minimal:
             m = next(r for r in minimal.configurations if r.name == "minimal")
