@@ -13,10 +13,6 @@ so a run costs its timed phases whatever the DB's size; a *replay* runs a trace 
 A preload with ``each_run = true`` is instead run in every run with that run's options (its
 compression, filters and memtables write the files the scored phases read): a study runs such a
 workload as a load one (:meth:`Workload.loading_each_run`), but on the user's DB (--db-snapshot).
-
-A workload that reproduces a source study (S0-S4) also holds that study's definition, in a
-``[study]`` table (its sweep, scale and notes): ``rocksdb-tuner experiment`` reads it
-(:mod:`tuner.experiment`); the workload itself ignores it.
 """
 
 from __future__ import annotations
@@ -45,7 +41,6 @@ UNMEASURED = frozenset(
     {"waitforcompaction", "stats", "levelstats", "sstables", "flush", "resetstats", "memstats", "count",
      "compactall", "compact0", "compact1"}
 )
-STUDY = "study"  # the table of a source study's definition, which tuner.experiment reads
 FRESH_DB = ("fill", "bulkload")  # db_bench skips these with --use_existing_db
 _DB_BENCH_DEFAULTS = {"num": 1_000_000, "key_size": 16, "value_size": 100}
 Flag = bool | int | float | str
@@ -169,7 +164,7 @@ class Workload:
         if not isinstance(data, dict):
             raise WorkloadError("workload: expected a table with 'phases'")
         unknown = sorted(set(data) - {"name", "description", "source", "flags", "phases", "baselines", "drain",
-                                      "data_to_memory", "preload", "duration", "search_duration", STUDY})
+                                      "data_to_memory", "preload", "duration", "search_duration"})
         if unknown:
             raise WorkloadError(f"unknown top-level field(s) {', '.join(unknown)}")
         flags = check_flags(data.get("flags", {}), "flags")

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from experiments import record
+from experiments.studies.__main__ import build_parser as studies_parser
 from objectives.workloads import load_workload, preset_names
 from tuner.cli import build_parser
 
@@ -26,9 +27,11 @@ NOTES = sorted([*(ROOT / "examples").glob("**/README.md"), *(ROOT / "experiments
 
 SUBCOMMANDS: dict[str, argparse.ArgumentParser] = dict(
     next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices)
-# every subcommand's flags: the same flag may be another command's too (--library, --work-dir, ...)
+# every command's flags, rocksdb-tuner's subcommands' and the studies' runner's (docs/experiments.md): the same
+# flag may be another command's too (--library, --work-dir, ...)
 FLAGS: dict[str, dict[str, argparse.Action]] = {
-    name: {option: a for a in parser._actions for option in a.option_strings} for name, parser in SUBCOMMANDS.items()}
+    name: {option: a for a in parser._actions for option in a.option_strings}
+    for name, parser in {**SUBCOMMANDS, "python -m experiments.studies": studies_parser()}.items()}
 
 
 def _tune_groups() -> dict[str, list[argparse.Action]]:

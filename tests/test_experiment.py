@@ -1,4 +1,4 @@
-"""`rocksdb-tuner experiment`: definitions checked, and the whole pipeline (sweep, tuner,
+"""`python -m experiments.studies`: definitions checked, and the whole pipeline (sweep, tuner,
 interleaved head-to-head, report, MLflow) run for real on a tiny data set (--quick)."""
 
 from __future__ import annotations
@@ -13,25 +13,26 @@ import optuna
 import pytest
 from mlflow import MlflowClient
 
-from objectives.workloads import load_workload, workload_file
+from experiments.studies import runner
+from experiments.studies.runner import DEFINITIONS, ExperimentRun
+from experiments.studies.writeup import write_overview
+from objectives.workloads import load_workload
 from search_spaces import Context, SearchSpace, SpaceError, load_space
-from tuner import experiment
 from tuner.engine._attrs import Start
 from tuner.engine._warmstart import warm_start_auto
 from tuner.events import Observer
-from tuner.experiment import ExperimentRun, write_overview
 from tuner.model import TuneConfig
 
-TUNER = [sys.executable, "-m", "tuner.cli"]
+STUDIES = [sys.executable, "-m", "experiments.studies"]
 
 
 def _cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([*TUNER, *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([*STUDIES, *args], capture_output=True, text=True, timeout=timeout)
 
 
 def test_every_experiment_file_loads_and_its_sweep_resolves_here(host):
-    for name in experiment.names():
-        e = experiment.load(name)
+    for name in runner.names():
+        e = runner.load(name)
         assert e.id == name and e.finding and e.scale_note and e.sweep_note
         space = e.sweep.resolve(Context(cores=host.cores, ram=host.ram, data=200_000_000, budget=host.ram // 4))
         assert 4 <= space.feasible_grid_size() <= 40, name
@@ -51,8 +52,8 @@ def test_grid_values_may_be_expressions_and_must_lie_in_the_range():
 
 def test_an_experiments_tuner_learns_from_no_experiments_study():
     """S3's tuner once warm-started from S1's: a result would depend on which experiment ran first."""
-    excluded = ExperimentRun(experiment.load("S3"), Observer()).tuner_config(1, 60.0).search.library_exclude
-    assert {f"{x}-" for x in experiment.names()} | {"-quick-"} == set(excluded)
+    excluded = ExperimentRun(runner.load("S3"), Observer()).tuner_config(1, 60.0).search.library_exclude
+    assert {f"{x}-" for x in runner.names()} | {"-quick-"} == set(excluded)
 
 
 def test_another_workloads_best_configurations_are_clipped_into_this_space(tmp_path, host):
@@ -80,36 +81,40 @@ def test_another_workloads_best_configurations_are_clipped_into_this_space(tmp_p
     assert configurations == [Start("lib#0", {**top, "cache_size": small.parameter("cache_size").high}, optional=True)]
 
 
-_WORKLOAD = 'name = "X"\n[[phases]]\nname = "load"\nbenchmarks = ["fillrandom"]\nscored = true\n'
+_STUDY = 'workload = "fillrandom"\n'
+_BAD_WORKLOAD = 'name = "X"\n'  # no phases: the workload's own error, which names its file
 
 
 @pytest.mark.parametrize("text, message", [
-    (_WORKLOAD + '[study.sweep.parameters.subcompactions]\ntype = "int"\nlow = 1\nhigh = 4\n'
-     'options_key = "DBOptions.max_subcompactions"\n', "study.sweep.parameters.subcompactions: needs a 'grid'"),
-    (_WORKLOAD + '[study]\nbudget = 3\nsweep = {}\n', "study: unknown field(s) budget"),
-    (_WORKLOAD, "study: missing"),
-    (_WORKLOAD + '[study]\nscale = -1\nsweep = {}\n', "study.scale: expected a number > 0"),
-    (_WORKLOAD + '[study]\nsweep = 3\n', "study.sweep: missing, or not a table"),
-    ('name = "X"\n[study]\nsweep = {}\n', "phases: expected a non-empty list"),
+    (_STUDY + '[sweep.parameters.subcompactions]\ntype = "int"\nlow = 1\nhigh = 4\n'
+     'options_key = "DBOptions.max_subcompactions"\n', "sweep.parameters.subcompactions: needs a 'grid'"),
+    (_STUDY + 'budget = 3\nsweep = {}\n', "bad.toml: unknown field(s) budget"),
+    ('sweep = {}\n', "bad.toml: workload: missing"),
+    (_STUDY + 'scale = -1\nsweep = {}\n', "bad.toml: scale: expected a number > 0"),
+    (_STUDY + 'sweep = 3\n', "bad.toml: sweep: missing, or not a table"),
+    ('workload = "WORKLOAD"\nsweep = {}\n', "workload.toml: phases: expected a non-empty list"),
 ])
 def test_bad_experiment_file_is_one_clear_error(tmp_path, text, message):
-    path = tmp_path / "bad.toml"
-    path.write_text(text)
-    result = _cli("experiment", str(path), "--quick", "--runs-dir", str(tmp_path / "runs"))
+    path, workload = tmp_path / "bad.toml", tmp_path / "workload.toml"
+    workload.write_text(_BAD_WORKLOAD)
+    path.write_text(text.replace("WORKLOAD", str(workload)))
+    result = _cli(str(path), "--quick", "--runs-dir", str(tmp_path / "runs"))
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not (tmp_path / "runs").exists()
 
 
-def test_a_study_is_defined_once_in_its_workload_preset():
-    """S0-S4 are the presets with a [study] table: `--workload S2` and `experiment S2` read the same
-    file, the workload ignoring the study's table; a preset without one is no experiment."""
-    assert experiment.names() == ["S0", "S1", "S2", "S3", "S4"]
-    for name in experiment.names():
-        e = experiment.load(name)
-        assert e.path == workload_file(name) and e.workload == name and e.id == load_workload(name).name
-    with pytest.raises(experiment.ExperimentError, match=r"unknown experiment 'fillrandom': not a study \(S0, S1"):
-        experiment.load("fillrandom")
+def test_a_study_is_defined_once_beside_its_runner_and_runs_its_workload_preset():
+    """S0-S4 are the study files of experiments/studies/: each runs the workload preset of its name, whose
+    baseline is the study's hand-found configuration (what `--workload S2` runs in an ordinary `tune`);
+    a workload preset is no experiment."""
+    assert runner.names() == ["S0", "S1", "S2", "S3", "S4"]
+    for name in runner.names():
+        e = runner.load(name)
+        assert e.path == DEFINITIONS / f"{name}.toml" and e.id == name and e.workload == name
+        assert [b.name for b in load_workload(e.workload).baselines] == [f"hand-found:{name}"]
+    with pytest.raises(runner.ExperimentError, match=r"unknown experiment 'fillrandom': not a study \(S0, S1"):
+        runner.load("fillrandom")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -120,7 +125,7 @@ def test_a_study_is_defined_once_in_its_workload_preset():
      "--report-only: experiments/studies/results/S0/rerun-10.4.2/result.json does not exist"),
 ])
 def test_a_rerun_is_kept_beside_the_committed_results_and_bad_uses_are_one_clear_error(args, message):
-    result = _cli("experiment", *args)
+    result = _cli(*args)
     assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1, \
         result.stderr
 
@@ -128,7 +133,7 @@ def test_a_rerun_is_kept_beside_the_committed_results_and_bad_uses_are_one_clear
 def test_a_tie_over_seeds_says_what_that_many_seeds_could_tell_and_a_clear_verdict_does_not():
     """The write-up's verdict on a tie over seeds carries the resolution the closing table gives a tie over
     rounds (tuner.stats.resolution, with the seed as the unit); a verdict whose interval clears 1 has none."""
-    from tuner.experiment._writeup import _verdict_lines
+    from experiments.studies.writeup import _verdict_lines
     from tuner.stats import across_seeds, resolution
 
     def result(vs_default: dict) -> dict:
@@ -150,7 +155,7 @@ def test_a_tie_over_seeds_says_what_that_many_seeds_could_tell_and_a_clear_verdi
 @pytest.mark.dbbench
 def test_quick_experiment_runs_the_three_steps_and_reports(tmp_path, session_store, work_dir):
     runs = tmp_path / "runs"
-    result = _cli("experiment", "S2", "--quick", "--runs-dir", str(runs), "--work-dir", str(work_dir))
+    result = _cli("S2", "--quick", "--runs-dir", str(runs), "--work-dir", str(work_dir))
     assert result.returncode == 0, result.stderr[-3000:]
     out = runs / "S2-quick" / "results"
     r = json.loads((out / "result.json").read_text())
@@ -195,7 +200,7 @@ def test_quick_experiment_runs_the_three_steps_and_reports(tmp_path, session_sto
     assert sorted(run.data.tags["configuration"] for run in h2h_runs) == sorted(h2h)
     assert all("median_ops_per_sec" in run.data.metrics for run in h2h_runs)
 
-    again = _cli("experiment", "S2", "--quick", "--runs-dir", str(runs), "--work-dir", str(work_dir))
+    again = _cli("S2", "--quick", "--runs-dir", str(runs), "--work-dir", str(work_dir))
     assert again.returncode == 0, again.stderr[-3000:]
     assert json.loads((out / "result.json").read_text())["head_to_head"] == r["head_to_head"]  # resumed, not re-run
 

@@ -1,6 +1,6 @@
 """The architecture as a test (docs/architecture.md): imports point one way, down the layers, a
-package's private modules (``_name``) are imported only inside it, and no class or function grows past
-what one can read at once. Read from the source with ast."""
+package's private modules (``_name``) are imported only inside it, the product never imports the research
+(experiments/), and no class or function grows past what one can read at once. Read from the source with ast."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("search_spaces", "objectives", "tuner")
+RESEARCH = ("experiments",)  # research imports the product (PACKAGES); the product never imports it
 # Lowest first. A module may import from a lower layer, or from its own group; never from a higher
 # layer or from another group of its own layer (observers and outputs do not know each other).
 LAYERS: list[list[tuple[str, ...]]] = [
@@ -21,7 +22,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("tuner.samplers",), ("tuner.pruners",), ("tuner.rungs",), ("tuner.executors",)],
     [("tuner.engine",)],
     [("tuner.observers",), ("tuner.outputs",)],
-    [("tuner", "tuner.api", "tuner.cli", "tuner.ui", "tuner.experiment")],
+    [("tuner", "tuner.api", "tuner.cli", "tuner.ui")],
 ]
 DATA_MODEL = ("tuner.model", "tuner.events")
 # db_bench's own modules: reached only through its backend (tuner.backends), behind the measurement
@@ -58,8 +59,8 @@ def _place(module: str) -> tuple[int, int]:
     return best[0], best[1]
 
 
-def _imports(module: str, path: Path) -> list[tuple[int, str, bool]]:
-    """(line, imported module of ours, inside an ``if TYPE_CHECKING:`` block)."""
+def _imports(module: str, path: Path, roots: tuple[str, ...] = PACKAGES) -> list[tuple[int, str, bool]]:
+    """(line, imported module of the ``roots`` packages, inside an ``if TYPE_CHECKING:`` block)."""
     tree = ast.parse(path.read_text())
     typing_only: set[int] = set()
     for node in ast.walk(tree):
@@ -77,7 +78,7 @@ def _imports(module: str, path: Path) -> list[tuple[int, str, bool]]:
                 base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
             names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
         for name in names:
-            if name.split(".")[0] in PACKAGES:
+            if name.split(".")[0] in roots:
                 out.append((node.lineno, name, id(node) in typing_only))
     return out
 
@@ -102,6 +103,15 @@ def test_imports_point_down(module):
         if their_layer > layer or (their_layer == layer and their_group != group):
             wrong.append(f"{_shown(MODULES[module])}:{line} imports {target}")
     assert not wrong, "imports that point up or sideways:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_the_product_never_imports_the_research(module):
+    """The product runs without experiments/ (issue 69): the research runners and their helpers import the
+    tuner, never the reverse, not even lazily or for typing."""
+    wrong = [f"{_shown(MODULES[module])}:{line} imports {target}"
+             for line, target, _ in _imports(module, MODULES[module], RESEARCH)]
+    assert not wrong, "imports of the research:\n" + "\n".join(wrong)
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -156,10 +166,13 @@ def test_classes_and_functions_stay_small(module):
      test_private_modules_stay_in_their_package, "bad.py:2 imports tuner.engine._budget\n"),
     ("tuner.executors._bad", "from tuner.backends import RunFailed\nfrom objectives.runner import Runner\n",
      test_the_study_knows_db_bench_only_through_its_backend, "bad.py:2 imports objectives.runner\n"),
-], ids=["upward", "private", "db_bench"])
+    ("tuner.bad", "from tuner import api\n\ndef f():\n    from experiments.studies import runner\n",
+     test_the_product_never_imports_the_research, "bad.py:4 imports experiments.studies\n"),
+], ids=["upward", "private", "db_bench", "research"])
 def test_the_rules_catch_a_violation(tmp_path, monkeypatch, module, source, check, message):
     """The checks themselves fail on a violation: the engine importing an observer; an app importing
-    the engine's private module instead of the engine; an executor importing db_bench's runner."""
+    the engine's private module instead of the engine; an executor importing db_bench's runner; an app
+    importing a research runner, lazily."""
     fake = tmp_path / "bad.py"
     fake.write_text(source)
     monkeypatch.setitem(MODULES, module, fake)

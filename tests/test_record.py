@@ -30,15 +30,15 @@ from experiments import record as generated
 from experiments.default_job import tables as default_job
 from experiments.headroom import tables as headroom
 from experiments.held_out import Rounds
+from experiments.studies import runner
+from experiments.studies.writeup import write_overview
 from objectives.workloads import load_workload
 from search_spaces import Context, load_space
 from tests.figures import LABEL, Binding, documents, figures, places
 from tests.shapes import DEPLOYED, PINNED, ShapeError, mislabelled, reads, shape
-from tuner import experiment
 from tuner.cli import build_parser, study_file_words
 from tuner.engine._budget import Growth, usage
 from tuner.engine._loop import HOPELESS
-from tuner.experiment import write_overview
 from tuner.model import DEFAULT_BASELINE
 from tuner.observers._mlflow import _answer_name
 from tuner.outputs._answer import answer_of, search_gain
@@ -1281,7 +1281,7 @@ def test_the_phase_lengths_gains_are_quoted_in_order_as_their_json_gives_them():
 
 
 # -- S0-S4: the readings, docs/results.md and the overview's notes quote the experiments' result.json --
-# (the overview's tables are generated from the same files by `rocksdb-tuner experiment all --report-only`)
+# (the overview's tables are generated from the same files by `python -m experiments.studies all --report-only`)
 RERUN = "rerun-2026-11-25"
 
 
@@ -1995,13 +1995,13 @@ REPORTS = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "experiments/s
 
 @pytest.mark.parametrize("where", REPORTS)
 def test_each_report_is_current_with_its_reading_and_labels_a_stale_scale_note(where):
-    """report.md is generated from result.json and reading.md (`rocksdb-tuner experiment ID --report-only`);
+    """report.md is generated from result.json and reading.md (`python -m experiments.studies ID --report-only`);
     a scale note stored with a run that the study's definition has since changed is labelled there."""
     result, report = _json(f"{where}/result.json"), (ROOT / where / "report.md").read_text()
     reading = ROOT / where / "reading.md"
     if reading.is_file():
         assert reading.read_text().strip() in report, f"{where}/report.md predates its reading.md: regenerate it"
-    now = experiment.load(result["id"]).scale_note
+    now = runner.load(result["id"]).scale_note
     labelled = f"MB raw. {result['scale_note']} (This note was stored with the run and is out of date"
     assert result["scale_note"] == now or (labelled in report and now in report), f"{where}/report.md: unlabelled old note"
 
@@ -2014,7 +2014,7 @@ def test_the_overview_is_what_its_generator_writes_from_the_results(tmp_path):
         (tmp_path / path.relative_to(results)).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path.relative_to(results)).write_text(path.read_text())
     assert write_overview(tmp_path).read_text() == (results / "overview.md").read_text(), \
-        "experiments/studies/results/overview.md is not current: rocksdb-tuner experiment all --report-only"
+        "experiments/studies/results/overview.md is not current: python -m experiments.studies all --report-only"
 
 
 def _sweep(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -68,12 +68,12 @@ def test_invalid_workload_names_the_field(data, message):
     assert message in str(err.value)
 
 
-def test_a_study_table_is_not_part_of_the_workload(host):
-    """S0-S4's presets also define their study (read by tuner.experiment): the workload is the same without it."""
-    spec = {"phases": [{"benchmarks": ["fillrandom"], "scored": True}], "flags": {"num": {"expr": "1000 * scale"}}}
-    with_study = Workload.from_dict({**spec, "study": {"title": "t", "sweep": {}}})
-    assert with_study == Workload.from_dict(spec)
-    assert with_study.resolve(2.0, host) == Workload.from_dict(spec).resolve(2.0, host)
+def test_a_study_table_is_no_field_of_a_workload():
+    """A source study's definition (its sweep, scale and notes) lives with its runner, experiments/studies/, not
+    in its workload: a workload file with a leftover [study] table is refused, as any unknown field is."""
+    spec = {"phases": [{"benchmarks": ["fillrandom"], "scored": True}], "study": {"title": "t", "sweep": {}}}
+    with pytest.raises(WorkloadError, match=r"unknown top-level field\(s\) study"):
+        Workload.from_dict(spec)
 
 
 def test_bad_expression_names_the_flag(host):

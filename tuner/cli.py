@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
 import re
 import shlex
@@ -30,7 +29,6 @@ from tuner.api import Study
 from tuner.backends import BACKENDS, EnvironmentFault
 from tuner.engine import STOPS, stop_exit, stop_signals
 from tuner.executors import EXECUTORS
-from tuner.experiment import RESULTS, ExperimentError
 from tuner.measure import measure_command
 from tuner.model import (
     ExecutionConfig,
@@ -48,9 +46,7 @@ from tuner.pruners import PRUNERS
 from tuner.samplers import SAMPLERS, SamplerError
 
 EXIT_USAGE = 2
-RUNS_DIR = Path("runs") / "experiments"  # experiment --runs-dir's default
-INPUT_ERRORS = (UsageError, SpaceError, WorkloadError, DbBenchError, SamplerError, ExportError, TrackingError,
-                ExperimentError)
+INPUT_ERRORS = (UsageError, SpaceError, WorkloadError, DbBenchError, SamplerError, ExportError, TrackingError)
 _SIZE_RE = re.compile(r"^\s*([\d.]+)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
 
 
@@ -193,7 +189,7 @@ def _trials(text: str) -> int:
     return int(text)
 
 
-def _count(least: int) -> Callable[[str], int]:
+def at_least(least: int) -> Callable[[str], int]:
     """An argparse type: a whole number >= ``least``."""
     def parse(text: str) -> int:
         if not text.isdigit() or int(text) < least:
@@ -251,8 +247,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _tune_parser(sub.add_parser("tune", help="run (or resume) a tuning study", usage=TUNE_USAGE,
                                 description=TUNE_DESCRIPTION))
-    _experiment_parser(sub.add_parser("experiment", help="reproduce source studies S0-S4: their sweep, the tuner, "
-                                                     "a head-to-head"))
     _other_parsers(sub)
     _measure_parser(sub.add_parser(
         "measure", help="one configuration at a fixed offered rate, open loop: latency from each request's due "
@@ -364,7 +358,7 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                         "sizes from 8.4, its block cache, format and readahead); db_bench-7.8.3, RocksDB 7.8.3's "
                         "db_bench defaults pinned on every version, for comparing versions (default library)")
     g.add_argument("--no-baselines", action="store_true", help="skip hand-found baselines (defaults still run)")
-    g.add_argument("--repeats", type=_count(1), default=1,
+    g.add_argument("--repeats", type=at_least(1), default=1,
                    help="measure each trial (and baseline) R times, one after the other; its score is the median")
     g.add_argument("--trial-timeout", type=_positive_float, default=600.0, help="seconds before a trial is killed")
     g = t.add_argument_group('the target', 'the DB the answer is for: trials keep its shape, the answer is confirmed there')
@@ -404,7 +398,7 @@ def _search_args(t: argparse.ArgumentParser) -> None:
                         "< 0.6) is skipped from then on; every reported figure is at full size")
     g.add_argument("--pruner", default="none", choices=PRUNERS,
                    help="stop hopeless trials early from their per-second throughput (default none)")
-    g.add_argument("--pruner-warmup", type=_count(0), default=4, metavar="SECONDS",
+    g.add_argument("--pruner-warmup", type=at_least(0), default=4, metavar="SECONDS",
                    help="seconds of a scored phase before a trial may be pruned (default 4)")
     g.add_argument("--warm-start", metavar="SOURCE",
                    help="a new study learns from an earlier one's trials: its --out dir, summary.json, or name "
@@ -424,14 +418,14 @@ def _search_args(t: argparse.ArgumentParser) -> None:
 def _revalidation_args(t: argparse.ArgumentParser) -> None:
     """`tune`'s options on the re-validation, where trials run and what is kept."""
     g = t.add_argument_group('re-validation', 'how the answer and its gain are confirmed after the search')
-    g.add_argument("--revalidate", type=_count(0), metavar="K",
+    g.add_argument("--revalidate", type=at_least(0), metavar="K",
                    help="after the search, choose the best of the top K trials on rounds of their own, then measure "
                         "it against the baselines in paired rounds for its gain and interval (default 3; 0: report "
                         "single runs, not re-validated)")
-    g.add_argument("--revalidate-rounds", type=_count(2), metavar="N",
+    g.add_argument("--revalidate-rounds", type=at_least(2), metavar="N",
                    help="paired rounds of the gain's estimate, at least (default 5; alone, it raises the at most "
                         "to N)")
-    g.add_argument("--revalidate-max-rounds", type=_count(2), metavar="M",
+    g.add_argument("--revalidate-max-rounds", type=at_least(2), metavar="M",
                    help="... and at most, while the interval is wider than --interval-target (default 10)")
     g.add_argument("--revalidation-time", type=_duration, metavar="TIME",
                    help="without --budget: machine time the re-validation may take, e.g. 20m; finalists, rounds and "
@@ -449,7 +443,7 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
                    help="re-validate at --scale F (the size you run), and report how the finalists' order changed")
     g = t.add_argument_group('execution', 'where trials run: this process or Ray workers, with which db_bench, '
                              'in which directory')
-    g.add_argument("--parallel", type=_count(1), default=1, metavar="N",
+    g.add_argument("--parallel", type=at_least(1), default=1, metavar="N",
                    help="run up to N trials at once on Ray (default 1: one at a time, in this process)")
     g.add_argument("--rocksdb-version", metavar="V",
                    help="measure with the db_bench of RocksDB V (e.g. 9.11 or 7.8; `rocksdb-tuner doctor` lists them)")
@@ -459,7 +453,7 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
     g.add_argument("--ray-address", metavar="ADDR",
                    help="run trials on an existing Ray cluster (auto, HOST:PORT or ray://HOST:PORT); default a "
                         "local Ray instance when --parallel > 1")
-    g.add_argument("--cpus-per-trial", type=_count(1), metavar="C",
+    g.add_argument("--cpus-per-trial", type=at_least(1), metavar="C",
                    help="cores reserved and pinned for each parallel trial (default the cluster's CPUs / N)")
     g.add_argument("--one-trial-per-node", action="store_true",
                    help="never run two trials on one node (measurement-grade: no shared disk or caches)")
@@ -477,42 +471,6 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
     g.add_argument("--experiment", help="MLflow experiment name (default the workload's name)")
     g.add_argument("--no-mlflow", action="store_true", help="do not track the study in MLflow")
     g.add_argument("--no-plots", action="store_true", help="do not draw OUT/plots/ (PNG + HTML)")
-
-
-def _experiment_parser(x: argparse.ArgumentParser) -> None:
-    x.add_argument("ids", nargs="*", metavar="ID",
-                   help="study ids (e.g. S2) or workload files with a [study] table, or 'all'; none: list them")
-    x.add_argument("--quick", action="store_true",
-                   help="tiny data, 3 sweep points, 2 seeds of 3 trials, 2 rounds, no drain: checks that it runs "
-                        "(results under runs/)")
-    x.add_argument("--rounds", type=_count(3), default=5, help="interleaved rounds of the head-to-head (default 5)")
-    x.add_argument("--seeds", type=_count(1), default=3,
-                   help="tuner searches, one per seed, each with the sweep's machine time (default 3)")
-    x.add_argument("--library", type=Path, default=Path("runs"), metavar="DIR",
-                   help="finished studies the tuner may warm-start from, never this experiment's (default runs)")
-    x.add_argument("--report-only", action="store_true",
-                   help="rewrite report.md, plots and overview.md from the saved result.json files")
-    x.add_argument("--db-bench")
-    x.add_argument("--rocksdb-version", metavar="V", help="measure with the db_bench of RocksDB V (e.g. 9.11)")
-    x.add_argument("--work-dir", type=Path,
-                   help="where trial DBs are created (default $TMPDIR/rocksdb-tuner-work-<uid>, /tmp without TMPDIR)")
-    x.add_argument("--runs-dir", type=Path, default=RUNS_DIR,
-                   help="study storage and db_bench logs (default runs/experiments)")
-    x.add_argument("--results", type=Path, help="report directory (default experiments/studies/results/ID; "
-                   "runs/experiments/ID-quick/results with --quick)")
-    x.add_argument("--rerun", metavar="LABEL", type=_label,
-                   help="a re-run kept beside the committed results (e.g. on another build: --rocksdb-version 10.4 "
-                        "--rerun 10.4.2): reports in experiments/studies/results/ID/rerun-LABEL, studies in "
-                        "runs/experiments/rerun-LABEL unless --runs-dir")
-    x.add_argument("--mlflow-uri", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else sqlite:///mlruns/mlflow.db)")
-    x.add_argument("--no-mlflow", action="store_true", help="do not track in MLflow")
-
-
-def _label(text: str) -> str:
-    """A re-run's label: letters, digits, '.', '-' and '_' (it names a directory)."""
-    if not text or not all(c.isalnum() or c in ".-_" for c in text) or text.startswith("."):
-        raise argparse.ArgumentTypeError(f"a label of letters, digits, '.', '-' and '_', e.g. 10.4.2; got {text!r}")
-    return text
 
 
 def _other_parsers(sub: argparse._SubParsersAction) -> None:
@@ -559,13 +517,13 @@ def _measure_parser(m: argparse.ArgumentParser) -> None:
                    help="the run's memory limit, page cache included (a memory cgroup); default none")
     m.add_argument("--duration", type=_duration, default=60.0, metavar="TIME",
                    help="the run's length (default 60s: long enough for compaction to keep up or fall behind)")
-    m.add_argument("--threads", type=_count(1), default=1, help="writer threads sharing --rate (default 1)")
-    m.add_argument("--read-threads", type=_count(1), default=1, help="reader threads sharing --read-rate")
+    m.add_argument("--threads", type=at_least(1), default=1, help="writer threads sharing --rate (default 1)")
+    m.add_argument("--read-threads", type=at_least(1), default=1, help="reader threads sharing --read-rate")
     m.add_argument("--arrivals", choices=ARRIVALS, default="constant",
                    help="constant gaps between requests, or Poisson arrivals (default constant)")
-    m.add_argument("--seed", type=_count(0), default=1)
-    m.add_argument("--key-size", type=_count(8), default=KEY_SIZE, help=f"bytes per key (default {KEY_SIZE})")
-    m.add_argument("--value-size", type=_count(1), default=VALUE_SIZE, help=f"bytes per value (default {VALUE_SIZE})")
+    m.add_argument("--seed", type=at_least(0), default=1)
+    m.add_argument("--key-size", type=at_least(8), default=KEY_SIZE, help=f"bytes per key (default {KEY_SIZE})")
+    m.add_argument("--value-size", type=at_least(1), default=VALUE_SIZE, help=f"bytes per value (default {VALUE_SIZE})")
     m.add_argument("--rocksdb-version", metavar="V", help="the driver of this RocksDB version (default the newest)")
     m.add_argument("--work-dir", type=Path, help="where the DB is made (default as tune's)")
     m.add_argument("--slo", metavar="BOUND",
@@ -694,75 +652,6 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
                 if value is not None))
 
 
-def _report_dir(study: str, rerun: str | None) -> Path:
-    """Where an experiment's reports go: its committed results, or a re-run's folder beside them."""
-    return RESULTS / study / f"rerun-{rerun}" if rerun else RESULTS / study
-
-
-def _resume_experiment(study: str, args: argparse.Namespace) -> str:
-    """The command that resumes an experiment: its id and the flags that choose its build and folders."""
-    flags = [("--quick", args.quick), ("--db-bench", args.db_bench), ("--rocksdb-version", args.rocksdb_version),
-             ("--rerun", args.rerun),
-             ("--runs-dir", args.runs_dir not in (RUNS_DIR, RUNS_DIR / f"rerun-{args.rerun}") and args.runs_dir),
-             ("--results", args.results)]
-    return " ".join(["rocksdb-tuner experiment", study, *(flag if value is True else f"{flag} {value}"
-                                                          for flag, value in flags if value)])
-
-
-def cmd_experiment(args: argparse.Namespace) -> int:
-    from tuner import experiment
-    from tuner.experiment import write_overview, write_report
-
-    if not args.ids:
-        for name in experiment.names():
-            e = experiment.load(name)
-            print(f"{e.id:<4} {e.title} ({e.path})")
-        return 0
-    ids = experiment.names() if args.ids == ["all"] else args.ids
-    if args.results and len(ids) > 1:
-        raise experiment.ExperimentError("--results: names one report directory; give one experiment id")
-    if args.rerun and (args.results or args.quick):
-        raise experiment.ExperimentError(f"--rerun: not with {'--results' if args.results else '--quick'} (it names "
-                                         "the report directory)")
-    if args.rerun and args.runs_dir == RUNS_DIR:
-        args.runs_dir = RUNS_DIR / f"rerun-{args.rerun}"
-    if args.report_only:
-        for name in ids:
-            e = experiment.load(name)
-            dest = args.results or _report_dir(e.id, args.rerun)
-            saved = dest / "result.json"
-            if not saved.is_file():
-                raise experiment.ExperimentError(f"--report-only: {saved} does not exist; run the experiment first")
-            write_report(json.loads(saved.read_text()), dest, scale_note=e.scale_note)
-            print(f"wrote {dest / 'report.md'}")
-        print(f"wrote {write_overview(experiment.RESULTS)}")
-        return 0
-    loaded = [experiment.load(name) for name in ids]  # every file is checked before anything runs
-    progress = ConsoleProgress()
-    for e in loaded:
-        run = experiment.ExperimentRun(e, progress, quick=args.quick, rounds=args.rounds, seeds=args.seeds,
-                                       library=args.library, db_bench=args.db_bench,
-                                       rocksdb_version=args.rocksdb_version,
-                                       work_dir=args.work_dir, runs_dir=args.runs_dir,
-                                       results_dir=args.results or (_report_dir(e.id, args.rerun) if args.rerun else None),
-                                       mlflow=not args.no_mlflow, mlflow_uri=args.mlflow_uri)
-        try:
-            run.run()
-        except KeyboardInterrupt:
-            print(f"\ninterrupted: finished runs are saved; `{_resume_experiment(e.id, args)}` resumes.",
-                  file=sys.stderr)
-            return 130
-        except EnvironmentFault as exc:
-            print(_stopped(exc, f"Finished runs are saved; fix it, then `{_resume_experiment(e.id, args)}` resumes."),
-                  file=sys.stderr)
-            return os.EX_TEMPFAIL
-        assert run.results_dir is not None  # set by ExperimentRun
-        print(f"{e.id}: wrote {run.results_dir / 'report.md'}")
-    if not args.quick and not args.results:
-        print(f"wrote {write_overview(experiment.RESULTS)}")
-    return 0
-
-
 def cmd_doctor(args: argparse.Namespace) -> int:
     host = Context.of_host()
     where = args.work_dir or workdir.default_work_dir()
@@ -874,7 +763,7 @@ def cmd_spaces(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"tune": cmd_tune, "experiment": cmd_experiment, "doctor": cmd_doctor, "workloads": cmd_workloads,
+    handlers = {"tune": cmd_tune, "doctor": cmd_doctor, "workloads": cmd_workloads,
                 "spaces": cmd_spaces, "export": cmd_export, "verify": cmd_verify, "ui": cmd_ui,
                 "measure": cmd_measure}
     try:

@@ -21,13 +21,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from experiments._host import machine_info
 from experiments._script import entry
 from objectives.dbbench import probe
 from objectives.measurement import measure
 from objectives.runner import Runner
 from objectives.workloads import load_workload
 from search_spaces import Context, MiB
-from tuner.experiment import machine_info
 
 RESULTS = Path(__file__).with_name("results") / "deferred_work.json"
 KEYS = ("ops_per_sec", "burst_ops_per_sec", "drain_seconds", "write_amp", "write_amp_logical", "l0_files",

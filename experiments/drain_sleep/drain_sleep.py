@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from experiments._host import machine_info
 from experiments._script import entry
 from experiments.scale_transfer.scale_transfer import workload_at
 from objectives.dbbench import probe, probe_path
@@ -31,7 +32,6 @@ from objectives.measurement import measure
 from objectives.runner import Runner, remove_owned
 from objectives.workloads import load_workload
 from search_spaces import Context
-from tuner.experiment import machine_info
 from tuner.summary import Summary
 
 RESULTS = Path(__file__).with_name("results")

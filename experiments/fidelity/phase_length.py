@@ -30,6 +30,7 @@ from typing import Any
 
 from scipy import stats
 
+from experiments._host import machine_info
 from experiments._script import entry
 from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, defaults_of
@@ -39,7 +40,6 @@ from search_spaces import Context, load_space
 from tuner.cli import parse_size
 from tuner.engine import memory_plan, target_workload
 from tuner.executors import Slot
-from tuner.experiment import machine_info
 from tuner.model import TuneConfig
 
 RESULTS = Path(__file__).with_name("results")

@@ -29,6 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from experiments._host import machine_info
 from experiments._script import entry
 from experiments.held_out import at_target, measured_rounds, project_commit, shape, shown_ratio
 from objectives.dbbench import DbBenchError, probe
@@ -38,7 +39,6 @@ from objectives.workloads import WorkloadError
 from search_spaces import Context, load_space
 from search_spaces.parameters import flag_text
 from tuner.cli import parse_size
-from tuner.experiment import machine_info
 from tuner.model import TuneConfig, UsageError
 
 RESULTS = Path(__file__).with_name("results")

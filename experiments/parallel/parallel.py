@@ -24,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+from experiments._host import machine_info
 from experiments._script import entry, run_child
 from objectives.dbbench import probe
 from objectives.metrics import metrics_of
@@ -31,7 +32,6 @@ from objectives.runner import Runner
 from objectives.workdir import default_work_dir
 from objectives.workloads import load_workload
 from search_spaces import Context
-from tuner.experiment import machine_info
 from tuner.stats import spread
 from tuner.summary import Summary
 

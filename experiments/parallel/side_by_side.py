@@ -27,6 +27,7 @@ from typing import Any
 
 from scipy.stats import gmean
 
+from experiments._host import machine_info
 from experiments._script import entry
 from experiments.held_out import HELD_OUT_SEED, project_commit, shape, shown_ratio
 from objectives.defaults import LIBRARY
@@ -36,7 +37,6 @@ from search_spaces import Context, load_space
 from tuner.backends import BACKENDS, Backend, RunFailed, Setup
 from tuner.cli import parse_size
 from tuner.engine import target_workload
-from tuner.experiment import machine_info
 from tuner.model import TuneConfig
 from tuner.stats import paired_ratio
 

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from experiments._host import machine_info
 from experiments._script import entry
 from objectives.dbbench import DbBench, probe
 from objectives.measurement import measure
@@ -36,7 +37,6 @@ from objectives.workloads import Workload, load_workload
 from search_spaces import Context, MiB, load_space
 from tuner.backends import Found
 from tuner.engine import starts
-from tuner.experiment import machine_info
 
 DATA = Path(__file__).with_name("results")
 WORKLOADS = {"write": ("fillrandom", None), "read": ("reads-beyond-memory", 48 * MiB)}

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from experiments._host import machine_info
 from experiments._script import entry, run_child
 from search_spaces import Context
-from tuner.experiment import machine_info
 from tuner.summary import Summary
 
 RESULTS = Path(__file__).with_name("results")

@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from experiments._host import machine_info
 from experiments._script import entry
 from experiments.held_out import Metrics, at_target, interleaved, shape, study_config, trial_size
 from objectives.dbbench import probe
@@ -48,7 +49,6 @@ from objectives.measurement import measure
 from objectives.runner import Runner, remove_owned
 from objectives.workloads import Workload
 from search_spaces import Context, load_space
-from tuner.experiment import machine_info
 from tuner.summary import DbBenchInfo, Summary
 
 RESULTS = Path(__file__).with_name("results")

@@ -37,6 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from experiments._host import machine_info
 from experiments._script import entry
 from experiments.held_out import project_commit
 from objectives import workdir
@@ -44,7 +45,6 @@ from objectives.open_loop import Loaded, Rate, capacity, find, parse_slo
 from objectives.scores import Bound
 from search_spaces import Context
 from tuner.cli import parse_size
-from tuner.experiment import machine_info
 from tuner.stats import paired_ratio
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from experiments._host import machine_info
 from experiments._script import entry
 from search_spaces import Context
-from tuner.experiment import machine_info
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).with_name("results")

@@ -17,7 +17,7 @@ from tuner.summary import Ratio
 
 RESULTS = Path(__file__).with_name("results")
 STUDIES = ("S0", "S1", "S2", "S3", "S4")
-CODE = ("tuner/experiment",)  # `rocksdb-tuner experiment`: the sweep, the tuner's seeds and the head-to-head
+CODE = ("experiments/studies/runner.py",)  # the sweep, the tuner's seeds and the head-to-head
 
 
 def _ratio(compared: dict[str, Any]) -> str:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from experiments._host import machine_info
 from experiments._script import entry
 from experiments.held_out import (
     HELD_OUT_SEED,
@@ -59,7 +60,6 @@ from objectives.workloads import Workload
 from search_spaces import Context, load_space
 from tuner.backends import BACKENDS, Backend, Found, RunFailed, Setup
 from tuner.cli import parse_size
-from tuner.experiment import machine_info
 from tuner.model import TuneConfig, UsageError
 from tuner.stats import Ratio
 from tuner.summary import Summary

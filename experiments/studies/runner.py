@@ -1,9 +1,10 @@
-"""Experiments: one source study (S0-S4) reproduced on this machine, side by side with the tuner.
+"""One source study (S0-S4) reproduced on this machine, side by side with the tuner.
 
-A study is defined once, in its workload preset (``objectives/presets/<id>.toml``): the workload
-(flags, phases, the hand-found configuration as a baseline) and a ``[study]`` table with the scale
-its runs use, the options the study swept by hand (a search space whose parameters carry ``grid``
-values), and what the study found. Running it takes three steps, all on this machine in one session:
+A study is defined once, in its file beside this module (``experiments/studies/<id>.toml``): the
+workload it runs (a preset, ``objectives/presets/<id>.toml`` for S0-S4: the flags, phases and the
+hand-found configuration as a baseline), the scale its runs use, the options the study swept by hand (a
+search space whose parameters carry ``grid`` values), and what the study found. Running it takes three
+steps, all on this machine in one session:
 
 1. **sweep**: the study's own grid, one run per point (sampler ``grid``): its "hand" optimum here,
    and the machine time a hand sweep costs;
@@ -19,31 +20,34 @@ values), and what the study found. Running it takes three steps, all on this mac
    from the spread of the seeds' ratios (tuner.stats.across_seeds): one search cannot carry one.
 
 Steps 1 and 2 are ordinary studies in ``runs/experiments/<id>/studies.db``; every step resumes after
-an interruption. The result (``result.json``) and the report (:mod:`tuner.experiment._writeup`) go to
+an interruption. The result (``result.json``) and the report (:mod:`experiments.studies.writeup`) go to
 ``experiments/studies/results/<id>/``.
 """
 
 from __future__ import annotations
 
-import platform
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from experiments._host import machine_info
+from experiments.studies.writeup import write_report
 from objectives.configurations import benchmark_sh
-from objectives.workloads import STUDY, load_workload, preset_names, workload_file
-from search_spaces import Context, SearchSpace, SpaceError, files
+from objectives.workloads import load_workload
+from search_spaces import SearchSpace, SpaceError, files
 from tuner.api import Study
 from tuner.events import Observer
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneConfig
 from tuner.stats import Rounds, across_seeds, paired_ratio, sample_rows
 from tuner.trials import TrialRecord
 
+DEFINITIONS = Path(__file__).parent  # <id>.toml: one study each
+RUNS_DIR = Path("runs") / "experiments"  # the studies' storage and db_bench logs
 RESULTS = Path("experiments") / "studies" / "results"  # reports go under the current directory (the repository's root)
 SEEDS = 3
 HEAD_TO_HEAD = "head_to_head"
-_FIELDS = {"title", "scale", "scale_note", "finding", "sweep_note", "seed", "sweep"}  # of a [study] table
+_FIELDS = {"workload", "title", "scale", "scale_note", "finding", "sweep_note", "seed", "sweep"}  # of a study file
 # --quick: the whole pipeline on a tiny data set, to check that an experiment runs (not to measure).
 # Its tuner runs a fixed 3 trials per seed: at that size a budget in seconds would be a lottery.
 QUICK = {"scale": 0.02, "sweep_runs": 3, "tuner_trials": 3, "rounds": 2, "seeds": 2}
@@ -55,68 +59,64 @@ class ExperimentError(ValueError):
 
 @dataclass(frozen=True)
 class Experiment:
-    """A source study as declared in its workload's file (its ``[study]`` table)."""
+    """A source study as its file declares it."""
 
-    id: str  # the workload's name
+    id: str  # the file's name
     title: str
-    workload: str  # what --workload takes: the preset's name, or the file's path
+    workload: str  # what --workload takes: a preset's name, or a workload file's path
     scale: float
     sweep: SearchSpace
     seed: int
     scale_note: str = ""
     finding: str = ""
     sweep_note: str = ""
-    path: Path = field(default=Path())  # the workload file that defines it
+    path: Path = field(default=Path())  # the study file that defines it
 
 
 def names() -> list[str]:
-    """The workload presets that define a source study (a ``[study]`` table): S0-S4."""
-    return [n for n in preset_names() if STUDY in _read(workload_file(n))]
-
-
-def _read(path: Path) -> dict[str, Any]:
-    data = files.load_data_file(path, "experiment", ExperimentError)
-    if not isinstance(data, dict):
-        raise ExperimentError(f"experiment file {path}: expected a table")
-    return data
+    """The studies defined beside this module (``<id>.toml``): S0-S4."""
+    return files.preset_names(DEFINITIONS)
 
 
 def load(name_or_path: str | Path) -> Experiment:
-    """A study by id (see :func:`names`), or a workload file with a ``[study]`` table."""
+    """A study by id (see :func:`names`), or a study file of one's own."""
     known = names()
     if str(name_or_path) not in known and not Path(name_or_path).exists():
         raise ExperimentError(f"unknown experiment {str(name_or_path)!r}: not a study ({', '.join(known)}) nor a file")
-    path = workload_file(name_or_path)
-    where = f"experiment file {path}"
-    study = _read(path).get(STUDY)
+    path = files.preset_or_file(name_or_path, DEFINITIONS, "study", ExperimentError)
+    where = f"study file {path}"
+    study = files.load_data_file(path, "study", ExperimentError)
     if not isinstance(study, dict):
-        raise ExperimentError(f"{where}: {STUDY}: missing, or not a table (the study's sweep, scale and notes)")
+        raise ExperimentError(f"{where}: expected a table")
     unknown = sorted(set(study) - _FIELDS)
     if unknown:
-        raise ExperimentError(f"{where}: {STUDY}: unknown field(s) {', '.join(unknown)}")
+        raise ExperimentError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    if not isinstance(study.get("workload"), str) or not study["workload"]:
+        raise ExperimentError(f"{where}: workload: missing, or not a workload preset's name or a file's path")
     if not isinstance(study.get("sweep"), dict):
-        raise ExperimentError(f"{where}: {STUDY}.sweep: missing, or not a table (a search space with grids)")
+        raise ExperimentError(f"{where}: sweep: missing, or not a table (a search space with grids)")
     scale, seed = study.get("scale", 1), study.get("seed", 1)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
-        raise ExperimentError(f"{where}: {STUDY}.scale: expected a number > 0, got {scale!r}")
+        raise ExperimentError(f"{where}: scale: expected a number > 0, got {scale!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ExperimentError(f"{where}: {STUDY}.seed: expected a whole number, got {seed!r}")
+        raise ExperimentError(f"{where}: seed: expected a whole number, got {seed!r}")
+    if not path.stem.replace("-", "").isalnum():
+        raise ExperimentError(f"{where}: the file's name is the study's id, expected letters, digits and '-', "
+                              f"got {path.stem!r}")
     try:
-        workload = load_workload(path)
-        sweep = SearchSpace.from_dict({"name": f"{workload.name}-sweep", **study["sweep"]})
+        load_workload(study["workload"])
+        sweep = SearchSpace.from_dict({"name": f"{path.stem}-sweep", **study["sweep"]})
     except SpaceError as exc:
-        raise ExperimentError(f"{where}: {STUDY}.sweep: {exc}") from None
+        raise ExperimentError(f"{where}: sweep: {exc}") from None
     except ValueError as exc:
         raise ExperimentError(str(exc)) from None  # the workload's error names its file
-    if not workload.name.replace("-", "").isalnum():
-        raise ExperimentError(f"{where}: name: the study's id, expected letters, digits and '-', got {workload.name!r}")
     for p in sweep.parameters:
         if p.grid_values is None and getattr(p, "low", None) != getattr(p, "high", None):
-            raise ExperimentError(f"{where}: {STUDY}.sweep.parameters.{p.name}: needs a 'grid' (the values the "
+            raise ExperimentError(f"{where}: sweep.parameters.{p.name}: needs a 'grid' (the values the "
                                   "study tried), or low = high for a value held fixed")
     text = {k: str(study.get(k, "")) for k in ("title", "scale_note", "finding", "sweep_note")}
-    return Experiment(id=workload.name, workload=str(name_or_path) if str(name_or_path) in known else str(path),
-                      scale=float(scale), sweep=sweep, seed=seed, path=path, **text)
+    return Experiment(id=path.stem, workload=study["workload"], scale=float(scale), sweep=sweep, seed=seed, path=path,
+                      **text)
 
 
 @dataclass
@@ -132,7 +132,7 @@ class ExperimentRun:
     db_bench: str | None = None
     rocksdb_version: str | None = None
     work_dir: Path | None = None
-    runs_dir: Path = Path("runs") / "experiments"
+    runs_dir: Path = RUNS_DIR
     results_dir: Path | None = None
     mlflow: bool = True
     mlflow_uri: str | None = None
@@ -193,8 +193,6 @@ class ExperimentRun:
         finally:
             final.close()
         result = self._result(final.snapshot(), sweep.snapshot(), tuners, entries, saved, budget, started)
-        from tuner.experiment._writeup import write_report
-
         assert self.results_dir is not None
         written = write_report(result, self.results_dir)
         self._track(result, written)
@@ -306,27 +304,3 @@ def _study_part(study: StudySnapshot) -> dict[str, Any]:
             "best_params": best.params if best else None,
             "default_ops_per_sec": default.metrics.get("ops_per_sec") if default else None,
             "machine_seconds": study.machine_seconds().to_dict()}
-
-
-def machine_info(ctx: Context, work_dir: Path) -> dict[str, Any]:
-    """CPU model, cores, RAM, kernel and the trial disk's filesystem, for the record."""
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    fs = ""
-    try:
-        best = ""
-        for line in Path("/proc/mounts").read_text().splitlines():
-            _dev, mount, kind, *_ = line.split()
-            if str(work_dir.resolve()).startswith(mount) and len(mount) > len(best):
-                best, fs = mount, kind
-    except OSError:
-        pass
-    budget = {"memory_budget_bytes": ctx.budget} if ctx.budget else {}  # a study's; a bare host has none
-    return {"cpu": model, "cores": ctx.cores, "ram_bytes": ctx.ram, **budget,
-            "kernel": platform.release(), "python": platform.python_version(), "work_dir_fs": fs}
