@@ -97,6 +97,14 @@ def stamp(record: Path, commit: str | None, date: str, code: tuple[str, ...], br
     return f"{made}; the code that measured it has changed since, in {', '.join(differ)}."
 
 
+def commit_before(started: str) -> str | None:
+    """The commit a record that names none was measured at: the last on this checkout's first-parent line
+    before ``started`` (when its first run began, "YYYY-MM-DD HH:MM:SS UTC"); None when there is none."""
+    found = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--first-parent", "--format=%h", f"--before={started}"],
+                           capture_output=True, text=True).stdout.strip()
+    return found or None
+
+
 def in_brief(paths: list[str]) -> str:
     """``objectives/, tuner/``: the top-level folders of ``paths`` (relative to the checkout; a file at
     the top by its name), in order: what changes only when a folder is first touched, not with every

@@ -628,3 +628,26 @@ def test_a_best_that_is_the_defaults_start_is_measured_once(tmp_path):
 
     capacities(study.parts, study.store, study.bus, study.snapshot, capacity_of)
     assert measured == [{}] and [c.name for c in study.store.kept["capacity"].configurations] == ["rocksdb-default"]
+
+
+@pytest.mark.release_build
+def test_the_plain_script_at_a_rate_searches_db_benchs_own_p99_9_within_its_time(tmp_path):
+    """experiments/versus_plain_optuna/at_a_rate: the script a user would write, TPE over the service space
+    scored by db_bench's P99.9 under --benchmark_write_rate_limit, stops once its time is spent; its best is
+    its lowest P99.9, and its OPTIONS file sets the values it chose (a limiter only when it chose one)."""
+    from experiments.versus_plain_optuna.at_a_rate import plain_options, plain_search, service_space
+    from objectives.dbbench import probe
+    from tuner.backends._rate import driver_beside
+
+    db_bench = probe(None)
+    space = service_space(2000, 8 * 2**20, 256 * 2**20, 2)
+    plain = plain_search(db_bench, space, 2000, 8 * 2**20, 2.0, 12.0, 1, tmp_path)
+    trials = plain["trials"]
+    assert trials and plain["machine_seconds"] >= 12.0 and all(t["p99.9_us"] > 0 for t in trials)
+    best = min(trials, key=lambda t: t["p99.9_us"])
+    assert (plain["best"]["trial"], plain["best"]["p99.9_us"]) == (best["trial"], best["p99.9_us"])
+    text = plain_options(driver_beside(db_bench.path), space, best["params"])
+    assert f"max_background_jobs={best['params']['max_background_jobs']}" in text
+    limiter = best["params"]["rate_limiter_bytes_per_sec"]
+    assert (f"rate_limiter_bytes_per_sec={limiter}" in text) is (limiter != 0)
+    assert not list(tmp_path.glob("plain-db-*"))  # each trial's copy removed

@@ -5,18 +5,17 @@ rounds and held out in more, and what the same job answered when run again on 20
 A job's summary.json names no commit: the one it ran from is taken as the last commit on this checkout's
 first-parent line before its first trial started (799c44e and 1c08402 for the two jobs, as docs/results.md
 and experiments/default_job/README.md name them). What measured it is the tuner itself (:data:`CODE`), so its
-stamp counts the files changed since rather than naming each."""
+stamp names the top-level folders changed since rather than each file."""
 
 from __future__ import annotations
 
-import subprocess
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from experiments.headroom import tables as headroom
-from experiments.record import ROOT, stamp
+from experiments.record import commit_before, stamp
 from objectives.defaults import LIBRARY
 from tuner.model import DEFAULT_BASELINE
 from tuner.stats import improvement
@@ -51,11 +50,7 @@ def commit_of(summary: Summary) -> str | None:
     """The commit a job ran from: the last on this checkout's first-parent line before its first trial started
     (its summary names none); None without a start or such a commit."""
     started = summary.when.first_trial_started if summary.when else None
-    if not started:
-        return None
-    found = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--first-parent", "--format=%h", f"--before={started}"],
-                           capture_output=True, text=True).stdout.strip()
-    return found or None
+    return commit_before(started) if started else None
 
 
 def gain(summary: Summary) -> Ratio:

@@ -9,7 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from experiments.record import stamp
+import optuna
+
+from experiments.record import commit_before, stamp
+from tuner.backends import BACKENDS
+from tuner.model import TuneConfig
+from tuner.ranking import over_cost
+from tuner.summary import Summary
+from tuner.trials import TrialRecord
 
 RESULTS = Path(__file__).with_name("results")
 # What measures a run at a rate: the driver, its Python side and `rocksdb-tuner measure`.
@@ -228,6 +235,57 @@ def limiter() -> str:
     return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
+# What a study at a rate runs: the engine, its rate backend, the service space, the driver.
+STUDY_CODE = ("tuner", "search_spaces", *MEASURE_CODE)
+LIMITER_STUDY = "tune-limiter-40k-11.8.1-2026-12-04"
+
+
+def _limiter_words(value: int, write_bytes: float) -> str:
+    return "none" if not value else f"{value / write_bytes:g} x write_bytes ({value / 2**20:.0f} MiB/s)"
+
+
+def limiter_study() -> str:
+    """The first study with the rate limiter in its space: its search's trials by limiter (how many ran, their
+    best P99.99, how many the cost guard left as finalists), then its answer and the defaults in the
+    re-validation's paired rounds of the full duration."""
+    path = RESULTS / LIMITER_STUDY / "summary.json"
+    summary = Summary.load(path)
+    storage = f"sqlite:///{path.with_name('study.db')}"
+    trials = [t for t in optuna.load_study(study_name=summary.study, storage=storage).trials
+              if TrialRecord.of(t).outcome == "complete"]
+    default = summary.baseline("rocksdb-default")
+    assert default is not None and summary.revalidation is not None and summary.when is not None
+    rate = default.metrics["offered_ops_per_sec"]  # writes only: the study offered no reads
+    write_bytes = BACKENDS["rate"].context_names(TuneConfig(rate=rate))["write_bytes"]
+    metric = summary.revalidation.metric or "p99.99_us"
+    by: dict[int, list[dict[str, Any]]] = {}  # each limiter's trials' metrics
+    for t in trials:
+        by.setdefault(int(t.params["rate_limiter_bytes_per_sec"]), []).append(TrialRecord.of(t).metrics or {})
+    rows = ["| rate limiter | trials | best P99.99 in the search | within the cost guard |", "|---|---|---|---|"]
+    for value in sorted(by):
+        runs = by[value]
+        best = min(m[metric] for m in runs)
+        kept = sum(not over_cost(m, default.metrics) for m in runs)
+        rows.append(f"| {_limiter_words(value, write_bytes)} | {len(runs)} | {_ms(best)} | {kept} |")
+    reval = summary.revalidation
+    answer = next(c for c in reval.configurations if c.name == reval.best)
+    reference = next(c for c in reval.configurations if c.name == reval.reference)
+    limit = int(answer.flags.get("rate_limiter_bytes_per_sec", 0))
+    table = [f"| configuration | rate limiter | {metric.removesuffix('_us').upper()} by round | write amp |",
+             "|---|---|---|---|"]
+    for c, label, value in ((reference, "the defaults", 0), (answer, reval.best, limit)):
+        table.append(f"| {label} | {_limiter_words(value, write_bytes)} | "
+                     f"{', '.join(_ms(v) for v in c.samples(metric))} | {c.median('write_amp') or 0:.2f} |")
+    r = reval.best_vs_reference
+    assert r is not None and r.ratio is not None
+    interval = f" (95 % CI {r.ci95[0]:.2f}-{r.ci95[1]:.2f}, {r.verdict})" if r.ci95 else ""
+    gain = f"The answer's {metric} over the defaults', as the study reports it (above 1: a lower tail): {r.ratio:.2f}x{interval}."
+    return "\n".join([*rows, "", *table, "", gain, "",
+                      stamp(path, commit_before(summary.when.first_trial_started or ""), summary.when.first_trial_started
+                            or "", STUDY_CODE, brief=True)])
+
+
 TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``) -> its generator
     "threads_or_memory": threads_or_memory, "windows": windows, "aged": aged, "memory": memory,
-    "reads_at_load": reads_at_load, "pauses": pauses, "nice": nice, "smoothing": smoothing, "limiter": limiter}
+    "reads_at_load": reads_at_load, "pauses": pauses, "nice": nice, "smoothing": smoothing, "limiter": limiter,
+    "limiter_study": limiter_study}

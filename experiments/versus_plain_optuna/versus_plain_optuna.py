@@ -52,13 +52,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import optuna
 
+from experiments._host import machine_info
 from experiments._script import entry, run_child
 from experiments.held_out import answer_of, at_target, measured_rounds, project_commit, shown_ratio
 from objectives.dbbench import probe
@@ -71,7 +72,6 @@ from search_spaces.parameters import flag_text
 from tuner.cli import parse_size
 from tuner.engine import memory_plan
 from tuner.executors import Slot
-from tuner.experiment import machine_info
 from tuner.model import TuneConfig
 from tuner.stats import Ratio
 from tuner.summary import Summary
@@ -109,15 +109,25 @@ def plain_search(db_bench: str, space: SearchSpace, base: dict[str, str], keys: 
             spent += time.monotonic() - started
             shutil.rmtree(db, ignore_errors=True)
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=seed))
-    while spent < budget:
-        study.optimize(objective, n_trials=1, catch=(subprocess.SubprocessError,))  # failed, timed out, no result
+    study = tpe_until(objective, "maximize", seed, lambda: spent < budget)
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     return {"trials": len(study.trials), "failed": len(study.trials) - len(done), "db_bench_seconds": round(spent, 1),
             "best": {"trial": study.best_trial.number, "params": study.best_params,
                      "flags": space.flags(study.best_params),
                      ("keys_per_second" if then is None else "ops_per_second"): study.best_value}}
+
+
+def tpe_until(objective: Callable[[optuna.Trial], float], direction: Literal["minimize", "maximize"], seed: int,
+              going: Callable[[], bool], each: Callable[[optuna.Study], None] = lambda _: None) -> optuna.Study:
+    """The loop of a user's Optuna script: TPE with Optuna's defaults, one trial at a time while ``going()``
+    (its time is not spent), a trial that failed, timed out or printed no result passed over; ``each``
+    after every trial."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction=direction, sampler=optuna.samplers.TPESampler(seed=seed))
+    while going():
+        study.optimize(objective, n_trials=1, catch=(subprocess.SubprocessError,))
+        each(study)
+    return study
 
 
 def tuner_search(workload: str, size: list[str], budget: float, seed: int, out: Path,
