@@ -435,6 +435,7 @@ def test_tune_at_a_rate_minimizes_the_tail_of_runs_on_copies_of_one_load(tmp_pat
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     summary = Summary.load(out / "summary.json")
+    assert summary.offered is not None and (summary.offered.writes, summary.offered.background) == (2000, "low")
     assert "open_loop load of 64 MiB" in r.stdout + r.stderr
     assert "minimize p99.9_us" in r.stderr + r.stdout
     best = summary.best

@@ -465,6 +465,16 @@ class PreloadedDb(Record):
 
 
 @dataclass(frozen=True)
+class Offered(Record):
+    """What a study at a rate offered every run (tune --rate, --read-rate, --arrivals, --background-priority)."""
+
+    writes: float = 0.0  # per second
+    reads: float = 0.0
+    arrivals: str = "constant"
+    background: str = "normal"  # or "low": flush and compaction at nice 19
+
+
+@dataclass(frozen=True)
 class Preload(Record):
     """The preloaded DBs the runs start from: the trials' and (at another size) the target's."""
 
@@ -584,6 +594,7 @@ class Summary(Record):
     target: TargetInfo | None = None
     preload: Preload | None = None
     answer: StudyAnswer | None = None
+    offered: Offered | None = None  # tune --rate: the load every run was offered
     capacity: CapacityReport | None = None  # tune --slo: the capacity of the best and rocksdb-default
     costly: CostlyBest | None = None  # the search's best when the cost guard kept it from the finalists
     breaks: dict[str, list[str]] = field(default_factory=dict)  # references that break the user's constraints

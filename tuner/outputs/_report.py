@@ -395,6 +395,8 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "target": snapshot.target,
         "preload": snapshot.preload,
         "answer": None,  # from the rest, below
+        "offered": {"writes": measurement.rate, "reads": measurement.read_rate, "arrivals": measurement.arrivals,
+                    "background": measurement.background_priority} if measurement.rate else None,
         "capacity": snapshot.capacity,
         "costly": _costly(snapshot, baselines),
         "breaks": {name: list(broken) for name, broken in snapshot.breaks.items()},
