@@ -279,7 +279,8 @@ def limiter_study() -> str:
     r = reval.best_vs_reference
     assert r is not None and r.ratio is not None
     interval = f" (95 % CI {r.ci95[0]:.2f}-{r.ci95[1]:.2f}, {r.verdict})" if r.ci95 else ""
-    gain = f"The answer's {metric} over the defaults', as the study reports it (above 1: a lower tail): {r.ratio:.2f}x{interval}."
+    gain = (f"The finalist's {metric} over the defaults', as the study reports it (above 1: a lower tail): "
+            f"{r.ratio:.2f}x{interval}.")
     return "\n".join([*rows, "", *table, "", gain, "",
                       stamp(path, commit_before(summary.when.first_trial_started or ""), summary.when.first_trial_started
                             or "", STUDY_CODE, brief=True)])
