@@ -641,7 +641,7 @@ def test_the_plain_script_at_a_rate_searches_db_benchs_own_p99_9_within_its_time
     from tuner.backends._rate import driver_beside
 
     db_bench = probe(None)
-    space = service_space(2000, 8 * 2**20, 256 * 2**20, 2)
+    space = service_space(2000, 8 * 2**20, 256 * 2**20, BACKENDS["rate"].find(TuneConfig(backend="rate", rate=2000)))
     plain = plain_search(db_bench, space, 2000, 8 * 2**20, 2.0, 12.0, 1, tmp_path)
     trials = plain["trials"]
     assert trials and plain["machine_seconds"] >= 12.0 and all(t["p99.9_us"] > 0 for t in trials)

@@ -627,11 +627,17 @@ class Summary(Record):
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, default=str)
 
-    def optuna_study(self) -> optuna.Study:
-        """The Optuna study it summarizes, loaded from its storage (a KeyError when not there)."""
+    def optuna_study(self, out: Path | None = None) -> optuna.Study:
+        """The Optuna study it summarizes, loaded from its storage (a KeyError when not there). ``out``: the
+        directory the summary was read from; a SQLite file the stored URL names (absolute to where the study
+        ran) but that is not there is read from ``out``, where the study's OUT keeps it."""
         if not self.study or not self.storage:
             raise SummaryError(f"summary of {self.study or 'a study'}: it names no study and storage")
-        return optuna.load_study(study_name=self.study, storage=self.storage)
+        storage = self.storage
+        stored = Path(storage.removeprefix("sqlite:///"))
+        if out is not None and storage.startswith("sqlite:///") and not stored.exists():
+            storage = f"sqlite:///{out / stored.name}"
+        return optuna.load_study(study_name=self.study, storage=storage)
 
     def baseline(self, name: str) -> BaselineRun | None:
         return next((b for b in self.baselines if b.name == name), None)

@@ -58,7 +58,7 @@ def study(args: argparse.Namespace, parallel: int, root: Path, cores: int | None
 
 def _trial_loop_seconds(out: Path) -> float:
     """From the first trial's start to the last trial's end, as Optuna recorded them."""
-    trials = Summary.load(out / "summary.json").optuna_study().trials
+    trials = Summary.load(out / "summary.json").optuna_study(out).trials
     starts = [t.datetime_start for t in trials if t.datetime_start]
     ends = [t.datetime_complete for t in trials if t.datetime_complete]
     return (max(ends) - min(starts)).total_seconds()

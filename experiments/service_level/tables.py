@@ -9,8 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import optuna
-
 from experiments.record import commit_before, stamp
 from tuner.backends import BACKENDS
 from tuner.model import TuneConfig
@@ -250,9 +248,7 @@ def limiter_study() -> str:
     re-validation's paired rounds of the full duration."""
     path = RESULTS / LIMITER_STUDY / "summary.json"
     summary = Summary.load(path)
-    storage = f"sqlite:///{path.with_name('study.db')}"
-    trials = [t for t in optuna.load_study(study_name=summary.study, storage=storage).trials
-              if TrialRecord.of(t).outcome == "complete"]
+    trials = [t for t in summary.optuna_study(path.parent).trials if TrialRecord.of(t).outcome == "complete"]
     default = summary.baseline("rocksdb-default")
     assert default is not None and summary.revalidation is not None and summary.when is not None
     rate = default.metrics["offered_ops_per_sec"]  # writes only: the study offered no reads

@@ -54,9 +54,11 @@ from objectives.workloads import format_flag
 from search_spaces import Context, SearchSpace, load_space
 from search_spaces.parameters import flag_text
 from tuner import options_file
-from tuner.backends import BACKENDS
+from tuner.backends import BACKENDS, Found
 from tuner.backends._rate import driver_beside, library_options
 from tuner.cli import parse_size
+from tuner.engine import space_for, target_workload
+from tuner.executors import Slot
 from tuner.model import TuneConfig
 from tuner.summary import Summary
 
@@ -64,12 +66,13 @@ ROOT = Path(__file__).resolve().parents[2]
 SCORED = "overwrite"
 
 
-def service_space(rate: float, data: int, memory: int, cores: int) -> SearchSpace:
-    """The space ``tune --rate`` searches at this target, resolved as it resolves it for a trial of the
-    target's size: the memory limit is the target's, the memtables' and cache's budget 3/4 of it."""
-    names = BACKENDS["rate"].context_names(TuneConfig(rate=rate))
-    return load_space("service").resolve(Context(cores=cores, ram=memory, data=data, budget=memory * 3 // 4,
-                                                 extra=names))
+def service_space(rate: float, data: int, memory: int, found: Found) -> SearchSpace:
+    """The space ``tune --rate`` searches at this target on this host, as the engine resolves it
+    (:func:`tuner.engine.space_for`: its memory plan, the rate backend's names)."""
+    config = TuneConfig(backend="rate", rate=rate, target_data=data, target_memory=memory)
+    host, unresolved = Context.of_host(), load_space("service")
+    target, workload, _ = target_workload(config, unresolved, host, {})
+    return space_for(config, unresolved, found, Slot(host.cores, host.ram), target, workload)[0]
 
 
 def plain_search(db_bench: DbBench, space: SearchSpace, rate: float, data: int, duration: float, budget: float,
@@ -168,7 +171,8 @@ def main() -> None:
     record["tuner"] = {"machine_seconds": summary.machine_seconds.total, "answer": summary.answer.to_dict()
                        if summary.answer else None, "options": str((tuner / "OPTIONS.ini").relative_to(ROOT))}
     save()
-    space = service_space(args.rate, args.target_data, args.target_memory, Context.of_host().cores)
+    space = service_space(args.rate, args.target_data, args.target_memory, BACKENDS["rate"].find(
+        TuneConfig(backend="rate", rate=args.rate, db_bench=str(db_bench.path))))
     if "plain" not in record:
         print(f"the tuner spent {summary.machine_seconds.total:.0f} s; the plain script gets as much", flush=True)
         with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-plain-at-a-rate-") as work:

@@ -10,10 +10,11 @@ from tuner.engine._prepare import (
     prepare,
     pruner_of,
     score_of,
+    space_for,
     target_workload,
 )
 from tuner.engine._signals import STOPS, stop_exit, stop_signals, stopped_by
 from tuner.engine._warmstart import starts
 
 __all__ = ["STOPS", "Engine", "Prepared", "check_values", "memory_plan", "prepare", "pruner_of", "score_of",
-           "starts", "stop_exit", "stop_signals", "stopped_by", "target_workload"]
+           "space_for", "starts", "stop_exit", "stop_signals", "stopped_by", "target_workload"]

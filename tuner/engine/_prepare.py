@@ -260,12 +260,9 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
         confirm = replace(confirm, drain=workload.drain, memory=target.memory or (max(
             MIN_MEMORY_LIMIT, int(confirm.data_bytes() / confirm.data_to_memory)) if confirm.data_to_memory else None))
     work_dir, workload, confirm = _work_dir(config, found, target, workload, confirm)
-    needs = baseline_memory(found, workload)
+    resolved, limit, needs = space_for(config, unresolved, found, slot, target, workload)
     floor = needs[0] if needs else 0
-    limit, budget = memory_plan(config.target, workload, slot, target, floor)
-    ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget,
-                  extra=backend.context_names(config))
-    space, narrowed = _direct_io(unresolved.resolve(ctx), work_dir)
+    space, narrowed = _direct_io(resolved, work_dir)
     backend.check(found, workload, space)
     user, reference = _reference(config, space, target)
     sampler_name = choose(search.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
@@ -297,6 +294,18 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
                     reference=reference, user_baseline=user, rungs=rungs, target=target,
                     widened=widened, breaks=breaks, narrowed=narrowed,
                     memory_note=_memory_note(config.target, limit, needs, target, workload.data_bytes()))
+
+
+def space_for(config: TuneConfig, unresolved: SearchSpace, found: Found, slot: Slot, target: Target,
+              workload: Workload) -> tuple[SearchSpace, int | None, tuple[int, str] | None]:
+    """The space as a study's trials search it (the slot's cores, the trials' memory, the target's data,
+    :func:`memory_plan`'s budget, the backend's names), with the trials' memory limit and what
+    rocksdb-default needs of it (:func:`baseline_memory`)."""
+    needs = baseline_memory(found, workload)
+    limit, budget = memory_plan(config.target, workload, slot, target, needs[0] if needs else 0)
+    ctx = Context(cores=slot.cores, ram=limit or slot.ram, data=target.data, scale=workload.scale, budget=budget,
+                  extra=BACKENDS[config.measurement.backend].context_names(config))
+    return unresolved.resolve(ctx), limit, needs
 
 
 def _direct_io(space: SearchSpace, work_dir: Path) -> tuple[SearchSpace, tuple[str, ...]]:
