@@ -386,3 +386,42 @@ def test_a_limiter_of_0_is_no_line_in_the_options_file_and_no_rocksdict_call():
     assert "set_ratelimiter(50400000, 100000, 10)" in as_python({"rate_limiter_bytes_per_sec": 50_400_000})
     assert "ratelimiter" not in as_python({"rate_limiter_bytes_per_sec": 0})
     assert options_file.with_unwritten("", {options_file.BLOCK_CACHE_KEY: 8}) == "\n"  # a program that wrote none
+
+
+OPTIONS_TEXT = """# This is a RocksDB option file.
+[Version]
+  rocksdb_version=11.8.1
+  options_file_version=1.1
+
+[DBOptions]
+  max_background_jobs=2
+  bytes_per_sync=0
+
+[CFOptions "default"]
+  write_buffer_size=67108864
+  compression_opts={level=32767;strategy=0;}
+  num_levels=7
+
+[TableOptions/BlockBasedTable "default"]
+  filter_policy=nullptr
+
+[CFOptions "other"]
+  write_buffer_size=1
+"""
+
+
+def test_an_options_file_cut_to_the_options_an_answer_changed_keeps_what_rocksdb_needs_to_load_it():
+    """OPTIONS.minimal.ini without a measured ablation: the [Version] section, the default column family's
+    section headers, and the lines of the keys asked for (a struct's whole line for one of its fields)."""
+    from tuner import options_file
+
+    ours = options_file.with_values(OPTIONS_TEXT, {"CFOptions.write_buffer_size": 4194304,
+                                                   "CFOptions.compression_opts.level": 8})
+    keys = {"CFOptions.write_buffer_size", "CFOptions.compression_opts.level", "DBOptions.max_background_jobs"}
+    assert options_file.differing(ours, OPTIONS_TEXT, keys) == keys - {"DBOptions.max_background_jobs"}
+    cut = options_file.only(ours, {"CFOptions.write_buffer_size", "CFOptions.compression_opts.level"})
+    assert cut.splitlines() == ["[Version]", "  rocksdb_version=11.8.1", "  options_file_version=1.1", "",
+                                "[DBOptions]", "", '[CFOptions "default"]', "  write_buffer_size=4194304",
+                                "  compression_opts={strategy=0;level=8;}", "", '[TableOptions/BlockBasedTable "default"]']
+    sections = options_file.parse_options(options_file.with_unwritten(cut, {options_file.BLOCK_CACHE_KEY: 8}))
+    assert sections["TableOptions/BlockBasedTable"] == {"block_cache": "8"} and sections["DBOptions"] == {}

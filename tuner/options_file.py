@@ -158,6 +158,30 @@ def with_values(options_text: str, values: dict[str, object]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def differing(options_text: str, other_text: str, keys: set[str]) -> set[str]:
+    """Those of ``keys`` whose values the two OPTIONS files write differently (or only one writes)."""
+    ours, theirs = parse_options(options_text), parse_options(other_text)
+    return {key for key in keys if lookup(ours, key) != lookup(theirs, key)}
+
+
+def only(options_text: str, keys: set[str]) -> str:
+    """``options_text`` cut to its ``[Version]`` section and, in the default column family's sections,
+    the lines of ``keys`` (a struct's whole line for a key of one of its fields): an OPTIONS file RocksDB
+    loads with every option it does not list at the option's default."""
+    wanted = {(_split(key)[0], _split(key)[1]) for key in keys}
+    kept: list[str] = []
+    section: str | None = None
+    for line in options_text.splitlines():
+        match = _SECTION_RE.match(line.strip())
+        if match:
+            section = match[1] if match[1] == "Version" or match[2] in (None, "default") else None
+            if section is not None:
+                kept += ["", line] if kept else [line]
+        elif section == "Version" and line.strip() or (section, line.strip().partition("=")[0].strip()) in wanted:
+            kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
 def _section_lines(lines: list[str], section: str) -> tuple[int | None, int]:
     """(the header line of ``section``'s default-CF block or None, the line after its last one)."""
     start = None

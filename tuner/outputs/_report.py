@@ -419,6 +419,28 @@ def _write_options(snapshot: StudySnapshot, text: str, params: dict[str, Any], n
     write_atomic(snapshot.out / name, options_file.with_unwritten(text, values))
 
 
+def _write_changed(snapshot: StudySnapshot, best: BestTrial, reference: str) -> None:
+    """``OPTIONS.minimal.ini`` when no re-validation measured which options matter: the searched options
+    the answer sets to other values than ``reference`` ran with, and nothing else, labelled not measured."""
+    ref = next(b for b in snapshot.baselines if b.name == reference)
+    text, params = (Path(best.log_dir) / "OPTIONS").read_text(), snapshot.space.parameters
+    ran = {**default_flags([p.flag for p in params], Found.of(snapshot), snapshot.workload), **ref.flags}
+    unwritten = {p.options_key for p in params if p.options_key in options_file.NOT_SERIALIZED}
+    written = options_file.differing(text, _kept_options(snapshot, ref, best),
+                                     {p.options_key for p in params} - unwritten)
+    changed = {p.options_key: best.params[p.name] for p in params if p.name in best.params and (
+        p.options_key in written or p.options_key in unwritten
+        and float(best.params[p.name] or 0) != float(ran.get(p.flag) or 0))}
+    label = (f"# The options trial {best.trial} sets to other values than {reference} ran with "
+             f"({len(changed)} of the {len(params)} searched).\n"
+             "# Which of them matter was not measured (no ablation ran: --no-ablation, or the study's time "
+             "allowed none).\n"
+             "# Set them in the OPTIONS you run: OPTIONS.ini is the whole configuration, and a DB opened with "
+             "this file alone\n# gets RocksDB's default for every option it leaves out.\n")
+    write_atomic(snapshot.out / "OPTIONS.minimal.ini",
+                 label + options_file.with_unwritten(options_file.only(text, set(changed)), changed))
+
+
 def _kept_options(snapshot: StudySnapshot, ref: BaselineRecord, best: BestTrial) -> str:
     """The OPTIONS file of the reference a study keeps: as its runs wrote it (its baseline run, else a
     re-validation round), else the file it was given (--baseline FILE); when none of its runs left one
@@ -473,10 +495,13 @@ def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None)
         _write_options(snapshot, _kept_options(snapshot, ref, best), ran, "OPTIONS.ini")
     elif best is not None:
         _write_options(snapshot, (Path(best.log_dir) / "OPTIONS").read_text(), best.params, "OPTIONS.ini")
-    minimal = summary.revalidation.minimal if summary.revalidation else None
-    if minimal:  # the options that matter, the rest at the reference's values: measured in its own rounds
+    reval = summary.revalidation
+    if reval is not None and reval.minimal:  # the options that matter, the rest at the reference's: measured
         measured = snapshot.out / "revalidation-minimal" / "minimal" / "round-0" / "OPTIONS"
-        _write_options(snapshot, measured.read_text(), minimal.params, "OPTIONS.minimal.ini")
+        _write_options(snapshot, measured.read_text(), reval.minimal.params, "OPTIONS.minimal.ini")
+    elif found is not None and found.recommend == "best" and best is not None and reval is not None \
+            and reval.reference and not reval.ablation:  # no ablation ran: what the answer changed, unmeasured
+        _write_changed(snapshot, best, reval.reference)
     trials = [_trial_row(t) for t in snapshot.trials if TrialRecord.of(t).outcome != "rejected"]
     return TuneResult(study_name=snapshot.name, out=snapshot.out, best_params=best.params if best else {},
                       best_metrics=best.metrics if best else {}, baselines=list(summary.baselines),
