@@ -14,8 +14,9 @@ import optuna
 
 from objectives.open_loop import Rate
 from objectives.workdir import sweep_stale
+from objectives.workloads import Flag
 from tuner.backends import BACKENDS, Backend, Found, Setup
-from tuner.engine import Engine, Prepared, check_values, prepare, pruner_of, score_of
+from tuner.engine import Engine, Prepared, ServeFlags, check_values, prepare, pruner_of, score_of
 from tuner.events import EventBus, Observer
 from tuner.executors import ExecutorError, executor_class
 from tuner.model import StudySnapshot, TuneConfig, TuneResult, UsageError
@@ -56,6 +57,9 @@ class Study:
             try:
                 self.backend: Backend = BACKENDS[measurement.backend](self._setup(found))
                 self.backend.prepare()  # per study, on this host
+                self.served: list[Backend] = []  # --serve-rate's backend, once it runs
+                if measurement.serve_rate is not None:  # refused now, not after the study, if it cannot run
+                    self.backend.at_rate(Rate(1.0), measurement.serve_duration, *self._target)
             except ValueError as exc:  # the backend refuses its setup (e.g. a --command it cannot run)
                 raise UsageError(str(exc)) from None
             executor.bind(self.backend)
@@ -113,6 +117,8 @@ class Study:
                 snapshot = self.engine.run(lambda: sweep_stale(self.parts.work_dir, keep))
                 if self.config.measurement.slo:
                     snapshot = self.engine.run_capacity(self.backend.capacity)
+                if self.config.measurement.serve_rate is not None:
+                    snapshot = self.engine.run_served(self._at_rate)
                 sweep_stale(self.parts.work_dir, keep)  # what a killed run's workers left, if they outlived its start
             except TrackingError as exc:  # the store refused the study's parent run
                 raise UsageError(str(exc)) from None
@@ -151,12 +157,37 @@ class Study:
         """Each entry's flags measured once per round, interleaved, saved in the study as ``attr``."""
         return self.engine.measure_interleaved(entries, rounds, attr, what)
 
+    @property
+    def _target(self) -> tuple[int, int | None]:
+        """The data of the DB the answer is for and the memory it runs in: the target's, else the trials'."""
+        target = self.parts.target
+        if target is None:
+            return self.parts.workload.data_bytes(), self.parts.memory_limit
+        return target.data, target.memory or self.parts.memory_limit
+
+    def _at_rate(self, rate: float, duration: float) -> ServeFlags:
+        """--serve-rate: one run of a configuration at ``rate`` writes/s for ``duration`` s on the backend's
+        ``at_rate``, which loads its DB of the target's data at the first run (logs in OUT/served/load)."""
+        served = self.backend.at_rate(Rate(rate), duration, *self._target)
+        self.served.append(served)
+
+        def run(flags: dict[str, Flag], log_dir: Path) -> dict[str, float]:
+            workload = served.setup.workload
+            assert workload is not None and workload.snapshot is not None
+            if not Path(workload.snapshot).is_dir():
+                served.prepare()
+                served.preload(workload, self.parts.out / "served" / "load")
+            metrics = served.measure(flags, log_dir, 1).metrics
+            return {k: float(v) for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+        return run
+
     def close(self) -> None:
-        """Release the study lock and the executor, and tear the backend down: what it built for the study
-        (preloaded DBs: a resume builds them again; the DB --load built) is removed (a finished run has
-        done so already)."""
+        """Release the study lock and the executor, and tear the backends down: what they built for the
+        study (preloaded DBs: a resume builds them again; the DB --load built) is removed (a finished run
+        has done so already)."""
         self.engine.close()
-        self.backend.teardown()
+        for backend in (self.backend, *self.served):
+            backend.teardown()
 
 
 def tune(**kwargs: Any) -> TuneResult:

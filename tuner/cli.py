@@ -189,6 +189,11 @@ def _trials(text: str) -> int:
     return int(text)
 
 
+def _serve_rate(text: str) -> float | str:
+    """--serve-rate: writes per second, or ``auto``."""
+    return "auto" if text == "auto" else _positive_float(text)
+
+
 def at_least(least: int) -> Callable[[str], int]:
     """An argparse type: a whole number >= ``least``."""
     def parse(text: str) -> int:
@@ -441,6 +446,15 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
                         "defaults, and what the reported gain is against")
     g.add_argument("--confirm-scale", type=_positive_float, metavar="F",
                    help="re-validate at --scale F (the size you run), and report how the finalists' order changed")
+    g.add_argument("--serve-rate", type=_serve_rate, metavar="OPS|auto",
+                   help="after the re-validation, run the answer and rocksdb-default open loop at OPS writes/s on a "
+                        "DB of the target's data (auto: 0.7 x the defaults' sustained ops/s): the tail, stalls and "
+                        "share delivered a service at that rate would see of each (a release db_bench's open_loop)")
+    g.add_argument("--serve-rounds", type=at_least(1), default=2, metavar="R",
+                   help="with --serve-rate: paired rounds (2 or more: the answer's tail over the defaults' with its "
+                        "95 %% interval) (default 2)")
+    g.add_argument("--serve-duration", type=_duration, default=60.0, metavar="TIME",
+                   help="with --serve-rate: each run's length, then its settle (default 60s)")
     g = t.add_argument_group('execution', 'where trials run: this process or Ray workers, with which db_bench, '
                              'in which directory')
     g.add_argument("--parallel", type=at_least(1), default=1, metavar="N",
@@ -560,7 +574,8 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
             workload=args.workload, backend=args.backend or ("rate" if args.rate is not None else "db_bench"),
             command=args.program, load=args.load, rate=args.rate, read_rate=args.read_rate or 0.0,
             arrivals=args.arrivals, background_priority=args.background_priority, slo=args.slo,
-            capacity_rounds=args.capacity_rounds, scale=args.scale,
+            capacity_rounds=args.capacity_rounds, serve_rate=args.serve_rate, serve_rounds=args.serve_rounds,
+            serve_duration=args.serve_duration, scale=args.scale,
             duration=args.duration, search_duration=args.search_duration, db_snapshot=args.db_snapshot, drain=not args.no_drain,
             defaults=args.defaults,
             baselines=not args.no_baselines, repeats=args.repeats, trial_timeout=args.trial_timeout),

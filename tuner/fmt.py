@@ -45,3 +45,19 @@ def fmt_bytes(value: float | None) -> str:
             shown = value / size
             return f"{shown:,.1f} {unit}" if shown < 10 else f"{shown:,.0f} {unit}"
     return f"{value:,.0f} B"
+
+
+# A run at a rate's figures, as a line names them: metric -> (its words, how its value reads).
+_AT_RATE = (("delivered", "delivered", lambda v: f"{v:.1%}"), ("p99.9_us", "P99.9", lambda v: f"{v / 1e3:,.1f} ms"),
+            ("p99.99_us", "P99.99", lambda v: f"{v / 1e3:,.1f} ms"), ("max_us", "max", lambda v: f"{v / 1e3:,.1f} ms"),
+            ("stall_micros", "stalls", lambda v: f"{v / 1e6:.2f} s"), ("write_amp", "write amp", lambda v: f"{v:.2f}"))
+
+
+AT_RATE_METRICS = tuple(key for key, _, _ in _AT_RATE)
+
+
+def fmt_at_rate(metrics: dict[str, float | None]) -> str:
+    """A run at a rate (or the medians of several) in a few words: what was delivered, the tail, the
+    stalls, the write amplification; those ``metrics`` has."""
+    return ", ".join(f"{words} {fmt(value)}" for key, words, fmt in _AT_RATE
+                     if (value := metrics.get(key)) is not None) or "no figures"

@@ -27,6 +27,7 @@ from tuner.summary import (
     MemoryLimit,
     Preload,
     Revalidation,
+    ServedReport,
     SlotInfo,
     Startup,
     Summary,
@@ -57,6 +58,10 @@ class MeasurementConfig:
     background_priority: str = "normal"  # --backend rate: RocksDB's flush and compaction threads at nice 19 if "low"
     slo: str | None = None  # --backend rate: the capacity of the best and rocksdb-default at this bound, at the end
     capacity_rounds: int = 1  # --slo: paired rounds of each one's capacity search (2 or more: a ratio and its interval)
+    serve_rate: float | str | None = None  # after the re-validation, the answer and rocksdb-default open loop at
+    # this many writes/s ("auto": a share of the defaults' sustained ops/s), a study without --rate
+    serve_rounds: int = 2  # --serve-rate: paired rounds
+    serve_duration: float = 60.0  # --serve-rate: seconds of each run (then its settle)
     scale: float | None = None  # the trials' data size factor: 1 without a target; with one, set to reach it
     duration: float | None = None  # seconds of each timed phase (--duration; the workload's own by default)
     search_duration: float | None = None  # the search's trials' timed phases (--search-duration), when shorter
@@ -255,6 +260,7 @@ class StudySnapshot:
     widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
     breaks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # references breaking the user's constraints
     capacity: CapacityReport | None = None  # --slo: the best's and rocksdb-default's capacity, after the re-validation
+    served: ServedReport | None = None  # --serve-rate: the answer and rocksdb-default open loop at a rate, at the end
 
     @property
     def directions(self) -> list[Direction]:

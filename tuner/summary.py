@@ -11,6 +11,7 @@ know are kept in ``extra``), so ``Summary.from_dict(d).to_dict()`` is ``d`` with
 from __future__ import annotations
 
 import json
+import statistics
 import types
 import typing
 from dataclasses import dataclass, field, fields, replace
@@ -529,6 +530,36 @@ class CapacityReport(Record):
 
 
 @dataclass(frozen=True)
+class ServedRun(Record):
+    """One run of ``tune --serve-rate``: a configuration open loop at the rate in one paired round."""
+
+    name: str = ""
+    round: int = 1
+    metrics: dict[str, float] = field(default_factory=dict)  # the driver's: p99.9_us, p99.99_us, delivered, ...
+    failed: str | None = None  # why the run failed, if it did
+
+
+@dataclass(frozen=True)
+class ServedReport(Record):
+    """``tune --serve-rate``: the answer and rocksdb-default open loop at one offered rate after the
+    re-validation, in paired rounds: what a service at that rate would see of each."""
+
+    rate: float = 0.0  # writes offered per second
+    how: str = ""  # where the rate came from, e.g. "--serve-rate 50000" or "0.7 x rocksdb-default's 142,000 ops/s"
+    duration: float = 0.0  # seconds of each run (then its settle)
+    rounds: int = 1
+    names: list[str] = field(default_factory=list)  # rocksdb-default first, then the answer (when it is not it)
+    runs: list[ServedRun] = field(default_factory=list)
+    seconds: float = 0.0
+    vs_default: dict[str, Ratio] = field(default_factory=dict)  # metric -> the answer's over the defaults', by round
+
+    def median(self, name: str, metric: str) -> float | None:
+        """``name``'s median of ``metric`` over its runs that reported it."""
+        values = [r.metrics[metric] for r in self.runs if r.name == name and r.metrics.get(metric) is not None]
+        return statistics.median(values) if values else None
+
+
+@dataclass(frozen=True)
 class CostlyBest(Record):
     """The search's best at any cost, when the cost guard kept it from the finalists: its search run's
     objective over rocksdb-default's and what it cost beyond the guard's margins (its value over the
@@ -596,6 +627,7 @@ class Summary(Record):
     answer: StudyAnswer | None = None
     offered: Offered | None = None  # tune --rate: the load every run was offered
     capacity: CapacityReport | None = None  # tune --slo: the capacity of the best and rocksdb-default
+    served: ServedReport | None = None  # tune --serve-rate: the answer and rocksdb-default open loop at a rate
     costly: CostlyBest | None = None  # the search's best when the cost guard kept it from the finalists
     breaks: dict[str, list[str]] = field(default_factory=dict)  # references that break the user's constraints
     pareto: list[TrialRow] | None = None  # multi-objective: the front's trials

@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from objectives.dbbench import DbBench, DbBenchError, probe
-from objectives.defaults import DefaultsError, db_bench_defaults, defaults_of
+from objectives.defaults import LIBRARY, DefaultsError, db_bench_defaults, defaults_of
 from objectives.measurement import measure
+from objectives.open_loop import Rate
 from objectives.runner import RUNNER_FLAGS, Runner, preload_dir
 from objectives.trace import trace_workload
-from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag, Workload
+from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag, Phase, Workload
 from search_spaces import GiB, SearchSpace
+from tuner.backends._rate import RateBackend, driver_beside
 from tuner.backends.base import (
     Backend,
     Description,
@@ -40,6 +42,7 @@ class DbBenchBackend(Backend):
     targets = True
     distributed = True
     runs_db_bench = True
+    serves = True
 
     def __init__(self, setup: Setup):
         super().__init__(setup)
@@ -160,6 +163,25 @@ class DbBenchBackend(Backend):
             return self.runner.memory_fallback
         return (f"a memory cgroup per scored phase (cgroup v{cgroups.version}, under {cgroups.parent}), its DB's "
                 "files dropped from the page cache first")
+
+    def at_rate(self, rate: Rate, duration: float, data: int, memory: int | None) -> Backend:
+        """A rate backend on this study's build: the open_loop driver beside its db_bench runs each
+        configuration (its flags under their OPTIONS keys, on the driver's library defaults) at ``rate``
+        for ``duration`` seconds and its settle, each run on a checkpoint of a DB of ``data`` bytes the
+        backend loads once (its preload), within ``memory`` bytes (a memory cgroup; None: none)."""
+        found = self.setup.found
+        assert found is not None and found.db_bench is not None, "Backend.find first"
+        if found.mode != LIBRARY:
+            raise UsageError(f"--serve-rate: the driver runs on its RocksDB's library defaults; this study's runs "
+                             f"start from another's (--defaults {found.mode})")
+        driver_beside(found.db_bench.path, "--serve-rate")
+        workload = Workload(name=RateBackend.name, phases=(Phase("run", (RateBackend.name,), scored=True),),
+                            description=f"open_loop at {rate.writes:g} writes/s", data=data,
+                            preload=Phase("load", ("load",)), duration=duration, memory=memory)
+        snapshot = RateBackend.preload_path(found, self.setup.work_dir, workload, self.setup.seed)
+        return RateBackend(replace(self.setup, workload=replace(workload, snapshot=str(snapshot)), rate=rate,
+                                   command=None, load=None, needs=("p99.9_us",), preloaded=(snapshot,),
+                                   memory_limit=memory))
 
     def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Workload | None) -> Measurement:

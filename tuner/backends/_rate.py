@@ -188,11 +188,11 @@ def rate_words(rate: Rate) -> dict[str, str]:
     return dict(zip(RATES, (f"{rate.writes:g}", f"{rate.reads:g}"), strict=True))
 
 
-def driver_beside(db_bench: str) -> Path:
-    """The open_loop built beside ``db_bench``; UsageError saying how to build it."""
+def driver_beside(db_bench: str, flag: str = "--rate") -> Path:
+    """The open_loop built beside ``db_bench``; UsageError naming ``flag`` and saying how to build it."""
     driver = Path(db_bench).resolve().parent / BINARY
     if not os.access(driver, os.X_OK):
-        raise UsageError(f"--rate: no {BINARY} beside {db_bench}: `make db_bench` builds it beside the release "
+        raise UsageError(f"{flag}: no {BINARY} beside {db_bench}: `make db_bench` builds it beside the release "
                          "db_bench (--rocksdb-version X.Y for another version)")
     return driver
 

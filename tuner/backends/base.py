@@ -161,6 +161,7 @@ class Backend(abc.ABC):
     runs_db_bench: ClassVar[bool] = False  # runs db_bench: --db-bench, --rocksdb-version, --defaults
     needs_command: ClassVar[bool] = False  # it runs --command
     needs_rate: ClassVar[bool] = False  # it offers --rate
+    serves: ClassVar[bool] = False  # its configurations can also run open loop at a rate: --serve-rate
     objective: ClassVar[str] = "throughput"  # the score when --objective is not given
     space: ClassVar[str] = "default"  # the space preset when --space is not given
     shown: ClassVar[tuple[str, ...] | None] = None  # the metrics a run's console line shows (None: all it reported)
@@ -261,6 +262,12 @@ class Backend(abc.ABC):
         ``start`` ops/s (an earlier round's capacity), runs logged under ``log_dir`` (a backend that
         offers a rate, ``needs_rate``)."""
         raise NotImplementedError(f"the {self.name} backend offers no rate to search")
+
+    def at_rate(self, rate: Rate, duration: float, data: int, memory: int | None) -> Backend:
+        """--serve-rate (a backend that ``serves``): a backend that runs this study's configurations open
+        loop at ``rate`` for ``duration`` seconds on a DB of ``data`` bytes it loads once, within ``memory``
+        bytes (its :meth:`prepare`, :meth:`preload` of its own workload and :meth:`teardown` are the caller's)."""
+        raise NotImplementedError(f"the {self.name} backend runs nothing at a rate")
 
     def teardown(self) -> None:
         """Remove what the backend built for the study: its preloaded DBs (``Setup.preloaded``, the DB

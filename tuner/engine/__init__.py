@@ -13,8 +13,9 @@ from tuner.engine._prepare import (
     space_for,
     target_workload,
 )
+from tuner.engine._served import ServeFlags
 from tuner.engine._signals import STOPS, stop_exit, stop_signals, stopped_by
 from tuner.engine._warmstart import starts
 
-__all__ = ["STOPS", "Engine", "Prepared", "check_values", "memory_plan", "prepare", "pruner_of", "score_of",
-           "space_for", "starts", "stop_exit", "stop_signals", "stopped_by", "target_workload"]
+__all__ = ["STOPS", "Engine", "Prepared", "ServeFlags", "check_values", "memory_plan", "prepare", "pruner_of",
+           "score_of", "space_for", "starts", "stop_exit", "stop_signals", "stopped_by", "target_workload"]

@@ -26,6 +26,7 @@ from tuner.engine._prepare import Prepared, prepare_out
 from tuner.engine._proportion import Proportion
 from tuner.engine._revalidation import Revalidator
 from tuner.engine._serial import SerialRuns
+from tuner.engine._served import AtRate, serve
 from tuner.engine._signals import stop_signals
 from tuner.engine._storage import StudyStore
 from tuner.engine._warmstart import WarmStartError, named_starts, start_words, warm_start, warm_start_auto
@@ -39,6 +40,7 @@ from tuner.summary import (
     MemoryLimit,
     Preload,
     Revalidation,
+    ServedReport,
     SlotInfo,
     Startup,
     TargetInfo,
@@ -137,7 +139,8 @@ class Engine:
                              startup=self.store.stored("startup", Startup),
                              fidelity_agreement=self.store.stored("fidelity_agreement", FidelityAgreement),
                              defaults=p.found.defaults, widened=p.widened, breaks=p.breaks,
-                             capacity=self.store.stored("capacity", CapacityReport))
+                             capacity=self.store.stored("capacity", CapacityReport),
+                             served=self.store.stored("served", ServedReport))
 
     def _target(self) -> TargetInfo | None:
         """What the study tunes for, and how its trials compare with it (what was scaled, and why)."""
@@ -218,6 +221,11 @@ class Engine:
     def run_capacity(self, capacity: CapacityOfFlags) -> StudySnapshot:
         """--slo: the capacity stage (tuner.engine._capacity), after the re-validation; the final snapshot."""
         capacities(self.parts, self.store, self.bus, self.snapshot(), capacity)
+        return self.snapshot()
+
+    def run_served(self, at_rate: AtRate) -> StudySnapshot:
+        """--serve-rate: the answer and rocksdb-default at a rate (tuner.engine._served); the final snapshot."""
+        serve(self.parts, self.store, self.bus, self.snapshot(), at_rate)
         return self.snapshot()
 
     def measure_interleaved(self, entries: dict[str, dict[str, Any]], rounds: int, attr: str,

@@ -190,6 +190,7 @@ def check_backend(config: TuneConfig) -> None:
     if m.capacity_rounds != MeasurementConfig.capacity_rounds and (m.slo is None or m.capacity_rounds < 1):
         raise UsageError(f"--capacity-rounds: {m.capacity_rounds}: " + (
             "goes with --slo (the capacity searches it repeats)" if m.slo is None else "1 or more"))
+    _check_serve(m, backend, d.base_options is not None)
     if not backend.per_second and config.search.pruner != "none":
         raise UsageError(f"--pruner: the {backend.name} backend reports no per-second throughput to prune on")
     name = backend.name  # each capability: whether it has it, and why a flag that needs it is refused without it
@@ -211,6 +212,27 @@ def check_backend(config: TuneConfig) -> None:
             ("--defaults", m.defaults != MeasurementConfig.defaults, db_bench)):  # another than the library's
         if given and not can:
             raise UsageError(f"{flag}: {why}")
+
+
+def _check_serve(m: MeasurementConfig, backend: type[Backend], base_options: bool) -> None:
+    """--serve-rate and its --serve-rounds and --serve-duration; UsageError naming the flag."""
+    if m.serve_rate is None:
+        for flag, changed in (("--serve-rounds", m.serve_rounds != MeasurementConfig.serve_rounds),
+                              ("--serve-duration", m.serve_duration != MeasurementConfig.serve_duration)):
+            if changed:
+                raise UsageError(f"{flag}: goes with --serve-rate (the runs at a rate after the study)")
+        return
+    if not backend.serves:
+        raise UsageError("--serve-rate: " + ("a study at --rate runs every configuration at its rate already"
+                                              if backend.needs_rate else f"the {backend.name} backend runs nothing "
+                                              "at a rate (the db_bench backend does)"))
+    if base_options:
+        raise UsageError("--serve-rate: its runs start from the library's defaults, not --base-options' file")
+    if m.serve_rate != "auto" and not (isinstance(m.serve_rate, (int, float)) and m.serve_rate > 0):
+        raise UsageError(f"--serve-rate: writes per second (> 0) or auto, got {m.serve_rate!r}")
+    if m.serve_rounds < 1 or not m.serve_duration > 0:
+        raise UsageError(f"--serve-rounds / --serve-duration: 1 or more rounds of more than 0 s, got "
+                         f"{m.serve_rounds} and {m.serve_duration:g} s")
 
 
 def score_of(search: SearchConfig, backend: type[Backend]) -> Score:

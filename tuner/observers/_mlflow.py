@@ -34,11 +34,11 @@ from optuna.trial import FrozenTrial, TrialState
 
 from tuner import ranking
 from tuner.events import Observer
-from tuner.fmt import fmt_ops
+from tuner.fmt import AT_RATE_METRICS, fmt_ops
 from tuner.model import Answer, StudySnapshot, TrackingConfig, TuneResult
 from tuner.observers._mlflow_views import RANK, answer_view_tag, study_key, view_tags
 from tuner.stats import tie_resolution
-from tuner.summary import CapacityReport, Revalidation, Summary
+from tuner.summary import CapacityReport, Revalidation, ServedReport, Summary
 from tuner.trials import BaselineRecord, TrialRecord
 
 DEFAULT_DIR = "mlruns"
@@ -541,7 +541,8 @@ def _finish_metrics(summary: Summary) -> list[Any]:
             metrics[f"vs_default.{row.name.split(' (')[0]}"] = row.vs_default
     counts = summary.trials.counts()
     step = sum(counts.get(k, 0) for k in ranking.COUNTED)
-    return _metrics(metrics, step=step) + _revalidation_metrics(summary.revalidation) + _capacity_metrics(summary.capacity)
+    return (_metrics(metrics, step=step) + _revalidation_metrics(summary.revalidation)
+            + _capacity_metrics(summary.capacity) + _served_metrics(summary.served))
 
 
 def _capacity_metrics(capacity: CapacityReport | None) -> list[Any]:
@@ -560,6 +561,19 @@ def _capacity_metrics(capacity: CapacityReport | None) -> list[Any]:
         ratio = capacity.vs_default.get(c.name)
         if ratio is not None and ratio.ratio is not None:
             out.append(_metric(f"capacity/{c.name}/vs_default", ratio.ratio, now))
+    return out
+
+
+def _served_metrics(served: ServedReport | None) -> list[Any]:
+    """--serve-rate: ``served/<configuration>/<metric>``, each run's (step = its round), and
+    ``served/vs_default/<metric>``, the answer's over the defaults' paired by round (2+ rounds)."""
+    if served is None:
+        return []
+    now = int(time.time() * 1000)
+    out = [_metric(f"served/{r.name}/{key}", value, now, r.round) for r in served.runs
+           for key, value in r.metrics.items() if key in AT_RATE_METRICS]
+    out += [_metric(f"served/vs_default/{key}", ratio.ratio, now) for key, ratio in served.vs_default.items()
+            if ratio.ratio is not None]
     return out
 
 

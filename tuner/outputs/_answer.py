@@ -8,7 +8,7 @@ from typing import Any
 
 from tuner import ranking
 from tuner.backends import BACKENDS
-from tuner.fmt import fmt_bytes, fmt_duration
+from tuner.fmt import AT_RATE_METRICS, fmt_at_rate, fmt_bytes, fmt_duration
 from tuner.model import DEFAULT_BASELINE, Answer
 from tuner.stats import improvement
 from tuner.summary import CapacityOf, Ratio, StudyAnswer, Summary, TargetInfo
@@ -217,6 +217,9 @@ def gain_lines(summary: Summary) -> list[str]:
     held = capacity_line(summary)
     if held:
         out.append(held)
+    served = served_line(summary)
+    if served:
+        out.append(served)
     return out
 
 
@@ -264,6 +267,29 @@ def capacity_line(summary: Summary) -> str | None:
     return (f"capacity at {cap.slo} ({how}): " + "; ".join(parts) + ratio
             + ". A tail over runs this short moves from run to run and flatters a DB that serves for longer "
               "(docs/measure.md, 'How long a run at a rate must be')")
+
+
+def served_line(summary: Summary) -> str | None:
+    """--serve-rate: what a service at that rate saw of rocksdb-default and the answer (medians of their
+    runs), and the answer's tail over the defaults', paired by round. None without --serve-rate."""
+    served = summary.served
+    if served is None or not served.runs:
+        return None
+
+    def of(name: str) -> str:
+        runs = [r for r in served.runs if r.name == name]
+        failed = [r for r in runs if r.failed is not None]
+        medians = {key: served.median(name, key) for key in AT_RATE_METRICS}
+        return f"{name} {fmt_at_rate(medians)}" + (f" ({len(failed)} of {len(runs)} runs failed: {failed[0].failed})"
+                                                   if failed else "")
+
+    ratio = served.vs_default.get("p99.99_us")
+    vs = f"; the answer's P99.99 {ratio_text(ratio)} the defaults'" if ratio is not None else ""
+    if ratio is not None and ratio.ci95 and ratio.ci95[0] > 1:
+        vs += ": at this rate its tail is WORSE than the defaults'"
+    rounds = f"medians of {served.rounds} paired rounds" if served.rounds > 1 else "one run each"
+    return (f"served at {served.rate:,.0f} writes/s, open loop ({served.how}; {served.duration:g} s runs and their "
+            f"settle, {rounds}): " + "; ".join(of(n) for n in served.names) + vs)
 
 
 _COST_NAMES = {"db_size_bytes": "disk", "sst_bytes": "disk (SST files)", "write_amp": "write amp",

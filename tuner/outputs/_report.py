@@ -398,6 +398,7 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "offered": {"writes": measurement.rate, "reads": measurement.read_rate, "arrivals": measurement.arrivals,
                     "background": measurement.background_priority} if measurement.rate else None,
         "capacity": snapshot.capacity,
+        "served": snapshot.served,
         "costly": _costly(snapshot, baselines),
         "breaks": {name: list(broken) for name, broken in snapshot.breaks.items()},
     }
