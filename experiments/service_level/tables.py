@@ -208,29 +208,41 @@ def smoothing() -> str:
                       "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
-def limiter() -> str:
-    """The defaults and the defaults with a 48 MiB/s rate limiter in paired rounds of 10 minutes: each
-    round's tail and the limiter's over the defaults', paired by round."""
-    path, record = _record("limiter-40k-11.8.1-2026-12-04.json")
+def _paired(file: str, label: str) -> str:
+    """One configuration and the defaults in paired rounds: each round's tail, what it wrote and left on
+    disk, and its figures over the defaults', paired by round. ``label``: the configuration in words."""
+    path, record = _record(file)
     name = next(n for n in record["configs"] if n != "rocksdb-default")
     by = {(r["round"], r["config"]): r for r in record["runs"]}
     rounds = sorted({r["round"] for r in record["runs"]})
-    rows = ["| round | configuration | P99.9 | P99.99 | max | minutes that held p99.9 <= 10 ms | write amp | settle |",
-            "|---" * 8 + "|"]
+    rows = ["| round | configuration | P99.9 | P99.99 | max | minutes that held p99.9 <= 10 ms | write amp | "
+            "disk after | settle | host CPU busy |", "|---" * 10 + "|"]
     for i in rounds:
-        for config, label in (("rocksdb-default", "the defaults"), (name, f"the defaults + {name}")):
+        for config, words in (("rocksdb-default", "the defaults"), (name, label)):
             run = by[(i, config)]
             minutes = [w["p99.9_us"] for w in run["windows"] if w["seconds"] == 60]
-            rows.append(f"| {i} | {label} | {_ms(run['p99.9_us'])} | {_ms(run['p99.99_us'])} | {_ms(run['max_us'])} | "
+            busy = statistics.fmean(s["host_busy_ms"] for s in run["series"])
+            rows.append(f"| {i} | {words} | {_ms(run['p99.9_us'])} | {_ms(run['p99.99_us'])} | {_ms(run['max_us'])} | "
                         f"{sum(t <= 10_000 for t in minutes)} of {len(minutes)} | {run['write_amp']:.2f} | "
-                        f"{run['settle_s']:.0f} s |")
+                        f"{run['sst_bytes'] / 2**30:.2f} GiB | {run['settle_s']:.0f} s | {busy:.0f} ms/s |")
     ratios = []
     for metric, words in (("p99.9_us", "P99.9"), ("p99.99_us", "P99.99"), ("max_us", "max")):
         r = record["paired"][name][metric]
         interval = f", 95 % CI {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}" if r["ci95"] else ""
         ratios.append(f"{words} {r['ratio']:.2f}x{interval}")
-    line = f"With the limiter over the defaults, paired by round ({len(rounds)} rounds): " + "; ".join(ratios) + "."
+    line = f"Over the defaults, paired by round ({len(rounds)} rounds): " + "; ".join(ratios) + "."
     return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def limiter() -> str:
+    """The defaults and the defaults with a 48 MiB/s rate limiter in paired rounds of 10 minutes."""
+    return _paired("limiter-40k-11.8.1-2026-12-04.json", "the defaults + rate limiter 48 MiB/s")
+
+
+def finalist() -> str:
+    """The limiter study's finalist (trial 2, its OPTIONS file as its run wrote it) and the defaults in
+    paired rounds of 10 minutes that chose nothing."""
+    return _paired("finalist-40k-11.8.1-2026-12-04.json", "trial 2")
 
 
 # What a study at a rate runs: the engine, its rate backend, the service space, the driver.
@@ -285,4 +297,4 @@ def limiter_study() -> str:
 TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``) -> its generator
     "threads_or_memory": threads_or_memory, "windows": windows, "aged": aged, "memory": memory,
     "reads_at_load": reads_at_load, "pauses": pauses, "nice": nice, "smoothing": smoothing, "limiter": limiter,
-    "limiter_study": limiter_study}
+    "limiter_study": limiter_study, "finalist": finalist}
