@@ -2562,7 +2562,7 @@ def test_the_set_up_costs_are_quoted_as_their_json_gives_them():
             f"and built the release db_bench with its one patch in {minutes} min {seconds} s", ("docs/versions.md",))
     _quoted(f"The virtualenv takes {measured['venv_bytes'] / 1e9:.1f} GB, the stripped db_bench "
             f"{measured['db_bench_bytes'] / 1e6:.1f} MB", ("docs/versions.md",))
-    _quoted(f"({minutes} min {seconds} s here on {measured['when'][:10]};", ("docs/versions.md",))
+    _quoted(f"{build['version']}'s took {minutes} min {seconds} s here on {measured['when'][:10]},", ("docs/versions.md",))
     _quoted(f"that build is the longest step ({minutes} min {seconds} s on {measured['machine']['cores']} cores for "
             f"{build['version']},",
             ("README.md",))

@@ -424,9 +424,9 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
     """`tune`'s options on the re-validation, where trials run and what is kept."""
     g = t.add_argument_group('re-validation', 'how the answer and its gain are confirmed after the search')
     g.add_argument("--revalidate", type=at_least(0), metavar="K",
-                   help="after the search, choose the best of the top K trials on rounds of their own, then measure "
-                        "it against the baselines in paired rounds for its gain and interval (default 3; 0: report "
-                        "single runs, not re-validated)")
+                   help="after the search, choose the best of K finalists from distinct regions of the space on "
+                        "rounds of their own, then measure it against the baselines in paired rounds for its gain and "
+                        "interval (default 3; 0: report single runs, not re-validated)")
     g.add_argument("--revalidate-rounds", type=at_least(2), metavar="N",
                    help="paired rounds of the gain's estimate, at least (default 5; alone, it raises the at most "
                         "to N)")

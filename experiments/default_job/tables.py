@@ -160,4 +160,27 @@ def headline() -> str:
     return "\n".join([wrap.fill(text), "", *stamps])
 
 
-TABLES: dict[str, Callable[[], str]] = {"headline": headline}  # block name (after ``default_job.``) -> its generator
+def expect() -> str:
+    """README's first screen: what `make tune` answered on this project's host in the two runs of its job, and
+    how to read a tie; the stamps of the two records."""
+    job_path, summary = job(JOB)
+    rerun_path, rerun = job(RERUN)
+    first, again = gain(summary), gain(rerun)
+    assert summary.host is not None and summary.db_bench is not None and first.ci95 and again.ci95
+    started, started_again = (s.when.first_trial_started if s.when else None for s in (summary, rerun))
+    assert started and started_again
+    ties = sum(r.verdict == "tie" for r in (first, again))
+    text = (f"**What to expect.** On this project's {summary.host.cores}-core virtual machine (RocksDB "
+            f"{summary.db_bench.version}), `make tune` answered {first.ratio:.2f}x the defaults' sustained ops/s on "
+            f"{started[:10]} (95 % CI {first.ci95[0]:.2f}-{first.ci95[1]:.2f}) and {again.ratio:.2f}x on "
+            f"{started_again[:10]} ({again.ci95[0]:.2f}-{again.ci95[1]:.2f}), each in paired rounds beside the "
+            f"defaults that chose nothing{f'; {ties} of the two a tie' if ties else ''}. A gain whose interval holds 1 "
+            "is a tie: the rounds could not tell the answer from the defaults, the answer line then keeps them, and "
+            "its `resolution:` line says how many rounds would tell. Another host, version or workload moves these "
+            "figures: the study measures yours.")
+    wrap = textwrap.TextWrapper(WIDTH, break_long_words=False, break_on_hyphens=False)
+    return "\n".join([wrap.fill(text), "", stamp(job_path, commit_of(summary), started, CODE, brief=True),
+                      stamp(rerun_path, commit_of(rerun), started_again, CODE, brief=True)])
+
+
+TABLES: dict[str, Callable[[], str]] = {"headline": headline, "expect": expect}  # block name -> its generator

@@ -3,8 +3,8 @@
 The best of many single noisy runs is partly the luckiest, and samples that choose a winner also
 flatter it. So, after the search (on by default, ``--revalidate K``):
 
-1. **select**: the top K trials (:func:`tuner.ranking.top_k`) are measured in ``select_rounds``
-   rounds (past the first, while they and the gain's least rounds fit the --budget), beside the
+1. **select**: K finalists from distinct regions (:func:`tuner.ranking.distinct_top`) are measured in
+   ``select_rounds`` rounds (past the first, while they and the gain's least rounds fit the --budget), beside the
    reference when there are several; the winner has the best median of the
    study's metric (ops/s, or the one --objective names: the highest, or the lowest when minimized)
    (skipped when K is 1);
