@@ -586,7 +586,7 @@ def test_a_command_study_needs_no_db_bench(tmp_path, monkeypatch):
     stored = json.loads((tmp_path / "o" / "summary.json").read_text())
     summary = summary_of(tmp_path / "o")
     assert stored["schema"] == SCHEMA_VERSION and summary.to_dict() == stored
-    assert summary.db_bench is None and summary.defaults is None
+    assert summary.build is None and summary.defaults is None
     assert summary.trials.complete == 3 and summary.baselines[0].state == "COMPLETE"
     trials = summary.optuna_study().trials
     assert [TrialRecord.of(t).enqueued for t in trials][:1] == ["benchmark.sh"]  # no rocksdb-default start

@@ -45,7 +45,7 @@ def test_issue_example_fillrandom_random_six_trials(tmp_path, db_bench):
     assert r.returncode == 0, r.stderr
     summary = summary_of(out)
     assert summary.trials.complete == 6 and summary.trials.failed == 0
-    assert summary.db_bench is not None and summary.db_bench.to_dict() == db_bench.to_dict()
+    assert summary.build is not None and summary.build.details == db_bench.to_dict()
     assert summary.sampler == "random" and summary.workload == "fillrandom"
     best, (default,) = summary.best, summary.baselines
     assert best is not None
@@ -486,16 +486,27 @@ def test_storage_url(tmp_path):
 
 
 def test_resume_refuses_another_db_bench_build(tmp_path):
+    """A resumed study is measured by a build of the same identity (db_bench's version and assertions), as
+    the study stored it (``build``), or as a study an earlier version began stored it (``db_bench``)."""
     out = tmp_path / "out"
     args = ["tune", "--workload", "fillrandom", "--scale", str(TINY), "--trials", "1", "--study", "s",
             "--out", str(out)]
     assert tuner(*args).returncode == 0
     study = optuna.load_study(study_name="s", storage=f"sqlite:///{out / 'study.db'}")
-    recorded, before = study.user_attrs["db_bench"], len(study.trials)
-    study.set_user_attr("db_bench", {**recorded, "assertions": not recorded["assertions"]})
+    recorded, before = study.user_attrs["build"], len(study.trials)
+    flipped = {**recorded["details"], "assertions": not recorded["details"]["assertions"]}
+    study.set_user_attr("build", {**recorded, "identity": {**recorded["identity"], "assertions": flipped["assertions"]}})
+    r = tuner(*args[:-4], "--trials", "2", "--study", "s", "--out", str(out))
+    assert r.returncode == 2 and "measurements would not compare" in r.stderr
+    study.set_user_attr("build", None)  # as an earlier version stored it
+    study.set_user_attr("db_bench", flipped)
     r = tuner(*args[:-4], "--trials", "2", "--study", "s", "--out", str(out))
     assert r.returncode == 2 and "measurements would not compare" in r.stderr
     assert len(optuna.load_study(study_name="s", storage=f"sqlite:///{out / 'study.db'}").trials) == before
+    study.set_user_attr("db_bench", recorded["details"])  # its own build: the study resumes
+    r = tuner(*args[:-4], "--trials", "2", "--study", "s", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert len(optuna.load_study(study_name="s", storage=f"sqlite:///{out / 'study.db'}").trials) > before
 
 
 def test_an_interrupted_grid_point_runs_again_on_resume(tmp_path):

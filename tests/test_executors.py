@@ -57,7 +57,7 @@ class Processes:
 
     def wait(self, timeout: float) -> list[Outcome]:
         done, _ = concurrent.futures.wait(list(self.running), timeout, return_when=concurrent.futures.FIRST_COMPLETED)
-        return [outcome_of(self.running.pop(f), f.result(), "") for f in done]
+        return [outcome_of(self.running.pop(f), f.result(), None) for f in done]
 
     def cancel(self) -> None:
         self.running.clear()

@@ -73,7 +73,7 @@ def test_another_workloads_best_configurations_are_clipped_into_this_space(tmp_p
         {"study": "lib", "storage": storage, "best": {"trial": 0}, "space": "default", "objective": "throughput",
          "db_bench": {"version": "9.11.2"}, "workload": "fillrandom", "scale": 2.0, "data_bytes": 464_000_000}))
     parts = SimpleNamespace(name="new", space=small, score=SimpleNamespace(objective="throughput"),
-                            found=SimpleNamespace(db_bench=SimpleNamespace(version="9.11.2")), config=TuneConfig(scale=1.0),
+                            found=SimpleNamespace(build=SimpleNamespace(version="9.11.2")), config=TuneConfig(scale=1.0),
                             workload=SimpleNamespace(name="S1", data_bytes=lambda: 208_000_000))
     store = SimpleNamespace(parts=parts, study=optuna.create_study(direction="maximize"))
     note, configurations = warm_start_auto(store, tmp_path)

@@ -31,6 +31,11 @@ DATA_MODEL = ("tuner.model", "tuner.events")
 DB_BENCH = ("objectives.dbbench", "objectives.runner", "objectives.measurement", "objectives.defaults",
             "objectives.parser", "objectives.metrics", "objectives.trace")
 BACKEND_BLIND = ("tuner.engine", "tuner.executors", "tuner.observers", "tuner.outputs", "tuner.api")
+# A generic record (a dataclass of tuner/ outside the backends) names what measured its ``build``, never
+# db_bench (issue: one opaque backend record). The one exception: the db_bench backend's own flags, which
+# the CLI and study files give in ExecutionConfig (--db-bench, --allow-mixed-db-bench).
+DB_BENCH_FIELDS_ALLOWED = {("tuner.model", "ExecutionConfig", "db_bench"),
+                           ("tuner.model", "ExecutionConfig", "allow_mixed_db_bench")}
 MAX_CLASS_LINES = 200
 MAX_FUNCTION_LINES = 80
 
@@ -159,6 +164,19 @@ def test_classes_and_functions_stay_small(module):
     assert not too_long, f"{_shown(path)}: " + "; ".join(too_long)
 
 
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("tuner") and not m.startswith("tuner.backends")))
+def test_generic_records_name_no_db_bench(module):
+    """No dataclass field outside the backends is named after db_bench (``Found.db_bench`` is the db_bench
+    and rate backends' own): what measured is a ``Build`` (tuner.summary), whatever the backend."""
+    wrong = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        if isinstance(node, ast.ClassDef) and any("dataclass" in ast.unparse(d) for d in node.decorator_list):
+            wrong += [f"{node.name}.{item.target.id}" for item in node.body if isinstance(item, ast.AnnAssign)
+                      and isinstance(item.target, ast.Name) and "db_bench" in item.target.id
+                      and (module, node.name, item.target.id) not in DB_BENCH_FIELDS_ALLOWED]
+    assert not wrong, f"{_shown(MODULES[module])}: fields named after db_bench: " + ", ".join(wrong)
+
+
 @pytest.mark.parametrize("module, source, check, message", [
     ("tuner.engine._bad", "from tuner.observers import ConsoleProgress\nfrom tuner import ranking\n",
      test_imports_point_down, "bad.py:1 imports tuner.observers\n"),
@@ -168,11 +186,13 @@ def test_classes_and_functions_stay_small(module):
      test_the_study_knows_db_bench_only_through_its_backend, "bad.py:2 imports objectives.runner\n"),
     ("tuner.bad", "from tuner import api\n\ndef f():\n    from experiments.studies import runner\n",
      test_the_product_never_imports_the_research, "bad.py:4 imports experiments.studies\n"),
-], ids=["upward", "private", "db_bench", "research"])
+    ("tuner.bad", "from dataclasses import dataclass\n\n@dataclass(frozen=True)\nclass Bad:\n    db_bench_seed: int\n",
+     test_generic_records_name_no_db_bench, "bad.py: fields named after db_bench: Bad.db_bench_seed"),
+], ids=["upward", "private", "db_bench", "research", "db_bench field"])
 def test_the_rules_catch_a_violation(tmp_path, monkeypatch, module, source, check, message):
     """The checks themselves fail on a violation: the engine importing an observer; an app importing
     the engine's private module instead of the engine; an executor importing db_bench's runner; an app
-    importing a research runner, lazily."""
+    importing a research runner, lazily; a generic record with a field named after db_bench."""
     fake = tmp_path / "bad.py"
     fake.write_text(source)
     monkeypatch.setitem(MODULES, module, fake)

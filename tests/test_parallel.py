@@ -261,8 +261,8 @@ def test_nodes_with_another_db_bench_are_refused_unless_allowed(tmp_path_factory
         # one trial per node: otherwise Ray may run both tiny trials on the head, one after the other
         allowed = c.tune(*args, "--allow-mixed-db-bench", "--one-trial-per-node", "--out", str(tmp_path / "allowed"))
         assert allowed.returncode == 0, allowed.stderr[-3000:]
-        paths = {(TrialRecord.of(t).db_bench or {}).get("path") for t in _trials(tmp_path / "allowed")
-                 if TrialRecord.of(t).outcome == "complete"}
+        paths = {build.path for t in _trials(tmp_path / "allowed")
+                 if TrialRecord.of(t).outcome == "complete" and (build := TrialRecord.of(t).build)}
         assert str(other) in paths, paths
     finally:
         c.stop()

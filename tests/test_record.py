@@ -164,9 +164,9 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     command = (record / "console.log").read_text().splitlines()[0]
     assert _without_names(command) == _without_names(f"rocksdb-tuner tune {_tune_args()}")
     makefile = (ROOT / "Makefile").read_text()
-    assert summary.db_bench is not None and summary.defaults is not None and summary.answer is not None
-    assert re.search(r"^ROCKSDB_VERSION \?= (\S+)", makefile, re.MULTILINE)[1] == str(summary.db_bench.version)[:4]
-    assert summary.defaults.mode == "library" and summary.db_bench.build == "release"
+    assert summary.build is not None and summary.defaults is not None and summary.answer is not None
+    assert re.search(r"^ROCKSDB_VERSION \?= (\S+)", makefile, re.MULTILINE)[1] == str(summary.build.version)[:4]
+    assert summary.defaults.mode == "library" and summary.build.kind == "release"
     assert set(summary.space_searched["parameters"]) == {p.name for p in load_space("default").parameters}
     best = _gain(summary)
     assert summary.answer.recommend == "best" and best.verdict == "faster" and summary.best is not None
@@ -187,8 +187,8 @@ def test_the_default_job_with_the_compaction_style_is_quoted_as_its_summary_give
     """experiments/default_job/README.md's default job of 2026-11-28, whose space held the compaction style: its answer
     (universal), its gain, machine time and the trials by style."""
     summary = _summary("default-job-universal-11.8.1-2026-11-28")
-    assert summary.db_bench is not None and summary.defaults is not None and summary.answer is not None
-    assert summary.defaults.mode == "library" and summary.db_bench.build == "release"
+    assert summary.build is not None and summary.defaults is not None and summary.answer is not None
+    assert summary.defaults.mode == "library" and summary.build.kind == "release"
     assert "compaction_style" in summary.space_searched["parameters"]
     best = _gain(summary)
     assert summary.answer.recommend == "best" and best.verdict == "faster" and summary.best is not None
@@ -215,9 +215,9 @@ def test_the_default_job_with_direct_io_is_quoted_as_its_summary_gives_it():
     summary = _summary(record.name)
     command = (record / "console.log").read_text().splitlines()[0]
     assert _without_names(command) == _without_names(f"rocksdb-tuner tune {_tune_args()}")
-    assert summary.db_bench is not None and summary.defaults is not None and summary.answer is not None
-    assert summary.defaults.mode == "library" and summary.db_bench.build == "release"
-    assert summary.db_bench.version == "11.8.1"
+    assert summary.build is not None and summary.defaults is not None and summary.answer is not None
+    assert summary.defaults.mode == "library" and summary.build.kind == "release"
+    assert summary.build.version == "11.8.1"
     searched = set(summary.space_searched["parameters"])
     assert searched == {p.name for p in load_space("default").parameters} | {DIRECT_IO}
     best, at = _gain(summary), "none of the three finalists"
@@ -258,9 +258,9 @@ def test_the_nine_option_job_run_again_on_12_01_is_quoted_as_its_summary_gives_i
     assert _shallow() or f"named apart, at commit {default_job.commit_of(summary)} (this host" in " ".join(_places(JOBS))
     command = (record / "console.log").read_text().splitlines()[0]
     assert _without_names(command) == _without_names(f"rocksdb-tuner tune {_tune_args()}")
-    assert summary.db_bench is not None and summary.defaults is not None and summary.answer is not None
-    assert summary.defaults.mode == "library" and summary.db_bench.build == "release"
-    assert summary.db_bench.version == "11.8.1" and summary.seed == headline.seed
+    assert summary.build is not None and summary.defaults is not None and summary.answer is not None
+    assert summary.defaults.mode == "library" and summary.build.kind == "release"
+    assert summary.build.version == "11.8.1" and summary.seed == headline.seed
     assert set(summary.space_searched["parameters"]) == {p.name for p in load_space("default").parameters}
     best, before = _gain(summary), _gain(headline)
     assert summary.answer.recommend == "best" and best.verdict == "faster" and summary.best is not None
@@ -288,8 +288,8 @@ def test_the_job_with_the_drain_cut_is_quoted_as_its_summary_gives_it():
     runs = [_summary(name) for name in ("default-job-11.8.1-2026-11-29", "default-job-rerun-11.8.1-2026-12-01")]
     log = (record / "console.log").read_text()
     assert _without_names(log.splitlines()[0]) == _without_names(f"rocksdb-tuner tune {_tune_args()}")
-    assert summary.db_bench is not None and summary.defaults is not None and summary.best is not None
-    assert summary.db_bench.version == "11.8.1" and summary.defaults.mode == "library"
+    assert summary.build is not None and summary.defaults is not None and summary.best is not None
+    assert summary.build.version == "11.8.1" and summary.defaults.mode == "library"
     assert all(summary.seed == r.seed for r in runs)
     assert set(summary.space_searched["parameters"]) == {p.name for p in load_space("default").parameters}
     _quoted(_machine_time(summary), (JOBS,), at="2,369 s of db_bench")
@@ -317,8 +317,8 @@ def test_the_first_deployed_shape_job_is_quoted_as_its_summary_gives_it():
     summary = _summary(record.name)
     command = (record / "console.log").read_text().splitlines()[0]
     assert _without_names(command).endswith(_without_names(f"rocksdb-tuner tune {_tune_args()}"))
-    assert summary.db_bench is not None and summary.defaults is not None and summary.answer is not None
-    assert summary.defaults.mode == "library" and summary.db_bench.build == "release"
+    assert summary.build is not None and summary.defaults is not None and summary.answer is not None
+    assert summary.defaults.mode == "library" and summary.build.kind == "release"
     best = _gain(summary)
     assert summary.answer.recommend == "best" and best.verdict == "faster"
     _quoted(_machine_time(summary), (JOBS,))
@@ -750,7 +750,7 @@ def test_the_tuner_with_half_size_trials_against_a_plain_script_on_reads_is_quot
     summary = Summary.load(folder / "summary.json")
     rerun = (folder / "console.log").read_text()
     assert summary.seed == 2 and summary.budget_seconds == 900 and "--scale 0.5" in rerun.splitlines()[0]
-    assert summary.db_bench is not None and summary.db_bench.version == "11.8.1"
+    assert summary.build is not None and summary.build.version == "11.8.1"
     assert summary.best is not None and summary.best.trial == 2 and summary.answer is not None
     gain = _gain(summary)
     assert gain.verdict == "tie" and "keep rocksdb-default" in rerun
@@ -771,7 +771,7 @@ def test_the_scaled_read_study_run_again_with_grown_runs_is_quoted_as_its_summar
     summary = Summary.load(folder / "summary.json")
     log = (folder / "console.log").read_text()
     assert summary.workload == "steady-readrandom" and summary.seed == 1 and summary.budget_seconds == 900
-    assert summary.db_bench is not None and summary.db_bench.version == "11.8.1" and summary.db_bench.build == "release"
+    assert summary.build is not None and summary.build.version == "11.8.1" and summary.build.kind == "release"
     assert "--scale 0.25" in log.splitlines()[0] and "scaled: data 512 MiB (the target's: 2.0 GiB)" in log
     at = "trials a quarter of the target's size"
     plan = re.search(r"^plan: .*: ((\d+) runs at least, ~(\d+)m(\d+)s), fitted", log, re.MULTILINE)
@@ -1045,7 +1045,7 @@ def test_the_default_job_at_four_times_the_data_is_quoted_as_its_summary_gives_i
     library defaults, 8 GiB within 1 GiB), its answer, its gain in 3 paired rounds and its overrun of the budget."""
     doc = (JOBS,)
     summary = _summary("default-job-8GiB-11.8.1-2026-11-28")
-    assert summary.db_bench is not None and summary.db_bench.version == "11.8.1" and summary.db_bench.build == "release"
+    assert summary.build is not None and summary.build.version == "11.8.1" and summary.build.kind == "release"
     assert summary.defaults is not None and summary.defaults.mode == "library"
     assert summary.target is not None and summary.target.data_bytes == 8 * 2**30
     assert summary.revalidation is not None and summary.best is not None
@@ -1478,7 +1478,7 @@ def test_the_default_job_tuned_on_an_older_version_and_measured_on_11_8_1_is_quo
     doc = ("docs/versions.md",)
     record = f"default-job-{tuned_on}-2026-11-28"
     summary = _summary(record)
-    assert summary.db_bench is not None and summary.db_bench.version == tuned_on and summary.db_bench.build == "release"
+    assert summary.build is not None and summary.build.version == tuned_on and summary.build.kind == "release"
     assert summary.defaults is not None and summary.defaults.mode == "library"
     assert summary.revalidation is not None and summary.trials.complete == complete
     spent, budget = summary.machine_seconds.total, summary.budget_seconds
@@ -2286,12 +2286,12 @@ def test_the_write_amplification_example_is_quoted_as_its_summary_gives_it():
     """docs/metrics.md: stored and logical write amplification of the fillrandom default job's defaults
     and answer."""
     summary = _summary("default-job-fillrandom-2026-11-23")
-    assert summary.db_bench is not None and summary.best is not None and summary.scale is not None
-    assert summary.workload == "fillrandom" and summary.db_bench.version == "9.11.2"
+    assert summary.build is not None and summary.best is not None and summary.scale is not None
+    assert summary.workload == "fillrandom" and summary.build.version == "9.11.2"
     default, best = summary.comparison[:2]
     params = summary.best.params
     assert best.name == f"best (trial {summary.best.trial})"
-    _quoted(f"(scale {summary.scale:.0f}, release db_bench {summary.db_bench.version}, "
+    _quoted(f"(scale {summary.scale:.0f}, release db_bench {summary.build.version}, "
             "`experiments/default_job/results/default-job-fillrandom-2026-11-23/summary.json`), "
             "db_bench's defaults (snappy) wrote "
             f"{default.value('write_amp'):.2f} stored / {default.value('write_amp_logical'):.2f} logical, and its "
@@ -3295,7 +3295,7 @@ def test_the_8gib_job_with_the_compaction_style_is_quoted_as_its_summary_gives_i
     budget overrun, and the held-out rounds of the defaults against themselves."""
     doc = (JOBS,)
     summary = _summary("default-job-8GiB-universal-11.8.1-2026-11-28")
-    assert summary.db_bench is not None and summary.db_bench.version == "11.8.1"
+    assert summary.build is not None and summary.build.version == "11.8.1"
     assert summary.target is not None and summary.target.data_bytes == 8 * 2**30
     assert summary.answer is not None and summary.answer.recommend != "best" and summary.best is not None
     gain = _gain(summary)

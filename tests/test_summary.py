@@ -15,7 +15,7 @@ from tuner.outputs import closing_table
 from tuner.outputs._answer import answer, answer_of, gain_lines
 from tuner.outputs._report import verdict_lines
 from tuner.stats import resolution
-from tuner.summary import SCHEMA_VERSION, BestTrial, Summary, SummaryError
+from tuner.summary import SCHEMA_VERSION, BestTrial, Summary, SummaryError, db_bench_build
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = sorted(subprocess.run(["git", "ls-files", "*summary.json"], cwd=ROOT, capture_output=True, text=True,
@@ -54,8 +54,21 @@ def test_a_real_record_reads_as_attributes():
         "ops_per_sec")
     assert summary.target is not None and summary.target.shape.num_levels == 7
     assert summary.preload is not None and summary.preload.trials is not None
-    assert summary.db_bench is not None and summary.db_bench.build == "release"
+    assert summary.build is not None and summary.build.kind == "release"
     assert not hasattr(summary, "best_trial")  # a misspelt key is an error, not a silent None
+
+
+def test_what_measured_is_a_build_and_schema_1s_db_bench_reads_as_one():
+    """Schema 2 writes what measured as ``build`` and the runs' seed as ``run_seed``; a file of schema 1
+    (``db_bench``, ``db_bench_seed``) reads as those fields and writes back as it was read."""
+    data = json.loads((ROOT / NEWEST).read_text())
+    old = Summary.from_dict(data)
+    assert old.build == db_bench_build(data["db_bench"]) and old.run_seed == data["db_bench_seed"]
+    assert old.build is not None and old.build.identity == {"version": "11.8.1", "assertions": False}
+    assert "build" not in old.to_dict() and old.to_dict()["db_bench"] == data["db_bench"]
+    new = Summary(study="s", build=old.build, run_seed=old.run_seed).to_dict()
+    assert new["build"] == old.build.to_dict() and "db_bench" not in new and "db_bench_seed" not in new
+    assert Summary.from_dict(new).build == old.build
 
 
 def test_a_tie_says_what_its_rounds_could_tell():

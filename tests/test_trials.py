@@ -11,8 +11,9 @@ import optuna
 import pytest
 
 from tuner.engine import _attrs as attributes
+from tuner.engine._warmstart import WarmStartError, warm_start
 from tuner.model import machine_seconds
-from tuner.summary import FidelityAgreement, Preload, Startup
+from tuner.summary import FidelityAgreement, Preload, Startup, db_bench_build
 from tuner.trials import (
     BaselineRecord,
     PrunedAt,
@@ -42,6 +43,43 @@ def test_what_is_recorded_reads_back_as_attributes():
     assert r.node is not None and (r.node.host, r.node.cores_used, r.node.measured_to) == ("host-a", [1], 2.0)
     assert r.constraints == [-1.0] and not r.audit and r.fail_reason is None
     assert origin(r) == {"enqueued": "benchmark.sh", "provenance": "start"}
+
+
+def test_what_measured_reads_back_as_a_build_as_any_version_stored_it():
+    """A worker's build is stored whole (``build``); a trial an earlier version ran kept its db_bench's path,
+    version and assertions as ``db_bench``, which reads as the same record."""
+    study = optuna.create_study()
+    worker = {"path": "/usr/bin/db_bench", "version": "7.8.3", "assertions": True}
+    trial = study.ask()
+    record(trial, build=db_bench_build(worker))
+    study.tell(trial, 1.0)
+    study.enqueue_trial({}, user_attrs={"db_bench": worker})  # as versions before Build stored it
+    study.tell(study.ask(), 1.0)
+    new, old = (TrialRecord.of(t).build for t in study.trials)
+    assert new == old and new is not None and new.program == "db_bench" and new.path == "/usr/bin/db_bench"
+    assert new.identity == {"version": "7.8.3", "assertions": True} and new.warning
+
+
+def test_a_warm_start_compares_the_builds_as_any_version_stored_them(tmp_path, monkeypatch):
+    """An earlier study's build, as it stored it (``build``) or as a version before Build did (``db_bench``),
+    must have this study's identity: db_bench's version and assertions, not its path."""
+    monkeypatch.chdir(tmp_path)
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    release = {"path": "/a/db_bench", "version": "9.11.2", "assertions": False, "build": "release"}
+    kept = {"identity": {"workload": "w"}, "repeats": 1}
+    mine = optuna.create_study(study_name="new", storage=storage)
+    for key, value in {**kept, "build": db_bench_build({**release, "path": "/b/db_bench"}).to_dict()}.items():
+        mine.set_user_attr(key, value)
+    store = SimpleNamespace(parts=SimpleNamespace(storage=storage, space=None), study=mine)
+    for name, build in (("old", {"db_bench": release}), ("debug", {"db_bench": {**release, "assertions": True}}),
+                        ("newer", {"build": db_bench_build({**release, "version": "11.8.1"}).to_dict()})):
+        earlier = optuna.create_study(study_name=name, storage=storage)
+        for key, value in {**kept, **build}.items():
+            earlier.set_user_attr(key, value)
+    assert warm_start(store, "old") == 0  # nothing to copy, and nothing refused
+    for name in ("debug", "newer"):
+        with pytest.raises(WarmStartError, match=f"study {name} has build .*; its measurements would not compare"):
+            warm_start(store, name)
 
 
 def test_a_misspelt_field_fails_where_it_is_written():

@@ -45,8 +45,8 @@ def test_a_study_runs_on_each_version_on_its_defaults_or_on_the_pins(tmp_path):
                       "--sampler", "random", "--db-bench", path, "--out", str(out), "--no-mlflow", "--defaults", mode)
             assert r.returncode == 0, r.stderr
             summary = summary_of(out)
-            assert summary.db_bench is not None and summary.defaults is not None
-            assert summary.db_bench.version == version and summary.trials.complete == 2
+            assert summary.build is not None and summary.defaults is not None
+            assert summary.build.version == version and summary.trials.complete == 2
             defaults = summary.defaults
             command = (out / "baselines" / "rocksdb-default" / "load.command").read_text()
             for flag, value in defaults.flags.items():
@@ -59,7 +59,7 @@ def test_a_study_runs_on_each_version_on_its_defaults_or_on_the_pins(tmp_path):
             if mode == "db_bench-7.8.3":
                 assert set(defaults.flags) <= set(PINNED)
                 pinned[version] = shape
-            elif summary.db_bench.build == "release":
+            elif summary.build.kind == "release":
                 assert defaults.mode == "library" and version in (defaults.describe or "")
                 dynamic = tuple(int(p) for p in version.split(".")[:2]) >= (8, 4)
                 assert shape["CFOptions.level_compaction_dynamic_level_bytes"] == ("true" if dynamic else "false")

@@ -73,7 +73,7 @@ class Study:
         """What the study's backend (--backend) measures with: what it found, the workload, the searched
         options, the metrics its score needs, the memory limit and the preloaded DBs runs start from."""
         p, measurement = self.parts, self.parts.config.measurement
-        return Setup(p.work_dir, measurement.trial_timeout, p.db_bench_seed,
+        return Setup(p.work_dir, measurement.trial_timeout, p.run_seed,
                      {q.flag: q.options_key for q in p.space.parameters}, p.workload, measurement.command,
                      p.score.needed, measurement.load, found, p.memory_limit, tuple(self._preloaded),
                      Rate(measurement.rate, measurement.read_rate, arrivals=measurement.arrivals,

@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from optuna.trial import FrozenTrial
 
-from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
 from objectives.scores import Bound, Direction, Score
 from objectives.workloads import Workload
@@ -21,6 +20,7 @@ from search_spaces import SearchSpace
 from tuner import ranking
 from tuner.summary import (
     BaselineRun,
+    Build,
     CapacityReport,
     FidelityAgreement,
     MachineSeconds,
@@ -35,6 +35,9 @@ from tuner.summary import (
     TrialRow,
 )
 from tuner.trials import BaselineRecord, TrialRecord
+
+if TYPE_CHECKING:
+    from tuner.backends import Found
 
 DEFAULT_BASELINE = "rocksdb-default"
 DEFAULT_BASELINE_DOC = "none of the tuned options set: the defaults every run starts from"
@@ -242,8 +245,8 @@ class StudySnapshot:
     workload: Workload
     space: SearchSpace
     score: Score
-    db_bench: DbBench | None  # None when the backend runs no db_bench workload
-    db_bench_seed: int
+    found: Found  # what the backend found for the study (its build, the defaults its runs start from)
+    run_seed: int  # the runs' --seed
     trials_wanted: int
     work_dir: Path
     trials: tuple[FrozenTrial, ...]
@@ -261,6 +264,11 @@ class StudySnapshot:
     breaks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # references breaking the user's constraints
     capacity: CapacityReport | None = None  # --slo: the best's and rocksdb-default's capacity, after the re-validation
     served: ServedReport | None = None  # --serve-rate: the answer and rocksdb-default open loop at a rate, at the end
+
+    @property
+    def build(self) -> Build | None:
+        """What measured the study's runs (None: nothing was probed, e.g. a program)."""
+        return self.found.build
 
     @property
     def directions(self) -> list[Direction]:

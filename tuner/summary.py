@@ -6,7 +6,9 @@ The file carries ``"schema": SCHEMA_VERSION``. A file without the key is from be
 versioned (schema 0, the same layout with fewer keys) and reads the same way, its missing keys None
 or empty; a newer or unknown schema is refused with one line naming the file. A part read from a
 file writes back exactly the keys it was read with, in their order (keys this version does not
-know are kept in ``extra``), so ``Summary.from_dict(d).to_dict()`` is ``d`` with the schema first."""
+know are kept in ``extra``), so ``Summary.from_dict(d).to_dict()`` is ``d`` with the schema first.
+Schema 2 names what measured ``build`` (a :class:`Build`, whatever the backend) and the runs' seed
+``run_seed``; schema 1's and older's ``db_bench`` and ``db_bench_seed`` read as those two fields."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from typing import Any, Self
 
 import optuna
 
-SCHEMA_VERSION = 1  # bump when a key changes meaning or goes away; adding one needs no bump
+SCHEMA_VERSION = 2  # bump when a key changes meaning or goes away; adding one needs no bump
 
 
 class SummaryError(ValueError):
@@ -99,15 +101,38 @@ def _write(value: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class DbBenchInfo(Record):
-    """The db_bench the study measured with (objectives.dbbench.DbBench.to_dict)."""
+class Build(Record):
+    """What measured a study's runs, as its backend found it (tuner.backends ``Found.build``): the program,
+    its version and where it is. Only ``identity`` is compared: a resumed study, a warm start's source and
+    a worker node must have the same for their measurements to compare; ``details`` is all the backend
+    says of it, in its own keys. A backend that probes nothing has none (None)."""
 
-    path: str | None = None
+    program: str = ""  # what ran, as the outputs name it, e.g. "db_bench"
     version: str | None = None
-    assertions: bool | None = None
-    build: str | None = None
-    source: str | None = None
-    patches: list[str] | None = None
+    path: str | None = None  # where it is on the host that found it
+    kind: str | None = None  # what sort of build, e.g. "release"
+    identity: dict[str, Any] = field(default_factory=dict)  # what must be the same for measurements to compare
+    details: dict[str, Any] = field(default_factory=dict)  # the backend's own record of it
+    warning: str | None = None  # what the console warns of it, e.g. a build with assertions
+
+    def words(self) -> str:
+        """The build as an error names it: ``db_bench 9.11.2 (assertions=False) at PATH``."""
+        rest = ", ".join(f"{k}={v}" for k, v in self.identity.items() if k != "version")
+        return f"{self.program} {self.version}" + (f" ({rest})" if rest else "") + f" at {self.path}"
+
+
+ASSERTIONS_WARNING = ("this db_bench was built with assertions: it runs slower and shifts the CPU/IO balance; "
+                      "'make db_bench' builds a release one, which the tuner then prefers.")
+
+
+def db_bench_build(record: dict[str, Any]) -> Build:
+    """The build a db_bench record names (objectives.dbbench.DbBench.to_dict; a node's, a trial's or a study's
+    ``"db_bench"`` as versions before :class:`Build` kept it): the db_bench and rate backends' own, and how
+    older records read. Its identity is its version and whether it has assertions, not its path."""
+    assertions = record.get("assertions")
+    return Build(program="db_bench", version=record.get("version"), path=record.get("path"), kind=record.get("build"),
+                 identity={"version": record.get("version"), "assertions": assertions}, details=dict(record),
+                 warning=ASSERTIONS_WARNING if assertions else None)
 
 
 @dataclass(frozen=True)
@@ -595,11 +620,11 @@ class Summary(Record):
     objective_metric: str = "ops_per_sec"  # what gains are ratios of
     objective_maximize: bool = True
     seed: int | None = None
-    db_bench_seed: int | None = None
+    run_seed: int | None = None  # the runs' --seed (summaries of schema 1 and older: "db_bench_seed")
     scale: float | None = None
     drain: bool = True
     data_bytes: int | None = None
-    db_bench: DbBenchInfo | None = None  # None when the backend runs no db_bench
+    build: Build | None = None  # what measured (schema 1 and older: "db_bench"); None when nothing was probed
     defaults: DefaultsInfo | None = None
     host: Host | None = None
     slot: SlotInfo | None = None
@@ -642,7 +667,13 @@ class Summary(Record):
                 raise SummaryError(f"{where}: unknown summary schema {version!r}: this rocksdb-tuner reads schema "
                                    f"{SCHEMA_VERSION} and older (was it written by a newer one?)")
             data = {k: v for k, v in data.items() if k != "schema"}
-        return super().from_dict(data, where)
+        summary = super().from_dict(data, where)
+        old = summary.extra  # schema 1 and older: kept as read (written back so), read as the new fields
+        if old.get("db_bench") is not None:
+            summary = replace(summary, build=db_bench_build(old["db_bench"]))
+        if old.get("db_bench_seed") is not None:
+            summary = replace(summary, run_seed=old["db_bench_seed"])
+        return summary
 
     @classmethod
     def load(cls, path: str | Path) -> Summary:

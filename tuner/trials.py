@@ -12,6 +12,8 @@ from typing import Any, Self
 import optuna
 from optuna.trial import FrozenTrial
 
+from tuner.summary import Build, Record, db_bench_build
+
 RUNG_PREFIX = "rung_"  # rung_<n>: the trial's run at --fidelity rung n
 LOST_PREFIX = "lost_attempt_"  # lost_attempt_<n>: why a Ray worker's attempt n was lost
 
@@ -84,7 +86,7 @@ class TrialRecord:
     pruned_by: str | None = None  # what stopped it, when not the pruner
     node: TrialNode | None = None  # the node that ran it, under an executor of nodes (Ray, processes)
     attempts: int | None = None
-    db_bench: dict[str, Any] | None = None  # the worker's db_bench, when not the driver's
+    build: Build | None = None  # what the worker measured with, when not the driver's
     log_dir: str | None = None
     repeats: list[dict[str, Any]] | None = None  # each run's metrics under --repeats
     spread_ops_per_sec: dict[str, float] | None = None  # min, max, cv, n of --repeats' ops/s
@@ -103,6 +105,10 @@ class TrialRecord:
         for name, part in (("pruned_at", PrunedAt), ("node", TrialNode)):
             if isinstance(values.get(name), dict):  # stored as a JSON object
                 values[name] = part.from_dict(values[name])
+        if isinstance(values.get("build"), dict):
+            values["build"] = Build.from_dict(values["build"], "build")
+        elif isinstance(attrs.get("db_bench"), dict):  # as versions before Build kept the worker's
+            values["build"] = db_bench_build(attrs["db_bench"])
         values["rungs"] = {int(k[len(RUNG_PREFIX):]): RungRun.from_dict(v) for k, v in attrs.items() if k.startswith(RUNG_PREFIX)}
         values["lost_attempts"] = {int(k[len(LOST_PREFIX):]): v for k, v in attrs.items() if k.startswith(LOST_PREFIX)}
         return cls(**values)
@@ -163,7 +169,7 @@ def attrs(**values: Any) -> dict[str, Any]:
 def record(trial: optuna.Trial, **values: Any) -> None:
     """Write record fields on a running trial (a part that is a record, as a JSON object)."""
     for name, value in attrs(**values).items():
-        trial.set_user_attr(name, value.to_dict() if isinstance(value, Stored) else value)
+        trial.set_user_attr(name, value.to_dict() if isinstance(value, (Stored, Record)) else value)
 
 
 def record_rung(trial: optuna.Trial, rung: int, run: RungRun) -> None:

@@ -81,10 +81,10 @@ def answer_words(summary: Summary) -> str:
 
 def where(summary: Summary) -> str:
     """The host, day, build, defaults and target a job ran at, as the headline's first sentence words them."""
-    assert summary.db_bench is not None and summary.defaults is not None and summary.target is not None
+    assert summary.build is not None and summary.defaults is not None and summary.target is not None
     assert summary.when is not None and summary.when.first_trial_started and summary.host is not None
-    built = "as `make db_bench` builds it" if "make db_bench" in (summary.db_bench.source or "") else \
-        f"({summary.db_bench.build} build)"
+    built = "as `make db_bench` builds it" if "make db_bench" in (summary.build.details.get("source") or "") else \
+        f"({summary.build.kind} build)"
     flags = summary.defaults.flags
     shape = [words for on, words in ((flags.get("level_compaction_dynamic_level_bytes") in (True, "true"),
                                       "dynamic level sizes"),
@@ -94,7 +94,7 @@ def where(summary: Summary) -> str:
                 if summary.defaults.mode == LIBRARY else f"on {summary.defaults.describe}")
     assert summary.target.data_bytes and summary.target.memory_bytes and summary.workload
     return (f"On this project's {summary.host.cores}-core machine ({summary.when.first_trial_started[:10]}, RocksDB "
-            f"{summary.db_bench.version} {built}, {defaults}), for {WORKLOADS.get(summary.workload, summary.workload)} "
+            f"{summary.build.version} {built}, {defaults}), for {WORKLOADS.get(summary.workload, summary.workload)} "
             f"of a {summary.target.data_bytes / 2**30:g} GiB DB within {summary.target.memory_bytes / 2**30:g} GiB")
 
 
@@ -166,12 +166,12 @@ def expect() -> str:
     job_path, summary = job(JOB)
     rerun_path, rerun = job(RERUN)
     first, again = gain(summary), gain(rerun)
-    assert summary.host is not None and summary.db_bench is not None and first.ci95 and again.ci95
+    assert summary.host is not None and summary.build is not None and first.ci95 and again.ci95
     started, started_again = (s.when.first_trial_started if s.when else None for s in (summary, rerun))
     assert started and started_again
     ties = sum(r.verdict == "tie" for r in (first, again))
     text = (f"**What to expect.** On this project's {summary.host.cores}-core virtual machine (RocksDB "
-            f"{summary.db_bench.version}), `make tune` answered {first.ratio:.2f}x the defaults' sustained ops/s on "
+            f"{summary.build.version}), `make tune` answered {first.ratio:.2f}x the defaults' sustained ops/s on "
             f"{started[:10]} (95 % CI {first.ci95[0]:.2f}-{first.ci95[1]:.2f}) and {again.ratio:.2f}x on "
             f"{started_again[:10]} ({again.ci95[0]:.2f}-{again.ci95[1]:.2f}), each in paired rounds beside the "
             f"defaults that chose nothing{f'; {ties} of the two a tie' if ties else ''}. A gain whose interval holds 1 "

@@ -78,14 +78,14 @@ def main() -> None:
         contenders.update({"best without pruner": bests["none"].space.flags(best_none.params),
                            "best with median pruner": bests["median"].space.flags(best_median.params)})
         samples: dict[str, list[float]] = {name: [] for name in contenders}
-        parts, db_bench = studies["none"].parts, bests["none"].db_bench
+        parts, db_bench = studies["none"].parts, bests["none"].found.db_bench
         assert db_bench is not None  # db_bench's workload
         runner = Runner(db_bench, work_dir=parts.work_dir, timeout=parts.config.measurement.trial_timeout,
                         memory_limit=parts.memory_limit, defaults=parts.found.defaults)  # as the study's runs
         for round_ in range(args.rounds):
             for name, flags in contenders.items():
                 m = measure(runner, bests["none"].workload, flags,
-                            root / "remeasure" / name.replace(" ", "-") / str(round_), 1, bests["none"].db_bench_seed)
+                            root / "remeasure" / name.replace(" ", "-") / str(round_), 1, bests["none"].run_seed)
                 ops = m.metrics["ops_per_sec"]
                 assert ops is not None, name
                 samples[name].append(ops)

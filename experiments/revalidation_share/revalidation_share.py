@@ -49,7 +49,7 @@ def run(name: str, args: list[str], root: Path) -> dict[str, Any]:
     record.update(machine_seconds=seconds.to_dict(), search_seconds=round(seconds.baselines + seconds.trials, 1),
                   trials=summary.trials.to_dict(), budget_seconds=summary.budget_seconds,
                   revalidation_plan=reval.plan if reval else None, revalidation_rounds=reval.rounds if reval else None,
-                  db_bench=summary.db_bench.to_dict() if summary.db_bench else None)
+                  db_bench=summary.build.details if summary.build else None)
     return record
 
 

@@ -49,7 +49,7 @@ from objectives.measurement import measure
 from objectives.runner import Runner, remove_owned
 from objectives.workloads import Workload
 from search_spaces import Context, load_space
-from tuner.summary import DbBenchInfo, Summary
+from tuner.summary import Build, Summary
 
 RESULTS = Path(__file__).with_name("results")
 EXPERIMENTS = Path(__file__).parents[1] / "studies" / "results"
@@ -89,7 +89,7 @@ def experiment_studied(study: str, db_bench: str) -> Studied:
     tuned = [c for c in result["head_to_head"]["configurations"] if c["name"].startswith("tuned best")]
     best = max(tuned, key=lambda c: c["vs_default"]["ratio"])
     summary = Summary(study=study, workload=result["workload"], data_bytes=result["data_bytes"],
-                      space=result["tuner"]["seeds"][0]["space"], db_bench=DbBenchInfo(path=db_bench))
+                      space=result["tuner"]["seeds"][0]["space"], build=Build(program="db_bench", path=db_bench))
     return Studied(summary, best["name"], best["flags"],
                    answer=f"{best['name']} of experiments/studies/results/{study}/result.json, "
                           f"{best['vs_default']['ratio']:.2f}x the defaults in its head-to-head",
@@ -178,9 +178,9 @@ def main() -> None:
     studied = (experiment_studied(args.experiment, args.db_bench) if args.experiment else
                tune_studied(Summary.load(args.study / "summary.json")))
     summary = studied.summary
-    if summary.db_bench is None:
+    if summary.build is None:
         parser.error(f"{args.study}: the study measured no db_bench workload")
-    db_bench = probe(summary.db_bench.path)
+    db_bench = probe(summary.build.path)
     mode = summary.defaults.mode if summary.defaults else PINNED_7_8  # what the study ran on (before: the pins)
     defaults = defaults_of(db_bench, mode if mode in MODES else LIBRARY)
     configs = studied.configurations()

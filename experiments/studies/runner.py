@@ -240,7 +240,7 @@ class ExperimentRun:
                         seeds.setdefault(key, []).append(found.ratio)
             measured.append(out)
         verdicts = {key: across_seeds(seeds[key]).to_dict() for key in ("vs_default", "vs_hand_found") if key in seeds}
-        db = final.db_bench
+        db = final.found.db_bench
         assert db is not None  # an experiment's studies run db_bench's workloads
         ctx = final.space.context
         assert ctx is not None

@@ -217,7 +217,7 @@ def study_record(args: argparse.Namespace, summary: Summary, work: Path, configs
         "when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine_info(Context.of_host(), work),
         "commit": project_commit(),
         "study": {"name": summary.study, "path": str(args.study), "commit": git_commit(args.study, last_change=True),
-                  "db_bench": summary.db_bench.to_dict() if summary.db_bench else None,
+                  "db_bench": summary.build.details if summary.build else None,
                   "defaults": summary.defaults.to_dict() if summary.defaults else None,
                   "answer": summary.answer.to_dict() if summary.answer else None,
                   "target": summary.target.to_dict() if summary.target else None},
@@ -238,7 +238,7 @@ def main() -> None:
     if not flags:
         raise SystemExit(f"--study {args.study}: its answer is db_bench's defaults; nothing to set against them")
     configs: dict[str, dict[str, Any]] = {DEFAULT: {}, answer: flags}
-    study_version = summary.db_bench.version if summary.db_bench else None
+    study_version = summary.build.version if summary.build else None
     print(f"study {summary.study} ({args.study}), tuned on db_bench {study_version}: {answer} {flags}", flush=True)
     builds = checked_builds(args, parser, summary, flags, answer)
     base = study_version if study_version in [b.version for b in builds] else builds[0].version

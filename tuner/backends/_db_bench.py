@@ -31,6 +31,7 @@ from tuner.backends.base import (
 )
 from tuner.fmt import fmt_bytes
 from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig, UsageError
+from tuner.summary import Build, db_bench_build
 
 UNREADABLE_DEFAULTS = "db_bench's defaults are unreadable"
 
@@ -115,19 +116,19 @@ class DbBenchBackend(Backend):
     def check_nodes(cls, found: Found, nodes: list[dict[str, Any]], execution: ExecutionConfig) -> str | None:
         """Every node has a db_bench, of the same version and build as this host's (unless
         --allow-mixed-db-bench)."""
-        mine = found.db_bench
+        mine = found.build
         assert mine is not None
         problems = []
         for node in nodes:
-            theirs = node.get("db_bench")
+            theirs = Build.from_dict(node["build"], "build") if node.get("build") else None
             if theirs is None:
                 problems.append(f"{node['host']} ({node['ip']}): {node['db_bench_error']}")
-            elif (theirs["version"], theirs["assertions"]) != (mine.version, mine.assertions):
-                problems.append(f"{node['host']} ({node['ip']}) has db_bench {theirs['version']} "
-                                f"({'assertions' if theirs['assertions'] else 'release'}) at {theirs['path']}")
+            elif theirs.identity != mine.identity:
+                problems.append(f"{node['host']} ({node['ip']}) has db_bench {theirs.version} "
+                                f"({'assertions' if theirs.identity['assertions'] else 'release'}) at {theirs.path}")
         missing = [p for p in problems if "has db_bench" not in p]
         if missing or (problems and not execution.allow_mixed_db_bench):
-            return (f"this study runs db_bench {mine.version} ({mine.build}); " + "; ".join(problems)
+            return (f"this study runs db_bench {mine.version} ({mine.kind}); " + "; ".join(problems)
                     + ("" if missing else ". Measurements would not compare; --allow-mixed-db-bench accepts it"))
         return None
 
@@ -192,9 +193,10 @@ class DbBenchBackend(Backend):
 
 
 def _node_db_bench(execution: ExecutionConfig) -> tuple[dict[str, Any], DbBench | None]:
-    """This node's db_bench as its facts say it (``db_bench``, or ``db_bench_error``), and itself."""
+    """This node's db_bench as its facts say it (``build``, which the executor records where it is not the
+    driver's, or ``db_bench_error``), and itself."""
     try:
         db_bench = probe(execution.db_bench, execution.rocksdb_version)
     except DbBenchError as exc:
         return {"db_bench_error": str(exc)}, None
-    return {"db_bench": db_bench.to_dict()}, db_bench
+    return {"build": db_bench_build(db_bench.to_dict()).to_dict()}, db_bench

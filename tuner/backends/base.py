@@ -56,25 +56,25 @@ from objectives.scores import Bound
 from objectives.workdir import remove_owned
 from objectives.workloads import Flag, Workload
 from search_spaces import SearchSpace
-from tuner.model import ExecutionConfig, MeasurementConfig, StudySnapshot, TuneConfig, UsageError
+from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig, UsageError
+from tuner.summary import Build, db_bench_build
 
 
 @dataclass(frozen=True)
 class Found:
     """What a backend found for a study on this host before it is prepared (:meth:`Backend.find`): the
-    db_bench its runs use and the defaults they start from, None for a backend that runs no db_bench."""
+    db_bench its runs use (the db_bench and rate backends' own, None for a backend that runs none) and
+    the defaults they start from. Everything outside the backends reads what measured as :attr:`build`."""
 
     backend: str  # the backend's name (BACKENDS): a remote executor checks its nodes for it
     db_bench: DbBench | None = None
     defaults: Defaults | None = None  # None on a node until the node reads its own build's (``mode``)
     mode: str = LIBRARY  # what every run starts from (objectives.defaults.MODES)
 
-    @classmethod
-    def of(cls, snapshot: StudySnapshot) -> Found:
-        """What a study's backend found, as its snapshot keeps it."""
-        defaults = snapshot.defaults
-        return cls(snapshot.config.measurement.backend, snapshot.db_bench, defaults,
-                   defaults.mode if defaults else LIBRARY)
+    @property
+    def build(self) -> Build | None:
+        """What measured, as the study records it (summary.json's ``build``); None when nothing was probed."""
+        return db_bench_build(self.db_bench.to_dict()) if self.db_bench is not None else None
 
 
 @dataclass(frozen=True)

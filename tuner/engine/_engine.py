@@ -131,8 +131,8 @@ class Engine:
         found = (self.store.baseline(n) for n, _, _ in baseline_items(p))
         slot = SlotInfo(cores=p.slot.cores, ram_bytes=p.slot.ram, pinned=p.slot.pinned, neighbours=p.slot.neighbours)
         return StudySnapshot(name=p.name, uid=attrs.uid(self.store), out=p.out, storage=p.storage, config=p.config,
-                             workload=p.workload, space=p.space, score=p.score, db_bench=p.found.db_bench,
-                             db_bench_seed=p.db_bench_seed, trials_wanted=p.trials_wanted, work_dir=p.work_dir,
+                             workload=p.workload, space=p.space, score=p.score, found=p.found,
+                             run_seed=p.run_seed, trials_wanted=p.trials_wanted, work_dir=p.work_dir,
                              trials=self.store.trials(), baselines=tuple(b for b in found if b is not None),
                              revalidation=self.revalidation, slot=slot, memory=self.memory, target=self._target(),
                              seeded=tuple(attrs.seeded(self.store)), preload=self.store.stored("preload", Preload),

@@ -52,7 +52,7 @@ class Prepared:
     score: Score
     pruner: optuna.pruners.BasePruner
     sampler: optuna.samplers.BaseSampler
-    found: Found  # what the backend found: db_bench (None when it runs none: it is then not probed), its defaults
+    found: Found  # what the backend found: its build (None when it runs no db_bench: nothing is probed), its defaults
     workload: Workload
     space: SearchSpace
     trials_wanted: int
@@ -60,7 +60,7 @@ class Prepared:
     work_dir: Path
     out: Path
     storage: str
-    db_bench_seed: int
+    run_seed: int  # the runs' --seed (--seed, else 1)
     slot: Slot
     memory_limit: int | None  # scored phases run in a memory cgroup of this size
     plan: Plan  # the re-validation's
@@ -312,7 +312,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     return Prepared(config=config, name=name, score=score, pruner=pruner, sampler=sampler, found=found,
                     workload=workload, space=space, trials_wanted=wanted, repair_rejected=not grid, work_dir=work_dir,
                     out=out, storage=tracking.storage or f"sqlite:///{(out / 'study.db').resolve()}",
-                    db_bench_seed=search.seed if search.seed else 1, slot=slot, memory_limit=limit, plan=plan,
+                    run_seed=search.seed if search.seed else 1, slot=slot, memory_limit=limit, plan=plan,
                     reference=reference, user_baseline=user, rungs=rungs, target=target,
                     widened=widened, breaks=breaks, narrowed=narrowed,
                     memory_note=_memory_note(config.target, limit, needs, target, workload.data_bytes()))

@@ -20,11 +20,19 @@ from tuner.engine._prepare import Prepared
 from tuner.executors import Outcome, failure_reason
 from tuner.model import UsageError
 from tuner.stats import spread
-from tuner.summary import Record
+from tuner.summary import Build, Record, db_bench_build
 from tuner.trials import BaselineRecord, PrunedAt, TrialRecord, origin, record
 from tuner.trials import attrs as trial_attrs
 
 R = TypeVar("R", bound=Record)
+
+
+def stored_build(attrs: dict[str, Any]) -> Build | None:
+    """What measured a study, from its user attributes: ``build``, or ``db_bench`` as versions before
+    :class:`Build` kept it; None when nothing was probed."""
+    if attrs.get("build") is not None:
+        return Build.from_dict(attrs["build"], "build")
+    return db_bench_build(attrs["db_bench"]) if attrs.get("db_bench") is not None else None
 
 
 class StudyStore:
@@ -81,19 +89,15 @@ class StudyStore:
             study.set_user_attr("space", p.space.describe()["parameters"])
             study.set_user_attr("constraints", p.space.describe()["constraints"])
             study.set_user_attr("widened", list(p.widened))  # to hold the references (tuner.engine._held)
-            study.set_user_attr("db_bench", p.found.db_bench.to_dict() if p.found.db_bench is not None else None)
+            study.set_user_attr("build", p.found.build.to_dict() if p.found.build is not None else None)
             study.set_user_attr("repeats", measurement.repeats)
         elif study.user_attrs["identity"] != identity:
             raise UsageError(f"--study {p.name}: exists with {study.user_attrs['identity']}, not {identity}; "
                              "use another --study name to tune something else")
-        elif p.found.db_bench is not None:  # measured by db_bench: by the same version and build
-            before, now = study.user_attrs["db_bench"], p.found.db_bench.to_dict()
-            if (before["version"], before["assertions"]) != (now["version"], now["assertions"]):
-                raise UsageError(
-                    f"--study {p.name}: was measured with db_bench {before['version']} "
-                    f"(assertions={before['assertions']}) at {before['path']}, not {now['version']} "
-                    f"(assertions={now['assertions']}) at {now['path']}; measurements would not compare, "
-                    "use another --study name")
+        elif (now := p.found.build) is not None and (before := stored_build(study.user_attrs)) is not None \
+                and before.identity != now.identity:  # measured by another build: another version, say
+            raise UsageError(f"--study {p.name}: was measured with {before.words()}, not {now.words()}; "
+                             "measurements would not compare, use another --study name")
         self._check_duration(study)
         if study.user_attrs.get("repeats", 1) != measurement.repeats:
             raise UsageError(f"--repeats: study {p.name} measures each trial {study.user_attrs.get('repeats', 1)} "
@@ -188,8 +192,8 @@ class StudyStore:
         """Tell a trial's outcome: measured, failed or pruned, and where a worker ran it."""
         if outcome.node is not None:
             record(trial, node=outcome.node, attempts=outcome.job.attempt + 1)
-        if outcome.db_bench is not None:
-            record(trial, db_bench=outcome.db_bench)
+        if outcome.build is not None:
+            record(trial, build=outcome.build)
         if outcome.stopped is not None:
             self.pruned(trial, *outcome.stopped, seconds)
         elif outcome.measurement is None:

@@ -48,7 +48,7 @@ from tuner.backends import Found
 from tuner.engine._attrs import Start
 from tuner.engine._held import project, references
 from tuner.engine._plan import Reference
-from tuner.engine._storage import StudyStore
+from tuner.engine._storage import StudyStore, stored_build
 from tuner.model import WARM_START
 from tuner.summary import Summary, SummaryError
 from tuner.trials import TrialRecord
@@ -82,12 +82,13 @@ def warm_start(store: StudyStore, source: str) -> int:
     earlier = _source(store, source)
     mine = store.study.user_attrs
     space = store.parts.space
-    for key in ("identity", "db_bench", "repeats"):
+    for key in ("identity", "build", "repeats"):
         theirs, ours = earlier.user_attrs.get(key), mine.get(key)
-        if key == "db_bench" and ours is None:  # no db_bench measures this study (its identity names the backend)
-            continue
-        if key == "db_bench" and theirs and ours:
-            theirs, ours = (theirs["version"], theirs["assertions"]), (ours["version"], ours["assertions"])
+        if key == "build":  # what measured: the same build (its identity), unless nothing was probed here
+            before, now = stored_build(earlier.user_attrs), stored_build(mine)
+            if now is None:  # e.g. a program's study (its identity names the backend)
+                continue
+            theirs, ours = before.identity if before else None, now.identity
         if key == "repeats":
             theirs, ours = theirs or 1, ours or 1
         if theirs != ours:
@@ -175,7 +176,7 @@ def _earlier(summary: Summary, source: str) -> optuna.Study:
 def most_similar(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()) -> Path | None:
     """The summary.json of the library's finished study most like this one (see the module's doc)."""
     parts = store.parts
-    version = parts.found.db_bench.version if parts.found.db_bench is not None else None  # None: studies without db_bench
+    version = parts.found.build.version if parts.found.build is not None else None  # None: studies that probe nothing
     best: tuple[tuple[int, float], Path] | None = None
     for path in sorted(library.rglob("summary.json")) if library.is_dir() else []:
         try:
@@ -184,7 +185,7 @@ def most_similar(store: StudyStore, library: Path, exclude: tuple[str, ...] = ()
             continue
         if (s.study == parts.name or any(x and x in (s.study or "") for x in exclude) or not s.best
                 or s.space != parts.space.name or s.objective != parts.score.objective
-                or (s.db_bench.version if s.db_bench else None) != version):
+                or (s.build.version if s.build else None) != version):
             continue
         same = s.workload == parts.workload.name
         distance = abs(math.log(max(1, s.data_bytes or 1) / max(1, parts.workload.data_bytes())))

@@ -238,7 +238,7 @@ class RayExecutor:
             return Outcome(job, reason=f"worker error: {_short(exc)}")
         except ray.exceptions.RayError as exc:  # the worker process or its node died
             return Outcome(job, reason=_short(exc), lost=True)
-        return outcome_of(job, result, self.found.db_bench.path if self.found.db_bench else "")
+        return outcome_of(job, result, self.found.build)
 
     def cancel(self) -> None:
         """Stop the tasks in flight through the stop flag: each kills its db_bench, removes its DB and

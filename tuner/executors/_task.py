@@ -24,6 +24,7 @@ from search_spaces import host_ram_bytes
 from tuner.backends import BACKENDS, STOPPED, Backend, EnvironmentFault, RunFailed, Setup
 from tuner.executors.base import Job, Outcome, keep_options
 from tuner.model import ExecutionConfig
+from tuner.summary import Build
 from tuner.trials import TrialNode
 
 LOGS_PREFIX = "rocksdb-tuner-logs-"  # a run's log directory in the node's work dir (workdir.sweep_stale's glob)
@@ -192,18 +193,17 @@ def remove_node_copies(execution: ExecutionConfig, names: list[str]) -> list[str
     return removed
 
 
-def outcome_of(job: Job, result: dict[str, Any], driver_db_bench: str) -> Outcome:
+def outcome_of(job: Job, result: dict[str, Any], driver_build: Build | None) -> Outcome:
     """On the driver: what a task returned as the job's Outcome, its logs (and OPTIONS) written under
-    the job's log directory."""
+    the job's log directory; the node's build (its facts' ``build``) when it is not the driver's."""
     for name, data in result.get("logs", {}).items():
         path = job.log_dir / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     node = result["node"]
-    theirs = node.get("db_bench") or {}
+    theirs = Build.from_dict(node["build"], "build") if node.get("build") else None
     outcome = Outcome(job, node=TrialNode.from_dict(node),
-                      db_bench={k: theirs.get(k) for k in ("path", "version", "assertions")}
-                      if theirs and theirs.get("path") != driver_db_bench else None)
+                      build=theirs if theirs and theirs.path != (driver_build.path if driver_build else None) else None)
     if result["ok"]:
         outcome.measurement = result["measurement"]
         keep_options(job, outcome.measurement)

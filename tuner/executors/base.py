@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from objectives.workloads import Flag, Workload
 from tuner.backends import Backend, EnvironmentFault, Found, IntervalObserver, Measurement
 from tuner.model import ExecutionConfig, TuneConfig
+from tuner.summary import Build
 from tuner.trials import TrialNode
 
 RETRIES = 1
@@ -46,7 +47,7 @@ class Outcome:
     lost: bool = False
     stopped: tuple[str, int] | None = None
     node: TrialNode | None = None  # where it ran, when that is not this process
-    db_bench: dict[str, Any] | None = None  # the node's db_bench, when it is not the driver's
+    build: Build | None = None  # what the node measured with, when it is not the driver's
     fault: str | None = None
     broken: tuple[str, str] | None = None  # the run broke its backend's contract: (flag, what), RunFailed.broken
 

@@ -465,12 +465,12 @@ def make_tracker(tracking: TrackingConfig) -> MlflowTracker | None:
 def _study_params(s: StudySnapshot) -> dict[str, Any]:
     host = s.space.context
     assert host is not None
-    db = s.db_bench
+    build = s.build
     params: dict[str, Any] = {
         "workload": s.workload.name, "space": s.space.name, "objective": s.score.objective,
         "objective_description": s.score.describe(), "scale": s.config.measurement.scale,
         "data_bytes": s.workload.data_bytes(),
-        **({"db_bench.version": db.version, "db_bench.build": db.build} if db is not None else {}),
+        **({f"{build.program}.version": build.version, f"{build.program}.build": build.kind} if build else {}),
         "host.cores": host.cores, "host.ram_bytes": host.ram, "memory_budget_bytes": host.budget,
         "storage": s.storage,
     }
@@ -481,13 +481,13 @@ def _study_params(s: StudySnapshot) -> dict[str, Any]:
 
 
 def _study_mutable_tags(s: StudySnapshot) -> dict[str, str]:
-    """Settings a resume may change (sampler, seed, trial count, db_bench path): tags, not params."""
+    """Settings a resume may change (sampler, seed, trial count, db_bench's path): tags, not params."""
     search, execution = s.config.search, s.config.execution
     return {
         "role": "study", "study": s.name, "sampler": search.sampler,
         "seed": str(search.seed), "trials_requested": str(search.trials),
         "budget_seconds": str(search.budget),
-        **({"db_bench.path": s.db_bench.path} if s.db_bench is not None else {}), "out": str(s.out.resolve()),
+        **({f"{s.build.program}.path": str(s.build.path)} if s.build is not None else {}), "out": str(s.out.resolve()),
         "work_dir": str(s.work_dir), "parallel": str(execution.parallel),
         "ray_address": str(execution.ray_address or ("local" if execution.on_ray else "none")),
         **s.config.tracking.tags,

@@ -42,18 +42,17 @@ class ConsoleProgress(SilentProgress):
             print(text, file=self.stream, flush=True)
 
     def study_started(self, snapshot: StudySnapshot) -> None:
-        s, db, measurement = snapshot, snapshot.db_bench, snapshot.config.measurement
+        s, build, measurement = snapshot, snapshot.build, snapshot.config.measurement
         measured = BACKENDS[measurement.backend].describe(s.workload, measurement).measured
         self._line(f"study {s.name}: {measured}, space {s.space.name}, sampler {s.config.search.sampler}, "
                    f"{s.score.describe()}")
-        used = f"db_bench {db.version} at {db.path} ({db.build}); " if db is not None else ""
+        used = f"{build.program} {build.version} at {build.path} ({build.kind}); " if build is not None else ""
         self._line(f"{used}storage {s.storage}")
         if s.defaults is not None:
             flags = s.defaults.command_line()
             self._line(f"every run starts from {s.defaults.describe()}" + (f": {flags}" if flags else ""))
-        if db is not None and db.assertions:
-            self._line("WARNING: this db_bench was built with assertions: it runs slower and shifts the CPU/IO "
-                       "balance; 'make db_bench' builds a release one, which the tuner then prefers.")
+        if build is not None and build.warning:
+            self._line(f"WARNING: {build.warning}")
         done = s.counted()
         self.durations, self.initial = [], done  # one Progress may serve several studies in turn
         self.started = time.monotonic()

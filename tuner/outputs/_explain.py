@@ -25,7 +25,7 @@ from objectives.scores import label
 from search_spaces.catalogue import by_flag
 from search_spaces.parameters import CategoricalParam, Parameter
 from tuner import options_file
-from tuner.backends import Found, default_flags
+from tuner.backends import default_flags
 from tuner.fmt import fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.outputs._optuna_view import as_optuna
@@ -68,7 +68,7 @@ def _default_values(snapshot: StudySnapshot) -> dict[str, tuple[object | None, s
     path = snapshot.out / "baselines" / DEFAULT_BASELINE / "OPTIONS"
     sections = options_file.parse_options(path.read_text()) if path.is_file() else {}
     params = snapshot.space.parameters
-    ran = default_flags([p.flag for p in params], Found.of(snapshot), snapshot.workload)
+    ran = default_flags([p.flag for p in params], snapshot.found, snapshot.workload)
     values: dict[str, tuple[object | None, str]] = {}
     for p in params:
         text = None if p.options_key in options_file.NOT_SERIALIZED else options_file.lookup(sections, p.options_key)

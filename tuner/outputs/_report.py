@@ -15,7 +15,7 @@ from optuna.trial import FrozenTrial
 from objectives.scores import label
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
-from tuner.backends import Found, default_flags
+from tuner.backends import default_flags
 from tuner.fmt import fmt_bytes, fmt_ops, fmt_resolution, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
 from tuner.outputs._answer import (
@@ -272,10 +272,10 @@ def _flags(summary: Summary, flags: dict[str, Any]) -> str:
 
 def comparison_markdown(summary: Summary) -> str:
     """The comparison as a Markdown table (``comparison.md``): defaults vs hand-found vs best."""
-    db, columns = summary.db_bench, _columns(summary)
+    build, columns = summary.build, _columns(summary)
     what = (f"{summary.workload} ({fmt_bytes(summary.data_bytes)} of data per trial)"
             if runs_workloads(summary) else f"the program `{summary.command}`")
-    lines = [f"# {summary.study}: {what}" + (f", db_bench {db.version} ({db.build})" if db else ""), "",
+    lines = [f"# {summary.study}: {what}" + (f", {build.program} {build.version} ({build.kind})" if build else ""), "",
              "| configuration | " + " | ".join([label(columns[0]), "range", *(
                  "write amp (stored / logical)" if k == "write_amp" and runs_workloads(summary) else label(k)
                  for k in columns[1:]),
@@ -365,11 +365,11 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "objective_metric": snapshot.score.metric,  # what gains are ratios of
         "objective_maximize": snapshot.score.maximize,
         "seed": search.seed,
-        "db_bench_seed": snapshot.db_bench_seed,
+        "run_seed": snapshot.run_seed,
         "scale": measurement.scale,
         "drain": snapshot.workload.drain,
         "data_bytes": snapshot.workload.data_bytes(),
-        "db_bench": snapshot.db_bench.to_dict() if snapshot.db_bench is not None else None,
+        "build": snapshot.build,
         "defaults": snapshot.defaults.to_dict() if snapshot.defaults is not None else None,
         "host": {"cores": host_cores(), "ram_bytes": host_ram_bytes(), "memory_budget_bytes": host.budget},
         "slot": snapshot.slot,
@@ -425,7 +425,7 @@ def _write_changed(snapshot: StudySnapshot, best: BestTrial, reference: str) -> 
     the answer sets to other values than ``reference`` ran with, and nothing else, labelled not measured."""
     ref = next(b for b in snapshot.baselines if b.name == reference)
     text, params = (Path(best.log_dir) / "OPTIONS").read_text(), snapshot.space.parameters
-    ran = {**default_flags([p.flag for p in params], Found.of(snapshot), snapshot.workload), **ref.flags}
+    ran = {**default_flags([p.flag for p in params], snapshot.found, snapshot.workload), **ref.flags}
     unwritten = {p.options_key for p in params if p.options_key in options_file.NOT_SERIALIZED}
     written = options_file.differing(text, _kept_options(snapshot, ref, best),
                                      {p.options_key for p in params} - unwritten)
@@ -455,7 +455,7 @@ def _kept_options(snapshot: StudySnapshot, ref: BaselineRecord, best: BestTrial)
     if found is not None:
         return found.read_text()
     space = snapshot.space
-    ran = {**default_flags([p.flag for p in space.parameters], Found.of(snapshot), snapshot.workload), **flags}
+    ran = {**default_flags([p.flag for p in space.parameters], snapshot.found, snapshot.workload), **flags}
     values = {p.options_key: ran[p.flag] for p in space.parameters
               if p.flag in ran and p.options_key not in options_file.NOT_SERIALIZED}
     return (f"# {ref.name}: none of its runs left an OPTIONS file; this is the best's (trial {best.trial}) with "
