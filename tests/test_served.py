@@ -27,12 +27,12 @@ def _stage(tmp_path: Path, rounds: int, serve_at: float | str = 40_000.0, start:
            ops: float | None = None) -> SimpleNamespace:
     """What serve() reads of a study: rocksdb-default and trial 5 (the named ``start`` it ran as, if any),
     --serve-rate, its rounds and length, and the re-validation's median ops/s of the defaults (``ops``)."""
-    measurement = SimpleNamespace(serve_rate=serve_at, serve_rounds=rounds, serve_duration=60.0)
+    revalidation = SimpleNamespace(serve_rate=serve_at, serve_rounds=rounds, serve_duration=60.0)
     best = SimpleNamespace(number=5, params={"x": 1}, user_attrs={"enqueued": start} if start else {})
     reval = Revalidation.from_dict({"configurations": [{"name": "rocksdb-default", "median_ops_per_sec": ops}]}) \
         if ops else None
     return SimpleNamespace(
-        parts=SimpleNamespace(config=SimpleNamespace(measurement=measurement, search=SimpleNamespace(seed=1)),
+        parts=SimpleNamespace(config=SimpleNamespace(revalidation=revalidation, search=SimpleNamespace(seed=1)),
                               out=tmp_path, space=SimpleNamespace(flags=lambda params: {"x": params["x"]})),
         snapshot=SimpleNamespace(baselines=[SimpleNamespace(name="rocksdb-default", flags={}, metrics={})],
                                  best=lambda: best, revalidation=reval),

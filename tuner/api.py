@@ -58,8 +58,9 @@ class Study:
                 self.backend: Backend = BACKENDS[measurement.backend](self._setup(found))
                 self.backend.prepare()  # per study, on this host
                 self.served: list[Backend] = []  # --serve-rate's backend, once it runs
-                if measurement.serve_rate is not None:  # refused now, not after the study, if it cannot run
-                    self.backend.at_rate(Rate(1.0), measurement.serve_duration, *self._target)
+                reval = config.revalidation
+                if reval.serve_rate is not None:  # refused now, not after the study, if it cannot run
+                    self.backend.at_rate(Rate(1.0), reval.serve_duration, *self._target)
             except ValueError as exc:  # the backend refuses its setup (e.g. a --command it cannot run)
                 raise UsageError(str(exc)) from None
             executor.bind(self.backend)
@@ -117,7 +118,7 @@ class Study:
                 snapshot = self.engine.run(lambda: sweep_stale(self.parts.work_dir, keep))
                 if self.config.measurement.slo:
                     snapshot = self.engine.run_capacity(self.backend.capacity)
-                if self.config.measurement.serve_rate is not None:
+                if self.config.revalidation.serve_rate is not None:
                     snapshot = self.engine.run_served(self._at_rate)
                 sweep_stale(self.parts.work_dir, keep)  # what a killed run's workers left, if they outlived its start
             except TrackingError as exc:  # the store refused the study's parent run

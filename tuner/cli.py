@@ -574,8 +574,7 @@ def tune_config(args: argparse.Namespace) -> TuneConfig:
             workload=args.workload, backend=args.backend or ("rate" if args.rate is not None else "db_bench"),
             command=args.program, load=args.load, rate=args.rate, read_rate=args.read_rate or 0.0,
             arrivals=args.arrivals, background_priority=args.background_priority, slo=args.slo,
-            capacity_rounds=args.capacity_rounds, serve_rate=args.serve_rate, serve_rounds=args.serve_rounds,
-            serve_duration=args.serve_duration, scale=args.scale,
+            capacity_rounds=args.capacity_rounds, scale=args.scale,
             duration=args.duration, search_duration=args.search_duration, db_snapshot=args.db_snapshot, drain=not args.no_drain,
             defaults=args.defaults,
             baselines=not args.no_baselines, repeats=args.repeats, trial_timeout=args.trial_timeout),
@@ -612,7 +611,8 @@ def _revalidation(args: argparse.Namespace) -> RevalidationConfig:
         given["revalidate_max_rounds"] = max(args.revalidate_rounds, RevalidationConfig.revalidate_max_rounds)
     return RevalidationConfig(**given, revalidate_as_asked=bool(given), interval_target=args.interval_target,
                               revalidation_time=args.revalidation_time, ablation=not args.no_ablation, baseline=args.baseline,
-                              confirm_scale=args.confirm_scale)
+                              confirm_scale=args.confirm_scale, serve_rate=args.serve_rate, serve_rounds=args.serve_rounds,
+                              serve_duration=args.serve_duration)
 
 
 def cmd_tune(args: argparse.Namespace) -> int:

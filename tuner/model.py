@@ -61,10 +61,6 @@ class MeasurementConfig:
     background_priority: str = "normal"  # --backend rate: RocksDB's flush and compaction threads at nice 19 if "low"
     slo: str | None = None  # --backend rate: the capacity of the best and rocksdb-default at this bound, at the end
     capacity_rounds: int = 1  # --slo: paired rounds of each one's capacity search (2 or more: a ratio and its interval)
-    serve_rate: float | str | None = None  # after the re-validation, the answer and rocksdb-default open loop at
-    # this many writes/s ("auto": a share of the defaults' sustained ops/s), a study without --rate
-    serve_rounds: int = 2  # --serve-rate: paired rounds
-    serve_duration: float = 60.0  # --serve-rate: seconds of each run (then its settle)
     scale: float | None = None  # the trials' data size factor: 1 without a target; with one, set to reach it
     duration: float | None = None  # seconds of each timed phase (--duration; the workload's own by default)
     search_duration: float | None = None  # the search's trials' timed phases (--search-duration), when shorter
@@ -125,6 +121,10 @@ class RevalidationConfig:
     confirm_scale: float | None = None  # re-validate at this --scale instead of the search's
     revalidation_time: float | None = None  # without --budget: its machine time at most (None: see below)
     revalidate_as_asked: bool = False  # without --budget: the sizes above as given; else fitted to about the search's time
+    serve_rate: float | str | None = None  # after the re-validation, the answer and rocksdb-default open loop at
+    # this many writes/s ("auto": a share of the defaults' sustained ops/s), a study without --rate
+    serve_rounds: int = 2  # --serve-rate: paired rounds
+    serve_duration: float = 60.0  # --serve-rate: seconds of each run (then its settle)
 
 
 @dataclass(frozen=True)

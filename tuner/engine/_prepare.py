@@ -190,7 +190,7 @@ def check_backend(config: TuneConfig) -> None:
     if m.capacity_rounds != MeasurementConfig.capacity_rounds and (m.slo is None or m.capacity_rounds < 1):
         raise UsageError(f"--capacity-rounds: {m.capacity_rounds}: " + (
             "goes with --slo (the capacity searches it repeats)" if m.slo is None else "1 or more"))
-    _check_serve(m, backend, d.base_options is not None)
+    _check_serve(config.revalidation, backend, d.base_options is not None)
     if not backend.per_second and config.search.pruner != "none":
         raise UsageError(f"--pruner: the {backend.name} backend reports no per-second throughput to prune on")
     name = backend.name  # each capability: whether it has it, and why a flag that needs it is refused without it
@@ -214,11 +214,11 @@ def check_backend(config: TuneConfig) -> None:
             raise UsageError(f"{flag}: {why}")
 
 
-def _check_serve(m: MeasurementConfig, backend: type[Backend], base_options: bool) -> None:
+def _check_serve(m: RevalidationConfig, backend: type[Backend], base_options: bool) -> None:
     """--serve-rate and its --serve-rounds and --serve-duration; UsageError naming the flag."""
     if m.serve_rate is None:
-        for flag, changed in (("--serve-rounds", m.serve_rounds != MeasurementConfig.serve_rounds),
-                              ("--serve-duration", m.serve_duration != MeasurementConfig.serve_duration)):
+        for flag, changed in (("--serve-rounds", m.serve_rounds != RevalidationConfig.serve_rounds),
+                              ("--serve-duration", m.serve_duration != RevalidationConfig.serve_duration)):
             if changed:
                 raise UsageError(f"{flag}: goes with --serve-rate (the runs at a rate after the study)")
         return

@@ -43,7 +43,7 @@ COMPARED = ("p99.9_us", "p99.99_us", "max_us", "stall_micros", "write_amp", "sst
 def serve(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: StudySnapshot, at_rate: AtRate) -> None:
     """rocksdb-default and the answer at the rate in --serve-rounds paired rounds, kept in the study as
     ``served`` after each run; nothing more when the study keeps them all for the same rate."""
-    m = parts.config.measurement
+    m = parts.config.revalidation
     entries = {b.name: dict(b.flags) for b in snapshot.baselines if b.name == DEFAULT_BASELINE}
     best = snapshot.best()
     if best is not None and TrialRecord.of(best).enqueued != DEFAULT_BASELINE:
