@@ -126,7 +126,7 @@ def measure_command(options: Path | None, rate: Rate, data: int, memory_limit: i
                     sizes: tuple[int, int] = (KEY_SIZE, VALUE_SIZE)) -> int:
     """Run it and print what it showed (``--json``: every figure and the per-second series); with ``slo``,
     search for the highest offered rate that holds it, from ``rate``; a ``memory_limit`` below the least a
-    run can work in (tuner.target.MIN_MEMORY_LIMIT) is refused naming --target-memory."""
+    run can work in (tuner.target.LEAST_TARGET_MEMORY) is refused naming --target-memory."""
     check_memory(memory_limit)
     bound = parse_slo(slo, rate) if slo is not None else None
     if options is not None and not options.is_file():
