@@ -51,13 +51,7 @@ def capacities(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: Stud
     slo_text, rounds = measurement.slo, measurement.capacity_rounds
     assert slo_text is not None
     slo = parse_slo(slo_text)
-    entries = {b.name: dict(b.flags) for b in snapshot.baselines if b.name == DEFAULT_BASELINE}
-    best = snapshot.best()
-    if best is not None and TrialRecord.of(best).enqueued == DEFAULT_BASELINE:
-        bus.note(f"capacity: the best, trial {best.number}, is {DEFAULT_BASELINE}'s configuration (its start): "
-                 f"measured as {DEFAULT_BASELINE}")
-    elif best is not None:
-        entries[f"trial {best.number}"] = dict(parts.space.flags(best.params))
+    entries = answer_and_default(parts, snapshot, bus, ATTR)
     kept = store.stored(ATTR, CapacityReport)
     report = kept if kept is not None and kept.slo == slo_text and kept.rounds == rounds \
         and [c.name for c in kept.configurations] == list(entries) else \
@@ -79,6 +73,20 @@ def capacities(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: Stud
     except (KeyboardInterrupt, EnvironmentFault):
         bus.study_stopped(snapshot, "KILLED")
         raise
+
+
+def answer_and_default(parts: Prepared, snapshot: StudySnapshot, bus: EventBus, stage: str) -> dict[str, dict[str, Flag]]:
+    """What a last stage measures: rocksdb-default's flags (when it was measured) and the best's (the
+    re-validated winner, else the search's best) by name; the best only as rocksdb-default when it is
+    that configuration's own start, said on ``bus`` for ``stage``."""
+    entries = {b.name: dict(b.flags) for b in snapshot.baselines if b.name == DEFAULT_BASELINE}
+    best = snapshot.best()
+    if best is not None and TrialRecord.of(best).enqueued == DEFAULT_BASELINE:
+        bus.note(f"{stage}: the best, trial {best.number}, is {DEFAULT_BASELINE}'s configuration (its start): "
+                 f"measured as {DEFAULT_BASELINE}")
+    elif best is not None:
+        entries[f"trial {best.number}"] = dict(parts.space.flags(best.params))
+    return entries
 
 
 def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfFlags, slo: Bound, flags: dict[str, Flag],

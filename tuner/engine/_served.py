@@ -21,6 +21,7 @@ from pathlib import Path
 
 from objectives.workloads import Flag
 from tuner.backends import EnvironmentFault, RunFailed
+from tuner.engine._capacity import answer_and_default
 from tuner.engine._prepare import Prepared
 from tuner.engine._signals import stop_signals
 from tuner.engine._storage import StudyStore
@@ -29,7 +30,6 @@ from tuner.fmt import fmt_at_rate
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.stats import paired_ratio
 from tuner.summary import Ratio, ServedReport, ServedRun
-from tuner.trials import TrialRecord
 
 # One run of a configuration at the rate: its flags and a log directory -> the run's metrics.
 ServeFlags = Callable[[dict[str, Flag], Path], dict[str, float]]
@@ -44,10 +44,7 @@ def serve(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: StudySnap
     """rocksdb-default and the answer at the rate in --serve-rounds paired rounds, kept in the study as
     ``served`` after each run; nothing more when the study keeps them all for the same rate."""
     m = parts.config.revalidation
-    entries = {b.name: dict(b.flags) for b in snapshot.baselines if b.name == DEFAULT_BASELINE}
-    best = snapshot.best()
-    if best is not None and TrialRecord.of(best).enqueued != DEFAULT_BASELINE:
-        entries[f"trial {best.number}"] = dict(parts.space.flags(best.params))
+    entries = answer_and_default(parts, snapshot, bus, ATTR)
     if DEFAULT_BASELINE not in entries:
         bus.note(f"--serve-rate: {DEFAULT_BASELINE} was not measured; nothing to serve beside it")
         return
