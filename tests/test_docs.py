@@ -112,6 +112,20 @@ def test_every_tune_flag_is_in_docs_cli_in_its_help_group_with_the_parsers_defau
     assert not missing, f"docs/cli.md's synopsis leaves out {missing}"
 
 
+
+def test_the_synopsis_gives_every_flag_of_every_command():
+    """docs/cli.md's synopsis names each command's every flag on that command's lines ("every command and
+    flag", as README promises), not only `tune`'s."""
+    command, named = "tune", {}
+    for line in (ROOT / "docs/cli.md").read_text().split("```")[1].splitlines():
+        command = (re.match(r"rocksdb-tuner (\w+)", line) or [None, command])[1]
+        named.setdefault(command, set()).update(re.findall(r"(--[a-z0-9-]+)", line.split("#")[0]))
+    for name, flags in FLAGS.items():
+        if name.startswith("python "):
+            continue
+        missing = sorted(set(flags) - {"-h", "--help"} - {f for f in flags if not f.startswith("--")} - named.get(name, set()))
+        assert not missing, f"docs/cli.md's synopsis of {name} leaves out {missing}"
+
 def test_readmes_flag_table_is_grouped_as_help_groups_them_with_the_parsers_defaults():
     rows = [_cells(line) for line in (ROOT / "README.md").read_text().splitlines()
             if line.startswith("| ") and "| `--" in line]
