@@ -165,6 +165,50 @@ def test_the_best_at_any_cost_is_said_beside_the_answer():
                     "(--any-cost lets the re-validation choose it)")
 
 
+
+def _beat(stalls: float, served_ci: list[float] | None, guard: bool = True) -> Summary:
+    """A study whose re-validated best beat rocksdb-default 1.14x (interval above 1) with ``stalls`` us of write
+    stalls (median) against none, and served at a rate with a P99.99 ratio of interval ``served_ci``."""
+    faster = {"against": "rocksdb-default", "n": 6, "ratio": 1.14, "ci95": [1.09, 1.20], "p_value": 0.001,
+              "verdict": "faster"}
+    rows = [{"name": "rocksdb-default", "median_ops_per_sec": 186_000.0, "median_stall_micros": 0.0,
+             "median_write_amp": 2.43, "median_db_size_bytes": 1.45e9},
+            {"name": "trial 74", "trial": 74, "median_ops_per_sec": 208_000.0, "median_stall_micros": stalls,
+             "median_write_amp": 2.93, "median_db_size_bytes": 1.44e9}]
+    served = {"rate": 130_000.0, "rounds": 2, "names": ["rocksdb-default", "trial 74"], "vs_default": {
+        "p99.99_us": {"against": "rocksdb-default", "n": 2, "ratio": 24.5, "ci95": served_ci, "verdict": "slower"}}} \
+        if served_ci else None
+    return Summary.from_dict({"objective_metric": "ops_per_sec", "best": {"trial": 74}, "trials": {"complete": 90},
+                              "revalidation": {"reference": "rocksdb-default", "best": "trial 74", "best_trial": 74,
+                                               "best_vs_reference": faster, "configurations": rows},
+                              "served": served, "cost_guard": guard})
+
+
+@pytest.mark.parametrize("stalls, served_ci, over", [
+    (770_000.0, None, ["write stalls 0.77 s against 0.00 s in its rounds"]),
+    (0.0, [18.86, 31.83], ["served at 130,000 writes/s, P99.99 24.50x the defaults' (95 % CI 18.86-31.83)"]),
+    (770_000.0, [18.86, 31.83], ["write stalls 0.77 s against 0.00 s in its rounds",
+                                 "served at 130,000 writes/s, P99.99 24.50x the defaults' (95 % CI 18.86-31.83)"]),
+])
+def test_an_answer_that_costs_more_at_the_target_or_serves_a_worse_tail_keeps_the_defaults(stalls, served_ci, over):
+    """The cost guard holds the answer, not only the finalists: a best that beat the defaults but, in the
+    re-validation's rounds, stalled writes beyond the margin, or served a P99.99 whose ratio to the defaults'
+    lies above 1, is not the answer; --any-cost (cost_guard false) answers it."""
+    found = answer(_beat(stalls, served_ci))
+    assert found is not None and (found.recommend, found.name) == ("reference", "rocksdb-default")
+    assert found.why == ("trial 74 beat rocksdb-default in the re-validation (1.14x, its 95 % interval above 1) but "
+                         f"costs more than the cost guard allows: {'; '.join(over)}; keep the defaults (--any-cost "
+                         "answers trial 74)")
+    lifted = answer(_beat(stalls, served_ci, guard=False))
+    assert lifted is not None and (lifted.recommend, lifted.name) == ("best", "trial 74")
+
+
+@pytest.mark.parametrize("stalls, served_ci", [(100_000.0, None), (0.0, [0.5, 3.1]), (0.0, None)])
+def test_an_answer_within_the_guard_and_a_tail_that_ties_is_used(stalls, served_ci):
+    """Stalls at the margin (0.1 s) and a served tail whose interval holds 1 are within the guard."""
+    found = answer(_beat(stalls, served_ci))
+    assert found is not None and (found.recommend, found.name) == ("best", "trial 74")
+
 def test_a_reference_that_breaks_the_users_constraint_is_not_the_answer():
     """The re-validated best ties rocksdb-default, which breaks the user's constraint: the answer is the
     best within it, saying why, and the verdict line does not advise keeping the defaults."""

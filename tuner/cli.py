@@ -412,11 +412,12 @@ def _search_args(t: argparse.ArgumentParser) -> None:
     g.add_argument("--library", type=Path, default=Path("runs"), metavar="DIR",
                    help="where --warm-start auto looks for finished studies (default runs)")
     g.add_argument("--no-starts", action="store_true",
-                   help="do not measure db_bench's defaults and the benchmark.sh-style configuration as the first "
-                        "trials")
+                   help="do not measure the defaults, your configuration (--baseline, --base-options) and the "
+                        "benchmark.sh-style configuration as the first trials")
     g.add_argument("--any-cost", action="store_true",
                    help="let the re-validation choose among trials that cost more than rocksdb-default (disk, write amp, "
-                        "write stalls) beyond the cost guard's margins")
+                        "write stalls) beyond the cost guard's margins, and answer a winner that costs more at the "
+                        "target or serves a worse tail at --serve-rate")
     _revalidation_args(t)
 
 

@@ -654,6 +654,7 @@ class Summary(Record):
     capacity: CapacityReport | None = None  # tune --slo: the capacity of the best and rocksdb-default
     served: ServedReport | None = None  # tune --serve-rate: the answer and rocksdb-default open loop at a rate
     costly: CostlyBest | None = None  # the search's best when the cost guard kept it from the finalists
+    cost_guard: bool = True  # the cost guard held the answer (--any-cost: False)
     breaks: dict[str, list[str]] = field(default_factory=dict)  # references that break the user's constraints
     pareto: list[TrialRow] | None = None  # multi-objective: the front's trials
     recommendation: str | None = None  # multi-objective: how the best was chosen on the front

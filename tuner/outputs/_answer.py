@@ -38,6 +38,12 @@ def answer(summary: Summary) -> StudyAnswer | None:
                            why=f"{ref} breaks your constraint {'; '.join(summary.breaks[ref])}: not an option; {best} "
                                f"is the best within it ({ran})")
     if gain.verdict == "faster":
+        over = beyond_guard(summary, best) if summary.cost_guard else []
+        if over:
+            return StudyAnswer(recommend="reference", name=ref,
+                               why=f"{best} beat {ref} {where} ({gain.ratio:.2f}x, its 95 % interval above 1) but costs "
+                                   f"more than the cost guard allows: {'; '.join(over)}; keep {_yours(ref)} "
+                                   f"(--any-cost answers {best})")
         return StudyAnswer(recommend="best", name=best,
                            why=f"{best} beat {ref} {where} ({gain.ratio:.2f}x, its 95 % interval above 1)")
     metric = summary.objective_metric
@@ -46,6 +52,27 @@ def answer(summary: Summary) -> StudyAnswer | None:
         else "not measured"
     return StudyAnswer(recommend="reference", name=ref,
                        why=f"the best tuned configuration ({best}) against {ref} {where}: {how}; keep {_yours(ref)}")
+
+
+def beyond_guard(summary: Summary, best: str) -> list[str]:
+    """What ``best`` costs beyond the cost guard beside rocksdb-default, in words: each ranking.COST_MARGINS
+    metric whose median over the re-validation's rounds exceeds the defaults' beyond its margin, and a P99.99
+    at --serve-rate whose ratio to the defaults' lies above 1 (its interval); empty when within."""
+    reval = summary.revalidation
+    assert reval is not None
+    measured = {c.name: c for c in reval.configurations if c.failed is None}
+    ran, default = measured.get(best), measured.get(DEFAULT_BASELINE)
+    over = []
+    for key in ranking.COST_MARGINS:
+        a, b = (ran.median(key), default.median(key)) if ran is not None and default is not None else (None, None)
+        if a is not None and b is not None and ranking.over_cost({key: a}, {key: b}):
+            over.append(f"{_COST_NAMES[key]} {_cost_value(key, a)} against {_cost_value(key, b)} in its rounds")
+    served = summary.served
+    tail = served.vs_default.get("p99.99_us") if served is not None and best in served.names else None
+    if served is not None and tail is not None and tail.ratio is not None and tail.ci95 and tail.ci95[0] > 1:
+        over.append(f"served at {served.rate:,.0f} writes/s, P99.99 {tail.ratio:.2f}x the defaults' (95 % CI "
+                    f"{tail.ci95[0]:.2f}-{tail.ci95[1]:.2f})")
+    return over
 
 
 def _yours(ref: str) -> str:

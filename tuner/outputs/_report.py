@@ -400,6 +400,7 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "capacity": snapshot.capacity,
         "served": snapshot.served,
         "costly": _costly(snapshot, baselines),
+        "cost_guard": not search.any_cost,
         "breaks": {name: list(broken) for name, broken in snapshot.breaks.items()},
     }
     if len(snapshot.directions) > 1:
