@@ -1,16 +1,18 @@
 """README's headline, made from the default job's records by `make record` (experiments/record.py): what
-`make tune` answered on 2026-11-29 and how much faster than RocksDB's defaults it ran, in the job's paired
-rounds and held out in more, and what the same job answered when run again on 2026-12-01.
+`make tune` as it runs now answered, how much faster than RocksDB's defaults it ran in the job's paired rounds
+and held out in more, what a service at a rate saw of it, and what the job answered on older code.
 
 A job's summary.json names no commit: the one it ran from is taken as the last commit on this checkout's
-first-parent line before its first trial started (799c44e and 1c08402 for the two jobs, as docs/results.md
-and experiments/default_job/README.md name them). What measured it is the tuner itself (:data:`CODE`), so its
-stamp names the top-level folders changed since rather than each file."""
+first-parent line before its first trial started (799c44e, 1c08402 and 72cac39 for the three jobs, as
+docs/results.md and experiments/default_job/README.md name them). What measured it is the tuner itself
+(:data:`CODE`), so its stamp names the top-level folders changed since rather than each file."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +20,27 @@ from experiments.headroom import tables as headroom
 from experiments.record import commit_before, stamp
 from objectives.defaults import LIBRARY
 from tuner.model import DEFAULT_BASELINE
+from tuner.outputs import answer as answer_now
+from tuner.outputs import beyond_guard
 from tuner.stats import improvement
 from tuner.summary import BestTrial, Ratio, Summary
 
 RESULTS = Path(__file__).with_name("results")
-JOB, JOB_HELD_OUT = "default-job-11.8.1-2026-11-29", "headroom-default-job-answer-11.8.1-2026-11-29"
+JOB, JOB_HELD_OUT = "default-job-11.8.1-2026-12-04", "headroom-default-job-answer-11.8.1-2026-12-04"  # make tune now
+FIRST, FIRST_HELD_OUT = "default-job-11.8.1-2026-11-29", "headroom-default-job-answer-11.8.1-2026-11-29"
 RERUN, RERUN_HELD_OUT = "default-job-rerun-11.8.1-2026-12-01", "headroom-rerun-answer-11.8.1-2026-12-01"
+EARLIER = ((FIRST, FIRST_HELD_OUT), (RERUN, RERUN_HELD_OUT))  # the job's runs on older code, oldest first
 CODE = ("tuner", "objectives", "search_spaces", "studies/default.toml", "Makefile")  # what `make tune` runs
 WORKLOADS = {"steady-overwrite": "steady-state random overwrites"}  # a workload as the headline words it
 COMPRESSION = {"none": "no compression", "snappy": "Snappy", "lz4": "LZ4", "zstd": "ZSTD"}
 WIDTH = 110  # README's lines
+
+
+def fill(text: str) -> str:
+    """``text`` wrapped to README's lines, a figure never parted from its unit (``0.77 s``, ``14.1 ms``)."""
+    kept = re.sub(r"(\d) (s|ms|GiB|MiB|MB|%)(?=\W)", "\\1\u00a0\\2", text)
+    wrap = textwrap.TextWrapper(WIDTH, break_long_words=False, break_on_hyphens=False)
+    return wrap.fill(kept).replace("\u00a0", " ")
 
 
 def job(name: str) -> tuple[Path, Summary]:
@@ -117,70 +130,129 @@ def held_out_words(measured: dict[str, Any], answer: str) -> str:
     return f"its overwrites ran {speed} the defaults', and it leaves {owed} compaction owed at the end of a window"
 
 
-def rerun_words(first: Ratio, again: Ratio, held: Ratio, rounds: int) -> str:
-    """What the rerun's gains say beside the first job's: of the same size when each lies in the other's interval."""
-    assert first.ratio is not None and again.ratio is not None and first.ci95 and again.ci95
-    same = first.ci95[0] <= again.ratio <= first.ci95[1] and again.ci95[0] <= first.ratio <= again.ci95[1]
-    size = "a gain of the same size" if same else "a smaller gain" if again.ratio < first.ratio else "a larger gain"
-    if held.verdict == "tie":
-        return f"{size} that {rounds} rounds could not tell from a tie"
-    return f"{size}, held out {'too' if held.verdict == 'faster' else 'slower than the defaults'}"
+def tail(ratio: Ratio | None) -> str:
+    """A served figure's ratio to the defaults' in words: ``0.80x (0.09-7.03), a tie``; higher or lower when
+    its interval lies above or below 1."""
+    if ratio is None or ratio.ratio is None or not ratio.ci95:
+        return "no interval"
+    low, high = ratio.ci95
+    said = "a tie" if low <= 1 <= high else "higher" if low > 1 else "lower"
+    return f"{interval(ratio)}, {said}"
+
+
+def served_words(summary: Summary) -> str:
+    """What a service at the job's --serve-rate saw of its best configuration beside the defaults: the rate and
+    where it came from, the medians of the paired rounds' P99.99, write stalls and write amp, and the P99.99's
+    ratio with its interval."""
+    s = summary.served
+    assert s is not None and summary.best is not None
+    answer = f"trial {summary.best.trial}"
+    assert answer in s.names and DEFAULT_BASELINE in s.names
+
+    def median(name: str, key: str) -> float:
+        value = s.median(name, key)
+        assert value is not None, f"{name}'s {key} was not served"
+        return value
+
+    stalls = [median(n, "stall_micros") / 1e6 for n in (answer, DEFAULT_BASELINE)]
+    stalled = ("neither stalled writes" if not any(stalls) else
+               f"writes stalled {stalls[0]:.2f} s against {stalls[1]:.2f} s")
+    return (f"Served open loop at {s.rate:,.0f} writes/s ({s.how.split(': ', 1)[-1]}; {s.rounds} paired rounds of "
+            f"{s.duration:g} s), its P99.99 was {median(answer, 'p99.99_us') / 1e3:.1f} ms against the defaults' "
+            f"{median(DEFAULT_BASELINE, 'p99.99_us') / 1e3:.1f} ms ({tail(s.vs_default.get('p99.99_us'))}), its "
+            f"write amp {median(answer, 'write_amp'):.2f} against {median(DEFAULT_BASELINE, 'write_amp'):.2f}, and "
+            f"{stalled} (medians)")
+
+
+def now_words(summary: Summary) -> str:
+    """What the tuner as it is now answers on a job's measurements, when that is not what the job answered
+    (the answer's rule changed since: the cost guard); empty when it is the same."""
+    now, then = answer_now(replace(summary, answer=None)), summary.answer
+    if now is None or then is None or (now.recommend, now.name) == (then.recommend, then.name):
+        return ""
+    return (f" The tuner as it is now answers {'use' if now.recommend == 'best' else 'keep'} {now.name} on the same "
+            f"measurements: {now.why}.")
+
+
+def earlier_words() -> tuple[str, list[str]]:
+    """The job's answers on older code, each with its gain in its paired rounds and held out; and the stamps
+    of the records read."""
+    words, stamps = [], []
+    for name, held_name in EARLIER:
+        path, summary = job(name)
+        assert summary.best is not None and summary.when is not None and summary.when.first_trial_started
+        held_path, held, answer = held_out(held_name, summary.best)
+        kept = Ratio.from_dict(held["over_default"][answer])
+        started = summary.when.first_trial_started
+        words.append(f"trial {summary.best.trial} on {started[:10]}, {interval(gain(summary))} in its paired rounds "
+                     f"and {interval(kept)} held out in {held['rounds']} more")
+        stamps += [stamp(path, commit_of(summary), started, CODE, brief=True),
+                   stamp(held_path, held["commit"], held["when"], headroom.CODE)]
+    return "On older code the same job answered " + " and ".join(words) + ".", stamps
 
 
 def headline() -> str:
-    """README's headline: `make tune`'s answer of 2026-11-29, its gain in the job's paired rounds and held out,
-    and the same job's answer run again on 2026-12-01; then the stamps of the four records it reads."""
+    """README's headline: `make tune`'s answer as it runs now, its gain in the job's paired rounds and held out,
+    what a service at a rate saw of it, and the job's answers on older code; then the stamps of the records
+    it reads."""
     job_path, summary = job(JOB)
-    rerun_path, rerun = job(RERUN)
-    assert summary.best is not None and rerun.best is not None
-    if (rerun.workload, rerun.space, rerun.seed, rerun.target) != (summary.workload, summary.space, summary.seed,
-                                                                   summary.target):
-        raise ValueError(f"{rerun_path}: not the job of {job_path} run again")
+    assert summary.best is not None and summary.answer is not None
     held_path, held, answer = held_out(JOB_HELD_OUT, summary.best)
-    rerun_held_path, rerun_held, rerun_answer = held_out(RERUN_HELD_OUT, rerun.best)
-    first, again = gain(summary), gain(rerun)
-    kept, kept_again = (Ratio.from_dict(m["over_default"][a]) for m, a in ((held, answer), (rerun_held, rerun_answer)))
-    assert first.ratio is not None and first.ci95 is not None
-    started, started_again = (s.when.first_trial_started if s.when else None for s in (summary, rerun))
-    assert started and started_again
-    other = "another configuration" if rerun.best.params != summary.best.params else "the same configuration"
-    text = (f"{where(summary)}, `make tune`'s answer ({answer_words(summary)}) ran **{first.ratio:.2f}x** RocksDB's "
-            f"defaults at the target (95 % CI {first.ci95[0]:.2f}-{first.ci95[1]:.2f}, {first.n} paired rounds that "
-            f"chose nothing); its search's single runs had said {search_gain(summary):.2f}x. Held out in "
-            f"{held['rounds']} more rounds it ran {interval(kept)}{', a tie' if kept.verdict == 'tie' else ''}: "
-            f"{held_out_words(held, answer)}. Run again on {started_again[:10]}, the same job "
-            f"answered {other}, trial {rerun.best.trial}, which ran {interval(again)} the defaults in its paired "
-            f"rounds and {interval(kept_again)} held out in {rerun_held['rounds']} more, "
-            f"{rerun_words(first, again, kept_again, rerun_held['rounds'])}.")
+    first = gain(summary)
+    kept = Ratio.from_dict(held["over_default"][answer])
+    assert first.ratio is not None and first.ci95 is not None and summary.when is not None
+    started = summary.when.first_trial_started
+    assert started
+    tie = first.verdict == "tie"
+    lead = (f"`make tune` answered trial {summary.best.trial} ({answer_words(summary)}), which ran **{first.ratio:.2f}x** "
+            "RocksDB's defaults" if summary.answer.recommend == "best" else
+            f"`make tune` kept RocksDB's defaults: its best tuned configuration, trial {summary.best.trial} "
+            f"({answer_words(summary)}), ran **{first.ratio:.2f}x** them{', a tie,' if tie else ''}")
+    earlier, earlier_stamps = earlier_words()
+    text = (f"{where(summary)}, {lead} at the target (95 % CI {first.ci95[0]:.2f}-{first.ci95[1]:.2f}, {first.n} "
+            f"paired rounds that chose nothing); its search's single runs had said {search_gain(summary):.2f}x. "
+            f"Held out in {held['rounds']} more rounds it ran {interval(kept)}"
+            f"{', a tie' if kept.verdict == 'tie' else ''}: {held_out_words(held, answer)}. "
+            f"{served_words(summary)}.{now_words(summary)} {earlier}")
     stamps = [stamp(job_path, commit_of(summary), started, CODE, brief=True),
-              stamp(held_path, held["commit"], held["when"], headroom.CODE),
-              stamp(rerun_path, commit_of(rerun), started_again, CODE, brief=True),
-              stamp(rerun_held_path, rerun_held["commit"], rerun_held["when"], headroom.CODE)]
-    wrap = textwrap.TextWrapper(WIDTH, break_long_words=False, break_on_hyphens=False)
-    return "\n".join([wrap.fill(text), "", *stamps])
+              stamp(held_path, held["commit"], held["when"], headroom.CODE), *earlier_stamps]
+    return "\n".join([fill(text), "", *stamps])
 
 
 def expect() -> str:
-    """README's first screen: what `make tune` answered on this project's host in the two runs of its job, and
-    how to read a tie; the stamps of the two records."""
-    job_path, summary = job(JOB)
-    rerun_path, rerun = job(RERUN)
-    first, again = gain(summary), gain(rerun)
-    assert summary.host is not None and summary.build is not None and first.ci95 and again.ci95
-    started, started_again = (s.when.first_trial_started if s.when else None for s in (summary, rerun))
-    assert started and started_again
-    ties = sum(r.verdict == "tie" for r in (first, again))
-    text = (f"**What to expect.** On this project's {summary.host.cores}-core virtual machine (RocksDB "
-            f"{summary.build.version}), `make tune` answered {first.ratio:.2f}x the defaults' sustained ops/s on "
-            f"{started[:10]} (95 % CI {first.ci95[0]:.2f}-{first.ci95[1]:.2f}) and {again.ratio:.2f}x on "
-            f"{started_again[:10]} ({again.ci95[0]:.2f}-{again.ci95[1]:.2f}), each in paired rounds beside the "
-            f"defaults that chose nothing{f'; {ties} of the two a tie' if ties else ''}. A gain whose interval holds 1 "
-            "is a tie: the rounds could not tell the answer from the defaults, the answer line then keeps them, and "
-            "its `resolution:` line says how many rounds would tell. Another host, version or workload moves these "
-            "figures: the study measures yours.")
-    wrap = textwrap.TextWrapper(WIDTH, break_long_words=False, break_on_hyphens=False)
-    return "\n".join([wrap.fill(text), "", stamp(job_path, commit_of(summary), started, CODE, brief=True),
-                      stamp(rerun_path, commit_of(rerun), started_again, CODE, brief=True)])
+    """README's first screen: what `make tune`'s best ran on this project's host in each run of its job, now and on
+    older code, whether the tuner as it is now would keep the defaults instead, and how to read a tie; the stamps
+    of the records."""
+    runs = [job(name) for name in (*(n for n, _ in EARLIER), JOB)]
+    said, stamps, ties = [], [], 0
+    for path, summary in runs:
+        r = gain(summary)
+        assert summary.when is not None and summary.when.first_trial_started and r.ci95
+        started = summary.when.first_trial_started
+        said.append((f"{r.ratio:.2f}x", started[:10], f"({r.ci95[0]:.2f}-{r.ci95[1]:.2f})"))
+        stamps.append(stamp(path, commit_of(summary), started, CODE, brief=True))
+        ties += r.verdict == "tie"
+    now = runs[-1][1]
+    kept = answer_now(replace(now, answer=None))
+    refused = ""
+    if kept is not None and kept.recommend == "reference" and now.answer is not None and now.answer.recommend == "best":
+        assert now.revalidation is not None and now.revalidation.best
+        refused = (f" On {said[-1][1]} it cost more than the cost guard allows ("
+                   f"{'; '.join(beyond_guard(now, now.revalidation.best))}): the tuner as it is now keeps the defaults "
+                   "there.")
+    assert now.host is not None and now.build is not None
+    ratio, day, interval_ = said[-1]
+    text = (f"**What to expect.** On this project's {now.host.cores}-core virtual machine (RocksDB "
+            f"{now.build.version}), `make tune`'s best configuration ran {ratio} the defaults' sustained ops/s on "
+            f"{day} {interval_}, and on older code {' and '.join(' on '.join(s[:2]) + ' ' + s[2] for s in said[:-1])}, "
+            f"each in paired rounds beside the defaults that chose nothing"
+            f"{f'; {ties} of the {len(said)} a tie' if ties else ''}.{refused} A gain whose interval holds 1 is a "
+            "tie: the rounds could not tell the answer from the defaults, the answer line then keeps them, and its "
+            "`resolution:` line says how many rounds would tell. Under the table the `served at` line says what a "
+            "service at a fixed rate would see of the answer beside the defaults; an answer that is faster but "
+            "serves a worse tail there, or costs more than the cost guard allows, is not recommended. Another "
+            "host, version or workload moves these figures: the study measures yours.")
+    return "\n".join([fill(text), "", *stamps])
 
 
 TABLES: dict[str, Callable[[], str]] = {"headline": headline, "expect": expect}  # block name -> its generator

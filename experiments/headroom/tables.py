@@ -100,6 +100,7 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``headroom.``) -> 
     "at_target": partial(table, "headroom-11.8.1-2026-11-28", BEYOND),
     "at_8GiB": partial(table, "headroom-8GiB-in-1GiB-11.8.1-2026-11-28", BEYOND),
     "answer_8GiB": partial(table, "headroom-8GiB-answer-11.8.1-2026-11-28", EIGHT_GIB_ANSWER),
+    "default_job_answer_now": partial(answer, "headroom-default-job-answer-11.8.1-2026-12-04", 74),
     "default_job_answer": partial(answer, "headroom-default-job-answer-11.8.1-2026-11-29", 63),
     "rerun_answer": partial(answer, "headroom-rerun-answer-11.8.1-2026-12-01", 89),
     "universal_answer": partial(answer, "headroom-universal-answer-11.8.1-2026-11-28", 67),
