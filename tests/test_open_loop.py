@@ -550,11 +550,11 @@ class _Store:
 def _capacity_stage(tmp_path: Path, rounds: int, start: str | None = None) -> SimpleNamespace:
     """What tuner.engine._capacity.capacities reads of a study: rocksdb-default and trial 5 (the named
     ``start`` it ran as, if any), --slo, --rate."""
-    measurement = SimpleNamespace(slo="p99.9<=10ms", capacity_rounds=rounds, rate=60_000.0)
+    measurement = SimpleNamespace(slo="p99.9<=10ms", capacity_rounds=rounds, rate=60_000.0, read_rate=0.0)
     best = SimpleNamespace(number=5, params={"x": 1}, user_attrs={"enqueued": start} if start else {})
     return SimpleNamespace(
         parts=SimpleNamespace(config=SimpleNamespace(measurement=measurement, search=SimpleNamespace(seed=1)),
-                              plan=SimpleNamespace(workload=None), workload=None, out=tmp_path,
+                              plan=SimpleNamespace(workload=None), workload=SimpleNamespace(duration=30.0), out=tmp_path,
                               space=SimpleNamespace(flags=lambda params: {"x": params["x"]})),
         snapshot=SimpleNamespace(baselines=[SimpleNamespace(name="rocksdb-default", flags={})], best=lambda: best),
         bus=SimpleNamespace(note=lambda line: None, study_stopped=lambda *a: None), store=_Store())
@@ -580,11 +580,18 @@ def test_capacity_rounds_pair_each_rounds_capacity_into_a_ratio_and_resume_where
         return Capacity(slo, held, held * 1.1, ((held, RateRun({"delivered": 1.0, "p99.9_us": 5000.0}, (), "")),))
 
     study = _capacity_stage(tmp_path, 3)
+    at: list[float] = []
+
+    def capacity_at(start):
+        at.append(start)
+        return measured
+
     with pytest.raises(KeyboardInterrupt):
-        capacities(study.parts, study.store, study.bus, study.snapshot, measured)
+        capacities(study.parts, study.store, study.bus, study.snapshot, capacity_at)
     assert len(calls) == 4  # rounds 1 and 2 were both measured before the stop: kept
     stop_at[0] = -1
-    capacities(study.parts, study.store, study.bus, study.snapshot, measured)
+    capacities(study.parts, study.store, study.bus, study.snapshot, capacity_at)
+    assert at == [60_000.0, 60_000.0]  # the study's rate, whatever round the resume starts in
     assert len(calls) == 6 and sorted(c[0] for c in calls) == ["rocksdb-default"] * 3 + ["trial 5"] * 3
     by_name = {n: [c for c in calls if c[0] == n] for n in truth}
     for name, runs in by_name.items():
@@ -599,6 +606,7 @@ def test_capacity_rounds_pair_each_rounds_capacity_into_a_ratio_and_resume_where
     assert ratio.n == 3 and ratio.ratio == pytest.approx(expected) and ratio.verdict == "faster" and ratio.ci95[0] > 1
     line = capacity_line(Summary.from_dict({"capacity": report.to_dict()}))
     assert line is not None and "3 paired rounds" in line
+    assert "one 30 s run per rate, each run and its settle, the first round from 60,000 ops/s (--rate 60000))" in line
     assert "rocksdb-default holds it up to 100,000 ops/s, the median of its rounds' (100,000, 90,000, 110,000)" in line
     assert f": {expected:.2f}x (95 % CI " in line and "3 paired rounds) the defaults' capacity, paired by round" in line
 
@@ -611,10 +619,13 @@ def test_one_capacity_round_is_a_bracket_from_the_studys_rate_as_before(tmp_path
         starts.append(start)
         return Capacity(slo, 60_000.0, 66_000.0, ())
 
-    capacities(study.parts, study.store, study.bus, study.snapshot, measured)
+    capacities(study.parts, study.store, study.bus, study.snapshot, lambda start: measured)
     report = study.store.kept["capacity"]
     assert starts == [None, None] and report.vs_default == {} and report.of("trial 5").held == 60_000
-    assert "a bracket, not an interval" in (capacity_line(Summary.from_dict({"capacity": report.to_dict()})) or "")
+    assert (report.start, report.how, report.duration) == (60_000.0, "--rate 60000", 30.0)
+    line = capacity_line(Summary.from_dict({"capacity": report.to_dict()})) or ""
+    assert "(one 30 s run per offered rate, each run and its settle, from 60,000 ops/s (--rate 60000); a bracket, " \
+           "not an interval)" in line
 
 
 def test_a_best_that_is_the_defaults_start_is_measured_once(tmp_path):
@@ -627,7 +638,7 @@ def test_a_best_that_is_the_defaults_start_is_measured_once(tmp_path):
         measured.append(flags)
         return Capacity(slo, 60_000.0, 66_000.0, ())
 
-    capacities(study.parts, study.store, study.bus, study.snapshot, capacity_of)
+    capacities(study.parts, study.store, study.bus, study.snapshot, lambda start: capacity_of)
     assert measured == [{}] and [c.name for c in study.store.kept["capacity"].configurations] == ["rocksdb-default"]
 
 

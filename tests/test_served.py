@@ -1,5 +1,6 @@
 """tune --serve-rate: after the re-validation, the answer and rocksdb-default served open loop at a rate
-(tuner.engine._served), what a service at that rate would see of a throughput study's answer."""
+(tuner.engine._served), what a service at that rate would see of a throughput study's answer; and tune
+--slo on such a study: their capacities, searched open loop on the same served runs (tuner.engine._capacity)."""
 
 from __future__ import annotations
 
@@ -12,18 +13,21 @@ from types import SimpleNamespace
 
 import pytest
 
+from objectives.defaults import LIBRARY
+from objectives.open_loop import Capacity, Rate, RateRun
 from tests.conftest import leftovers
 from tests.test_open_loop import _Store
-from tuner.backends import BACKENDS, RunFailed
+from tuner.backends import BACKENDS, Found, RunFailed, Setup
 from tuner.backends._rate import driver_beside
+from tuner.engine._capacity import capacities, search_start
 from tuner.engine._prepare import check_backend
 from tuner.engine._served import serve, serve_rate
 from tuner.model import TuneConfig, UsageError
-from tuner.outputs._answer import served_line
+from tuner.outputs._answer import capacity_line, served_line
 from tuner.summary import Revalidation, Summary
 
 
-def _stage(tmp_path: Path, rounds: int, serve_at: float | str = 40_000.0, start: str | None = None,
+def _stage(tmp_path: Path, rounds: int, serve_at: float | str | None = 40_000.0, start: str | None = None,
            ops: float | None = None) -> SimpleNamespace:
     """What serve() reads of a study: rocksdb-default and trial 5 (the named ``start`` it ran as, if any),
     --serve-rate, its rounds and length, and the re-validation's median ops/s of the defaults (``ops``)."""
@@ -164,4 +168,187 @@ def test_a_throughput_study_serves_its_answer_and_the_defaults_at_a_rate(tmp_pat
     command = (out / "served" / f"trial-{summary.best.trial}" / "round-1" / "command.command").read_text()
     assert " run " in command and "--rate 2000" in command
     assert "served at 2,000 writes/s, open loop (--serve-rate 2000; 2 s runs" in r.stdout
+    assert leftovers(work_dir) == []
+
+
+def _capacity_study(tmp_path: Path, rounds: int, serve_at: float | str | None = None,
+                    ops: float | None = 142_345.0) -> SimpleNamespace:
+    """What capacities() reads of a db_bench study with --slo (no --rate): rocksdb-default and trial 5, its
+    db_bench workload (which must not reach the capacity searches), --serve-rate and --serve-duration, and
+    the re-validation's median ops/s of the defaults (``ops``)."""
+    study = _stage(tmp_path, 1, serve_at, ops=ops)
+    study.parts.config.revalidation.serve_duration = 5.0
+    study.parts.config.measurement = SimpleNamespace(slo="p99.9<=50ms", capacity_rounds=rounds, rate=None, read_rate=0.0)
+    study.parts.workload, study.parts.plan = SimpleNamespace(name="fillrandom", duration=None), SimpleNamespace(workload=None)
+    return study
+
+
+def test_a_db_bench_studys_capacities_start_at_auto_pair_by_round_and_resume_where_they_stopped(tmp_path):
+    """Synthetic searches with a known answer: rocksdb-default holds 90k and 110k ops/s in rounds 1 and 2,
+    trial 5 120k and 150k. The searches start from auto (0.7 x the defaults' 142,345 ops/s in the
+    re-validation: 100,000), round 2 near the geometric mean of round 1's capacities, every run 5 s
+    (--serve-duration), never on the study's db_bench workload. A Ctrl-C in round 2 loses nothing measured;
+    the resume measures only the missing search; a resume at another --serve-duration measures all again."""
+    truth = {"rocksdb-default": [90_000.0, 110_000.0], "trial 5": [120_000.0, 150_000.0]}
+    calls: list[tuple[str, float | None, object, str]] = []
+    at: list[float] = []
+    stop_at = [3]
+
+    def capacity_at(start):
+        at.append(start)
+
+        def search(flags, slo, log_dir, workload, say, last):
+            name = "trial 5" if flags else "rocksdb-default"
+            if len(calls) == stop_at[0]:
+                raise KeyboardInterrupt
+            r = sum(1 for c in calls if c[0] == name)
+            calls.append((name, last, workload, log_dir.name))
+            held = truth[name][r]
+            return Capacity(slo, held, held * 1.1, ((held, RateRun({"delivered": 1.0, "p99.9_us": 9_000.0}, (), "")),
+                                                    (held * 1.1, RateRun({"delivered": 0.9, "p99.9_us": 80_000.0},
+                                                                         (), ""))))
+        return search
+
+    study = _capacity_study(tmp_path, 2)
+    with pytest.raises(KeyboardInterrupt):
+        capacities(study.parts, study.store, study.bus, study.snapshot, capacity_at)
+    assert len(calls) == 3
+    stop_at[0] = -1
+    capacities(study.parts, study.store, study.bus, study.snapshot, capacity_at)
+    assert len(calls) == 4 and at == [100_000.0, 100_000.0]
+    assert all(workload is None for _, _, workload, _ in calls)
+    shared = math.sqrt(truth["rocksdb-default"][0] * truth["trial 5"][0])
+    assert {(n, d): last for n, last, _, d in calls} == {
+        ("rocksdb-default", "rocksdb-default"): None, ("trial 5", "trial-5"): None,
+        ("rocksdb-default", "round-2"): pytest.approx(shared), ("trial 5", "round-2"): pytest.approx(shared)}
+    report = study.store.kept["capacity"]
+    assert (report.start, report.duration, report.rounds) == (100_000.0, 5.0, 2)
+    assert report.how == "auto: 0.7 x rocksdb-default's 142,345 ops/s"
+    assert report.of("rocksdb-default").held_by_round == truth["rocksdb-default"]
+    assert report.of("trial 5").held == statistics.median(truth["trial 5"])
+    probes = report.of("trial 5").probes
+    assert [p.offered for p in probes] == pytest.approx([120_000.0, 132_000.0, 150_000.0, 165_000.0])
+    assert [(p.held, p.round) for p in probes] == [(True, 1), (False, 1), (True, 2), (False, 2)]
+    ratio = report.vs_default["trial 5"]
+    expected = math.exp(statistics.fmean(math.log(b / a) for a, b in zip(*truth.values())))
+    assert ratio.n == 2 and ratio.ratio == pytest.approx(expected)
+    line = capacity_line(Summary.from_dict({"capacity": report.to_dict()}))
+    assert line is not None and line.startswith(
+        "capacity at p99.9<=50ms (2 paired rounds, in each a search over offered rates, one 5 s run per rate, each "
+        "run and its settle, the first round from 100,000 ops/s (auto: 0.7 x rocksdb-default's 142,345 ops/s)): ")
+    assert f"trial 5 holds it up to 135,000 ops/s, the median of its rounds' (120,000, 150,000): {expected:.2f}x" in line
+    capacities(study.parts, study.store, study.bus, study.snapshot, capacity_at)  # all kept: nothing runs
+    assert len(calls) == 4 and len(at) == 2
+    study.parts.config.revalidation.serve_duration = 10.0  # runs of another length: measured again
+    calls.clear()
+    capacities(study.parts, study.store, study.bus, study.snapshot, capacity_at)
+    assert len(calls) == 4 and study.store.kept["capacity"].duration == 10.0
+
+
+def test_a_db_bench_studys_capacities_start_at_a_given_serve_rate_and_a_failed_run_stops_the_stage(tmp_path):
+    """--serve-rate 2000 is where the searches start; a run that fails (rocksdb-default's, second in round 1
+    of seed 1) stops the stage, said, keeping the search measured before it (trial 5's); without the
+    defaults' ops/s, auto says so and measures nothing."""
+    study = _capacity_study(tmp_path, 1, serve_at=2000.0)
+    notes: list[str] = []
+    study.bus.note = notes.append
+    assert search_start(study.parts, study.snapshot) == (2000.0, "--serve-rate 2000")
+
+    def search(flags, slo, log_dir, workload, say, last):
+        if not flags:
+            raise RunFailed("phase run: killed by SIGKILL (out of memory)")
+        return Capacity(slo, 4000.0, 4400.0, ())
+
+    capacities(study.parts, study.store, study.bus, study.snapshot, lambda start: search)
+    report = study.store.kept["capacity"]
+    assert report.start == 2000.0 and report.of("trial 5").held == 4000.0
+    assert report.of("rocksdb-default").held_by_round == []
+    assert "capacity of rocksdb-default: a run failed (phase run: killed by SIGKILL (out of memory)): the capacity stage " \
+           "stops; a resume measures what is missing" in notes
+    unmeasured = _capacity_study(tmp_path, 1, ops=None)
+    unmeasured.bus.note = notes.append
+    capacities(unmeasured.parts, unmeasured.store, unmeasured.bus, unmeasured.snapshot, lambda start: search)
+    assert "capacity" not in unmeasured.store.kept
+    assert notes[-1] == "--serve-rate auto: rocksdb-default's ops/s was not measured; give --serve-rate OPS"
+
+
+@pytest.mark.parametrize(("changes", "error"), [
+    ({"backend": "command", "command": "true {options} {db}", "slo": "p99.9<=10ms"},
+     "--slo: the command backend runs nothing at a rate (the db_bench and rate backends do)"),
+    ({"slo": "p99.9<=10ms", "base_options": Path("OPTIONS-000042")},
+     "--slo: its runs start from the library's defaults, not --base-options' file"),
+    ({"slo": "read_p99.9<=2ms"}, "--slo: 'read_p99.9<=2ms' bounds the reads' own tail; the db_bench backend's "
+                                 "capacity runs offer writes alone"),
+    ({"slo": "p99.9<=10ms", "read_rate": 100.0}, "--read-rate: goes with --rate"),
+    ({"slo": "p99.9<=10ms", "serve_rounds": 3}, "--serve-rounds: goes with --serve-rate"),
+    ({"slo": "p99.9<=10ms", "serve_duration": 0.0}, "--serve-duration: more than 0 s, got 0 s"),
+    ({"backend": "rate", "rate": 1000.0, "slo": "p99.9<=10ms", "serve_duration": 10.0},
+     "--serve-duration: goes with --serve-rate (the runs at a rate after the study), or with --slo on the "
+     "db_bench backend"),
+])
+def test_slo_on_a_db_bench_study_is_refused_in_one_line_where_it_cannot_run(changes, error):
+    with pytest.raises(UsageError, match=error.replace("(", r"\(").replace(")", r"\)")):
+        check_backend(TuneConfig(**changes))
+
+
+def test_slo_on_a_db_bench_study_takes_the_serve_duration_and_capacity_rounds():
+    check_backend(TuneConfig(slo="p99.9<=10ms", serve_duration=10.0, capacity_rounds=3))  # refuses nothing
+
+
+@pytest.mark.parametrize(("mode", "error"), [
+    ("db_bench-7.8.3", "--slo: the driver runs on its RocksDB's library defaults; this study's runs start from "
+                       "another's (--defaults db_bench-7.8.3)"),
+    (LIBRARY, "--slo: no open_loop beside "),
+])
+def test_the_served_backend_names_slo_when_it_cannot_run_it(tmp_path, mode, error):
+    found = Found("db_bench", SimpleNamespace(path=str(tmp_path / "db_bench")), None, mode)
+    backend = BACKENDS["db_bench"](Setup(tmp_path, 60.0, 1, {}, found=found))
+    with pytest.raises(UsageError, match=error.replace("(", r"\(").replace(")", r"\)")):
+        backend.at_rate(Rate(1.0), 60.0, 2**20, None, "--slo")
+
+
+@pytest.mark.release_build
+def test_slo_with_defaults_of_another_db_bench_is_refused_before_the_study(tmp_path, work_dir):
+    """--slo --defaults db_bench-7.8.3: refused in one line by the study's eager check, before any run."""
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "tuner.cli", "tune", "--workload", "fillrandom", "--scale", "0.05",
+                        "--trials", "1", "--defaults", "db_bench-7.8.3", "--slo", "p99.9<=50ms", "--no-mlflow",
+                        "--no-plots", "--out", str(out), "--work-dir", str(work_dir)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "--slo: the driver runs on its RocksDB's library defaults; this study's runs start from another's " \
+           "(--defaults db_bench-7.8.3)" in r.stderr
+    assert not (out / "summary.json").exists() and not (out / "baselines").exists()
+
+
+@pytest.mark.release_build
+def test_a_throughput_study_finds_the_capacity_of_its_answer_and_the_defaults_at_an_slo(tmp_path, work_dir):
+    """A db_bench study with --slo and --serve-rate auto: after the search, rocksdb-default's and the best's
+    capacity at the SLO, searched open loop from the served rate (auto) with 2 s runs on one DB of the
+    target's data, which the served runs after it reuse (loaded once, by the capacity stage); the summary,
+    the closing line and the logs say so."""
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "tuner.cli", "tune", "--workload", "fillrandom", "--scale", "0.05",
+                        "--trials", "2", "--no-starts", "--sampler", "random", "--seed", "3", "--revalidate", "0",
+                        "--no-drain", "--slo", "p99.9<=50ms", "--serve-rate", "auto", "--serve-duration", "2s",
+                        "--serve-rounds", "1", "--no-mlflow", "--no-plots", "--out", str(out),
+                        "--work-dir", str(work_dir)],
+                       capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-2000:]
+    summary = Summary.load(out / "summary.json")
+    cap, served = summary.capacity, summary.served
+    assert cap is not None and served is not None and summary.best is not None
+    assert [c.name for c in cap.configurations] == ["rocksdb-default", f"trial {summary.best.trial}"]
+    assert cap.duration == 2 and cap.start == served.rate > 0 and cap.how == served.how
+    assert cap.how.startswith("--serve-rate auto: 0.7 x rocksdb-default's ")
+    for c in cap.configurations:
+        assert c.probes[0].offered == cap.start and len(c.probes) >= 2 and (c.held or c.failed)
+        assert all(p.value and p.value > 0 and p.delivered is not None for p in c.probes)
+        assert c.held is None or any(p.held and p.offered == c.held for p in c.probes)
+    first = out / "capacity" / "rocksdb-default" / f"{cap.start:.0f}" / "command.command"
+    command = first.read_text()
+    assert "open_loop run " in command and f"--rate {cap.start:g} " in command and "--duration 2 " in command
+    assert (out / "capacity" / "load").is_dir() and not (out / "served" / "load").exists()  # one DB, loaded once
+    assert f"capacity at p99.9<=50ms (one 2 s run per offered rate, each run and its settle, from {cap.start:,.0f} " \
+           f"ops/s ({cap.how}); a bracket, not an interval): rocksdb-default " in r.stdout
     assert leftovers(work_dir) == []

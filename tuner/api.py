@@ -7,16 +7,18 @@ the engine, the executor its trials run on, the observers of its events, and its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import optuna
 
-from objectives.open_loop import Rate
+from objectives.open_loop import Capacity, Rate
+from objectives.scores import Bound
 from objectives.workdir import sweep_stale
-from objectives.workloads import Flag
+from objectives.workloads import Flag, Workload
 from tuner.backends import BACKENDS, Backend, Found, Setup
-from tuner.engine import Engine, Prepared, ServeFlags, check_values, prepare, pruner_of, score_of
+from tuner.engine import CapacityOfFlags, Engine, Prepared, ServeFlags, check_values, prepare, pruner_of, score_of
 from tuner.events import EventBus, Observer
 from tuner.executors import ExecutorError, executor_class
 from tuner.model import StudySnapshot, TuneConfig, TuneResult, UsageError
@@ -57,10 +59,12 @@ class Study:
             try:
                 self.backend: Backend = BACKENDS[measurement.backend](self._setup(found))
                 self.backend.prepare()  # per study, on this host
-                self.served: list[Backend] = []  # --serve-rate's backend, once it runs
+                self.served: list[Backend] = []  # the backends of --serve-rate and a db_bench study's --slo
                 reval = config.revalidation
-                if reval.serve_rate is not None:  # refused now, not after the study, if it cannot run
-                    self.backend.at_rate(Rate(1.0), reval.serve_duration, *self._target)
+                slo = measurement.slo is not None and self.backend.serves  # its capacity on the served backend
+                if reval.serve_rate is not None or slo:  # refused now, not after the study, if it cannot run
+                    self.backend.at_rate(Rate(1.0), reval.serve_duration, *self._target,
+                                         "--serve-rate" if reval.serve_rate is not None else "--slo")
             except ValueError as exc:  # the backend refuses its setup (e.g. a --command it cannot run)
                 raise UsageError(str(exc)) from None
             executor.bind(self.backend)
@@ -117,7 +121,7 @@ class Study:
                 keep = tuple(path.parent for path in self.backend.setup.preloaded)
                 snapshot = self.engine.run(lambda: sweep_stale(self.parts.work_dir, keep))
                 if self.config.measurement.slo:
-                    snapshot = self.engine.run_capacity(self.backend.capacity)
+                    snapshot = self.engine.run_capacity(self._capacity_at)
                 if self.config.revalidation.serve_rate is not None:
                     snapshot = self.engine.run_served(self._at_rate)
                 sweep_stale(self.parts.work_dir, keep)  # what a killed run's workers left, if they outlived its start
@@ -166,21 +170,48 @@ class Study:
             return self.parts.workload.data_bytes(), self.parts.memory_limit
         return target.data, target.memory or self.parts.memory_limit
 
+    def _capacity_at(self, start: float) -> CapacityOfFlags:
+        """--slo: one configuration's capacity search. A rate study's backend searches from its --rate
+        (``start``); a db_bench study's from ``start`` ops/s open loop on the backend --serve-rate runs on,
+        each rate one --serve-duration run on the DB both stages share (:meth:`_on_driver`)."""
+        if self.backend.needs_rate:
+            return self.backend.capacity
+        served = self._on_driver(start, self.config.revalidation.serve_duration, "capacity")
+
+        def capacity(flags: dict[str, Flag], slo: Bound, log_dir: Path, workload: Workload | None,
+                     say: Callable[[str], None], last: float | None) -> Capacity:
+            return served().capacity(flags, slo, log_dir, None, say, last)  # its own runs: never the study's workload
+        return capacity
+
     def _at_rate(self, rate: float, duration: float) -> ServeFlags:
         """--serve-rate: one run of a configuration at ``rate`` writes/s for ``duration`` s on the backend's
-        ``at_rate``, which loads its DB of the target's data at the first run (logs in OUT/served/load)."""
-        served = self.backend.at_rate(Rate(rate), duration, *self._target)
-        self.served.append(served)
+        ``at_rate`` (:meth:`_on_driver`)."""
+        served = self._on_driver(rate, duration, "served")
 
         def run(flags: dict[str, Flag], log_dir: Path) -> dict[str, float]:
-            workload = served.setup.workload
-            assert workload is not None and workload.snapshot is not None
-            if not Path(workload.snapshot).is_dir():
-                served.prepare()
-                served.preload(workload, self.parts.out / "served" / "load")
-            metrics = served.measure(flags, log_dir, 1).metrics
+            metrics = served().measure(flags, log_dir, 1).metrics
             return {k: float(v) for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)}
         return run
+
+    def _on_driver(self, rate: float, duration: float, stage: str) -> Callable[[], Backend]:
+        """The backend's ``at_rate`` backend at ``rate`` writes/s, ``duration`` s per run, within the
+        target's memory: built now (torn down at :meth:`close`), prepared at its first use, when it also
+        loads the DB of the target's data unless a stage before loaded it (the capacity and served stages
+        run on one DB; the load's logs in OUT/<stage>/load)."""
+        served = self.backend.at_rate(Rate(rate), duration, *self._target)
+        self.served.append(served)
+        ready: list[Backend] = []
+
+        def backend() -> Backend:
+            if not ready:
+                workload = served.setup.workload
+                assert workload is not None and workload.snapshot is not None
+                served.prepare()
+                if not Path(workload.snapshot).is_dir():
+                    served.preload(workload, self.parts.out / stage / "load")
+                ready.append(served)
+            return served
+        return backend
 
     def close(self) -> None:
         """Release the study lock and the executor, and tear the backends down: what they built for the

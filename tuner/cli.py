@@ -269,9 +269,11 @@ def _rate_arguments(g: argparse._ArgumentGroup) -> None:
                    help="with --rate: RocksDB's flush and compaction threads at the writers' CPU priority, or at the "
                         "lowest (nice 19), as your service runs them (default normal)")
     g.add_argument("--slo", metavar="BOUND",
-                   help="with --rate: at the end, the capacity of the best configuration and of rocksdb-default at "
-                        "BOUND (e.g. 'p99.9<=10ms'): the highest offered rate each holds it at, from --rate up or down, "
-                        "each rate one --duration run and its settle; the curve in OUT/plots and MLflow")
+                   help="at the end, the capacity of the best configuration and of rocksdb-default at BOUND (e.g. "
+                        "'p99.9<=10ms'): the highest offered rate each holds it at, from --rate up or down, each rate "
+                        "one --duration run and its settle; a db_bench study's open loop as --serve-rate runs, from "
+                        "--serve-rate's rate (auto when not given), each rate one --serve-duration run; the curve in "
+                        "OUT/plots and MLflow")
     g.add_argument("--capacity-rounds", type=int, default=1, metavar="R",
                    help="with --slo: the capacity searches in R paired rounds (2 or more: the ratio of the two "
                         "capacities with its 95%% interval; one: a bracket of single runs) (default 1)")
@@ -455,7 +457,8 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
                    help="with --serve-rate: paired rounds (2 or more: the answer's tail over the defaults' with its "
                         "95 %% interval) (default 2)")
     g.add_argument("--serve-duration", type=_duration, default=60.0, metavar="TIME",
-                   help="with --serve-rate: each run's length, then its settle (default 60s)")
+                   help="with --serve-rate, and --slo on a db_bench study: each run's length, then its settle "
+                        "(default 60s)")
     g = t.add_argument_group('execution', 'where trials run: this process or Ray workers, with which db_bench, '
                              'in which directory')
     g.add_argument("--parallel", type=at_least(1), default=1, metavar="N",
@@ -651,9 +654,12 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
         f"--backend {m.backend}" + (f" --command {shlex.quote(args.program)}" if args.program else "") \
         + (f" --load {shlex.quote(args.load)}" if args.load else "") \
         + "".join(f" {flag} {value:g}" for flag, value in (("--rate", args.rate), ("--read-rate", args.read_rate)) if value) \
-        + (f" --arrivals {args.arrivals}" if args.rate and args.arrivals != "constant" else "") \
-        + (f" --slo {shlex.quote(args.slo)}" if args.rate and args.slo else "") \
-        + (f" --capacity-rounds {args.capacity_rounds}" if args.rate and args.slo and args.capacity_rounds != 1 else "")
+        + (f" --arrivals {args.arrivals}" if args.rate and args.arrivals != "constant" else "")
+    if args.slo:  # the capacity searches, and on a db_bench study their runs' length
+        measured += f" --slo {shlex.quote(args.slo)}" \
+            + (f" --capacity-rounds {args.capacity_rounds}" if args.capacity_rounds != 1 else "") \
+            + (f" --serve-duration {args.serve_duration:g}s" if not args.rate and args.serve_duration
+               != RevalidationConfig.serve_duration else "")
     study_file = f" --from {shlex.quote(str(args.study_file))}" if args.study_file else ""  # and its other flags
     return (f"rocksdb-tuner tune{study_file} --study {study.name} --out {study.out} {measured}"
             + (f" --space {args.space}" if args.space else "")

@@ -540,7 +540,8 @@ class CapacityOf(Record):
 @dataclass(frozen=True)
 class CapacityReport(Record):
     """``tune --slo``: the capacity of the answer's candidate and of rocksdb-default at the SLO, after
-    the re-validation."""
+    the re-validation (a rate study's runs at its rate, or a db_bench study's open loop on the served
+    backend of --serve-rate)."""
 
     slo: str = ""  # as given, e.g. p99.9<=10ms
     metric: str = ""  # the SLO's metric, e.g. p99.9_us
@@ -549,6 +550,9 @@ class CapacityReport(Record):
     seconds: float = 0.0
     rounds: int = 1  # paired rounds: in each, every configuration's search over rates, in a random order
     vs_default: dict[str, Ratio] = field(default_factory=dict)  # 2+ rounds: each one's held rate over the defaults'
+    duration: float = 0.0  # seconds of each run at a rate (then its settle); 0.0 in records from before it was kept
+    start: float = 0.0  # ops/s the first round's searches started from; 0.0 in records from before it was kept
+    how: str = ""  # where that start came from, e.g. "--rate 60000" or "auto: 0.7 x rocksdb-default's 142,000 ops/s"
 
     def of(self, name: str) -> CapacityOf | None:
         return next((c for c in self.configurations if c.name == name), None)

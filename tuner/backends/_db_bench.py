@@ -165,17 +165,19 @@ class DbBenchBackend(Backend):
         return (f"a memory cgroup per scored phase (cgroup v{cgroups.version}, under {cgroups.parent}), its DB's "
                 "files dropped from the page cache first")
 
-    def at_rate(self, rate: Rate, duration: float, data: int, memory: int | None) -> Backend:
+    def at_rate(self, rate: Rate, duration: float, data: int, memory: int | None,
+                flag: str = "--serve-rate") -> Backend:
         """A rate backend on this study's build: the open_loop driver beside its db_bench runs each
         configuration (its flags under their OPTIONS keys, on the driver's library defaults) at ``rate``
-        for ``duration`` seconds and its settle, each run on a checkpoint of a DB of ``data`` bytes the
-        backend loads once (its preload), within ``memory`` bytes (a memory cgroup; None: none)."""
+        for ``duration`` seconds and its settle (or searches its capacity from ``rate``), each run on a
+        checkpoint of a DB of ``data`` bytes the backend loads once (its preload), within ``memory`` bytes
+        (a memory cgroup; None: none). Its refusals name ``flag``."""
         found = self.setup.found
         assert found is not None and found.db_bench is not None, "Backend.find first"
         if found.mode != LIBRARY:
-            raise UsageError(f"--serve-rate: the driver runs on its RocksDB's library defaults; this study's runs "
+            raise UsageError(f"{flag}: the driver runs on its RocksDB's library defaults; this study's runs "
                              f"start from another's (--defaults {found.mode})")
-        driver_beside(found.db_bench.path, "--serve-rate")
+        driver_beside(found.db_bench.path, flag)
         workload = Workload(name=RateBackend.name, phases=(Phase("run", (RateBackend.name,), scored=True),),
                             description=f"open_loop at {rate.writes:g} writes/s", data=data,
                             preload=Phase("load", ("load",)), duration=duration, memory=memory)

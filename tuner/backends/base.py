@@ -161,7 +161,7 @@ class Backend(abc.ABC):
     runs_db_bench: ClassVar[bool] = False  # runs db_bench: --db-bench, --rocksdb-version, --defaults
     needs_command: ClassVar[bool] = False  # it runs --command
     needs_rate: ClassVar[bool] = False  # it offers --rate
-    serves: ClassVar[bool] = False  # its configurations can also run open loop at a rate: --serve-rate
+    serves: ClassVar[bool] = False  # its configurations can also run open loop at a rate: --serve-rate, --slo
     objective: ClassVar[str] = "throughput"  # the score when --objective is not given
     space: ClassVar[str] = "default"  # the space preset when --space is not given
     shown: ClassVar[tuple[str, ...] | None] = None  # the metrics a run's console line shows (None: all it reported)
@@ -263,10 +263,12 @@ class Backend(abc.ABC):
         offers a rate, ``needs_rate``)."""
         raise NotImplementedError(f"the {self.name} backend offers no rate to search")
 
-    def at_rate(self, rate: Rate, duration: float, data: int, memory: int | None) -> Backend:
-        """--serve-rate (a backend that ``serves``): a backend that runs this study's configurations open
-        loop at ``rate`` for ``duration`` seconds on a DB of ``data`` bytes it loads once, within ``memory``
-        bytes (its :meth:`prepare`, :meth:`preload` of its own workload and :meth:`teardown` are the caller's)."""
+    def at_rate(self, rate: Rate, duration: float, data: int, memory: int | None,
+                flag: str = "--serve-rate") -> Backend:
+        """--serve-rate and a db_bench study's --slo (a backend that ``serves``): a backend that runs this
+        study's configurations open loop at ``rate`` for ``duration`` seconds on a DB of ``data`` bytes it
+        loads once, within ``memory`` bytes (its :meth:`prepare`, :meth:`preload` of its own workload and
+        :meth:`teardown` are the caller's); a UsageError naming ``flag`` when it cannot."""
         raise NotImplementedError(f"the {self.name} backend runs nothing at a rate")
 
     def teardown(self) -> None:

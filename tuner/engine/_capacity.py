@@ -1,8 +1,12 @@
 """The study's last stage with --slo: how far rocksdb-default and the best configuration hold the SLO.
 
-Each configuration's capacity is found by the backend (``Backend.capacity``, handed in as a function:
-the engine never knows how a rate is offered), on the target's workload, its runs logged in
-OUT/capacity/<configuration>/<rate> (later rounds in .../round-<r>/<rate>). With --capacity-rounds R
+Each configuration's capacity is found by the backend (``Backend.capacity``, handed in by tuner.api as a
+function of the rate the searches start from: the engine never knows how a rate is offered), its runs
+logged in OUT/capacity/<configuration>/<rate> (later rounds in .../round-<r>/<rate>). A rate study's
+searches run its own workload from its rate (--rate and --read-rate); a study without --rate (db_bench's)
+searches open loop on the backend --serve-rate runs on (``Backend.at_rate``), each rate one
+--serve-duration run, from --serve-rate's rate (:func:`serve_rate`, which the served stage shares:
+``auto`` when not given). With --capacity-rounds R
 the searches run in R paired rounds, the configurations in a fresh seeded order each round, every
 search of a round past the first starting from the same rate, near the capacities the round before
 found (their geometric mean): a configuration's own last capacity would carry an early lucky run into
@@ -10,7 +14,7 @@ all its later searches (an A/A comparison, the defaults against their own start,
 way). Each round's held rates pair into a ratio with its interval (tuner.stats.paired_ratio), since
 one search per configuration places a capacity only within about a factor of two on a noisy host. The
 :class:`~tuner.summary.CapacityReport` is kept in the study after every search, so a resume with the
-same --slo measures only what is missing.
+same --slo and run length measures only what is missing.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 from objectives.open_loop import Capacity, holds, parse_slo
 from objectives.scores import Bound
 from objectives.workloads import Flag, Workload
-from tuner.backends import EnvironmentFault
+from tuner.backends import EnvironmentFault, RunFailed
 from tuner.engine._prepare import Prepared
 from tuner.engine._signals import stop_signals
 from tuner.engine._storage import StudyStore
@@ -39,40 +43,88 @@ from tuner.trials import TrialRecord
 # line-per-rate callback, and where to start (None: the study's rate; else an earlier round's capacity).
 CapacityOfFlags = Callable[[dict[str, Flag], Bound, Path, Workload | None, Callable[[str], None], float | None],
                            Capacity]
+# The backend's capacity searches, given the rate (ops/s) the first round's start from.
+CapacityAt = Callable[[float], CapacityOfFlags]
 ATTR = "capacity"
+AUTO_SHARE = 0.7  # --serve-rate auto: a service with headroom, below what the defaults sustain
 
 
 def capacities(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: StudySnapshot,
-               capacity: CapacityOfFlags) -> None:
+               capacity_at: CapacityAt) -> None:
     """rocksdb-default's and the best's (the re-validated winner, else the search's best) capacity at
     --slo in --capacity-rounds paired rounds, kept in the study as ``capacity`` after each search;
-    nothing more when the study keeps them all for the same --slo."""
+    nothing more when the study keeps them all for the same --slo and run length. A run that fails
+    stops the stage, said on ``bus``: the study's outputs are written with what was measured."""
     measurement = parts.config.measurement
     slo_text, rounds = measurement.slo, measurement.capacity_rounds
     assert slo_text is not None
     slo = parse_slo(slo_text)
     entries = answer_and_default(parts, snapshot, bus, ATTR)
+    try:
+        start, how = search_start(parts, snapshot)
+    except RunFailed as exc:
+        bus.note(str(exc))
+        return
+    # a rate study's searches run its workload; a db_bench study's the served backend's own runs (None)
+    workload = (parts.plan.workload or parts.workload) if measurement.rate is not None else None
+    duration = (workload.duration or 0.0) if workload is not None else parts.config.revalidation.serve_duration
     kept = store.stored(ATTR, CapacityReport)
-    report = kept if kept is not None and kept.slo == slo_text and kept.rounds == rounds \
+    if kept is not None and not kept.start:  # kept before its start and runs' length were: a rate study's
+        kept = kept.updated(duration=duration, start=start, how=how)
+    report = kept if kept is not None and (kept.slo, kept.rounds, kept.duration) == (slo_text, rounds, duration) \
         and [c.name for c in kept.configurations] == list(entries) else \
         CapacityReport(slo=slo_text, metric=slo.metric, bound=slo.limit, rounds=rounds,
-                       configurations=[CapacityOf(name=name) for name in entries])
-    workload = parts.plan.workload or parts.workload
+                       configurations=[CapacityOf(name=name) for name in entries], duration=duration, start=start,
+                       how=how)
+    todo = [(r, name) for r in range(1, rounds + 1)
+            for name in random.Random(f"{parts.config.search.seed or 0}:{ATTR}:{r}").sample(list(entries), len(entries))
+            if len(_rounds_of(report, name)) < r]  # the others were measured before a resume
+    if not todo:
+        return
+    capacity = capacity_at(report.start)
     started = time.monotonic() - report.seconds
     try:
         with stop_signals():
-            for r in range(1, rounds + 1):
-                order = random.Random(f"{parts.config.search.seed or 0}:{ATTR}:{r}").sample(list(entries), len(entries))
-                for name in order:
-                    if len(_rounds_of(report, name)) >= r:
-                        continue  # measured before a resume
-                    found = _search(parts, bus, capacity, slo, entries[name], name, r, rounds, workload,
-                                    _shared_start(report, r))
-                    report = _with(report, name, found, r, slo, time.monotonic() - started)
-                    store.keep(ATTR, report)
+            for r, name in todo:
+                try:
+                    found = _search(parts, bus, capacity, slo, entries[name], name, r, report, workload)
+                except RunFailed as exc:
+                    bus.note(f"capacity of {name}: a run failed ({exc.reason}): the capacity stage stops; a resume "
+                             "measures what is missing")
+                    return
+                report = _with(report, name, found, r, slo, time.monotonic() - started)
+                store.keep(ATTR, report)
     except (KeyboardInterrupt, EnvironmentFault):
         bus.study_stopped(snapshot, "KILLED")
         raise
+
+
+def search_start(parts: Prepared, snapshot: StudySnapshot) -> tuple[float, str]:
+    """The ops/s the first round's searches start from, and where it came from: a rate study's offered
+    rate (--rate and --read-rate), else --serve-rate's (:func:`serve_rate`, ``auto`` when not given);
+    RunFailed when ``auto`` has no ops/s of rocksdb-default to go by."""
+    m = parts.config.measurement
+    if m.rate is not None:
+        return m.rate + m.read_rate, f"--rate {m.rate:g}" + (f" and --read-rate {m.read_rate:g}" if m.read_rate else "")
+    given = parts.config.revalidation.serve_rate
+    rate, how = serve_rate(given or "auto", snapshot)
+    return rate, how if given is not None else how.removeprefix("--serve-rate ")
+
+
+def serve_rate(given: float | str | None, snapshot: StudySnapshot) -> tuple[float, str]:
+    """The rate to serve at, and where it came from: --serve-rate's writes/s, or for ``auto``
+    :data:`AUTO_SHARE` of rocksdb-default's median ops/s in the re-validation (else its search run)."""
+    if given is not None and given != "auto":
+        return float(given), f"--serve-rate {float(given):g}"
+    default = next((b for b in snapshot.baselines if b.name == DEFAULT_BASELINE), None)
+    rounds = snapshot.revalidation.measured("ops_per_sec").get(DEFAULT_BASELINE) if snapshot.revalidation else None
+    ops = rounds.median("ops_per_sec") if rounds is not None else None
+    if ops is None and default is not None:
+        ops = default.metrics.get("ops_per_sec")
+    if not ops:
+        raise RunFailed(f"--serve-rate auto: {DEFAULT_BASELINE}'s ops/s was not measured; give --serve-rate OPS")
+    rate = float(f"{AUTO_SHARE * ops:.2g}")  # two significant digits: a rate a person would offer
+    return rate, f"--serve-rate auto: {AUTO_SHARE:g} x {DEFAULT_BASELINE}'s {ops:,.0f} ops/s"
 
 
 def answer_and_default(parts: Prepared, snapshot: StudySnapshot, bus: EventBus, stage: str) -> dict[str, dict[str, Flag]]:
@@ -90,13 +142,15 @@ def answer_and_default(parts: Prepared, snapshot: StudySnapshot, bus: EventBus, 
 
 
 def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfFlags, slo: Bound, flags: dict[str, Flag],
-            name: str, r: int, rounds: int, workload: Workload | None, last: float | None) -> Capacity:
-    """One configuration's search in round ``r``: from the study's rate in the first, near ``last`` (the
-    round before's capacities, :func:`_shared_start`) after."""
-    rate = parts.config.measurement.rate or 0
-    where = f"near {last:,.0f} ops/s, the last round's capacities" if last else f"from {rate:,.0f} ops/s up or down"
-    bus.note(f"capacity of {name} at {parts.config.measurement.slo}"
-             + (f", round {r}/{rounds}" if rounds > 1 else "") + f": {where}, one run per rate")
+            name: str, r: int, report: CapacityReport, workload: Workload | None) -> Capacity:
+    """One configuration's search in round ``r``: from the report's start in the first, near the round
+    before's capacities (:func:`_shared_start`) after, on ``workload`` (None: the backend's own runs)."""
+    last = _shared_start(report, r)
+    where = f"near {last:,.0f} ops/s, the last round's capacities" if last else \
+        f"from {report.start:,.0f} ops/s ({report.how}) up or down"
+    rounds, run = report.rounds, f"one {report.duration:g} s run" if report.duration else "one run"
+    bus.note(f"capacity of {name} at {report.slo}" + (f", round {r}/{rounds}" if rounds > 1 else "")
+             + f": {where}, {run} per rate")
 
     def say(line: str) -> None:
         bus.note(f"capacity {name}" + (f" (round {r})" if rounds > 1 else "") + f": {line}")

@@ -18,7 +18,7 @@ from tuner.backends import BACKENDS, EnvironmentFault
 from tuner.engine import _attrs as attrs
 from tuner.engine._baselines import Baselines, baseline_items
 from tuner.engine._budget import Budget, usage
-from tuner.engine._capacity import CapacityOfFlags, capacities
+from tuner.engine._capacity import CapacityAt, capacities
 from tuner.engine._lock import StudyBusy, StudyLock
 from tuner.engine._loop import TrialLoop
 from tuner.engine._preload import Build, Preloading
@@ -218,9 +218,11 @@ class Engine:
         assert self.executor is not None
         TrialLoop(self.parts, self.store, self.executor, self.bus, self.budget, self.snapshot).run()
 
-    def run_capacity(self, capacity: CapacityOfFlags) -> StudySnapshot:
-        """--slo: the capacity stage (tuner.engine._capacity), after the re-validation; the final snapshot."""
-        capacities(self.parts, self.store, self.bus, self.snapshot(), capacity)
+    def run_capacity(self, capacity_at: CapacityAt) -> StudySnapshot:
+        """--slo: the capacity stage (tuner.engine._capacity), after the re-validation, its searches from
+        the study's --rate, else from --serve-rate's rate (``auto`` when not given), on the function
+        ``capacity_at`` gives for that start; the final snapshot."""
+        capacities(self.parts, self.store, self.bus, self.snapshot(), capacity_at)
         return self.snapshot()
 
     def run_served(self, at_rate: AtRate) -> StudySnapshot:

@@ -178,19 +178,15 @@ def check_backend(config: TuneConfig) -> None:
         raise UsageError(f"--rate: the {backend.name} backend offers writes at a rate: give --rate OPS" if backend.needs_rate
                          else f"--rate: goes with --backend rate, not {backend.name}")
     for flag, offered in (("--read-rate", m.read_rate > 0), ("--arrivals", m.arrivals != MeasurementConfig.arrivals),
-                          ("--background-priority", m.background_priority != MeasurementConfig.background_priority),
-                          ("--slo", m.slo is not None)):
+                          ("--background-priority", m.background_priority != MeasurementConfig.background_priority)):
         if offered and not backend.needs_rate:
             raise UsageError(f"{flag}: goes with --rate (the rate backend)")
     if m.slo is not None:
-        try:
-            parse_slo(m.slo, Rate(m.rate or 0.0, m.read_rate))
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+        _check_slo(m, backend, d.base_options is not None)
     if m.capacity_rounds != MeasurementConfig.capacity_rounds and (m.slo is None or m.capacity_rounds < 1):
         raise UsageError(f"--capacity-rounds: {m.capacity_rounds}: " + (
             "goes with --slo (the capacity searches it repeats)" if m.slo is None else "1 or more"))
-    _check_serve(config.revalidation, backend, d.base_options is not None)
+    _check_serve(config.revalidation, backend, d.base_options is not None, m.slo is not None)
     if not backend.per_second and config.search.pruner != "none":
         raise UsageError(f"--pruner: the {backend.name} backend reports no per-second throughput to prune on")
     name = backend.name  # each capability: whether it has it, and why a flag that needs it is refused without it
@@ -214,13 +210,37 @@ def check_backend(config: TuneConfig) -> None:
             raise UsageError(f"{flag}: {why}")
 
 
-def _check_serve(m: RevalidationConfig, backend: type[Backend], base_options: bool) -> None:
-    """--serve-rate and its --serve-rounds and --serve-duration; UsageError naming the flag."""
+def _check_slo(m: MeasurementConfig, backend: type[Backend], base_options: bool) -> None:
+    """--slo: a rate study's capacity searches at its rate, or a serving backend's (db_bench) open loop on
+    --serve-rate's backend, with --serve-rate's refusals; UsageError naming the flag."""
+    assert m.slo is not None
+    if not backend.needs_rate and not backend.serves:
+        raise UsageError(f"--slo: the {backend.name} backend runs nothing at a rate (the db_bench and rate "
+                         "backends do)")
+    if not backend.needs_rate and base_options:
+        raise UsageError("--slo: its runs start from the library's defaults, not --base-options' file")
+    try:
+        bound = parse_slo(m.slo, Rate(m.rate or 0.0, m.read_rate) if backend.needs_rate else None)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not backend.needs_rate and bound.metric.startswith(("read_", "write_")):
+        raise UsageError(f"--slo: {m.slo!r} bounds the {bound.metric.split('_')[0]}s' own tail; the {backend.name} "
+                         "backend's capacity runs offer writes alone: bound their tail (e.g. p99.9<=10ms)")
+
+
+def _check_serve(m: RevalidationConfig, backend: type[Backend], base_options: bool, slo: bool) -> None:
+    """--serve-rate and its --serve-rounds and --serve-duration (also the length of the capacity runs of
+    --slo on a serving backend); UsageError naming the flag."""
+    capacity = slo and backend.serves  # --slo on the backend --serve-rate runs on
     if m.serve_rate is None:
-        for flag, changed in (("--serve-rounds", m.serve_rounds != RevalidationConfig.serve_rounds),
-                              ("--serve-duration", m.serve_duration != RevalidationConfig.serve_duration)):
+        for flag, changed, also in (
+                ("--serve-rounds", m.serve_rounds != RevalidationConfig.serve_rounds, ""),
+                ("--serve-duration", m.serve_duration != RevalidationConfig.serve_duration and not capacity,
+                 ", or with --slo on the db_bench backend (its capacity runs' length)")):
             if changed:
-                raise UsageError(f"{flag}: goes with --serve-rate (the runs at a rate after the study)")
+                raise UsageError(f"{flag}: goes with --serve-rate (the runs at a rate after the study){also}")
+        if capacity and not m.serve_duration > 0:
+            raise UsageError(f"--serve-duration: more than 0 s, got {m.serve_duration:g} s")
         return
     if not backend.serves:
         raise UsageError("--serve-rate: " + ("a study at --rate runs every configuration at its rate already"

@@ -3,12 +3,12 @@
 A study that measured peak throughput says nothing of what a service at a fixed request rate would see
 of its answer: the tail, the stalls, whether the rate was delivered. After the re-validation the answer
 (the re-validated winner, else the search's best) and rocksdb-default each run at the rate (--serve-rate
-writes/s, or ``auto``: :data:`AUTO_SHARE` of the defaults' sustained ops/s in the study) for
---serve-duration seconds, in --serve-rounds paired rounds, the two in a fresh seeded order each round.
-How a configuration runs at a rate is the backend's (``Backend.at_rate``, handed in as a function: the
-engine never knows how a rate is offered); each run is logged in OUT/served/<configuration>/round-<r>.
-The :class:`~tuner.summary.ServedReport` is kept in the study after every run, so a resume measures
-only what is missing.
+writes/s, or ``auto``: 0.7 of the defaults' sustained ops/s in the study, tuner.engine._capacity.serve_rate,
+where --slo's searches of a db_bench study start too) for --serve-duration seconds, in --serve-rounds
+paired rounds, the two in a fresh seeded order each round. How a configuration runs at a rate is the
+backend's (``Backend.at_rate``, handed in as a function: the engine never knows how a rate is offered);
+each run is logged in OUT/served/<configuration>/round-<r>. The :class:`~tuner.summary.ServedReport` is
+kept in the study after every run, so a resume measures only what is missing.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from objectives.workloads import Flag
 from tuner.backends import EnvironmentFault, RunFailed
-from tuner.engine._capacity import answer_and_default
+from tuner.engine._capacity import answer_and_default, serve_rate
 from tuner.engine._prepare import Prepared
 from tuner.engine._signals import stop_signals
 from tuner.engine._storage import StudyStore
@@ -36,7 +36,6 @@ ServeFlags = Callable[[dict[str, Flag], Path], dict[str, float]]
 # The backend's runs at a rate: given the rate (writes/s) and each run's length, one run's function.
 AtRate = Callable[[float, float], ServeFlags]
 ATTR = "served"
-AUTO_SHARE = 0.7  # --serve-rate auto: a service with headroom, below what the defaults sustain
 COMPARED = ("p99.9_us", "p99.99_us", "max_us", "stall_micros", "write_amp", "sst_bytes")  # the answer's / the defaults'
 
 
@@ -80,22 +79,6 @@ def serve(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: StudySnap
     except (KeyboardInterrupt, EnvironmentFault):
         bus.study_stopped(snapshot, "KILLED")
         raise
-
-
-def serve_rate(given: float | str | None, snapshot: StudySnapshot) -> tuple[float, str]:
-    """The rate to serve at, and where it came from: --serve-rate's writes/s, or for ``auto``
-    :data:`AUTO_SHARE` of rocksdb-default's median ops/s in the re-validation (else its search run)."""
-    if given is not None and given != "auto":
-        return float(given), f"--serve-rate {float(given):g}"
-    default = next((b for b in snapshot.baselines if b.name == DEFAULT_BASELINE), None)
-    rounds = snapshot.revalidation.measured("ops_per_sec").get(DEFAULT_BASELINE) if snapshot.revalidation else None
-    ops = rounds.median("ops_per_sec") if rounds is not None else None
-    if ops is None and default is not None:
-        ops = default.metrics.get("ops_per_sec")
-    if not ops:
-        raise RunFailed(f"--serve-rate auto: {DEFAULT_BASELINE}'s ops/s was not measured; give --serve-rate OPS")
-    rate = float(f"{AUTO_SHARE * ops:.2g}")  # two significant digits: a rate a person would offer
-    return rate, f"--serve-rate auto: {AUTO_SHARE:g} x {DEFAULT_BASELINE}'s {ops:,.0f} ops/s"
 
 
 def served_words(run: ServedRun) -> str:

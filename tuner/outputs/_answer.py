@@ -273,8 +273,8 @@ def _held(c: CapacityOf) -> str:
 
 
 def capacity_line(summary: Summary) -> str | None:
-    """--slo: how far rocksdb-default and the best hold the SLO, in one line, and the ratio of their
-    capacities when both have one. None without --slo."""
+    """--slo: how far rocksdb-default and the best hold the SLO, in one line: how long each run was and
+    where the searches started, and the ratio of their capacities when both have one. None without --slo."""
     cap = summary.capacity
     if cap is None or not cap.configurations:
         return None
@@ -286,11 +286,13 @@ def capacity_line(summary: Summary) -> str | None:
         ratio = f": {ratio_text(cap.vs_default[others[0].name])} the defaults' capacity, paired by round"
     elif default is not None and default.held and others and others[0].held:
         ratio = f": {others[0].held / default.held:.2f}x the defaults' capacity"
-    seconds = summary.target.confirm_duration_seconds if summary.target is not None else None
+    seconds = cap.duration or (summary.target.confirm_duration_seconds if summary.target is not None else None)
     run = f"one {seconds:g} s run" if seconds else "one run"
+    start = f", {'the first round ' if cap.rounds > 1 else ''}from {cap.start:,.0f} ops/s ({cap.how})" \
+        if cap.start else ""  # records from before it was kept say none
     how = (f"{cap.rounds} paired rounds, in each a search over offered rates, {run} per rate, each run and its "
-           "settle" if cap.rounds > 1 else
-           f"{run} per offered rate, each run and its settle; a bracket, not an interval")
+           f"settle{start}" if cap.rounds > 1 else
+           f"{run} per offered rate, each run and its settle{start}; a bracket, not an interval")
     return (f"capacity at {cap.slo} ({how}): " + "; ".join(parts) + ratio
             + ". A tail over runs this short moves from run to run and flatters a DB that serves for longer "
               "(docs/measure.md, 'How long a run at a rate must be')")
