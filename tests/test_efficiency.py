@@ -8,6 +8,7 @@ import importlib.util
 import json
 import re
 import statistics
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -276,8 +277,10 @@ def test_each_sampler_serves_what_it_declares_and_refuses_the_rest(name):
     for directions, constraints, serves in ((["maximize", "minimize"], None, kind.multi_objective),
                                             (["maximize"], lambda t: [0.0], kind.constraints)):
         if serves:
-            sampler = make_sampler(name, seed=0, directions=directions, constraints_func=constraints,
-                                   grid={"x": [1, 2]})
+            with warnings.catch_warnings():  # a user's console shows no deprecation of Optuna's
+                warnings.simplefilter("error", FutureWarning)
+                sampler = make_sampler(name, seed=0, directions=directions, constraints_func=constraints,
+                                       grid={"x": [1, 2]})
             study = optuna.create_study(directions=directions, sampler=sampler)
             trial = study.ask()
             assert trial.suggest_int("x", 1, 2) in (1, 2)
