@@ -149,3 +149,14 @@ def test_sample_rows_give_each_configuration_its_medians_disk_size_included():
     (row,) = sample_rows(Rounds(entries=["a"], rounds=3, samples={"a": runs}), {"a": {"flags": {}}})
     assert row.median("ops_per_sec") == 110.0 and row.median("db_size_bytes") == 2e9
     assert row.samples("ops_per_sec") == [100.0, 120.0, 110.0] and row.spread is not None and row.spread.n == 3
+    assert row.median("sst_bytes") is None and "median_sst_bytes" not in row.to_dict()  # db_bench reports none
+
+
+def test_sample_rows_keep_a_run_at_a_rates_disk_and_tail_for_the_cost_guard():
+    """A rate study's rows keep the medians of its SST files' size (the disk the cost guard weighs at the target),
+    its tail and the share delivered, which db_bench's runs do not report."""
+    runs = [{"ops_per_sec": 40_000.0, "write_amp": 2.0, "sst_bytes": size, "p99.9_us": tail, "delivered": 1.0}
+            for size, tail in ((1.2e9, 3_000.0), (1.4e9, 9_000.0), (1.3e9, 4_000.0))]
+    (row,) = sample_rows(Rounds(entries=["a"], rounds=3, samples={"a": runs}), {"a": {"flags": {}}}, "write_amp")
+    assert row.median("sst_bytes") == 1.3e9 and row.median("p99.9_us") == 4_000.0 and row.median("delivered") == 1.0
+    assert row.median("p99.99_us") is None
