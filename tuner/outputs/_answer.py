@@ -11,7 +11,7 @@ from tuner.backends import BACKENDS
 from tuner.fmt import AT_RATE_METRICS, fmt_at_rate, fmt_bytes, fmt_duration
 from tuner.model import DEFAULT_BASELINE, Answer
 from tuner.stats import improvement
-from tuner.summary import CapacityOf, Ratio, StudyAnswer, Summary, TargetInfo
+from tuner.summary import CapacityOf, Measured, Ratio, StudyAnswer, Summary, TargetInfo
 
 
 def answer(summary: Summary) -> StudyAnswer | None:
@@ -58,21 +58,25 @@ def beyond_guard(summary: Summary, best: str) -> list[str]:
     """What ``best`` costs beyond the cost guard beside rocksdb-default, in words: each ranking.COST_MARGINS
     metric whose median over the re-validation's rounds exceeds the defaults' beyond its margin, and a P99.99
     at --serve-rate whose ratio to the defaults' lies above 1 (its interval); empty when within."""
-    reval = summary.revalidation
-    assert reval is not None
-    measured = {c.name: c for c in reval.configurations if c.failed is None}
-    ran, default = measured.get(best), measured.get(DEFAULT_BASELINE)
+    ran, default = _rows(summary, best)
     over = []
-    for key in ranking.COST_MARGINS:
-        a, b = (ran.median(key), default.median(key)) if ran is not None and default is not None else (None, None)
-        if a is not None and b is not None and ranking.over_cost({key: a}, {key: b}):
-            over.append(f"{_COST_NAMES[key]} {_cost_value(key, a)} against {_cost_value(key, b)} in its rounds")
+    if ran is not None and default is not None:
+        a, b = ({key: v for key in ranking.COST_MARGINS if (v := row.median(key)) is not None} for row in (ran, default))
+        over = [f"{_COST_NAMES[key]} {_cost_value(key, a[key])} against {_cost_value(key, b[key])} in its rounds"
+                for key in ranking.over_cost(a, b)]
     served = summary.served
     tail = served.vs_default.get("p99.99_us") if served is not None and best in served.names else None
     if served is not None and tail is not None and tail.ratio is not None and tail.ci95 and tail.ci95[0] > 1:
         over.append(f"served at {served.rate:,.0f} writes/s, P99.99 {tail.ratio:.2f}x the defaults' (95 % CI "
                     f"{tail.ci95[0]:.2f}-{tail.ci95[1]:.2f})")
     return over
+
+
+def _rows(summary: Summary, name: str) -> tuple[Measured | None, Measured | None]:
+    """``name``'s and rocksdb-default's rows in the re-validation's rounds; None for one that failed or did not run."""
+    reval = summary.revalidation
+    measured = {c.name: c for c in reval.configurations if c.failed is None} if reval is not None else {}
+    return measured.get(name), measured.get(DEFAULT_BASELINE)
 
 
 def _yours(ref: str) -> str:
@@ -339,8 +343,7 @@ def cost_line(summary: Summary) -> str | None:
     reval = summary.revalidation
     if reval is None or not reval.best:
         return None
-    measured = {c.name: c for c in reval.configurations if c.failed is None}
-    best, default = measured.get(reval.best), measured.get(DEFAULT_BASELINE)
+    best, default = _rows(summary, reval.best)
     if best is None or default is None:
         return None
     parts, over = [], []
