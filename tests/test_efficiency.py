@@ -894,6 +894,41 @@ def test_the_cost_guard_keeps_costly_trials_from_the_finalists_unless_lifted():
     assert guarded._affordable(SimpleNamespace(trials=trials, baselines=[])) == (trials, 0)
 
 
+@pytest.mark.parametrize("guard, winner, costly", [(True, "trial 1", ["trial 0"]), (False, "trial 0", [])])
+def test_a_finalist_that_stalls_in_the_selections_rounds_does_not_win_them(tmp_path, guard, winner, costly):
+    """Synthetic finalists beside rocksdb-default: trial 0 is the fastest in the choosing rounds but stalls
+    writes 0.9 s a run there (the defaults never stall), trial 1 is within the cost guard: trial 1 wins
+    them, and goes on to the gain's rounds; --any-cost (guard off) lets the fastest win."""
+    attrs: dict[str, object] = {}
+    store = SimpleNamespace(attr=lambda name, default=None: attrs.get(name, default), set_attr=attrs.__setitem__)
+    runs = {"0": (130.0, 900_000.0), "1": (115.0, 0.0), None: (100.0, 0.0)}
+
+    def measure(what, flags, log_dir, workload):
+        ops, stalls = runs[flags.get("level")]
+        return SimpleNamespace(metrics={"ops_per_sec": ops, "stall_micros": stalls, "wall_seconds": 1.0})
+
+    def trial(number: int, ops: float) -> optuna.trial.FrozenTrial:
+        t = create_trial(state=TrialState.COMPLETE, value=ops, params={"level": number + 1},
+                         distributions={"level": SPACE["level"]},
+                         user_attrs=trial_attrs(outcome="complete", metrics={"ops_per_sec": ops}))
+        t.number = number
+        return t
+
+    space = SimpleNamespace(flags=lambda params: {"level": str(params["level"] - 1)}, distance=lambda a, b: 1.0)
+    snapshot = SimpleNamespace(trials=(trial(0, 140.0), trial(1, 120.0)), baselines=[], space=space,
+                               directions=("maximize",), weights=None, out=tmp_path)
+    notes: list[str] = []
+    reval = Revalidator(store, measure, notes.append, tmp_path, guard=guard).revalidate(
+        snapshot, Plan(k=2, select_rounds=2, min_rounds=2, max_rounds=2, ablation=False),
+        Reference("rocksdb-default", {"level": None}))
+    assert reval is not None and reval.select is not None
+    assert (reval.select.winner, reval.select.costly, reval.best) == (winner, costly, winner)
+    said = [n for n in notes if "led the selection's rounds" in n]
+    assert said == (["re-validation: trial 0 led the selection's rounds but cost more than rocksdb-default in them "
+                     "beyond the cost guard (write stalls): the best finalist within it goes on (--any-cost lifts the "
+                     "guard)"] if guard else [])
+
+
 def test_when_the_cost_guard_keeps_every_trial_out_the_defaults_are_the_answer():
     """Every synthetic trial writes 3x rocksdb-default's bytes: no finalist is re-measured, the
     re-validation says how many the guard kept out, and the answer keeps the defaults, saying why."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 
-from tuner.summary import Revalidation
+from tuner.summary import Measured, Revalidation
 from tuner.trials import TrialRecord
 
 # What a configuration may cost beyond rocksdb-default's before the cost guard keeps it from being the
@@ -27,11 +27,14 @@ COST_MARGINS = {"db_size_bytes": (0.10, 0.0), "sst_bytes": (0.10, 0.0), "write_a
                 "stall_micros": (0.0, 100_000.0)}
 
 
+COST_NAMES = {"db_size_bytes": "disk", "sst_bytes": "disk (SST files)", "write_amp": "write amp",
+              "stall_micros": "write stalls"}
+
+
 def margin_words() -> str:
     """COST_MARGINS in words: "disk +10 %, write amp +25 %, write stalls +0.1 s"."""
-    names = {"db_size_bytes": "disk", "write_amp": "write amp", "stall_micros": "write stalls"}
-    return ", ".join(f"{names[k]} +{share * 100:g} %" if share else f"{names[k]} +{least / 1e6:g} s"
-                     for k, (share, least) in COST_MARGINS.items() if k in names)
+    return ", ".join(f"{COST_NAMES[k]} +{share * 100:g} %" if share else f"{COST_NAMES[k]} +{least / 1e6:g} s"
+                     for k, (share, least) in COST_MARGINS.items() if k != "sst_bytes")
 
 
 def over_cost(metrics: Mapping[str, Any], default: Mapping[str, Any]) -> list[str]:
@@ -42,6 +45,12 @@ def over_cost(metrics: Mapping[str, Any], default: Mapping[str, Any]) -> list[st
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > b * (1 + share) and a - b > least:
             over.append(key)
     return over
+
+
+def rows_over_cost(row: Measured, default: Measured) -> list[str]:
+    """over_cost on the medians of two configurations' re-validation rounds."""
+    a, b = ({key: v for key in COST_MARGINS if (v := r.median(key)) is not None} for r in (row, default))
+    return over_cost(a, b)
 
 
 def within_cost(trials: Iterable[FrozenTrial], default: Mapping[str, Any]) -> list[FrozenTrial]:

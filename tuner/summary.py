@@ -343,6 +343,7 @@ class Selection(Record):
     rounds: int = 0
     configurations: list[Measured] = field(default_factory=list)
     winner: str | None = None
+    costly: list[str] = field(default_factory=list)  # finalists beyond the cost guard in these rounds (not winners)
     vs_reference: dict[str, Ratio] = field(default_factory=dict)
     distance_to_winner: dict[str, float] = field(default_factory=dict)
     rank_correlation: RankCorrelation | None = None

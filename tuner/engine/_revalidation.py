@@ -7,7 +7,8 @@ flatter it. So, after the search (on by default, ``--revalidate K``):
    ``select_rounds`` rounds (past the first, while they and the gain's least rounds fit the --budget), beside the
    reference when there are several; the winner has the best median of the
    study's metric (ops/s, or the one --objective names: the highest, or the lowest when minimized)
-   (skipped when K is 1);
+   among those whose medians there cost no more than rocksdb-default's beyond the cost guard
+   (ranking.COST_MARGINS; all of them when none is within it, or with --any-cost) (skipped when K is 1);
 2. **estimate**: the winner, the reference (``--baseline``'s configuration, else ``rocksdb-default``),
    the other baselines and, for the "why", the winner with each tuned option put back to the
    reference's value (one-at-a-time ablation) are measured in at least ``min_rounds`` rounds, more
@@ -93,11 +94,14 @@ class Revalidator:
             metric, sign = self.score.metric, 1 if self.score.maximize else -1
             medians = {r.trial: m for r in rows if r.trial is not None and r.failed is None
                        and (m := r.median(metric)) is not None}
-            if medians:
-                chosen = max(medians, key=lambda n: sign * medians[n])
+            costly, said = _costly(rows, medians, sign) if self.guard else ([], "")
+            self.note(said) if said else None
+            if eligible := {n: m for n, m in medians.items() if n not in costly} or medians:
+                chosen = max(eligible, key=lambda n: sign * eligible[n])
                 winner = next(t for t in finalists if t.number == chosen)
             by_name = {r.name: r for r in rows}
             result["select"] = {"rounds": saved.rounds, "configurations": rows, "winner": f"trial {winner.number}",
+                                "costly": [f"trial {n}" for n in costly],
                                 "vs_reference": {r.name: _ratio(by_name, r.name, reference.name, self.score)
                                                  for r in rows if r.trial is not None and reference.name in by_name},
                                 "distance_to_winner": {f"trial {t.number}": round(space.distance(t.params, winner.params), 3)
@@ -256,6 +260,21 @@ class Revalidator:
                           f"(run {done} of {len(todo)}, ETA {fmt_duration(eta)})")
             attrs.keep_rounds(self.store, attr, saved)
         return saved
+
+
+def _costly(rows: list[Measured], medians: dict[int, float], sign: int) -> tuple[list[int], str]:
+    """The finalists whose medians over the selection's rounds cost more than rocksdb-default's (measured in
+    the same rounds) beyond ranking.COST_MARGINS: they may not win it while another does not (the answer's
+    guard would keep the defaults over them); and, when the leader is one of them, the note that says so."""
+    default = next((r for r in rows if r.name == DEFAULT_BASELINE and r.failed is None), None)
+    if default is None:
+        return [], ""
+    over = {r.trial: found for r in rows if r.trial in medians and (found := ranking.rows_over_cost(r, default))}
+    best = max(medians, key=lambda n: sign * medians[n])
+    said = (f"re-validation: trial {best} led the selection's rounds but cost more than {DEFAULT_BASELINE} in them "
+            f"beyond the cost guard ({', '.join(ranking.COST_NAMES[k] for k in over[best])}): the best finalist "
+            "within it goes on (--any-cost lifts the guard)") if best in over and len(over) < len(medians) else ""
+    return sorted(n for n in over if n is not None), said
 
 
 def _default_values(snapshot: StudySnapshot) -> dict[str, Any]:

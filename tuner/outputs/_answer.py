@@ -61,9 +61,8 @@ def beyond_guard(summary: Summary, best: str) -> list[str]:
     ran, default = _rows(summary, best)
     over = []
     if ran is not None and default is not None:
-        a, b = ({key: v for key in ranking.COST_MARGINS if (v := row.median(key)) is not None} for row in (ran, default))
-        over = [f"{_COST_NAMES[key]} {_cost_value(key, a[key])} against {_cost_value(key, b[key])} in its rounds"
-                for key in ranking.over_cost(a, b)]
+        over = [f"{_COST_NAMES[key]} {_cost_value(key, ran.median(key) or 0.0)} against "
+                f"{_cost_value(key, default.median(key) or 0.0)} in its rounds" for key in ranking.rows_over_cost(ran, default)]
     served = summary.served
     tail = served.vs_default.get("p99.99_us") if served is not None and best in served.names else None
     if served is not None and tail is not None and tail.ratio is not None and tail.ci95 and tail.ci95[0] > 1:
@@ -325,8 +324,7 @@ def served_line(summary: Summary) -> str | None:
             f"settle, {rounds}): " + "; ".join(of(n) for n in served.names) + vs)
 
 
-_COST_NAMES = {"db_size_bytes": "disk", "sst_bytes": "disk (SST files)", "write_amp": "write amp",
-               "stall_micros": "write stalls", "memory_peak_bytes": "memory peak"}
+_COST_NAMES = {**ranking.COST_NAMES, "memory_peak_bytes": "memory peak"}
 
 
 def _cost_value(key: str, value: float) -> str:
