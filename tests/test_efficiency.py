@@ -12,6 +12,7 @@ import warnings
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
+from typing import cast
 
 import optuna
 import pytest
@@ -20,6 +21,7 @@ from optuna.distributions import CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
 from objectives import runner as runner_module
+from objectives.scores import Score
 from search_spaces import Context, GiB, MiB, load_space
 from tests.conftest import TINY, fast, printed_summary
 from tests.test_cli import tuner
@@ -94,6 +96,45 @@ def test_skopt_learns_a_pruned_trial_by_its_estimate_when_it_has_one():
     taught = dict(zip(map(tuple, xs), ys))
     assert taught[(9, 1)] == -150.0  # its estimate, between the two complete trials
     assert taught[(18, 1)] > -100.0  # no estimate: worse than the worst seen, as before
+
+
+def test_skopt_learns_a_trial_beyond_the_cost_guard_as_a_failure():
+    """A complete trial whose run cost more than rocksdb-default's beyond the cost guard (``over_cost``, which
+    the engine records unless --any-cost) cannot be the answer: skopt is taught it as worse than the worst
+    seen, however fast it ran, so the search spends its trials where an answer can come from."""
+    costly = _trial(TrialState.COMPLETE, 500.0, type="zstd", level=9)
+    record(costly, over_cost=["write_amp"])
+    study = _study_with(_trial(TrialState.COMPLETE, 100.0, type="zstd", level=3),
+                        _trial(TrialState.COMPLETE, 300.0, type="lz4"), costly)
+    current = study.ask()
+    xs, ys, told = _observations(study, study.trials[current.number], SPACE, ["level", "type"])
+    taught = dict(zip(map(tuple, xs), ys))
+    assert taught[(9, 1)] > -100.0 and {"type": "zstd", "level": 9} in told
+
+
+def test_the_engine_marks_a_trial_beyond_the_cost_guard_unless_lifted(tmp_path):
+    """The study store records which COST_MARGINS metrics a measured trial exceeded rocksdb-default's run by
+    (its baseline, measured first); with --any-cost, or before the defaults ran, it records none."""
+    from tuner.backends import Measurement
+    from tuner.engine._storage import StudyStore
+
+    default = BaselineRecord(name="rocksdb-default", flags={}, state="COMPLETE",
+                             metrics={"ops_per_sec": 100.0, "write_amp": 2.0, "db_size_bytes": 100})
+
+    def marked(any_cost: bool, baseline: BaselineRecord | None, metrics: dict) -> list[str] | None:
+        parts = SimpleNamespace(score=Score(), space=SimpleNamespace(parameter=None),
+                                config=SimpleNamespace(search=SimpleNamespace(any_cost=any_cost)))
+        store = SimpleNamespace(parts=parts, study=optuna.create_study(direction="maximize"),
+                                baseline=lambda name: baseline if name == "rocksdb-default" else None)
+        trial = store.study.ask()
+        run = SimpleNamespace(metrics=metrics, options_text="", details=None, commands=None, repeats=None)
+        StudyStore.measured(cast(StudyStore, store), trial, {}, cast(Measurement, run), 1.0)
+        return TrialRecord.of(store.study.trials[0]).over_cost
+
+    costly = {"ops_per_sec": 300.0, "write_amp": 3.0, "db_size_bytes": 100}
+    assert marked(False, default, costly) == ["write_amp"]
+    assert marked(False, default, {"ops_per_sec": 300.0, "write_amp": 2.4, "db_size_bytes": 100}) is None
+    assert marked(True, default, costly) is None and marked(False, None, costly) is None
 
 
 def test_skopt_running_trials_keep_parallel_proposals_apart():
@@ -894,18 +935,23 @@ def test_the_cost_guard_keeps_costly_trials_from_the_finalists_unless_lifted():
     assert guarded._affordable(SimpleNamespace(trials=trials, baselines=[])) == (trials, 0)
 
 
-@pytest.mark.parametrize("guard, winner, costly", [(True, "trial 1", ["trial 0"]), (False, "trial 0", [])])
-def test_a_finalist_that_stalls_in_the_selections_rounds_does_not_win_them(tmp_path, guard, winner, costly):
+@pytest.mark.parametrize("guard, bound, winner, passed_over", [
+    (True, None, "trial 1", (["trial 0"], [])), (False, None, "trial 0", ([], [])),
+    (False, 9.0, "trial 1", ([], ["trial 0"])), (True, 8.0, "trial 1", (["trial 0"], ["trial 0", "trial 1"]))])
+def test_a_finalist_that_stalls_in_the_selections_rounds_does_not_win_them(tmp_path, guard, bound, winner,
+                                                                          passed_over):
     """Synthetic finalists beside rocksdb-default: trial 0 is the fastest in the choosing rounds but stalls
-    writes 0.9 s a run there (the defaults never stall), trial 1 is within the cost guard: trial 1 wins
-    them, and goes on to the gain's rounds; --any-cost (guard off) lets the fastest win."""
+    writes 0.9 s a run there (the defaults never stall) and runs a P99 of 10 us, trial 1 is within the cost
+    guard at 9 us: trial 1 wins them, and goes on to the gain's rounds; --any-cost (guard off) lets the
+    fastest win, unless the user's --max-p99-us 9 keeps it out; when every finalist breaks the bound, the
+    cost guard still chooses among them."""
     attrs: dict[str, object] = {}
     store = SimpleNamespace(attr=lambda name, default=None: attrs.get(name, default), set_attr=attrs.__setitem__)
-    runs = {"0": (130.0, 900_000.0), "1": (115.0, 0.0), None: (100.0, 0.0)}
+    runs = {"0": (130.0, 900_000.0, 10.0), "1": (115.0, 0.0, 9.0), None: (100.0, 0.0, 7.0)}
 
     def measure(what, flags, log_dir, workload):
-        ops, stalls = runs[flags.get("level")]
-        return SimpleNamespace(metrics={"ops_per_sec": ops, "stall_micros": stalls, "wall_seconds": 1.0})
+        ops, stalls, p99 = runs[flags.get("level")]
+        return SimpleNamespace(metrics={"ops_per_sec": ops, "stall_micros": stalls, "p99_us": p99, "wall_seconds": 1.0})
 
     def trial(number: int, ops: float) -> optuna.trial.FrozenTrial:
         t = create_trial(state=TrialState.COMPLETE, value=ops, params={"level": number + 1},
@@ -918,15 +964,17 @@ def test_a_finalist_that_stalls_in_the_selections_rounds_does_not_win_them(tmp_p
     snapshot = SimpleNamespace(trials=(trial(0, 140.0), trial(1, 120.0)), baselines=[], space=space,
                                directions=("maximize",), weights=None, out=tmp_path)
     notes: list[str] = []
-    reval = Revalidator(store, measure, notes.append, tmp_path, guard=guard).revalidate(
+    reval = Revalidator(store, measure, notes.append, tmp_path, score=Score(max_p99_us=bound), guard=guard).revalidate(
         snapshot, Plan(k=2, select_rounds=2, min_rounds=2, max_rounds=2, ablation=False),
         Reference("rocksdb-default", {"level": None}))
     assert reval is not None and reval.select is not None
-    assert (reval.select.winner, reval.select.costly, reval.best) == (winner, costly, winner)
+    assert (reval.select.winner, (reval.select.costly, reval.select.breaking), reval.best) == (winner, passed_over, winner)
     said = [n for n in notes if "led the selection's rounds" in n]
-    assert said == (["re-validation: trial 0 led the selection's rounds but cost more than rocksdb-default in them "
-                     "beyond the cost guard (write stalls): the best finalist within it goes on (--any-cost lifts the "
-                     "guard)"] if guard else [])
+    costly_note = ["re-validation: trial 0 led the selection's rounds but cost more than rocksdb-default in them beyond "
+                   "the cost guard (write stalls): the best finalist within it goes on (--any-cost lifts the guard)"]
+    assert said == {(True, None): costly_note, (True, 8.0): costly_note,
+                    (False, 9.0): ["re-validation: trial 0 led the selection's rounds but its medians there break your "
+                                   "bound p99_us <= 9: the best finalist within it goes on"]}.get((guard, bound), [])
 
 
 def test_when_the_cost_guard_keeps_every_trial_out_the_defaults_are_the_answer():

@@ -110,6 +110,18 @@ def test_the_resume_line_names_the_file_and_resumes_the_same_study():
     assert build_parser().parse_args(shlex.split(line)[1:]) == args  # the study, as it was started
 
 
+@pytest.mark.parametrize("serving", [["--serve-rate", "auto"], ["--serve-rate", "120000", "--serve-rounds", "3",
+                                                                  "--serve-duration", "90s"]])
+def test_the_resume_line_serves_the_answer_as_the_command_line_asked(serving):
+    """--serve-rate given on the command line, not in a study file: the resume command serves the answer as
+    the study was started to (a resume without it would leave the served stage out)."""
+    args = build_parser().parse_args(["tune", "--workload", "steady-overwrite", "--target-data", "2GiB",
+                                      "--budget", "40m", "--study", "s", "--out", "o", *serving])
+    study = SimpleNamespace(name="s", out="o", config=SimpleNamespace(measurement=SimpleNamespace(backend="db_bench")),
+                            parts=SimpleNamespace(workload=SimpleNamespace(name="steady-overwrite")))
+    assert build_parser().parse_args(shlex.split(_resume(args, study))[1:]) == args
+
+
 def test_docs_cli_shows_the_default_study_file_as_it_is():
     block = (ROOT / "docs" / "cli.md").read_text().split("```toml\n")[1].split("```")[0]
     flags = [line for line in DEFAULT.read_text().splitlines() if line and not line.startswith("#")]

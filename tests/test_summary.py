@@ -209,6 +209,29 @@ def test_an_answer_within_the_guard_and_a_tail_that_ties_is_used(stalls, served_
     found = answer(_beat(stalls, served_ci))
     assert found is not None and (found.recommend, found.name) == ("best", "trial 74")
 
+@pytest.mark.parametrize("defaults_p99, why", [
+    (8.0, "trial 74's medians in the re-validation break your bound p99_us <= 10 (--max-p99-us): 12.5; keep the "
+          "defaults"),
+    (11.0, "trial 74's medians in the re-validation break your bound p99_us <= 10 (--max-p99-us): 12.5, and "
+           "rocksdb-default's too (p99_us <= 10 (--max-p99-us): 11): none measured there keeps it; keep the defaults"),
+])
+def test_an_answer_whose_medians_break_the_users_bound_keeps_the_reference(defaults_p99, why):
+    """A bound the user set is a guard on the answer too: a best that beat the defaults 1.14x but whose P99's
+    median over the re-validation's rounds (12.5 us) breaks --max-p99-us 10 is not the answer, whatever the
+    defaults ran (said when they break it too); within the bound (9.5 us) it is."""
+    def study(p99: float) -> Summary:
+        data = _beat(0.0, None).to_dict()
+        for row in data["revalidation"]["configurations"]:
+            row["median_p99_us"] = p99 if row["name"] == "trial 74" else defaults_p99
+        data["budgets"] = [{"metric": "p99_us", "limit": 10.0, "upper": True, "flag": "--max-p99-us"}]
+        return Summary.from_dict(data)
+
+    found = answer(study(12.5))
+    assert found is not None and (found.recommend, found.name, found.why) == ("reference", "rocksdb-default", why)
+    within = answer(study(9.5))
+    assert within is not None and (within.recommend, within.name) == ("best", "trial 74")
+
+
 def test_a_reference_that_breaks_the_users_constraint_is_not_the_answer():
     """The re-validated best ties rocksdb-default, which breaks the user's constraint: the answer is the
     best within it, saying why, and the verdict line does not advise keeping the defaults."""

@@ -655,11 +655,15 @@ def _resume(args: argparse.Namespace, study: Study) -> str:
         + (f" --load {shlex.quote(args.load)}" if args.load else "") \
         + "".join(f" {flag} {value:g}" for flag, value in (("--rate", args.rate), ("--read-rate", args.read_rate)) if value) \
         + (f" --arrivals {args.arrivals}" if args.rate and args.arrivals != "constant" else "")
-    if args.slo:  # the capacity searches, and on a db_bench study their runs' length
+    if args.slo:  # the capacity searches
         measured += f" --slo {shlex.quote(args.slo)}" \
-            + (f" --capacity-rounds {args.capacity_rounds}" if args.capacity_rounds != 1 else "") \
-            + (f" --serve-duration {args.serve_duration:g}s" if not args.rate and args.serve_duration
-               != RevalidationConfig.serve_duration else "")
+            + (f" --capacity-rounds {args.capacity_rounds}" if args.capacity_rounds != 1 else "")
+    if args.serve_rate is not None:  # the answer served at a rate
+        measured += f" --serve-rate {args.serve_rate if isinstance(args.serve_rate, str) else f'{args.serve_rate:g}'}" \
+            + (f" --serve-rounds {args.serve_rounds}" if args.serve_rounds != RevalidationConfig.serve_rounds else "")
+    if (args.slo or args.serve_rate is not None) and not args.rate \
+            and args.serve_duration != RevalidationConfig.serve_duration:  # and their runs' length
+        measured += f" --serve-duration {args.serve_duration:g}s"
     study_file = f" --from {shlex.quote(str(args.study_file))}" if args.study_file else ""  # and its other flags
     return (f"rocksdb-tuner tune{study_file} --study {study.name} --out {study.out} {measured}"
             + (f" --space {args.space}" if args.space else "")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,12 +70,14 @@ def spread(values: list[float]) -> Spread:
 AT_A_RATE = ("sst_bytes", "p99.9_us", "p99.99_us", "max_us", "delivered")
 
 
-def sample_rows(saved: Rounds, entries: dict[str, dict[str, Any]], metric: str = "ops_per_sec") -> list[Measured]:
+def sample_rows(saved: Rounds, entries: dict[str, dict[str, Any]], metric: str = "ops_per_sec",
+                also: Sequence[str] = ()) -> list[Measured]:
     """Per configuration measured in interleaved rounds: its samples of ``metric`` (the study's:
     ops/s, or the one --objective names) and of ops/s, their medians, the spread of ``metric``,
     median P99, write amp, DB size, stall time and memory peak, and, where the runs report them (a run at
-    a rate), the medians of its SST files' size, tail and share delivered (:data:`AT_A_RATE`); and its
-    failure if it had one, each a :class:`tuner.summary.Measured` as the summary keeps it."""
+    a rate), the medians of its SST files' size, tail and share delivered (:data:`AT_A_RATE`) and of the
+    metrics in ``also`` (those the user's bounds name); and its failure if it had one, each a
+    :class:`tuner.summary.Measured` as the summary keeps it."""
     out = []
     for name, entry in entries.items():
         samples = saved.samples[name]
@@ -88,7 +91,8 @@ def sample_rows(saved: Rounds, entries: dict[str, dict[str, Any]], metric: str =
         if found[metric]:
             row["spread"] = spread(found[metric]).to_dict()
             row.update({f"median_{key}": statistics.median(v) if v else None for key, v in found.items()})
-            rated = {key: [s[key] for s in samples if s.get(key) is not None] for key in AT_A_RATE if key not in keys}
+            rated = {key: [s[key] for s in samples if s.get(key) is not None] for key in (*AT_A_RATE, *also)
+                     if key not in keys}
             row.update({f"median_{key}": statistics.median(v) for key, v in rated.items() if v})
         out.append(Measured.from_dict(row, name))
     return out

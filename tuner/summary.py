@@ -344,6 +344,7 @@ class Selection(Record):
     configurations: list[Measured] = field(default_factory=list)
     winner: str | None = None
     costly: list[str] = field(default_factory=list)  # finalists beyond the cost guard in these rounds (not winners)
+    breaking: list[str] = field(default_factory=list)  # finalists whose medians here break the user's bounds
     vs_reference: dict[str, Ratio] = field(default_factory=dict)
     distance_to_winner: dict[str, float] = field(default_factory=dict)
     rank_correlation: RankCorrelation | None = None
@@ -590,6 +591,17 @@ class ServedReport(Record):
 
 
 @dataclass(frozen=True)
+class Budget(Record):
+    """A bound the user set on a metric (objectives.scores.Bound: --constraint, --max-p99-us, --max-write-amp):
+    at most ``limit`` when ``upper``, else at least."""
+
+    metric: str = ""
+    limit: float = 0.0
+    upper: bool = True
+    flag: str = "--constraint"
+
+
+@dataclass(frozen=True)
 class CostlyBest(Record):
     """The search's best at any cost, when the cost guard kept it from the finalists: its search run's
     objective over rocksdb-default's and what it cost beyond the guard's margins (its value over the
@@ -661,6 +673,7 @@ class Summary(Record):
     costly: CostlyBest | None = None  # the search's best when the cost guard kept it from the finalists
     cost_guard: bool = True  # the cost guard held the answer (--any-cost: False)
     breaks: dict[str, list[str]] = field(default_factory=dict)  # references that break the user's constraints
+    budgets: list[Budget] = field(default_factory=list)  # the user's bounds on metrics, which the answer keeps
     pareto: list[TrialRow] | None = None  # multi-objective: the front's trials
     recommendation: str | None = None  # multi-objective: how the best was chosen on the front
 

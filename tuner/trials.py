@@ -77,6 +77,7 @@ class TrialRecord:
     seconds: float | None = None  # db_bench (or program) wall time the trial took
     metrics: dict[str, Any] | None = None  # the measured metrics of a complete trial
     constraints: list[float] = field(default_factory=list)  # Optuna's constraint values: > 0 breaks a budget
+    over_cost: list[str] | None = None  # with the cost guard: the ranking.COST_MARGINS metrics its run exceeded
     provenance: str | None = None  # how its configuration was chosen (a start, a model proposal, ...)
     enqueued: str | None = None  # the named start it ran as
     repaired_from: int | None = None  # the rejected proposal it is the nearest feasible neighbour of

@@ -16,7 +16,9 @@ from tuner.engine._prepare import (
 )
 from tuner.engine._served import ServeFlags
 from tuner.engine._signals import STOPS, stop_exit, stop_signals, stopped_by
+from tuner.engine._storage import saved_rounds
 from tuner.engine._warmstart import starts
 
 __all__ = ["STOPS", "CapacityOfFlags", "Engine", "Prepared", "ServeFlags", "check_values", "memory_plan", "prepare",
-           "pruner_of", "score_of", "space_for", "starts", "stop_exit", "stop_signals", "stopped_by", "target_workload"]
+           "pruner_of", "saved_rounds", "score_of", "space_for", "starts", "stop_exit", "stop_signals", "stopped_by",
+           "target_workload"]

@@ -90,18 +90,15 @@ class Revalidator:
                          "in one round (the gain's rounds measure the chosen one beside "
                          f"{reference.name})"))
             saved = self._select(snapshot, entries, plan, reference)
-            rows = sample_rows(saved, entries, self.score.metric)
-            metric, sign = self.score.metric, 1 if self.score.maximize else -1
-            medians = {r.trial: m for r in rows if r.trial is not None and r.failed is None
-                       and (m := r.median(metric)) is not None}
-            costly, said = _costly(rows, medians, sign) if self.guard else ([], "")
-            self.note(said) if said else None
-            if eligible := {n: m for n, m in medians.items() if n not in costly} or medians:
-                chosen = max(eligible, key=lambda n: sign * eligible[n])
-                winner = next(t for t in finalists if t.number == chosen)
+            rows = sample_rows(saved, entries, self.score.metric, self.score.needed)
+            chosen, breaking, costly, said = _choose(rows, self.score, self.guard)
+            for line in said:
+                self.note(line)
+            winner = next((t for t in finalists if t.number == chosen), winner)
             by_name = {r.name: r for r in rows}
             result["select"] = {"rounds": saved.rounds, "configurations": rows, "winner": f"trial {winner.number}",
                                 "costly": [f"trial {n}" for n in costly],
+                                "breaking": [f"trial {n}" for n in breaking],
                                 "vs_reference": {r.name: _ratio(by_name, r.name, reference.name, self.score)
                                                  for r in rows if r.trial is not None and reference.name in by_name},
                                 "distance_to_winner": {f"trial {t.number}": round(space.distance(t.params, winner.params), 3)
@@ -181,7 +178,7 @@ class Revalidator:
         owed = 3 * plan.min_rounds if ablated else 0  # the minimal configuration's stage, still to come
         while True:
             saved = self.rounds(entries, rounds, "estimate", plan)
-            rows = {r.name: r for r in sample_rows(saved, entries, self.score.metric)}
+            rows = {r.name: r for r in sample_rows(saved, entries, self.score.metric, self.score.needed)}
             found = _gain(rows, best, reference.name, self.score)
             if ((rounds >= plan.min_rounds and relative_width(found) <= plan.target) or rounds >= plan.max_rounds
                     or best in saved.failed or not self.afford(self._round_seconds(saved, entries, owed))):
@@ -216,7 +213,7 @@ class Revalidator:
                                               best: {"flags": space.flags(winner.params)}, "minimal": {"flags": flags}}
         self.note(f"re-validation: the minimal configuration ({', '.join(sorted(keep))}) in {plan.min_rounds} rounds")
         saved = self.rounds(entries, plan.min_rounds, "minimal", plan)
-        rows = {r.name: r for r in sample_rows(saved, entries, self.score.metric)}
+        rows = {r.name: r for r in sample_rows(saved, entries, self.score.metric, self.score.needed)}
         return {"params": params, "flags": flags, "kept": sorted(keep), "reset": sorted(dropped),
                 "rounds": saved.rounds, "configurations": list(rows.values()),
                 "vs_reference": _ratio(rows, "minimal", reference.name, self.score),
@@ -262,19 +259,39 @@ class Revalidator:
         return saved
 
 
-def _costly(rows: list[Measured], medians: dict[int, float], sign: int) -> tuple[list[int], str]:
-    """The finalists whose medians over the selection's rounds cost more than rocksdb-default's (measured in
-    the same rounds) beyond ranking.COST_MARGINS: they may not win it while another does not (the answer's
-    guard would keep the defaults over them); and, when the leader is one of them, the note that says so."""
+def _choose(rows: list[Measured], score: Score, guard: bool) -> tuple[int | None, list[int], list[int], list[str]]:
+    """The selection's winner among the finalists' ``rows``: the best median of the study's metric among
+    those whose medians keep the user's bounds and, with the ``guard``, cost no more than rocksdb-default's
+    (measured in the same rounds) beyond ranking.COST_MARGINS (the answer would keep the defaults over
+    either); among all when none does. Then the finalists passed over for each reason, and, when the leader
+    is one of them, the note that says so."""
+    sign = 1 if score.maximize else -1
+    medians = {r.trial: m for r in rows if r.trial is not None and r.failed is None
+               and (m := r.median(score.metric)) is not None}
+    if not medians:
+        return None, [], [], []
+
+    def broken(row: Measured) -> list[str]:
+        return [b.describe() for b in score.budgets if (v := row.median(b.metric)) is not None and b.excess(v) > 0]
+
     default = next((r for r in rows if r.name == DEFAULT_BASELINE and r.failed is None), None)
-    if default is None:
-        return [], ""
-    over = {r.trial: found for r in rows if r.trial in medians and (found := ranking.rows_over_cost(r, default))}
+    finalists = [r for r in rows if r.trial in medians]
+    breaking = {r.trial: found for r in finalists if (found := broken(r))}
+    costly = {r.trial: found for r in finalists if guard and default is not None
+              and (found := ranking.rows_over_cost(r, default))}
+    keep = {n: m for n, m in medians.items() if n not in breaking} or medians
+    eligible = {n: m for n, m in keep.items() if n not in costly} or keep
     best = max(medians, key=lambda n: sign * medians[n])
-    said = (f"re-validation: trial {best} led the selection's rounds but cost more than {DEFAULT_BASELINE} in them "
-            f"beyond the cost guard ({', '.join(ranking.COST_NAMES[k] for k in over[best])}): the best finalist "
-            "within it goes on (--any-cost lifts the guard)") if best in over and len(over) < len(medians) else ""
-    return sorted(n for n in over if n is not None), said
+    said = []
+    if best in breaking and len(breaking) < len(medians):
+        said.append(f"re-validation: trial {best} led the selection's rounds but its medians there break your bound "
+                    f"{'; '.join(breaking[best])}: the best finalist within it goes on")
+    elif best in costly and len(costly) < len(medians):
+        said.append(f"re-validation: trial {best} led the selection's rounds but cost more than {DEFAULT_BASELINE} in "
+                    f"them beyond the cost guard ({', '.join(ranking.COST_NAMES[k] for k in costly[best])}): the "
+                    "best finalist within it goes on (--any-cost lifts the guard)")
+    return (max(eligible, key=lambda n: sign * eligible[n]), sorted(n for n in breaking if n is not None),
+            sorted(n for n in costly if n is not None), said)
 
 
 def _default_values(snapshot: StudySnapshot) -> dict[str, Any]:

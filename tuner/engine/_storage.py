@@ -14,17 +14,24 @@ from optuna.trial import FrozenTrial, TrialState
 from sqlalchemy.exc import SQLAlchemyError
 
 from objectives.scores import ScoreError
-from tuner import options_file
+from tuner import options_file, ranking
 from tuner.backends import BACKENDS, Measurement
 from tuner.engine._prepare import Prepared
 from tuner.executors import Outcome, failure_reason
-from tuner.model import UsageError
-from tuner.stats import spread
+from tuner.model import DEFAULT_BASELINE, UsageError
+from tuner.stats import Rounds, spread
 from tuner.summary import Build, Record, db_bench_build
 from tuner.trials import BaselineRecord, PrunedAt, TrialRecord, origin, record
 from tuner.trials import attrs as trial_attrs
 
 R = TypeVar("R", bound=Record)
+
+
+def saved_rounds(study: optuna.Study, stage: str) -> Rounds | None:
+    """A stored study's re-validation rounds of ``stage`` (``select``, ``estimate``) as the re-validation saved
+    them; None when it ran none."""
+    value = study.user_attrs.get(f"revalidation:{stage}")
+    return None if value is None else Rounds.from_dict(value, stage)
 
 
 def stored_build(attrs: dict[str, Any]) -> Build | None:
@@ -229,5 +236,8 @@ class StudyStore:
             record(trial, options_mismatch=mismatch)
         if constraints:
             record(trial, constraints=constraints)
+        default = None if p.config.search.any_cost else self.baseline(DEFAULT_BASELINE)
+        if default is not None and default.complete and (over := ranking.over_cost(m.metrics, default.metrics)):
+            record(trial, over_cost=over)  # beyond the cost guard: not a finalist, and skopt learns it as a failure
         record(trial, outcome="complete")
         self.study.tell(trial, values)

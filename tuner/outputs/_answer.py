@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from objectives.scores import Bound
 from tuner import ranking
 from tuner.backends import BACKENDS
-from tuner.fmt import AT_RATE_METRICS, fmt_at_rate, fmt_bytes, fmt_duration
+from tuner.fmt import AT_RATE_METRICS, fmt_at_rate, fmt_bytes, fmt_duration, fmt_value
 from tuner.model import DEFAULT_BASELINE, Answer
 from tuner.stats import improvement
 from tuner.summary import CapacityOf, Measured, Ratio, StudyAnswer, Summary, TargetInfo
@@ -37,6 +38,13 @@ def answer(summary: Summary) -> StudyAnswer | None:
         return StudyAnswer(recommend="best", name=best,
                            why=f"{ref} breaks your constraint {'; '.join(summary.breaks[ref])}: not an option; {best} "
                                f"is the best within it ({ran})")
+    if broken := out_of_bounds(summary, best):
+        also = out_of_bounds(summary, ref)
+        return StudyAnswer(recommend="reference", name=ref,
+                           why=f"{best}'s medians {where} break your bound {'; '.join(broken)}"
+                               + (f", and {ref}'s too ({'; '.join(also)}): none measured there keeps it" if also else
+                                  "")
+                               + f"; keep {_yours(ref)}")
     if gain.verdict == "faster":
         over = beyond_guard(summary, best) if summary.cost_guard else []
         if over:
@@ -69,6 +77,16 @@ def beyond_guard(summary: Summary, best: str) -> list[str]:
         over.append(f"served at {served.rate:,.0f} writes/s, P99.99 {tail.ratio:.2f}x the defaults' (95 % CI "
                     f"{tail.ci95[0]:.2f}-{tail.ci95[1]:.2f})")
     return over
+
+
+def out_of_bounds(summary: Summary, name: str) -> list[str]:
+    """The user's bounds on metrics (--constraint, --max-p99-us, --max-write-amp) that ``name``'s medians over the
+    re-validation's rounds break, in words: ``p99.9_us <= 10000 (--constraint): 12,345 in its rounds``."""
+    reval = summary.revalidation
+    row = next((c for c in reval.configurations if c.name == name and c.failed is None), None) if reval else None
+    bounds = [Bound(b.metric, b.limit, b.upper, b.flag) for b in summary.budgets]
+    return [f"{b.describe()} ({b.flag}): {fmt_value(v)}" for b in bounds
+            if row is not None and (v := row.median(b.metric)) is not None and b.excess(v) > 0]
 
 
 def _rows(summary: Summary, name: str) -> tuple[Measured | None, Measured | None]:

@@ -402,6 +402,8 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "costly": _costly(snapshot, baselines),
         "cost_guard": not search.any_cost,
         "breaks": {name: list(broken) for name, broken in snapshot.breaks.items()},
+        "budgets": [{"metric": b.metric, "limit": b.limit, "upper": b.upper, "flag": b.flag}
+                    for b in snapshot.score.budgets],
     }
     if len(snapshot.directions) > 1:
         data["pareto"] = [_trial_row(t) for t in snapshot.pareto_front()]

@@ -7,8 +7,10 @@ in) is told the finished trials and asked for one point:
 - complete trials with their value; a pruned trial with an estimate of the value it would have had
   (its ``value_estimate`` attribute: with ``--fidelity``, its smaller run's ops/s scaled as the audited
   configurations scale to the full size) with that estimate;
-- trials that failed or broke a constraint (outcome ``failed`` or ``rejected``) and pruned ones without
-  an estimate as the worst value seen, so the model steers away from them; trials
+- trials that failed or broke a constraint (outcome ``failed`` or ``rejected``), complete ones whose run
+  cost more than rocksdb-default's beyond the cost guard (``over_cost``: they cannot be the answer, and
+  a throughput search spends most of its trials there otherwise) and pruned ones without an estimate as
+  the worst value seen, so the model steers away from them; trials
   interrupted (Ctrl-C, or stopped by a full disk or another environment fault), abandoned or lost
   to a dead worker are not taught (they say nothing of the configuration);
 - trials still running (``--parallel``) as the mean of the values seen: a constant liar, so that
@@ -135,7 +137,9 @@ def _observations(study: optuna.Study, current: FrozenTrial, space: dict[str, Ba
         record = TrialRecord.of(t)
         # a pruned trial's full-size value as estimated from a smaller run: learnt instead of "worse than all"
         estimate = record.value_estimate if t.state == TrialState.PRUNED else None
-        if t.state == TrialState.COMPLETE and t.values and math.isfinite(t.values[0]):
+        if t.state == TrialState.COMPLETE and record.over_cost:  # it cannot be the answer: steer away
+            bad.append(point)
+        elif t.state == TrialState.COMPLETE and t.values and math.isfinite(t.values[0]):
             xs.append(point)
             ys.append(sign * t.values[0])
         elif isinstance(estimate, (int, float)) and math.isfinite(estimate):
