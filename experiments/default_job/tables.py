@@ -3,7 +3,7 @@
 and held out in more, what a service at a rate saw of it, and what the job answered on older code.
 
 A job's summary.json names no commit: the one it ran from is taken as the last commit on this checkout's
-first-parent line before its first trial started (799c44e, 1c08402 and 72cac39 for the three jobs, as
+first-parent line before its first trial started (799c44e, 1c08402, 72cac39 and 5fb0f2f for the four jobs, as
 docs/results.md and experiments/default_job/README.md name them). What measured it is the tuner itself
 (:data:`CODE`), so its stamp names the top-level folders changed since rather than each file."""
 
@@ -26,10 +26,11 @@ from tuner.stats import improvement
 from tuner.summary import BestTrial, Ratio, Summary
 
 RESULTS = Path(__file__).with_name("results")
-JOB, JOB_HELD_OUT = "default-job-11.8.1-2026-12-04", "headroom-default-job-answer-11.8.1-2026-12-04"  # make tune now
+JOB, JOB_HELD_OUT = "default-job-11.8.1-2026-12-05", "headroom-default-job-answer-11.8.1-2026-12-05"  # make tune now
 FIRST, FIRST_HELD_OUT = "default-job-11.8.1-2026-11-29", "headroom-default-job-answer-11.8.1-2026-11-29"
 RERUN, RERUN_HELD_OUT = "default-job-rerun-11.8.1-2026-12-01", "headroom-rerun-answer-11.8.1-2026-12-01"
-EARLIER = ((FIRST, FIRST_HELD_OUT), (RERUN, RERUN_HELD_OUT))  # the job's runs on older code, oldest first
+SERVED, SERVED_HELD_OUT = "default-job-11.8.1-2026-12-04", "headroom-default-job-answer-11.8.1-2026-12-04"
+EARLIER = ((FIRST, FIRST_HELD_OUT), (RERUN, RERUN_HELD_OUT), (SERVED, SERVED_HELD_OUT))  # on older code, oldest first
 CODE = ("tuner", "objectives", "search_spaces", "studies/default.toml", "Makefile")  # what `make tune` runs
 WORKLOADS = {"steady-overwrite": "steady-state random overwrites"}  # a workload as the headline words it
 COMPRESSION = {"none": "no compression", "snappy": "Snappy", "lz4": "LZ4", "zstd": "ZSTD"}
@@ -41,6 +42,14 @@ def fill(text: str) -> str:
     kept = re.sub(r"(\d) (s|ms|GiB|MiB|MB|%)(?=\W)", "\\1\u00a0\\2", text)
     wrap = textwrap.TextWrapper(WIDTH, break_long_words=False, break_on_hyphens=False)
     return wrap.fill(kept).replace("\u00a0", " ")
+
+
+def listed(items: list[str], between: str = ";") -> str:
+    """``a; b; and c`` (``a and b`` for two), for clauses that hold commas of their own; ``between=","``:
+    ``a, b and c``."""
+    if len(items) < 3:
+        return " and ".join(items)
+    return f"{(between + ' ').join(items[:-1])}{between if between == ';' else ''} and {items[-1]}"
 
 
 def job(name: str) -> tuple[Path, Summary]:
@@ -188,7 +197,7 @@ def earlier_words() -> tuple[str, list[str]]:
                      f"and {interval(kept)} held out in {held['rounds']} more")
         stamps += [stamp(path, commit_of(summary), started, CODE, brief=True),
                    stamp(held_path, held["commit"], held["when"], headroom.CODE)]
-    return "On older code the same job answered " + " and ".join(words) + ".", stamps
+    return "On older code the same job answered " + listed(words) + ".", stamps
 
 
 def headline() -> str:
@@ -208,12 +217,14 @@ def headline() -> str:
             "RocksDB's defaults" if summary.answer.recommend == "best" else
             f"`make tune` kept RocksDB's defaults: its best tuned configuration, trial {summary.best.trial} "
             f"({answer_words(summary)}), ran **{first.ratio:.2f}x** them{', a tie,' if tie else ''}")
+    over = beyond_guard(summary, f"trial {summary.best.trial}") if summary.answer.recommend == "reference" else []
+    guarded = f" It kept them for what the answer cost: {'; '.join(over)}, beyond the cost guard." if over else ""
     earlier, earlier_stamps = earlier_words()
     text = (f"{where(summary)}, {lead} at the target (95 % CI {first.ci95[0]:.2f}-{first.ci95[1]:.2f}, {first.n} "
             f"paired rounds that chose nothing); its search's single runs had said {search_gain(summary):.2f}x. "
             f"Held out in {held['rounds']} more rounds it ran {interval(kept)}"
             f"{', a tie' if kept.verdict == 'tie' else ''}: {held_out_words(held, answer)}. "
-            f"{served_words(summary)}.{now_words(summary)} {earlier}")
+            f"{served_words(summary)}.{guarded}{now_words(summary)} {earlier}")
     stamps = [stamp(job_path, commit_of(summary), started, CODE, brief=True),
               stamp(held_path, held["commit"], held["when"], headroom.CODE), *earlier_stamps]
     return "\n".join([fill(text), "", *stamps])
@@ -234,21 +245,22 @@ def expect() -> str:
         ties += r.verdict == "tie"
     now = runs[-1][1]
     kept = answer_now(replace(now, answer=None))
-    refused = ""
-    if kept is not None and kept.recommend == "reference" and now.answer is not None and now.answer.recommend == "best":
-        assert now.revalidation is not None and now.revalidation.best
-        refused = (f" On {said[-1][1]} it cost more than the cost guard allows ("
-                   f"{'; '.join(beyond_guard(now, now.revalidation.best))}): the tuner as it is now keeps the defaults "
-                   "there.")
+    refused, over = "", beyond_guard(now, now.revalidation.best) if now.revalidation and now.revalidation.best else []
+    if kept is not None and kept.recommend == "reference" and over and now.answer is not None:
+        who = "`make tune` kept" if now.answer.recommend == "reference" else "the tuner as it is now keeps"
+        refused = f" On {said[-1][1]} it cost more than the cost guard allows ({'; '.join(over)}): {who} the defaults there."
     assert now.host is not None and now.build is not None
     ratio, day, interval_ = said[-1]
+    older = listed([f"{r} on {d} {i}" for r, d, i in said[:-1]], ",")
     text = (f"**What to expect.** On this project's {now.host.cores}-core virtual machine (RocksDB "
             f"{now.build.version}), `make tune`'s best configuration ran {ratio} the defaults' sustained ops/s on "
-            f"{day} {interval_}, and on older code {' and '.join(' on '.join(s[:2]) + ' ' + s[2] for s in said[:-1])}, "
+            f"{day} {interval_}, and on older code {older}, "
             f"each in paired rounds beside the defaults that chose nothing"
             f"{f'; {ties} of the {len(said)} a tie' if ties else ''}.{refused} A gain whose interval holds 1 is a "
             "tie: the rounds could not tell the answer from the defaults, the answer line then keeps them, and its "
-            "`resolution:` line says how many rounds would tell. Under the table the `served at` line says what a "
+            "`resolution:` line says how many rounds would tell. When the answer keeps the defaults there is nothing "
+            "to change: `OPTIONS.ini` holds RocksDB's defaults, the answer line says why, and the `cost of` line "
+            "beneath it what the best tuned configuration would cost. Under the table the `served at` line says what a "
             "service at a fixed rate would see of the answer beside the defaults; an answer that is faster but "
             "serves a worse tail there, or costs more than the cost guard allows, is not recommended. Another "
             "host, version or workload moves these figures: the study measures yours.")

@@ -11,6 +11,7 @@ from typing import Any
 
 from experiments.record import commit_before, stamp
 from tuner.backends import BACKENDS
+from tuner.engine import saved_rounds
 from tuner.model import TuneConfig
 from tuner.ranking import over_cost
 from tuner.summary import Summary
@@ -294,7 +295,39 @@ def limiter_study() -> str:
                             or "", STUDY_CODE, brief=True)])
 
 
+WRITE_AMP_STUDY = "tune-write-amp-40k-11.8.1-2026-12-04"
+
+
+def write_amp_study() -> str:
+    """The study at a rate that minimized write amp with the tail as a bound: its answer and the defaults in
+    the re-validation's paired rounds (write amp and P99.9 by round, read from the rounds as the study saved
+    them, and the medians of P99), and the gain as the study reports it."""
+    path = RESULTS / WRITE_AMP_STUDY / "summary.json"
+    summary = Summary.load(path)
+    reval = summary.revalidation
+    assert reval is not None and reval.best and reval.reference and summary.when is not None
+    saved = saved_rounds(summary.optuna_study(path.parent), "estimate")
+    assert saved is not None
+    rows = {c.name: c for c in reval.configurations}
+
+    def latency(us: float) -> str:
+        return _ms(us) if us >= 1000 else f"{us:.0f} us"
+
+    table = ["| configuration | write amp by round | P99.9 by round | P99 (median) |", "|---|---|---|---|"]
+    for name, label in ((reval.reference, "the defaults"), (reval.best, reval.best)):
+        c = rows[name]
+        table.append(f"| {label} | {', '.join(f'{v:.2f}' for v in c.samples('write_amp'))} | "
+                     f"{', '.join(latency(run['p99.9_us']) for run in saved.samples[name])} | "
+                     f"{latency(c.median('p99_us') or 0.0)} |")
+    r = reval.best_vs_reference
+    assert r is not None and r.ratio is not None and r.ci95
+    gain = (f"The answer's write amp over the defaults', as the study reports it (above 1: less written): "
+            f"{r.ratio:.2f}x (95 % CI {r.ci95[0]:.2f}-{r.ci95[1]:.2f}, {r.n} paired rounds).")
+    started = summary.when.first_trial_started or ""
+    return "\n".join([*table, "", gain, "", stamp(path, commit_before(started), started, STUDY_CODE, brief=True)])
+
+
 TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``) -> its generator
     "threads_or_memory": threads_or_memory, "windows": windows, "aged": aged, "memory": memory,
     "reads_at_load": reads_at_load, "pauses": pauses, "nice": nice, "smoothing": smoothing, "limiter": limiter,
-    "limiter_study": limiter_study, "finalist": finalist}
+    "limiter_study": limiter_study, "finalist": finalist, "write_amp_study": write_amp_study}
