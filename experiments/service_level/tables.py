@@ -216,15 +216,16 @@ def _paired(file: str, label: str) -> str:
     name = next(n for n in record["configs"] if n != "rocksdb-default")
     by = {(r["round"], r["config"]): r for r in record["runs"]}
     rounds = sorted({r["round"] for r in record["runs"]})
-    rows = ["| round | configuration | P99.9 | P99.99 | max | minutes that held p99.9 <= 10 ms | write amp | "
-            "disk after | settle | host CPU busy |", "|---" * 10 + "|"]
+    rows = ["| round | configuration | P99.9 | P99.99 | max | minutes that held p99.9 <= 10 ms | delivered | write stalls | "
+            "write amp | disk after | settle | host CPU busy |", "|---" * 12 + "|"]
     for i in rounds:
         for config, words in (("rocksdb-default", "the defaults"), (name, label)):
             run = by[(i, config)]
             minutes = [w["p99.9_us"] for w in run["windows"] if w["seconds"] == 60]
             busy = statistics.fmean(s["host_busy_ms"] for s in run["series"])
             rows.append(f"| {i} | {words} | {_ms(run['p99.9_us'])} | {_ms(run['p99.99_us'])} | {_ms(run['max_us'])} | "
-                        f"{sum(t <= 10_000 for t in minutes)} of {len(minutes)} | {run['write_amp']:.2f} | "
+                        f"{sum(t <= 10_000 for t in minutes)} of {len(minutes)} | {100 * run['delivered']:.2f} % | "
+                        f"{run['stall_micros'] / 1e6:.2f} s | {run['write_amp']:.2f} | "
                         f"{run['sst_bytes'] / 2**30:.2f} GiB | {run['settle_s']:.0f} s | {busy:.0f} ms/s |")
     ratios = []
     for metric, words in (("p99.9_us", "P99.9"), ("p99.99_us", "P99.99"), ("max_us", "max")):
@@ -238,6 +239,12 @@ def _paired(file: str, label: str) -> str:
 def limiter() -> str:
     """The defaults and the defaults with a 48 MiB/s rate limiter in paired rounds of 10 minutes."""
     return _paired("limiter-40k-11.8.1-2026-12-04.json", "the defaults + rate limiter 48 MiB/s")
+
+
+def stalls() -> str:
+    """The 2026-12-05 default job's best (trial 63, its OPTIONS file as its search run wrote it), which stalled
+    writes just past the cost guard's margin at full speed, and the defaults in paired rounds at a rate."""
+    return _paired("stalls-160k-11.8.1-2026-12-05.json", "trial 63")
 
 
 def finalist() -> str:
@@ -330,4 +337,5 @@ def write_amp_study() -> str:
 TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``) -> its generator
     "threads_or_memory": threads_or_memory, "windows": windows, "aged": aged, "memory": memory,
     "reads_at_load": reads_at_load, "pauses": pauses, "nice": nice, "smoothing": smoothing, "limiter": limiter,
-    "limiter_study": limiter_study, "finalist": finalist, "write_amp_study": write_amp_study}
+    "limiter_study": limiter_study, "finalist": finalist, "write_amp_study": write_amp_study,
+    "stalls": stalls}
