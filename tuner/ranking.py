@@ -17,6 +17,7 @@ from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 
+from objectives.scores import Bound
 from tuner.summary import Measured, Revalidation
 from tuner.trials import TrialRecord
 
@@ -51,6 +52,11 @@ def rows_over_cost(row: Measured, default: Measured) -> list[str]:
     """over_cost on the medians of two configurations' re-validation rounds."""
     a, b = ({key: v for key in COST_MARGINS if (v := r.median(key)) is not None} for r in (row, default))
     return over_cost(a, b)
+
+
+def rows_out_of_bounds(row: Measured, bounds: Iterable[Bound]) -> list[tuple[Bound, float]]:
+    """The user's bounds that a configuration's medians over re-validation rounds break, with each median."""
+    return [(b, v) for b in bounds if (v := row.median(b.metric)) is not None and b.excess(v) > 0]
 
 
 def within_cost(trials: Iterable[FrozenTrial], default: Mapping[str, Any]) -> list[FrozenTrial]:

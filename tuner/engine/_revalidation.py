@@ -271,12 +271,10 @@ def _choose(rows: list[Measured], score: Score, guard: bool) -> tuple[int | None
     if not medians:
         return None, [], [], []
 
-    def broken(row: Measured) -> list[str]:
-        return [b.describe() for b in score.budgets if (v := row.median(b.metric)) is not None and b.excess(v) > 0]
-
     default = next((r for r in rows if r.name == DEFAULT_BASELINE and r.failed is None), None)
     finalists = [r for r in rows if r.trial in medians]
-    breaking = {r.trial: found for r in finalists if (found := broken(r))}
+    breaking = {r.trial: [b.describe() for b, _ in broken] for r in finalists
+                if (broken := ranking.rows_out_of_bounds(r, score.budgets))}
     costly = {r.trial: found for r in finalists if guard and default is not None
               and (found := ranking.rows_over_cost(r, default))}
     keep = {n: m for n, m in medians.items() if n not in breaking} or medians

@@ -85,8 +85,8 @@ def out_of_bounds(summary: Summary, name: str) -> list[str]:
     reval = summary.revalidation
     row = next((c for c in reval.configurations if c.name == name and c.failed is None), None) if reval else None
     bounds = [Bound(b.metric, b.limit, b.upper, b.flag) for b in summary.budgets]
-    return [f"{b.describe()} ({b.flag}): {fmt_value(v)}" for b in bounds
-            if row is not None and (v := row.median(b.metric)) is not None and b.excess(v) > 0]
+    return [f"{b.describe()} ({b.flag}): {fmt_value(v)}" for b, v in ranking.rows_out_of_bounds(row, bounds)] \
+        if row is not None else []
 
 
 def _rows(summary: Summary, name: str) -> tuple[Measured | None, Measured | None]:
