@@ -110,7 +110,7 @@ def test_the_resume_line_names_the_file_and_resumes_the_same_study():
     assert build_parser().parse_args(shlex.split(line)[1:]) == args  # the study, as it was started
 
 
-@pytest.mark.parametrize("serving", [["--serve-rate", "auto"], ["--serve-rate", "120000", "--serve-rounds", "3",
+@pytest.mark.parametrize("serving", [["--serve-rate", "auto"], ["--serve-rate", "120000", "--serve-rounds", "4",
                                                                   "--serve-duration", "90s"]])
 def test_the_resume_line_serves_the_answer_as_the_command_line_asked(serving):
     """--serve-rate given on the command line, not in a study file: the resume command serves the answer as

@@ -453,9 +453,9 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
                    help="after the re-validation, run the answer and rocksdb-default open loop at OPS writes/s on a "
                         "DB of the target's data (auto: 0.7 x the defaults' sustained ops/s): the tail, stalls and "
                         "share delivered a service at that rate would see of each (a release db_bench's open_loop)")
-    g.add_argument("--serve-rounds", type=at_least(1), default=2, metavar="R",
-                   help="with --serve-rate: paired rounds (2 or more: the answer's tail over the defaults' with its "
-                        "95 %% interval) (default 2)")
+    g.add_argument("--serve-rounds", type=at_least(1), default=3, metavar="R",
+                   help="with --serve-rate: paired rounds; the answer whose median P99.99 is more than 3x the defaults' "
+                        "(and by more than 1 ms), or whose writes stall 0.1 s more, is not the answer (default 3)")
     g.add_argument("--serve-duration", type=_duration, default=60.0, metavar="TIME",
                    help="with --serve-rate, and --slo on a db_bench study: each run's length, then its settle "
                         "(default 60s)")

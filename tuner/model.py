@@ -123,7 +123,7 @@ class RevalidationConfig:
     revalidate_as_asked: bool = False  # without --budget: the sizes above as given; else fitted to about the search's time
     serve_rate: float | str | None = None  # after the re-validation, the answer and rocksdb-default open loop at
     # this many writes/s ("auto": a share of the defaults' sustained ops/s), a study without --rate
-    serve_rounds: int = 2  # --serve-rate: paired rounds
+    serve_rounds: int = 3  # --serve-rate: paired rounds
     serve_duration: float = 60.0  # --serve-rate: seconds of each run (then its settle)
 
 

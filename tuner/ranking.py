@@ -18,7 +18,7 @@ from typing import Any
 from optuna.trial import FrozenTrial, TrialState
 
 from objectives.scores import Bound
-from tuner.summary import Measured, Revalidation
+from tuner.summary import Measured, Revalidation, ServedReport
 from tuner.trials import TrialRecord
 
 # What a configuration may cost beyond rocksdb-default's before the cost guard keeps it from being the
@@ -26,6 +26,14 @@ from tuner.trials import TrialRecord
 # SST files), stored write amplification and write-stall time. Medians of rounds, or search runs.
 COST_MARGINS = {"db_size_bytes": (0.10, 0.0), "sst_bytes": (0.10, 0.0), "write_amp": (0.25, 0.0),
                 "stall_micros": (0.0, 100_000.0)}
+
+
+# What the answer may cost served at --serve-rate beyond rocksdb-default in the same paired rounds: medians of
+# the runs, a share more and at least this much more. At 130,000 writes/s on the default job's target, the
+# defaults' P99.99 over their own second copy's, medians of any 2 of 6 paired rounds, ranged 0.81x-2.82x (of any 3,
+# 1.11x-2.47x) and an answer that served 10x the defaults' tail 9.99x-15.08x (experiments/service_level,
+# served-guard-130k-11.8.1-2026-12-05): the tail's margin lies beyond the first.
+SERVED_MARGINS = {"p99.99_us": (2.0, 1000.0), "stall_micros": COST_MARGINS["stall_micros"]}
 
 
 COST_NAMES = {"db_size_bytes": "disk", "sst_bytes": "disk (SST files)", "write_amp": "write amp",
@@ -38,10 +46,12 @@ def margin_words() -> str:
                      for k, (share, least) in COST_MARGINS.items() if k != "sst_bytes")
 
 
-def over_cost(metrics: Mapping[str, Any], default: Mapping[str, Any]) -> list[str]:
-    """The COST_MARGINS metrics on which ``metrics`` exceed ``default``'s beyond their margin."""
+def over_cost(metrics: Mapping[str, Any], default: Mapping[str, Any],
+              margins: Mapping[str, tuple[float, float]] = COST_MARGINS) -> list[str]:
+    """The ``margins`` metrics (COST_MARGINS unless given) on which ``metrics`` exceed ``default``'s beyond
+    their margin."""
     over = []
-    for key, (share, least) in COST_MARGINS.items():
+    for key, (share, least) in margins.items():
         a, b = metrics.get(key), default.get(key)
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > b * (1 + share) and a - b > least:
             over.append(key)
@@ -52,6 +62,13 @@ def rows_over_cost(row: Measured, default: Measured) -> list[str]:
     """over_cost on the medians of two configurations' re-validation rounds."""
     a, b = ({key: v for key in COST_MARGINS if (v := r.median(key)) is not None} for r in (row, default))
     return over_cost(a, b)
+
+
+def served_over_cost(served: ServedReport, name: str, default: str) -> list[str]:
+    """The SERVED_MARGINS metrics on which ``name``'s median over its runs at --serve-rate exceeds ``default``'s
+    beyond their margin."""
+    a, b = ({key: v for key in SERVED_MARGINS if (v := served.median(n, key)) is not None} for n in (name, default))
+    return over_cost(a, b, SERVED_MARGINS)
 
 
 def rows_out_of_bounds(row: Measured, bounds: Iterable[Bound]) -> list[tuple[Bound, float]]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import statistics
 from collections.abc import Callable
@@ -247,6 +248,34 @@ def stalls() -> str:
     return _paired("stalls-160k-11.8.1-2026-12-05.json", "trial 63")
 
 
+SERVED_GUARD = "served-guard-130k-11.8.1-2026-12-05.json"
+
+
+def served_guard() -> str:
+    """Trial 93 of make tune at 96595c6, the defaults, and the defaults again under another name in paired
+    rounds at a rate: each round's P99.99 and its ratio to the defaults' that round; then, over every two of
+    the rounds (what the served stage's two rounds see), the ratio of the medians, the guard's statistic."""
+    path, record = _record(SERVED_GUARD)
+    again, trial = "rocksdb-default, again", next(n for n in record["configs"] if n.startswith("make tune"))
+    tail = {(r["round"], r["config"]): r["p99.99_us"] for r in record["runs"]}
+    rounds = sorted({r["round"] for r in record["runs"]})
+    rows = ["| round | the defaults | the defaults again | trial 93 | again / the defaults | trial 93 / the defaults |",
+            "|---" * 6 + "|"]
+    for i in rounds:
+        d, a, t = (tail[(i, c)] for c in ("rocksdb-default", again, trial))
+        rows.append(f"| {i} | {_ms(d)} | {_ms(a)} | {_ms(t)} | {a / d:.2f}x | {t / d:.2f}x |")
+    pairs = list(itertools.combinations(rounds, 2))
+
+    def medians(config: str) -> list[float]:
+        return [statistics.median(tail[(i, config)] for i in two) / statistics.median(
+            tail[(i, "rocksdb-default")] for i in two) for two in pairs]
+    null, worse = medians(again), medians(trial)
+    line = (f"The ratio of medians over two of the {len(rounds)} rounds (the served stage's statistic; all "
+            f"{len(pairs)} pairs of rounds): the defaults again over the defaults {min(null):.2f}x-{max(null):.2f}x, "
+            f"trial 93 over the defaults {min(worse):.2f}x-{max(worse):.2f}x.")
+    return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
 def finalist() -> str:
     """The limiter study's finalist (trial 2, its OPTIONS file as its run wrote it) and the defaults in
     paired rounds of 10 minutes that chose nothing."""
@@ -338,4 +367,4 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "threads_or_memory": threads_or_memory, "windows": windows, "aged": aged, "memory": memory,
     "reads_at_load": reads_at_load, "pauses": pauses, "nice": nice, "smoothing": smoothing, "limiter": limiter,
     "limiter_study": limiter_study, "finalist": finalist, "write_amp_study": write_amp_study,
-    "stalls": stalls}
+    "stalls": stalls, "served_guard": served_guard}
