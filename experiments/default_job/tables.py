@@ -26,11 +26,13 @@ from tuner.stats import improvement
 from tuner.summary import BestTrial, Ratio, Summary
 
 RESULTS = Path(__file__).with_name("results")
-JOB, JOB_HELD_OUT = "default-job-11.8.1-2026-12-05", "headroom-default-job-answer-11.8.1-2026-12-05"  # make tune now
+JOB, JOB_HELD_OUT = "default-job-guard-11.8.1-2026-12-05", "headroom-default-job-answer-guard-11.8.1-2026-12-05"  # now
 FIRST, FIRST_HELD_OUT = "default-job-11.8.1-2026-11-29", "headroom-default-job-answer-11.8.1-2026-11-29"
 RERUN, RERUN_HELD_OUT = "default-job-rerun-11.8.1-2026-12-01", "headroom-rerun-answer-11.8.1-2026-12-01"
 SERVED, SERVED_HELD_OUT = "default-job-11.8.1-2026-12-04", "headroom-default-job-answer-11.8.1-2026-12-04"
-EARLIER = ((FIRST, FIRST_HELD_OUT), (RERUN, RERUN_HELD_OUT), (SERVED, SERVED_HELD_OUT))  # on older code, oldest first
+STALLED, STALLED_HELD_OUT = "default-job-11.8.1-2026-12-05", "headroom-default-job-answer-11.8.1-2026-12-05"
+EARLIER = ((FIRST, FIRST_HELD_OUT), (RERUN, RERUN_HELD_OUT), (SERVED, SERVED_HELD_OUT),
+           (STALLED, STALLED_HELD_OUT))  # on older code, oldest first
 CODE = ("tuner", "objectives", "search_spaces", "studies/default.toml", "Makefile")  # what `make tune` runs
 WORKLOADS = {"steady-overwrite": "steady-state random overwrites"}  # a workload as the headline words it
 COMPRESSION = {"none": "no compression", "snappy": "Snappy", "lz4": "LZ4", "zstd": "ZSTD"}
@@ -193,8 +195,10 @@ def earlier_words() -> tuple[str, list[str]]:
         held_path, held, answer = held_out(held_name, summary.best)
         kept = Ratio.from_dict(held["over_default"][answer])
         started = summary.when.first_trial_started
-        words.append(f"trial {summary.best.trial} on {started[:10]}, {interval(gain(summary))} in its paired rounds "
-                     f"and {interval(kept)} held out in {held['rounds']} more")
+        said = f"{interval(gain(summary))} in its paired rounds and {interval(kept)} held out in {held['rounds']} more"
+        used = summary.answer is None or summary.answer.recommend == "best"
+        words.append(f"trial {summary.best.trial} on {started[:10]}, {said}" if used else
+                     f"on {started[:10]} kept the defaults over its best, trial {summary.best.trial}, {said}")
         stamps += [stamp(path, commit_of(summary), started, CODE, brief=True),
                    stamp(held_path, held["commit"], held["when"], headroom.CODE)]
     return "On older code the same job answered " + listed(words) + ".", stamps
