@@ -90,6 +90,20 @@ def test_served_rounds_pair_the_answers_tail_with_the_defaults_and_resume_where_
     assert len(calls) == before and len(rates) == 2
 
 
+@pytest.mark.parametrize("tail, worse", [(40_000.0, True), (30_000.0, False)])
+def test_one_round_says_worse_on_the_guards_rule(tail, worse):
+    """With --serve-rounds 1 there is no paired ratio, but the served line says WORSE on the guard's rule all the
+    same: the answer's P99.99 more than 3x the defaults' (10 ms here) and by more than 1 ms."""
+    report = {"rate": 40_000.0, "how": "--serve-rate 40000", "duration": 60.0, "rounds": 1,
+              "names": ["rocksdb-default", "trial 5"],
+              "runs": [{"name": "rocksdb-default", "round": 1, "metrics": {"p99.99_us": 10_000.0}},
+                       {"name": "trial 5", "round": 1, "metrics": {"p99.99_us": tail}}]}
+    line = served_line(Summary.from_dict({"served": report})) or ""
+    assert "one run each" in line
+    assert line.endswith("; at this rate its tail is WORSE than the defaults' (its median more than 3x theirs)") \
+        is worse and ("WORSE" in line) is worse
+
+
 def test_auto_serves_at_a_share_of_the_defaults_sustained_ops_and_a_failed_run_is_said(tmp_path):
     """--serve-rate auto: 0.7 x the defaults' median ops/s in the re-validation, to two digits; a run that
     fails is kept with its reason, the study goes on."""

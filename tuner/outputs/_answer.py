@@ -345,10 +345,10 @@ def served_line(summary: Summary) -> str | None:
     ratio = served.vs_default.get("p99.99_us")
     vs = f"; the answer's P99.99 {ratio_text(ratio)} the defaults'" if ratio is not None else ""
     answer = next((n for n in served.names if n != DEFAULT_BASELINE), None)
-    if ratio is not None and answer is not None and "p99.99_us" in ranking.served_over_cost(served, answer,
-                                                                                           DEFAULT_BASELINE):
+    if answer is not None and "p99.99_us" in ranking.served_over_cost(served, answer, DEFAULT_BASELINE):
         share = ranking.SERVED_MARGINS["p99.99_us"][0]
-        vs += f": at this rate its tail is WORSE than the defaults' (its median more than {1 + share:g}x theirs)"
+        vs += f"{':' if vs else ';'} at this rate its tail is WORSE than the defaults' (its median more than " \
+            f"{1 + share:g}x theirs)"
     rounds = f"medians of {served.rounds} paired rounds" if served.rounds > 1 else "one run each"
     return (f"served at {served.rate:,.0f} writes/s, open loop ({served.how}; {served.duration:g} s runs and their "
             f"settle, {rounds}): " + "; ".join(of(n) for n in served.names) + vs)
