@@ -22,6 +22,7 @@ from objectives.defaults import LIBRARY
 from tuner.model import DEFAULT_BASELINE
 from tuner.outputs import answer as answer_now
 from tuner.outputs import beyond_guard
+from tuner.ranking import SERVED_MARGINS, served_over_cost
 from tuner.stats import improvement
 from tuner.summary import BestTrial, Ratio, Summary
 
@@ -92,7 +93,8 @@ def interval(r: Ratio) -> str:
 
 def answer_words(summary: Summary) -> str:
     """A job's answer by its key options: ``7 background jobs, 13.2 MB memtables x 7 merged 3 at a time, LZ4 as
-    the defaults, a 317.2 MiB block cache and a 13-bit Bloom filter``."""
+    the defaults, a 317.2 MiB block cache and a 13-bit Bloom filter`` (``, with 2 subcompactions`` when not the
+    defaults')."""
     assert summary.best is not None
     p, defaults = summary.best.params, summary.defaults.flags if summary.defaults else {}
     compression = COMPRESSION.get(p["compression_type"], p["compression_type"])
@@ -100,7 +102,9 @@ def answer_words(summary: Summary) -> str:
     return (f"{p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} MB memtables x "
             f"{p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time, {compression}"
             f"{' as the defaults' if defaults.get('compression_type') == p['compression_type'] else ''}, a "
-            f"{p['cache_size'] / 2**20:.1f} MiB block cache and {bloom}")
+            f"{p['cache_size'] / 2**20:.1f} MiB block cache and {bloom}"
+            + (f", with {p['subcompactions']} subcompactions" if int(p.get("subcompactions", 1)) !=
+               int(defaults.get("subcompactions", 1)) else ""))
 
 
 def where(summary: Summary) -> str:
@@ -153,8 +157,8 @@ def tail(ratio: Ratio | None) -> str:
 
 def served_words(summary: Summary) -> str:
     """What a service at the job's --serve-rate saw of its best configuration beside the defaults: the rate and
-    where it came from, the medians of the paired rounds' P99.99, write stalls and write amp, and the P99.99's
-    ratio with its interval."""
+    where it came from, the medians of the paired rounds' P99.99 (their ratio, within or beyond the served
+    guard's margin), write stalls and write amp, and the P99.99's paired ratio with its interval."""
     s = summary.served
     assert s is not None and summary.best is not None
     answer = f"trial {summary.best.trial}"
@@ -168,9 +172,13 @@ def served_words(summary: Summary) -> str:
     stalls = [median(n, "stall_micros") / 1e6 for n in (answer, DEFAULT_BASELINE)]
     stalled = ("neither stalled writes" if not any(stalls) else
                f"writes stalled {stalls[0]:.2f} s against {stalls[1]:.2f} s")
+    tails = [median(n, "p99.99_us") for n in (answer, DEFAULT_BASELINE)]
+    share = SERVED_MARGINS["p99.99_us"][0]
+    guard = "beyond" if "p99.99_us" in served_over_cost(s, answer, DEFAULT_BASELINE) else "within"
     return (f"Served open loop at {s.rate:,.0f} writes/s ({s.how.split(': ', 1)[-1]}; {s.rounds} paired rounds of "
-            f"{s.duration:g} s), its P99.99 was {median(answer, 'p99.99_us') / 1e3:.1f} ms against the defaults' "
-            f"{median(DEFAULT_BASELINE, 'p99.99_us') / 1e3:.1f} ms ({tail(s.vs_default.get('p99.99_us'))}), its "
+            f"{s.duration:g} s), its P99.99 was {tails[0] / 1e3:.1f} ms against the defaults' {tails[1] / 1e3:.1f} ms "
+            f"({tails[0] / tails[1]:.2f}x, {guard} the served guard's {1 + share:g}x; paired by round "
+            f"{tail(s.vs_default.get('p99.99_us'))}), its "
             f"write amp {median(answer, 'write_amp'):.2f} against {median(DEFAULT_BASELINE, 'write_amp'):.2f}, and "
             f"{stalled} (medians)")
 
@@ -266,7 +274,8 @@ def expect() -> str:
             "to change: `OPTIONS.ini` holds RocksDB's defaults, the answer line says why, and the `cost of` line "
             "beneath it what the best tuned configuration would cost. Under the table the `served at` line says what a "
             "service at a fixed rate would see of the answer beside the defaults; an answer that is faster but "
-            "serves a worse tail there, or costs more than the cost guard allows, is not recommended. Another "
+            f"serves a tail there more than {1 + SERVED_MARGINS['p99.99_us'][0]:g}x the defaults' (or stalls there), "
+            "or costs more than the cost guard allows, is not recommended. Another "
             "host, version or workload moves these figures: the study measures yours.")
     return "\n".join([fill(text), "", *stamps])
 
