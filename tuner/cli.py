@@ -43,6 +43,7 @@ from tuner.model import (
 from tuner.observers import ConsoleProgress, TrackingError
 from tuner.outputs import FORMATS, ExportError, closing_table, load_best, render, verify
 from tuner.pruners import PRUNERS
+from tuner.ranking import served_margin_words
 from tuner.samplers import SAMPLERS, SamplerError
 
 EXIT_USAGE = 2
@@ -454,8 +455,8 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
                         "DB of the target's data (auto: 0.7 x the defaults' sustained ops/s): the tail, stalls and "
                         "share delivered a service at that rate would see of each (a release db_bench's open_loop)")
     g.add_argument("--serve-rounds", type=at_least(1), default=3, metavar="R",
-                   help="with --serve-rate: paired rounds; the answer whose median P99.99 is more than 3x the defaults' "
-                        "(and by more than 1 ms), or whose writes stall 0.1 s more, is not the answer (default 3)")
+                   help=f"with --serve-rate: paired rounds; an answer served with {served_margin_words()}, is not "
+                        "the answer (default 3)")
     g.add_argument("--serve-duration", type=_duration, default=60.0, metavar="TIME",
                    help="with --serve-rate, and --slo on a db_bench study: each run's length, then its settle "
                         "(default 60s)")

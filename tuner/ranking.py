@@ -40,6 +40,14 @@ COST_NAMES = {"db_size_bytes": "disk", "sst_bytes": "disk (SST files)", "write_a
               "stall_micros": "write stalls"}
 
 
+def served_margin_words() -> str:
+    """SERVED_MARGINS in words: "a median P99.99 more than 3x the defaults' (and by more than 1 ms), or writes that
+    stall 0.1 s more"."""
+    share, least = SERVED_MARGINS["p99.99_us"]
+    return (f"a median P99.99 more than {1 + share:g}x the defaults' (and by more than {least / 1e3:g} ms), or writes "
+            f"that stall {SERVED_MARGINS['stall_micros'][1] / 1e6:g} s more")
+
+
 def margin_words() -> str:
     """COST_MARGINS in words: "disk +10 %, write amp +25 %, write stalls +0.1 s"."""
     return ", ".join(f"{COST_NAMES[k]} +{share * 100:g} %" if share else f"{COST_NAMES[k]} +{least / 1e6:g} s"

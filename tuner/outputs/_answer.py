@@ -80,7 +80,7 @@ def beyond_guard(summary: Summary, best: str) -> list[str]:
 
 def _served_cost(served: ServedReport, name: str, key: str) -> str:
     """``name``'s and rocksdb-default's medians of ``key`` at the rate, in words: ``P99.99 388.0 ms against
-    31.6 ms (12.29x), medians of 2 paired rounds``."""
+    31.6 ms (12.28x), medians of 2 paired rounds``."""
     a, b = served.median(name, key) or 0.0, served.median(DEFAULT_BASELINE, key) or 0.0
     what = f"P99.99 {a / 1e3:.1f} ms against {b / 1e3:.1f} ms" if key == "p99.99_us" else \
         f"{_COST_NAMES.get(key, key)} {_cost_value(key, a)} against {_cost_value(key, b)}"
