@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
@@ -141,6 +142,115 @@ def test_a_best_that_is_the_defaults_start_is_served_once(tmp_path):
     assert served == [{}] and study.store.kept["served"].names == ["rocksdb-default"]
 
 
+class _Attrs(_Store):
+    """The study storage's attributes too (the re-validation's rounds), in memory."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attrs: dict[str, object] = {}
+
+    def attr(self, name: str, default: object = None) -> object:
+        return self.attrs.get(name, default)
+
+    def set_attr(self, name: str, value: object) -> None:
+        self.attrs[name] = value
+
+
+def _selection(tmp_path: Path, tails: dict[str, float], guard: bool = True) -> SimpleNamespace:
+    """Synthetic finalists beside rocksdb-default (P99.99 10 ms at the rate in every round): trial 0 is the
+    fastest in the choosing rounds, then trial 1, then trial 2; their P99.99 at the rate ``tails``. The
+    re-validation with the served guard of --serve-rate auto (0.7 x the defaults' 100 ops/s there)."""
+    from optuna.trial import TrialState, create_trial
+
+    from objectives.scores import Score
+    from tests.test_efficiency import SPACE
+    from tuner.engine._plan import Plan, Reference
+    from tuner.engine._revalidation import Revalidator
+    from tuner.engine._served import finalist_server
+    from tuner.trials import BaselineRecord
+    from tuner.trials import attrs as trial_attrs
+
+    ops = {"0": 130.0, "1": 120.0, "2": 115.0, None: 100.0}
+
+    def measure(what, flags, log_dir, workload):
+        return SimpleNamespace(metrics={"ops_per_sec": ops[flags.get("level")], "wall_seconds": 1.0})
+
+    served: list[str] = []
+
+    def at_rate(rate, duration):
+        assert (rate, duration) == (70.0, 60.0)
+
+        def run(flags, log_dir):
+            level = flags.get("level")
+            served.append(f"{log_dir.parent.parent.name}/{log_dir.parent.name}/{log_dir.name}")
+            return {"delivered": 1.0, "p99.99_us": tails[level] if level else 10_000.0, "stall_micros": 0.0}
+        return run
+
+    def trial(number: int) -> object:
+        t = create_trial(state=TrialState.COMPLETE, value=ops[str(number)], params={"level": number + 1},
+                         distributions={"level": SPACE["level"]},
+                         user_attrs=trial_attrs(outcome="complete", metrics={"ops_per_sec": ops[str(number)]}))
+        t.number = number
+        return t
+
+    study = _stage(tmp_path, 3, serve_at="auto")
+    store: Any = _Attrs()  # the study storage's, bus's and snapshot's parts these stages read
+    space = SimpleNamespace(flags=lambda params: {"level": str(params["level"] - 1)}, distance=lambda a, b: 1.0)
+    study.parts.space = space
+    default = BaselineRecord(name="rocksdb-default", flags={}, state="COMPLETE", metrics={"ops_per_sec": 100.0})
+    snapshot: Any = SimpleNamespace(trials=(trial(0), trial(1), trial(2)), baselines=[default], space=space,
+                               directions=("maximize",), weights=None, out=tmp_path, revalidation=None)
+    notes: list[str] = []
+    bus: Any = SimpleNamespace(note=notes.append, study_stopped=lambda *a: None)
+    serve_one = finalist_server(study.parts, store, bus, snapshot, at_rate, lambda: 100.0)
+    reval = Revalidator(store, measure, notes.append, tmp_path, score=Score(), guard=guard).revalidate(
+        snapshot, Plan(k=3, select_rounds=2, min_rounds=2, max_rounds=2, ablation=False),
+        Reference("rocksdb-default", cast(Any, {"level": None})), serve_one)
+    assert reval is not None and reval.select is not None
+    return SimpleNamespace(reval=reval, served=served, store=store, notes=notes, bus=bus, parts=study.parts,
+                           snapshot=snapshot, at_rate=at_rate)
+
+
+@pytest.mark.parametrize(("tails", "winner", "passed_over"), [
+    ({"0": 120_000.0, "1": 35_000.0, "2": 15_000.0}, "trial 2", ["trial 0", "trial 1"]),
+    ({"0": 29_000.0, "1": 35_000.0, "2": 15_000.0}, "trial 0", []),
+    ({"0": 120_000.0, "1": 35_000.0, "2": 31_000.0}, "trial 0", ["trial 0", "trial 1", "trial 2"]),
+])
+def test_a_finalist_that_serves_a_worse_tail_does_not_win_the_selection(tmp_path, tails, winner, passed_over):
+    """The finalists are served in their turn, best first, beside the defaults, until one serves within the
+    served guard (a median at most 3x theirs): that one wins and the served stage at the end measures nothing
+    more; when none does, the fastest goes on (the answer's guard then keeps the defaults)."""
+    found = _selection(tmp_path, tails)
+    reval = found.reval
+    assert (reval.select.winner, reval.best, reval.select.served_out) == (winner, winner, passed_over)
+    order = ["trial 0", "trial 1", "trial 2"]
+    tried = order[:len(passed_over) + 1] if len(passed_over) < 3 else order
+    assert sorted(found.served) == sorted(f"{t.replace(' ', '-')}/{n.replace(' ', '-')}/round-{r}" for t in tried
+                                          for n in ("rocksdb-default", t) for r in (1, 2, 3))
+    assert set(found.store.kept) == {f"served:{t}" for t in tried}
+    said = [n for n in found.notes if "beyond the served guard" in n]
+    assert len(said) == len(passed_over)
+    if passed_over:
+        assert said[0].startswith("re-validation: trial 0 served at 70 writes/s beyond the served guard: P99.99 120.0 "
+                                  "ms against 10.0 ms (12.00x), medians of 3 paired rounds: ")
+        assert said[-1].endswith("the next finalist is served" if len(passed_over) < 3 else
+                                 "no finalist served within it; the best goes on, and the answer keeps the defaults "
+                                 "(--any-cost lifts the guard)")
+    before = len(found.served)  # the stage at the end: the winner's report is kept, nothing runs again
+    number = int(winner.split()[1])
+    best = SimpleNamespace(number=number, params={"level": number + 1}, user_attrs={})
+    serve(found.parts, found.store, found.bus, SimpleNamespace(baselines=found.snapshot.baselines, best=lambda: best,
+                                                               revalidation=None), found.at_rate)
+    assert len(found.served) == before and found.store.kept["served"] == found.store.kept[f"served:{winner}"]
+
+
+def test_without_the_cost_guard_the_selection_serves_no_finalist(tmp_path):
+    """--any-cost lifts the served guard with the others: the fastest finalist wins, though it serves a tail 12x
+    the defaults', and nothing is served before the stage at the end."""
+    found = _selection(tmp_path, {"0": 120_000.0, "1": 15_000.0, "2": 15_000.0}, guard=False)
+    assert (found.reval.select.winner, found.reval.select.served_out, found.served) == ("trial 0", [], [])
+
+
 @pytest.mark.parametrize(("changes", "error"), [
     ({"backend": "rate", "rate": 2000.0, "serve_rate": 1000.0},
      "--serve-rate: a study at --rate runs every configuration at its rate"),
@@ -164,23 +274,35 @@ def test_no_driver_beside_the_db_bench_names_the_flag_that_needs_it(tmp_path):
 
 @pytest.mark.release_build
 def test_a_throughput_study_serves_its_answer_and_the_defaults_at_a_rate(tmp_path, work_dir):
-    """A db_bench study with --serve-rate: after the search, rocksdb-default and the best run open loop
-    at the rate on a DB of the target's data (the driver beside the release db_bench), logged per round;
-    the summary, the closing line and the work directory say so."""
-    out = tmp_path / "out"
+    """A db_bench study with --serve-rate: after the choosing rounds of the re-validation, its finalists in turn
+    and rocksdb-default beside each run open loop at the rate on a DB of the target's data (the driver beside
+    the release db_bench), logged per finalist and round, until one serves within the served guard; that one
+    wins, and the stage at the end keeps its runs; the summary, the closing line and the work directory say so."""
+    out, space = tmp_path / "out", tmp_path / "cache.toml"
+    space.write_text('name = "cache"\n[parameters.cache_size]\ntype = "int"\nlow = "4 * MiB"\nhigh = "64 * MiB"\n')
     r = subprocess.run([sys.executable, "-m", "tuner.cli", "tune", "--workload", "fillrandom", "--scale", "0.05",
-                        "--trials", "2", "--no-starts", "--sampler", "random", "--seed", "3", "--revalidate", "0",
+                        "--space", str(space),  # what it writes and leaves on disk is the defaults': within the guard
+                        "--trials", "2", "--no-starts", "--sampler", "random", "--seed", "3", "--revalidate", "2",
+                        "--revalidate-rounds", "2", "--revalidate-max-rounds", "2", "--no-ablation",
                         "--no-drain", "--serve-rate", "2000", "--serve-duration", "2s", "--serve-rounds", "1",
                         "--no-mlflow", "--no-plots", "--out", str(out), "--work-dir", str(work_dir)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     summary = Summary.load(out / "summary.json")
-    served = summary.served
-    assert served is not None and served.rate == 2000 and served.duration == 2 and summary.best is not None
-    assert served.names == ["rocksdb-default", f"trial {summary.best.trial}"]
+    served, reval = summary.served, summary.revalidation
+    assert reval is not None and reval.select is not None and summary.best is not None
+    winner = reval.select.winner
+    assert winner == reval.best and (winner not in reval.select.served_out or
+                                     len(reval.select.served_out) == len(reval.select.configurations) - 1)
+    assert served is not None and served.rate == 2000 and served.duration == 2
+    assert served.names == ["rocksdb-default", winner]
     assert all(run.failed is None and run.metrics["p99.99_us"] > 0 and run.metrics["delivered"] > 0.5
                for run in served.runs)
-    command = (out / "served" / f"trial-{summary.best.trial}" / "round-1" / "command.command").read_text()
+    tried = {p.name for p in (out / "served").iterdir()} - {"load"}  # the served DB's load has its own logs
+    assert tried == {f"{t.replace(' ', '-')}" for t in [*reval.select.served_out, winner]}
+    winner_dir = out / "served" / winner.replace(" ", "-")
+    assert {p.name for p in winner_dir.iterdir()} == {"rocksdb-default", winner.replace(" ", "-")}
+    command = (winner_dir / winner.replace(" ", "-") / "round-1" / "command.command").read_text()
     assert " run " in command and "--rate 2000" in command
     assert "served at 2,000 writes/s, open loop (--serve-rate 2000; 2 s runs" in r.stdout
     assert leftovers(work_dir) == []

@@ -60,6 +60,7 @@ class Study:
                 self.backend: Backend = BACKENDS[measurement.backend](self._setup(found))
                 self.backend.prepare()  # per study, on this host
                 self.served: list[Backend] = []  # the backends of --serve-rate and a db_bench study's --slo
+                self._serving: dict[tuple[float, float], Callable[[], Backend]] = {}  # --serve-rate's, by rate and length
                 reval = config.revalidation
                 slo = measurement.slo is not None and self.backend.serves  # its capacity on the served backend
                 if reval.serve_rate is not None or slo:  # refused now, not after the study, if it cannot run
@@ -119,10 +120,12 @@ class Study:
         try:
             try:
                 keep = tuple(path.parent for path in self.backend.setup.preloaded)
-                snapshot = self.engine.run(lambda: sweep_stale(self.parts.work_dir, keep))
+                serving = self.config.revalidation.serve_rate is not None
+                snapshot = self.engine.run(lambda: sweep_stale(self.parts.work_dir, keep),
+                                           self._at_rate if serving else None)
                 if self.config.measurement.slo:
                     snapshot = self.engine.run_capacity(self._capacity_at)
-                if self.config.revalidation.serve_rate is not None:
+                if serving:
                     snapshot = self.engine.run_served(self._at_rate)
                 sweep_stale(self.parts.work_dir, keep)  # what a killed run's workers left, if they outlived its start
             except TrackingError as exc:  # the store refused the study's parent run
@@ -185,8 +188,11 @@ class Study:
 
     def _at_rate(self, rate: float, duration: float) -> ServeFlags:
         """--serve-rate: one run of a configuration at ``rate`` writes/s for ``duration`` s on the backend's
-        ``at_rate`` (:meth:`_on_driver`)."""
-        served = self._on_driver(rate, duration, "served")
+        ``at_rate`` (:meth:`_on_driver`: one per rate and length, which the re-validation's served guard and
+        the last stage share)."""
+        if (rate, duration) not in self._serving:
+            self._serving[rate, duration] = self._on_driver(rate, duration, "served")
+        served = self._serving[rate, duration]
 
         def run(flags: dict[str, Flag], log_dir: Path) -> dict[str, float]:
             metrics = served().measure(flags, log_dir, 1).metrics

@@ -47,6 +47,13 @@ def fmt_bytes(value: float | None) -> str:
     return f"{value:,.0f} B"
 
 
+def fmt_cost(key: str, value: float) -> str:
+    """A cost metric's value as the cost lines give it: bytes in binary units, stall time in seconds, a ratio."""
+    if key in ("db_size_bytes", "sst_bytes", "memory_peak_bytes"):
+        return fmt_bytes(value)
+    return f"{value / 1e6:.2f} s" if key == "stall_micros" else f"{value:.2f}"
+
+
 # A run at a rate's figures, as a line names them: metric -> (its words, how its value reads).
 _AT_RATE = (("delivered", "delivered", lambda v: f"{v:.1%}"), ("p99.9_us", "P99.9", lambda v: f"{v / 1e3:,.1f} ms"),
             ("p99.99_us", "P99.99", lambda v: f"{v / 1e3:,.1f} ms"), ("max_us", "max", lambda v: f"{v / 1e3:,.1f} ms"),

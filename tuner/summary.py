@@ -345,6 +345,7 @@ class Selection(Record):
     winner: str | None = None
     costly: list[str] = field(default_factory=list)  # finalists beyond the cost guard in these rounds (not winners)
     breaking: list[str] = field(default_factory=list)  # finalists whose medians here break the user's bounds
+    served_out: list[str] = field(default_factory=list)  # finalists that served beyond the served guard (not winners)
     vs_reference: dict[str, Ratio] = field(default_factory=dict)
     distance_to_winner: dict[str, float] = field(default_factory=dict)
     rank_correlation: RankCorrelation | None = None

@@ -111,14 +111,16 @@ def search_start(parts: Prepared, snapshot: StudySnapshot) -> tuple[float, str]:
     return rate, how if given is not None else how.removeprefix("--serve-rate ")
 
 
-def serve_rate(given: float | str | None, snapshot: StudySnapshot) -> tuple[float, str]:
+def serve_rate(given: float | str | None, snapshot: StudySnapshot, ops: float | None = None) -> tuple[float, str]:
     """The rate to serve at, and where it came from: --serve-rate's writes/s, or for ``auto``
-    :data:`AUTO_SHARE` of rocksdb-default's median ops/s in the re-validation (else its search run)."""
+    :data:`AUTO_SHARE` of rocksdb-default's median ops/s: ``ops`` when given (the re-validation's selection
+    rounds'), else in the re-validation, else its search run."""
     if given is not None and given != "auto":
         return float(given), f"--serve-rate {float(given):g}"
     default = next((b for b in snapshot.baselines if b.name == DEFAULT_BASELINE), None)
     rounds = snapshot.revalidation.measured("ops_per_sec").get(DEFAULT_BASELINE) if snapshot.revalidation else None
-    ops = rounds.median("ops_per_sec") if rounds is not None else None
+    if ops is None:
+        ops = rounds.median("ops_per_sec") if rounds is not None else None
     if ops is None and default is not None:
         ops = default.metrics.get("ops_per_sec")
     if not ops:

@@ -8,6 +8,7 @@ learns goes to the study's storage; what happens is told to observers as events 
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,15 +25,16 @@ from tuner.engine._loop import TrialLoop
 from tuner.engine._preload import Build, Preloading
 from tuner.engine._prepare import Prepared, prepare_out
 from tuner.engine._proportion import Proportion
+from tuner.engine._revalidation import ATTR as REVALIDATION
 from tuner.engine._revalidation import Revalidator
 from tuner.engine._serial import SerialRuns
-from tuner.engine._served import AtRate, serve
+from tuner.engine._served import AtRate, finalist_server, serve
 from tuner.engine._signals import stop_signals
 from tuner.engine._storage import StudyStore
 from tuner.engine._warmstart import WarmStartError, named_starts, start_words, warm_start, warm_start_auto
 from tuner.events import EventBus
 from tuner.executors import Executor, Jobs
-from tuner.model import StudySnapshot, UsageError
+from tuner.model import DEFAULT_BASELINE, StudySnapshot, UsageError
 from tuner.stats import Rounds
 from tuner.summary import (
     CapacityReport,
@@ -166,9 +168,10 @@ class Engine:
             "scaled": rows}, "target")
 
     # -- the study --------------------------------------------------------------------------------
-    def run(self, sweep_stale: Callable[[], list[Path]]) -> StudySnapshot:
+    def run(self, sweep_stale: Callable[[], list[Path]], at_rate: AtRate | None = None) -> StudySnapshot:
         """The preloaded DB, baselines, trials up to --trials counted ones, re-validation; the final
-        snapshot. ``sweep_stale`` removes trial directories that killed tuner runs left behind. An
+        snapshot. ``sweep_stale`` removes trial directories that killed tuner runs left behind; ``at_rate``,
+        with --serve-rate, the backend's runs at a rate, for the re-validation's served guard. An
         EnvironmentFault stops it wherever it strikes, recording no result for what it failed."""
         self.bus.study_started(self.snapshot())
         for note in self.seeded:
@@ -198,8 +201,11 @@ class Engine:
                 self.proportion.announce()
                 self.run_trials()
                 if self.parts.plan.k:  # --revalidate K
-                    self.revalidation = self.revalidator.revalidate(self.snapshot(), self.proportion.plan(),
-                                                                  self.parts.reference)
+                    snapshot = self.snapshot()
+                    serve = finalist_server(self.parts, self.store, self.bus, snapshot, at_rate, self._select_ops) \
+                        if at_rate is not None and self.parts.config.revalidation.serve_rate is not None else None
+                    self.revalidation = self.revalidator.revalidate(snapshot, self.proportion.plan(),
+                                                                  self.parts.reference, serve)
         except (KeyboardInterrupt, EnvironmentFault):  # stopped, to be resumed
             self.bus.study_stopped(self.snapshot(), "KILLED")
             raise
@@ -207,6 +213,13 @@ class Engine:
             self.bus.study_stopped(self.snapshot(), "FAILED")
             raise
         return self.snapshot()
+
+    def _select_ops(self) -> float | None:
+        """rocksdb-default's median ops/s in the selection's rounds, once they ran beside it (else None)."""
+        saved = attrs.rounds(self.store, f"{REVALIDATION}:select")
+        ops = [m["ops_per_sec"] for m in (saved.samples.get(DEFAULT_BASELINE, []) if saved else [])
+               if isinstance(m.get("ops_per_sec"), int | float)]
+        return statistics.median(ops) if ops else None
 
     def run_baselines(self) -> None:
         """Measure each baseline once per study, as the trials run (tuner.engine._baselines)."""

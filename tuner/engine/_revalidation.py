@@ -9,6 +9,9 @@ flatter it. So, after the search (on by default, ``--revalidate K``):
    study's metric (ops/s, or the one --objective names: the highest, or the lowest when minimized)
    among those whose medians there cost no more than rocksdb-default's beyond the cost guard
    (ranking.COST_MARGINS; all of them when none is within it, or with --any-cost) (skipped when K is 1);
+   with --serve-rate (and the guard), those finalists are then served at the rate beside rocksdb-default, best
+   median first, until one serves within ranking.SERVED_MARGINS (tuner.engine._served.finalist_server): that
+   one wins (the best when none does: the answer then keeps the defaults);
 2. **estimate**: the winner, the reference (``--baseline``'s configuration, else ``rocksdb-default``),
    the other baselines and, for the "why", the winner with each tuned option put back to the
    reference's value (one-at-a-time ablation) are measured in at least ``min_rounds`` rounds, more
@@ -53,10 +56,11 @@ from tuner.engine._storage import StudyStore
 from tuner.fmt import fmt_duration, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.stats import Ratio, Rounds, gain, rank_correlation, relative_width, sample_rows
-from tuner.summary import Ablation, Measured, Revalidation
+from tuner.summary import Ablation, Measured, Revalidation, ServedReport
 
 ATTR = "revalidation"
 Measure = Callable[[str, dict[str, Flag], Path, Workload | None], Measurement]
+Serve = Callable[[str, dict[str, Flag]], ServedReport]  # a finalist served beside rocksdb-default at --serve-rate
 
 
 @dataclass
@@ -71,7 +75,10 @@ class Revalidator:
     score: Score = Score()  # the study's: its metric is what the rounds compare
     guard: bool = True  # finalists cost no more than rocksdb-default beyond ranking.COST_MARGINS (--any-cost: False)
 
-    def revalidate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference) -> Revalidation | None:
+    def revalidate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference,
+                   serve: Serve | None = None) -> Revalidation | None:
+        """The stages below; ``serve``, with --serve-rate, serves a finalist beside rocksdb-default at the rate
+        (tuner.engine._served.finalist_server): the selection's served guard."""
         space = snapshot.space
         trials, kept_out = self._affordable(snapshot)
         finalists = ranking.distinct_top(trials, snapshot.directions, plan.k, space.distance, prefer=snapshot.weights)
@@ -91,14 +98,17 @@ class Revalidator:
                          f"{reference.name})"))
             saved = self._select(snapshot, entries, plan, reference)
             rows = sample_rows(saved, entries, self.score.metric, self.score.needed)
-            chosen, breaking, costly, said = _choose(rows, self.score, self.guard)
+            order, breaking, costly, said = _choose(rows, self.score, self.guard)
             for line in said:
                 self.note(line)
+            served_out = self._served_guard(order, entries, serve) if serve is not None and self.guard else []
+            chosen = next((n for n in order if n not in served_out), order[0] if order else None)
             winner = next((t for t in finalists if t.number == chosen), winner)
             by_name = {r.name: r for r in rows}
             result["select"] = {"rounds": saved.rounds, "configurations": rows, "winner": f"trial {winner.number}",
                                 "costly": [f"trial {n}" for n in costly],
                                 "breaking": [f"trial {n}" for n in breaking],
+                                "served_out": [f"trial {n}" for n in served_out],
                                 "vs_reference": {r.name: _ratio(by_name, r.name, reference.name, self.score)
                                                  for r in rows if r.trial is not None and reference.name in by_name},
                                 "distance_to_winner": {f"trial {t.number}": round(space.distance(t.params, winner.params), 3)
@@ -109,6 +119,24 @@ class Revalidator:
         result["minimal"] = self._minimal(space, plan, reference, winner, estimate.get("ablation", []))
         result["seconds"] = self.seconds()
         return Revalidation.from_dict(result, "revalidation")
+
+    def _served_guard(self, order: list[int], entries: dict[str, dict[str, Any]], serve: Serve) -> list[int]:
+        """The finalists in ``order`` served at --serve-rate one after another, each beside rocksdb-default,
+        until one serves within ranking.SERVED_MARGINS; those that served beyond them, each said."""
+        out: list[int] = []
+        for n in order:
+            name = f"trial {n}"
+            report = serve(name, entries[name]["flags"])
+            over = ranking.served_beyond_words(report, name, DEFAULT_BASELINE)
+            if not over:
+                return out
+            out.append(n)
+            more = len(out) < len(order)
+            self.note(f"re-validation: {name} served at {report.rate:,.0f} writes/s beyond the served guard: "
+                      f"{'; '.join(over)}: " + ("the next finalist is served" if more else
+                                                "no finalist served within it; the best goes on, and the answer "
+                                                "keeps the defaults (--any-cost lifts the guard)"))
+        return out
 
     def _affordable(self, snapshot: StudySnapshot) -> tuple[tuple[FrozenTrial, ...], int]:
         """The trials the finalists come from and how many complete ones the guard kept out: with the
@@ -259,17 +287,17 @@ class Revalidator:
         return saved
 
 
-def _choose(rows: list[Measured], score: Score, guard: bool) -> tuple[int | None, list[int], list[int], list[str]]:
-    """The selection's winner among the finalists' ``rows``: the best median of the study's metric among
-    those whose medians keep the user's bounds and, with the ``guard``, cost no more than rocksdb-default's
-    (measured in the same rounds) beyond ranking.COST_MARGINS (the answer would keep the defaults over
-    either); among all when none does. Then the finalists passed over for each reason, and, when the leader
-    is one of them, the note that says so."""
+def _choose(rows: list[Measured], score: Score, guard: bool) -> tuple[list[int], list[int], list[int], list[str]]:
+    """The finalists the selection may choose from its ``rows``, best median of the study's metric first: those
+    whose medians keep the user's bounds and, with the ``guard``, cost no more than rocksdb-default's (measured
+    in the same rounds) beyond ranking.COST_MARGINS (the answer would keep the defaults over either); all when
+    none does. Then the finalists passed over for each reason, and, when the leader is one of them, the note
+    that says so."""
     sign = 1 if score.maximize else -1
     medians = {r.trial: m for r in rows if r.trial is not None and r.failed is None
                and (m := r.median(score.metric)) is not None}
     if not medians:
-        return None, [], [], []
+        return [], [], [], []
 
     default = next((r for r in rows if r.name == DEFAULT_BASELINE and r.failed is None), None)
     finalists = [r for r in rows if r.trial in medians]
@@ -288,7 +316,7 @@ def _choose(rows: list[Measured], score: Score, guard: bool) -> tuple[int | None
         said.append(f"re-validation: trial {best} led the selection's rounds but cost more than {DEFAULT_BASELINE} in "
                     f"them beyond the cost guard ({', '.join(ranking.COST_NAMES[k] for k in costly[best])}): the "
                     "best finalist within it goes on (--any-cost lifts the guard)")
-    return (max(eligible, key=lambda n: sign * eligible[n]), sorted(n for n in breaking if n is not None),
+    return (sorted(eligible, key=lambda n: -sign * eligible[n]), sorted(n for n in breaking if n is not None),
             sorted(n for n in costly if n is not None), said)
 
 

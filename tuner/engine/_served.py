@@ -1,14 +1,21 @@
-"""The study's last stage with --serve-rate: the answer and rocksdb-default served open loop at a rate.
+"""--serve-rate: configurations and rocksdb-default served open loop at a rate, in paired rounds.
 
 A study that measured peak throughput says nothing of what a service at a fixed request rate would see
-of its answer: the tail, the stalls, whether the rate was delivered. After the re-validation the answer
-(the re-validated winner, else the search's best) and rocksdb-default each run at the rate (--serve-rate
-writes/s, or ``auto``: 0.7 of the defaults' sustained ops/s in the study, tuner.engine._capacity.serve_rate,
-where --slo's searches of a db_bench study start too) for --serve-duration seconds, in --serve-rounds
-paired rounds, the two in a fresh seeded order each round. How a configuration runs at a rate is the
-backend's (``Backend.at_rate``, handed in as a function: the engine never knows how a rate is offered);
-each run is logged in OUT/served/<configuration>/round-<r>. The :class:`~tuner.summary.ServedReport` is
-kept in the study after every run, so a resume measures only what is missing.
+of its answer: the tail, the stalls, whether the rate was delivered. With --serve-rate (writes/s, or
+``auto``: 0.7 of the defaults' sustained ops/s in the study, tuner.engine._capacity.serve_rate, where
+--slo's searches of a db_bench study start too) configurations run at the rate for --serve-duration
+seconds beside rocksdb-default, in --serve-rounds paired rounds, each round in a fresh seeded order:
+
+- in the re-validation, after the selection's rounds (:func:`finalist_server`, unless --any-cost): the
+  leading finalist beside the defaults; when it serves beyond ranking.SERVED_MARGINS the next one, and so on
+  (the re-validation's served guard: a finalist that serves worse does not win while another serves
+  within it); each finalist's runs logged in OUT/served/<finalist>/<configuration>/round-<r>;
+- at the end (:func:`serve`): the answer (the re-validated winner, else the search's best), unless the
+  selection served it already; logged in OUT/served/<configuration>/round-<r>.
+
+How a configuration runs at a rate is the backend's (``Backend.at_rate``, handed in as a function: the
+engine never knows how a rate is offered). Each :class:`~tuner.summary.ServedReport` is kept in the study
+after every run, so a resume measures only what is missing.
 """
 
 from __future__ import annotations
@@ -41,44 +48,91 @@ COMPARED = ("p99.9_us", "p99.99_us", "max_us", "stall_micros", "write_amp", "sst
 
 def serve(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: StudySnapshot, at_rate: AtRate) -> None:
     """rocksdb-default and the answer at the rate in --serve-rounds paired rounds, kept in the study as
-    ``served`` after each run; nothing more when the study keeps them all for the same rate."""
+    ``served`` after each run; nothing more when the study keeps them all for the same rate, or when the
+    re-validation's selection served the answer already (:func:`finalist_server`: then that report is kept)."""
     m = parts.config.revalidation
     entries = answer_and_default(parts, snapshot, bus, ATTR)
     if DEFAULT_BASELINE not in entries:
         bus.note(f"--serve-rate: {DEFAULT_BASELINE} was not measured; nothing to serve beside it")
         return
+    names = list(entries)
+    chosen = store.stored(f"{ATTR}:{names[-1]}", ServedReport) if len(names) > 1 else None
+    if chosen is not None and _fits(chosen, m.serve_rate, m.serve_duration, m.serve_rounds, names):
+        store.keep(ATTR, chosen)
+        return
     try:
-        rate, how = serve_rate(m.serve_rate, snapshot)
+        at = serve_rate(m.serve_rate, snapshot)
     except RunFailed as exc:
         bus.note(str(exc))
         return
-    kept = store.stored(ATTR, ServedReport)
-    report = kept if kept is not None and (kept.rate, kept.duration, kept.rounds, kept.names) == (
-        rate, m.serve_duration, m.serve_rounds, list(entries)) else \
-        ServedReport(rate=rate, how=how, duration=m.serve_duration, rounds=m.serve_rounds, names=list(entries))
-    todo = [(r, name) for r in range(1, report.rounds + 1)
-            for name in random.Random(f"{parts.config.search.seed or 0}:{ATTR}:{r}").sample(list(entries), len(entries))
-            if not any(run.round == r and run.name == name for run in report.runs)]
-    if not todo:
-        return
-    bus.note(f"served open loop at {rate:,.0f} writes/s ({how}): {', '.join(entries)}, {report.rounds} paired "
-             f"round{'s' if report.rounds > 1 else ''} of {report.duration:g} s and its settle")
-    run = at_rate(rate, report.duration)
-    started = time.monotonic() - report.seconds
     try:
-        with stop_signals():
-            for r, name in todo:
-                logs = parts.out / ATTR / name.replace(" ", "-") / f"round-{r}"
-                try:
-                    done = ServedRun(name=name, round=r, metrics=run(entries[name], logs))
-                except RunFailed as exc:
-                    done = ServedRun(name=name, round=r, failed=str(exc))
-                bus.note(f"served {name}, round {r}/{report.rounds}: {served_words(done)}")
-                report = _with(report, done, time.monotonic() - started)
-                store.keep(ATTR, report)
+        served(parts, store, bus, at_rate, entries, at, ATTR)
     except (KeyboardInterrupt, EnvironmentFault):
         bus.study_stopped(snapshot, "KILLED")
         raise
+
+
+def finalist_server(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: StudySnapshot, at_rate: AtRate,
+                    default_ops: Callable[[], float | None]) -> Callable[[str, dict[str, Flag]], ServedReport] | None:
+    """The re-validation's served guard: a function that serves one finalist beside rocksdb-default at --serve-rate
+    (``auto``: from ``default_ops``, the defaults' median ops/s in the selection's rounds, when it has one) in
+    --serve-rounds paired rounds, kept in the study as ``served:<finalist>``; None when rocksdb-default was not
+    measured."""
+    m = parts.config.revalidation
+    default = {b.name: dict(b.flags) for b in snapshot.baselines if b.name == DEFAULT_BASELINE}
+    if not default:
+        return None
+    rates: list[tuple[float, str]] = []
+
+    def serve_one(name: str, flags: dict[str, Flag]) -> ServedReport:
+        if not rates:  # once, when the selection's rounds are in
+            rates.append(serve_rate(m.serve_rate, snapshot, default_ops()))
+        return served(parts, store, bus, at_rate, {**default, name: flags}, rates[0], f"{ATTR}:{name}")
+    return serve_one
+
+
+def served(parts: Prepared, store: StudyStore, bus: EventBus, at_rate: AtRate, entries: dict[str, dict[str, Flag]],
+           at: tuple[float, str], attr: str) -> ServedReport:
+    """``entries`` (rocksdb-default first) at the rate ``at`` (writes/s, and where it came from) in --serve-rounds
+    paired rounds, each round in a fresh seeded order, kept in the study as ``attr`` after each run (a resume
+    measures only what is missing); each run's logs in OUT/served/<configuration>/round-<r> (the finalists'
+    of the selection in OUT/served/<finalist>/<configuration>/round-<r>)."""
+    m = parts.config.revalidation
+    (rate, how), names = at, list(entries)
+    kept = store.stored(attr, ServedReport)
+    report = kept if kept is not None and _fits(kept, rate, m.serve_duration, m.serve_rounds, names) else \
+        ServedReport(rate=rate, how=how, duration=m.serve_duration, rounds=m.serve_rounds, names=names)
+    todo = [(r, name) for r in range(1, report.rounds + 1)
+            for name in random.Random(f"{parts.config.search.seed or 0}:{attr}:{r}").sample(names, len(names))
+            if not any(run.round == r and run.name == name for run in report.runs)]
+    if not todo:
+        return report
+    beside = attr.partition(":")[2]
+    bus.note(f"served open loop at {rate:,.0f} writes/s ({how}): {', '.join(entries)}, {report.rounds} paired "
+             f"round{'s' if report.rounds > 1 else ''} of {report.duration:g} s and its settle"
+             + (" (the served guard of the re-validation's finalists)" if beside else ""))
+    run = at_rate(rate, report.duration)
+    started = time.monotonic() - report.seconds
+    where = parts.out / ATTR / beside.replace(" ", "-") if beside else parts.out / ATTR
+    with stop_signals():
+        for r, name in todo:
+            try:
+                done = ServedRun(name=name, round=r, metrics=run(entries[name], where / name.replace(" ", "-")
+                                                                 / f"round-{r}"))
+            except RunFailed as exc:
+                done = ServedRun(name=name, round=r, failed=str(exc))
+            bus.note(f"served {name}" + (f" (beside {beside})" if beside and name != beside else "")
+                     + f", round {r}/{report.rounds}: {served_words(done)}")
+            report = _with(report, done, time.monotonic() - started)
+            store.keep(attr, report)
+    return report
+
+
+def _fits(report: ServedReport, rate: float | str | None, duration: float, rounds: int, names: list[str]) -> bool:
+    """Whether a kept ``report`` is of these runs: the same configurations, run length and rounds, and the
+    rate given (any, for ``auto``)."""
+    return (report.duration, report.rounds, report.names) == (duration, rounds, names) and (
+        rate in (None, "auto") or report.rate == float(rate))
 
 
 def served_words(run: ServedRun) -> str:

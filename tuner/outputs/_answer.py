@@ -9,10 +9,10 @@ from typing import Any
 from objectives.scores import Bound
 from tuner import ranking
 from tuner.backends import BACKENDS
-from tuner.fmt import AT_RATE_METRICS, fmt_at_rate, fmt_bytes, fmt_duration, fmt_value
+from tuner.fmt import AT_RATE_METRICS, fmt_at_rate, fmt_bytes, fmt_cost, fmt_duration, fmt_value
 from tuner.model import DEFAULT_BASELINE, Answer
 from tuner.stats import improvement
-from tuner.summary import CapacityOf, Measured, Ratio, ServedReport, StudyAnswer, Summary, TargetInfo
+from tuner.summary import CapacityOf, Measured, Ratio, StudyAnswer, Summary, TargetInfo
 
 
 def answer(summary: Summary) -> StudyAnswer | None:
@@ -69,23 +69,13 @@ def beyond_guard(summary: Summary, best: str) -> list[str]:
     ran, default = _rows(summary, best)
     over = []
     if ran is not None and default is not None:
-        over = [f"{_COST_NAMES[key]} {_cost_value(key, ran.median(key) or 0.0)} against "
-                f"{_cost_value(key, default.median(key) or 0.0)} in its rounds" for key in ranking.rows_over_cost(ran, default)]
+        over = [f"{_COST_NAMES[key]} {fmt_cost(key, ran.median(key) or 0.0)} against "
+                f"{fmt_cost(key, default.median(key) or 0.0)} in its rounds" for key in ranking.rows_over_cost(ran, default)]
     served = summary.served
     if served is not None and best in served.names:
-        over += [f"served at {served.rate:,.0f} writes/s, {_served_cost(served, best, key)}"
-                 for key in ranking.served_over_cost(served, best, DEFAULT_BASELINE)]
+        over += [f"served at {served.rate:,.0f} writes/s, {words}"
+                 for words in ranking.served_beyond_words(served, best, DEFAULT_BASELINE)]
     return over
-
-
-def _served_cost(served: ServedReport, name: str, key: str) -> str:
-    """``name``'s and rocksdb-default's medians of ``key`` at the rate, in words: ``P99.99 388.0 ms against
-    31.6 ms (12.28x), medians of 2 paired rounds``."""
-    a, b = served.median(name, key) or 0.0, served.median(DEFAULT_BASELINE, key) or 0.0
-    what = f"P99.99 {a / 1e3:.1f} ms against {b / 1e3:.1f} ms" if key == "p99.99_us" else \
-        f"{_COST_NAMES.get(key, key)} {_cost_value(key, a)} against {_cost_value(key, b)}"
-    rounds = f"medians of {served.rounds} paired rounds" if served.rounds > 1 else "one run each"
-    return what + (f" ({a / b:.2f}x)" if b else "") + f", {rounds}"
 
 
 def out_of_bounds(summary: Summary, name: str) -> list[str]:
@@ -357,12 +347,6 @@ def served_line(summary: Summary) -> str | None:
 _COST_NAMES = {**ranking.COST_NAMES, "memory_peak_bytes": "memory peak"}
 
 
-def _cost_value(key: str, value: float) -> str:
-    if key in ("db_size_bytes", "sst_bytes", "memory_peak_bytes"):
-        return fmt_bytes(value)
-    return f"{value / 1e6:.2f} s" if key == "stall_micros" else f"{value:.2f}"
-
-
 def cost_line(summary: Summary) -> str | None:
     """What the re-validated best costs beside rocksdb-default, medians of the same rounds: disk, stored
     write amplification, write-stall time, memory peak (a program's: those of them it printed, by their
@@ -384,10 +368,10 @@ def cost_line(summary: Summary) -> str | None:
         a, b = best.median(key), default.median(key)
         if a is None or b is None:
             continue
-        parts.append(f"{name} {_cost_value(key, a)} against {_cost_value(key, b)}" + (f" ({a / b:.2f}x)" if b else ""))
+        parts.append(f"{name} {fmt_cost(key, a)} against {fmt_cost(key, b)}" + (f" ({a / b:.2f}x)" if b else ""))
         if ranking.over_cost({key: a}, {key: b}):
             share, least = ranking.COST_MARGINS[key]
-            allowed = f"{share:.0%}" if share else f"{_cost_value(key, least)}"
+            allowed = f"{share:.0%}" if share else f"{fmt_cost(key, least)}"
             over.append(f"{name} (more than {allowed} above the defaults')")
     if not parts:
         return None

@@ -197,6 +197,10 @@ def verdict_lines(summary: Summary) -> list[str]:
                          "paired comparison of such runs needs many rounds: a tail over a window moves less the longer "
                          "the window (`rocksdb-tuner measure --duration 20m --windows 60s` shows how much), so longer "
                          "runs (--duration) rank configurations where more short rounds rank noise")
+    if select and select.served_out:
+        rate = f" at {summary.served.rate:,.0f} writes/s" if summary.served else ""
+        lines.append(f"served{rate} beside {DEFAULT_BASELINE}, finalist(s) {', '.join(select.served_out)} served beyond "
+                     f"the served guard ({ranking.served_margin_words()}): passed over for the next")
     minimal = reval.minimal
     if minimal:
         lines.append(f"minimal configuration ({', '.join(minimal.kept)}; the rest at {ref}'s values): "
