@@ -11,14 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from experiments.record import commit_before, stamp
+from objectives.options_ini import parse_options
 from tuner.backends import BACKENDS
 from tuner.engine import saved_rounds
 from tuner.model import TuneConfig
-from tuner.ranking import over_cost
+from tuner.ranking import COST_NAMES, SERVED_MARGINS, over_cost
 from tuner.summary import Summary
 from tuner.trials import TrialRecord
 
 RESULTS = Path(__file__).with_name("results")
+ROOT = Path(__file__).resolve().parents[2]  # the record's configs name their OPTIONS files from here
 # What measures a run at a rate: the driver, its Python side and `rocksdb-tuner measure`.
 MEASURE_CODE = ("objectives/build/open_loop.cc", "objectives/build/latency_histogram.h", "objectives/open_loop.py",
                 "tuner/measure.py")
@@ -276,6 +278,70 @@ def served_guard() -> str:
     return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
+STALL_PREDICT = "stall-predict-140k-11.8.1-2026-12-05.json"
+
+
+def _served_rows(record: dict[str, Any]) -> tuple[list[str], dict[str, list[str]]]:
+    """A row per configuration of a served record, the defaults first: its P99.99 by round, their median and
+    its ratio to the defaults' median, its write stalls' median, and the served guard's verdict on those
+    medians (ranking.SERVED_MARGINS); then the metrics each configuration served beyond the guard on."""
+    by = {(r["round"], r["config"]): r for r in record["runs"]}
+    rounds = sorted({r["round"] for r in record["runs"]})
+
+    def median(config: str, metric: str) -> float:
+        return statistics.median(by[(i, config)][metric] for i in rounds)
+    default = {key: median("rocksdb-default", key) for key in SERVED_MARGINS}
+    rows = ["| configuration | P99.99 by round | median | over the defaults' | write stalls, median | the served guard |",
+            "|---" * 6 + "|"]
+    beyond: dict[str, list[str]] = {}
+    for config in record["configs"]:
+        medians = {key: median(config, key) for key in SERVED_MARGINS}
+        beyond[config] = over_cost(medians, default, SERVED_MARGINS)
+        verdict = "-" if config == "rocksdb-default" else \
+            f"beyond ({', '.join(COST_NAMES.get(k, 'P99.99') for k in beyond[config])})" if beyond[config] else "within"
+        rows.append(f"| {config} | {', '.join(_ms(by[(i, config)]['p99.99_us']) for i in rounds)} | "
+                    f"{_ms(medians['p99.99_us'])} | {medians['p99.99_us'] / default['p99.99_us']:.2f}x | "
+                    f"{medians['stall_micros'] / 1e6:.2f} s | {verdict} |")
+    return rows, beyond
+
+
+def stall_predict() -> str:
+    """Six trials of make tune at 3c6b445, four that its cost guard kept out for write stalls at full speed and
+    two that never stalled, beside the defaults in paired rounds at a rate: what the served guard makes of each."""
+    path, record = _record(STALL_PREDICT)
+    rows, beyond = _served_rows(record)
+    tuned = [c for c in record["configs"] if c != "rocksdb-default"]
+    stalled = [c for c in tuned if not c.endswith("(0.00 s stalls at full speed)")]
+    line = (f"Beyond the served guard: {sum(bool(beyond[c]) for c in stalled)} of the {len(stalled)} that stalled at "
+            f"full speed, {sum(bool(beyond[c]) for c in tuned if c not in stalled)} of the {len(tuned) - len(stalled)} "
+            f"that did not; by their write stalls at the rate: {sum('stall_micros' in beyond[c] for c in tuned)}. "
+            f"The least any run delivered: {100 * min(r['delivered'] for r in record['runs']):.2f} % of the rate.")
+    return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def background_jobs() -> str:
+    """The defaults (from their OPTIONS file, and with 8 background jobs) and trial 79 of make tune at 3c6b445
+    (with its 8 background jobs, and with 2) beside the defaults in paired rounds at a rate."""
+    path, record = _record("background-jobs-140k-11.8.1-2026-12-05.json")
+    rows, _ = _served_rows(record)
+    configs = record["configs"]
+    ours, theirs = (parse_options((ROOT / configs[n]).read_text()) for n in
+                    ("trial 79 (8 background jobs)", "rocksdb-default, from its OPTIONS file"))
+    differ = [f"{name} {value} ({theirs.get(section, {}).get(name, 'not set')})"
+              for section, options in ours.items() for name, value in options.items()
+              if theirs.get(section, {}).get(name) != value]
+    line = "Trial 79's OPTIONS file against the defaults' (theirs in brackets): " + ", ".join(differ) + "."
+    return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def subcompactions_or_cache() -> str:
+    """The defaults from their OPTIONS file, with 8 subcompactions, and with a 4 MiB block cache, each beside the
+    defaults in paired rounds at a rate."""
+    path, record = _record("subcompactions-or-cache-140k-11.8.1-2026-12-05.json")
+    rows, _ = _served_rows(record)
+    return "\n".join([*rows, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
 def finalist() -> str:
     """The limiter study's finalist (trial 2, its OPTIONS file as its run wrote it) and the defaults in
     paired rounds of 10 minutes that chose nothing."""
@@ -367,4 +433,5 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "threads_or_memory": threads_or_memory, "windows": windows, "aged": aged, "memory": memory,
     "reads_at_load": reads_at_load, "pauses": pauses, "nice": nice, "smoothing": smoothing, "limiter": limiter,
     "limiter_study": limiter_study, "finalist": finalist, "write_amp_study": write_amp_study,
-    "stalls": stalls, "served_guard": served_guard}
+    "stalls": stalls, "served_guard": served_guard, "stall_predict": stall_predict,
+    "background_jobs": background_jobs, "subcompactions_or_cache": subcompactions_or_cache}
