@@ -127,8 +127,8 @@ def test_parallel_trials_are_tuned_for_their_slot(tmp_path, work_dir, host):
     assert "vs default: single runs, each beside 1 other run(s) at once (--parallel), rocksdb-default's as the " \
         "trials'" in r.stdout
     study = summary.optuna_study()
-    assert study.user_attrs["space"]["subcompactions"] == f"[1, {4 * cores}]"
-    assert all(t.params["subcompactions"] <= 4 * cores for t in study.trials if t.params)
+    assert study.user_attrs["space"]["subcompactions"] == f"[1, {cores}]"
+    assert all(t.params["subcompactions"] <= cores for t in study.trials if t.params)
     nodes = [n for t in study.trials if (n := TrialRecord.of(t).node) is not None]
     assert nodes and all(len(n.cores_used or []) == cores for n in nodes)
 

@@ -27,7 +27,7 @@ def test_default_space_scales_to_host_and_data(ctx):
         "subcompactions", "max_background_jobs", "write_buffer_size", "max_write_buffer_number",
         "min_write_buffer_number_to_merge", "cache_size", "bloom_bits", "compression_type", "compression_level",
     ]
-    assert space.parameter("subcompactions").high == 4 * ctx.cores
+    assert space.parameter("subcompactions").high == ctx.cores
     assert space.parameter("write_buffer_size").high == 100 * MiB  # data / 2
     assert space.parameter("cache_size").high == 200 * MiB  # data
     bigger = load_space("default").resolve(replace(ctx, data=40 * GiB, budget=2 * GiB))
