@@ -76,10 +76,10 @@ def finalist_server(parts: Prepared, store: StudyStore, bus: EventBus, snapshot:
                     default_ops: Callable[[], float | None]) -> Callable[[str, dict[str, Flag]], ServedReport] | None:
     """The re-validation's served guard: a function that serves one finalist beside rocksdb-default at --serve-rate
     (``auto``: from ``default_ops``, the defaults' median ops/s in the selection's rounds, when it has one) in
-    --serve-rounds paired rounds, kept in the study as ``served:<finalist>``; None when rocksdb-default was not
-    measured."""
+    --serve-rounds paired rounds, kept in the study as ``served:<finalist>``; None when rocksdb-default's run did
+    not complete."""
     m = parts.config.revalidation
-    default = {b.name: dict(b.flags) for b in snapshot.baselines if b.name == DEFAULT_BASELINE}
+    default = {b.name: dict(b.flags) for b in snapshot.baselines if b.name == DEFAULT_BASELINE and b.complete}
     if not default:
         return None
     rates: list[tuple[float, str]] = []

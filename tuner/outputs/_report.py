@@ -199,8 +199,10 @@ def verdict_lines(summary: Summary) -> list[str]:
                          "runs (--duration) rank configurations where more short rounds rank noise")
     if select and select.served_out:
         rate = f" at {summary.served.rate:,.0f} writes/s" if summary.served else ""
+        then = f"passed over for {select.winner}" if select.winner not in select.served_out else \
+            f"none served within it, so the fastest, {select.winner}, went on"
         lines.append(f"served{rate} beside {DEFAULT_BASELINE}, finalist(s) {', '.join(select.served_out)} served beyond "
-                     f"the served guard ({ranking.served_margin_words()}): passed over for the next")
+                     f"the served guard ({ranking.served_margin_words()}): {then}")
     minimal = reval.minimal
     if minimal:
         lines.append(f"minimal configuration ({', '.join(minimal.kept)}; the rest at {ref}'s values): "
