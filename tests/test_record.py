@@ -1064,10 +1064,23 @@ def test_what_1_3x_asks_is_read_from_the_headroom_records():
 
 CUT_JOB = "default-job-cut-11.8.1-2026-12-01"  # the first default job whose trials' drains were cut
 HEAD_JOB = "default-job-head-11.8.1-2026-12-05"  # make tune at 96595c6: its served trial 93 in docs/measure.md
+CORES_JOB = "default-job-cores-11.8.1-2026-12-05"  # make tune at 8e62c3f: its finalists served, none within the guard
 JOBS_11_8 = ("default-job-11.8.1-2026-11-27", "default-job-11.8.1-rerun-2026-11-27", "default-job-11.8.1-2026-11-29",
              "default-job-8GiB-11.8.1-2026-11-28", "default-job-universal-11.8.1-2026-11-28",
              "default-job-8GiB-universal-11.8.1-2026-11-28", "default-job-dio-11.8.1-2026-12-01",
              "default-job-rerun-11.8.1-2026-12-01")
+
+
+def test_the_default_job_that_served_its_finalists_is_quoted_as_its_summary_gives_it():
+    """make tune at 8e62c3f: every finalist served beyond the served guard, so the answer kept the defaults over the
+    fastest, whose gain at the target experiments/default_job/README.md quotes."""
+    summary = _summary(CORES_JOB)
+    reval, answer = summary.revalidation, summary.answer
+    assert reval is not None and reval.select is not None and answer is not None
+    assert sorted(reval.select.served_out) == sorted(r.name for r in reval.select.configurations if r.trial is not None)
+    assert answer.recommend == "reference" and reval.best_vs_reference is not None
+    _quoted(f"trial {reval.best_trial}, which ran {reval.best_vs_reference.ratio:.2f}x them",
+            ("experiments/default_job/README.md",), at="served beyond the served guard")
 
 
 def _search_runs(log: str) -> tuple[float, dict[int, tuple[float, float]]]:
@@ -1086,7 +1099,7 @@ def test_what_trials_under_half_the_defaults_cost_is_read_from_the_default_jobs_
     their answers' ratio to the defaults in the search."""
     kept = {d.name for d in RESULTS.iterdir() if "11.8.1" in d.name}
     assert kept == {*JOBS_11_8, CUT_JOB, default_job.SERVED, default_job.STALLED, default_job.JOB,
-                    HEAD_JOB}  # before/after the cut, the headline
+                    HEAD_JOB, CORES_JOB}  # before/after the cut, the headline
     shares, answered = [], []
     for name in JOBS_11_8:
         log = (RESULTS / name / "console.log").read_text()
