@@ -647,6 +647,27 @@ def test_a_study_an_earlier_version_stored_resumes_and_reports_what_it_stored(tm
         100.0 / 90.0)
 
 
+def test_a_baseline_given_as_an_options_file_runs_the_program_on_that_file(tmp_path):
+    """--baseline FILE (an OPTIONS file) with the command backend: the program is handed that file, its searched
+    options as the file sets them, not the defaults' file with an "options_file" flag it cannot set."""
+    (tmp_path / "cache.toml").write_text('name = "cache"\n[parameters.cache_size]\ntype = "int"\nlow = "4 * MiB"\n'
+                                         'high = "8 * MiB"\n')
+    mine = options_file.with_values(rocksdb_defaults(), {"CFOptions.write_buffer_size": 12345678})
+    (tmp_path / "mine.ini").write_text(options_file.with_block_cache(mine, 5 * 2**20))
+    script = ("import json, sys; t = open(sys.argv[1]).read(); "
+              "print(json.dumps({'ops_per_sec': 200 if 'write_buffer_size=12345678' in t else 100}))")
+    (tmp_path / "work").mkdir()
+    r = tuner("tune", "--backend", "command", "--command", f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} "
+              "{options}", "--space", str(tmp_path / "cache.toml"), "--baseline", str(tmp_path / "mine.ini"),
+              "--trials", "1", "--seed", "1", "--revalidate", "0", "--out", "o", "--work-dir", str(tmp_path / "work"),
+              "--no-mlflow", "--no-plots", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    runs = {b.name: b for b in summary_of(tmp_path / "o").baselines}
+    assert runs["rocksdb-default"].metrics["ops_per_sec"] == 100.0
+    yours = next(b for name, b in runs.items() if name != "rocksdb-default")
+    assert yours.state == "COMPLETE" and yours.metrics["ops_per_sec"] == 200.0
+
+
 def test_the_why_shows_the_defaults_as_the_options_values(tmp_path):
     """The closing why block sets each option against rocksdb-default's value in the option's own terms
     (snappy, 0 bits per key: no filter, the library's default level), never as the OPTIONS file writes it

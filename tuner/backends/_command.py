@@ -217,14 +217,22 @@ class CommandBackend(Backend):
         return self.setup.timeout
 
     def options_text(self, flags: dict[str, Flag]) -> str:
-        """:meth:`base_options` with ``flags`` set under their parameters' OPTIONS keys."""
-        keys = self.setup.options_keys
+        """:meth:`base_options` with ``flags`` set under their parameters' OPTIONS keys; a configuration given
+        as an OPTIONS file (``--baseline FILE``: the ``options_file`` flag, and the block cache read from the
+        same file) starts from that file instead."""
+        keys, given = self.setup.options_keys, flags.get("options_file")
+        flags = {f: v for f, v in flags.items()
+                 if f != "options_file" and not (given is not None and f == "cache_size" and f not in keys)}
         unknown = sorted(set(flags) - set(keys))
         if unknown:
             raise RunFailed(f"--{unknown[0]}: not a searched parameter's flag, so it has no OPTIONS key the command "
                             "backend could set")
         try:
-            return options_file.with_values(self.base_options(), {keys[f]: v for f, v in flags.items()})
+            base = Path(str(given)).read_text() if given is not None else self.base_options()
+        except OSError as exc:
+            raise RunFailed(f"--baseline {given}: cannot read it: {exc.strerror}") from None
+        try:
+            return options_file.with_values(base, {keys[f]: v for f, v in flags.items()})
         except ValueError as exc:
             raise RunFailed(f"OPTIONS file: {exc}") from None
 
