@@ -30,6 +30,7 @@ from typing import Any
 
 from experiments._host import machine_info
 from experiments._script import entry
+from experiments.record_space.surrogate import SPACE
 from objectives.dbbench import DbBench, probe
 from objectives.measurement import measure
 from objectives.runner import RunFailed, Runner
@@ -55,7 +56,7 @@ def configurations(w: Workload, count: int, seed: int, budget: int | None, db: D
     host = Context.of_host()
     ctx = Context(cores=host.cores, ram=host.ram, data=w.data_bytes(), scale=w.scale,
                   budget=budget if budget else host.ram // 4)
-    space = load_space("default").resolve(ctx)
+    space = load_space(SPACE).resolve(ctx)
     rng = random.Random(seed)
     configs: list[dict[str, Any]] = [{"name": name, "params": params} for name, params in starts(space, Found("db_bench", db), w)]
     first = len(configs)

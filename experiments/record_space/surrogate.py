@@ -38,14 +38,17 @@ def load_recording(name: str, data: Path = DATA) -> tuple[dict[str, Any], list[d
     return header, runs
 
 
+SPACE = Path(__file__).with_name("space.toml")  # the default space as the recordings were made in it
+
+
 def space_of(header: dict[str, Any]) -> SearchSpace:
-    """The default space as the recording resolved it (its full data size, its memory budget)."""
+    """The recordings' space (:data:`SPACE`) as the recording resolved it (its full data size, its memory budget)."""
     spec = {"write": "fillrandom", "read": "reads-beyond-memory"}[header["workload"]]
     scale = header.get("scale", 1.0)
     workload = load_workload(spec).resolve(scale, Context.of_host())
     host = Context.of_host()
     budget = header.get("memory_budget_bytes") or host.ram // 4
-    return load_space("default").resolve(Context(cores=host.cores, ram=host.ram, data=workload.data_bytes(),
+    return load_space(SPACE).resolve(Context(cores=host.cores, ram=host.ram, data=workload.data_bytes(),
                                                  scale=scale, budget=budget))
 
 

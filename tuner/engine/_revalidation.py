@@ -77,8 +77,7 @@ class Revalidator:
 
     def revalidate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference,
                    serve: Serve | None = None) -> Revalidation | None:
-        """The stages below; ``serve``, with --serve-rate, serves a finalist beside rocksdb-default at the rate
-        (tuner.engine._served.finalist_server): the selection's served guard."""
+        """The stages above; ``serve`` (--serve-rate): the selection's served guard, tuner.engine._served."""
         space = snapshot.space
         trials, kept_out = self._affordable(snapshot)
         finalists = ranking.distinct_top(trials, snapshot.directions, plan.k, space.distance, prefer=snapshot.weights)
@@ -94,21 +93,19 @@ class Revalidator:
                 entries[reference.name] = {"flags": reference.flags}
             self.note(f"re-validation: choosing among {len(finalists)} finalists from distinct regions of the space, "
                       + (f"beside {reference.name}, in {plan.select_rounds} rounds" if plan.select_rounds > 1 else
-                         "in one round (the gain's rounds measure the chosen one beside "
-                         f"{reference.name})"))
+                         f"in one round (the gain's rounds measure the chosen one beside {reference.name})"))
             saved = self._select(snapshot, entries, plan, reference)
             rows = sample_rows(saved, entries, self.score.metric, self.score.needed)
             order, breaking, costly, said = _choose(rows, self.score, self.guard)
             for line in said:
                 self.note(line)
-            served_out = self._served_guard(order, entries, serve) if serve is not None and self.guard else []
-            chosen = next((n for n in order if n not in served_out), order[0] if order else None)
+            chosen, served_out = _served_guard(order, entries, serve, self.note) if serve is not None and self.guard \
+                else (order[0] if order else None, [])
             winner = next((t for t in finalists if t.number == chosen), winner)
             by_name = {r.name: r for r in rows}
             result["select"] = {"rounds": saved.rounds, "configurations": rows, "winner": f"trial {winner.number}",
-                                "costly": [f"trial {n}" for n in costly],
-                                "breaking": [f"trial {n}" for n in breaking],
-                                "served_out": [f"trial {n}" for n in served_out],
+                                **{key: [f"trial {n}" for n in passed] for key, passed in
+                                   (("costly", costly), ("breaking", breaking), ("served_out", served_out))},
                                 "vs_reference": {r.name: _ratio(by_name, r.name, reference.name, self.score)
                                                  for r in rows if r.trial is not None and reference.name in by_name},
                                 "distance_to_winner": {f"trial {t.number}": round(space.distance(t.params, winner.params), 3)
@@ -119,24 +116,6 @@ class Revalidator:
         result["minimal"] = self._minimal(space, plan, reference, winner, estimate.get("ablation", []))
         result["seconds"] = self.seconds()
         return Revalidation.from_dict(result, "revalidation")
-
-    def _served_guard(self, order: list[int], entries: dict[str, dict[str, Any]], serve: Serve) -> list[int]:
-        """The finalists in ``order`` served at --serve-rate one after another, each beside rocksdb-default,
-        until one serves within ranking.SERVED_MARGINS; those that served beyond them, each said."""
-        out: list[int] = []
-        for n in order:
-            name = f"trial {n}"
-            report = serve(name, entries[name]["flags"])
-            over = ranking.served_beyond_words(report, name, DEFAULT_BASELINE)
-            if not over:
-                return out
-            out.append(n)
-            more = len(out) < len(order)
-            self.note(f"re-validation: {name} served at {report.rate:,.0f} writes/s beyond the served guard: "
-                      f"{'; '.join(over)}: " + ("the next finalist is served" if more else
-                                                "no finalist served within it; the best goes on, and the answer "
-                                                "keeps the defaults (--any-cost lifts the guard)"))
-        return out
 
     def _affordable(self, snapshot: StudySnapshot) -> tuple[tuple[FrozenTrial, ...], int]:
         """The trials the finalists come from and how many complete ones the guard kept out: with the
@@ -285,6 +264,27 @@ class Revalidator:
                           f"(run {done} of {len(todo)}, ETA {fmt_duration(eta)})")
             attrs.keep_rounds(self.store, attr, saved)
         return saved
+
+
+def _served_guard(order: list[int], entries: dict[str, dict[str, Any]], serve: Serve,
+                  note: Callable[[str], None]) -> tuple[int | None, list[int]]:
+    """The finalists in ``order`` served at --serve-rate one after another, each beside rocksdb-default, until
+    one serves within ranking.SERVED_MARGINS: the winner (that one, else the first) and those that served beyond
+    them, each said."""
+    out: list[int] = []
+    for n in order:
+        name = f"trial {n}"
+        report = serve(name, entries[name]["flags"])
+        over = ranking.served_beyond_words(report, name, DEFAULT_BASELINE)
+        if not over:
+            return n, out
+        out.append(n)
+        more = len(out) < len(order)
+        note(f"re-validation: {name} served at {report.rate:,.0f} writes/s beyond the served guard: "
+             f"{'; '.join(over)}: " + ("the next finalist is served" if more else
+                                       "no finalist served within it; the best goes on, and the answer keeps the "
+                                       "defaults (--any-cost lifts the guard)"))
+    return (order[0] if order else None), out
 
 
 def _choose(rows: list[Measured], score: Score, guard: bool) -> tuple[list[int], list[int], list[int], list[str]]:
