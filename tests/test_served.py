@@ -159,7 +159,7 @@ class _Attrs(_Store):
 def _selection(tmp_path: Path, tails: dict[str, float], guard: bool = True) -> SimpleNamespace:
     """Synthetic finalists beside rocksdb-default (P99.99 10 ms at the rate in every round): trial 0 is the
     fastest in the choosing rounds, then trial 1, then trial 2; their P99.99 at the rate ``tails``. The
-    re-validation with the served guard of --serve-rate auto (0.7 x the defaults' 100 ops/s there)."""
+    re-validation with the served guard of --serve-rate auto (0.7 x the defaults' 100 ops/s in the choosing rounds)."""
     from optuna.trial import TrialState, create_trial
 
     from objectives.scores import Score
@@ -202,7 +202,10 @@ def _selection(tmp_path: Path, tails: dict[str, float], guard: bool = True) -> S
                                directions=("maximize",), weights=None, out=tmp_path, revalidation=None)
     notes: list[str] = []
     bus: Any = SimpleNamespace(note=notes.append, study_stopped=lambda *a: None)
-    serve_one = finalist_server(study.parts, store, bus, snapshot, at_rate, lambda: 100.0)
+    from tuner.engine._engine import Engine
+
+    chosen_from: Any = SimpleNamespace(store=store)  # auto's rate: the defaults' median in the choosing rounds, 100 ops/s
+    serve_one = finalist_server(study.parts, store, bus, snapshot, at_rate, lambda: Engine._select_ops(chosen_from))
     reval = Revalidator(store, measure, notes.append, tmp_path, score=Score(), guard=guard).revalidate(
         snapshot, Plan(k=3, select_rounds=2, min_rounds=2, max_rounds=2, ablation=False),
         Reference("rocksdb-default", cast(Any, {"level": None})), serve_one)

@@ -8,7 +8,6 @@ learns goes to the study's storage; what happens is told to observers as events 
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from tuner.engine._warmstart import WarmStartError, named_starts, start_words, w
 from tuner.events import EventBus
 from tuner.executors import Executor, Jobs
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, UsageError
-from tuner.stats import Rounds
+from tuner.stats import Rounds, sample_rows
 from tuner.summary import (
     CapacityReport,
     FidelityAgreement,
@@ -203,7 +202,7 @@ class Engine:
                 if self.parts.plan.k:  # --revalidate K
                     snapshot = self.snapshot()
                     serve = finalist_server(self.parts, self.store, self.bus, snapshot, at_rate, self._select_ops) \
-                        if at_rate is not None and self.parts.config.revalidation.serve_rate is not None else None
+                        if at_rate is not None else None
                     self.revalidation = self.revalidator.revalidate(snapshot, self.proportion.plan(),
                                                                   self.parts.reference, serve)
         except (KeyboardInterrupt, EnvironmentFault):  # stopped, to be resumed
@@ -217,9 +216,9 @@ class Engine:
     def _select_ops(self) -> float | None:
         """rocksdb-default's median ops/s in the selection's rounds, once they ran beside it (else None)."""
         saved = attrs.rounds(self.store, f"{REVALIDATION}:select")
-        ops = [m["ops_per_sec"] for m in (saved.samples.get(DEFAULT_BASELINE, []) if saved else [])
-               if isinstance(m.get("ops_per_sec"), int | float)]
-        return statistics.median(ops) if ops else None
+        if saved is None or DEFAULT_BASELINE not in saved.samples:
+            return None
+        return sample_rows(saved, {DEFAULT_BASELINE: {"flags": {}}})[0].median("ops_per_sec")
 
     def run_baselines(self) -> None:
         """Measure each baseline once per study, as the trials run (tuner.engine._baselines)."""

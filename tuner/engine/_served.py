@@ -30,6 +30,7 @@ from objectives.workloads import Flag
 from tuner.backends import EnvironmentFault, RunFailed
 from tuner.engine._capacity import answer_and_default, serve_rate
 from tuner.engine._prepare import Prepared
+from tuner.engine._revalidation import Serve
 from tuner.engine._signals import stop_signals
 from tuner.engine._storage import StudyStore
 from tuner.events import EventBus
@@ -73,7 +74,7 @@ def serve(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: StudySnap
 
 
 def finalist_server(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: StudySnapshot, at_rate: AtRate,
-                    default_ops: Callable[[], float | None]) -> Callable[[str, dict[str, Flag]], ServedReport] | None:
+                    default_ops: Callable[[], float | None]) -> Serve | None:
     """The re-validation's served guard: a function that serves one finalist beside rocksdb-default at --serve-rate
     (``auto``: from ``default_ops``, the defaults' median ops/s in the selection's rounds, when it has one) in
     --serve-rounds paired rounds, kept in the study as ``served:<finalist>``; None when rocksdb-default's run did
