@@ -22,8 +22,9 @@ from tuner.backends import BACKENDS, Found, RunFailed, Setup
 from tuner.backends._rate import driver_beside
 from tuner.engine._capacity import capacities, search_start
 from tuner.engine._prepare import check_backend
-from tuner.engine._served import serve, serve_rate
+from tuner.engine._served import finalists_served, serve, serve_rate
 from tuner.model import TuneConfig, UsageError
+from tuner.observers._mlflow import _served_metrics
 from tuner.outputs._answer import capacity_line, served_line
 from tuner.summary import Revalidation, Summary
 
@@ -231,6 +232,10 @@ def test_a_finalist_that_serves_a_worse_tail_does_not_win_the_selection(tmp_path
     assert sorted(found.served) == sorted(f"{t.replace(' ', '-')}/{n.replace(' ', '-')}/round-{r}" for t in tried
                                           for n in ("rocksdb-default", t) for r in (1, 2, 3))
     assert set(found.store.kept) == {f"served:{t}" for t in tried}
+    kept = finalists_served(found.store, reval)  # the summary's served_guard: each finalist's report, as served
+    assert [r.names for r in kept] == [["rocksdb-default", t] for t in tried]
+    logged = {m.key for m in _served_metrics(kept[-1], f"served_guard/{tried[-1]}")}
+    assert f"served_guard/{tried[-1]}/{tried[-1]}/p99.99_us" in logged
     said = [n for n in found.notes if "beyond the served guard" in n]
     assert len(said) == len(passed_over)
     if passed_over:
@@ -303,6 +308,8 @@ def test_a_throughput_study_serves_its_answer_and_the_defaults_at_a_rate(tmp_pat
                for run in served.runs)
     tried = {p.name for p in (out / "served").iterdir()} - {"load"}  # the served DB's load has its own logs
     assert tried == {f"{t.replace(' ', '-')}" for t in [*reval.select.served_out, winner]}
+    guard = [*reval.select.served_out, *([winner] if winner not in reval.select.served_out else [])]
+    assert [s.names for s in summary.served_guard] == [["rocksdb-default", t] for t in guard]
     winner_dir = out / "served" / winner.replace(" ", "-")
     assert {p.name for p in winner_dir.iterdir()} == {"rocksdb-default", winner.replace(" ", "-")}
     command = (winner_dir / winner.replace(" ", "-") / "round-1" / "command.command").read_text()

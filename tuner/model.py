@@ -264,6 +264,7 @@ class StudySnapshot:
     breaks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # references breaking the user's constraints
     capacity: CapacityReport | None = None  # --slo: the best's and rocksdb-default's capacity, after the re-validation
     served: ServedReport | None = None  # --serve-rate: the answer and rocksdb-default open loop at a rate, at the end
+    served_guard: tuple[ServedReport, ...] = ()  # --serve-rate: each finalist the re-validation served, in order
 
     @property
     def build(self) -> Build | None:

@@ -671,6 +671,7 @@ class Summary(Record):
     offered: Offered | None = None  # tune --rate: the load every run was offered
     capacity: CapacityReport | None = None  # tune --slo: the capacity of the best and rocksdb-default
     served: ServedReport | None = None  # tune --serve-rate: the answer and rocksdb-default open loop at a rate
+    served_guard: list[ServedReport] = field(default_factory=list)  # each finalist the re-validation served, in order
     costly: CostlyBest | None = None  # the search's best when the cost guard kept it from the finalists
     cost_guard: bool = True  # the cost guard held the answer (--any-cost: False)
     breaks: dict[str, list[str]] = field(default_factory=dict)  # references that break the user's constraints

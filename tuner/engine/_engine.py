@@ -27,7 +27,7 @@ from tuner.engine._proportion import Proportion
 from tuner.engine._revalidation import ATTR as REVALIDATION
 from tuner.engine._revalidation import Revalidator
 from tuner.engine._serial import SerialRuns
-from tuner.engine._served import AtRate, finalist_server, serve
+from tuner.engine._served import AtRate, finalist_server, finalists_served, serve
 from tuner.engine._signals import stop_signals
 from tuner.engine._storage import StudyStore
 from tuner.engine._warmstart import WarmStartError, named_starts, start_words, warm_start, warm_start_auto
@@ -141,7 +141,8 @@ class Engine:
                              fidelity_agreement=self.store.stored("fidelity_agreement", FidelityAgreement),
                              defaults=p.found.defaults, widened=p.widened, breaks=p.breaks,
                              capacity=self.store.stored("capacity", CapacityReport),
-                             served=self.store.stored("served", ServedReport))
+                             served=self.store.stored("served", ServedReport),
+                             served_guard=finalists_served(self.store, self.revalidation))
 
     def _target(self) -> TargetInfo | None:
         """What the study tunes for, and how its trials compare with it (what was scaled, and why)."""

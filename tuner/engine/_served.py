@@ -9,7 +9,8 @@ seconds beside rocksdb-default, in --serve-rounds paired rounds, each round in a
 - in the re-validation, after the selection's rounds (:func:`finalist_server`, unless --any-cost): the
   leading finalist beside the defaults; when it serves beyond ranking.SERVED_MARGINS the next one, and so on
   (the re-validation's served guard: a finalist that serves worse does not win while another serves
-  within it); each finalist's runs logged in OUT/served/<finalist>/<configuration>/round-<r>;
+  within it); each finalist's runs logged in OUT/served/<finalist>/<configuration>/round-<r>, and their
+  reports, in the order served, the summary's ``served_guard`` (:func:`finalists_served`);
 - at the end (:func:`serve`): the answer (the re-validated winner, else the search's best), unless the
   selection served it already; logged in OUT/served/<configuration>/round-<r>.
 
@@ -37,7 +38,7 @@ from tuner.events import EventBus
 from tuner.fmt import fmt_at_rate
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.stats import paired_ratio
-from tuner.summary import Ratio, ServedReport, ServedRun
+from tuner.summary import Ratio, Revalidation, ServedReport, ServedRun
 
 # One run of a configuration at the rate: its flags and a log directory -> the run's metrics.
 ServeFlags = Callable[[dict[str, Flag], Path], dict[str, float]]
@@ -90,6 +91,16 @@ def finalist_server(parts: Prepared, store: StudyStore, bus: EventBus, snapshot:
             rates.append(serve_rate(m.serve_rate, snapshot, default_ops()))
         return served(parts, store, bus, at_rate, {**default, name: flags}, rates[0], f"{ATTR}:{name}")
     return serve_one
+
+
+def finalists_served(store: StudyStore, revalidation: Revalidation | None) -> tuple[ServedReport, ...]:
+    """The re-validation's served guard as kept: each finalist's report beside rocksdb-default, in the order
+    served (those beyond it, then the winner when it served within); empty when it served none."""
+    select = revalidation.select if revalidation is not None else None
+    if select is None or select.winner is None:
+        return ()
+    names = [*select.served_out, *([select.winner] if select.winner not in select.served_out else [])]
+    return tuple(r for n in names if (r := store.stored(f"{ATTR}:{n}", ServedReport)) is not None)
 
 
 def served(parts: Prepared, store: StudyStore, bus: EventBus, at_rate: AtRate, entries: dict[str, dict[str, Flag]],

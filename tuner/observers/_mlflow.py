@@ -542,7 +542,8 @@ def _finish_metrics(summary: Summary) -> list[Any]:
     counts = summary.trials.counts()
     step = sum(counts.get(k, 0) for k in ranking.COUNTED)
     return (_metrics(metrics, step=step) + _revalidation_metrics(summary.revalidation)
-            + _capacity_metrics(summary.capacity) + _served_metrics(summary.served))
+            + _capacity_metrics(summary.capacity) + _served_metrics(summary.served)
+            + [m for r in summary.served_guard for m in _served_metrics(r, f"served_guard/{r.names[-1]}")])
 
 
 def _capacity_metrics(capacity: CapacityReport | None) -> list[Any]:
@@ -564,15 +565,16 @@ def _capacity_metrics(capacity: CapacityReport | None) -> list[Any]:
     return out
 
 
-def _served_metrics(served: ServedReport | None) -> list[Any]:
+def _served_metrics(served: ServedReport | None, prefix: str = "served") -> list[Any]:
     """--serve-rate: ``served/<configuration>/<metric>``, each run's (step = its round), and
-    ``served/vs_default/<metric>``, the answer's over the defaults' paired by round (2+ rounds)."""
+    ``served/vs_default/<metric>``, the answer's over the defaults' paired by round (2+ rounds); ``prefix``
+    ``served_guard/<finalist>`` for a finalist the re-validation served."""
     if served is None:
         return []
     now = int(time.time() * 1000)
-    out = [_metric(f"served/{r.name}/{key}", value, now, r.round) for r in served.runs
+    out = [_metric(f"{prefix}/{r.name}/{key}", value, now, r.round) for r in served.runs
            for key, value in r.metrics.items() if key in AT_RATE_METRICS]
-    out += [_metric(f"served/vs_default/{key}", ratio.ratio, now) for key, ratio in served.vs_default.items()
+    out += [_metric(f"{prefix}/vs_default/{key}", ratio.ratio, now) for key, ratio in served.vs_default.items()
             if ratio.ratio is not None]
     return out
 

@@ -405,6 +405,7 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
                     "background": measurement.background_priority} if measurement.rate else None,
         "capacity": snapshot.capacity,
         "served": snapshot.served,
+        "served_guard": list(snapshot.served_guard),
         "costly": _costly(snapshot, baselines),
         "cost_guard": not search.any_cost,
         "breaks": {name: list(broken) for name, broken in snapshot.breaks.items()},
