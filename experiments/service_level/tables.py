@@ -324,14 +324,20 @@ def background_jobs() -> str:
     (with its 8 background jobs, and with 2) beside the defaults in paired rounds at a rate."""
     path, record = _record("background-jobs-140k-11.8.1-2026-12-05.json")
     rows, _ = _served_rows(record)
+    line = _differs(record, "trial 79 (8 background jobs)", "Trial 79")
+    return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def _differs(record: dict[str, Any], config: str, said: str) -> str:
+    """How ``config``'s OPTIONS file in a served record differs from the defaults' (their baseline run's), in a
+    line: ``Trial 79's OPTIONS file against the defaults' (theirs in brackets): max_background_jobs 8 (2), ...``."""
     configs = record["configs"]
     ours, theirs = (parse_options((ROOT / configs[n]).read_text()) for n in
-                    ("trial 79 (8 background jobs)", "rocksdb-default, from its OPTIONS file"))
+                    (config, "rocksdb-default, from its OPTIONS file"))
     differ = [f"{name} {value} ({theirs.get(section, {}).get(name, 'not set')})"
               for section, options in ours.items() for name, value in options.items()
               if theirs.get(section, {}).get(name) != value]
-    line = "Trial 79's OPTIONS file against the defaults' (theirs in brackets): " + ", ".join(differ) + "."
-    return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+    return f"{said}'s OPTIONS file against the defaults' (theirs in brackets): " + ", ".join(differ) + "."
 
 
 def subcompactions_or_cache() -> str:
@@ -340,6 +346,69 @@ def subcompactions_or_cache() -> str:
     path, record = _record("subcompactions-or-cache-140k-11.8.1-2026-12-05.json")
     rows, _ = _served_rows(record)
     return "\n".join([*rows, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def memtables() -> str:
+    """Trial 59 of make tune at 8e62c3f, and the defaults from their OPTIONS file with its memtables (merged as it
+    merges them, and one at a time) or its Snappy, each beside the defaults in paired rounds at a rate."""
+    path, record = _record("memtables-130k-11.8.1-2026-12-05.json")
+    rows, _ = _served_rows(record)
+    line = _differs(record, "trial 59 of make tune at 8e62c3f", "Trial 59")
+    return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def defaults_thrice() -> str:
+    """The defaults beside themselves twice (again, and from their OPTIONS file) in paired rounds at a rate: each
+    round's P99.99; then, for each copy and each number of rounds, how many of the subsets of that many rounds the
+    served guard (ranking.SERVED_MARGINS on the medians, as tuner.outputs.beyond_guard judges them) calls beyond:
+    how often it calls a configuration like the defaults worse; then its verdict on each copy of the defaults that a
+    served record holds, over all its rounds."""
+    path, record = _record(DEFAULTS_THRICE)
+    copies = [c for c in record["configs"] if c != "rocksdb-default"]
+    by = {(r["round"], r["config"]): r for r in record["runs"]}
+    rounds = sorted({r["round"] for r in record["runs"]})
+    rows = ["| round | " + " | ".join(["the defaults", *copies]) + " |", "|---" * (len(copies) + 2) + "|"]
+    rows += [f"| {i} | " + " | ".join(_ms(by[(i, c)]["p99.99_us"]) for c in ["rocksdb-default", *copies]) + " |"
+             for i in rounds]
+    share = ["| copy | " + " | ".join(f"{n} rounds" for n in SUBSETS) + " |", "|---" * (len(SUBSETS) + 1) + "|"]
+    for config in copies:
+        cells = []
+        for n in SUBSETS:
+            subsets = list(itertools.combinations(rounds, n))
+            called = sum(_beyond(by, config, s) for s in subsets)
+            cells.append(f"{called} of {len(subsets)} ({100 * called / len(subsets):.0f} %)")
+        share.append(f"| {config} | " + " | ".join(cells) + " |")
+    beyond, served, stamps = [], 0, []
+    for name in COPIES:
+        other_path, other = _record(name)
+        stamps.append(stamp(other_path, other["commit"], other["date"], WINDOWS_CODE))
+        every = tuple(sorted({r["round"] for r in other["runs"]}))
+        runs = {(r["round"], r["config"]): r for r in other["runs"]}
+        for config in (c for c in other["configs"] if c in COPY_NAMES):
+            served += 1
+            beyond += [f"`{name.split('-1')[0]}`'s {config.split(', ', 1)[1]}"] if _beyond(runs, config, every) else []
+    line = (f"Over all their rounds, in each record that served a copy of the defaults beside them ({served} copies in "
+            f"{len(COPIES)} records), the guard called the copy beyond in {len(beyond)}"
+            + (f": {', '.join(beyond)}." if beyond else "."))
+    return "\n".join([*rows, "", "The served guard's verdict over every subset of the rounds (its medians of that many "
+                      "rounds, the copy against the defaults), how many it calls beyond:", "", *share, "", line, "",
+                      *stamps])
+
+
+def _beyond(by: dict[tuple[int, str], dict[str, Any]], config: str, rounds: tuple[int, ...]) -> bool:
+    """Whether the served guard calls ``config`` beyond the defaults on their medians over ``rounds`` of a served
+    record's runs (``by``: (round, configuration) -> run)."""
+    medians = {c: {k: statistics.median(by[(i, c)][k] for i in rounds) for k in SERVED_MARGINS}
+               for c in (config, "rocksdb-default")}
+    return bool(over_cost(medians[config], medians["rocksdb-default"], SERVED_MARGINS))
+
+
+DEFAULTS_THRICE = "defaults-thrice-130k-11.8.1-2026-12-05.json"
+SUBSETS = (3, 5)  # --serve-rounds' default, and two more
+COPIES = ("served-guard-130k-11.8.1-2026-12-05.json", "background-jobs-140k-11.8.1-2026-12-05.json",
+          "subcompactions-or-cache-140k-11.8.1-2026-12-05.json", "memtables-130k-11.8.1-2026-12-05.json",
+          DEFAULTS_THRICE)  # the records that served a copy of the defaults beside them
+COPY_NAMES = ("rocksdb-default, again", "rocksdb-default, from its OPTIONS file")
 
 
 def finalist() -> str:
@@ -434,4 +503,5 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "reads_at_load": reads_at_load, "pauses": pauses, "nice": nice, "smoothing": smoothing, "limiter": limiter,
     "limiter_study": limiter_study, "finalist": finalist, "write_amp_study": write_amp_study,
     "stalls": stalls, "served_guard": served_guard, "stall_predict": stall_predict,
-    "background_jobs": background_jobs, "subcompactions_or_cache": subcompactions_or_cache}
+    "background_jobs": background_jobs, "subcompactions_or_cache": subcompactions_or_cache, "memtables": memtables,
+    "defaults_thrice": defaults_thrice}
