@@ -170,8 +170,9 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     default job's record of the code as make tune runs it: the Makefile's TUNE_ARGS are the record's command
     (its study and folder named apart), on the newest build's library defaults, with the default space as it
     is, served at the auto rate in --serve-rounds' default; the commit its stamp names is the one
-    docs/results.md says the job ran at, and the page quotes its answer, machine time, costs and served tail,
-    within the cost guard and the served guard's margin."""
+    docs/results.md says the job ran at, and the page quotes its best, machine time, costs and served tails:
+    every finalist served beyond the served guard's margin, so the answer kept the defaults, as the tuner as it
+    is now does on the same measurements."""
     record = RESULTS / default_job.JOB
     summary = _summary(record.name)
     command = (record / "console.log").read_text().splitlines()[0]
@@ -182,19 +183,59 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     assert summary.defaults.mode == "library" and summary.build.kind == "release"
     assert set(summary.space_searched["parameters"]) == {p.name for p in load_space("default").parameters}
     assert search_gain(summary) == pytest.approx(default_job.search_gain(summary))
-    assert _shallow() or f"at\ncommit {default_job.commit_of(summary)}, whose served guard" in \
+    assert _shallow() or f"at commit {default_job.commit_of(summary)}, whose\nserved guard" in \
         "\n".join(_places("docs/results.md")) or f"at commit {default_job.commit_of(summary)}, whose served guard" in \
         " ".join(_places("docs/results.md"))
-    best, served = _gain(summary), summary.served
+    best, served, reval = _gain(summary), summary.served, summary.revalidation
     assert summary.best is not None and served is not None and served.how.startswith("--serve-rate auto")
-    assert served.rounds == RevalidationConfig.serve_rounds
+    assert served.rounds == RevalidationConfig.serve_rounds and reval is not None and reval.select is not None
     doc = ("docs/results.md",)
     _quoted(_machine_time(summary), doc)
     p = summary.best.params
     assert default_job.answer_words(summary).endswith(f", with {p['subcompactions']} subcompactions")
     _quoted(f"Trial {summary.best.trial} runs {default_job.answer_words(summary)}", doc)
     answer = f"trial {summary.best.trial}"
-    rows = {c.name: c for c in summary.revalidation.configurations} if summary.revalidation else {}
+    medians = _tail_quoted(summary, best, served, "beyond", doc)
+    assert medians[0] / medians[1] > 1 + SERVED_MARGINS["p99.99_us"][0]
+    others = [re.sub(r" \(.* ([\d.]+x)\)$", r" at \1", words) for words in default_job.passed_over(record / "x", summary)]
+    assert reval.select.served_out == [answer, *(w.split(" at ")[0] for w in others)]
+    _quoted(f"each beyond the margin too: {' and '.join(others)}", doc)
+    finalists = [c.flags for c in reval.select.configurations if c.trial is not None]
+    sizes = [int(f["write_buffer_size"]) / 1e6 for f in finalists]
+    numbers = [int(f["max_write_buffer_number"]) for f in finalists]
+    merged = [int(f["min_write_buffer_number_to_merge"]) for f in finalists]
+    _quoted(f"at {served.rate:,.0f} writes/s each served a tail several times the", doc)
+    _quoted(f"finalist of this job held {min(numbers)}-{max(numbers)} memtables of {min(sizes):.0f}-{max(sizes):.0f} MB "
+            f"merged {min(merged)}-{max(merged)} at a time", doc)
+    assert summary.answer.recommend == "reference" and best.verdict == "faster"
+    assert beyond_guard(summary, answer) == [f"served at {served.rate:,.0f} writes/s, P99.99 {medians[0] / 1e3:.1f} ms "
+                                             f"against {medians[1] / 1e3:.1f} ms ({medians[0] / medians[1]:.2f}x), "
+                                             f"medians of {served.rounds} paired rounds"]
+    again = study_answer(replace(summary, answer=None))
+    assert again is not None and again.recommend == "reference"
+    _kept_out_quoted(record.name, (default_job.GUARD, "3c6b445"), doc)
+
+
+def _kept_out_quoted(name: str, before: tuple[str, str], doc: tuple[str, ...]) -> None:
+    """``doc`` quotes how many trials the cost guard kept from the finalists in default job ``name``, in the job
+    ``before`` (its record, its commit) and in the one at 96595c6, as each job's console output says."""
+    guarded = [re.search(r"^re-validation: (\d+) of (\d+) trials cost more than rocksdb-default beyond the cost guard",
+                         (RESULTS / job / "console.log").read_text(), re.MULTILINE)
+               for job in (name, before[0], HEAD_JOB)]
+    now, then, head = guarded
+    assert now and then and head
+    _quoted(f"The cost guard kept {now[1]} of the {now[2]} trials from the finalists, where the job at {before[1]} kept "
+            f"{then[1]} of {then[2]} and the one at 96595c6, whose sampler already learned such trials as "
+            f"failures, {head[1]} of {head[2]}", doc)
+
+
+def _tail_quoted(summary: Summary, best: Ratio, served: ServedReport, guard: str, doc: tuple[str, ...]) -> list[float]:
+    """``doc`` quotes a default job's best at the target (no write stall, its write amp and the defaults') and served
+    at its rate (its median P99.99 over the defaults', by round, ``guard`` the served guard's margin); the two
+    medians."""
+    assert summary.best is not None and summary.revalidation is not None
+    answer = f"trial {summary.best.trial}"
+    rows = {c.name: c for c in summary.revalidation.configurations}
     amps = [rows[n].median("write_amp") for n in (answer, DEFAULT_BASELINE)]
     assert rows[answer].median("stall_micros") == 0 and all(a is not None for a in amps)
     medians = [served.median(n, "p99.99_us") for n in (answer, DEFAULT_BASELINE)]
@@ -204,21 +245,26 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     _quoted(f"It ran {_ratio(best).split(' (')[0]} the defaults at the target without a write stall, at write amp "
             f"{amps[0]:.2f} against {amps[1]:.2f} and the same disk; served at {served.rate:,.0f} writes/s its P99.99 "
             f"was {medians[0] / medians[1]:.2f}x the defaults' in the medians of {served.rounds} rounds ("
-            + ", ".join(f"{r:.2f}x" for r in ratios[:-1]) + f" and {ratios[-1]:.2f}x by round), within the served "
+            + ", ".join(f"{r:.2f}x" for r in ratios[:-1]) + f" and {ratios[-1]:.2f}x by round), {guard} the served "
             "guard's margin", doc)
+    return [medians[0], medians[1]]
+
+
+def test_the_default_job_at_3c6b445_is_quoted_as_its_summary_gives_it():
+    """experiments/default_job/README.md's default job at 3c6b445 (README's headline until the finalists were
+    served): make tune's command as now; its best beat the defaults within every cost the guard weighs and served a
+    tail within the served guard's margin: the answer, as the guard as it is now answers on the same measurements."""
+    summary, best, served = _served_job(default_job.GUARD, "whose served guard")
+    assert summary.best is not None and summary.answer is not None
+    _quoted(_machine_time(summary), (JOBS,))
+    _quoted(f"Trial {summary.best.trial} runs {default_job.answer_words(summary)}", (JOBS,))
+    answer = f"trial {summary.best.trial}"
+    medians = _tail_quoted(summary, best, served, "within", (JOBS,))
     assert summary.answer.recommend == "best" and best.verdict == "faster"
     assert beyond_guard(summary, answer) == [] and medians[0] / medians[1] < 1 + SERVED_MARGINS["p99.99_us"][0]
     again = study_answer(replace(summary, answer=None))
     assert again is not None and again.recommend == "best"
-    guarded = [re.search(r"^re-validation: (\d+) of (\d+) trials cost more than rocksdb-default beyond the cost guard",
-                         (RESULTS / name / "console.log").read_text(), re.MULTILINE)
-               for name in (record.name, default_job.STALLED, HEAD_JOB)]
-    assert all(g is not None for g in guarded)
-    now, stalled, head = guarded
-    assert now and stalled and head
-    _quoted(f"The cost guard kept {now[1]} of the {now[2]} trials from the finalists, where the job at 5fb0f2f kept "
-            f"{stalled[1]} of {stalled[2]} and the one at 96595c6, whose sampler already learned such trials as "
-            f"failures, {head[1]} of {head[2]}", doc)
+    _kept_out_quoted(default_job.GUARD, (default_job.STALLED, "5fb0f2f"), (JOBS,))
 
 
 def _served_job(name: str, whose: str) -> tuple[Summary, Ratio, ServedReport]:
@@ -1064,7 +1110,6 @@ def test_what_1_3x_asks_is_read_from_the_headroom_records():
 
 CUT_JOB = "default-job-cut-11.8.1-2026-12-01"  # the first default job whose trials' drains were cut
 HEAD_JOB = "default-job-head-11.8.1-2026-12-05"  # make tune at 96595c6: its served trial 93 in docs/measure.md
-CORES_JOB = "default-job-cores-11.8.1-2026-12-05"  # make tune at 8e62c3f: its finalists served, none within the guard
 JOBS_11_8 = ("default-job-11.8.1-2026-11-27", "default-job-11.8.1-rerun-2026-11-27", "default-job-11.8.1-2026-11-29",
              "default-job-8GiB-11.8.1-2026-11-28", "default-job-universal-11.8.1-2026-11-28",
              "default-job-8GiB-universal-11.8.1-2026-11-28", "default-job-dio-11.8.1-2026-12-01",
@@ -1074,7 +1119,7 @@ JOBS_11_8 = ("default-job-11.8.1-2026-11-27", "default-job-11.8.1-rerun-2026-11-
 def test_the_default_job_that_served_its_finalists_is_quoted_as_its_summary_gives_it():
     """make tune at 8e62c3f: every finalist served beyond the served guard, so the answer kept the defaults over the
     fastest, whose gain at the target experiments/default_job/README.md quotes."""
-    summary = _summary(CORES_JOB)
+    summary = _summary(default_job.JOB)
     reval, answer = summary.revalidation, summary.answer
     assert reval is not None and reval.select is not None and answer is not None
     assert sorted(reval.select.served_out) == sorted(r.name for r in reval.select.configurations if r.trial is not None)
@@ -1098,8 +1143,8 @@ def test_what_trials_under_half_the_defaults_cost_is_read_from_the_default_jobs_
     in experiments/default_job/results), their trials under HOPELESS of the defaults' search ops/s, and
     their answers' ratio to the defaults in the search."""
     kept = {d.name for d in RESULTS.iterdir() if "11.8.1" in d.name}
-    assert kept == {*JOBS_11_8, CUT_JOB, default_job.SERVED, default_job.STALLED, default_job.JOB,
-                    HEAD_JOB, CORES_JOB}  # before/after the cut, the headline
+    assert kept == {*JOBS_11_8, CUT_JOB, default_job.SERVED, default_job.STALLED, default_job.GUARD,
+                    HEAD_JOB, default_job.JOB}  # before/after the cut, the headline
     shares, answered = [], []
     for name in JOBS_11_8:
         log = (RESULTS / name / "console.log").read_text()
@@ -2308,7 +2353,9 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
 
 
 @pytest.mark.parametrize("doc, intro, record", [
-    ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-guard-11.8.1-2026-12-05/`",
+    ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-cores-11.8.1-2026-12-05/`",
+     "default-job-cores-11.8.1-2026-12-05"),
+    (JOBS, "OPTIONS file in\n`experiments/default_job/results/default-job-guard-11.8.1-2026-12-05/`",
      "default-job-guard-11.8.1-2026-12-05"),
     (JOBS, "OPTIONS file in\n`experiments/default_job/results/default-job-11.8.1-2026-12-05/`",
      "default-job-11.8.1-2026-12-05"),
@@ -3137,7 +3184,7 @@ def test_the_rerun_jobs_answer_held_out_is_quoted_as_its_json_gives_it():
     _quoted(f"(burst {burst[0]:,.0f} against {burst[1]:,.0f}) and its drain was shorter ({drain[0]:.1f} s against "
             f"{drain[1]:.1f} s)", doc)
     first = _json("experiments/headroom/results/headroom-default-job-answer-11.8.1-2026-11-29.json")
-    _quoted(f"Trial 63's held-out {_ratio(first['over_default']['default job 2 GiB trial 63'])} in", doc)
+    _quoted(f"Trial 63's held-out {_ratio(first['over_default']['default job 2 GiB trial 63'])}, above, was then", doc)
 
 
 def test_the_default_jobs_answer_held_out_is_quoted_as_its_json_gives_it():

@@ -3,8 +3,8 @@
 and held out in more, what a service at a rate saw of it, and what the job answered on older code.
 
 A job's summary.json names no commit: the one it ran from is taken as the last commit on this checkout's
-first-parent line before its first trial started (799c44e, 1c08402, 72cac39 and 5fb0f2f for the four jobs, as
-docs/results.md and experiments/default_job/README.md name them). What measured it is the tuner itself
+first-parent line before its first trial started (as docs/results.md and experiments/default_job/README.md name
+each job's). What measured it is the tuner itself
 (:data:`CODE`), so its stamp names the top-level folders changed since rather than each file."""
 
 from __future__ import annotations
@@ -27,13 +27,14 @@ from tuner.stats import improvement
 from tuner.summary import BestTrial, Ratio, Summary
 
 RESULTS = Path(__file__).with_name("results")
-JOB, JOB_HELD_OUT = "default-job-guard-11.8.1-2026-12-05", "headroom-default-job-answer-guard-11.8.1-2026-12-05"  # now
+JOB, JOB_HELD_OUT = "default-job-cores-11.8.1-2026-12-05", "headroom-default-job-answer-cores-11.8.1-2026-12-05"  # now
 FIRST, FIRST_HELD_OUT = "default-job-11.8.1-2026-11-29", "headroom-default-job-answer-11.8.1-2026-11-29"
 RERUN, RERUN_HELD_OUT = "default-job-rerun-11.8.1-2026-12-01", "headroom-rerun-answer-11.8.1-2026-12-01"
 SERVED, SERVED_HELD_OUT = "default-job-11.8.1-2026-12-04", "headroom-default-job-answer-11.8.1-2026-12-04"
 STALLED, STALLED_HELD_OUT = "default-job-11.8.1-2026-12-05", "headroom-default-job-answer-11.8.1-2026-12-05"
+GUARD, GUARD_HELD_OUT = "default-job-guard-11.8.1-2026-12-05", "headroom-default-job-answer-guard-11.8.1-2026-12-05"
 EARLIER = ((FIRST, FIRST_HELD_OUT), (RERUN, RERUN_HELD_OUT), (SERVED, SERVED_HELD_OUT),
-           (STALLED, STALLED_HELD_OUT))  # on older code, oldest first
+           (STALLED, STALLED_HELD_OUT), (GUARD, GUARD_HELD_OUT))  # on older code, oldest first
 CODE = ("tuner", "objectives", "search_spaces", "studies/default.toml", "Makefile")  # what `make tune` runs
 WORKLOADS = {"steady-overwrite": "steady-state random overwrites"}  # a workload as the headline words it
 COMPRESSION = {"none": "no compression", "snappy": "Snappy", "lz4": "LZ4", "zstd": "ZSTD"}
@@ -212,10 +213,28 @@ def earlier_words() -> tuple[str, list[str]]:
     return "On older code the same job answered " + listed(words) + ".", stamps
 
 
+def passed_over(path: Path, summary: Summary) -> list[str]:
+    """The finalists the job's re-validation served before or after its best and passed over, in the order served,
+    each with its median P99.99 against the defaults' as the job's console output (beside ``path``) gave it:
+    ``trial 105 (61.6 ms against 7.9 ms, 7.80x)``; empty when it served only its best."""
+    select = summary.revalidation.select if summary.revalidation else None
+    assert summary.best is not None
+    log = path.with_name("console.log").read_text()
+    words = []
+    for name in (select.served_out if select else []):
+        if name == f"trial {summary.best.trial}":
+            continue
+        said = re.search(rf"^re-validation: {name} served at [\d,]+ writes/s beyond the served guard: P99\.99 "
+                         r"([\d.]+ ms against [\d.]+ ms \([\d.]+x\))", log, re.MULTILINE)
+        assert said is not None, f"{path}: no served line for {name}"
+        words.append(f"{name} ({said[1].replace(' (', ', ').rstrip(')')})")
+    return words
+
+
 def headline() -> str:
-    """README's headline: `make tune`'s answer as it runs now, its gain in the job's paired rounds and held out,
-    what a service at a rate saw of it, and the job's answers on older code; then the stamps of the records
-    it reads."""
+    """README's headline: `make tune`'s answer as it runs now (or the best it kept the defaults over, and why), its
+    gain in the job's paired rounds and held out, what a service at a rate saw of it and of the other finalists
+    served, and the job's answers on older code; then the stamps of the records it reads."""
     job_path, summary = job(JOB)
     assert summary.best is not None and summary.answer is not None
     held_path, held, answer = held_out(JOB_HELD_OUT, summary.best)
@@ -230,22 +249,31 @@ def headline() -> str:
             f"`make tune` kept RocksDB's defaults: its best tuned configuration, trial {summary.best.trial} "
             f"({answer_words(summary)}), ran **{first.ratio:.2f}x** them{', a tie,' if tie else ''}")
     over = beyond_guard(summary, f"trial {summary.best.trial}") if summary.answer.recommend == "reference" else []
-    guarded = f" It kept them for what the answer cost: {'; '.join(over)}, beyond the cost guard." if over else ""
+    costs = [o for o in over if not o.startswith("served at")]
+    guarded = (f" It kept them for that tail{' and for ' + '; '.join(costs) if costs else ''}."
+               if len(costs) < len(over) else
+               f" It kept them for what the answer cost: {'; '.join(costs)}, beyond the cost guard." if costs else "")
+    others = passed_over(job_path, summary)
+    served_too = ("" if not others else
+                  f" Before it the re-validation served {listed(others, ',')}, each beyond the guard." if
+                  summary.answer.recommend == "best" else
+                  " The re-validation serves its finalists one at a time, fastest first, to answer the first within "
+                  f"the guard: its other {len(others)} were beyond it too, {listed(others, ',')}.")
     earlier, earlier_stamps = earlier_words()
     text = (f"{where(summary)}, {lead} at the target (95 % CI {first.ci95[0]:.2f}-{first.ci95[1]:.2f}, {first.n} "
             f"paired rounds that chose nothing); its search's single runs had said {search_gain(summary):.2f}x. "
             f"Held out in {held['rounds']} more rounds it ran {interval(kept)}"
             f"{', a tie' if kept.verdict == 'tie' else ''}: {held_out_words(held, answer)}. "
-            f"{served_words(summary)}.{guarded}{now_words(summary)} {earlier}")
+            f"{served_words(summary)}.{served_too}{guarded}{now_words(summary)} {earlier}")
     stamps = [stamp(job_path, commit_of(summary), started, CODE, brief=True),
               stamp(held_path, held["commit"], held["when"], headroom.CODE), *earlier_stamps]
     return "\n".join([fill(text), "", *stamps])
 
 
 def expect() -> str:
-    """README's first screen: what `make tune`'s best ran on this project's host in each run of its job, now and on
-    older code, whether the tuner as it is now would keep the defaults instead, and how to read a tie; the stamps
-    of the records."""
+    """README's first screen: what `make tune` answered on this project's host as it runs now (and, when it kept the
+    defaults, what its fastest configuration would have cost), what the job's best ran in each run on older code,
+    what that says for a host like it, and how to read a tie; the stamps of the records."""
     runs = [job(name) for name in (*(n for n, _ in EARLIER), JOB)]
     said, stamps, ties = [], [], 0
     for path, summary in runs:
@@ -255,28 +283,41 @@ def expect() -> str:
         said.append((f"{r.ratio:.2f}x", started[:10], f"({r.ci95[0]:.2f}-{r.ci95[1]:.2f})"))
         stamps.append(stamp(path, commit_of(summary), started, CODE, brief=True))
         ties += r.verdict == "tie"
-    now = runs[-1][1]
-    kept = answer_now(replace(now, answer=None))
-    refused, over = "", beyond_guard(now, now.revalidation.best) if now.revalidation and now.revalidation.best else []
-    if kept is not None and kept.recommend == "reference" and over and now.answer is not None:
-        who = "`make tune` kept" if now.answer.recommend == "reference" else "the tuner as it is now keeps"
-        refused = f" On {said[-1][1]} it cost more than the cost guard allows ({'; '.join(over)}): {who} the defaults there."
-    assert now.host is not None and now.build is not None
+    now_path, now = runs[-1]
+    assert now.host is not None and now.build is not None and now.answer is not None and now.revalidation
     ratio, day, interval_ = said[-1]
+    if now.answer.recommend == "reference" and now.revalidation.best:
+        best, served = now.revalidation.best, now.served
+        costs = [o for o in beyond_guard(now, best) if not o.startswith("served at")]
+        others = passed_over(now_path, now)
+        tail = ""
+        if served is not None and "p99.99_us" in served_over_cost(served, best, DEFAULT_BASELINE):
+            a, b = (served.median(n, "p99.99_us") or 0.0 for n in (best, DEFAULT_BASELINE))
+            tail = (f"served open loop at {served.rate:,.0f} writes/s its P99.99 was {a / b:.2f}x theirs ({a / 1e3:.1f} "
+                    f"ms against {b / 1e3:.1f} ms, medians of {served.rounds} paired rounds), beyond the served guard"
+                    + (f", and so was each of its other {len(others)} finalists'" if others else ""))
+        why = [*([tail] if tail else []), *([f"it cost more than the cost guard allows: {'; '.join(costs)}"]
+                                           if costs else [])]
+        lead = (f"`make tune` kept RocksDB's defaults on {day}: its fastest tuned configuration ran {ratio} their "
+                f"sustained ops/s {interval_}, but {'; and '.join(why)}")
+    else:
+        lead = f"`make tune`'s answer ran {ratio} the defaults' sustained ops/s on {day} {interval_}"
     older = listed([f"{r} on {d} {i}" for r, d, i in said[:-1]], ",")
+    gains = sorted(float(r.rstrip("x")) for r, _, _ in said)
     text = (f"**What to expect.** On this project's {now.host.cores}-core virtual machine (RocksDB "
-            f"{now.build.version}), `make tune`'s best configuration ran {ratio} the defaults' sustained ops/s on "
-            f"{day} {interval_}, and on older code {older}, "
-            f"each in paired rounds beside the defaults that chose nothing"
-            f"{f'; {ties} of the {len(said)} a tie' if ties else ''}.{refused} A gain whose interval holds 1 is a "
-            "tie: the rounds could not tell the answer from the defaults, the answer line then keeps them, and its "
-            "`resolution:` line says how many rounds would tell. When the answer keeps the defaults there is nothing "
-            "to change: `OPTIONS.ini` holds RocksDB's defaults, the answer line says why, and the `cost of` line "
-            "beneath it what the best tuned configuration would cost. Under the table the `served at` line says what a "
-            "service at a fixed rate would see of the answer beside the defaults; an answer that is faster but "
-            f"serves a tail there more than {1 + SERVED_MARGINS['p99.99_us'][0]:g}x the defaults' (or stalls there), "
-            "or costs more than the cost guard allows, is not recommended. Another "
-            "host, version or workload moves these figures: the study measures yours.")
+            f"{now.build.version}), {lead}. On older code the same job's best ran {older}; each figure comes from "
+            f"paired rounds beside the defaults that chose nothing{f', {ties} of the {len(said)} a tie' if ties else ''}. "
+            f"So on a host like this one a configuration {gains[0]:.2f}x-{gains[-1]:.2f}x faster than the defaults at "
+            "full speed is there to find, and what it costs a service at a fixed rate decides whether the tuner "
+            "recommends it. A gain whose interval holds 1 is a tie: the rounds could not tell the answer from the "
+            "defaults, the answer line then keeps them, and its `resolution:` line says how many rounds would tell. "
+            "When the answer keeps the defaults there is nothing to change: `OPTIONS.ini` holds RocksDB's defaults, "
+            "the answer line says why, and the `cost of` line beneath it what the best tuned configuration would "
+            "cost. Under the table the `served at` line says what a service at a fixed rate would see of the answer "
+            f"beside the defaults; an answer that is faster but serves a tail there more than "
+            f"{1 + SERVED_MARGINS['p99.99_us'][0]:g}x the defaults' (or stalls there), or costs more than the cost "
+            "guard allows, is not recommended (`--any-cost` recommends the fastest). Another host, version or "
+            "workload moves these figures: the study measures yours.")
     return "\n".join([fill(text), "", *stamps])
 
 
