@@ -1,6 +1,6 @@
 """Quantitative figures in the documents, and which of them no test binds to a file.
 
-What counts as a figure (docs/results.md, "Figures and their files", says it in brief for readers): in a
+What counts as a figure (experiments/README.md, "Figures and their files", says it in brief for readers): in a
 document's running text, list items, headings, table rows and blocks of output (fenced blocks without a
 language tag; a block with one, ```sh, is code), not in `inline code` nor in a link's target, a number
 written as one of

@@ -1,6 +1,6 @@
 """The shape a committed record was measured in, and the shape a document says a figure of it has.
 
-A record's shape (docs/results.md, "Figures and their files", says the same for readers) is read from the
+A record's shape (experiments/README.md, "Figures and their files", says the same for readers) is read from the
 record, first rule that applies:
 
 1. its ``defaults`` (what every run started from, written since commit 02e33a4): mode ``library`` is the
