@@ -46,7 +46,7 @@ from tuner.model import DEFAULT_BASELINE, RevalidationConfig
 from tuner.observers._mlflow import _answer_name
 from tuner.outputs._answer import answer as study_answer
 from tuner.outputs._answer import answer_of, beyond_guard, search_gain
-from tuner.ranking import COST_MARGINS, SERVED_MARGINS, distinct_top, over_cost
+from tuner.ranking import COST_MARGINS, SERVED_MARGINS, distinct_top, over_cost, served_rounds_beyond
 from tuner.samplers import RANKED
 from tuner.stats import Ratio as Paired
 from tuner.stats import across_seeds, paired_ratio, resolution
@@ -210,7 +210,9 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     assert summary.answer.recommend == "reference" and best.verdict == "faster"
     assert beyond_guard(summary, answer) == [f"served at {served.rate:,.0f} writes/s, P99.99 {medians[0] / 1e3:.1f} ms "
                                              f"against {medians[1] / 1e3:.1f} ms ({medians[0] / medians[1]:.2f}x), "
-                                             f"medians of {served.rounds} paired rounds"]
+                                             f"medians of {served.rounds} paired rounds, beyond in "
+                                             f"{served_rounds_beyond(served, answer, DEFAULT_BASELINE, 'p99.99_us')[0]} "
+                                             "of them"]
     again = study_answer(replace(summary, answer=None))
     assert again is not None and again.recommend == "reference"
     _kept_out_quoted(record.name, (default_job.GUARD, "3c6b445"), doc)
@@ -3846,3 +3848,38 @@ def test_the_served_guards_margin_is_quoted_as_its_record_gives_it():
             f"{min(null3):.2f}x-{max(null3):.2f}x)") in comment
     assert f"{min(medians('make tune 96595c6 trial 93', 2)):.2f}x-{max(medians('make tune 96595c6 trial 93', 2)):.2f}x" \
         in comment
+
+
+def test_the_guards_rounds_beyond_are_as_the_records_give_them():
+    """docs/measure.md's "How often the guard calls the defaults worse": in how many paired rounds each run was
+    beyond the defaults' by the served guard's margin alone: the copy of the defaults in the memtables record, trial
+    59 there and in its job, and the job's other two finalists (their rounds from its console output)."""
+    words = {1: "one", 2: "two", 3: "three"}
+    margin = {"p99.99_us": SERVED_MARGINS["p99.99_us"]}
+
+    def beyond(pairs: list[tuple[float, float]]) -> int:
+        return sum(bool(over_cost({"p99.99_us": a}, {"p99.99_us": b}, margin)) for a, b in pairs)
+
+    record = _json("experiments/service_level/results/memtables-130k-11.8.1-2026-12-05.json")
+    by = {(r["round"], r["config"]): r["p99.99_us"] for r in record["runs"]}
+
+    def in_record(config: str) -> int:
+        return beyond([(by[(i, config)], by[(i, "rocksdb-default")]) for i in (1, 2, 3)])
+    copy, trial = in_record("rocksdb-default, from its OPTIONS file"), in_record("trial 59 of make tune at 8e62c3f")
+    summary = _summary(default_job.JOB)
+    assert summary.served is not None
+    job = served_rounds_beyond(summary.served, "trial 59", DEFAULT_BASELINE, "p99.99_us")
+    assert job == (trial, 3)
+    log = (RESULTS / default_job.JOB / "console.log").read_text()
+
+    def in_job(name: str) -> int:
+        def tail(who: str, r: int) -> float:
+            found = re.search(rf"^served {who}, round {r}/3: .*?P99\.99 ([\d.]+) ms", log, re.MULTILINE)
+            assert found is not None
+            return float(found[1]) * 1e3  # microseconds, as the margin
+        return beyond([(tail(name, r), tail(f"rocksdb-default \\(beside {name}\\)", r)) for r in (1, 2, 3)])
+    others = {in_job("trial 105"), in_job("trial 88")}
+    assert len(others) == 1
+    _quoted(f"there the copy's own run was beyond the margin in {words[copy]} of its three rounds, trial 59's in "
+            f"{words[trial]} of three in both its records, and the job's other two finalists' in "
+            f"{'all three' if others == {3} else words[others.pop()]}", ("docs/measure.md",))

@@ -240,7 +240,7 @@ def test_a_finalist_that_serves_a_worse_tail_does_not_win_the_selection(tmp_path
     assert len(said) == len(passed_over)
     if passed_over:
         assert said[0].startswith("re-validation: trial 0 served at 70 writes/s beyond the served guard: P99.99 120.0 "
-                                  "ms against 10.0 ms (12.00x), medians of 3 paired rounds: ")
+                                  "ms against 10.0 ms (12.00x), medians of 3 paired rounds, beyond in 3 of them: ")
         assert said[-1].endswith("the next finalist is served" if len(passed_over) < 3 else
                                  "no finalist served within it; the best goes on, and the answer keeps the defaults "
                                  "(--any-cost lifts the guard)")
