@@ -186,3 +186,25 @@ def test_verify_says_in_one_line_when_rocksdict_cannot_open_a_newer_versions_fil
     assert r.returncode == 2 and "Traceback" not in r.stderr
     (line,) = r.stderr.strip().splitlines()
     assert "rocksdict's RocksDB cannot open a DB with it" in line and f"from RocksDB {db_bench.version}" in line
+
+
+def test_export_gives_the_answer_and_best_the_configuration_it_kept_the_defaults_over(tmp_path):
+    """make tune at 8e62c3f kept the defaults over trial 59 (its recorded summary and OPTIONS.ini): export's flags are
+    none to set, with a note saying why; --best exports trial 59's, saying it is not recommended; its OPTIONS file
+    is not kept, so --best --format options is refused in one line."""
+    record = Path(__file__).parents[1] / "experiments/default_job/results/default-job-cores-11.8.1-2026-12-05"
+    for name in ("summary.json", "OPTIONS.ini"):
+        (tmp_path / name).write_text((record / name).read_text())
+    summary = str(tmp_path / "summary.json")
+    kept = cli("export", "--summary", summary, "--format", "flags")
+    assert kept.returncode == 0 and kept.stdout == ""
+    assert kept.stderr.startswith("note: the answer keeps rocksdb-default: nothing to set (trial 59 beat") and \
+        "--best exports trial 59" in kept.stderr
+    options = cli("export", "--summary", summary)
+    assert options.returncode == 0 and options.stdout == (record / "OPTIONS.ini").read_text()
+    best = cli("export", "--summary", summary, "--format", "flags", "--best")
+    assert best.returncode == 0 and "--subcompactions=2\n" in best.stdout and "--compression_type=snappy\n" in best.stdout
+    assert "not recommend" in best.stderr
+    refused = cli("export", "--summary", summary, "--best")
+    assert refused.returncode != 0 and refused.stderr.strip().splitlines()[-1].startswith(
+        "rocksdb-tuner: error: --format options: no OPTIONS.ini next to the summary for this configuration")

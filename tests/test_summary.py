@@ -282,8 +282,9 @@ def test_a_rate_study_whose_reference_is_noisy_over_the_rounds_says_so():
     data = {"objective_metric": "p99.9_us", "objective_maximize": False, "best": {"trial": 0}, "trials": {"complete": 8},
             "revalidation": {"reference": "rocksdb-default", "best": "trial 0", "best_trial": 0,
                              "best_vs_reference": tie, "noise_cv_reference": 1.11}}
-    said = [ln for ln in verdict_lines(Summary.from_dict({**data, "backend": "rate"})) if "more than half its mean" in ln]
-    assert len(said) == 1 and "`rocksdb-tuner measure --duration 20m --windows 60s`" in said[0]
+    said = [ln for ln in verdict_lines(Summary.from_dict({**data, "backend": "rate", "offered": {"writes": 60000.0}}))
+            if "more than half its mean" in ln]
+    assert len(said) == 1 and "`rocksdb-tuner measure --rate 60000 --duration 20m --windows 60s`" in said[0]
     assert not any("more than half its mean" in ln for ln in verdict_lines(Summary.from_dict(data)))
     calm = {**data, "revalidation": {**data["revalidation"], "noise_cv_reference": 0.17}}
     quiet = verdict_lines(Summary.from_dict({**calm, "backend": "rate"}))

@@ -498,10 +498,13 @@ def _other_parsers(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--rocksdb-version", metavar="V")
     d.add_argument("--work-dir", type=Path, help="where trial DBs would be created")
 
-    e = sub.add_parser("export", help="write a study's best configuration as OPTIONS file, flags or Python")
+    e = sub.add_parser("export", help="write a study's answer as OPTIONS file, flags or Python")
     e.add_argument("--summary", type=Path, required=True, help="the study's summary.json (OUT/summary.json)")
     e.add_argument("--format", choices=FORMATS, default="options")
     e.add_argument("--output", type=Path, help="file to write (default stdout)")
+    e.add_argument("--best", action="store_true",
+                   help="the best tuned configuration even when the answer keeps the defaults (then not recommended; "
+                        "flags or python)")
 
     v = sub.add_parser("verify", help="open a DB with an OPTIONS file via rocksdict and db_bench, check the values")
     v.add_argument("options", type=Path)
@@ -716,7 +719,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    text = render(load_best(args.summary), args.format)
+    best = load_best(args.summary, tuned=args.best)
+    if best.note:
+        print(f"note: {best.note}", file=sys.stderr)
+    text = render(best, args.format)
     if args.output:
         args.output.write_text(text)
         print(f"wrote {args.output}", file=sys.stderr)

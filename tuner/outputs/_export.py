@@ -36,18 +36,31 @@ class Best:
     params: dict[str, Any]
     flags: dict[str, str]
     options_text: str
+    note: str = ""  # what is exported when it is not a tuned configuration the study recommends
 
 
-def load_best(summary: Path) -> Best:
-    """The best configuration recorded by a study's ``summary.json`` (OPTIONS.ini beside it)."""
+def load_best(summary: Path, tuned: bool = False) -> Best:
+    """What a study's ``summary.json`` answers (OPTIONS.ini beside it): its best configuration, or, when the answer
+    keeps the defaults (or your --baseline), nothing to set, said in ``note``; ``tuned``: the best tuned
+    configuration even then (not recommended: its OPTIONS file is not kept, so it has no options text)."""
     try:
-        best = Summary.load(summary).best
+        found = Summary.load(summary)
     except SummaryError as exc:
         raise ExportError(f"--summary {exc}") from None
+    best = found.best
     if not best:
         raise ExportError(f"--summary {summary}: the study has no best configuration (no trial completed)")
     options = Path(summary).with_name("OPTIONS.ini")
-    return Best(best.params, best.flags, options.read_text() if options.exists() else "")
+    text = options.read_text() if options.exists() else ""
+    kept = found.answer if found.answer is not None and found.answer.recommend == "reference" else None
+    if kept is None:
+        return Best(best.params, best.flags, text)
+    name = f"trial {best.trial}"
+    if tuned:
+        return Best(best.params, best.flags, "", f"{name}, the best tuned configuration, which the answer does not "
+                                                 f"recommend: {kept.why}")
+    return Best({}, {}, text, f"the answer keeps {kept.name}: nothing to set ({kept.why}); --best exports {name}, "
+                              "the best tuned configuration, not recommended")
 
 
 def _calls(params: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -112,7 +125,9 @@ def render(best: Best, fmt: str) -> str:
         return as_python(best.params)
     if fmt == "options":
         if not best.options_text:
-            raise ExportError("no OPTIONS.ini next to the summary")
+            raise ExportError("--format options: no OPTIONS.ini next to the summary" + (
+                " for this configuration (OUT/OPTIONS.ini is the answer's); --format flags or python export it"
+                if best.note else ""))
         return best.options_text
     raise ExportError(f"--format: unknown {fmt!r} (choose from {', '.join(FORMATS)})")
 
