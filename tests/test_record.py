@@ -46,11 +46,11 @@ from tuner.model import DEFAULT_BASELINE, RevalidationConfig
 from tuner.observers._mlflow import _answer_name
 from tuner.outputs._answer import answer as study_answer
 from tuner.outputs._answer import answer_of, beyond_guard, search_gain
-from tuner.ranking import COST_MARGINS, SERVED_MARGINS, distinct_top, over_cost, served_rounds_beyond
+from tuner.ranking import COST_MARGINS, SERVED_MARGINS, distinct_top, over_cost, served_over_cost, served_rounds_beyond
 from tuner.samplers import RANKED
 from tuner.stats import Ratio as Paired
 from tuner.stats import across_seeds, paired_ratio, resolution
-from tuner.summary import Ratio, ServedReport, Summary
+from tuner.summary import Ratio, ServedReport, ServedRun, Summary
 from tuner.trials import BaselineRecord, TrialRecord
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -196,7 +196,7 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     _quoted(f"Trial {summary.best.trial} runs {default_job.answer_words(summary)}", doc)
     answer = f"trial {summary.best.trial}"
     medians = _tail_quoted(summary, best, served, "beyond", doc)
-    assert medians[0] / medians[1] > 1 + SERVED_MARGINS["p99.99_us"][0]
+    assert served_over_cost(served, answer, DEFAULT_BASELINE) == ["p99.99_us"]
     others = [re.sub(r" \(.* ([\d.]+x)\)$", r" at \1", words) for words in default_job.passed_over(record / "x", summary)]
     assert reval.select.served_out == [answer, *(w.split(" at ")[0] for w in others)]
     _quoted(f"each beyond the margin too: {' and '.join(others)}", doc)
@@ -3855,10 +3855,14 @@ def test_the_guards_rounds_beyond_are_as_the_records_give_them():
     beyond the defaults' by the served guard's margin alone: the copy of the defaults in the memtables record, trial
     59 there and in its job, and the job's other two finalists (their rounds from its console output)."""
     words = {1: "one", 2: "two", 3: "three"}
-    margin = {"p99.99_us": SERVED_MARGINS["p99.99_us"]}
 
-    def beyond(pairs: list[tuple[float, float]]) -> int:
-        return sum(bool(over_cost({"p99.99_us": a}, {"p99.99_us": b}, margin)) for a, b in pairs)
+    def beyond(pairs: list[tuple[float, float]], name: str = "it") -> int:
+        runs = [ServedRun(name=n, round=r, metrics={"p99.99_us": v}) for r, pair in enumerate(pairs, 1)
+                for n, v in zip((name, DEFAULT_BASELINE), pair)]
+        found, paired = served_rounds_beyond(ServedReport(rounds=len(pairs), names=[DEFAULT_BASELINE, name], runs=runs),
+                                             name, DEFAULT_BASELINE, "p99.99_us")
+        assert paired == len(pairs)
+        return found
 
     record = _json("experiments/service_level/results/memtables-130k-11.8.1-2026-12-05.json")
     by = {(r["round"], r["config"]): r["p99.99_us"] for r in record["runs"]}

@@ -26,7 +26,7 @@ from tuner.engine._served import finalists_served, serve, serve_rate
 from tuner.model import TuneConfig, UsageError
 from tuner.observers._mlflow import _served_metrics
 from tuner.outputs._answer import capacity_line, served_line
-from tuner.summary import Revalidation, Summary
+from tuner.summary import Revalidation, ServedReport, Summary
 
 
 def _stage(tmp_path: Path, rounds: int, serve_at: float | str | None = 40_000.0, start: str | None = None,
@@ -38,7 +38,7 @@ def _stage(tmp_path: Path, rounds: int, serve_at: float | str | None = 40_000.0,
     reval = Revalidation.from_dict({"configurations": [{"name": "rocksdb-default", "median_ops_per_sec": ops}]}) \
         if ops else None
     return SimpleNamespace(
-        parts=SimpleNamespace(config=SimpleNamespace(revalidation=revalidation, search=SimpleNamespace(seed=1)),
+        parts=SimpleNamespace(config=SimpleNamespace(revalidation=revalidation, search=SimpleNamespace(seed=1, any_cost=False)),
                               out=tmp_path, space=SimpleNamespace(flags=lambda params: {"x": params["x"]})),
         snapshot=SimpleNamespace(baselines=[SimpleNamespace(name="rocksdb-default", flags={}, metrics={})],
                                  best=lambda: best, revalidation=reval),
@@ -232,7 +232,7 @@ def test_a_finalist_that_serves_a_worse_tail_does_not_win_the_selection(tmp_path
     assert sorted(found.served) == sorted(f"{t.replace(' ', '-')}/{n.replace(' ', '-')}/round-{r}" for t in tried
                                           for n in ("rocksdb-default", t) for r in (1, 2, 3))
     assert set(found.store.kept) == {f"served:{t}" for t in tried}
-    kept = finalists_served(found.store, reval)  # the summary's served_guard: each finalist's report, as served
+    kept = finalists_served(found.parts, found.store, reval)  # the summary's served_guard: each finalist's, as served
     assert [r.names for r in kept] == [["rocksdb-default", t] for t in tried]
     logged = {m.key for m in _served_metrics(kept[-1], f"served_guard/{tried[-1]}")}
     assert f"served_guard/{tried[-1]}/{tried[-1]}/p99.99_us" in logged
@@ -257,6 +257,10 @@ def test_without_the_cost_guard_the_selection_serves_no_finalist(tmp_path):
     the defaults', and nothing is served before the stage at the end."""
     found = _selection(tmp_path, {"0": 120_000.0, "1": 15_000.0, "2": 15_000.0}, guard=False)
     assert (found.reval.select.winner, found.reval.select.served_out, found.served) == ("trial 0", [], [])
+    found.store.keep("served:trial 0", ServedReport(rate=70.0, duration=60.0, rounds=3,  # left by an earlier run
+                                                    names=["rocksdb-default", "trial 0"]))
+    found.parts.config.search.any_cost = True
+    assert finalists_served(found.parts, found.store, found.reval) == ()
 
 
 @pytest.mark.parametrize(("changes", "error"), [

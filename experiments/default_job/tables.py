@@ -22,7 +22,7 @@ from objectives.defaults import LIBRARY
 from tuner.model import DEFAULT_BASELINE
 from tuner.outputs import answer as answer_now
 from tuner.outputs import beyond_guard
-from tuner.ranking import SERVED_MARGINS, served_over_cost
+from tuner.ranking import SERVED_MARGINS, served_beyond_words, served_over_cost
 from tuner.stats import improvement
 from tuner.summary import BestTrial, Ratio, Summary
 
@@ -214,21 +214,28 @@ def earlier_words() -> tuple[str, list[str]]:
 
 
 def passed_over(path: Path, summary: Summary) -> list[str]:
-    """The finalists the job's re-validation served before or after its best and passed over, in the order served,
-    each with its median P99.99 against the defaults' as the job's console output (beside ``path``) gave it:
-    ``trial 105 (61.6 ms against 7.9 ms, 7.80x)``; empty when it served only its best."""
+    """The finalists other than its best that the job's re-validation served and passed over, in the order served,
+    each with what it served beyond the guard: from the summary's served_guard (ranking.served_beyond_words), or, in
+    a summary from before it kept them, from the job's console output beside ``path``; a median P99.99 in brief:
+    ``trial 105 (61.6 ms against 7.9 ms, 7.80x)``. Empty when it served only its best."""
     select = summary.revalidation.select if summary.revalidation else None
     assert summary.best is not None
-    log = path.with_name("console.log").read_text()
+    kept = {r.names[-1]: r for r in summary.served_guard}
+    log = "" if kept else path.with_name("console.log").read_text()
     words = []
-    for name in (select.served_out if select else []):
-        if name == f"trial {summary.best.trial}":
-            continue
-        said = re.search(rf"^re-validation: {name} served at [\d,]+ writes/s beyond the served guard: P99\.99 "
-                         r"([\d.]+ ms against [\d.]+ ms \([\d.]+x\))", log, re.MULTILINE)
-        assert said is not None, f"{path}: no served line for {name}"
-        words.append(f"{name} ({said[1].replace(' (', ', ').rstrip(')')})")
+    for name in (n for n in (select.served_out if select else []) if n != f"trial {summary.best.trial}"):
+        if kept:
+            said = "; ".join(served_beyond_words(kept[name], name, DEFAULT_BASELINE))
+        else:
+            found = re.search(rf"^re-validation: {name} served at [\d,]+ writes/s beyond the served guard: (.+?): "
+                              "(?:the next finalist|no finalist)", log, re.MULTILINE)
+            assert found is not None, f"{path}: no served line for {name}"
+            said = found[1]
+        words.append(f"{name} ({re.sub(BRIEF, BRIEFLY, said)})")
     return words
+
+
+BRIEF, BRIEFLY = r"^P99\.99 ([\d.]+ ms against [\d.]+ ms) \(([\d.]+x)\), .*$", r"\1, \2"  # a served P99.99, in brief
 
 
 def headline() -> str:
@@ -248,23 +255,26 @@ def headline() -> str:
             "RocksDB's defaults" if summary.answer.recommend == "best" else
             f"`make tune` kept RocksDB's defaults: its best tuned configuration, trial {summary.best.trial} "
             f"({answer_words(summary)}), ran **{first.ratio:.2f}x** them{', a tie,' if tie else ''}")
-    over = beyond_guard(summary, f"trial {summary.best.trial}") if summary.answer.recommend == "reference" else []
+    best = f"trial {summary.best.trial}"
+    over = beyond_guard(summary, best) if summary.answer.recommend == "reference" else []
     costs = [o for o in over if not o.startswith("served at")]
-    guarded = (f" It kept them for that tail{' and for ' + '; '.join(costs) if costs else ''}."
+    guarded = (f" It kept the defaults for {best}'s tail{' and for ' + '; '.join(costs) if costs else ''}."
                if len(costs) < len(over) else
-               f" It kept them for what the answer cost: {'; '.join(costs)}, beyond the cost guard." if costs else "")
+               f" It kept the defaults for what {best} cost: {'; '.join(costs)}, beyond the cost guard." if costs else
+               f" It kept the defaults: {summary.answer.why}." if summary.answer.recommend == "reference" else "")
     others = passed_over(job_path, summary)
+    select = summary.revalidation.select if summary.revalidation else None
     served_too = ("" if not others else
-                  f" Before it the re-validation served {listed(others, ',')}, each beyond the guard." if
-                  summary.answer.recommend == "best" else
                   " The re-validation serves its finalists one at a time, fastest first, to answer the first within "
-                  f"the guard: its other {len(others)} were beyond it too, {listed(others, ',')}.")
+                  f"the guard: its other {len(others)} were beyond it too, {listed(others, ',')}."
+                  if select is not None and best in select.served_out else
+                  f" Before {best} the re-validation served {listed(others, ',')}, each beyond the guard.")
     earlier, earlier_stamps = earlier_words()
     text = (f"{where(summary)}, {lead} at the target (95 % CI {first.ci95[0]:.2f}-{first.ci95[1]:.2f}, {first.n} "
             f"paired rounds that chose nothing); its search's single runs had said {search_gain(summary):.2f}x. "
             f"Held out in {held['rounds']} more rounds it ran {interval(kept)}"
             f"{', a tie' if kept.verdict == 'tie' else ''}: {held_out_words(held, answer)}. "
-            f"{served_words(summary)}.{served_too}{guarded}{now_words(summary)} {earlier}")
+            f"{served_words(summary)}.{guarded}{served_too}{now_words(summary)} {earlier}")
     stamps = [stamp(job_path, commit_of(summary), started, CODE, brief=True),
               stamp(held_path, held["commit"], held["when"], headroom.CODE), *earlier_stamps]
     return "\n".join([fill(text), "", *stamps])
@@ -299,7 +309,7 @@ def expect() -> str:
         why = [*([tail] if tail else []), *([f"it cost more than the cost guard allows: {'; '.join(costs)}"]
                                            if costs else [])]
         lead = (f"`make tune` kept RocksDB's defaults on {day}: its fastest tuned configuration ran {ratio} their "
-                f"sustained ops/s {interval_}, but {'; and '.join(why)}")
+                f"sustained ops/s {interval_}, but {'; and '.join(why) or now.answer.why}")
     else:
         lead = f"`make tune`'s answer ran {ratio} the defaults' sustained ops/s on {day} {interval_}"
     older = listed([f"{r} on {d} {i}" for r, d, i in said[:-1]], ",")

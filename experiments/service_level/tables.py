@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -15,8 +16,8 @@ from objectives.options_ini import parse_options
 from tuner.backends import BACKENDS
 from tuner.engine import saved_rounds
 from tuner.model import TuneConfig
-from tuner.ranking import COST_NAMES, SERVED_MARGINS, over_cost
-from tuner.summary import Summary
+from tuner.ranking import COST_NAMES, SERVED_MARGINS, over_cost, served_over_cost
+from tuner.summary import ServedReport, ServedRun, Summary
 from tuner.trials import TrialRecord
 
 RESULTS = Path(__file__).with_name("results")
@@ -386,7 +387,8 @@ def defaults_thrice() -> str:
         runs = {(r["round"], r["config"]): r for r in other["runs"]}
         for config in (c for c in other["configs"] if c in COPY_NAMES):
             served += 1
-            beyond += [f"`{name.split('-1')[0]}`'s {config.split(', ', 1)[1]}"] if _beyond(runs, config, every) else []
+            short = re.sub(r"-\d+k-.*$", "", name)  # the record's name without its rate, version and day
+            beyond += [f"`{short}`'s {config.split(', ', 1)[1]}"] if _beyond(runs, config, every) else []
     line = (f"Over all their rounds, in each record that served a copy of the defaults beside them ({served} copies in "
             f"{len(COPIES)} records), the guard called the copy beyond in {len(beyond)}"
             + (f": {', '.join(beyond)}." if beyond else "."))
@@ -396,11 +398,16 @@ def defaults_thrice() -> str:
 
 
 def _beyond(by: dict[tuple[int, str], dict[str, Any]], config: str, rounds: tuple[int, ...]) -> bool:
-    """Whether the served guard calls ``config`` beyond the defaults on their medians over ``rounds`` of a served
-    record's runs (``by``: (round, configuration) -> run)."""
-    medians = {c: {k: statistics.median(by[(i, c)][k] for i in rounds) for k in SERVED_MARGINS}
-               for c in (config, "rocksdb-default")}
-    return bool(over_cost(medians[config], medians["rocksdb-default"], SERVED_MARGINS))
+    """Whether the served guard (ranking.served_over_cost) calls ``config`` beyond the defaults over ``rounds`` of a
+    served record's runs (``by``: (round, configuration) -> run)."""
+    return bool(served_over_cost(_as_served(by, config, rounds), config, "rocksdb-default"))
+
+
+def _as_served(by: dict[tuple[int, str], dict[str, Any]], config: str, rounds: tuple[int, ...]) -> ServedReport:
+    """``config`` and the defaults in ``rounds`` of a served record's runs as the tuner's served report holds them."""
+    runs = [ServedRun(name=c, round=i, metrics={k: v for k, v in by[(i, c)].items() if isinstance(v, (int, float))})
+            for i in rounds for c in ("rocksdb-default", config)]
+    return ServedReport(rounds=len(rounds), names=["rocksdb-default", config], runs=runs)
 
 
 DEFAULTS_THRICE = "defaults-thrice-130k-11.8.1-2026-12-05.json"

@@ -142,7 +142,7 @@ class Engine:
                              defaults=p.found.defaults, widened=p.widened, breaks=p.breaks,
                              capacity=self.store.stored("capacity", CapacityReport),
                              served=self.store.stored("served", ServedReport),
-                             served_guard=finalists_served(self.store, self.revalidation))
+                             served_guard=finalists_served(p, self.store, self.revalidation))
 
     def _target(self) -> TargetInfo | None:
         """What the study tunes for, and how its trials compare with it (what was scaled, and why)."""

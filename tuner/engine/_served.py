@@ -93,14 +93,17 @@ def finalist_server(parts: Prepared, store: StudyStore, bus: EventBus, snapshot:
     return serve_one
 
 
-def finalists_served(store: StudyStore, revalidation: Revalidation | None) -> tuple[ServedReport, ...]:
+def finalists_served(parts: Prepared, store: StudyStore, revalidation: Revalidation | None) -> tuple[ServedReport, ...]:
     """The re-validation's served guard as kept: each finalist's report beside rocksdb-default, in the order
-    served (those beyond it, then the winner when it served within); empty when it served none."""
-    select = revalidation.select if revalidation is not None else None
-    if select is None or select.winner is None:
+    served (those beyond it, then the winner when it served within); empty when it served none (no --serve-rate,
+    or --any-cost). Only reports of these runs count (the rate given, the run length and rounds): one a resume
+    with other settings left in the study does not."""
+    m, select = parts.config.revalidation, revalidation.select if revalidation is not None else None
+    if select is None or select.winner is None or m.serve_rate is None or parts.config.search.any_cost:
         return ()
     names = [*select.served_out, *([select.winner] if select.winner not in select.served_out else [])]
-    return tuple(r for n in names if (r := store.stored(f"{ATTR}:{n}", ServedReport)) is not None)
+    return tuple(r for n in names if (r := store.stored(f"{ATTR}:{n}", ServedReport)) is not None
+                 and _fits(r, m.serve_rate, m.serve_duration, m.serve_rounds, [DEFAULT_BASELINE, n]))
 
 
 def served(parts: Prepared, store: StudyStore, bus: EventBus, at_rate: AtRate, entries: dict[str, dict[str, Flag]],

@@ -127,7 +127,7 @@ def render(best: Best, fmt: str) -> str:
         if not best.options_text:
             raise ExportError("--format options: no OPTIONS.ini next to the summary" + (
                 " for this configuration (OUT/OPTIONS.ini is the answer's); --format flags or python export it"
-                if best.note else ""))
+                if best.note and best.params else ""))
         return best.options_text
     raise ExportError(f"--format: unknown {fmt!r} (choose from {', '.join(FORMATS)})")
 

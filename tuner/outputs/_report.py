@@ -193,7 +193,7 @@ def verdict_lines(summary: Summary) -> list[str]:
                      + (f" ({select.rounds} round(s) among the top "
                         f"{sum(1 for r in select.configurations if r.trial is not None)})" if select else ""))
         if summary.backend == "rate" and reval.noise_cv_reference > NOISY_AT_RATE:
-            rate = f"{summary.offered.writes:g}" if summary.offered else "OPS"
+            rate = f"{summary.offered.writes:.0f}" if summary.offered else "OPS"
             lines.append(f"noise: at this rate {ref}'s tail varied over the rounds by more than half its mean, and a "
                          "paired comparison of such runs needs many rounds: a tail over a window moves less the longer "
                          f"the window (`rocksdb-tuner measure --rate {rate} --duration 20m --windows 60s` shows how "
