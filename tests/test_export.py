@@ -6,6 +6,7 @@ import glob
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -208,7 +209,7 @@ def test_export_gives_the_answer_and_best_the_configuration_it_kept_the_defaults
     refused = cli("export", "--summary", summary, "--best")
     assert refused.returncode != 0 and refused.stderr.strip().splitlines()[-1].startswith(
         "rocksdb-tuner: error: --format options: no OPTIONS.ini next to the summary for this configuration")
-    data = json.loads((tmp_path / "summary.json").read_text())  # a summary with no answer (before one was kept)
-    (tmp_path / "summary.json").write_text(json.dumps({k: v for k, v in data.items() if k != "answer"}))
+    unkept = replace(Summary.load(tmp_path / "summary.json"), answer=None)  # as before summaries kept an answer
+    (tmp_path / "summary.json").write_text(json.dumps(unkept.to_dict()))
     unanswered = cli("export", "--summary", summary, "--format", "flags")
     assert unanswered.returncode == 0 and unanswered.stdout == best.stdout and unanswered.stderr == ""
