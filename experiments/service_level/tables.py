@@ -285,7 +285,7 @@ STALL_PREDICT = "stall-predict-140k-11.8.1-2026-12-05.json"
 def _served_rows(record: dict[str, Any]) -> tuple[list[str], dict[str, list[str]]]:
     """A row per configuration of a served record, the defaults first: its P99.99 by round, their median and
     its ratio to the defaults' median, its write stalls' median, and the served guard's verdict on those
-    medians (ranking.SERVED_MARGINS); then the metrics each configuration served beyond the guard on."""
+    medians (ranking.served_over_cost); then the metrics each configuration served beyond the guard on."""
     by = {(r["round"], r["config"]): r for r in record["runs"]}
     rounds = sorted({r["round"] for r in record["runs"]})
 
@@ -297,7 +297,8 @@ def _served_rows(record: dict[str, Any]) -> tuple[list[str], dict[str, list[str]
     beyond: dict[str, list[str]] = {}
     for config in record["configs"]:
         medians = {key: median(config, key) for key in SERVED_MARGINS}
-        beyond[config] = over_cost(medians, default, SERVED_MARGINS)
+        beyond[config] = [] if config == "rocksdb-default" else \
+            served_over_cost(_as_served(by, config, tuple(rounds)), config, "rocksdb-default")
         verdict = "-" if config == "rocksdb-default" else \
             f"beyond ({', '.join(COST_NAMES.get(k, 'P99.99') for k in beyond[config])})" if beyond[config] else "within"
         rows.append(f"| {config} | {', '.join(_ms(by[(i, config)]['p99.99_us']) for i in rounds)} | "
