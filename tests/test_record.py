@@ -197,7 +197,7 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     answer = f"trial {summary.best.trial}"
     medians = _tail_quoted(summary, best, served, "beyond", doc)
     assert served_over_cost(served, answer, DEFAULT_BASELINE) == ["p99.99_us"]
-    others = [re.sub(r" \(.* ([\d.]+x)\)$", r" at \1", words) for words in default_job.passed_over(record / "x", summary)]
+    others = [re.sub(r" \(.* ([\d.]+x)\)$", r" at \1", words) for words in default_job.passed_over(record, summary)]
     assert reval.select.served_out == [answer, *(w.split(" at ")[0] for w in others)]
     _quoted(f"each beyond the margin too: {' and '.join(others)}", doc)
     finalists = [c.flags for c in reval.select.configurations if c.trial is not None]

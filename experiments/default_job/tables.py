@@ -213,15 +213,15 @@ def earlier_words() -> tuple[str, list[str]]:
     return "On older code the same job answered " + listed(words) + ".", stamps
 
 
-def passed_over(path: Path, summary: Summary) -> list[str]:
+def passed_over(folder: Path, summary: Summary) -> list[str]:
     """The finalists other than its best that the job's re-validation served and passed over, in the order served,
     each with what it served beyond the guard: from the summary's served_guard (ranking.served_beyond_words), or, in
-    a summary from before it kept them, from the job's console output beside ``path``; a median P99.99 in brief:
+    a summary from before it kept them, from the job's console output in its record's ``folder``; a median P99.99 in brief:
     ``trial 105 (61.6 ms against 7.9 ms, 7.80x)``. Empty when it served only its best."""
     select = summary.revalidation.select if summary.revalidation else None
     assert summary.best is not None
     kept = {r.names[-1]: r for r in summary.served_guard}
-    log = "" if kept else path.with_name("console.log").read_text()
+    log = "" if kept else (folder / "console.log").read_text()
     words = []
     for name in (n for n in (select.served_out if select else []) if n != f"trial {summary.best.trial}"):
         if kept:
@@ -229,7 +229,7 @@ def passed_over(path: Path, summary: Summary) -> list[str]:
         else:
             found = re.search(rf"^re-validation: {name} served at [\d,]+ writes/s beyond the served guard: (.+?): "
                               "(?:the next finalist|no finalist)", log, re.MULTILINE)
-            assert found is not None, f"{path}: no served line for {name}"
+            assert found is not None, f"{folder}/console.log: no served line for {name}"
             said = found[1]
         words.append(f"{name} ({re.sub(BRIEF, BRIEFLY, said)})")
     return words
@@ -262,7 +262,7 @@ def headline() -> str:
                if len(costs) < len(over) else
                f" It kept the defaults for what {best} cost: {'; '.join(costs)}, beyond the cost guard." if costs else
                f" It kept the defaults: {summary.answer.why}." if summary.answer.recommend == "reference" else "")
-    others = passed_over(job_path, summary)
+    others = passed_over(job_path.parent, summary)
     select = summary.revalidation.select if summary.revalidation else None
     served_too = ("" if not others else
                   " The re-validation serves its finalists one at a time, fastest first, to answer the first within "
@@ -299,7 +299,7 @@ def expect() -> str:
     if now.answer.recommend == "reference" and now.revalidation.best:
         best, served = now.revalidation.best, now.served
         costs = [o for o in beyond_guard(now, best) if not o.startswith("served at")]
-        others = passed_over(now_path, now)
+        others = passed_over(now_path.parent, now)
         tail = ""
         if served is not None and "p99.99_us" in served_over_cost(served, best, DEFAULT_BASELINE):
             a, b = (served.median(n, "p99.99_us") or 0.0 for n in (best, DEFAULT_BASELINE))
