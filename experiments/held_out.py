@@ -114,7 +114,7 @@ def answer_of(summary: Summary) -> tuple[str, dict[str, Any]]:
     baseline = summary.baseline(answer.name)
     if baseline is None:
         raise SystemExit(f"{summary.study}: its answer names the baseline {answer.name}, which it does not hold")
-    return f"answer: {answer.name}", load_space(str(summary.space)).flags(baseline.params)
+    return f"answer: {answer.name}", load_space(str(summary.space)).config(baseline.params).flags()
 
 
 def trial_size(summary: Summary) -> tuple[int, int | None]:

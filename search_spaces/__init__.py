@@ -1,5 +1,6 @@
 """Search spaces: declarative RocksDB parameters with host-scaled ranges and constraints."""
 
+from search_spaces.config import Config, Setting
 from search_spaces.constraints import Constraint
 from search_spaces.context import Context, GiB, KiB, MiB, host_cores, host_ram_bytes
 from search_spaces.errors import SpaceError
@@ -8,6 +9,7 @@ from search_spaces.space import SearchSpace, load_space, preset_names
 
 __all__ = [
     "CategoricalParam",
+    "Config",
     "Constraint",
     "Context",
     "FloatParam",
@@ -17,6 +19,7 @@ __all__ = [
     "MiB",
     "Parameter",
     "SearchSpace",
+    "Setting",
     "SpaceError",
     "host_cores",
     "host_ram_bytes",

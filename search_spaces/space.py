@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import optuna
 
 from search_spaces import files
+from search_spaces.config import Config, OptionValue, Setting
 from search_spaces.constraints import Constraint, constraint_from_dict
 from search_spaces.context import Context
 from search_spaces.errors import SpaceError
@@ -186,10 +188,15 @@ class SearchSpace:
         ctx = self._ctx()
         return [c.explain(params, ctx) for c in self.constraints if not c.holds(params, ctx)]
 
-    def flags(self, params: dict[str, Value]) -> dict[str, str]:
-        """db_bench flags for a configuration."""
+    def config(self, params: dict[str, Value]) -> Config:
+        """A configuration of this space (``{parameter: value}``) as the backends take it."""
         by_name = {p.name: p for p in self.parameters}
-        return {by_name[k].flag: flag_text(v) for k, v in params.items() if k in by_name}
+        return Config(tuple(Setting.of(by_name[k], v) for k, v in params.items() if k in by_name))
+
+    def config_of(self, flags: Mapping[str, OptionValue]) -> Config:
+        """A configuration as a study records what ran (db_bench's flag names, e.g. a baseline's), named
+        by this space's parameters where they set those flags (:meth:`Config.of`)."""
+        return Config.of(flags, self.parameters)
 
     def grid(self) -> dict[str, list[Value]]:
         return {p.name: list(p.grid()) for p in self.parameters}

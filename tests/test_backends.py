@@ -23,17 +23,18 @@ from optuna.trial import FrozenTrial, TrialState
 
 from objectives.dbbench import DbBenchError, probe
 from objectives.measurement import Measurement
+from objectives.workdir import make_owned, remove_owned
 from objectives.workloads import Workload
 from search_spaces import load_space
 from tests.conftest import summary_of
 from tests.test_cli import TUNER, tuner
-from tuner import options_file, tune
-from tuner.backends import BACKENDS, STOPPED, Backend, Found, RunFailed, Setup
+from tuner import apply, options_file, tune
+from tuner.backends import BACKENDS, STOPPED, Backend, Config, Found, RunFailed, Setup
 from tuner.backends._command import CONTRACT_DOC, read_metrics, rocksdb_defaults
 from tuner.engine._prepare import check_backend, workload_of
 from tuner.engine._storage import StudyStore
 from tuner.executors import Job, LocalExecutor, Outcome
-from tuner.model import ExecutionConfig, TuneConfig, UsageError
+from tuner.model import ExecutionConfig, TuneConfig, UsageError, trial_log_dir
 from tuner.observers import SilentProgress
 from tuner.outputs import closing_table
 from tuner.outputs._report import comparison_markdown
@@ -43,7 +44,6 @@ from tuner.trials import TrialRecord
 APP = Path(__file__).resolve().parents[1] / "examples" / "rocksdict_app" / "app.py"
 # db_bench's words, which a program's study never prints: its tool, metrics and workloads
 DB_BENCH_WORDS = re.compile(r"db_bench|benchmark\.sh|write amp|sustained|burst|drain|fillrandom|phases?\b|flags\b")
-KEYS = {"max_background_jobs": "DBOptions.max_background_jobs", "write_buffer_size": "CFOptions.write_buffer_size"}
 
 
 class Formula(Backend):
@@ -58,9 +58,10 @@ class Formula(Backend):
         self.table.write_text("1000 10")
         Formula.prepared.append(self.table)
 
-    def _measure(self, flags, log_dir, repeats, observer, workload) -> Measurement:
+    def _measure(self, config, log_dir, repeats, observer, workload) -> Measurement:
         base, per_job = (float(x) for x in self.table.read_text().split())
-        return Measurement({"ops_per_sec": base + per_job * int(flags.get("max_background_jobs", 2))}, [], "", [])
+        jobs = config.values().get("max_background_jobs", 2)
+        return Measurement({"ops_per_sec": base + per_job * int(jobs)}, [], "", [])
 
     def teardown(self) -> None:
         self.table.unlink(missing_ok=True)
@@ -81,17 +82,60 @@ def test_a_new_backend_is_one_class_and_a_registration_line(tmp_path, monkeypatc
     assert Formula.prepared == [tmp_path / "formula-table"] and not (tmp_path / "formula-table").exists()
 
 
+class InProcess(Backend):
+    """A third backend on the contract alone: it renders each configuration by its options' catalogue names
+    (``tuner.apply``: rocksdict's calls), opens a RocksDB DB of its own with them in this process, writes
+    keys and reports their rate with the OPTIONS file RocksDB wrote (which the study keeps in the run's logs)."""
+
+    name = "in-process"
+
+    def _measure(self, config, log_dir, repeats, observer, workload) -> Measurement:
+        import rocksdict
+
+        db = make_owned(self.setup.work_dir)
+        try:
+            store = rocksdict.Rdict(str(db / "db"), apply(config.values()))
+            started = time.perf_counter()
+            for i in range(2000):
+                store[f"key{i:06d}".encode()] = os.urandom(100)
+            store.close()
+            ops = 2000 / (time.perf_counter() - started)
+            written = max((db / "db").glob("OPTIONS-*"), key=lambda p: int(p.name.split("-")[1])).read_text()
+        finally:
+            remove_owned(db)
+        return Measurement({"ops_per_sec": ops}, [], written, [])
+
+
+def test_a_third_backend_takes_the_configuration_by_its_options_names_alone(tmp_path, monkeypatch):
+    """What crosses the contract is a Config: a backend that knows neither db_bench nor the space renders
+    it by the catalogue's names, and RocksDB runs each trial and each re-validation round with its values."""
+    monkeypatch.setitem(BACKENDS, "in-process", InProcess)
+    result = tune(backend="in-process", trials=3, sampler="random", seed=2, out=tmp_path / "out", work_dir=tmp_path,
+                  mlflow=False, plots=False, revalidate=2, revalidate_rounds=2, revalidate_max_rounds=2,
+                  ablation=False, baselines=False, starts=False, progress=SilentProgress())
+    trials = [t for t in result.trials if t.outcome == "complete"]
+    assert len(trials) == 3 and result.summary.revalidation is not None
+    space = load_space("default")
+    for t in trials:
+        written = options_file.parse_options((trial_log_dir(tmp_path / "out", t.number) / "OPTIONS").read_text())
+        for name, value in t.params.items():
+            key = space.parameter(name).options_key
+            if name not in ("cache_size", "bloom_bits"):  # RocksDB writes neither the cache's size nor the bits
+                assert options_file.lookup(written, key) == options_file.encode(key, value), (t.number, name)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("rocksdb-tuner")]
+
+
 def _outcome(tmp_path: Path, script: str, flags: dict | None = None, timeout: float = 30.0,
              repeats: int = 1, needs: tuple[str, ...] = ("ops_per_sec",), memory_limit: int | None = None) -> Outcome:
     """What the local executor makes of ``python -c script {options} {db}`` run on ``flags``, for a
     study whose score ``needs`` those metrics (its runs within ``memory_limit``)."""
     command = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} {{options}} {{db}}"
     executor = LocalExecutor()
-    backend = BACKENDS["command"](Setup(tmp_path, timeout, 1, KEYS, command=command, needs=needs,
+    backend = BACKENDS["command"](Setup(tmp_path, timeout, 1, command=command, needs=needs,
                                         memory_limit=memory_limit))
     backend.prepare()
     executor.bind(backend)
-    executor.submit(Job("trial 0", flags or {}, tmp_path / "logs", repeats))
+    executor.submit(Job("trial 0", Config.of(flags or {}), tmp_path / "logs", repeats))
     (outcome,) = executor.wait(1.0)
     return outcome
 
@@ -137,7 +181,7 @@ def _loaded_backend(tmp_path: Path, load: str) -> tuple[Backend, Workload]:
     assert workload is not None and workload.kind == "preloaded"
     loaded = command.preload_path(Found("command"), tmp_path / "work", workload, 1)
     workload = replace(workload, snapshot=str(loaded))
-    setup = Setup(tmp_path / "work", 30.0, 1, KEYS, workload, config.measurement.command, load=config.measurement.load,
+    setup = Setup(tmp_path / "work", 30.0, 1, workload, config.measurement.command, load=config.measurement.load,
                   preloaded=(loaded,))
     return command(setup), workload
 
@@ -154,7 +198,7 @@ def test_load_builds_the_db_once_and_each_run_starts_on_a_hard_linked_copy(tmp_p
     executor.bind(backend)
     outcomes = []
     for i in range(3):
-        executor.submit(Job(f"trial {i}", {}, tmp_path / "logs" / str(i), 1))
+        executor.submit(Job(f"trial {i}", Config(), tmp_path / "logs" / str(i), 1))
         outcomes += executor.wait(1.0)
     assert [o.reason for o in outcomes] == [""] * 3
     assert [(o.measurement.metrics["links"], o.measurement.metrics["rows"]) for o in outcomes] == [(2.0, 4000.0)] * 3
@@ -345,13 +389,13 @@ def test_a_program_runs_within_its_memory_limit_and_an_oom_kill_names_it(tmp_pat
 def test_a_program_is_killed_when_the_study_stops(tmp_path):
     """A worker told to stop (its stop event set) kills the running program: the run fails as stopped."""
     command = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(60)' {{options}}"
-    backend = BACKENDS["command"](Setup(tmp_path, 60.0, 1, KEYS, command=command))
+    backend = BACKENDS["command"](Setup(tmp_path, 60.0, 1, command=command))
     stop = threading.Event()
     backend.prepare(stop)
     threading.Timer(0.5, stop.set).start()
     started = time.monotonic()
     with pytest.raises(RunFailed) as failed:
-        backend.measure({}, tmp_path / "logs", 1)
+        backend.measure(Config(), tmp_path / "logs", 1)
     assert failed.value.reason == f"command: {STOPPED}" and time.monotonic() - started < 10
 
 
@@ -516,7 +560,7 @@ def test_the_command_backend_takes_a_target_its_memory_run_lengths_and_ray():
 
 def test_a_node_that_cannot_run_the_program_says_why():
     """A worker asks the backend what its node has (Backend.on_node): the program must be found there."""
-    setup = Setup(Path("/nonexistent"), 1.0, 1, KEYS, command="python app.py {options}")
+    setup = Setup(Path("/nonexistent"), 1.0, 1, command="python app.py {options}")
     assert BACKENDS["command"].on_node(setup, ExecutionConfig()).setup == setup
     missing = BACKENDS["command"].on_node(replace(setup, load="no-such-loader {db}"), ExecutionConfig())
     assert missing.setup is None and missing.error == "--load: no-such-loader: no such program (not a path to an " \
@@ -531,7 +575,7 @@ def test_a_node_that_cannot_run_the_program_says_why():
 ])
 def test_a_command_that_cannot_run_is_refused(tmp_path, command, message):
     with pytest.raises(ValueError) as refused:
-        BACKENDS["command"](Setup(tmp_path, 1.0, 1, KEYS, command=command))
+        BACKENDS["command"](Setup(tmp_path, 1.0, 1, command=command))
     assert str(refused.value).startswith(message)
 
 
@@ -543,7 +587,7 @@ def test_a_command_that_cannot_run_is_refused(tmp_path, command, message):
 ])
 def test_a_load_that_cannot_run_is_refused(tmp_path, load, message):
     with pytest.raises(ValueError) as refused:
-        BACKENDS["command"](Setup(tmp_path, 1.0, 1, KEYS, command="python app.py {options}", load=load))
+        BACKENDS["command"](Setup(tmp_path, 1.0, 1, command="python app.py {options}", load=load))
     assert str(refused.value).startswith(message)
 
 

@@ -23,6 +23,7 @@ from optuna.trial import TrialState, create_trial
 from objectives import runner as runner_module
 from objectives.scores import Score
 from search_spaces import Context, GiB, MiB, load_space
+from search_spaces.config import Config
 from tests.conftest import TINY, fast, printed_summary
 from tests.test_cli import tuner
 from tuner import rungs
@@ -500,15 +501,17 @@ def test_gain_rounds_past_the_least_run_only_while_they_fit_the_budget(tmp_path)
     spent = []
     ratios = iter([1.5, 2.5] * 10)  # noisy enough that the interval never gets within 10 %
 
-    def measure(what, flags, log_dir, workload):
-        wall = 50.0 if flags else 70.0
+    def measure(what, config, log_dir, workload):
+        wall = 50.0 if config.settings else 70.0
         spent.append(wall)
-        return SimpleNamespace(metrics={"ops_per_sec": 100.0 * (next(ratios) if flags else 1.0), "wall_seconds": wall})
+        return SimpleNamespace(metrics={"ops_per_sec": 100.0 * (next(ratios) if config.settings else 1.0),
+                                        "wall_seconds": wall})
 
     cap = 3 * 120.0 + 100.0  # three rounds of 120 s fit, a fourth does not
     revalidator = Revalidator(store(), measure, note=lambda line: None, out=tmp_path,
                           afford=lambda seconds: sum(spent) + seconds <= cap)
-    snapshot = SimpleNamespace(space=SimpleNamespace(flags=lambda params: {"write_buffer_size": "1"}), baselines=[])
+    snapshot = SimpleNamespace(space=SimpleNamespace(config=lambda params: Config.of({"write_buffer_size": "1"})),
+                               baselines=[])
     plan = Plan(k=1, min_rounds=5, max_rounds=10, ablation=False)
     out = revalidator._estimate(snapshot, plan, Reference("rocksdb-default", {}), SimpleNamespace(number=15, params={}))
     assert out["rounds"] == MIN_ROUNDS == 3 and sum(spent) == 360.0
@@ -526,7 +529,7 @@ def test_choosing_rounds_past_the_first_run_only_while_they_and_the_gains_least_
 
     spent: list[float] = []
 
-    def measure(what, flags, log_dir, workload):
+    def measure(what, config, log_dir, workload):
         spent.append(60.0)
         return SimpleNamespace(metrics={"ops_per_sec": 100.0, "wall_seconds": 60.0})
 
@@ -949,8 +952,8 @@ def test_a_finalist_that_stalls_in_the_selections_rounds_does_not_win_them(tmp_p
     store = SimpleNamespace(attr=lambda name, default=None: attrs.get(name, default), set_attr=attrs.__setitem__)
     runs = {"0": (130.0, 900_000.0, 10.0), "1": (115.0, 0.0, 9.0), None: (100.0, 0.0, 7.0)}
 
-    def measure(what, flags, log_dir, workload):
-        ops, stalls, p99 = runs[flags.get("level")]
+    def measure(what, config, log_dir, workload):
+        ops, stalls, p99 = runs[config.flags().get("level")]
         return SimpleNamespace(metrics={"ops_per_sec": ops, "stall_micros": stalls, "p99_us": p99, "wall_seconds": 1.0})
 
     def trial(number: int, ops: float) -> optuna.trial.FrozenTrial:
@@ -960,7 +963,8 @@ def test_a_finalist_that_stalls_in_the_selections_rounds_does_not_win_them(tmp_p
         t.number = number
         return t
 
-    space = SimpleNamespace(flags=lambda params: {"level": str(params["level"] - 1)}, distance=lambda a, b: 1.0)
+    space = SimpleNamespace(config=lambda params: Config.of({"level": str(params["level"] - 1)}),
+                            distance=lambda a, b: 1.0)
     snapshot = SimpleNamespace(trials=(trial(0, 140.0), trial(1, 120.0)), baselines=[], space=space,
                                directions=("maximize",), weights=None, out=tmp_path)
     notes: list[str] = []

@@ -14,6 +14,7 @@ import pytest
 from objectives.memory import Cgroups, MemoryLimitError
 from objectives.runner import DISK_FULL, EnvironmentFault, RunFailed, environment_fault
 from tests.conftest import need_memory_cgroup
+from tuner.backends import Config
 from tuner.engine._serial import SerialRuns
 from tuner.executors import Job, Outcome
 
@@ -65,7 +66,7 @@ class _OneOutcome:
 def test_a_fault_stops_a_baseline_or_revalidation_run_instead_of_failing_it(tmp_path):
     """SerialRuns (the re-validation's runs) raises EnvironmentFault, which their `except RunFailed`
     does not record as the configuration's failure; a configuration's failure stays RunFailed."""
-    job = Job("baseline:rocksdb-default", {}, tmp_path, 1)
+    job = Job("baseline:rocksdb-default", Config(), tmp_path, 1)
     killed = _OneOutcome(reason="phase load: db_bench killed by SIGTERM",
                          fault="db_bench was killed from outside (SIGTERM)")
     with pytest.raises(EnvironmentFault) as err:

@@ -18,7 +18,7 @@ from objectives.defaults import LIBRARY
 from objectives.open_loop import Capacity, Rate, RateRun
 from tests.conftest import leftovers
 from tests.test_open_loop import _Store
-from tuner.backends import BACKENDS, Found, RunFailed, Setup
+from tuner.backends import BACKENDS, Config, Found, RunFailed, Setup
 from tuner.backends._rate import driver_beside
 from tuner.engine._capacity import capacities, search_start
 from tuner.engine._prepare import check_backend
@@ -39,7 +39,8 @@ def _stage(tmp_path: Path, rounds: int, serve_at: float | str | None = 40_000.0,
         if ops else None
     return SimpleNamespace(
         parts=SimpleNamespace(config=SimpleNamespace(revalidation=revalidation, search=SimpleNamespace(seed=1, any_cost=False)),
-                              out=tmp_path, space=SimpleNamespace(flags=lambda params: {"x": params["x"]})),
+                              out=tmp_path, space=SimpleNamespace(config=lambda params: Config.of({"x": params["x"]}),
+                                                    config_of=Config.of)),
         snapshot=SimpleNamespace(baselines=[SimpleNamespace(name="rocksdb-default", flags={}, metrics={})],
                                  best=lambda: best, revalidation=reval),
         bus=SimpleNamespace(note=lambda line: None, study_stopped=lambda *a: None), store=_Store())
@@ -58,7 +59,9 @@ def test_served_rounds_pair_the_answers_tail_with_the_defaults_and_resume_where_
     def at_rate(rate, duration):
         rates.append((rate, duration))
 
-        def run(flags, log_dir):
+        def run(config, log_dir):
+
+            flags = config.flags()
             name = "trial 5" if flags else "rocksdb-default"
             if len(calls) == stop_at[0]:
                 raise KeyboardInterrupt
@@ -113,7 +116,8 @@ def test_auto_serves_at_a_share_of_the_defaults_sustained_ops_and_a_failed_run_i
     assert serve_rate("auto", study.snapshot) == (100_000.0, "--serve-rate auto: 0.7 x rocksdb-default's 142,345 ops/s")
 
     def at_rate(rate, duration):
-        def run(flags, log_dir):
+        def run(config, log_dir):
+            flags = config.flags()
             if flags:
                 raise RunFailed("phase run: killed by SIGKILL (out of memory)")
             return {"p99.99_us": 5_000.0}
@@ -134,7 +138,8 @@ def test_a_best_that_is_the_defaults_start_is_served_once(tmp_path):
     served: list[dict] = []
 
     def at_rate(rate, duration):
-        def run(flags, log_dir):
+        def run(config, log_dir):
+            flags = config.flags()
             served.append(flags)
             return {"p99.99_us": 5_000.0}
         return run
@@ -173,7 +178,9 @@ def _selection(tmp_path: Path, tails: dict[str, float], guard: bool = True) -> S
 
     ops = {"0": 130.0, "1": 120.0, "2": 115.0, None: 100.0}
 
-    def measure(what, flags, log_dir, workload):
+    def measure(what, config, log_dir, workload):
+
+        flags = config.flags()
         return SimpleNamespace(metrics={"ops_per_sec": ops[flags.get("level")], "wall_seconds": 1.0})
 
     served: list[str] = []
@@ -181,7 +188,9 @@ def _selection(tmp_path: Path, tails: dict[str, float], guard: bool = True) -> S
     def at_rate(rate, duration):
         assert (rate, duration) == (70.0, 60.0)
 
-        def run(flags, log_dir):
+        def run(config, log_dir):
+
+            flags = config.flags()
             level = flags.get("level")
             served.append(f"{log_dir.parent.parent.name}/{log_dir.parent.name}/{log_dir.name}")
             return {"delivered": 1.0, "p99.99_us": tails[level] if level else 10_000.0, "stall_micros": 0.0}
@@ -196,7 +205,8 @@ def _selection(tmp_path: Path, tails: dict[str, float], guard: bool = True) -> S
 
     study = _stage(tmp_path, 3, serve_at="auto")
     store: Any = _Attrs()  # the study storage's, bus's and snapshot's parts these stages read
-    space = SimpleNamespace(flags=lambda params: {"level": str(params["level"] - 1)}, distance=lambda a, b: 1.0)
+    space = SimpleNamespace(config=lambda params: Config.of({"level": str(params["level"] - 1)}), config_of=Config.of,
+                            distance=lambda a, b: 1.0)
     study.parts.space = space
     default = BaselineRecord(name="rocksdb-default", flags={}, state="COMPLETE", metrics={"ops_per_sec": 100.0})
     snapshot: Any = SimpleNamespace(trials=(trial(0), trial(1), trial(2)), baselines=[default], space=space,
@@ -348,7 +358,9 @@ def test_a_db_bench_studys_capacities_start_at_auto_pair_by_round_and_resume_whe
     def capacity_at(start):
         at.append(start)
 
-        def search(flags, slo, log_dir, workload, say, last):
+        def search(config, slo, log_dir, workload, say, last):
+
+            flags = config.flags()
             name = "trial 5" if flags else "rocksdb-default"
             if len(calls) == stop_at[0]:
                 raise KeyboardInterrupt
@@ -405,7 +417,9 @@ def test_a_db_bench_studys_capacities_start_at_a_given_serve_rate_and_a_failed_r
     study.bus.note = notes.append
     assert search_start(study.parts, study.snapshot) == (2000.0, "--serve-rate 2000")
 
-    def search(flags, slo, log_dir, workload, say, last):
+    def search(config, slo, log_dir, workload, say, last):
+
+        flags = config.flags()
         if not flags:
             raise RunFailed("phase run: killed by SIGKILL (out of memory)")
         return Capacity(slo, 4000.0, 4400.0, ())
@@ -453,7 +467,7 @@ def test_slo_on_a_db_bench_study_takes_the_serve_duration_and_capacity_rounds():
 ])
 def test_the_served_backend_names_slo_when_it_cannot_run_it(tmp_path, mode, error):
     found = Found("db_bench", SimpleNamespace(path=str(tmp_path / "db_bench")), None, mode)
-    backend = BACKENDS["db_bench"](Setup(tmp_path, 60.0, 1, {}, found=found))
+    backend = BACKENDS["db_bench"](Setup(tmp_path, 60.0, 1, found=found))
     with pytest.raises(UsageError, match=error.replace("(", r"\(").replace(")", r"\)")):
         backend.at_rate(Rate(1.0), 60.0, 2**20, None, "--slo")
 

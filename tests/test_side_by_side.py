@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from objectives.contract import Measurement
-from tuner.backends import EnvironmentFault
+from search_spaces import SearchSpace
+from tuner.backends import Config, EnvironmentFault
 from tuner.engine._baselines import Baselines, Ended, side_by_side
 from tuner.executors import Job, Outcome
 from tuner.model import UsageError, machine_seconds
@@ -69,7 +70,7 @@ class Scripted:
 
 
 def _jobs(*names: str) -> list[Job]:
-    return [Job(f"baseline:{n}", {"name": n}, Path("out") / "baselines" / n, 1) for n in names]
+    return [Job(f"baseline:{n}", Config.of({"name": n}), Path("out") / "baselines" / n, 1) for n in names]
 
 
 def _run(executor: Scripted, jobs: list[Job], neighbours: int) -> tuple[list[str], list[Ended]]:
@@ -180,7 +181,8 @@ def _parts(tmp_path: Path, neighbours: int) -> Any:
     workload = SimpleNamespace(baselines=[SimpleNamespace(name="benchmark.sh", flags={"x": 1}, doc="theirs")])
     return SimpleNamespace(found=SimpleNamespace(defaults=None), user_baseline=None, workload=workload, out=tmp_path,
                            config=SimpleNamespace(measurement=SimpleNamespace(baselines=True, repeats=1)),
-                           slot=SimpleNamespace(neighbours=neighbours), score=SimpleNamespace(flag_of=lambda _: None))
+                           slot=SimpleNamespace(neighbours=neighbours), score=SimpleNamespace(flag_of=lambda _: None),
+                           space=SearchSpace("none", ()))
 
 
 def test_the_study_records_how_each_baseline_ran_and_a_resume_skips_the_measured(tmp_path):

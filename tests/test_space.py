@@ -10,6 +10,7 @@ import pytest
 
 from objectives import workdir
 from search_spaces import Context, GiB, IntParam, MiB, SearchSpace, SpaceError, load_space
+from search_spaces.config import Setting
 from search_spaces.context import ExpressionError, evaluate
 from tuner.engine._prepare import _direct_io
 from tuner.options_file import decode, encode
@@ -61,10 +62,25 @@ def test_compression_level_only_with_zstd(ctx):
     assert "zstd" in seen and len(seen) > 2
 
 
-def test_flags_of_a_configuration(ctx):
+def test_a_configuration_names_each_option_as_every_backend_does(ctx):
+    """The catalogue's name, db_bench's flag and the OPTIONS key, from the space's parameters; a record of
+    flags reads back as the same configuration, and a flag the tool knows no OPTIONS key of keeps none."""
     space = load_space("default").resolve(ctx)
-    flags = space.flags({"subcompactions": 3, "compression_type": "zstd", "compression_level": 7})
+    config = space.config({"subcompactions": 3, "compression_type": "zstd", "compression_level": 7})
+    assert config.settings == (Setting("subcompactions", 3, "subcompactions", "DBOptions.max_subcompactions"),
+                               Setting("compression_type", "zstd", "compression_type", "CFOptions.compression"),
+                               Setting("compression_level", 7, "compression_level", "CFOptions.compression_opts.level"))
+    flags = config.flags()
     assert flags == {"subcompactions": "3", "compression_type": "zstd", "compression_level": "7"}
+    assert space.config_of(flags) == config and config.flags() == flags
+    given = space.config_of({"options_file": "/etc/OPTIONS", "cache_size": str(8 << 20), "num_multi_db": "2",
+                             "cache_index_and_filter_blocks": "true", "block_size": "4096"})
+    assert given.options_file == "/etc/OPTIONS"
+    assert [(s.name, s.value, s.options_key) for s in given.settings] == [
+        ("cache_size", 8 << 20, "TableOptions/BlockBasedTable.block_cache"), ("num_multi_db", "2", None),
+        ("cache_index_and_filter_blocks", True, "TableOptions/BlockBasedTable.cache_index_and_filter_blocks"),
+        ("block_size", 4096, "TableOptions/BlockBasedTable.block_size")]
+    assert given.flags()["options_file"] == "/etc/OPTIONS" and given.flags()["cache_index_and_filter_blocks"] == "true"
 
 
 def test_yaml_and_toml_give_the_same_space(tmp_path: Path, ctx):

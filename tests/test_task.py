@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 from objectives import workdir
 from objectives.contract import IntervalObserver, Measurement
-from objectives.workloads import Flag, Workload
-from tuner.backends import BACKENDS, Backend, Setup
+from objectives.workloads import Workload
+from tuner.backends import BACKENDS, Backend, Config, Setup
 from tuner.executors import TaskSpec, measure_task
 from tuner.executors._task import LOGS_PREFIX, remove_node_copies
 from tuner.model import ExecutionConfig
@@ -27,17 +27,17 @@ class Logger(Backend):
     name = "logger"
     running: ClassVar[Path]
 
-    def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,
+    def _measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Workload | None) -> Measurement:
         (log_dir / "run.log").write_text("measured\n")
-        if flags.get("hang"):
+        if config.values().get("hang"):
             self.running.write_text(str(log_dir))
             time.sleep(60)
         return Measurement({"ops_per_sec": 1.0}, [], "", [])
 
 
 def _task(work_dir: Path, hang: bool = False) -> dict[str, Any]:
-    spec = TaskSpec("logger", Setup(work_dir, 60.0, 1, {}), {"hang": True} if hang else {}, 1, None, 1,
+    spec = TaskSpec("logger", Setup(work_dir, 60.0, 1), Config.of({"hang": True} if hang else {}), 1, None, 1,
                     ExecutionConfig(work_dir=work_dir))
     return measure_task(spec, {"node_id": "this process"})
 

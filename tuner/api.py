@@ -16,9 +16,9 @@ import optuna
 from objectives.open_loop import Capacity, Rate
 from objectives.scores import Bound
 from objectives.workdir import sweep_stale
-from objectives.workloads import Flag, Workload
-from tuner.backends import BACKENDS, Backend, Found, Setup
-from tuner.engine import CapacityOfFlags, Engine, Prepared, ServeFlags, check_values, prepare, pruner_of, score_of
+from objectives.workloads import Workload
+from tuner.backends import BACKENDS, Backend, Config, Found, Setup
+from tuner.engine import CapacityOfConfig, Engine, Prepared, ServeConfig, check_values, prepare, pruner_of, score_of
 from tuner.events import EventBus, Observer
 from tuner.executors import ExecutorError, executor_class
 from tuner.model import StudySnapshot, TuneConfig, TuneResult, UsageError
@@ -76,11 +76,10 @@ class Study:
         self.engine = Engine(self.parts, self.bus, executor, self._memory(), self.backend.preload)
 
     def _setup(self, found: Found) -> Setup:
-        """What the study's backend (--backend) measures with: what it found, the workload, the searched
-        options, the metrics its score needs, the memory limit and the preloaded DBs runs start from."""
+        """What the study's backend (--backend) measures with: what it found, the workload, the metrics its
+        score needs, the memory limit and the preloaded DBs runs start from."""
         p, measurement = self.parts, self.parts.config.measurement
-        return Setup(p.work_dir, measurement.trial_timeout, p.run_seed,
-                     {q.flag: q.options_key for q in p.space.parameters}, p.workload, measurement.command,
+        return Setup(p.work_dir, measurement.trial_timeout, p.run_seed, p.workload, measurement.command,
                      p.score.needed, measurement.load, found, p.memory_limit, tuple(self._preloaded),
                      Rate(measurement.rate, measurement.read_rate, arrivals=measurement.arrivals,
                           background=measurement.background_priority)
@@ -173,7 +172,7 @@ class Study:
             return self.parts.workload.data_bytes(), self.parts.memory_limit
         return target.data, target.memory or self.parts.memory_limit
 
-    def _capacity_at(self, start: float) -> CapacityOfFlags:
+    def _capacity_at(self, start: float) -> CapacityOfConfig:
         """--slo: one configuration's capacity search. A rate study's backend searches from its --rate
         (``start``); a db_bench study's from ``start`` ops/s open loop on the backend --serve-rate runs on,
         each rate one --serve-duration run on the DB both stages share (:meth:`_on_driver`)."""
@@ -181,12 +180,12 @@ class Study:
             return self.backend.capacity
         served = self._on_driver(start, self.config.revalidation.serve_duration, "capacity")
 
-        def capacity(flags: dict[str, Flag], slo: Bound, log_dir: Path, workload: Workload | None,
+        def capacity(config: Config, slo: Bound, log_dir: Path, workload: Workload | None,
                      say: Callable[[str], None], last: float | None) -> Capacity:
-            return served().capacity(flags, slo, log_dir, None, say, last)  # its own runs: never the study's workload
+            return served().capacity(config, slo, log_dir, None, say, last)  # its own runs: never the study's workload
         return capacity
 
-    def _at_rate(self, rate: float, duration: float) -> ServeFlags:
+    def _at_rate(self, rate: float, duration: float) -> ServeConfig:
         """--serve-rate: one run of a configuration at ``rate`` writes/s for ``duration`` s on the backend's
         ``at_rate`` (:meth:`_on_driver`: one per rate and length, which the re-validation's served guard and
         the last stage share)."""
@@ -194,8 +193,8 @@ class Study:
             self._serving[rate, duration] = self._on_driver(rate, duration, "served")
         served = self._serving[rate, duration]
 
-        def run(flags: dict[str, Flag], log_dir: Path) -> dict[str, float]:
-            metrics = served().measure(flags, log_dir, 1).metrics
+        def run(config: Config, log_dir: Path) -> dict[str, float]:
+            metrics = served().measure(config, log_dir, 1).metrics
             return {k: float(v) for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)}
         return run
 

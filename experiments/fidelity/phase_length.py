@@ -94,7 +94,8 @@ def main() -> None:
     rng = random.Random(args.seed)
     for i in range(args.sample):  # as the tuner's random points are: a draw, repaired when a constraint fails
         drawn = resolved.sample(rng)
-        configs[f"sample {i + 1}"] = resolved.flags(resolved.repair(drawn, seed=i) if resolved.violations(drawn) else drawn)
+        feasible = resolved.repair(drawn, seed=i) if resolved.violations(drawn) else drawn
+        configs[f"sample {i + 1}"] = resolved.config(feasible).flags()
     for seed in json.loads(args.configs.read_text())["seeds"] if args.configs else ():
         configs[f"tuner seed {seed['seed']}"] = seed["tuner"]["flags"]
         configs[f"plain seed {seed['seed']}"] = seed["plain"]["best"]["flags"]

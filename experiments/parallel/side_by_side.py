@@ -34,7 +34,7 @@ from objectives.defaults import LIBRARY
 from objectives.workdir import make_owned, prepare, remove_owned
 from objectives.workloads import Workload
 from search_spaces import Context, load_space
-from tuner.backends import BACKENDS, Backend, RunFailed, Setup
+from tuner.backends import BACKENDS, Backend, Config, RunFailed, Setup
 from tuner.cli import parse_size
 from tuner.engine import target_workload
 from tuner.model import TuneConfig
@@ -49,7 +49,7 @@ def on_core(backend: Backend, workload: Workload, core: int, log_dir: Path, sink
     """One run pinned to ``core`` (this thread's affinity, which db_bench inherits)."""
     os.sched_setaffinity(0, {core})
     try:
-        sink[core] = backend.measure({}, log_dir, 1, workload=workload).metrics
+        sink[core] = backend.measure(Config(), log_dir, 1, workload=workload).metrics
     except RunFailed as exc:
         errors.append(f"core {core}: {exc.reason}")
 
@@ -96,7 +96,7 @@ def main() -> None:
     backend: Backend | None = None
     try:
         path = kind.preload_path(found, root, workload, HELD_OUT_SEED)
-        backend = kind(Setup(work_dir=root, timeout=3600.0, seed=HELD_OUT_SEED, options_keys={}, workload=workload,
+        backend = kind(Setup(work_dir=root, timeout=3600.0, seed=HELD_OUT_SEED, workload=workload,
                              found=found, memory_limit=workload.memory, preloaded=(path,)))
         backend.prepare()
         done = backend.preload(workload, root / "logs" / "preload")

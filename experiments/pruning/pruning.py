@@ -75,8 +75,8 @@ def main() -> None:
         bests = {p: s.snapshot() for p, s in studies.items()}
         best_none, best_median = bests["none"].best(), bests["median"].best()
         assert best_none is not None and best_median is not None  # _study found them
-        contenders.update({"best without pruner": bests["none"].space.flags(best_none.params),
-                           "best with median pruner": bests["median"].space.flags(best_median.params)})
+        contenders.update({"best without pruner": bests["none"].space.config(best_none.params).flags(),
+                           "best with median pruner": bests["median"].space.config(best_median.params).flags()})
         samples: dict[str, list[float]] = {name: [] for name in contenders}
         parts, db_bench = studies["none"].parts, bests["none"].found.db_bench
         assert db_bench is not None  # db_bench's workload

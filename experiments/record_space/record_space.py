@@ -65,7 +65,7 @@ def configurations(w: Workload, count: int, seed: int, budget: int | None, db: D
         if not space.violations(params):
             configs.append({"name": f"random-{len(configs) - first:03d}", "params": params})
     for c in configs:
-        c["flags"] = space.flags(c["params"])
+        c["flags"] = space.config(c["params"]).flags()
     return configs
 
 

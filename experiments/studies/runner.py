@@ -211,11 +211,11 @@ class ExperimentRun:
         for b in study.workload.baselines:
             entries[b.name] = {"flags": b.flags, "doc": b.doc}
         if sweep_best:
-            entries["sweep best"] = {"flags": sweep.space.flags(sweep_best), "params": sweep_best,
+            entries["sweep best"] = {"flags": sweep.space.config(sweep_best).flags(), "params": sweep_best,
                                      "doc": "the best point of the study's grid, measured here (one run each)"}
         for seed, best in tuned:
             if best:
-                entries[tuned_name(seed)] = {"flags": study.space.flags(best), "params": best, "seed": seed,
+                entries[tuned_name(seed)] = {"flags": study.space.config(best).flags(), "params": best, "seed": seed,
                                              "doc": f"the tuner's best trial with seed {seed} (one run each)"}
         return entries
 

@@ -58,7 +58,7 @@ from objectives.defaults import LIBRARY
 from objectives.workdir import PRELOADED_FACTOR, WorkDirError, check_space, make_owned, prepare, remove_owned
 from objectives.workloads import Workload
 from search_spaces import Context, load_space
-from tuner.backends import BACKENDS, Backend, Found, RunFailed, Setup
+from tuner.backends import BACKENDS, Backend, Config, Found, RunFailed, Setup
 from tuner.cli import parse_size
 from tuner.model import TuneConfig, UsageError
 from tuner.stats import Ratio
@@ -135,7 +135,7 @@ def measure_builds(builds: list[Build], configs: dict[str, dict[str, Any]], roun
         for build in builds:
             kind = BACKENDS["db_bench"]
             path = kind.preload_path(build.found, work, build.workload, HELD_OUT_SEED)
-            backend = kind(Setup(work_dir=work, timeout=TIMEOUT, seed=HELD_OUT_SEED, options_keys={},
+            backend = kind(Setup(work_dir=work, timeout=TIMEOUT, seed=HELD_OUT_SEED,
                                  workload=build.workload, found=build.found, memory_limit=build.workload.memory,
                                  preloaded=(path,)))
             backends[build.version] = (backend, build.workload)
@@ -153,7 +153,7 @@ def measure_builds(builds: list[Build], configs: dict[str, dict[str, Any]], roun
         def run(arm: str, i: int) -> dict[str, float | None]:
             version, config = arms[arm]
             backend, workload = backends[version]
-            return backend.measure(dict(configs[config]), work / "logs" / f"round-{i + 1}" / arm.replace(" ", "_"),
+            return backend.measure(Config.of(configs[config]), work / "logs" / f"round-{i + 1}" / arm.replace(" ", "_"),
                                    1, workload=workload).metrics
 
         return interleaved(arms, rounds, run, rng), preloads

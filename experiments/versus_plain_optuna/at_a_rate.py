@@ -99,7 +99,7 @@ def plain_search(db_bench: DbBench, space: SearchSpace, rate: float, data: int, 
             ran = subprocess.run(
                 [str(db_bench.path), f"--benchmarks={SCORED}", "--use_existing_db=1", f"--db={db}", f"--seed={seed}",
                  f"--duration={duration:g}", f"--benchmark_write_rate_limit={rate * (KEY_SIZE + VALUE_SIZE):.0f}",
-                 "--histogram=1", *(format_flag(k, v) for k, v in {**base, **space.flags(params)}.items())],
+                 "--histogram=1", *(format_flag(k, v) for k, v in {**base, **space.config(params).flags()}.items())],
                 check=True, capture_output=True, text=True, timeout=duration * 4 + 600)
             scored = [r for r in parse(ran.stdout).results if r.name == SCORED]
             histogram = next(iter(scored[-1].histograms.values()), None) if scored else None

@@ -89,7 +89,7 @@ def plain_search(db_bench: str, space: SearchSpace, base: dict[str, str], keys: 
 
     def objective(trial: optuna.Trial) -> float:
         nonlocal spent
-        flags = {**base, **space.flags(space.suggest(trial))}
+        flags = {**base, **space.config(space.suggest(trial)).flags()}
         db = work / f"plain-db-{trial.number}"
         options = [f"--db={db}", f"--seed={seed}", *(format_flag(k, v) for k, v in flags.items())]
         started = time.monotonic()
@@ -113,7 +113,7 @@ def plain_search(db_bench: str, space: SearchSpace, base: dict[str, str], keys: 
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     return {"trials": len(study.trials), "failed": len(study.trials) - len(done), "db_bench_seconds": round(spent, 1),
             "best": {"trial": study.best_trial.number, "params": study.best_params,
-                     "flags": space.flags(study.best_params),
+                     "flags": space.config(study.best_params).flags(),
                      ("keys_per_second" if then is None else "ops_per_second"): study.best_value}}
 
 

@@ -19,6 +19,7 @@ from tuner.backends.base import (
     DISK_FULL,
     STOPPED,
     Backend,
+    Config,
     ContractBroken,
     Description,
     EnvironmentFault,
@@ -48,6 +49,6 @@ def default_flags(flags: list[str], found: Found, workload: Workload) -> dict[st
     return BACKENDS[found.backend].default_flags(found, flags, workload)
 
 
-__all__ = ["BACKENDS", "DISK_FULL", "STOPPED", "Backend", "ContractBroken", "Description", "EnvironmentFault", "Found",
+__all__ = ["BACKENDS", "DISK_FULL", "STOPPED", "Backend", "Config", "ContractBroken", "Description", "EnvironmentFault", "Found",
            "IntervalObserver", "Measurement", "Node", "Preloaded", "RunFailed", "RunStopped", "Setup", "check_metrics",
            "default_flags", "missing_metric"]

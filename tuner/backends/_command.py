@@ -53,12 +53,13 @@ from objectives.memory import Cgroups, MemoryCgroup, MemoryLimitError
 from objectives.rocksdb_log import block_cache
 from objectives.runner import PRELOAD_PREFIX, PRELOAD_TIMEOUT
 from objectives.workdir import clone_snapshot, latest_options, make_owned, remove_owned, tree_size
-from objectives.workloads import Flag, Phase, Workload
+from objectives.workloads import Phase, Workload
 from tuner import options_file
 from tuner.backends.base import (
     DISK_FULL,
     STOPPED,
     Backend,
+    Config,
     ContractBroken,
     Description,
     EnvironmentFault,
@@ -194,11 +195,11 @@ class CommandBackend(Backend):
             remove_owned(building)
         return Preloaded(final / "db", seconds, tree_size(final / "db"))
 
-    def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,
+    def _measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Workload | None) -> Measurement:
         """Run the command ``repeats`` times, each on a fresh DB (or a checkpoint of the DB --load built);
         the run with the median of the study's metric stands for all."""
-        options = self.options_text(flags)
+        options = self.options_text(config)
         runs = [self._run(options, log_dir if repeats == 1 else log_dir / f"repeat-{i}", workload or self.setup.workload)
                 for i in range(repeats)]
         each = [metrics for metrics, _, _, _ in runs]
@@ -216,23 +217,20 @@ class CommandBackend(Backend):
         """Seconds one run of ``workload`` may take before it is killed: --trial-timeout."""
         return self.setup.timeout
 
-    def options_text(self, flags: dict[str, Flag]) -> str:
-        """:meth:`base_options` with ``flags`` set under their parameters' OPTIONS keys; a configuration given
-        as an OPTIONS file (``--baseline FILE``: the ``options_file`` flag, and the block cache read from the
-        same file) starts from that file instead."""
-        keys, given = self.setup.options_keys, flags.get("options_file")
-        flags = {f: v for f, v in flags.items()
-                 if f != "options_file" and not (given is not None and f == "cache_size" and f not in keys)}
-        unknown = sorted(set(flags) - set(keys))
-        if unknown:
-            raise RunFailed(f"--{unknown[0]}: not a searched parameter's flag, so it has no OPTIONS key the command "
-                            "backend could set")
+    def options_text(self, config: Config) -> str:
+        """:meth:`base_options`, or the OPTIONS file ``config`` applies over (``--baseline FILE``), with its
+        settings under their OPTIONS keys; RunFailed naming a setting that has none (a db_bench flag only)."""
+        keyless = next((s for s in config.settings if s.options_key is None), None)
+        if keyless is not None:
+            raise RunFailed(f"--{keyless.flag}: no OPTIONS key is known for it (it is in no space's parameters nor in "
+                            "the option catalogue), so the command backend cannot set it")
+        given = config.options_file
         try:
-            base = Path(str(given)).read_text() if given is not None else self.base_options()
+            base = Path(given).read_text() if given is not None else self.base_options()
         except OSError as exc:
             raise RunFailed(f"--baseline {given}: cannot read it: {exc.strerror}") from None
         try:
-            return options_file.with_values(base, {keys[f]: v for f, v in flags.items()})
+            return options_file.with_values(base, {s.options_key: s.value for s in config.settings if s.options_key})
         except ValueError as exc:
             raise RunFailed(f"OPTIONS file: {exc}") from None
 

@@ -15,11 +15,12 @@ from objectives.measurement import measure
 from objectives.open_loop import Rate
 from objectives.runner import RUNNER_FLAGS, Runner, preload_dir
 from objectives.trace import trace_workload
-from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag, Phase, Workload
+from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Phase, Workload
 from search_spaces import GiB, SearchSpace
 from tuner.backends._rate import RateBackend, driver_beside
 from tuner.backends.base import (
     Backend,
+    Config,
     Description,
     EnvironmentFault,
     Found,
@@ -186,11 +187,12 @@ class DbBenchBackend(Backend):
                                    command=None, load=None, needs=("p99.9_us",), preloaded=(snapshot,),
                                    memory_limit=memory))
 
-    def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,
+    def _measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Workload | None) -> Measurement:
+        """``config`` as db_bench's flags (:meth:`Config.flags`) over the workload's."""
         setup = self.setup
         assert self.runner is not None and setup.workload is not None, "prepare() first"
-        return measure(self.runner, workload or setup.workload, flags, log_dir, repeats, setup.seed, observer,
+        return measure(self.runner, workload or setup.workload, config.flags(), log_dir, repeats, setup.seed, observer,
                        setup.metric)
 
 

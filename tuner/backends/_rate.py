@@ -41,10 +41,10 @@ from objectives.open_loop import (
 from objectives.runner import PRELOAD_PREFIX
 from objectives.scores import Bound
 from objectives.workdir import latest_options
-from objectives.workloads import Flag, Phase, Workload
+from objectives.workloads import Phase, Workload
 from search_spaces import GiB
 from tuner.backends._command import CommandBackend
-from tuner.backends.base import Description, Found, Setup
+from tuner.backends.base import Config, Description, Found, Setup
 from tuner.fmt import fmt_bytes
 from tuner.model import MeasurementConfig, TuneConfig, UsageError
 
@@ -90,7 +90,7 @@ class RateBackend(CommandBackend):
         duration = workload.duration if workload is not None and workload.duration else 0.0
         return max(self.setup.timeout, run_timeout(duration))
 
-    def capacity(self, flags: dict[str, Flag], slo: Bound, log_dir: Path, workload: Workload | None = None,
+    def capacity(self, config: Config, slo: Bound, log_dir: Path, workload: Workload | None = None,
                  say: Callable[[str], None] = lambda _: None, start: float | None = None) -> Capacity:
         """From the study's rate up or down by doubling or halving, or from ``start`` ops/s (writes and
         reads in the study's proportion) by two resolution steps (objectives.open_loop.capacity), each
@@ -102,7 +102,7 @@ class RateBackend(CommandBackend):
             step = (1 + CAPACITY_RESOLUTION) ** 2
             share = start / (rate.writes + rate.reads)
             rate = replace(rate, writes=rate.writes * share, reads=rate.reads * share)
-        options = self.options_text(flags)
+        options = self.options_text(config)
         backend = self
 
         class Runs:

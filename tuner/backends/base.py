@@ -15,7 +15,9 @@ Its life in a study:
 - ``Backend(setup)`` then :meth:`Backend.prepare` (per study on the driver, and per node on a
   worker after :meth:`Backend.on_node`): what every run needs there (db_bench: its runner, memory
   cgroups); :meth:`Backend.preload` builds a DB runs start from, once per study and node;
-- :meth:`Backend.measure` (per run): a configuration, a log directory and repeats -> a
+- :meth:`Backend.measure` (per run): a configuration (a :class:`Config`, which the backend renders in its
+  own terms: each setting names its option in the catalogue, db_bench's flag and the OPTIONS file's key),
+  a log directory and repeats -> a
   :class:`Measurement`, or :class:`RunFailed` (the configuration's failure; :class:`ContractBroken`
   when the user's program broke its backend's contract, which stops the study at rocksdb-default's run) or
   :class:`EnvironmentFault` (the study stops); every repeat's metrics pass :func:`check_metrics`;
@@ -54,8 +56,9 @@ from objectives.defaults import LIBRARY, Defaults
 from objectives.open_loop import Capacity, Rate
 from objectives.scores import Bound
 from objectives.workdir import remove_owned
-from objectives.workloads import Flag, Workload
+from objectives.workloads import Workload
 from search_spaces import SearchSpace
+from search_spaces.config import Config
 from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig, UsageError
 from tuner.summary import Build, db_bench_build
 
@@ -85,7 +88,6 @@ class Setup:
     work_dir: Path  # where run directories (and their DBs) are made, and removed
     timeout: float  # seconds one run may take (--trial-timeout)
     seed: int  # the run's seed (--seed, else 1)
-    options_keys: dict[str, str]  # the searched parameters' flag -> OPTIONS key
     workload: Workload | None = None  # the db_bench workload the study runs
     command: str | None = None  # --command's template
     needs: tuple[str, ...] = ("ops_per_sec",)  # the metrics every run must report (the score's: Score.needed)
@@ -245,20 +247,19 @@ class Backend(abc.ABC):
         """How runs are held to the study's memory limit (``remote``: on other nodes), in words."""
         return None
 
-    def measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None = None,
+    def measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None = None,
                 workload: Workload | None = None) -> Measurement:
-        """Run the configuration ``flags`` (db_bench flag names, as the space's parameters give them)
-        ``repeats`` times, logs under ``log_dir``; ``workload`` another than the study's (the target's
-        in the re-validation: its size, phase length and memory).
+        """Run ``config`` ``repeats`` times, logs under ``log_dir``; ``workload`` another than the study's
+        (the target's in the re-validation: its size, phase length and memory).
         Each repeat's metrics pass :func:`check_metrics`, or the run fails."""
-        m = self._measure(flags, log_dir, repeats, observer, workload)
+        m = self._measure(config, log_dir, repeats, observer, workload)
         for metrics in m.repeats or [m.metrics]:
             check_metrics(metrics, self.setup.needs)
         return m
 
-    def capacity(self, flags: dict[str, Flag], slo: Bound, log_dir: Path, workload: Workload | None = None,
+    def capacity(self, config: Config, slo: Bound, log_dir: Path, workload: Workload | None = None,
                  say: Callable[[str], None] = lambda _: None, start: float | None = None) -> Capacity:
-        """--slo: the highest offered rate at which ``flags`` hold ``slo``, from the study's rate, or near
+        """--slo: the highest offered rate at which ``config`` holds ``slo``, from the study's rate, or near
         ``start`` ops/s (an earlier round's capacity), runs logged under ``log_dir`` (a backend that
         offers a rate, ``needs_rate``)."""
         raise NotImplementedError(f"the {self.name} backend offers no rate to search")
@@ -278,11 +279,11 @@ class Backend(abc.ABC):
             remove_owned(path.parent)
 
     @abc.abstractmethod
-    def _measure(self, flags: dict[str, Flag], log_dir: Path, repeats: int, observer: IntervalObserver | None,
+    def _measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Workload | None) -> Measurement:
         """The backend's own measurement, as :meth:`measure` describes it, before its metrics are checked."""
 
 
-__all__ = ["DISK_FULL", "STOPPED", "Backend", "ContractBroken", "Description", "EnvironmentFault", "Found",
+__all__ = ["DISK_FULL", "STOPPED", "Backend", "Config", "ContractBroken", "Description", "EnvironmentFault", "Found",
            "IntervalObserver", "Measurement", "Node", "Preloaded", "RunFailed", "RunStopped", "Setup", "check_metrics",
            "missing_metric", "representative"]

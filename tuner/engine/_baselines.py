@@ -163,7 +163,7 @@ class Baselines:
         todo = {f"baseline:{name}": (name, flags, doc) for name, flags, doc in baseline_items(self.parts)
                 if self.store.baseline(name) is None}
         repeats, neighbours = self.parts.config.measurement.repeats, self.parts.slot.neighbours
-        jobs = [Job(key, flags, self.parts.out / "baselines" / name.replace(":", "-"), repeats)
+        jobs = [Job(key, self.parts.space.config_of(flags), self.parts.out / "baselines" / name.replace(":", "-"), repeats)
                 for key, (name, flags, _) in todo.items()]
         if jobs and neighbours:
             self.bus.note(f"baselines run as the trials do, each beside {neighbours} other run(s) at once (a copy of "

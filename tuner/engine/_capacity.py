@@ -28,7 +28,8 @@ from pathlib import Path
 
 from objectives.open_loop import Capacity, holds, parse_slo
 from objectives.scores import Bound
-from objectives.workloads import Flag, Workload
+from objectives.workloads import Workload
+from search_spaces.config import Config
 from tuner.backends import EnvironmentFault, RunFailed
 from tuner.engine._prepare import Prepared
 from tuner.engine._signals import stop_signals
@@ -39,12 +40,12 @@ from tuner.stats import paired_ratio
 from tuner.summary import CapacityOf, CapacityProbe, CapacityReport, Ratio
 from tuner.trials import TrialRecord
 
-# One configuration's search over offered rates: its flags, the SLO, a log directory, the workload, a
+# One configuration's search over offered rates: the configuration, the SLO, a log directory, the workload, a
 # line-per-rate callback, and where to start (None: the study's rate; else an earlier round's capacity).
-CapacityOfFlags = Callable[[dict[str, Flag], Bound, Path, Workload | None, Callable[[str], None], float | None],
-                           Capacity]
+CapacityOfConfig = Callable[[Config, Bound, Path, Workload | None, Callable[[str], None], float | None],
+                             Capacity]
 # The backend's capacity searches, given the rate (ops/s) the first round's start from.
-CapacityAt = Callable[[float], CapacityOfFlags]
+CapacityAt = Callable[[float], CapacityOfConfig]
 ATTR = "capacity"
 AUTO_SHARE = 0.7  # --serve-rate auto: a service with headroom, below what the defaults sustain
 
@@ -129,21 +130,21 @@ def serve_rate(given: float | str | None, snapshot: StudySnapshot, ops: float | 
     return rate, f"--serve-rate auto: {AUTO_SHARE:g} x {DEFAULT_BASELINE}'s {ops:,.0f} ops/s"
 
 
-def answer_and_default(parts: Prepared, snapshot: StudySnapshot, bus: EventBus, stage: str) -> dict[str, dict[str, Flag]]:
-    """What a last stage measures: rocksdb-default's flags (when it was measured) and the best's (the
+def answer_and_default(parts: Prepared, snapshot: StudySnapshot, bus: EventBus, stage: str) -> dict[str, Config]:
+    """What a last stage measures: rocksdb-default's configuration (when it was measured) and the best's (the
     re-validated winner, else the search's best) by name; the best only as rocksdb-default when it is
     that configuration's own start, said on ``bus`` for ``stage``."""
-    entries = {b.name: dict(b.flags) for b in snapshot.baselines if b.name == DEFAULT_BASELINE}
+    entries = {b.name: parts.space.config_of(b.flags) for b in snapshot.baselines if b.name == DEFAULT_BASELINE}
     best = snapshot.best()
     if best is not None and TrialRecord.of(best).enqueued == DEFAULT_BASELINE:
         bus.note(f"{stage}: the best, trial {best.number}, is {DEFAULT_BASELINE}'s configuration (its start): "
                  f"measured as {DEFAULT_BASELINE}")
     elif best is not None:
-        entries[f"trial {best.number}"] = dict(parts.space.flags(best.params))
+        entries[f"trial {best.number}"] = parts.space.config(best.params)
     return entries
 
 
-def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfFlags, slo: Bound, flags: dict[str, Flag],
+def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfConfig, slo: Bound, config: Config,
             name: str, r: int, report: CapacityReport, workload: Workload | None) -> Capacity:
     """One configuration's search in round ``r``: from the report's start in the first, near the round
     before's capacities (:func:`_shared_start`) after, on ``workload`` (None: the backend's own runs)."""
@@ -158,7 +159,7 @@ def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfFlags, slo: Boun
         bus.note(f"capacity {name}" + (f" (round {r})" if rounds > 1 else "") + f": {line}")
 
     logs = parts.out / "capacity" / name.replace(" ", "-")
-    return capacity(flags, slo, logs if r == 1 else logs / f"round-{r}", workload, say, last)
+    return capacity(config, slo, logs if r == 1 else logs / f"round-{r}", workload, say, last)
 
 
 def _shared_start(report: CapacityReport, r: int) -> float | None:

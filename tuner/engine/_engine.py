@@ -84,7 +84,7 @@ class Engine:
         self.budget = Budget(self.search.budget, parts.plan, n_baselines + 1, len(parts.space.parameters))
         self.revalidator = Revalidator(self.store, self.serial.once, bus.note, parts.out,
                                    lambda seconds: self.proportion.afford(seconds), parts.score,
-                                   not self.search.any_cost)
+                                   not self.search.any_cost, parts.space.parameters)
         self.proportion = Proportion(parts, self.store, self.budget, self.revalidator, bus.note, self.snapshot,
                                      self._spent)
 

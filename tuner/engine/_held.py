@@ -43,7 +43,7 @@ def references(space: SearchSpace, found: Found, workload: Workload,
     defaults = default_flags([p.flag for p in space.parameters], found, workload)
     named = [(DEFAULT_BASELINE, defaults)]
     if user is not None:
-        named.append((user.name, {**defaults, **space.flags({k: v for k, v in user.values.items() if v is not None})}))
+        named.append((user.name, {**defaults, **space.config({k: v for k, v in user.values.items() if v is not None}).flags()}))
     return named
 
 

@@ -190,7 +190,7 @@ class TrialLoop:
         log_dir = trial_log_dir(self.parts.out, trial.number) / (f"rung-{first}" if ladder else "")
         if ladder:
             record(trial, log_dir=str(log_dir))  # the highest rung's logs and OPTIONS file
-        job = Job(f"trial {trial.number}", {**self.parts.space.flags(params)}, log_dir,
+        job = Job(f"trial {trial.number}", self.parts.space.config(params), log_dir,
                   self.parts.config.measurement.repeats, observer, workload=ladder[first] if ladder else None)
         running[job.key] = _Running(trial, params, time.monotonic(), first)
         self.executor.submit(job)

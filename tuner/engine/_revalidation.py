@@ -45,8 +45,10 @@ from typing import Any
 from optuna.trial import FrozenTrial, TrialState
 
 from objectives.scores import Score, label
-from objectives.workloads import Flag, Workload
+from objectives.workloads import Workload
 from search_spaces import SearchSpace
+from search_spaces.config import Config
+from search_spaces.parameters import Parameter
 from tuner import options_file, ranking
 from tuner.backends import Measurement, RunFailed
 from tuner.engine import _attrs as attrs
@@ -59,8 +61,8 @@ from tuner.stats import Ratio, Rounds, gain, rank_correlation, relative_width, s
 from tuner.summary import Ablation, Measured, Revalidation, ServedReport
 
 ATTR = "revalidation"
-Measure = Callable[[str, dict[str, Flag], Path, Workload | None], Measurement]
-Serve = Callable[[str, dict[str, Flag]], ServedReport]  # a finalist served beside rocksdb-default at --serve-rate
+Measure = Callable[[str, Config, Path, Workload | None], Measurement]
+Serve = Callable[[str, Config], ServedReport]  # a finalist served beside rocksdb-default at --serve-rate
 
 
 @dataclass
@@ -74,6 +76,7 @@ class Revalidator:
     afford: Callable[[float], bool] = lambda seconds: True  # do ``seconds`` more of runs fit the --budget?
     score: Score = Score()  # the study's: its metric is what the rounds compare
     guard: bool = True  # finalists cost no more than rocksdb-default beyond ranking.COST_MARGINS (--any-cost: False)
+    parameters: tuple[Parameter, ...] = ()  # the space's: what names an entry's flags as a Config (Config.of)
 
     def revalidate(self, snapshot: StudySnapshot, plan: Plan, reference: Reference,
                    serve: Serve | None = None) -> Revalidation | None:
@@ -88,7 +91,7 @@ class Revalidator:
         result: dict[str, Any] = {"reference": reference.name, "plan": _plan_dict(plan), "kept_out": kept_out}
         winner = finalists[0]
         if len(finalists) > 1:
-            entries = {f"trial {t.number}": {"flags": space.flags(t.params), "trial": t.number} for t in finalists}
+            entries = {f"trial {t.number}": {"flags": space.config(t.params).flags(), "trial": t.number} for t in finalists}
             if plan.select_rounds > 1:  # each finalist against it, round by round; one round needs none
                 entries[reference.name] = {"flags": reference.flags}
             self.note(f"re-validation: choosing among {len(finalists)} finalists from distinct regions of the space, "
@@ -99,8 +102,8 @@ class Revalidator:
             order, breaking, costly, said = _choose(rows, self.score, self.guard)
             for line in said:
                 self.note(line)
-            chosen, served_out = _served_guard(order, entries, serve, self.note) if serve is not None and self.guard \
-                else (order[0] if order else None, [])
+            chosen, served_out = _served_guard(order, entries, serve, self.note, self.parameters) \
+                if serve is not None and self.guard else (order[0] if order else None, [])
             winner = next((t for t in finalists if t.number == chosen), winner)
             by_name = {r.name: r for r in rows}
             result["select"] = {"rounds": saved.rounds, "configurations": rows, "winner": f"trial {winner.number}",
@@ -176,7 +179,7 @@ class Revalidator:
         entries: dict[str, dict[str, Any]] = {reference.name: {"flags": reference.flags}}
         entries.update({b.name: {"flags": b.flags} for b in snapshot.baselines
                         if b.complete and b.name != reference.name})
-        entries[best] = {"flags": space.flags(winner.params), "trial": winner.number}
+        entries[best] = {"flags": space.config(winner.params).flags(), "trial": winner.number}
         ablated = _ablations(space, winner.params, reference) if plan.ablation else {}
         entries.update({f"{best} without {p}": {"flags": flags, "ablates": p} for p, flags in ablated.items()})
         self.note(f"re-validation: {best} against {reference.name} ({len(entries)} configurations, "
@@ -217,7 +220,7 @@ class Revalidator:
         flags = _with_reference(space, winner.params, dropped, reference)
         best = f"trial {winner.number}"
         entries: dict[str, dict[str, Any]] = {reference.name: {"flags": reference.flags},
-                                              best: {"flags": space.flags(winner.params)}, "minimal": {"flags": flags}}
+                                              best: {"flags": space.config(winner.params).flags()}, "minimal": {"flags": flags}}
         self.note(f"re-validation: the minimal configuration ({', '.join(sorted(keep))}) in {plan.min_rounds} rounds")
         saved = self.rounds(entries, plan.min_rounds, "minimal", plan)
         rows = {r.name: r for r in sample_rows(saved, entries, self.score.metric, self.score.needed)}
@@ -234,8 +237,7 @@ class Revalidator:
 
     def interleaved(self, entries: dict[str, dict[str, Any]], rounds: int, attr: str, what: str, seed: int = 0,
                     workload: Workload | None = None) -> Rounds:
-        """Each entry's ``flags`` measured once per round, in a fresh random order each round; logs go
-        to ``OUT/<attr>/<entry>/round-<i>``."""
+        """Each entry's ``flags`` measured once per round, in a fresh random order; logs in OUT/<attr>/<entry>/round-<i>."""
         saved = attrs.rounds(self.store, attr)
         if saved is None or saved.entries != sorted(entries):
             saved = Rounds(entries=sorted(entries), samples={name: [] for name in entries})
@@ -252,7 +254,7 @@ class Revalidator:
                 continue
             log_dir = self.out / attr.replace(":", "-") / name.replace(" ", "-").replace(":", "-") / f"round-{round_}"
             try:
-                m = self.measure(f"{what} {round_} {name}", entries[name]["flags"], log_dir, workload)
+                m = self.measure(f"{what} {round_} {name}", Config.of(entries[name]["flags"], self.parameters), log_dir, workload)
             except RunFailed as exc:
                 saved.failed[name] = exc.reason
                 self.note(f"{what} {round_ + 1}/{rounds}: {name}: FAILED: {exc.reason}")
@@ -266,15 +268,15 @@ class Revalidator:
         return saved
 
 
-def _served_guard(order: list[int], entries: dict[str, dict[str, Any]], serve: Serve,
-                  note: Callable[[str], None]) -> tuple[int | None, list[int]]:
+def _served_guard(order: list[int], entries: dict[str, dict[str, Any]], serve: Serve, note: Callable[[str], None],
+                  parameters: tuple[Parameter, ...]) -> tuple[int | None, list[int]]:
     """The finalists in ``order`` served at --serve-rate one after another, each beside rocksdb-default, until
     one serves within ranking.SERVED_MARGINS: the winner (that one, else the first) and those that served beyond
     them, each said."""
     out: list[int] = []
     for n in order:
         name = f"trial {n}"
-        report = serve(name, entries[name]["flags"])
+        report = serve(name, Config.of(entries[name]["flags"], parameters))
         over = ranking.served_beyond_words(report, name, DEFAULT_BASELINE)
         if not over:
             return n, out
@@ -344,7 +346,7 @@ def _ratio(rows: dict[str, Measured], a: str, b: str, score: Score) -> dict[str,
     return _stored(_gain(rows, a, b, score), b)
 
 
-def _ablations(space: SearchSpace, params: dict[str, Any], reference: Reference) -> dict[str, dict[str, Flag]]:
+def _ablations(space: SearchSpace, params: dict[str, Any], reference: Reference) -> dict[str, dict[str, str]]:
     """Per tuned option that differs from the reference: the winner's flags with that option at the
     reference's value."""
     out = {}
@@ -356,12 +358,12 @@ def _ablations(space: SearchSpace, params: dict[str, Any], reference: Reference)
 
 
 def _with_reference(space: SearchSpace, params: dict[str, Any], names: set[str],
-                    reference: Reference) -> dict[str, Flag]:
+                    reference: Reference) -> dict[str, str]:
     """The flags of ``params`` with ``names`` set to the reference's values (left out where the
     reference uses db_bench's default), and options that are no longer active dropped."""
     merged = {k: v for k, v in params.items() if k not in names}
     merged.update({k: reference.values[k] for k in sorted(names) if reference.values.get(k) is not None})
-    return {**space.flags({k: v for k, v in merged.items() if space.parameter(k).active(merged)})}
+    return space.config({k: v for k, v in merged.items() if space.parameter(k).active(merged)}).flags()
 
 
 def _rank_change(finalists: list[Any], rows: list[Measured], plan: Plan, score: Score) -> dict[str, Any] | None:

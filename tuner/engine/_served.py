@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from objectives.workloads import Flag
+from search_spaces.config import Config
 from tuner.backends import EnvironmentFault, RunFailed
 from tuner.engine._capacity import answer_and_default, serve_rate
 from tuner.engine._prepare import Prepared
@@ -41,9 +41,9 @@ from tuner.stats import paired_ratio
 from tuner.summary import Ratio, Revalidation, ServedReport, ServedRun
 
 # One run of a configuration at the rate: its flags and a log directory -> the run's metrics.
-ServeFlags = Callable[[dict[str, Flag], Path], dict[str, float]]
+ServeConfig = Callable[[Config, Path], dict[str, float]]
 # The backend's runs at a rate: given the rate (writes/s) and each run's length, one run's function.
-AtRate = Callable[[float, float], ServeFlags]
+AtRate = Callable[[float, float], ServeConfig]
 ATTR = "served"
 COMPARED = ("p99.9_us", "p99.99_us", "max_us", "stall_micros", "write_amp", "sst_bytes")  # the answer's / the defaults'
 
@@ -81,15 +81,16 @@ def finalist_server(parts: Prepared, store: StudyStore, bus: EventBus, snapshot:
     --serve-rounds paired rounds, kept in the study as ``served:<finalist>``; None when rocksdb-default's run did
     not complete."""
     m = parts.config.revalidation
-    default = {b.name: dict(b.flags) for b in snapshot.baselines if b.name == DEFAULT_BASELINE and b.complete}
+    default = {b.name: parts.space.config_of(b.flags) for b in snapshot.baselines
+               if b.name == DEFAULT_BASELINE and b.complete}
     if not default:
         return None
     rates: list[tuple[float, str]] = []
 
-    def serve_one(name: str, flags: dict[str, Flag]) -> ServedReport:
+    def serve_one(name: str, config: Config) -> ServedReport:
         if not rates:  # once, when the selection's rounds are in
             rates.append(serve_rate(m.serve_rate, snapshot, default_ops()))
-        return served(parts, store, bus, at_rate, {**default, name: flags}, rates[0], f"{ATTR}:{name}")
+        return served(parts, store, bus, at_rate, {**default, name: config}, rates[0], f"{ATTR}:{name}")
     return serve_one
 
 
@@ -106,7 +107,7 @@ def finalists_served(parts: Prepared, store: StudyStore, revalidation: Revalidat
                  and _fits(r, m.serve_rate, m.serve_duration, m.serve_rounds, [DEFAULT_BASELINE, n]))
 
 
-def served(parts: Prepared, store: StudyStore, bus: EventBus, at_rate: AtRate, entries: dict[str, dict[str, Flag]],
+def served(parts: Prepared, store: StudyStore, bus: EventBus, at_rate: AtRate, entries: dict[str, Config],
            at: tuple[float, str], attr: str) -> ServedReport:
     """``entries`` (rocksdb-default first) at the rate ``at`` (writes/s, and where it came from) in --serve-rounds
     paired rounds, each round in a fresh seeded order, kept in the study as ``attr`` after each run (a resume

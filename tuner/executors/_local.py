@@ -41,7 +41,7 @@ class LocalExecutor:
         assert self.backend is not None, "bind() first"
         job = self.pending[0]
         try:
-            m = self.backend.measure(job.flags, job.log_dir, job.repeats, job.observer, job.workload)
+            m = self.backend.measure(job.config, job.log_dir, job.repeats, job.observer, job.workload)
             keep_options(job, m)
             outcome = Outcome(job, measurement=m)
         except RunStopped as exc:

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from objectives import workdir
-from objectives.workloads import Flag, Workload
+from objectives.workloads import Workload
 from search_spaces import host_ram_bytes
-from tuner.backends import BACKENDS, STOPPED, Backend, EnvironmentFault, RunFailed, Setup
+from tuner.backends import BACKENDS, STOPPED, Backend, Config, EnvironmentFault, RunFailed, Setup
 from tuner.executors.base import Job, Outcome, keep_options
 from tuner.model import ExecutionConfig
 from tuner.summary import Build
@@ -79,7 +79,7 @@ class TaskSpec:
 
     backend: str  # a name of tuner.backends.BACKENDS
     setup: Setup
-    flags: dict[str, Flag]
+    config: Config
     repeats: int
     workload: Workload | None  # the job's, else the study's
     cpus: int
@@ -88,7 +88,7 @@ class TaskSpec:
     @classmethod
     def of(cls, job: Job, backend: Backend, cpus: int, execution: ExecutionConfig) -> TaskSpec:
         """A job as a task, for ``backend`` (the study's, prepared on the driver)."""
-        return cls(backend.name, backend.setup, job.flags, job.repeats, job.workload or backend.setup.workload, cpus,
+        return cls(backend.name, backend.setup, job.config, job.repeats, job.workload or backend.setup.workload, cpus,
                    execution)
 
 
@@ -131,7 +131,7 @@ def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None,
             backend.prepare(stop)
             workload = node_workload(backend, spec, work_dir, logs)
             result: dict[str, Any] = {"ok": True, "measurement": backend.measure(
-                spec.flags, logs, spec.repeats, None, workload)}
+                spec.config, logs, spec.repeats, None, workload)}
         finally:
             backend.teardown()
     except RunFailed as exc:

@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from objectives.workloads import Flag, Workload
-from tuner.backends import Backend, EnvironmentFault, Found, IntervalObserver, Measurement
+from objectives.workloads import Workload
+from tuner.backends import Backend, Config, EnvironmentFault, Found, IntervalObserver, Measurement
 from tuner.model import ExecutionConfig, TuneConfig
 from tuner.summary import Build
 from tuner.trials import TrialNode
@@ -23,10 +23,10 @@ RETRIES = 1
 
 @dataclass(frozen=True)
 class Job:
-    """One configuration to measure: its flags, where its logs go, how many repeats."""
+    """One configuration to measure, where its logs go, how many repeats."""
 
     key: str  # unique among the jobs in flight, e.g. "trial 12"
-    flags: dict[str, Flag]
+    config: Config
     log_dir: Path
     repeats: int
     observer: IntervalObserver | None = None  # per-second throughput watcher (a pruner); local only

@@ -318,7 +318,7 @@ def _best(snapshot: StudySnapshot) -> BestTrial | None:
     best: dict[str, Any] = {
         "trial": best_trial.number,
         "params": best_trial.params,
-        "flags": snapshot.space.flags(best_trial.params),
+        "flags": snapshot.space.config(best_trial.params).flags(),
         "metrics": r.metrics,
         "feasible": ranking.feasible(best_trial),
         "log_dir": r.log_dir,
