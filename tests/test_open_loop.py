@@ -24,7 +24,7 @@ from objectives.parser import parse as parse_db_bench
 from objectives.scores import Score
 from tests.conftest import leftovers
 from tuner import options_file
-from tuner.backends import BACKENDS
+from tuner.backends import BACKENDS, Config
 from tuner.engine._capacity import capacities
 from tuner.engine._prepare import check_backend
 from tuner.measure import curve
@@ -555,7 +555,8 @@ def _capacity_stage(tmp_path: Path, rounds: int, start: str | None = None) -> Si
     return SimpleNamespace(
         parts=SimpleNamespace(config=SimpleNamespace(measurement=measurement, search=SimpleNamespace(seed=1)),
                               plan=SimpleNamespace(workload=None), workload=SimpleNamespace(duration=30.0), out=tmp_path,
-                              space=SimpleNamespace(flags=lambda params: {"x": params["x"]})),
+                              space=SimpleNamespace(config=lambda params: Config.of({"x": params["x"]}),
+                                                    config_of=Config.of)),
         snapshot=SimpleNamespace(baselines=[SimpleNamespace(name="rocksdb-default", flags={})], best=lambda: best),
         bus=SimpleNamespace(note=lambda line: None, study_stopped=lambda *a: None), store=_Store())
 
@@ -570,7 +571,8 @@ def test_capacity_rounds_pair_each_rounds_capacity_into_a_ratio_and_resume_where
     calls: list[tuple[str, float | None, str]] = []
     stop_at: list[int] = [4]
 
-    def measured(flags, slo, log_dir, workload, say, start):
+    def measured(config, slo, log_dir, workload, say, start):
+        flags = config.flags()
         name = "trial 5" if flags else "rocksdb-default"
         r = sum(1 for c in calls if c[0] == name)
         if len(calls) == stop_at[0]:
@@ -615,7 +617,7 @@ def test_one_capacity_round_is_a_bracket_from_the_studys_rate_as_before(tmp_path
     study = _capacity_stage(tmp_path, 1)
     starts: list[float | None] = []
 
-    def measured(flags, slo, log_dir, workload, say, start):
+    def measured(config, slo, log_dir, workload, say, start):
         starts.append(start)
         return Capacity(slo, 60_000.0, 66_000.0, ())
 
@@ -634,8 +636,8 @@ def test_a_best_that_is_the_defaults_start_is_measured_once(tmp_path):
     study = _capacity_stage(tmp_path, 1, start="rocksdb-default")
     measured: list[dict] = []
 
-    def capacity_of(flags, slo, log_dir, workload, say, start):
-        measured.append(flags)
+    def capacity_of(config, slo, log_dir, workload, say, start):
+        measured.append(config.flags())
         return Capacity(slo, 60_000.0, 66_000.0, ())
 
     capacities(study.parts, study.store, study.bus, study.snapshot, lambda start: capacity_of)

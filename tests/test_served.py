@@ -60,7 +60,6 @@ def test_served_rounds_pair_the_answers_tail_with_the_defaults_and_resume_where_
         rates.append((rate, duration))
 
         def run(config, log_dir):
-
             flags = config.flags()
             name = "trial 5" if flags else "rocksdb-default"
             if len(calls) == stop_at[0]:
@@ -179,7 +178,6 @@ def _selection(tmp_path: Path, tails: dict[str, float], guard: bool = True) -> S
     ops = {"0": 130.0, "1": 120.0, "2": 115.0, None: 100.0}
 
     def measure(what, config, log_dir, workload):
-
         flags = config.flags()
         return SimpleNamespace(metrics={"ops_per_sec": ops[flags.get("level")], "wall_seconds": 1.0})
 
@@ -189,7 +187,6 @@ def _selection(tmp_path: Path, tails: dict[str, float], guard: bool = True) -> S
         assert (rate, duration) == (70.0, 60.0)
 
         def run(config, log_dir):
-
             flags = config.flags()
             level = flags.get("level")
             served.append(f"{log_dir.parent.parent.name}/{log_dir.parent.name}/{log_dir.name}")
@@ -359,7 +356,6 @@ def test_a_db_bench_studys_capacities_start_at_auto_pair_by_round_and_resume_whe
         at.append(start)
 
         def search(config, slo, log_dir, workload, say, last):
-
             flags = config.flags()
             name = "trial 5" if flags else "rocksdb-default"
             if len(calls) == stop_at[0]:
@@ -418,7 +414,6 @@ def test_a_db_bench_studys_capacities_start_at_a_given_serve_rate_and_a_failed_r
     assert search_start(study.parts, study.snapshot) == (2000.0, "--serve-rate 2000")
 
     def search(config, slo, log_dir, workload, say, last):
-
         flags = config.flags()
         if not flags:
             raise RunFailed("phase run: killed by SIGKILL (out of memory)")
