@@ -5,6 +5,7 @@ package's private modules (``_name``) are imported only inside it, the product n
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,29 @@ def test_the_rules_catch_a_violation(tmp_path, monkeypatch, module, source, chec
     monkeypatch.setitem(MODULES, module, fake)
     with pytest.raises(AssertionError, match=message):
         check(module)
+
+
+def _picture() -> dict[int, str]:
+    """docs/architecture.md's picture of the layers: each layer's text by its number."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    block = text.split("```\n", 2)[1]
+    chunks = re.split(r"^ layer (\d+) ", block, flags=re.M)
+    return {int(number): body for number, body in zip(chunks[1::2], chunks[2::2], strict=True)}
+
+
+def _drawn_as(module: str) -> str:
+    """How the picture names a module: a package as its folder (``engine/``), a module as its file."""
+    path = MODULES[module]
+    if path.name == "__init__.py":
+        return f"{path.parent.name}/"
+    return f"tuner/{path.name}" if module.count(".") == 1 and _place(module)[0] == len(LAYERS) - 1 else path.name
+
+
+def test_the_architecture_picture_draws_the_layers_this_test_enforces():
+    """docs/architecture.md's picture has a line per layer of LAYERS, and names each package and module of
+    tuner/, and the packages below it, in the layer this test places it in."""
+    picture = _picture()
+    assert sorted(picture) == list(range(len(LAYERS))), "the picture's layers are not LAYERS'"
+    shown = [m for m in MODULES if m in ("search_spaces", "objectives") or m.startswith("tuner.") and m.count(".") == 1]
+    missing = [f"layer {_place(m)[0]}: {_drawn_as(m)} ({m})" for m in shown if _drawn_as(m) not in picture[_place(m)[0]]]
+    assert not missing, "docs/architecture.md's picture does not draw, in its layer:\n" + "\n".join(missing)
