@@ -158,6 +158,25 @@ def test_the_program_gets_the_configurations_options_file_and_a_fresh_db(tmp_pat
     assert sorted(os.listdir(tmp_path)) == ["logs", "mine"]
 
 
+def test_a_program_is_given_each_setting_under_its_options_key_or_told_it_has_none(tmp_path):
+    """The command backend renders a configuration by its settings' OPTIONS keys, whether or not the space
+    searches them (a hand-found configuration's block size), over a user's OPTIONS file when it gives one; a
+    setting with no OPTIONS key (a db_bench flag only) fails the run in one line naming it."""
+    backend = BACKENDS["command"](Setup(tmp_path, 1.0, 1, command="python app.py {options}"))
+    text = backend.options_text(Config.of({"write_buffer_size": "8388608", "block_size": "16384"}))
+    sections = options_file.parse_options(text)
+    assert options_file.lookup(sections, "CFOptions.write_buffer_size") == "8388608"
+    assert options_file.lookup(sections, "TableOptions/BlockBasedTable.block_size") == "16384"
+    mine = tmp_path / "OPTIONS-mine"
+    mine.write_text(options_file.with_values(rocksdb_defaults(), {"CFOptions.max_write_buffer_number": 5}))
+    over = options_file.parse_options(backend.options_text(Config.of({"options_file": str(mine), "block_size": 4096})))
+    assert options_file.lookup(over, "CFOptions.max_write_buffer_number") == "5"
+    assert options_file.lookup(over, "TableOptions/BlockBasedTable.block_size") == "4096"
+    with pytest.raises(RunFailed) as failed:
+        backend.options_text(Config.of({"num": "1000"}))
+    assert failed.value.reason.startswith("--num: no OPTIONS key is known for it")
+
+
 # --load's program: fills {db} with an SST file (and a CURRENT), and counts its loads in the work dir.
 LOAD = ("import pathlib, sys; db = pathlib.Path(sys.argv[1]); (db / '000007.sst').write_bytes(b'rows' * 1000); "
         "(db / 'CURRENT').write_text('MANIFEST-000001\\n'); n = db.parents[1] / 'loads'; "
