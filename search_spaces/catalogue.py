@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -15,7 +16,8 @@ from search_spaces.errors import SpaceError
 FILE = Path(__file__).with_name("catalogue.toml")
 KINDS = ("int", "float", "bool", "choice")
 ROLES = ("option", "shape")
-_FIELDS = {"flag", "options_key", "rocksdict", "kind", "unit", "memory", "role", "default", "doc"}
+HOLDS = ("memtable", "memtables", "cache")  # what an option counts of the memory a configuration holds
+_FIELDS = {"flag", "options_key", "rocksdict", "kind", "unit", "memory", "holds", "role", "default", "doc"}
 _ROCKSDICT = re.compile(r"^(options|table)\.(set_\w+)\((.*)\)$")
 
 
@@ -31,6 +33,7 @@ class OptionInfo:
     options_key: str | None = None
     rocksdict: str | None = None
     memory: bool = False
+    holds: str | None = None  # one of HOLDS
     role: str = "option"
     default: int | float | bool | None = None
 
@@ -48,12 +51,13 @@ def catalogue() -> dict[str, OptionInfo]:
     out = {}
     for name, spec in tomllib.loads(FILE.read_text()).items():
         unknown = set(spec) - _FIELDS
-        if unknown or spec.get("kind") not in KINDS or spec.get("role", "option") not in ROLES:
+        if (unknown or spec.get("kind") not in KINDS or spec.get("role", "option") not in ROLES
+                or spec.get("holds", HOLDS[0]) not in HOLDS):
             raise SpaceError(f"{FILE.name}: {name}: bad entry (unknown fields {sorted(unknown)}, kind "
-                             f"{spec.get('kind')!r}, role {spec.get('role')!r})")
+                             f"{spec.get('kind')!r}, role {spec.get('role')!r}, holds {spec.get('holds')!r})")
         out[name] = OptionInfo(name=name, flag=spec.get("flag", name), kind=spec["kind"], unit=spec["unit"],
                                doc=spec["doc"], options_key=spec.get("options_key"), rocksdict=spec.get("rocksdict"),
-                               memory=spec.get("memory", False), role=spec.get("role", "option"),
+                               memory=spec.get("memory", False), holds=spec.get("holds"), role=spec.get("role", "option"),
                                default=spec.get("default"))
     return out
 
@@ -61,3 +65,24 @@ def catalogue() -> dict[str, OptionInfo]:
 def by_flag(flag: str) -> OptionInfo | None:
     """The catalogued option set by db_bench's ``--flag``, if any."""
     return next((o for o in catalogue().values() if o.flag == flag), None)
+
+
+def holding(values: Mapping[str, object]) -> dict[str, int] | None:
+    """What a configuration (``{option: value}``, by catalogue name) holds in memory, by each option's
+    ``holds``: ``{"memtable": bytes of each, "memtables": how many, "cache": bytes}`` (negative values as 0);
+    None when it does not give one of them as a number."""
+    held = {}
+    for info in catalogue().values():
+        if info.holds is not None:
+            if info.holds in held:
+                raise SpaceError(f"{FILE.name}: {info.name}: holds = {info.holds!r}, as another option does")
+            try:
+                held[info.holds] = max(0, int(float(str(values[info.name]))))
+            except (KeyError, ValueError):
+                return None
+    return held
+
+
+def held_bytes(held: Mapping[str, int]) -> int:
+    """The bytes :func:`holding`'s parts add up to: memtable x memtables + cache."""
+    return held["memtable"] * held["memtables"] + held["cache"]

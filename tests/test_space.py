@@ -10,6 +10,7 @@ import pytest
 
 from objectives import workdir
 from search_spaces import Context, GiB, IntParam, MiB, SearchSpace, SpaceError, load_space
+from search_spaces.catalogue import held_bytes, holding
 from search_spaces.config import Setting
 from search_spaces.context import ExpressionError, evaluate
 from tuner.engine._prepare import _direct_io
@@ -224,6 +225,16 @@ def test_a_catalogued_option_needs_no_key_of_its_own_and_an_unknown_one_is_named
     with pytest.raises(SpaceError, match="parameters.mystery.options_key: missing, and 'mystery' is not in the option "
                                          "catalogue"):
         load_space(str(path))
+
+
+def test_what_a_configuration_holds_in_memory_is_read_by_the_catalogues_roles():
+    """Memtable bytes x memtables + the block cache, whichever names the values come by; None when one is missing."""
+    held = holding({"write_buffer_size": "64000000", "max_write_buffer_number": 3, "cache_size": 8 * MiB, "x": 1})
+    assert held == {"memtable": 64_000_000, "memtables": 3, "cache": 8 * MiB}
+    assert held_bytes(held) == 192_000_000 + 8 * MiB
+    assert holding({"write_buffer_size": 1, "max_write_buffer_number": 2}) is None
+    assert holding({"write_buffer_size": 1, "max_write_buffer_number": 2, "cache_size": -1}) == \
+        {"memtable": 1, "memtables": 2, "cache": 0}
 
 
 def test_a_catalogued_memory_size_beyond_ram_is_refused(ctx):

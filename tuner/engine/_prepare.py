@@ -19,7 +19,8 @@ from objectives.open_loop import Rate, parse_slo
 from objectives.scores import Score
 from objectives.workdir import snapshot_files
 from objectives.workloads import Flag, Workload, WorkloadError, load_workload
-from search_spaces import Context, GiB, MiB, SearchSpace, load_space
+from search_spaces import Config, Context, GiB, MiB, SearchSpace, load_space
+from search_spaces.catalogue import catalogue, held_bytes, holding
 from tuner.backends import BACKENDS, Backend, Found, default_flags
 from tuner.engine._baseline_file import NAME as BASELINE_NAME
 from tuner.engine._baseline_file import load_baseline
@@ -403,20 +404,18 @@ def _reference(config: TuneConfig, space: SearchSpace,
     return None, Reference(DEFAULT_BASELINE, {})
 
 
-MEMORY_FLAGS = ("write_buffer_size", "max_write_buffer_number", "cache_size")  # what a configuration holds in memory
-
-
 def baseline_memory(found: Found, workload: Workload) -> tuple[int, str] | None:
     """(the trials' memory rocksdb-default needs, what it holds in words): its memtables and block cache
     as it runs them (:func:`tuner.backends.default_flags`), as the memory budget's 3/4 of the trials'
     memory (the rest db_bench itself and the page cache: :func:`memory_plan`); None with no db_bench, or
     where its flags do not say."""
-    flags = default_flags(list(MEMORY_FLAGS), found, workload)
-    if any(f not in flags for f in MEMORY_FLAGS):
+    options = [o.flag for o in catalogue().values() if o.holds is not None]  # what the catalogue says holds memory
+    held = holding(Config.of(default_flags(options, found, workload)).values())
+    if held is None:
         return None
-    size, number, cache = (max(0, int(float(str(flags[f])))) for f in MEMORY_FLAGS)
-    whole_mib = -(-(size * number + cache) * 4 // (3 * MiB))
-    return whole_mib * MiB, f"{number} x {fmt_bytes(size)} memtables + {fmt_bytes(cache)} block cache"
+    whole_mib = -(-held_bytes(held) * 4 // (3 * MiB))
+    return whole_mib * MiB, (f"{held['memtables']} x {fmt_bytes(held['memtable'])} memtables + "
+                             f"{fmt_bytes(held['cache'])} block cache")
 
 
 def _memory_note(deployment: TargetConfig, limit: int | None, needs: tuple[int, str] | None,
