@@ -59,6 +59,9 @@ def catalogue() -> dict[str, OptionInfo]:
                                doc=spec["doc"], options_key=spec.get("options_key"), rocksdict=spec.get("rocksdict"),
                                memory=spec.get("memory", False), holds=spec.get("holds"), role=spec.get("role", "option"),
                                default=spec.get("default"))
+    held = sorted(o.holds for o in out.values() if o.holds is not None)
+    if held != sorted(HOLDS):
+        raise SpaceError(f"{FILE.name}: holds: each of {', '.join(HOLDS)} must be one option's, got {held}")
     return out
 
 
@@ -74,8 +77,6 @@ def holding(values: Mapping[str, object]) -> dict[str, int] | None:
     held = {}
     for info in catalogue().values():
         if info.holds is not None:
-            if info.holds in held:
-                raise SpaceError(f"{FILE.name}: {info.name}: holds = {info.holds!r}, as another option does")
             try:
                 held[info.holds] = max(0, int(float(str(values[info.name]))))
             except (KeyError, ValueError):

@@ -46,19 +46,20 @@ class Config:
     @classmethod
     def of(cls, values: Mapping[str, OptionValue | None], parameters: Iterable[Parameter] = ()) -> Config:
         """``values`` named as db_bench's flags (as a study records what ran, or a workload's hand-found
-        configuration gives it) as a configuration: each named and typed by the space's parameter of that
-        flag, else by the catalogue's option, else kept as given (a None: not set); ``options_file`` is the
-        file they apply over."""
+        configuration gives it) as a configuration: each named by the space's parameter of that flag, else by
+        the catalogue's option, else kept as given (a None: not set), and typed by the parameter or the
+        option's kind where that renders the same (db_bench's "4" as 4, but "10" of a float option, "9.9" of an
+        int parameter or a choice the parameter lacks kept as given); ``options_file`` is the file they apply
+        over."""
         declared = {p.flag: p for p in parameters}
         settings = []
         for flag, value in values.items():
             if flag == OPTIONS_FILE or value is None:
                 continue
             if (param := declared.get(flag)) is not None:
-                typed = param.value_of(value)
-                settings.append(Setting.of(param, value if typed is None else typed))
+                settings.append(Setting.of(param, _same(value, param.value_of(value))))
             elif (info := by_flag(flag)) is not None:
-                settings.append(Setting(info.name, _typed(info.kind, value), flag, info.options_key))
+                settings.append(Setting(info.name, _same(value, _typed(info.kind, value)), flag, info.options_key))
             else:
                 settings.append(Setting(flag, value, flag))
         given = values.get(OPTIONS_FILE)
@@ -75,16 +76,22 @@ class Config:
         return {**start, **{s.flag: flag_text(s.value) for s in self.settings}}
 
 
+def _same(given: OptionValue, typed: OptionValue | None) -> OptionValue:
+    """``typed`` where it renders as ``given`` does (what db_bench and an OPTIONS file get stays as given),
+    else ``given``."""
+    return typed if typed is not None and flag_text(typed) == flag_text(given) else given
+
+
 def _typed(kind: str, value: OptionValue) -> OptionValue:
     """A recorded value (db_bench's text, e.g. "4" or "true") as the catalogue's ``kind`` of option holds it;
     itself when it is not one."""
     text = flag_text(value)
     if kind == "bool" and text in ("true", "false"):
         return text == "true"
-    try:
-        number = float(text)
-    except ValueError:
-        return value
-    if kind == "int" and number.is_integer():
-        return int(number)
-    return number if kind == "float" else value
+    for kind_of, parse in (("int", int), ("float", float)):
+        if kind == kind_of:
+            try:
+                return parse(text)
+            except ValueError:
+                return value
+    return value

@@ -249,7 +249,7 @@ def test_a_finalist_that_serves_a_worse_tail_does_not_win_the_selection(tmp_path
         assert said[0].startswith("re-validation: trial 0 served at 70 writes/s beyond the served guard: P99.99 120.0 "
                                   "ms against 10.0 ms (12.00x), medians of 3 paired rounds, beyond in 3 of them: ")
         assert said[-1].endswith("the next finalist is served" if len(passed_over) < 3 else
-                                 "no finalist served within it; the best goes on, and the answer keeps the defaults "
+                                 "no finalist served within it; the best goes on, and the answer keeps rocksdb-default "
                                  "(--any-cost lifts the guard)")
     before = len(found.served)  # the stage at the end: the winner's report is kept, nothing runs again
     number = int(winner.split()[1])

@@ -82,6 +82,12 @@ def test_a_configuration_names_each_option_as_every_backend_does(ctx):
         ("cache_index_and_filter_blocks", True, "TableOptions/BlockBasedTable.cache_index_and_filter_blocks"),
         ("block_size", 4096, "TableOptions/BlockBasedTable.block_size")]
     assert given.flags()["options_file"] == "/etc/OPTIONS" and given.flags()["cache_index_and_filter_blocks"] == "true"
+    # typed only where that renders the same: what a backend gets is what was recorded
+    kept = {"bloom_bits": "9.9", "max_bytes_for_level_multiplier": "10", "block_size": "1e3"}
+    assert space.config_of(kept).values() == kept and space.config_of(kept).flags() == kept
+    choices = SearchSpace.from_dict({"parameters": {"cache_index_and_filter_blocks": {
+        "type": "categorical", "choices": ["0", "1"]}}})
+    assert choices.config_of({"cache_index_and_filter_blocks": True}).flags() == {"cache_index_and_filter_blocks": "true"}
 
 
 def test_yaml_and_toml_give_the_same_space(tmp_path: Path, ctx):

@@ -28,8 +28,9 @@ are passed over. Its stdout and stderr are kept in the trial's log directory. A 
 such line (or exits 127, a program it runs not found, printing none) broke the contract whatever the
 configuration (ContractBroken, naming --command): the study stops at rocksdb-default's run.
 
-The OPTIONS file is RocksDB's defaults (as rocksdict's RocksDB writes them for a new DB) with the
-searched options set. What the trial records and checks is the OPTIONS file RocksDB wrote into
+The OPTIONS file is RocksDB's defaults (as rocksdict's RocksDB writes them for a new DB), or the file a
+``--baseline`` gives, with the configuration's settings set under their OPTIONS keys (a trial's searched
+options; a hand-found configuration's catalogued ones). What the trial records and checks is the OPTIONS file RocksDB wrote into
 ``{db}`` when the program opened it, or the one given when it wrote none.
 """
 

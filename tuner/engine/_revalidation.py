@@ -11,7 +11,7 @@ flatter it. So, after the search (on by default, ``--revalidate K``):
    (ranking.COST_MARGINS; all of them when none is within it, or with --any-cost) (skipped when K is 1);
    with --serve-rate (and the guard), those finalists are then served at the rate beside rocksdb-default, best
    median first, until one serves within ranking.SERVED_MARGINS (tuner.engine._served.finalist_server): that
-   one wins (the best when none does: the answer then keeps the defaults);
+   one wins (the best when none does: the answer then keeps the reference);
 2. **estimate**: the winner, the reference (``--baseline``'s configuration, else ``rocksdb-default``),
    the other baselines and, for the "why", the winner with each tuned option put back to the
    reference's value (one-at-a-time ablation) are measured in at least ``min_rounds`` rounds, more
@@ -102,7 +102,7 @@ class Revalidator:
             order, breaking, costly, said = _choose(rows, self.score, self.guard)
             for line in said:
                 self.note(line)
-            chosen, served_out = _served_guard(order, entries, serve, self.note, self.parameters) \
+            chosen, served_out = _served_guard(order, entries, serve, self.note, self.parameters, reference.name) \
                 if serve is not None and self.guard else (order[0] if order else None, [])
             winner = next((t for t in finalists if t.number == chosen), winner)
             by_name = {r.name: r for r in rows}
@@ -269,10 +269,10 @@ class Revalidator:
 
 
 def _served_guard(order: list[int], entries: dict[str, dict[str, Any]], serve: Serve, note: Callable[[str], None],
-                  parameters: tuple[Parameter, ...]) -> tuple[int | None, list[int]]:
+                  parameters: tuple[Parameter, ...], reference: str) -> tuple[int | None, list[int]]:
     """The finalists in ``order`` served at --serve-rate one after another, each beside rocksdb-default, until
     one serves within ranking.SERVED_MARGINS: the winner (that one, else the first) and those that served beyond
-    them, each said."""
+    them, each said (when none does, the answer keeps the ``reference``)."""
     out: list[int] = []
     for n in order:
         name = f"trial {n}"
@@ -284,15 +284,15 @@ def _served_guard(order: list[int], entries: dict[str, dict[str, Any]], serve: S
         more = len(out) < len(order)
         note(f"re-validation: {name} served at {report.rate:,.0f} writes/s beyond the served guard: "
              f"{'; '.join(over)}: " + ("the next finalist is served" if more else
-                                       "no finalist served within it; the best goes on, and the answer keeps the "
-                                       "defaults (--any-cost lifts the guard)"))
+                                       "no finalist served within it; the best goes on, and the answer keeps "
+                                       f"{reference} (--any-cost lifts the guard)"))
     return (order[0] if order else None), out
 
 
 def _choose(rows: list[Measured], score: Score, guard: bool) -> tuple[list[int], list[int], list[int], list[str]]:
     """The finalists the selection may choose from its ``rows``, best median of the study's metric first: those
     whose medians keep the user's bounds and, with the ``guard``, cost no more than rocksdb-default's (measured
-    in the same rounds) beyond ranking.COST_MARGINS (the answer would keep the defaults over either); all when
+    in the same rounds) beyond ranking.COST_MARGINS (the answer would keep the reference over either); all when
     none does. Then the finalists passed over for each reason, and, when the leader is one of them, the note
     that says so."""
     sign = 1 if score.maximize else -1

@@ -40,7 +40,7 @@ from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.stats import paired_ratio
 from tuner.summary import Ratio, Revalidation, ServedReport, ServedRun
 
-# One run of a configuration at the rate: its flags and a log directory -> the run's metrics.
+# One run of a configuration at the rate: the configuration and a log directory -> the run's metrics.
 ServeConfig = Callable[[Config, Path], dict[str, float]]
 # The backend's runs at a rate: given the rate (writes/s) and each run's length, one run's function.
 AtRate = Callable[[float, float], ServeConfig]
