@@ -5,7 +5,9 @@ package's private modules (``_name``) are imported only inside it, the product n
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -37,6 +39,9 @@ BACKEND_BLIND = ("tuner.engine", "tuner.executors", "tuner.observers", "tuner.ou
 # the CLI and study files give in ExecutionConfig (--db-bench, --allow-mixed-db-bench).
 DB_BENCH_FIELDS_ALLOWED = {("tuner.model", "ExecutionConfig", "db_bench"),
                            ("tuner.model", "ExecutionConfig", "allow_mixed_db_bench")}
+# The db_bench backend's own flags as ExecutionConfig's fields (the CLI and study files give them there): the
+# one identifier outside the backends and the CLI that names db_bench, declared in tuner.model, read as attributes.
+DB_BENCH_NAMES_ALLOWED = {"db_bench", "allow_mixed_db_bench"}
 MAX_CLASS_LINES = 200
 MAX_FUNCTION_LINES = 80
 
@@ -225,3 +230,17 @@ def test_the_architecture_picture_draws_the_layers_this_test_enforces():
     shown = [m for m in MODULES if m in ("search_spaces", "objectives") or m.startswith("tuner.") and m.count(".") == 1]
     missing = [f"layer {_place(m)[0]}: {_drawn_as(m)} ({m})" for m in shown if _drawn_as(m) not in picture[_place(m)[0]]]
     assert not missing, "docs/architecture.md's picture does not draw, in its layer:\n" + "\n".join(missing)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("tuner")
+                                          and not m.startswith(("tuner.backends", "tuner.cli"))))
+def test_outside_its_backend_db_bench_is_named_in_words_only(module):
+    """Outside the backends (and the CLI, which gives db_bench's flags), db_bench appears in strings and
+    comments a user or reader sees, never in an identifier: no capability, function, variable or parameter is
+    named after it, but ExecutionConfig's fields for the db_bench backend's own flags (DB_BENCH_NAMES_ALLOWED),
+    declared in tuner.model and read elsewhere as attributes."""
+    tokens = list(tokenize.tokenize(io.BytesIO(MODULES[module].read_bytes()).readline))
+    wrong = [f"{_shown(MODULES[module])}:{t.start[0]}: {t.string}" for i, t in enumerate(tokens)
+             if t.type == tokenize.NAME and re.search("db_?bench", t.string, re.I)
+             and not (t.string in DB_BENCH_NAMES_ALLOWED and (module == "tuner.model" or tokens[i - 1].string == "."))]
+    assert not wrong, "identifiers named after db_bench outside its backend:\n" + "\n".join(wrong)

@@ -179,7 +179,8 @@ class _Bus:
 
 def _parts(tmp_path: Path, neighbours: int) -> Any:
     workload = SimpleNamespace(baselines=[SimpleNamespace(name="benchmark.sh", flags={"x": 1}, doc="theirs")])
-    return SimpleNamespace(found=SimpleNamespace(defaults=None), user_baseline=None, workload=workload, out=tmp_path,
+    return SimpleNamespace(found=SimpleNamespace(defaults=None, backend="db_bench"), user_baseline=None, workload=workload,
+                           out=tmp_path,
                            config=SimpleNamespace(measurement=SimpleNamespace(baselines=True, repeats=1)),
                            slot=SimpleNamespace(neighbours=neighbours), score=SimpleNamespace(flag_of=lambda _: None),
                            space=SearchSpace("none", ()))

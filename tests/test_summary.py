@@ -15,7 +15,7 @@ from tuner.outputs import closing_table
 from tuner.outputs._answer import answer, answer_of, gain_lines
 from tuner.outputs._report import verdict_lines
 from tuner.stats import resolution
-from tuner.summary import SCHEMA_VERSION, BestTrial, Summary, SummaryError, db_bench_build
+from tuner.summary import SCHEMA_VERSION, BestTrial, Build, Summary, SummaryError
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = sorted(subprocess.run(["git", "ls-files", "*summary.json"], cwd=ROOT, capture_output=True, text=True,
@@ -63,7 +63,7 @@ def test_what_measured_is_a_build_and_schema_1s_db_bench_reads_as_one():
     (``db_bench``, ``db_bench_seed``) reads as those fields and writes back as it was read."""
     data = json.loads((ROOT / NEWEST).read_text())
     old = Summary.from_dict(data)
-    assert old.build == db_bench_build(data["db_bench"]) and old.run_seed == data["db_bench_seed"]
+    assert old.build == Build.probed(data["db_bench"]) and old.run_seed == data["db_bench_seed"]
     assert old.build is not None and old.build.identity == {"version": "11.8.1", "assertions": False}
     assert "build" not in old.to_dict() and old.to_dict()["db_bench"] == data["db_bench"]
     new = Summary(study="s", build=old.build, run_seed=old.run_seed).to_dict()

@@ -13,7 +13,7 @@ import pytest
 from tuner.engine import _attrs as attributes
 from tuner.engine._warmstart import WarmStartError, warm_start
 from tuner.model import machine_seconds
-from tuner.summary import FidelityAgreement, Preload, Startup, db_bench_build
+from tuner.summary import Build, FidelityAgreement, Preload, Startup
 from tuner.trials import (
     BaselineRecord,
     PrunedAt,
@@ -51,7 +51,7 @@ def test_what_measured_reads_back_as_a_build_as_any_version_stored_it():
     study = optuna.create_study()
     worker = {"path": "/usr/bin/db_bench", "version": "7.8.3", "assertions": True}
     trial = study.ask()
-    record(trial, build=db_bench_build(worker))
+    record(trial, build=Build.probed(worker))
     study.tell(trial, 1.0)
     study.enqueue_trial({}, user_attrs={"db_bench": worker})  # as versions before Build stored it
     study.tell(study.ask(), 1.0)
@@ -68,11 +68,11 @@ def test_a_warm_start_compares_the_builds_as_any_version_stored_them(tmp_path, m
     release = {"path": "/a/db_bench", "version": "9.11.2", "assertions": False, "build": "release"}
     kept = {"identity": {"workload": "w"}, "repeats": 1}
     mine = optuna.create_study(study_name="new", storage=storage)
-    for key, value in {**kept, "build": db_bench_build({**release, "path": "/b/db_bench"}).to_dict()}.items():
+    for key, value in {**kept, "build": Build.probed({**release, "path": "/b/db_bench"}).to_dict()}.items():
         mine.set_user_attr(key, value)
     store = SimpleNamespace(parts=SimpleNamespace(storage=storage, space=None), study=mine)
     for name, build in (("old", {"db_bench": release}), ("debug", {"db_bench": {**release, "assertions": True}}),
-                        ("newer", {"build": db_bench_build({**release, "version": "11.8.1"}).to_dict()})):
+                        ("newer", {"build": Build.probed({**release, "version": "11.8.1"}).to_dict()})):
         earlier = optuna.create_study(study_name=name, storage=storage)
         for key, value in {**kept, **build}.items():
             earlier.set_user_attr(key, value)

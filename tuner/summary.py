@@ -115,6 +115,17 @@ class Build(Record):
     details: dict[str, Any] = field(default_factory=dict)  # the backend's own record of it
     warning: str | None = None  # what the console warns of it, e.g. a build with assertions
 
+    @classmethod
+    def probed(cls, record: dict[str, Any]) -> Build:
+        """The build a probed db_bench's record names (objectives.dbbench.DbBench.to_dict; a node's, a trial's
+        or a study's ``"db_bench"`` as versions before :class:`Build` kept it): the db_bench and rate backends'
+        own, and how older records read. Its identity is its version and whether it has assertions, not its
+        path."""
+        assertions = record.get("assertions")
+        return cls(program="db_bench", version=record.get("version"), path=record.get("path"), kind=record.get("build"),
+                   identity={"version": record.get("version"), "assertions": assertions}, details=dict(record),
+                   warning=ASSERTIONS_WARNING if assertions else None)
+
     def words(self) -> str:
         """The build as an error names it: ``db_bench 9.11.2 (assertions=False) at PATH``."""
         rest = ", ".join(f"{k}={v}" for k, v in self.identity.items() if k != "version")
@@ -123,16 +134,6 @@ class Build(Record):
 
 ASSERTIONS_WARNING = ("this db_bench was built with assertions: it runs slower and shifts the CPU/IO balance; "
                       "'make db_bench' builds a release one, which the tuner then prefers.")
-
-
-def db_bench_build(record: dict[str, Any]) -> Build:
-    """The build a db_bench record names (objectives.dbbench.DbBench.to_dict; a node's, a trial's or a study's
-    ``"db_bench"`` as versions before :class:`Build` kept it): the db_bench and rate backends' own, and how
-    older records read. Its identity is its version and whether it has assertions, not its path."""
-    assertions = record.get("assertions")
-    return Build(program="db_bench", version=record.get("version"), path=record.get("path"), kind=record.get("build"),
-                 identity={"version": record.get("version"), "assertions": assertions}, details=dict(record),
-                 warning=ASSERTIONS_WARNING if assertions else None)
 
 
 @dataclass(frozen=True)
@@ -691,7 +692,7 @@ class Summary(Record):
         summary = super().from_dict(data, where)
         old = summary.extra  # schema 1 and older: kept as read (written back so), read as the new fields
         if old.get("db_bench") is not None:
-            summary = replace(summary, build=db_bench_build(old["db_bench"]))
+            summary = replace(summary, build=Build.probed(old["db_bench"]))
         if old.get("db_bench_seed") is not None:
             summary = replace(summary, run_seed=old["db_bench_seed"])
         return summary

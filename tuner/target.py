@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from objectives.workloads import Flag
 from search_spaces import MiB
 from search_spaces.catalogue import catalogue
+from search_spaces.config import OptionValue
 from tuner import options_file
 from tuner.fmt import fmt_bytes
 from tuner.model import UsageError
@@ -36,7 +36,7 @@ LEAST_TARGET_MEMORY = 32 * MiB
 
 # The LSM shape as db_bench flags: flag -> (OPTIONS key, RocksDB's default), from the option
 # catalogue's role = "shape" entries (search_spaces/catalogue.toml says why dynamic level bytes is there).
-SHAPE: dict[str, tuple[str, Flag]] = {o.flag: (o.options_key, o.default) for o in catalogue().values()
+SHAPE: dict[str, tuple[str, OptionValue]] = {o.flag: (o.options_key, o.default) for o in catalogue().values()
                                       if o.role == "shape" and o.options_key and o.default is not None}
 # Other options of a base OPTIONS file that db_bench can set: db_bench flag -> OPTIONS key, every other
 # catalogued option with a key. The rest of the file (comparators, paths, column families, ...) is not
@@ -52,8 +52,8 @@ class Target:
 
     data: int
     memory: int | None
-    shape: dict[str, Flag]
-    base: dict[str, Flag] = field(default_factory=dict)  # other options of --base-options, as db_bench flags
+    shape: dict[str, OptionValue]
+    base: dict[str, OptionValue] = field(default_factory=dict)  # other options of --base-options, as db_bench flags
     source: str = "RocksDB's defaults"
     assumed: bool = False
 
@@ -66,7 +66,7 @@ class Target:
                 "source": self.source, "assumed": self.assumed, "levels": self.levels()}
 
 
-def lsm_levels(data: int, shape: dict[str, Flag]) -> int:
+def lsm_levels(data: int, shape: dict[str, OptionValue]) -> int:
     """Levels below L0 that ``data`` bytes fill with static level sizes: L1 holds
     max_bytes_for_level_base, each next level max_bytes_for_level_multiplier times more (raw bytes,
     before compression: an upper bound)."""
@@ -77,7 +77,7 @@ def lsm_levels(data: int, shape: dict[str, Flag]) -> int:
     return 1 + math.ceil(math.log(data / base, multiplier) - 1e-9)
 
 
-def load_base_options(path: Path) -> tuple[dict[str, Flag], dict[str, Flag]]:
+def load_base_options(path: Path) -> tuple[dict[str, OptionValue], dict[str, OptionValue]]:
     """(the LSM shape, every other option db_bench can set) of an OPTIONS file, as db_bench flags; the
     shape's missing keys at RocksDB's defaults."""
     try:
@@ -87,11 +87,11 @@ def load_base_options(path: Path) -> tuple[dict[str, Flag], dict[str, Flag]]:
     if "[CFOptions" not in text:
         raise UsageError(f"--base-options {path}: not a RocksDB OPTIONS file (no [CFOptions ...] section)")
     sections = options_file.parse_options(text)
-    shape: dict[str, Flag] = {}
+    shape: dict[str, OptionValue] = {}
     for flag, (key, default) in SHAPE.items():
         value = _flag_value(key, options_file.lookup(sections, key))
         shape[flag] = default if value is None else value
-    other: dict[str, Flag] = {}
+    other: dict[str, OptionValue] = {}
     for flag, key in OTHER.items():
         value = _flag_value(key, options_file.lookup(sections, key))
         if value is not None:
@@ -99,7 +99,7 @@ def load_base_options(path: Path) -> tuple[dict[str, Flag], dict[str, Flag]]:
     return shape, other
 
 
-def _flag_value(key: str, text: str | None) -> Flag | None:
+def _flag_value(key: str, text: str | None) -> OptionValue | None:
     value = options_file.decode(key, text)
     if isinstance(value, str):
         if value in ("true", "false"):
@@ -121,7 +121,7 @@ def check_memory(memory: int | None, flag: str = "--target-memory") -> None:
 
 
 def make_target(data: int | None, memory: int | None, base_options: Path | None, workload_data: int,
-                ram: int, defaults: dict[str, Flag] | None = None) -> Target:
+                ram: int, defaults: dict[str, OptionValue] | None = None) -> Target:
     """The target of a request: --target-data/--target-memory/--base-options, or, with no
     --target-data, the workload's own data (``assumed``); without --base-options its shape is
     ``defaults``' (what every run starts from: the measuring version's library defaults, whose level
@@ -133,8 +133,8 @@ def make_target(data: int | None, memory: int | None, base_options: Path | None,
                          "(a trial runs within the target's memory: more than 0, at most the machine's)")
     if memory is not None and data is None:
         raise UsageError("--target-memory: give the data it serves too (--target-data SIZE)")
-    shape: dict[str, Flag] = {f: (defaults or {}).get(f, d) for f, (_, d) in SHAPE.items()}
-    base: dict[str, Flag] = {}
+    shape: dict[str, OptionValue] = {f: (defaults or {}).get(f, d) for f, (_, d) in SHAPE.items()}
+    base: dict[str, OptionValue] = {}
     source = "RocksDB's defaults"  # of the version that measures, when ``defaults`` holds them
     if base_options is not None:
         shape, base = load_base_options(base_options)
@@ -143,7 +143,7 @@ def make_target(data: int | None, memory: int | None, base_options: Path | None,
                   source=source, assumed=data is None)
 
 
-def shaped(flags: dict[str, Flag], target: Target, searched: set[str]) -> dict[str, Flag]:
+def shaped(flags: dict[str, OptionValue], target: Target, searched: set[str]) -> dict[str, OptionValue]:
     """A workload's flags as a target runs them: in the target's shape, with the base options the space
     does not search; a RocksDB option the preset sets (S0 scales its memtables with its data to imitate
     its study) gives way to the target's own value, or to RocksDB's default, as the target runs it."""
@@ -151,7 +151,7 @@ def shaped(flags: dict[str, Flag], target: Target, searched: set[str]) -> dict[s
     return {**workload, **{f: v for f, v in target.base.items() if f not in searched}, **target.shape}
 
 
-def scaled(flags: dict[str, Flag], target: Target) -> list[dict[str, Any]]:
+def scaled(flags: dict[str, OptionValue], target: Target) -> list[dict[str, Any]]:
     """The LSM shape options a workload's trials run with that differ from the target's, with why."""
     out = []
     for flag, target_value in target.shape.items():

@@ -12,7 +12,7 @@ from typing import Any, Self
 import optuna
 from optuna.trial import FrozenTrial
 
-from tuner.summary import Build, Record, db_bench_build
+from tuner.summary import Build, Record
 
 RUNG_PREFIX = "rung_"  # rung_<n>: the trial's run at --fidelity rung n
 LOST_PREFIX = "lost_attempt_"  # lost_attempt_<n>: why a Ray worker's attempt n was lost
@@ -109,7 +109,7 @@ class TrialRecord:
         if isinstance(values.get("build"), dict):
             values["build"] = Build.from_dict(values["build"], "build")
         elif isinstance(attrs.get("db_bench"), dict):  # as versions before Build kept the worker's
-            values["build"] = db_bench_build(attrs["db_bench"])
+            values["build"] = Build.probed(attrs["db_bench"])
         values["rungs"] = {int(k[len(RUNG_PREFIX):]): RungRun.from_dict(v) for k, v in attrs.items() if k.startswith(RUNG_PREFIX)}
         values["lost_attempts"] = {int(k[len(LOST_PREFIX):]): v for k, v in attrs.items() if k.startswith(LOST_PREFIX)}
         return cls(**values)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from objectives.workloads import Workload
+from objectives.workloads import Baseline, Workload
 from tuner.backends._command import CommandBackend
 from tuner.backends._db_bench import DbBenchBackend
 from tuner.backends._rate import RateBackend
@@ -42,6 +42,11 @@ BACKENDS: dict[str, type[Backend]] = {
 }
 
 
+def hand_found(found: Found, workload: Workload) -> tuple[Baseline, ...]:
+    """The configurations found by hand for ``workload``, as the study's backend says (:meth:`Backend.hand_found`)."""
+    return BACKENDS[found.backend].hand_found(workload)
+
+
 def default_flags(flags: list[str], found: Found, workload: Workload) -> dict[str, Any]:
     """What the rocksdb-default baseline runs each of ``flags`` with, as the study's backend says
     (:meth:`Backend.default_flags`, from what it ``found``): db_bench's defaults every run starts from
@@ -51,4 +56,4 @@ def default_flags(flags: list[str], found: Found, workload: Workload) -> dict[st
 
 __all__ = ["BACKENDS", "DISK_FULL", "STOPPED", "Backend", "Config", "ContractBroken", "Description", "EnvironmentFault", "Found",
            "IntervalObserver", "Measurement", "Node", "Preloaded", "RunFailed", "RunStopped", "Setup", "check_metrics",
-           "default_flags", "missing_metric"]
+           "default_flags", "hand_found", "missing_metric"]

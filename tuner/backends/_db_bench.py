@@ -15,7 +15,7 @@ from objectives.measurement import measure
 from objectives.open_loop import Rate
 from objectives.runner import RUNNER_FLAGS, Runner, preload_dir
 from objectives.trace import trace_workload
-from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Phase, Workload
+from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Baseline, Phase, Workload
 from search_spaces import GiB, SearchSpace
 from tuner.backends._rate import RateBackend, driver_beside
 from tuner.backends.base import (
@@ -32,7 +32,7 @@ from tuner.backends.base import (
 )
 from tuner.fmt import fmt_bytes
 from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig, UsageError
-from tuner.summary import Build, db_bench_build
+from tuner.summary import Build
 
 UNREADABLE_DEFAULTS = "db_bench's defaults are unreadable"
 
@@ -43,7 +43,7 @@ class DbBenchBackend(Backend):
     workloads = True
     targets = True
     distributed = True
-    runs_db_bench = True
+    finds_build = True
     serves = True
 
     def __init__(self, setup: Setup):
@@ -80,6 +80,11 @@ class DbBenchBackend(Backend):
         db_bench = found.db_bench
         assert db_bench is not None, "Backend.find first"
         return {**db_bench_defaults(flags, db_bench, found.defaults or defaults_of(db_bench)), **workload.flags}
+
+    @classmethod
+    def hand_found(cls, workload: Workload) -> tuple[Baseline, ...]:
+        """The workload's own (its ``[baselines]``, e.g. the five studies' hand-found optima)."""
+        return workload.baselines
 
     @classmethod
     def workload_named(cls, name: str, db_snapshot: Path | None) -> Workload | None:
@@ -169,7 +174,7 @@ class DbBenchBackend(Backend):
     def at_rate(self, rate: Rate, duration: float, data: int, memory: int | None,
                 flag: str = "--serve-rate") -> Backend:
         """A rate backend on this study's build: the open_loop driver beside its db_bench runs each
-        configuration (its flags under their OPTIONS keys, on the driver's library defaults) at ``rate``
+        configuration (its settings under their OPTIONS keys, on the driver's library defaults) at ``rate``
         for ``duration`` seconds and its settle (or searches its capacity from ``rate``), each run on a
         checkpoint of a DB of ``data`` bytes the backend loads once (its preload), within ``memory`` bytes
         (a memory cgroup; None: none). Its refusals name ``flag``."""
@@ -203,4 +208,4 @@ def _node_db_bench(execution: ExecutionConfig) -> tuple[dict[str, Any], DbBench 
         db_bench = probe(execution.db_bench, execution.rocksdb_version)
     except DbBenchError as exc:
         return {"db_bench_error": str(exc)}, None
-    return {"build": db_bench_build(db_bench.to_dict()).to_dict()}, db_bench
+    return {"build": Build.probed(db_bench.to_dict()).to_dict()}, db_bench

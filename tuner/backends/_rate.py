@@ -6,7 +6,8 @@ schedule at --rate (--read-rate), each timed from when it was due, so a stall co
 queued behind it (objectives.open_loop). It is the command backend with the driver as its program:
 the DB is loaded once per study with the library's defaults (keys in order, then flush and compaction),
 every run works on a hard-linked checkpoint of it within the memory limit, on the configuration's
-OPTIONS file (the driver's library defaults with the searched options set).
+OPTIONS file (the driver's library defaults with the configuration's settings set, as the command
+backend writes it).
 
 A run reports ``p99.9_us`` (the default objective), the other percentiles, ``delivered``,
 ``stall_micros``, ``write_amp``, ``sst_bytes``, ... (docs/measure.md), any of which --objective and
@@ -61,7 +62,7 @@ class RateBackend(CommandBackend):
     name = "rate"
     needs_command = False
     needs_rate = True
-    runs_db_bench = True  # --rocksdb-version and --db-bench choose the build whose driver runs
+    finds_build = True  # --rocksdb-version and --db-bench choose the build whose driver runs
     distributed = False  # the driver's DB is loaded on this host
     program = None  # open_loop is the tuner's own: a run of it that prints no metrics fails as any failed run
     objective = DEFAULT_OBJECTIVE

@@ -9,7 +9,8 @@ Its life in a study:
   they start from (db_bench: the probed binary and its defaults), as a :class:`Found`; while the
   request is prepared, :meth:`Backend.own_workload` gives the workload it runs whatever --workload
   says (the command backend's program), :meth:`Backend.workload_named` resolves a workload only it knows,
-  :meth:`Backend.default_flags` says what the defaults' baseline runs each flag with,
+  :meth:`Backend.default_flags` says what the defaults' baseline runs each flag with, :meth:`Backend.hand_found`
+  the configurations found by hand for the workload,
   :meth:`Backend.check` refuses what its runs cannot take and :meth:`Backend.preload_path` names where
   a preloaded DB is built;
 - ``Backend(setup)`` then :meth:`Backend.prepare` (per study on the driver, and per node on a
@@ -56,11 +57,11 @@ from objectives.defaults import LIBRARY, Defaults
 from objectives.open_loop import Capacity, Rate
 from objectives.scores import Bound
 from objectives.workdir import remove_owned
-from objectives.workloads import Workload
+from objectives.workloads import Baseline, Workload
 from search_spaces import SearchSpace
 from search_spaces.config import Config
 from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig, UsageError
-from tuner.summary import Build, db_bench_build
+from tuner.summary import Build
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class Found:
     @property
     def build(self) -> Build | None:
         """What measured, as the study records it (summary.json's ``build``); None when nothing was probed."""
-        return db_bench_build(self.db_bench.to_dict()) if self.db_bench is not None else None
+        return Build.probed(self.db_bench.to_dict()) if self.db_bench is not None else None
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ class Backend(abc.ABC):
     workloads: ClassVar[bool] = False  # runs db_bench's workloads: --workload, --fidelity, --scale, --duration, ...
     targets: ClassVar[bool] = False  # runs at a target's size and memory: --target-data, --memory-limit, ...
     distributed: ClassVar[bool] = False  # runs on other processes' and nodes' workers: --parallel, --ray-address
-    runs_db_bench: ClassVar[bool] = False  # runs db_bench: --db-bench, --rocksdb-version, --defaults
+    finds_build: ClassVar[bool] = False  # runs a RocksDB build it finds (db_bench's): --db-bench, --rocksdb-version, --defaults
     needs_command: ClassVar[bool] = False  # it runs --command
     needs_rate: ClassVar[bool] = False  # it offers --rate
     serves: ClassVar[bool] = False  # its configurations can also run open loop at a rate: --serve-rate, --slo
@@ -181,6 +182,12 @@ class Backend(abc.ABC):
         """What the defaults' baseline (rocksdb-default) runs each of ``flags`` with, as its runs are
         given them: by default none (a program runs on its own defaults)."""
         return {}
+
+    @classmethod
+    def hand_found(cls, workload: Workload) -> tuple[Baseline, ...]:
+        """The configurations found by hand for ``workload`` that a study measures beside the defaults and may
+        start from (--baselines, the starts, the warm start's): none by default."""
+        return ()
 
     @classmethod
     def own_workload(cls, config: TuneConfig) -> Workload | None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tuner.backends import missing_metric
+from tuner.backends import hand_found, missing_metric
 from tuner.engine._prepare import Prepared
 from tuner.engine._storage import StudyStore
 from tuner.events import EventBus
@@ -145,7 +145,7 @@ def baseline_items(parts: Prepared) -> list[tuple[str, dict[str, Any], str]]:
         flags, doc = parts.user_baseline
         items.append((parts.reference.name, flags, doc))
     if measurement.baselines:
-        items += [(b.name, b.flags, b.doc) for b in parts.workload.baselines]
+        items += [(b.name, b.flags, b.doc) for b in hand_found(parts.found, parts.workload)]
     return items
 
 

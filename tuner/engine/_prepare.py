@@ -162,7 +162,7 @@ def _check_revalidation(revalidation: RevalidationConfig) -> None:
 
 def check_backend(config: TuneConfig) -> None:
     """The backend a request names; what it does not declare it can do (``Backend.workloads``, ``targets``,
-    ``distributed``, ``runs_db_bench``, ``per_second``, ``needs_command``) is refused, naming the flag."""
+    ``distributed``, ``finds_build``, ``per_second``, ``needs_command``) is refused, naming the flag."""
     m, d, x = config.measurement, config.target, config.execution
     backend = BACKENDS.get(m.backend)
     if backend is None:
@@ -195,7 +195,7 @@ def check_backend(config: TuneConfig) -> None:
     workloads = (backend.workloads, f"shapes db_bench's workloads; the {name} backend runs {runs}")
     targets = (backend.targets, f"the {name} backend runs at no target size, memory or phase length")
     distributed = (backend.distributed, f"the {name} backend runs on this host only")
-    db_bench = (backend.runs_db_bench, f"the {name} backend runs no db_bench")
+    build = (backend.finds_build, f"the {name} backend runs no db_bench")
     for flag, given, (can, why) in (
             ("--workload", m.workload, workloads), ("--fidelity", config.search.fidelity, workloads),
             ("--scale", m.scale, workloads), ("--base-options", d.base_options, workloads),
@@ -204,9 +204,9 @@ def check_backend(config: TuneConfig) -> None:
             ("--memory-limit", d.memory_limit, targets), ("--duration", m.duration, targets),
             ("--search-duration", m.search_duration, targets),
             ("--parallel", x.parallel > 1, distributed), ("--ray-address", x.ray_address, distributed),
-            ("--executor", x.on_ray, distributed), ("--db-bench", x.db_bench, db_bench),
-            ("--rocksdb-version", x.rocksdb_version, db_bench),
-            ("--defaults", m.defaults != MeasurementConfig.defaults, db_bench)):  # another than the library's
+            ("--executor", x.on_ray, distributed), ("--db-bench", x.db_bench, build),
+            ("--rocksdb-version", x.rocksdb_version, build),
+            ("--defaults", m.defaults != MeasurementConfig.defaults, build)):  # another than the library's
         if given and not can:
             raise UsageError(f"{flag}: {why}")
 
@@ -295,8 +295,6 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
         workload=config.measurement.workload if config.measurement.workload is not None else workload.name))
     measurement = config.measurement
     workload = replace(workload, drain=workload.drain and measurement.drain)
-    if not backend.workloads:  # its hand-found configurations are db_bench's workload's
-        workload = replace(workload, baselines=())
     if confirm_scale is not None:
         confirm = replace(workload_of(config).resolve(confirm_scale, host), drain=workload.drain)
     elif confirm is not None:  # at the target, in its memory

@@ -20,7 +20,7 @@ from tuner.engine._prepare import Prepared
 from tuner.executors import Outcome, failure_reason
 from tuner.model import DEFAULT_BASELINE, UsageError
 from tuner.stats import Rounds, spread
-from tuner.summary import Build, Record, db_bench_build
+from tuner.summary import Build, Record
 from tuner.trials import BaselineRecord, PrunedAt, TrialRecord, origin, record
 from tuner.trials import attrs as trial_attrs
 
@@ -39,7 +39,7 @@ def stored_build(attrs: dict[str, Any]) -> Build | None:
     :class:`Build` kept it; None when nothing was probed."""
     if attrs.get("build") is not None:
         return Build.from_dict(attrs["build"], "build")
-    return db_bench_build(attrs["db_bench"]) if attrs.get("db_bench") is not None else None
+    return Build.probed(attrs["db_bench"]) if attrs.get("db_bench") is not None else None
 
 
 class StudyStore:

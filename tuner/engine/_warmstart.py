@@ -45,6 +45,7 @@ from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from tuner import ranking
 from tuner.backends import Found
+from tuner.backends import hand_found as hand_found_for
 from tuner.engine._attrs import Start
 from tuner.engine._held import project, references
 from tuner.engine._plan import Reference
@@ -139,7 +140,7 @@ def named_starts(space: SearchSpace, found: Found, workload: Workload, *, defaul
     projected onto ``space``."""
     named = starts(space, found, workload, user) if defaults else []
     if hand_found:
-        named += [(b.name, project(space, b.flags)) for b in workload.baselines]
+        named += [(b.name, project(space, b.flags)) for b in hand_found_for(found, workload)]
     return [Start(name, params) for name, params in named if params]
 
 

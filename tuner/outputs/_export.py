@@ -141,9 +141,9 @@ class Check:
     note: str = ""
 
 
-def verify(path: Path, db_bench: str | None = None) -> tuple[list[Check], str, list[str]]:
+def verify(path: Path, binary: str | None = None) -> tuple[list[Check], str, list[str]]:
     """Open a fresh DB with the OPTIONS file via rocksdict, compare the DB's own OPTIONS file with
-    it for every key the tuner sets, and (if ``db_bench`` is given) run db_bench with ``--options_file``.
+    it for every key the tuner sets, and (if ``binary``, a db_bench, is given) run it with ``--options_file``.
     Returns the checks, db_bench's verdict and notes.
 
     A file written by a newer RocksDB than rocksdict's may hold options rocksdict's does not know
@@ -174,8 +174,8 @@ def verify(path: Path, db_bench: str | None = None) -> tuple[list[Check], str, l
         db.close()
         written = Path(sorted(glob.glob(f"{tmp}/db/OPTIONS-*"))[-1]).read_text()
         verdict = "not run"
-        if db_bench:
-            run = subprocess.run([db_bench, f"--options_file={path}", "--benchmarks=fillrandom", "--num=1000",
+        if binary:
+            run = subprocess.run([binary, f"--options_file={path}", "--benchmarks=fillrandom", "--num=1000",
                                   f"--db={tmp}/bench", "--progress_reports=false"], capture_output=True, text=True)
             last = (run.stderr.strip() or run.stdout.strip()).splitlines()[-1:] or [""]
             verdict = "accepted" if run.returncode == 0 else f"rejected (exit {run.returncode}): {last[0]}"
