@@ -1111,6 +1111,7 @@ def test_what_1_3x_asks_is_read_from_the_headroom_records():
 
 
 CUT_JOB = "default-job-cut-11.8.1-2026-12-01"  # the first default job whose trials' drains were cut
+CONFIG_JOB = "default-job-config-11.8.1-2026-12-05"  # make tune at 7c62df5, once configurations travel as a Config
 HEAD_JOB = "default-job-head-11.8.1-2026-12-05"  # make tune at 96595c6: its served trial 93 in docs/measure.md
 JOBS_11_8 = ("default-job-11.8.1-2026-11-27", "default-job-11.8.1-rerun-2026-11-27", "default-job-11.8.1-2026-11-29",
              "default-job-8GiB-11.8.1-2026-11-28", "default-job-universal-11.8.1-2026-11-28",
@@ -1130,6 +1131,41 @@ def test_the_default_job_that_served_its_finalists_is_quoted_as_its_summary_give
             ("experiments/default_job/README.md",), at="served beyond the served guard")
 
 
+def test_the_default_job_at_7c62df5_is_quoted_as_its_summary_and_console_give_it():
+    """make tune at 7c62df5 (a fresh machine): the selection's leader passed over by the cost guard, the next served
+    within the served guard and answered; experiments/default_job/README.md quotes its figures."""
+    summary, folder = _summary(CONFIG_JOB), RESULTS / CONFIG_JOB
+    reval, answer, served = summary.revalidation, summary.answer, summary.served
+    assert reval is not None and reval.select is not None and answer is not None and served is not None
+    assert answer.recommend == "best" and reval.best == answer.name and not reval.select.served_out
+    assert [r.name for r in reval.select.configurations][0] != answer.name  # the leader did not win
+    gain, at, doc = reval.best_vs_reference, "7c62df5, the code as it was", ("experiments/default_job/README.md",)
+    assert gain is not None and gain.ci95 is not None
+    log = (folder / "console.log").read_text()
+    assert _without_names(log.splitlines()[0]) == _without_names(f"rocksdb-tuner tune {_tune_args()}")
+    base, _ = _search_runs(log)
+    _quoted(f"the defaults at {base:,.0f} ops/s in the search", doc, at=at)
+    _quoted(f"{answer.name} ran {gain.ratio:.2f}x the defaults at the target (95 % interval {gain.ci95[0]:.2f}-"
+            f"{gain.ci95[1]:.2f}, {gain.n} paired rounds)", doc, at=at)
+    tails = [served.median(n, "p99.99_us") or 0.0 for n in (answer.name, "rocksdb-default")]
+    _quoted(f"served at {served.rate:,.0f} writes/s (`auto`) with a median P99.99 of {tails[0] / 1e3:.1f} ms against the "
+            f"defaults' {tails[1] / 1e3:.1f} ms", doc, at=at)
+    done = re.search(r"^done in (\S+);", log, re.MULTILINE)
+    assert done is not None
+    _quoted(f"The whole job took {done[1]}.", doc, at=at)
+    earlier, _ = _search_runs((RESULTS / default_job.JOB / "console.log").read_text())
+    _quoted(f"where the 8e62c3f job's ran them at {earlier:,.0f}", doc, at=at)
+    best = summary.best
+    assert best is not None and best.trial == reval.best_trial
+    _quoted(f"{best.params['write_buffer_size'] / 1e6:.1f} MB x {best.params['max_write_buffer_number']} memtables "
+            f"merged {best.params['min_write_buffer_number_to_merge']}", doc, at=at)
+    rows = {r.name: r for r in reval.configurations}
+    costs = {f"{(rows[answer.name].median(k) or 0) / (rows['rocksdb-default'].median(k) or 1):.2f}"
+             for k in ("db_size_bytes", "write_amp")}
+    assert len(costs) == 1
+    _quoted(f"at {costs.pop()}x their disk and bytes written", doc, at=at)
+
+
 def _search_runs(log: str) -> tuple[float, dict[int, tuple[float, float]]]:
     """A study's console output: rocksdb-default's ops/s in the search, and each complete trial's ops/s and
     seconds."""
@@ -1146,7 +1182,7 @@ def test_what_trials_under_half_the_defaults_cost_is_read_from_the_default_jobs_
     their answers' ratio to the defaults in the search."""
     kept = {d.name for d in RESULTS.iterdir() if "11.8.1" in d.name}
     assert kept == {*JOBS_11_8, CUT_JOB, default_job.SERVED, default_job.STALLED, default_job.GUARD,
-                    HEAD_JOB, default_job.JOB}  # before/after the cut, the headline
+                    HEAD_JOB, default_job.JOB, CONFIG_JOB}  # before/after the cut, the headline
     shares, answered = [], []
     for name in JOBS_11_8:
         log = (RESULTS / name / "console.log").read_text()
