@@ -1094,7 +1094,7 @@ def test_what_1_3x_asks_is_read_from_the_headroom_records():
         room.setdefault(measured["target_data_bytes"], []).append(_room(measured["runs"]))
     assert sorted(room) == [2 * 2**30, 8 * 2**30] and len(room[8 * 2**30]) == 6
     at = "So at 2 GiB an answer of 1.3x"
-    count = {10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen"}[len(room[2 * 2**30])]
+    count = {12: "twelve", 13: "thirteen", 14: "fourteen", 15: "fifteen"}[len(room[2 * 2**30])]
     _quoted(f"the {count} `experiments/headroom/results/*.json` of that target", ("docs/results.md",), at=at)
     for data, words in ((2 * 2**30, "it was "), (8 * 2**30, "in the six at 8 GiB within 1 GiB, ")):
         _quoted(f"{words}{min(room[data]):.2f}x-{max(room[data]):.2f}x", ("docs/results.md",), at=at)
@@ -1164,6 +1164,11 @@ def test_the_default_job_at_7c62df5_is_quoted_as_its_summary_and_console_give_it
              for k in ("db_size_bytes", "write_amp")}
     assert len(costs) == 1
     _quoted(f"at {costs.pop()}x their disk and bytes written", doc, at=at)
+    measured = _json("experiments/headroom/results/headroom-default-job-answer-config-11.8.1-2026-12-05.json")
+    held = measured["over_default"][f"default job 2 GiB {answer.name}"]
+    assert measured["commit"].startswith("5a4bd03") and held["n"] == 5
+    _quoted(f"{answer.name} ran {held['ratio']:.2f}x the defaults (95 % interval {held['ci95'][0]:.2f}-"
+            f"{held['ci95'][1]:.2f})", doc, at=at)
 
 
 def _search_runs(log: str) -> tuple[float, dict[int, tuple[float, float]]]:
