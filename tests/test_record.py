@@ -170,9 +170,9 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     default job's record of the code as make tune runs it: the Makefile's TUNE_ARGS are the record's command
     (its study and folder named apart), on the newest build's library defaults, with the default space as it
     is, served at the auto rate in --serve-rounds' default; the commit its stamp names is the one
-    docs/results.md says the job ran at, and the page quotes its best, machine time, costs and served tails:
-    every finalist served beyond the served guard's margin, so the answer kept the defaults, as the tuner as it
-    is now does on the same measurements."""
+    docs/results.md says the job ran at, and the page quotes its answer, machine time, costs and served tails:
+    the selection's leader passed over by the cost guard, the next served within the served guard and answered,
+    as the tuner as it is now does on the same measurements; and its held-out gain."""
     record = RESULTS / default_job.JOB
     summary = _summary(record.name)
     command = (record / "console.log").read_text().splitlines()[0]
@@ -183,8 +183,7 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     assert summary.defaults.mode == "library" and summary.build.kind == "release"
     assert set(summary.space_searched["parameters"]) == {p.name for p in load_space("default").parameters}
     assert search_gain(summary) == pytest.approx(default_job.search_gain(summary))
-    assert _shallow() or f"at commit {default_job.commit_of(summary)}, whose\nserved guard" in \
-        "\n".join(_places("docs/results.md")) or f"at commit {default_job.commit_of(summary)}, whose served guard" in \
+    assert _shallow() or f"at commit {default_job.commit_of(summary)}, the code as it was" in \
         " ".join(_places("docs/results.md"))
     best, served, reval = _gain(summary), summary.served, summary.revalidation
     assert summary.best is not None and served is not None and served.how.startswith("--serve-rate auto")
@@ -193,6 +192,72 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     _quoted(_machine_time(summary), doc)
     p = summary.best.params
     assert default_job.answer_words(summary).endswith(f", with {p['subcompactions']} subcompactions")
+    _quoted(f"Trial {summary.best.trial} runs {default_job.answer_words(summary)}", doc)
+    answer = f"trial {summary.best.trial}"
+    assert summary.answer.recommend == "best" and summary.answer.name == answer and best.verdict == "faster"
+    assert not reval.select.served_out and served_over_cost(served, answer, DEFAULT_BASELINE) == []
+    assert beyond_guard(summary, answer) == []
+    again = study_answer(replace(summary, answer=None))
+    assert again is not None and (again.recommend, again.name) == ("best", answer)
+    log = (record / "console.log").read_text()
+    done = re.search(r"^done in (\S+);", log, re.MULTILINE)
+    assert done is not None
+    _quoted(f"The whole job took {done[1]}.", doc)
+    rows = {c.name: c for c in reval.configurations}
+    stalls, amps, disks = ([rows[n].median(k) or 0.0 for n in (answer, DEFAULT_BASELINE)]
+                           for k in ("stall_micros", "write_amp", "db_size_bytes"))
+    assert 0 < stalls[0] - stalls[1] <= COST_MARGINS["stall_micros"][1]
+    medians = [served.median(n, "p99.99_us") or 0.0 for n in (answer, DEFAULT_BASELINE)]
+    by_round = {(r.name, r.round): r.metrics["p99.99_us"] for r in served.runs}
+    ratios = [by_round[(answer, r)] / by_round[(DEFAULT_BASELINE, r)] for r in range(1, served.rounds + 1)]
+    _quoted(f"It ran {_ratio(best).split(' (')[0]} the defaults at the target with {stalls[0] / 1e6:.2f} s of write "
+            f"stalls (the guard allows {COST_MARGINS['stall_micros'][1] / 1e6:g} s more than theirs), at write amp "
+            f"{amps[0]:.2f} against {amps[1]:.2f} and {disks[0] / disks[1]:.2f}x their disk; served at "
+            f"{served.rate:,.0f} writes/s its P99.99 was {medians[0] / medians[1]:.2f}x the defaults' in the medians of "
+            f"{served.rounds} rounds (" + ", ".join(f"{r:.2f}x" for r in ratios[:-1]) + f" and {ratios[-1]:.2f}x by "
+            "round), within the served guard's margin", doc)
+    (leader,) = reval.select.costly
+    flags = next(c.flags for c in reval.select.configurations if c.name == leader)
+    assert [c.name for c in reval.select.configurations][0] == leader
+    assert f"re-validation: {leader} led the selection's rounds but cost more than rocksdb-default in them beyond the " \
+           "cost guard (write stalls)" in log
+    _quoted(f"The selection's rounds had led with {leader} ({flags['max_background_jobs']} background jobs, "
+            f"{int(flags['write_buffer_size']) / 1e6:.1f} MB x {flags['max_write_buffer_number']} memtables merged "
+            f"{flags['min_write_buffer_number_to_merge']}, {default_job.COMPRESSION[flags['compression_type']]}), "
+            f"{reval.select.vs_reference[leader].ratio:.2f}x the defaults there, which the cost guard passed over for "
+            "its write stalls in those rounds", doc)
+    base, _ = _search_runs(log)
+    earlier_log = (RESULTS / default_job.CORES / "console.log").read_text()
+    earlier, _ = _search_runs(earlier_log)
+    cores = _summary(default_job.CORES)
+    assert cores.served is not None
+    defaults_then = cores.served.median(DEFAULT_BASELINE, "p99.99_us") or 0.0
+    _quoted(f"This machine ran the defaults at {base:,.0f} ops/s in the search, where the 8e62c3f job's ran them at "
+            f"{earlier:,.0f}, and served them at {served.rate:,.0f} writes/s with a median P99.99 of "
+            f"{medians[1] / 1e3:.1f} ms, where the 8e62c3f job's served them at {cores.served.rate:,.0f} writes/s "
+            f"with {defaults_then / 1e3:.1f} ms", doc)
+    assert _shallow() or default_job.commit_of(cores) == "8e62c3f"
+    measured = _json(f"experiments/headroom/results/{default_job.JOB_HELD_OUT}.json")
+    held = measured["over_default"][f"default job 2 GiB {answer}"]
+    assert measured["commit"].startswith("5a4bd03") and held["n"] == 5
+    _kept_out_quoted(record.name, (default_job.CORES, "8e62c3f"), doc)
+    assert best.ci95 is not None
+    _quoted(f"its answer, {answer} at {best.ratio:.2f}x the defaults (95 % CI {best.ci95[0]:.2f}-{best.ci95[1]:.2f})",
+            ("README.md",), at="mlflow-trials.png")
+
+
+def test_the_default_job_at_8e62c3f_is_quoted_as_its_summary_gives_it():
+    """experiments/default_job/README.md's default job at 8e62c3f (README's headline until the job at 7c62df5):
+    make tune's command as now; every finalist served beyond the served guard's margin, so the answer kept the
+    defaults, as the tuner as it is now does on the same measurements; the page quotes its best, machine time,
+    costs and served tails."""
+    summary, best, served = _served_job(default_job.CORES, "whose served guard")
+    record = RESULTS / default_job.CORES
+    reval = summary.revalidation
+    assert summary.best is not None and summary.answer is not None and reval is not None and reval.select is not None
+    assert served.rounds == RevalidationConfig.serve_rounds
+    doc = (JOBS,)
+    _quoted(_machine_time(summary), doc)
     _quoted(f"Trial {summary.best.trial} runs {default_job.answer_words(summary)}", doc)
     answer = f"trial {summary.best.trial}"
     medians = _tail_quoted(summary, best, served, "beyond", doc)
@@ -216,6 +281,12 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     again = study_answer(replace(summary, answer=None))
     assert again is not None and again.recommend == "reference"
     _kept_out_quoted(record.name, (default_job.GUARD, "3c6b445"), doc)
+    tails = [medians[0] / medians[1], *(float(w.rsplit(" at ", 1)[1].rstrip("x")) for w in others)]
+    measured = _json(f"experiments/headroom/results/{default_job.CORES_HELD_OUT}.json")
+    held = Ratio.from_dict(measured["over_default"][f"default job 2 GiB {answer}"])
+    _quoted(f"found faster configurations ({answer}: {best.ratio:.2f}x the defaults in its rounds, {held.ratio:.2f}x "
+            f"held out) whose tails at its rate were {math.floor(min(tails))}-{math.ceil(max(tails))}x the defaults'",
+            ("docs/results.md",), at="The job before this one, at 8e62c3f")
 
 
 def _kept_out_quoted(name: str, before: tuple[str, str], doc: tuple[str, ...]) -> None:
@@ -1111,7 +1182,6 @@ def test_what_1_3x_asks_is_read_from_the_headroom_records():
 
 
 CUT_JOB = "default-job-cut-11.8.1-2026-12-01"  # the first default job whose trials' drains were cut
-CONFIG_JOB = "default-job-config-11.8.1-2026-12-05"  # make tune at 7c62df5, once configurations travel as a Config
 HEAD_JOB = "default-job-head-11.8.1-2026-12-05"  # make tune at 96595c6: its served trial 93 in docs/measure.md
 JOBS_11_8 = ("default-job-11.8.1-2026-11-27", "default-job-11.8.1-rerun-2026-11-27", "default-job-11.8.1-2026-11-29",
              "default-job-8GiB-11.8.1-2026-11-28", "default-job-universal-11.8.1-2026-11-28",
@@ -1122,53 +1192,13 @@ JOBS_11_8 = ("default-job-11.8.1-2026-11-27", "default-job-11.8.1-rerun-2026-11-
 def test_the_default_job_that_served_its_finalists_is_quoted_as_its_summary_gives_it():
     """make tune at 8e62c3f: every finalist served beyond the served guard, so the answer kept the defaults over the
     fastest, whose gain at the target experiments/default_job/README.md quotes."""
-    summary = _summary(default_job.JOB)
+    summary = _summary(default_job.CORES)
     reval, answer = summary.revalidation, summary.answer
     assert reval is not None and reval.select is not None and answer is not None
     assert sorted(reval.select.served_out) == sorted(r.name for r in reval.select.configurations if r.trial is not None)
     assert answer.recommend == "reference" and reval.best_vs_reference is not None
     _quoted(f"trial {reval.best_trial}, which ran {reval.best_vs_reference.ratio:.2f}x them",
             ("experiments/default_job/README.md",), at="served beyond the served guard")
-
-
-def test_the_default_job_at_7c62df5_is_quoted_as_its_summary_and_console_give_it():
-    """make tune at 7c62df5 (a fresh machine): the selection's leader passed over by the cost guard, the next served
-    within the served guard and answered; experiments/default_job/README.md quotes its figures."""
-    summary, folder = _summary(CONFIG_JOB), RESULTS / CONFIG_JOB
-    reval, answer, served = summary.revalidation, summary.answer, summary.served
-    assert reval is not None and reval.select is not None and answer is not None and served is not None
-    assert answer.recommend == "best" and reval.best == answer.name and not reval.select.served_out
-    assert [r.name for r in reval.select.configurations][0] != answer.name  # the leader did not win
-    gain, at, doc = reval.best_vs_reference, "7c62df5, the code as it was", ("experiments/default_job/README.md",)
-    assert gain is not None and gain.ci95 is not None
-    log = (folder / "console.log").read_text()
-    assert _without_names(log.splitlines()[0]) == _without_names(f"rocksdb-tuner tune {_tune_args()}")
-    base, _ = _search_runs(log)
-    _quoted(f"the defaults at {base:,.0f} ops/s in the search", doc, at=at)
-    _quoted(f"{answer.name} ran {gain.ratio:.2f}x the defaults at the target (95 % interval {gain.ci95[0]:.2f}-"
-            f"{gain.ci95[1]:.2f}, {gain.n} paired rounds)", doc, at=at)
-    tails = [served.median(n, "p99.99_us") or 0.0 for n in (answer.name, "rocksdb-default")]
-    _quoted(f"served at {served.rate:,.0f} writes/s (`auto`) with a median P99.99 of {tails[0] / 1e3:.1f} ms against the "
-            f"defaults' {tails[1] / 1e3:.1f} ms", doc, at=at)
-    done = re.search(r"^done in (\S+);", log, re.MULTILINE)
-    assert done is not None
-    _quoted(f"The whole job took {done[1]}.", doc, at=at)
-    earlier, _ = _search_runs((RESULTS / default_job.JOB / "console.log").read_text())
-    _quoted(f"where the 8e62c3f job's ran them at {earlier:,.0f}", doc, at=at)
-    best = summary.best
-    assert best is not None and best.trial == reval.best_trial
-    _quoted(f"{best.params['write_buffer_size'] / 1e6:.1f} MB x {best.params['max_write_buffer_number']} memtables "
-            f"merged {best.params['min_write_buffer_number_to_merge']}", doc, at=at)
-    rows = {r.name: r for r in reval.configurations}
-    costs = {f"{(rows[answer.name].median(k) or 0) / (rows['rocksdb-default'].median(k) or 1):.2f}"
-             for k in ("db_size_bytes", "write_amp")}
-    assert len(costs) == 1
-    _quoted(f"at {costs.pop()}x their disk and bytes written", doc, at=at)
-    measured = _json("experiments/headroom/results/headroom-default-job-answer-config-11.8.1-2026-12-05.json")
-    held = measured["over_default"][f"default job 2 GiB {answer.name}"]
-    assert measured["commit"].startswith("5a4bd03") and held["n"] == 5
-    _quoted(f"{answer.name} ran {held['ratio']:.2f}x the defaults (95 % interval {held['ci95'][0]:.2f}-"
-            f"{held['ci95'][1]:.2f})", doc, at=at)
 
 
 def _search_runs(log: str) -> tuple[float, dict[int, tuple[float, float]]]:
@@ -1187,7 +1217,7 @@ def test_what_trials_under_half_the_defaults_cost_is_read_from_the_default_jobs_
     their answers' ratio to the defaults in the search."""
     kept = {d.name for d in RESULTS.iterdir() if "11.8.1" in d.name}
     assert kept == {*JOBS_11_8, CUT_JOB, default_job.SERVED, default_job.STALLED, default_job.GUARD,
-                    HEAD_JOB, default_job.JOB, CONFIG_JOB}  # before/after the cut, the headline
+                    HEAD_JOB, default_job.JOB, default_job.CORES}  # before/after the cut, the headline
     shares, answered = [], []
     for name in JOBS_11_8:
         log = (RESULTS / name / "console.log").read_text()
@@ -2396,7 +2426,9 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
 
 
 @pytest.mark.parametrize("doc, intro, record", [
-    ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-cores-11.8.1-2026-12-05/`",
+    ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-config-11.8.1-2026-12-05/`",
+     "default-job-config-11.8.1-2026-12-05"),
+    (JOBS, "and OPTIONS file in\n`experiments/default_job/results/default-job-cores-11.8.1-2026-12-05/`",
      "default-job-cores-11.8.1-2026-12-05"),
     (JOBS, "OPTIONS file in\n`experiments/default_job/results/default-job-guard-11.8.1-2026-12-05/`",
      "default-job-guard-11.8.1-2026-12-05"),
@@ -3911,11 +3943,11 @@ def test_the_guards_rounds_beyond_are_as_the_records_give_them():
     def in_record(config: str) -> int:
         return beyond([(by[(i, config)], by[(i, "rocksdb-default")]) for i in (1, 2, 3)])
     copy, trial = in_record("rocksdb-default, from its OPTIONS file"), in_record("trial 59 of make tune at 8e62c3f")
-    summary = _summary(default_job.JOB)
+    summary = _summary(default_job.CORES)
     assert summary.served is not None
     job = served_rounds_beyond(summary.served, "trial 59", DEFAULT_BASELINE, "p99.99_us")
     assert job == (trial, 3)
-    log = (RESULTS / default_job.JOB / "console.log").read_text()
+    log = (RESULTS / default_job.CORES / "console.log").read_text()
 
     def in_job(name: str) -> int:
         def tail(who: str, r: int) -> float:

@@ -27,14 +27,15 @@ from tuner.stats import improvement
 from tuner.summary import BestTrial, Ratio, Summary
 
 RESULTS = Path(__file__).with_name("results")
-JOB, JOB_HELD_OUT = "default-job-cores-11.8.1-2026-12-05", "headroom-default-job-answer-cores-11.8.1-2026-12-05"  # now
+JOB, JOB_HELD_OUT = "default-job-config-11.8.1-2026-12-05", "headroom-default-job-answer-config-11.8.1-2026-12-05"  # now
 FIRST, FIRST_HELD_OUT = "default-job-11.8.1-2026-11-29", "headroom-default-job-answer-11.8.1-2026-11-29"
 RERUN, RERUN_HELD_OUT = "default-job-rerun-11.8.1-2026-12-01", "headroom-rerun-answer-11.8.1-2026-12-01"
 SERVED, SERVED_HELD_OUT = "default-job-11.8.1-2026-12-04", "headroom-default-job-answer-11.8.1-2026-12-04"
 STALLED, STALLED_HELD_OUT = "default-job-11.8.1-2026-12-05", "headroom-default-job-answer-11.8.1-2026-12-05"
 GUARD, GUARD_HELD_OUT = "default-job-guard-11.8.1-2026-12-05", "headroom-default-job-answer-guard-11.8.1-2026-12-05"
+CORES, CORES_HELD_OUT = "default-job-cores-11.8.1-2026-12-05", "headroom-default-job-answer-cores-11.8.1-2026-12-05"
 EARLIER = ((FIRST, FIRST_HELD_OUT), (RERUN, RERUN_HELD_OUT), (SERVED, SERVED_HELD_OUT),
-           (STALLED, STALLED_HELD_OUT), (GUARD, GUARD_HELD_OUT))  # on older code, oldest first
+           (STALLED, STALLED_HELD_OUT), (GUARD, GUARD_HELD_OUT), (CORES, CORES_HELD_OUT))  # on older code, oldest first
 CODE = ("tuner", "objectives", "search_spaces", "studies/default.toml", "Makefile")  # what `make tune` runs
 WORKLOADS = {"steady-overwrite": "steady-state random overwrites"}  # a workload as the headline words it
 COMPRESSION = {"none": "no compression", "snappy": "Snappy", "lz4": "LZ4", "zstd": "ZSTD"}
@@ -72,6 +73,13 @@ def held_out(name: str, best: BestTrial) -> tuple[Path, dict[str, Any], str]:
     return path, measured, answer
 
 
+def arguments(folder: Path) -> str:
+    """The tune command a job's record (``folder``) ran, as its console output's first line gives it, without --study
+    and --out, which name a study and hold no setting."""
+    command = (folder / "console.log").read_text().splitlines()[0]
+    return re.sub(r" --(study|out) \S+", "", " ".join(command.split()))
+
+
 def commit_of(summary: Summary) -> str | None:
     """The commit a job ran from: the last on this checkout's first-parent line before its first trial started
     (its summary names none); None without a start or such a commit."""
@@ -99,7 +107,8 @@ def answer_words(summary: Summary) -> str:
     assert summary.best is not None
     p, defaults = summary.best.params, summary.defaults.flags if summary.defaults else {}
     compression = COMPRESSION.get(p["compression_type"], p["compression_type"])
-    bloom = f"a {p['bloom_bits']}-bit Bloom filter" if p["bloom_bits"] else "no Bloom filter"
+    an = "an" if str(p["bloom_bits"]).startswith("8") or str(p["bloom_bits"]) in ("11", "18") else "a"
+    bloom = f"{an} {p['bloom_bits']}-bit Bloom filter" if p["bloom_bits"] else "no Bloom filter"
     return (f"{p['max_background_jobs']} background jobs, {p['write_buffer_size'] / 1e6:.1f} MB memtables x "
             f"{p['max_write_buffer_number']} merged {p['min_write_buffer_number_to_merge']} at a time, {compression}"
             f"{' as the defaults' if defaults.get('compression_type') == p['compression_type'] else ''}, a "
@@ -235,6 +244,23 @@ def passed_over(folder: Path, summary: Summary) -> list[str]:
     return words
 
 
+def costly_words(folder: Path, summary: Summary) -> list[str]:
+    """The finalists that led the selection's rounds but that the cost guard passed over, each with its gain there and
+    what it cost beyond the guard, from the job's console output in its record's ``folder``: ``trial 68 (1.16x the
+    defaults there), passed over for its write stalls beyond the cost guard``. Empty when none was."""
+    select = summary.revalidation.select if summary.revalidation else None
+    if select is None or not select.costly:
+        return []
+    log, words = (folder / "console.log").read_text(), []
+    for name in select.costly:
+        found = re.search(rf"^re-validation: {name} led the selection's rounds but cost more than {DEFAULT_BASELINE} in "
+                          r"them beyond the cost guard \((.+?)\)", log, re.MULTILINE)
+        assert found is not None, f"{folder}/console.log: no cost guard line for {name}"
+        ratio = select.vs_reference[name].ratio
+        words.append(f"{name} ({ratio:.2f}x the defaults there), passed over for its {found[1]} beyond the cost guard")
+    return words
+
+
 BRIEF, BRIEFLY = r"^P99\.99 ([\d.]+ ms against [\d.]+ ms) \(([\d.]+x)\), .*$", r"\1, \2"  # a served P99.99, in brief
 
 
@@ -269,12 +295,14 @@ def headline() -> str:
                   f"the guard: its other {len(others)} were beyond it too, {listed(others, ',')}."
                   if select is not None and best in select.served_out else
                   f" Before {best} the re-validation served {listed(others, ',')}, each beyond the guard.")
+    costly = costly_words(job_path.parent, summary)
+    led = f" The selection's rounds had led with {listed(costly)}." if costly else ""
     earlier, earlier_stamps = earlier_words()
     text = (f"{where(summary)}, {lead} at the target (95 % CI {first.ci95[0]:.2f}-{first.ci95[1]:.2f}, {first.n} "
             f"paired rounds that chose nothing); its search's single runs had said {search_gain(summary):.2f}x. "
             f"Held out in {held['rounds']} more rounds it ran {interval(kept)}"
             f"{', a tie' if kept.verdict == 'tie' else ''}: {held_out_words(held, answer)}. "
-            f"{served_words(summary)}.{guarded}{served_too}{now_words(summary)} {earlier}")
+            f"{served_words(summary)}.{led}{guarded}{served_too}{now_words(summary)} {earlier}")
     stamps = [stamp(job_path, commit_of(summary), started, CODE, brief=True),
               stamp(held_path, held["commit"], held["when"], headroom.CODE), *earlier_stamps]
     return "\n".join([fill(text), "", *stamps])
@@ -285,9 +313,12 @@ def expect() -> str:
     defaults, what its fastest configuration would have cost), what the job's best ran in each run on older code,
     what that says for a host like it, and how to read a tie; the stamps of the records."""
     runs = [job(name) for name in (*(n for n, _ in EARLIER), JOB)]
-    said, stamps, ties = [], [], 0
+    said, stamps, ties, rates = [], [], 0, []
     for path, summary in runs:
-        r = gain(summary)
+        r, baseline = gain(summary), summary.baseline(DEFAULT_BASELINE)
+        assert baseline is not None
+        if arguments(path.parent) == arguments(runs[-1][0].parent):
+            rates.append(baseline.metrics[summary.objective_metric])
         assert summary.when is not None and summary.when.first_trial_started and r.ci95
         started = summary.when.first_trial_started
         said.append((f"{r.ratio:.2f}x", started[:10], f"({r.ci95[0]:.2f}-{r.ci95[1]:.2f})"))
@@ -311,12 +342,18 @@ def expect() -> str:
         lead = (f"`make tune` kept RocksDB's defaults on {day}: its fastest tuned configuration ran {ratio} their "
                 f"sustained ops/s {interval_}, but {'; and '.join(why) or now.answer.why}")
     else:
-        lead = f"`make tune`'s answer ran {ratio} the defaults' sustained ops/s on {day} {interval_}"
+        rows = {c.name: c for c in now.revalidation.configurations if c.failed is None}
+        answered, defaults = rows[now.answer.name], rows[DEFAULT_BASELINE]
+        disk, amp = ((answered.median(k) or 0.0) / (defaults.median(k) or 1.0) for k in ("db_size_bytes", "write_amp"))
+        lead = (f"`make tune`'s answer ran {ratio} the defaults' sustained ops/s on {day} {interval_}, at {disk:.2f}x "
+                f"their disk and {amp:.2f}x their bytes written")
     older = listed([f"{r} on {d} {i}" for r, d, i in said[:-1]], ",")
     gains = sorted(float(r.rstrip("x")) for r, _, _ in said)
     text = (f"**What to expect.** On this project's {now.host.cores}-core virtual machine (RocksDB "
             f"{now.build.version}), {lead}. On older code the same job's best ran {older}; each figure comes from "
-            f"paired rounds beside the defaults that chose nothing{f', {ties} of the {len(said)} a tie' if ties else ''}. "
+            f"paired rounds beside the defaults that chose nothing{f', {ties} of the {len(said)} a tie' if ties else ''}; "
+            f"the defaults themselves ran {min(rates):,.0f}-{max(rates):,.0f} ops/s in the searches of the {len(rates)} "
+            "runs with its arguments as now, on machines of the same kind. "
             f"So on a host like this one a configuration {gains[0]:.2f}x-{gains[-1]:.2f}x faster than the defaults at "
             "full speed is there to find, and what it costs a service at a fixed rate decides whether the tuner "
             "recommends it. A gain whose interval holds 1 is a tie: the rounds could not tell the answer from the "
