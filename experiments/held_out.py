@@ -21,6 +21,7 @@ from objectives.measurement import measure as measure_run
 from objectives.runner import Runner
 from objectives.workloads import Workload
 from search_spaces import Context, SearchSpace, load_space
+from tuner.backends import as_workload
 from tuner.engine import target_workload
 from tuner.model import TuneConfig
 from tuner.stats import Ratio, paired_ratio
@@ -143,7 +144,7 @@ def at_target(config: TuneConfig, space: SearchSpace, host: Context, defaults: D
     """``config``'s target, and its workload as tune runs it there (on ``defaults``, in the target's LSM
     shape, within its memory) in the full phases the answer is confirmed in (not the search's shorter ones)."""
     target, trials, confirm = target_workload(config, space, host, defaults.flags)
-    return target, replace(confirm or trials, memory=target.memory)
+    return target, replace(as_workload(confirm or trials), memory=target.memory)
 
 
 def shape(defaults: Defaults) -> str:

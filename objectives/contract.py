@@ -9,7 +9,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 # Called with (phase, second, ops/s of that second) as a scored phase reports, then with (phase, second,
 # None) for each second after its operations ended (its drain: flushes and compactions, which db_bench
@@ -89,6 +89,89 @@ class Preloaded:
     seconds: float
     size_bytes: int
     reused: bool = False
+
+
+class Task(Protocol):
+    """What a backend runs for each configuration, as the engine reads it whatever the backend: a frozen dataclass
+    of the backend's own (db_bench's :class:`objectives.workloads.Workload`, a program's or the open-loop
+    driver's :class:`RunTask`), whose fields below the engine may replace (``dataclasses.replace``); the rest
+    only its backend reads."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def name(self) -> str:
+        """What it is called (a workload's name, the backend's for a program)."""
+
+    @property
+    def kind(self) -> str:
+        """``load`` (every run builds its DB from empty), ``preloaded`` (runs start on a checkpoint of a DB
+        built once per study and node) or ``replay`` (runs start on a copy of a given DB)."""
+
+    @property
+    def scale(self) -> float:
+        """Its size as a share of its own at scale 1 (of the target's data, with one)."""
+
+    @property
+    def description(self) -> str:
+        """What it does, in words."""
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds of each timed part of a run (None: its parts run a set amount of work)."""
+
+    @property
+    def search_duration(self) -> float | None:
+        """Seconds of the search's trials' timed parts when shorter than :attr:`duration`."""
+
+    @property
+    def drain(self) -> bool:
+        """Whether a run ends with the flushes and compactions it owes, charged to its timed parts."""
+
+    @property
+    def memory(self) -> int | None:
+        """Bytes its runs run within (a cgroup), when not the study's."""
+
+    @property
+    def data_to_memory(self) -> float | None:
+        """Its data over the memory its runs run within, when it sets that."""
+
+    @property
+    def snapshot(self) -> str | None:
+        """The DB its runs start from (a copy or checkpoint of it), when they start from one."""
+
+    @property
+    def timed_parts(self) -> int:
+        """How many timed parts a run has, each :attr:`duration` long."""
+
+    def data_bytes(self) -> int:
+        """Raw bytes of data its DB holds."""
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """A :class:`Task` of one timed run per configuration, with no phases of its own: a user's program
+    (the command backend) or the open-loop driver (the rate backend)."""
+
+    name: str
+    description: str = ""
+    data: int = 0  # raw bytes of data (--target-data), 0 when not known
+    duration: float | None = None
+    preloaded: bool = False  # runs start on a checkpoint of a DB built once (--load; the driver's load)
+    scale: float = 1.0
+    search_duration: float | None = None
+    drain: bool = True
+    memory: int | None = None
+    data_to_memory: float | None = None
+    snapshot: str | None = None
+    timed_parts: int = 1
+
+    @property
+    def kind(self) -> str:
+        return "preloaded" if self.preloaded else "load"
+
+    def data_bytes(self) -> int:
+        return self.data
 
 
 def representative(each: list[dict[str, float | None]], metric: str = "ops_per_sec") -> int:

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from objectives.dbbench import DbBench
+from objectives.flags import Flag, format_flag
 from objectives.options_ini import parse_options
 from objectives.rocksdb_log import block_cache
-from objectives.workloads import Flag, format_flag
 
 MiB = 1024**2
 LIBRARY, PINNED_7_8 = "library", "db_bench-7.8.3"

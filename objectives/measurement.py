@@ -9,9 +9,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from objectives.contract import IntervalObserver, Measurement, representative
+from objectives.flags import Flag
 from objectives.metrics import metrics_of, phase_details
 from objectives.runner import Runner, RunResult
-from objectives.workloads import Flag, Workload
+from objectives.workloads import Workload
 
 
 def measure(runner: Runner, workload: Workload, flags: Mapping[str, Flag], log_dir: Path, repeats: int, seed: int,

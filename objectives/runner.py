@@ -42,6 +42,7 @@ from objectives.contract import (
 )
 from objectives.dbbench import DbBench
 from objectives.defaults import Defaults, defaults_of
+from objectives.flags import Flag, format_flag
 from objectives.memory import Cgroups, MemoryCgroup, MemoryLimitError
 from objectives.parser import Output, ParseError, parse, parse_report, require
 from objectives.rocksdb_log import LogFacts, read_log
@@ -55,7 +56,7 @@ from objectives.workdir import (
     sweep_stale,
     tree_size,
 )
-from objectives.workloads import Flag, Phase, Workload, format_flag
+from objectives.workloads import Phase, Workload
 
 _KILL_GRACE = 3.0
 _QUIET = 2.0  # seconds without a new report line (written every second) after which the operations have ended

@@ -18,7 +18,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-from objectives.workdir import snapshot_files
+from objectives.workdir import SnapshotError, snapshot_files
 from objectives.workloads import Phase, Workload, WorkloadError
 
 # TraceType values (include/rocksdb/trace_record.h, the same in 7.8 and 9.x) of queries
@@ -44,7 +44,10 @@ def trace_workload(trace: Path, snapshot: Path) -> Workload:
     """The workload that replays ``trace`` on copies of ``snapshot``."""
     if not trace.is_file():
         raise WorkloadError(f"--workload trace:{trace}: no such trace file")
-    size, _ = snapshot_files(snapshot)
+    try:
+        size, _ = snapshot_files(snapshot)
+    except SnapshotError as exc:
+        raise WorkloadError(str(exc)) from None
     counts = count_queries(trace)
     total = sum(counts.values())
     if not total:

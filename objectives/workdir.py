@@ -16,8 +16,6 @@ import socket
 import tempfile
 from pathlib import Path
 
-from objectives.workloads import WorkloadError
-
 WORKDIR_MARKER = ".rocksdb-tuner-workdir"
 MARKER = ".rocksdb-tuner-owned"  # in each directory the tuner made inside a work directory (make_owned)
 GiB = 1 << 30
@@ -34,6 +32,10 @@ _SYSTEM = {"/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/ro
 
 class WorkDirError(ValueError):
     """The work directory cannot be used; the message names --work-dir."""
+
+
+class SnapshotError(ValueError):
+    """A DB runs would start from (--db-snapshot) is not one; the message names the flag."""
 
 
 def default_work_dir() -> Path:
@@ -246,7 +248,7 @@ def snapshot_files(snapshot: Path) -> tuple[int, Path | None]:
     """A DB directory runs start from (--db-snapshot): the bytes of its files and its latest OPTIONS
     file (None if it has none)."""
     if not (snapshot / "CURRENT").is_file():
-        raise WorkloadError(f"--db-snapshot {snapshot}: not a RocksDB directory (no CURRENT file)")
+        raise SnapshotError(f"--db-snapshot {snapshot}: not a RocksDB directory (no CURRENT file)")
     files = [snapshot / f for f in os.listdir(snapshot) if (snapshot / f).is_file()]
     options = sorted((f for f in files if f.name.startswith("OPTIONS-") and f.name[8:].isdigit()),
                      key=lambda f: int(f.name[8:]))

@@ -21,21 +21,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from objectives.flags import Baseline, Flag, FlagError, check_flags, evaluate_flags
 from search_spaces import files
-from search_spaces.context import Context, ExpressionError
+from search_spaces.context import Context
 
 PRESET_DIR = Path(__file__).with_name("presets")
-# Flags the runner owns: a workload may not set them.
-RESERVED_FLAGS = frozenset(
-    {"db", "benchmarks", "use_existing_db", "statistics", "histogram", "progress_reports", "seed", "options_file",
-     "report_file", "report_interval_seconds"}
-)
-# Flags that make db_bench read or write paths outside the trial's own DB directory (which is the
-# only place the tuner cleans up), or load more flags from a file: never from a workload or space.
-OUTSIDE_FLAGS = frozenset(
-    {"wal_dir", "flagfile", "backup_dir", "restore_dir", "secondary_path", "read_cache_path", "trace_file",
-     "block_cache_trace_file", "simulate_hybrid_fs_file", "env_uri", "fs_uri", "hdfs", "secondary_cache_uri"}
-)
 # Benchmarks that print no "name : X micros/op" result line.
 UNMEASURED = frozenset(
     {"waitforcompaction", "stats", "levelstats", "sstables", "flush", "resetstats", "memstats", "count",
@@ -43,17 +33,9 @@ UNMEASURED = frozenset(
 )
 FRESH_DB = ("fill", "bulkload")  # db_bench skips these with --use_existing_db
 _DB_BENCH_DEFAULTS = {"num": 1_000_000, "key_size": 16, "value_size": 100}
-Flag = bool | int | float | str
 
 
-def format_flag(name: str, value: Flag) -> str:
-    """``--name=value`` as db_bench takes it (booleans as true/false)."""
-    if isinstance(value, bool):
-        value = "true" if value else "false"
-    return f"--{name}={value}"
-
-
-class WorkloadError(ValueError):
+class WorkloadError(FlagError):
     """A workload file or preset is invalid; the message names the field."""
 
 
@@ -70,15 +52,6 @@ class Phase:
     def measured(self) -> tuple[str, ...]:
         """Benchmarks expected to print a result line."""
         return tuple(b for b in self.benchmarks if b not in UNMEASURED)
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """A reference configuration measured beside the tuned ones: db_bench flags on top of the workload's."""
-
-    name: str
-    flags: dict[str, Any]
-    doc: str = ""
 
 
 @dataclass(frozen=True)
@@ -122,6 +95,11 @@ class Workload:
     def scored_phases(self) -> tuple[Phase, ...]:
         return tuple(p for p in self.phases if p.scored)
 
+    @property
+    def timed_parts(self) -> int:
+        """Its scored phases, each a timed part of a run (objectives.contract.Task)."""
+        return len(self.scored_phases)
+
     def data_bytes(self) -> int:
         """Raw bytes the load writes: num x (key_size + value_size), db_bench defaults filling gaps
         (a snapshot's size for a workload that starts from one)."""
@@ -147,15 +125,15 @@ class Workload:
         if not scale > 0:
             raise WorkloadError(f"--scale must be > 0, got {scale}")
         base = replace(ctx, scale=scale, extra={**ctx.extra, "duration": self.duration or 0})
-        flags = evaluate_flags(self.flags, base, "flags")
+        flags = _evaluated(self.flags, base, "flags")
         phases = tuple(
-            replace(p, flags=evaluate_flags(p.flags, base, f"phases.{p.name}.flags")) for p in self.phases
+            replace(p, flags=_evaluated(p.flags, base, f"phases.{p.name}.flags")) for p in self.phases
         )
-        preload = self.preload and replace(self.preload, flags=evaluate_flags(self.preload.flags, base, "preload.flags"))
+        preload = self.preload and replace(self.preload, flags=_evaluated(self.preload.flags, base, "preload.flags"))
         resolved = replace(self, flags=flags, phases=phases, scale=scale, preload=preload)
         with_data = replace(base, data=resolved.data_bytes())
         baselines = tuple(
-            replace(b, flags=evaluate_flags(b.flags, with_data, f"baselines.{b.name}.flags")) for b in self.baselines
+            replace(b, flags=_evaluated(b.flags, with_data, f"baselines.{b.name}.flags")) for b in self.baselines
         )
         return replace(resolved, baselines=baselines)
 
@@ -167,7 +145,7 @@ class Workload:
                                       "data_to_memory", "preload", "duration", "search_duration"})
         if unknown:
             raise WorkloadError(f"unknown top-level field(s) {', '.join(unknown)}")
-        flags = check_flags(data.get("flags", {}), "flags")
+        flags = _checked(data.get("flags", {}), "flags")
         raw_phases = data.get("phases")
         if not isinstance(raw_phases, list) or not raw_phases:
             raise WorkloadError("phases: expected a non-empty list of [[phases]] tables")
@@ -208,7 +186,7 @@ class Workload:
             if not isinstance(spec, dict) or set(spec) - {"flags", "doc"}:
                 raise WorkloadError(f"baselines.{bname}: expected a table with 'flags' and optional 'doc'")
             baselines.append(
-                Baseline(bname, check_flags(spec.get("flags", {}), f"baselines.{bname}.flags"), str(spec.get("doc", "")))
+                Baseline(bname, _checked(spec.get("flags", {}), f"baselines.{bname}.flags"), str(spec.get("doc", "")))
             )
         drain, ratio = data.get("drain", True), data.get("data_to_memory")
         if not isinstance(drain, bool):
@@ -264,41 +242,23 @@ def _phase(index: int, spec: Any, where: str = "") -> Phase:
     name = spec.get("name", f"phase{index}")
     if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
         raise WorkloadError(f"{where}.name: expected letters, digits, '-' or '_'")
-    return Phase(name, tuple(benchmarks), check_flags(spec.get("flags", {}), f"{where}.flags"), scored)
+    return Phase(name, tuple(benchmarks), _checked(spec.get("flags", {}), f"{where}.flags"), scored)
 
 
-def check_flags(flags: Any, where: str) -> dict[str, Any]:
-    if not isinstance(flags, dict):
-        raise WorkloadError(f"{where}: expected a table of db_bench flag = value")
-    for key, value in flags.items():
-        if not key.replace("_", "").isalnum():
-            raise WorkloadError(f"{where}.{key}: not a db_bench flag name")
-        if key in RESERVED_FLAGS:
-            raise WorkloadError(f"{where}.{key}: set by the tuner itself, a workload may not set it")
-        if key in OUTSIDE_FLAGS:
-            raise WorkloadError(f"{where}.{key}: names a path outside the trial's DB directory, which the "
-                                "tuner could not clean up; not allowed")
-        if isinstance(value, dict):
-            if set(value) != {"expr"} or not isinstance(value["expr"], str):
-                raise WorkloadError(f"{where}.{key}: a table value must be {{expr = \"...\"}}")
-        elif not isinstance(value, (bool, int, float, str)):
-            raise WorkloadError(f"{where}.{key}: expected a number, bool, string or {{expr = ...}}")
-        elif isinstance(value, str) and any(ch in value for ch in "\n\0"):
-            raise WorkloadError(f"{where}.{key}: value has a newline or NUL")
-    return dict(flags)
+def _checked(flags: Any, where: str) -> dict[str, Any]:
+    """objectives.flags.check_flags, its refusal a workload's (WorkloadError)."""
+    try:
+        return check_flags(flags, where)
+    except FlagError as exc:
+        raise WorkloadError(str(exc)) from None
 
 
-def evaluate_flags(flags: dict[str, Any], ctx: Context, where: str) -> dict[str, Flag]:
-    out: dict[str, Flag] = {}
-    for key, value in flags.items():
-        if isinstance(value, dict):
-            try:
-                number = ctx.evaluate(value["expr"])
-            except ExpressionError as exc:
-                raise WorkloadError(f"{where}.{key}: {exc}") from None
-            value = int(round(number)) if abs(number - round(number)) < 1e-9 or abs(number) >= 1000 else number
-        out[key] = value
-    return out
+def _evaluated(flags: dict[str, Any], ctx: Context, where: str) -> dict[str, Flag]:
+    """objectives.flags.evaluate_flags, its refusal a workload's (WorkloadError)."""
+    try:
+        return evaluate_flags(flags, ctx, where)
+    except FlagError as exc:
+        raise WorkloadError(str(exc)) from None
 
 
 def preset_names() -> list[str]:

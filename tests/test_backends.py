@@ -21,17 +21,17 @@ import pytest
 from mlflow import MlflowClient
 from optuna.trial import FrozenTrial, TrialState
 
+from objectives.contract import Task
 from objectives.dbbench import DbBenchError, probe
 from objectives.measurement import Measurement
 from objectives.workdir import make_owned, remove_owned
-from objectives.workloads import Workload
 from search_spaces import load_space
 from tests.conftest import summary_of
 from tests.test_cli import TUNER, tuner
 from tuner import apply, options_file, tune
 from tuner.backends import BACKENDS, STOPPED, Backend, Config, Found, RunFailed, Setup
 from tuner.backends._command import CONTRACT_DOC, read_metrics, rocksdb_defaults
-from tuner.engine._prepare import check_backend, workload_of
+from tuner.engine._prepare import check_backend
 from tuner.engine._storage import StudyStore
 from tuner.executors import Job, LocalExecutor, Outcome
 from tuner.model import ExecutionConfig, TuneConfig, UsageError, trial_log_dir
@@ -115,14 +115,20 @@ def test_a_third_backend_takes_the_configuration_by_its_options_names_alone(tmp_
                   ablation=False, baselines=False, starts=False, progress=SilentProgress())
     trials = [t for t in result.trials if t.outcome == "complete"]
     assert len(trials) == 3 and result.summary.revalidation is not None
+    assert_written_as_chosen(tmp_path / "out", [(t.number, t.params) for t in trials])
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("rocksdb-tuner")]
+
+
+def assert_written_as_chosen(out: Path, trials: list[tuple[int, dict[str, Any]]]) -> None:
+    """Each trial's OPTIONS file (as RocksDB wrote it, in the study ``out``'s logs) holds the values its
+    parameters were given (``trials``: number, params) under their OPTIONS keys."""
     space = load_space("default")
-    for t in trials:
-        written = options_file.parse_options((trial_log_dir(tmp_path / "out", t.number) / "OPTIONS").read_text())
-        for name, value in t.params.items():
+    for number, params in trials:
+        written = options_file.parse_options((trial_log_dir(out, number) / "OPTIONS").read_text())
+        for name, value in params.items():
             key = space.parameter(name).options_key
             if name not in ("cache_size", "bloom_bits"):  # RocksDB writes neither the cache's size nor the bits
-                assert options_file.lookup(written, key) == options_file.encode(key, value), (t.number, name)
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith("rocksdb-tuner")]
+                assert options_file.lookup(written, key) == options_file.encode(key, value), (number, name)
 
 
 def _outcome(tmp_path: Path, script: str, flags: dict | None = None, timeout: float = 30.0,
@@ -189,14 +195,14 @@ ON_LOADED = ("import json, os, pathlib, sys; db = pathlib.Path(sys.argv[2]); sst
              "print(json.dumps({'ops_per_sec': 10, 'links': links, 'rows': rows}))")
 
 
-def _loaded_backend(tmp_path: Path, load: str) -> tuple[Backend, Workload]:
+def _loaded_backend(tmp_path: Path, load: str) -> tuple[Backend, Task]:
     """The backend of a command study with ``--load "python -c LOAD {db}"``, its runs ON_LOADED, and its
     workload (where the DB --load builds is, as the study prepares it)."""
     python = shlex.quote(sys.executable)
     config = TuneConfig(backend="command", command=f"{python} -c {shlex.quote(ON_LOADED)} {{options}} {{db}}",
                         load=f"{python} -c {shlex.quote(load)} {{db}}")
     command = BACKENDS["command"]
-    workload = command.own_workload(config)
+    workload = command.task(config)
     assert workload is not None and workload.kind == "preloaded"
     loaded = command.preload_path(Found("command"), tmp_path / "work", workload, 1)
     workload = replace(workload, snapshot=str(loaded))
@@ -380,7 +386,7 @@ def test_the_words_a_program_is_told_and_their_flags_go_together(fields, message
     """{data_bytes} needs --target-data, {duration} --duration, and each flag its word (else the program
     would not be told): one line naming the flag."""
     with pytest.raises(UsageError) as refused:
-        workload_of(TuneConfig(**{"backend": "command", "command": "app {options}", **fields}))
+        BACKENDS["command"].task(TuneConfig(**{"backend": "command", "command": "app {options}", **fields}))
     assert str(refused.value).startswith(message)
 
 

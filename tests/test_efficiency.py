@@ -381,7 +381,7 @@ def test_a_revalidation_in_longer_phases_is_counted_longer_by_its_timed_part_onl
     same; the median trial's run grows the same way, and a re-validation run is their mean."""
     trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
                            user_attrs={"outcome": "complete", "seconds": s}) for s in (20.0, 30.0, 40.0)]
-    workload = SimpleNamespace(duration=10.0, scored_phases=("overwrite",))
+    workload = SimpleNamespace(duration=10.0, timed_parts=1)
     baselines = (BaselineRecord("a", seconds=40.0, metrics={"drain_seconds": 10.0}),
                  BaselineRecord("b", seconds=50.0, metrics={"drain_seconds": 15.0}))
     snapshot = SimpleNamespace(trials=trials, baselines=baselines, workload=workload,
@@ -404,7 +404,7 @@ def test_a_fast_trials_run_in_longer_phases_is_counted_no_shorter_than_them():
     trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
                            user_attrs={"outcome": "complete", "seconds": s, "metrics": {"drain_seconds": 1.0}})
               for s in (11.0, 12.0, 13.0)]
-    workload = SimpleNamespace(duration=10.0, scored_phases=("overwrite",))
+    workload = SimpleNamespace(duration=10.0, timed_parts=1)
     snapshot = SimpleNamespace(trials=trials, baselines=(BaselineRecord("a", seconds=15.0, metrics={"drain_seconds": 3.0}),),
                                workload=workload, machine_seconds=lambda: MachineSeconds(total=51.0))
     used = usage(snapshot, Growth(stretch=3.0))
@@ -422,7 +422,7 @@ def test_a_revalidation_at_a_larger_target_is_counted_with_its_loads_grown_by_th
     overran its 900 s budget by 70 s."""
     trials = [create_trial(state=TrialState.COMPLETE, value=1.0, params={}, distributions={},
                            user_attrs={"outcome": "complete", "seconds": s}) for s in (33.0, 35.0, 40.0)]
-    workload = SimpleNamespace(duration=30.0, scored_phases=("readrandom",))
+    workload = SimpleNamespace(duration=30.0, timed_parts=1)
     baselines = (BaselineRecord("rocksdb-default", seconds=32.0),
                  BaselineRecord("written", seconds=44.0, metrics={"drain_seconds": 4.0}))
     snapshot = SimpleNamespace(trials=trials, baselines=baselines, workload=workload,
@@ -447,7 +447,7 @@ def test_a_revalidation_run_is_counted_at_the_slowest_finalist_when_it_is_slower
                            user_attrs={"outcome": "complete", "seconds": 90.0 if v == slow else 30.0})
               for v in (10.0, 9.0, 8.0, 7.0, 6.0)]
     snapshot = SimpleNamespace(trials=trials, baselines=(BaselineRecord("rocksdb-default", seconds=30.0),),
-                               workload=SimpleNamespace(duration=30.0, scored_phases=("readrandom",)),
+                               workload=SimpleNamespace(duration=30.0, timed_parts=1),
                                directions=["maximize"], space=SimpleNamespace(distance=lambda a, b: 1.0), weights=None,
                                machine_seconds=lambda: MachineSeconds(total=300.0))
     assert usage(snapshot, Growth(data=2.0)).revalidation_run == pytest.approx(30.0)  # the median trial's

@@ -30,9 +30,11 @@ LAYERS: list[list[tuple[str, ...]]] = [
 DATA_MODEL = ("tuner.model", "tuner.events")
 # db_bench's own modules: reached only through its backend (tuner.backends), behind the measurement
 # contract (tuner/backends/base.py), never by what runs, observes or reports a study whatever measures it.
-# (objectives.workloads, .scores, .workdir, .memory, .configurations and .contract serve every backend.)
+# Its workloads (db_bench phases) are its own too: what runs, observes or reports a study knows the task a backend
+# runs as objectives.contract.Task. (objectives.contract, .flags, .scores, .workdir, .memory and .configurations
+# serve every backend.)
 DB_BENCH = ("objectives.dbbench", "objectives.runner", "objectives.measurement", "objectives.defaults",
-            "objectives.parser", "objectives.metrics", "objectives.trace")
+            "objectives.parser", "objectives.metrics", "objectives.trace", "objectives.workloads")
 BACKEND_BLIND = ("tuner.engine", "tuner.executors", "tuner.observers", "tuner.outputs", "tuner.api")
 # A generic record (a dataclass of tuner/ outside the backends) names what measured its ``build``, never
 # db_bench (issue: one opaque backend record). The one exception: the db_bench backend's own flags, which

@@ -417,7 +417,7 @@ def test_what_the_rate_backend_cannot_take_is_refused_naming_the_flag(fields, me
 ])
 def test_a_rate_study_refuses_what_it_cannot_measure(fields, message):
     with pytest.raises(UsageError) as refused:
-        BACKENDS["rate"].own_workload(TuneConfig(backend="rate", rate=1000.0, **fields))
+        BACKENDS["rate"].task(TuneConfig(backend="rate", rate=1000.0, **fields))
     assert str(refused.value).startswith(message)
 
 

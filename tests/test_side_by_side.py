@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from objectives.contract import Measurement
+from objectives.flags import Baseline
+from objectives.workloads import Phase, Workload
 from search_spaces import SearchSpace
 from tuner.backends import Config, EnvironmentFault
 from tuner.engine._baselines import Baselines, Ended, side_by_side
@@ -178,7 +180,8 @@ class _Bus:
 
 
 def _parts(tmp_path: Path, neighbours: int) -> Any:
-    workload = SimpleNamespace(baselines=[SimpleNamespace(name="benchmark.sh", flags={"x": 1}, doc="theirs")])
+    workload = Workload("w", (Phase("run", ("overwrite",), scored=True),), baselines=(Baseline("benchmark.sh", {"x": 1},
+                                                                                                "theirs"),))
     return SimpleNamespace(found=SimpleNamespace(defaults=None, backend="db_bench"), user_baseline=None, workload=workload,
                            out=tmp_path,
                            config=SimpleNamespace(measurement=SimpleNamespace(baselines=True, repeats=1)),

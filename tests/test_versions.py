@@ -13,8 +13,8 @@ import pytest
 
 from objectives.dbbench import installed, probe_path
 from objectives.defaults import PINNED
+from objectives.flags import format_flag
 from objectives.trace import count_queries
-from objectives.workloads import format_flag
 from tests.conftest import TINY, first_measured, summary_of
 from tests.test_cli import tuner
 from tuner.options_file import lookup, parse_options

@@ -13,10 +13,10 @@ from typing import Any
 
 import optuna
 
+from objectives.contract import Task
 from objectives.open_loop import Capacity, Rate
 from objectives.scores import Bound
 from objectives.workdir import sweep_stale
-from objectives.workloads import Workload
 from tuner.backends import BACKENDS, Backend, Config, Found, Setup
 from tuner.engine import CapacityOfConfig, Engine, Prepared, ServeConfig, check_values, prepare, pruner_of, score_of
 from tuner.events import EventBus, Observer
@@ -180,7 +180,7 @@ class Study:
             return self.backend.capacity
         served = self._on_driver(start, self.config.revalidation.serve_duration, "capacity")
 
-        def capacity(config: Config, slo: Bound, log_dir: Path, workload: Workload | None,
+        def capacity(config: Config, slo: Bound, log_dir: Path, workload: Task | None,
                      say: Callable[[str], None], last: float | None) -> Capacity:
             return served().capacity(config, slo, log_dir, None, say, last)  # its own runs: never the study's workload
         return capacity

@@ -18,10 +18,11 @@ from objectives import workdir
 from objectives.dbbench import DbBenchError, installed, probe, probe_path
 from objectives.defaults import LIBRARY, DefaultsError, defaults_of
 from objectives.defaults import MODES as DEFAULTS_MODES
+from objectives.flags import FlagError
 from objectives.memory import MemoryLimitError
 from objectives.open_loop import ARRIVALS, BACKGROUND, KEY_SIZE, VALUE_SIZE, DriverFailed, OpenLoopError, Rate
 from objectives.scores import OBJECTIVES, Bound, Score
-from objectives.workloads import WorkloadError, load_workload
+from objectives.workloads import load_workload
 from objectives.workloads import preset_names as workload_presets
 from search_spaces import Context, GiB, SpaceError, load_space
 from search_spaces import preset_names as space_presets
@@ -47,7 +48,7 @@ from tuner.ranking import served_margin_words
 from tuner.samplers import SAMPLERS, SamplerError
 
 EXIT_USAGE = 2
-INPUT_ERRORS = (UsageError, SpaceError, WorkloadError, DbBenchError, SamplerError, ExportError, TrackingError)
+INPUT_ERRORS = (UsageError, SpaceError, FlagError, DbBenchError, SamplerError, ExportError, TrackingError)
 _SIZE_RE = re.compile(r"^\s*([\d.]+)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
 
 

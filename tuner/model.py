@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from optuna.trial import FrozenTrial
 
+from objectives.contract import Task
 from objectives.defaults import LIBRARY, Defaults
 from objectives.scores import Bound, Direction, Score
-from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from tuner import ranking
 from tuner.summary import (
@@ -242,7 +242,7 @@ class StudySnapshot:
     out: Path
     storage: str
     config: TuneConfig  # as run: the sampler ``auto`` stood for is filled in
-    workload: Workload
+    workload: Task
     space: SearchSpace
     score: Score
     found: Found  # what the backend found for the study (its build, the defaults its runs start from)

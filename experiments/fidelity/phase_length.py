@@ -37,6 +37,7 @@ from objectives.defaults import LIBRARY, MODES, defaults_of
 from objectives.measurement import measure
 from objectives.runner import Runner
 from search_spaces import Context, load_space
+from tuner.backends import as_workload
 from tuner.cli import parse_size
 from tuner.engine import memory_plan, target_workload
 from tuner.executors import Slot
@@ -86,7 +87,7 @@ def main() -> None:
     config = TuneConfig(workload="steady-overwrite", target_data=args.target_data, target_memory=args.target_memory)
     space = load_space("default")
     target, search, confirm = target_workload(config, space, host, defaults.flags)
-    workload = confirm or search
+    workload = as_workload(confirm or search)
     _, budget = memory_plan(config.target, workload, Slot(host.cores, host.ram), target)
     resolved = space.resolve(Context(cores=host.cores, ram=target.memory or host.ram, data=target.data,
                                      scale=workload.scale, budget=budget))

@@ -30,9 +30,9 @@ from scipy.stats import gmean
 from experiments._host import machine_info
 from experiments._script import entry
 from experiments.held_out import HELD_OUT_SEED, project_commit, shape, shown_ratio
+from objectives.contract import Task
 from objectives.defaults import LIBRARY
 from objectives.workdir import make_owned, prepare, remove_owned
-from objectives.workloads import Workload
 from search_spaces import Context, load_space
 from tuner.backends import BACKENDS, Backend, Config, RunFailed, Setup
 from tuner.cli import parse_size
@@ -44,7 +44,7 @@ RESULTS = Path(__file__).with_name("results")
 Metrics = dict[str, float | None]
 
 
-def on_core(backend: Backend, workload: Workload, core: int, log_dir: Path, sink: dict[int, Metrics],
+def on_core(backend: Backend, workload: Task, core: int, log_dir: Path, sink: dict[int, Metrics],
             errors: list[str]) -> None:
     """One run pinned to ``core`` (this thread's affinity, which db_bench inherits)."""
     os.sched_setaffinity(0, {core})
@@ -54,7 +54,7 @@ def on_core(backend: Backend, workload: Workload, core: int, log_dir: Path, sink
         errors.append(f"core {core}: {exc.reason}")
 
 
-def at_once(backend: Backend, workload: Workload, cores: list[int], log_dir: Path) -> list[Metrics]:
+def at_once(backend: Backend, workload: Task, cores: list[int], log_dir: Path) -> list[Metrics]:
     """Runs on ``cores`` at the same time; RunFailed when one fails."""
     sink: dict[int, Metrics] = {}
     errors: list[str] = []

@@ -25,6 +25,7 @@ from objectives.measurement import measure
 from objectives.runner import Runner
 from search_spaces import Context, GiB
 from tuner import Study, TuneConfig
+from tuner.backends import as_workload
 from tuner.observers import SilentProgress
 from tuner.trials import TrialRecord
 
@@ -84,7 +85,7 @@ def main() -> None:
                         memory_limit=parts.memory_limit, defaults=parts.found.defaults)  # as the study's runs
         for round_ in range(args.rounds):
             for name, flags in contenders.items():
-                m = measure(runner, bests["none"].workload, flags,
+                m = measure(runner, as_workload(bests["none"].workload), flags,
                             root / "remeasure" / name.replace(" ", "-") / str(round_), 1, bests["none"].run_seed)
                 ops = m.metrics["ops_per_sec"]
                 assert ops is not None, name

@@ -37,6 +37,7 @@ from objectives.configurations import benchmark_sh
 from objectives.workloads import load_workload
 from search_spaces import SearchSpace, SpaceError, files
 from tuner.api import Study
+from tuner.backends import as_workload
 from tuner.events import Observer
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneConfig
 from tuner.stats import Rounds, across_seeds, paired_ratio, sample_rows
@@ -208,7 +209,7 @@ class ExperimentRun:
                                "doc": study.defaults.describe() if study.defaults else "db_bench's own defaults"},
             "benchmark.sh": {"flags": bsh, "doc": bsh_doc},
         }
-        for b in study.workload.baselines:
+        for b in as_workload(study.workload).baselines:
             entries[b.name] = {"flags": b.flags, "doc": b.doc}
         if sweep_best:
             entries["sweep best"] = {"flags": sweep.space.config(sweep_best).flags(), "params": sweep_best,
@@ -224,7 +225,7 @@ class ExperimentRun:
                 started: float) -> dict[str, Any]:
         e = self.experiment
         rows = {r.name: r for r in sample_rows(saved, entries)}
-        hand = next((b.name for b in final.workload.baselines), None)
+        hand = next((b.name for b in as_workload(final.workload).baselines), None)
         measured: list[dict[str, Any]] = []
         seeds: dict[str, list[float]] = {}  # per key, each seed's best's ratio
         for name, row in rows.items():

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from objectives.defaults import LIBRARY
-from objectives.workloads import format_flag
+from objectives.flags import format_flag
 from search_spaces.catalogue import catalogue
 from tuner.fmt import fmt_ops, fmt_resolution
 from tuner.stats import MOST_ROUNDS, tie_resolution

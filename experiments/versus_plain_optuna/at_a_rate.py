@@ -47,10 +47,10 @@ from experiments.held_out import project_commit
 from experiments.versus_plain_optuna.versus_plain_optuna import tpe_until
 from objectives.dbbench import DbBench, probe
 from objectives.defaults import defaults_of
+from objectives.flags import format_flag
 from objectives.open_loop import KEY_SIZE, VALUE_SIZE
 from objectives.parser import parse
 from objectives.workdir import clone_snapshot
-from objectives.workloads import format_flag
 from search_spaces import Context, SearchSpace, load_space
 from search_spaces.parameters import flag_text
 from tuner import options_file

@@ -64,9 +64,10 @@ from experiments._script import entry, run_child
 from experiments.held_out import answer_of, at_target, measured_rounds, project_commit, shown_ratio
 from objectives.dbbench import probe
 from objectives.defaults import LIBRARY, MODES, Defaults, defaults_of
+from objectives.flags import format_flag
 from objectives.parser import parse
 from objectives.runner import Runner
-from objectives.workloads import Phase, Workload, format_flag, load_workload
+from objectives.workloads import Phase, Workload, load_workload
 from search_spaces import Context, SearchSpace, load_space
 from search_spaces.parameters import flag_text
 from tuner.cli import parse_size

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from objectives.workloads import Baseline, Workload
+from objectives.flags import Baseline
 from tuner.backends._command import CommandBackend
 from tuner.backends._db_bench import DbBenchBackend
+from tuner.backends._db_bench import workload as as_workload
 from tuner.backends._rate import RateBackend
 from tuner.backends.base import (
     DISK_FULL,
@@ -31,6 +32,7 @@ from tuner.backends.base import (
     RunFailed,
     RunStopped,
     Setup,
+    Task,
     check_metrics,
     missing_metric,
 )
@@ -42,18 +44,18 @@ BACKENDS: dict[str, type[Backend]] = {
 }
 
 
-def hand_found(found: Found, workload: Workload) -> tuple[Baseline, ...]:
+def hand_found(found: Found, workload: Task) -> tuple[Baseline, ...]:
     """The configurations found by hand for ``workload``, as the study's backend says (:meth:`Backend.hand_found`)."""
     return BACKENDS[found.backend].hand_found(workload)
 
 
-def default_flags(flags: list[str], found: Found, workload: Workload) -> dict[str, Any]:
+def default_flags(flags: list[str], found: Found, workload: Task) -> dict[str, Any]:
     """What the rocksdb-default baseline runs each of ``flags`` with, as the study's backend says
     (:meth:`Backend.default_flags`, from what it ``found``): db_bench's defaults every run starts from
     under the ``workload``'s own flags; a program's own defaults: no flag."""
     return BACKENDS[found.backend].default_flags(found, flags, workload)
 
 
-__all__ = ["BACKENDS", "DISK_FULL", "STOPPED", "Backend", "Config", "ContractBroken", "Description", "EnvironmentFault", "Found",
-           "IntervalObserver", "Measurement", "Node", "Preloaded", "RunFailed", "RunStopped", "Setup", "check_metrics",
-           "default_flags", "hand_found", "missing_metric"]
+__all__ = ["BACKENDS", "as_workload", "DISK_FULL", "STOPPED", "Backend", "Config", "ContractBroken", "Description",
+           "EnvironmentFault", "Found", "IntervalObserver", "Measurement", "Node", "Preloaded", "RunFailed",
+           "RunStopped", "Setup", "Task", "check_metrics", "default_flags", "hand_found", "missing_metric"]

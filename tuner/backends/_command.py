@@ -50,11 +50,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from objectives.contract import RunTask, Task
 from objectives.memory import Cgroups, MemoryCgroup, MemoryLimitError
 from objectives.rocksdb_log import block_cache
 from objectives.runner import PRELOAD_PREFIX, PRELOAD_TIMEOUT
 from objectives.workdir import clone_snapshot, latest_options, make_owned, remove_owned, tree_size
-from objectives.workloads import Phase, Workload
 from tuner import options_file
 from tuner.backends.base import (
     DISK_FULL,
@@ -106,7 +106,7 @@ class CommandBackend(Backend):
         return rocksdb_defaults()
 
     @classmethod
-    def own_workload(cls, config: TuneConfig) -> Workload:
+    def task(cls, config: TuneConfig) -> RunTask:
         """The program as the study's workload: its --load (the preload), the target's data (--target-data,
         ``{data_bytes}``), each run's length (--duration, ``{duration}``; --search-duration for the search's
         runs); UsageError naming the flag when the templates and the flags do not agree."""
@@ -125,12 +125,10 @@ class CommandBackend(Backend):
         for flag, given in (("--duration", m.duration), ("--search-duration", m.search_duration)):
             if given is not None and DURATION not in command:
                 raise UsageError(f"{flag}: your program is not told it: put {DURATION} in --command")
-        return Workload(name=cls.name, phases=(Phase("run", (cls.name,), scored=True),), description=command,
-                        data=d.target_data or 0, preload=Phase("load", ("load",)) if m.load is not None else None,
-                        duration=m.duration)
+        return RunTask(cls.name, command, d.target_data or 0, m.duration, preloaded=m.load is not None)
 
     @classmethod
-    def preload_path(cls, found: Found, work_dir: Path, workload: Workload, seed: int) -> Path:
+    def preload_path(cls, found: Found, work_dir: Path, workload: Task, seed: int) -> Path:
         """This process's own directory for the DB --load builds (a resumed study builds it again)."""
         return work_dir / f"{PRELOAD_PREFIX}command-{os.getpid()}-{workload.data_bytes()}-{seed}" / "db"
 
@@ -149,8 +147,8 @@ class CommandBackend(Backend):
         return Node({}, setup)
 
     @classmethod
-    def describe(cls, workload: Workload, measurement: MeasurementConfig) -> Description:
-        size = f" at {fmt_bytes(workload.data)} of data" if workload.data else ""
+    def describe(cls, workload: Task, measurement: MeasurementConfig) -> Description:
+        size = f" at {fmt_bytes(workload.data_bytes())} of data" if workload.data_bytes() else ""
         each = f", {workload.duration:g} s per run" if workload.duration else ""
         return Description(cls.name, f"your program{size}{each} ({measurement.command})", "your program runs",
                            f"--load ({measurement.load}){size}" if measurement.load is not None else None, "--load")
@@ -173,7 +171,7 @@ class CommandBackend(Backend):
         return (f"a memory cgroup per run{where}: the program and what it starts, page cache included, its DB's "
                 "files dropped from the page cache first")
 
-    def preload(self, workload: Workload, log_dir: Path) -> Preloaded:
+    def preload(self, workload: Task, log_dir: Path) -> Preloaded:
         """Run --load once on an empty DB and RocksDB's default OPTIONS file (its output in ``log_dir``),
         outside any memory limit; the DB it built is where ``workload.snapshot`` says, removed at teardown."""
         if self.load_argv is None or workload.snapshot is None:
@@ -197,7 +195,7 @@ class CommandBackend(Backend):
         return Preloaded(final / "db", seconds, tree_size(final / "db"))
 
     def _measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None,
-                 workload: Workload | None) -> Measurement:
+                 workload: Task | None) -> Measurement:
         """Run the command ``repeats`` times, each on a fresh DB (or a checkpoint of the DB --load built);
         the run with the median of the study's metric stands for all."""
         options = self.options_text(config)
@@ -214,7 +212,7 @@ class CommandBackend(Backend):
         """Placeholders of a subclass's templates beyond the command's own, filled for every run (none)."""
         return {}
 
-    def _timeout(self, workload: Workload | None) -> float:
+    def _timeout(self, workload: Task | None) -> float:
         """Seconds one run of ``workload`` may take before it is killed: --trial-timeout."""
         return self.setup.timeout
 
@@ -235,7 +233,7 @@ class CommandBackend(Backend):
         except ValueError as exc:
             raise RunFailed(f"OPTIONS file: {exc}") from None
 
-    def _run(self, options: str, log_dir: Path, workload: Workload | None,
+    def _run(self, options: str, log_dir: Path, workload: Task | None,
              words: dict[str, str] | None = None) -> tuple[Metrics, str, list[str], dict[str, int | None]]:
         """One run in a directory of its own (the OPTIONS file, the DB), within the run's memory limit (the
         workload's, else the study's): its metrics, the OPTIONS file RocksDB wrote, its command line and
@@ -264,13 +262,13 @@ class CommandBackend(Backend):
         finally:
             remove_owned(tmp)
 
-    def _argv(self, template: list[str], tmp: Path, log_dir: Path, workload: Workload | None,
+    def _argv(self, template: list[str], tmp: Path, log_dir: Path, workload: Task | None,
               what: str = "command", words: dict[str, str] | None = None) -> list[str]:
         """``template``'s words filled in for a run directory ``tmp`` (its OPTIONS file and DB) and
         ``workload`` (its data and run length), and ``words`` (else :meth:`_words`) for the backend's own
         placeholders; the command line kept in ``log_dir``."""
         filled = {"{options}": str(tmp / "OPTIONS"), "{db}": str(tmp / "db"), "{seed}": str(self.setup.seed),
-                  DATA: str(workload.data_bytes()) if workload is not None and workload.data else "",
+                  DATA: str(workload.data_bytes()) if workload is not None and workload.data_bytes() else "",
                   DURATION: f"{workload.duration:g}" if workload is not None and workload.duration else "",
                   **(self._words() if words is None else words)}
         argv = [_filled(word, filled) for word in template]

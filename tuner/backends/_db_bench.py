@@ -9,14 +9,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from objectives.contract import RunTask, Task
 from objectives.dbbench import DbBench, DbBenchError, probe
 from objectives.defaults import LIBRARY, DefaultsError, db_bench_defaults, defaults_of
+from objectives.flags import OUTSIDE_FLAGS, RESERVED_FLAGS, Baseline
 from objectives.measurement import measure
 from objectives.open_loop import Rate
 from objectives.runner import RUNNER_FLAGS, Runner, preload_dir
 from objectives.trace import trace_workload
-from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Baseline, Phase, Workload
-from search_spaces import GiB, SearchSpace
+from objectives.workloads import Workload, load_workload
+from search_spaces import Context, GiB, SearchSpace
 from tuner.backends._rate import RateBackend, driver_beside
 from tuner.backends.base import (
     Backend,
@@ -33,8 +35,17 @@ from tuner.backends.base import (
 from tuner.fmt import fmt_bytes
 from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig, UsageError
 from tuner.summary import Build
+from tuner.target import SHAPE, Target, scaled, shaped
 
 UNREADABLE_DEFAULTS = "db_bench's defaults are unreadable"
+DEFAULT_WORKLOAD = "fillrandom"
+TARGET_WORKLOAD = "steady-overwrite"  # with --target-data: a load of the target's size in every run would cost minutes
+
+
+def workload(task: Task) -> Workload:
+    """``task`` as what the db_bench backend runs: one of its workloads (a study's task on this backend is)."""
+    assert isinstance(task, Workload), f"the db_bench backend runs workloads, not {type(task).__name__}"
+    return task
 
 
 class DbBenchBackend(Backend):
@@ -73,30 +84,63 @@ class DbBenchBackend(Backend):
         return Node(facts, replace(setup, found=replace(found, db_bench=db_bench, defaults=None)))
 
     @classmethod
-    def default_flags(cls, found: Found, flags: list[str], workload: Workload) -> dict[str, Any]:
+    def task(cls, config: TuneConfig) -> Workload:
+        """The workload --workload names: a preset, a file, or ``trace:TRACE`` (a RocksDB query trace replayed on
+        copies of --db-snapshot, objectives.trace); none named, fillrandom, or with a --target-data the preloaded
+        steady-overwrite. A preload each run runs (``each_run``) is its first phase, but on --db-snapshot, where
+        runs start from the user's DB."""
+        m = config.measurement
+        chosen = str(m.workload if m.workload is not None else
+                     TARGET_WORKLOAD if config.target.target_data is not None else DEFAULT_WORKLOAD)
+        if chosen.startswith("trace:"):
+            if not m.db_snapshot:
+                raise UsageError("--workload trace:TRACE needs --db-snapshot DIR: the DB the trace was recorded on")
+            return trace_workload(Path(chosen[len("trace:"):]), Path(m.db_snapshot))
+        named = load_workload(chosen)
+        if m.db_snapshot and named.kind != "preloaded":
+            raise UsageError(f"--db-snapshot: workload {named.name} loads its DB from empty; a snapshot is where a "
+                             "trace workload (trace:TRACE) or a preloaded one (rocksdb-tuner workloads) starts")
+        return named if m.db_snapshot else named.loading_each_run()  # the user's DB is as its options wrote it
+
+    @classmethod
+    def sized(cls, task: Task, scale: float, host: Context, target: Target | None = None,
+              searched: frozenset[str] = frozenset()) -> Workload:
+        """The workload's expressions evaluated at ``scale`` on ``host``; with a ``target``, its LSM shape's flags
+        the target's where the ``searched`` flags leave them (tuner.target.shaped)."""
+        resolved = workload(task).resolve(scale, host)
+        return resolved if target is None else replace(resolved, flags=shaped(resolved.flags, target, set(searched)))
+
+    @classmethod
+    def timed(cls, task: Task) -> bool:
+        """Whether a phase's flags use the name ``duration`` (a timed phase)."""
+        w = workload(task)
+        values = [v for p in (*w.phases, *((w.preload,) if w.preload else ())) for v in p.flags.values()] + \
+            list(w.flags.values())
+        return any(isinstance(v, dict) and "duration" in v.get("expr", "") for v in values)
+
+    @classmethod
+    def shape_of(cls, task: Task, target: Target) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The workload's LSM shape flags that differ from the target's (tuner.target.scaled), and the shape its
+        runs take: the target's under the workload's own."""
+        flags = workload(task).flags
+        return scaled(flags, target), {**target.shape, **{k: v for k, v in flags.items() if k in SHAPE}}
+
+    @classmethod
+    def default_flags(cls, found: Found, flags: list[str], workload_: Task) -> dict[str, Any]:
         """The defaults every run starts from (those found, else the library's of db_bench's version),
-        else db_bench's own, under the ``workload``'s own flags (which come along), as S0's scaled
+        else db_bench's own, under the workload's own flags (which come along), as S0's scaled
         memtable."""
         db_bench = found.db_bench
         assert db_bench is not None, "Backend.find first"
-        return {**db_bench_defaults(flags, db_bench, found.defaults or defaults_of(db_bench)), **workload.flags}
+        return {**db_bench_defaults(flags, db_bench, found.defaults or defaults_of(db_bench)), **workload(workload_).flags}
 
     @classmethod
-    def hand_found(cls, workload: Workload) -> tuple[Baseline, ...]:
+    def hand_found(cls, workload_: Task) -> tuple[Baseline, ...]:
         """The workload's own (its ``[baselines]``, e.g. the five studies' hand-found optima)."""
-        return workload.baselines
+        return workload(workload_).baselines
 
     @classmethod
-    def workload_named(cls, name: str, db_snapshot: Path | None) -> Workload | None:
-        """``trace:TRACE``: a RocksDB query trace replayed on copies of --db-snapshot (objectives.trace)."""
-        if not name.startswith("trace:"):
-            return None
-        if not db_snapshot:
-            raise UsageError("--workload trace:TRACE needs --db-snapshot DIR: the DB the trace was recorded on")
-        return trace_workload(Path(name[len("trace:"):]), Path(db_snapshot))
-
-    @classmethod
-    def check(cls, found: Found, workload: Workload, space: SearchSpace) -> None:
+    def check(cls, found: Found, workload_: Task, space: SearchSpace) -> None:
         """Tuned flags the tuner owns are refused; every flag must be known to this db_bench."""
         db_bench = found.db_bench
         assert db_bench is not None, "Backend.find first"
@@ -104,15 +148,15 @@ class DbBenchBackend(Backend):
             if p.flag in RESERVED_FLAGS | OUTSIDE_FLAGS:
                 raise UsageError(f"space {space.name}: parameters.{p.name}.flag: --{p.flag} is set by the tuner "
                                  "or names a path outside the trial's DB directory; it cannot be tuned")
-        flags = set(workload.all_flags()) | {p.flag for p in space.parameters} | RUNNER_FLAGS
-        db_bench.check_flags(sorted(flags), where=f"workload {workload.name} / space {space.name}")
-        db_bench.check_benchmarks([b for phase in workload.phases for b in phase.benchmarks],
-                                  where=f"workload {workload.name}")
+        w = workload(workload_)
+        flags = set(w.all_flags()) | {p.flag for p in space.parameters} | RUNNER_FLAGS
+        db_bench.check_flags(sorted(flags), where=f"workload {w.name} / space {space.name}")
+        db_bench.check_benchmarks([b for phase in w.phases for b in phase.benchmarks], where=f"workload {w.name}")
 
     @classmethod
-    def preload_path(cls, found: Found, work_dir: Path, workload: Workload, seed: int) -> Path:
+    def preload_path(cls, found: Found, work_dir: Path, workload_: Task, seed: int) -> Path:
         assert found.db_bench is not None and found.defaults is not None, "Backend.find first"
-        return preload_dir(found.db_bench, work_dir, workload, seed, found.defaults) / "db"
+        return preload_dir(found.db_bench, work_dir, workload(workload_), seed, found.defaults) / "db"
 
     @classmethod
     def node_facts(cls, execution: ExecutionConfig) -> dict[str, Any]:
@@ -139,11 +183,12 @@ class DbBenchBackend(Backend):
         return None
 
     @classmethod
-    def describe(cls, workload: Workload, measurement: MeasurementConfig) -> Description:
-        preload = (f"{', '.join(workload.preload.benchmarks)} of {workload.data_bytes() / GiB:,.2f} GiB (raw keys and "
-                   "values), then a flush and the compactions it owes") if workload.preload else None
-        return Description(workload.name, f"workload {workload.name} ({fmt_bytes(workload.data_bytes())} of data "
-                                          "per trial)", "scored phases run", preload, f"--workload {workload.name}")
+    def describe(cls, workload_: Task, measurement: MeasurementConfig) -> Description:
+        w = workload(workload_)
+        preload = (f"{', '.join(w.preload.benchmarks)} of {w.data_bytes() / GiB:,.2f} GiB (raw keys and "
+                   "values), then a flush and the compactions it owes") if w.preload else None
+        return Description(w.name, f"workload {w.name} ({fmt_bytes(w.data_bytes())} of data per trial)",
+                           "scored phases run", preload, f"--workload {w.name}")
 
     def prepare(self, stop: threading.Event | None = None) -> None:
         """The runner, on the db_bench found, its memory cgroups when the study has a memory limit; on a
@@ -157,9 +202,9 @@ class DbBenchBackend(Backend):
         self.runner = Runner(found.db_bench, work_dir=setup.work_dir, timeout=setup.timeout,
                              memory_limit=setup.memory_limit, defaults=defaults, stop=stop)
 
-    def preload(self, workload: Workload, log_dir: Path) -> Preloaded:
+    def preload(self, workload_: Task, log_dir: Path) -> Preloaded:
         assert self.runner is not None, "prepare() first"
-        return self.runner.preload(workload, log_dir, self.setup.seed)
+        return self.runner.preload(workload(workload_), log_dir, self.setup.seed)
 
     def memory_how(self, remote: bool) -> str | None:
         if remote:
@@ -184,21 +229,20 @@ class DbBenchBackend(Backend):
             raise UsageError(f"{flag}: the driver runs on its RocksDB's library defaults; this study's runs "
                              f"start from another's (--defaults {found.mode})")
         driver_beside(found.db_bench.path, flag)
-        workload = Workload(name=RateBackend.name, phases=(Phase("run", (RateBackend.name,), scored=True),),
-                            description=f"open_loop at {rate.writes:g} writes/s", data=data,
-                            preload=Phase("load", ("load",)), duration=duration, memory=memory)
-        snapshot = RateBackend.preload_path(found, self.setup.work_dir, workload, self.setup.seed)
-        return RateBackend(replace(self.setup, workload=replace(workload, snapshot=str(snapshot)), rate=rate,
+        task = RunTask(RateBackend.name, f"open_loop at {rate.writes:g} writes/s", data, duration, preloaded=True,
+                       memory=memory)
+        snapshot = RateBackend.preload_path(found, self.setup.work_dir, task, self.setup.seed)
+        return RateBackend(replace(self.setup, workload=replace(task, snapshot=str(snapshot)), rate=rate,
                                    command=None, load=None, needs=("p99.9_us",), preloaded=(snapshot,),
                                    memory_limit=memory))
 
     def _measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None,
-                 workload: Workload | None) -> Measurement:
+                 workload_: Task | None) -> Measurement:
         """``config`` as db_bench's flags (:meth:`Config.flags`) over the workload's."""
         setup = self.setup
         assert self.runner is not None and setup.workload is not None, "prepare() first"
-        return measure(self.runner, workload or setup.workload, config.flags(), log_dir, repeats, setup.seed, observer,
-                       setup.metric)
+        return measure(self.runner, workload(workload_ or setup.workload), config.flags(), log_dir, repeats, setup.seed,
+                       observer, setup.metric)
 
 
 def _node_db_bench(execution: ExecutionConfig) -> tuple[dict[str, Any], DbBench | None]:

@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from objectives.contract import RunTask, Task
 from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, db_bench_defaults, defaults_of
 from objectives.open_loop import (
@@ -42,7 +43,6 @@ from objectives.open_loop import (
 from objectives.runner import PRELOAD_PREFIX
 from objectives.scores import Bound
 from objectives.workdir import latest_options
-from objectives.workloads import Phase, Workload
 from search_spaces import GiB
 from tuner.backends._command import CommandBackend
 from tuner.backends.base import Config, Description, Found, Setup
@@ -85,13 +85,13 @@ class RateBackend(CommandBackend):
         assert self.setup.rate is not None
         return rate_words(self.setup.rate)
 
-    def _timeout(self, workload: Workload | None) -> float:
+    def _timeout(self, workload: Task | None) -> float:
         """--trial-timeout, or what a run of ``workload``'s length needs with its settle if more: a
         10-minute run may settle for 10 more."""
         duration = workload.duration if workload is not None and workload.duration else 0.0
         return max(self.setup.timeout, run_timeout(duration))
 
-    def capacity(self, config: Config, slo: Bound, log_dir: Path, workload: Workload | None = None,
+    def capacity(self, config: Config, slo: Bound, log_dir: Path, workload: Task | None = None,
                  say: Callable[[str], None] = lambda _: None, start: float | None = None) -> Capacity:
         """From the study's rate up or down by doubling or halving, or from ``start`` ops/s (writes and
         reads in the study's proportion) by two resolution steps (objectives.open_loop.capacity), each
@@ -115,7 +115,7 @@ class RateBackend(CommandBackend):
         return capacity(Runs(), rate, slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, say, step)
 
     @classmethod
-    def default_flags(cls, found: Found, flags: list[str], workload: Workload) -> dict[str, Any]:
+    def default_flags(cls, found: Found, flags: list[str], workload: Task) -> dict[str, Any]:
         """The library's defaults the driver's runs start from, as the searched options' values (read by
         the release db_bench's library_defaults beside it, block cache included): rocksdb-default runs
         first among the trials, and the space holds it."""
@@ -139,7 +139,7 @@ class RateBackend(CommandBackend):
         return Found(cls.name, db_bench, None, LIBRARY)
 
     @classmethod
-    def own_workload(cls, config: TuneConfig) -> Workload:
+    def task(cls, config: TuneConfig) -> RunTask:
         """A run at the rate on the loaded DB: the target's data (default 2 GiB), --duration (default a
         minute; --search-duration for the search's runs)."""
         m, d = config.measurement, config.target
@@ -159,9 +159,7 @@ class RateBackend(CommandBackend):
                              f"same ops/s; name a latency or a cost, e.g. --objective {DEFAULT_OBJECTIVE} (the default "
                              "with --rate), stall_micros or write_amp")
         data = d.target_data or DEFAULT_DATA
-        return Workload(name=cls.name, phases=(Phase("run", (cls.name,), scored=True),),
-                        description=f"open_loop at {m.rate:g} writes/s", data=data,
-                        preload=Phase("load", ("load",)), duration=m.duration or DEFAULT_DURATION)
+        return RunTask(cls.name, f"open_loop at {m.rate:g} writes/s", data, m.duration or DEFAULT_DURATION, preloaded=True)
 
     @classmethod
     def context_names(cls, config: TuneConfig) -> dict[str, float]:
@@ -170,17 +168,17 @@ class RateBackend(CommandBackend):
         return {"write_bytes": (config.measurement.rate or 0) * (KEY_SIZE + VALUE_SIZE)}
 
     @classmethod
-    def preload_path(cls, found: Found, work_dir: Path, workload: Workload, seed: int) -> Path:
+    def preload_path(cls, found: Found, work_dir: Path, workload: Task, seed: int) -> Path:
         return work_dir / f"{PRELOAD_PREFIX}rate-{os.getpid()}-{workload.data_bytes()}-{seed}" / "db"
 
     @classmethod
-    def describe(cls, workload: Workload, measurement: MeasurementConfig) -> Description:
+    def describe(cls, workload: Task, measurement: MeasurementConfig) -> Description:
         reads = f" + {measurement.read_rate:,.0f} reads/s" if measurement.read_rate else ""
         nice = ", flush and compaction at nice 19" if measurement.background_priority == "low" else ""
         return Description(cls.name, f"open loop at {measurement.rate or 0:,.0f} writes/s{reads} ({measurement.arrivals} "
-                                     f"arrivals, latency from each request's due time{nice}), {fmt_bytes(workload.data)} "
+                                     f"arrivals, latency from each request's due time{nice}), {fmt_bytes(workload.data_bytes())} "
                                      f"of data, {workload.duration:g} s per run", "runs at the rate",
-                           f"open_loop load of {fmt_bytes(workload.data)} (keys in order, the library's defaults)",
+                           f"open_loop load of {fmt_bytes(workload.data_bytes())} (keys in order, the library's defaults)",
                            "--target-data")
 
 

@@ -7,10 +7,10 @@ Its life in a study:
 
 - :meth:`Backend.find` (per study, before the request is prepared): the binary its runs use and what
   they start from (db_bench: the probed binary and its defaults), as a :class:`Found`; while the
-  request is prepared, :meth:`Backend.own_workload` gives the workload it runs whatever --workload
-  says (the command backend's program), :meth:`Backend.workload_named` resolves a workload only it knows,
-  :meth:`Backend.default_flags` says what the defaults' baseline runs each flag with, :meth:`Backend.hand_found`
-  the configurations found by hand for the workload,
+  request is prepared, :meth:`Backend.task` gives the :class:`Task` its runs run (db_bench: the workload
+  --workload names; the command backend: the program), :meth:`Backend.sized` sizes it (and shapes it like the
+  target), :meth:`Backend.timed` says whether its length can be set, :meth:`Backend.default_flags` says what the
+  defaults' baseline runs each flag with, :meth:`Backend.hand_found` the configurations found by hand for the task,
   :meth:`Backend.check` refuses what its runs cannot take and :meth:`Backend.preload_path` names where
   a preloaded DB is built;
 - ``Backend(setup)`` then :meth:`Backend.prepare` (per study on the driver, and per node on a
@@ -36,7 +36,7 @@ import math
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -50,18 +50,21 @@ from objectives.contract import (
     Preloaded,
     RunFailed,
     RunStopped,
+    RunTask,
+    Task,
     representative,
 )
 from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
+from objectives.flags import Baseline
 from objectives.open_loop import Capacity, Rate
 from objectives.scores import Bound
 from objectives.workdir import remove_owned
-from objectives.workloads import Baseline, Workload
-from search_spaces import SearchSpace
+from search_spaces import Context, SearchSpace
 from search_spaces.config import Config
 from tuner.model import ExecutionConfig, MeasurementConfig, TuneConfig, UsageError
 from tuner.summary import Build
+from tuner.target import Target
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ class Setup:
     work_dir: Path  # where run directories (and their DBs) are made, and removed
     timeout: float  # seconds one run may take (--trial-timeout)
     seed: int  # the run's seed (--seed, else 1)
-    workload: Workload | None = None  # the db_bench workload the study runs
+    workload: Task | None = None  # what the study's runs run
     command: str | None = None  # --command's template
     needs: tuple[str, ...] = ("ops_per_sec",)  # the metrics every run must report (the score's: Score.needed)
     load: str | None = None  # --load's template: builds the program's DB once per study (the command backend)
@@ -158,7 +161,7 @@ class Backend(abc.ABC):
     name: ClassVar[str]
     # What it can do; engine/_prepare.check_backend refuses, naming the flag, what it cannot.
     per_second: ClassVar[bool] = False  # measure() takes a per-second observer: --pruner
-    workloads: ClassVar[bool] = False  # runs db_bench's workloads: --workload, --fidelity, --scale, --duration, ...
+    workloads: ClassVar[bool] = False  # runs workloads --workload names: --workload, --fidelity, --scale, ...
     targets: ClassVar[bool] = False  # runs at a target's size and memory: --target-data, --memory-limit, ...
     distributed: ClassVar[bool] = False  # runs on other processes' and nodes' workers: --parallel, --ray-address
     finds_build: ClassVar[bool] = False  # runs a RocksDB build it finds (db_bench's): --db-bench, --rocksdb-version, --defaults
@@ -178,23 +181,40 @@ class Backend(abc.ABC):
         return Found(cls.name)
 
     @classmethod
-    def default_flags(cls, found: Found, flags: list[str], workload: Workload) -> dict[str, Any]:
+    def task(cls, config: TuneConfig) -> Task:
+        """The task a request's runs run, at its own size (:meth:`sized` sizes it), checked against the request
+        (UsageError naming the flag): by default one run per configuration, of the backend's own making."""
+        return RunTask(cls.name)
+
+    @classmethod
+    def sized(cls, task: Task, scale: float, host: Context, target: Target | None = None,
+              searched: frozenset[str] = frozenset()) -> Task:
+        """``task`` at ``scale`` times its own size on ``host``; with a ``target``, in the target's shape where the
+        ``searched`` options (their flags) leave it: by default its scale alone (a program sizes its own DB)."""
+        return replace(task, scale=scale)
+
+    @classmethod
+    def timed(cls, task: Task) -> bool:
+        """Whether ``task``'s runs last :attr:`Task.duration` (--duration, --search-duration set it): by default."""
+        return True
+
+    @classmethod
+    def shape_of(cls, task: Task, target: Target) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """How ``task``'s runs differ from the ``target`` in its LSM shape (the summary's ``scaled`` rows: option,
+        trial, target, why) and the shape they run in (tuner.target.SHAPE's options): by default none, the target's."""
+        return [], dict(target.shape)
+
+    @classmethod
+    def default_flags(cls, found: Found, flags: list[str], workload: Task) -> dict[str, Any]:
         """What the defaults' baseline (rocksdb-default) runs each of ``flags`` with, as its runs are
         given them: by default none (a program runs on its own defaults)."""
         return {}
 
     @classmethod
-    def hand_found(cls, workload: Workload) -> tuple[Baseline, ...]:
+    def hand_found(cls, workload: Task) -> tuple[Baseline, ...]:
         """The configurations found by hand for ``workload`` that a study measures beside the defaults and may
         start from (--baselines, the starts, the warm start's): none by default."""
         return ()
-
-    @classmethod
-    def own_workload(cls, config: TuneConfig) -> Workload | None:
-        """The workload this backend runs whatever --workload says (the command backend: the program, its
-        --load as the preload, at --target-data, in --duration), checked against the request (UsageError
-        naming the flag); None: db_bench's workloads (a preset, a file, :meth:`workload_named`)."""
-        return None
 
     @classmethod
     def context_names(cls, config: TuneConfig) -> dict[str, float]:
@@ -202,19 +222,13 @@ class Backend(abc.ABC):
         (search_spaces.context); none by default."""
         return {}
 
-    @classmethod
-    def workload_named(cls, name: str, db_snapshot: Path | None) -> Workload | None:
-        """A workload ``name`` (--workload) only this backend knows (db_bench: ``trace:TRACE`` on
-        --db-snapshot), else None: a preset or a file (objectives.workloads)."""
-        return None
-
     @classmethod  # noqa: B027 (an optional hook: most backends have nothing to check)
-    def check(cls, found: Found, workload: Workload, space: SearchSpace) -> None:
+    def check(cls, found: Found, workload: Task, space: SearchSpace) -> None:
         """Per study, once the workload and space are sized for the trials' slot: refuse what its runs
         cannot take (one error naming the flag or field); nothing by default."""
 
     @classmethod
-    def preload_path(cls, found: Found, work_dir: Path, workload: Workload, seed: int) -> Path:
+    def preload_path(cls, found: Found, work_dir: Path, workload: Task, seed: int) -> Path:
         """Where :meth:`preload` builds ``workload``'s DB in ``work_dir`` (a directory of its own there,
         removed whole), named by what builds it so that a resumed study finds its own."""
         raise UsageError(f"--workload {workload.name}: the {cls.name} backend builds no preloaded DB")
@@ -238,7 +252,7 @@ class Backend(abc.ABC):
         return Node({}, setup)
 
     @classmethod
-    def describe(cls, workload: Workload, measurement: MeasurementConfig) -> Description:
+    def describe(cls, workload: Task, measurement: MeasurementConfig) -> Description:
         """What a study measured, for the console and the summary: by default the backend and its command."""
         return Description(cls.name, f"backend {cls.name}" + (f" ({measurement.command})" if measurement.command else ""))
 
@@ -246,7 +260,7 @@ class Backend(abc.ABC):
         """Per study on the driver, or per node on a worker (``stop``: set when the worker must stop its
         run): set up what every run needs; nothing by default."""
 
-    def preload(self, workload: Workload, log_dir: Path) -> Preloaded:
+    def preload(self, workload: Task, log_dir: Path) -> Preloaded:
         """Build ``workload``'s preloaded DB (its logs in ``log_dir``), which its runs start from."""
         raise RunFailed(f"the {self.name} backend builds no preloaded DB")
 
@@ -255,7 +269,7 @@ class Backend(abc.ABC):
         return None
 
     def measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None = None,
-                workload: Workload | None = None) -> Measurement:
+                workload: Task | None = None) -> Measurement:
         """Run ``config`` ``repeats`` times, logs under ``log_dir``; ``workload`` another than the study's
         (the target's in the re-validation: its size, phase length and memory).
         Each repeat's metrics pass :func:`check_metrics`, or the run fails."""
@@ -264,7 +278,7 @@ class Backend(abc.ABC):
             check_metrics(metrics, self.setup.needs)
         return m
 
-    def capacity(self, config: Config, slo: Bound, log_dir: Path, workload: Workload | None = None,
+    def capacity(self, config: Config, slo: Bound, log_dir: Path, workload: Task | None = None,
                  say: Callable[[str], None] = lambda _: None, start: float | None = None) -> Capacity:
         """--slo: the highest offered rate at which ``config`` holds ``slo``, from the study's rate, or near
         ``start`` ops/s (an earlier round's capacity), runs logged under ``log_dir`` (a backend that
@@ -287,10 +301,10 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def _measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None,
-                 workload: Workload | None) -> Measurement:
+                 workload: Task | None) -> Measurement:
         """The backend's own measurement, as :meth:`measure` describes it, before its metrics are checked."""
 
 
 __all__ = ["DISK_FULL", "STOPPED", "Backend", "Config", "ContractBroken", "Description", "EnvironmentFault", "Found",
-           "IntervalObserver", "Measurement", "Node", "Preloaded", "RunFailed", "RunStopped", "Setup", "check_metrics",
-           "missing_metric", "representative"]
+           "IntervalObserver", "Measurement", "Node", "Preloaded", "RunFailed", "RunStopped", "Setup", "Task",
+           "check_metrics", "missing_metric", "representative"]

@@ -13,7 +13,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from objectives.workloads import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag
+from objectives.flags import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag
 from search_spaces import SearchSpace
 from search_spaces.parameters import CategoricalParam
 from tuner import options_file

@@ -94,7 +94,7 @@ def usage(snapshot: StudySnapshot, growth: Growth = SAME, finalists: int = 0) ->
     trials = run([TrialRecord.of(t) for t in measured_here(snapshot.trials)])
     baselines = [(b.seconds, b.metrics.get("drain_seconds") or 0.0) for b in snapshot.baselines if b.seconds]
     grows = growth != SAME
-    timed = (snapshot.workload.duration or 0.0) * len(snapshot.workload.scored_phases) if grows else 0.0
+    timed = (snapshot.workload.duration or 0.0) * snapshot.workload.timed_parts if grows else 0.0
 
     def longer(seconds: float, drain: float) -> float:
         rest = max(0.0, seconds - timed - drain)

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from objectives.contract import Task
 from objectives.open_loop import Capacity, holds, parse_slo
 from objectives.scores import Bound
-from objectives.workloads import Workload
 from search_spaces.config import Config
 from tuner.backends import EnvironmentFault, RunFailed
 from tuner.engine._prepare import Prepared
@@ -42,7 +42,7 @@ from tuner.trials import TrialRecord
 
 # One configuration's search over offered rates: the configuration, the SLO, a log directory, the workload, a
 # line-per-rate callback, and where to start (None: the study's rate; else an earlier round's capacity).
-CapacityOfConfig = Callable[[Config, Bound, Path, Workload | None, Callable[[str], None], float | None],
+CapacityOfConfig = Callable[[Config, Bound, Path, Task | None, Callable[[str], None], float | None],
                              Capacity]
 # The backend's capacity searches, given the rate (ops/s) the first round's start from.
 CapacityAt = Callable[[float], CapacityOfConfig]
@@ -145,7 +145,7 @@ def answer_and_default(parts: Prepared, snapshot: StudySnapshot, bus: EventBus, 
 
 
 def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfConfig, slo: Bound, config: Config,
-            name: str, r: int, report: CapacityReport, workload: Workload | None) -> Capacity:
+            name: str, r: int, report: CapacityReport, workload: Task | None) -> Capacity:
     """One configuration's search in round ``r``: from the report's start in the first, near the round
     before's capacities (:func:`_shared_start`) after, on ``workload`` (None: the backend's own runs)."""
     last = _shared_start(report, r)

@@ -46,7 +46,7 @@ from tuner.summary import (
     Startup,
     TargetInfo,
 )
-from tuner.target import SHAPE, lsm_levels, scaled
+from tuner.target import lsm_levels
 
 
 class Engine:
@@ -150,7 +150,7 @@ class Engine:
         if p.target is None:
             return None
         trial_data = p.workload.data_bytes()
-        rows = scaled(p.workload.flags, p.target)
+        rows, shape = BACKENDS[p.found.backend].shape_of(p.workload, p.target)
         if not p.target.assumed and trial_data < 0.99 * p.target.data:  # not the key count's rounding
             rows.insert(0, {"option": "data", "trial": trial_data, "target": p.target.data,
                             "why": "--scale: trials smaller than the target; the re-validation confirms at the target"})
@@ -158,7 +158,6 @@ class Engine:
                 rows.insert(1, {"option": "memory", "trial": p.memory_limit, "target": p.target.memory,
                                 "why": "the target's memory:data ratio (at least 64 MiB and what rocksdb-default "
                                        "needs)"})
-        shape = {**p.target.shape, **{k: v for k, v in p.workload.flags.items() if k in SHAPE}}
         return TargetInfo.from_dict({
             **p.target.to_dict(), "trial_data_bytes": trial_data, "trial_levels": lsm_levels(trial_data, shape),
             "trial_memory_bytes": p.memory_limit, "kind": p.workload.kind,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from objectives.workloads import Workload
+from objectives.contract import Task
 from search_spaces import SearchSpace
 from search_spaces.catalogue import by_flag
 from search_spaces.parameters import CategoricalParam
@@ -35,7 +35,7 @@ def project(space: SearchSpace, flags: dict[str, Any], clip: bool = True) -> dic
     return params
 
 
-def references(space: SearchSpace, found: Found, workload: Workload,
+def references(space: SearchSpace, found: Found, workload: Task,
                user: Reference | None) -> list[tuple[str, dict[str, Any]]]:
     """The flags of what gains are measured against, as their starts run them: the rocksdb-default
     baseline's (:func:`tuner.backends.default_flags` of the searched options), then the user's configuration's
@@ -47,7 +47,7 @@ def references(space: SearchSpace, found: Found, workload: Workload,
     return named
 
 
-def held(space: SearchSpace, found: Found, workload: Workload,
+def held(space: SearchSpace, found: Found, workload: Task,
          user: Reference | None = None) -> tuple[SearchSpace, tuple[str, ...]]:
     """``space`` widened to hold the rocksdb-default baseline's and the ``user``'s configurations as
     their starts run them (:meth:`SearchSpace.holding`), so that the search can reach what it is
@@ -63,7 +63,7 @@ def held(space: SearchSpace, found: Found, workload: Workload,
     return wider, tuple(notes)
 
 
-def breaking(space: SearchSpace, found: Found, workload: Workload,
+def breaking(space: SearchSpace, found: Found, workload: Task,
              user: Reference | None = None) -> dict[str, tuple[str, ...]]:
     """The references (:func:`references`) that break a constraint the user declared (never relaxed):
     each one's name and the constraints it breaks, with its values, in words."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from objectives.workloads import Flag, Workload
+from objectives.contract import Task
+from objectives.flags import Flag
 from tuner.model import RevalidationConfig
 
 
@@ -21,11 +22,11 @@ class Plan:
     target: float = 0.10  # an interval's high / low - 1
     ablation: bool = True
     seed: int = 0
-    workload: Workload | None = None  # --confirm-scale: the workload at that scale
+    workload: Task | None = None  # --confirm-scale: the workload at that scale
     confirm_scale: float | None = None
 
     @classmethod
-    def of(cls, revalidation: RevalidationConfig, seed: int, workload: Workload | None) -> Plan:
+    def of(cls, revalidation: RevalidationConfig, seed: int, workload: Task | None) -> Plan:
         """The plan a study's re-validation part asks for; ``workload``: where it confirms, if not the trials'."""
         return cls(k=revalidation.revalidate, min_rounds=revalidation.revalidate_rounds,
                    max_rounds=revalidation.revalidate_max_rounds, target=revalidation.interval_target,

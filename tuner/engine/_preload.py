@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from objectives.workloads import Workload
+from objectives.contract import Task
 from tuner.backends import Description, Preloaded, RunFailed
 from tuner.engine._signals import raise_if_stopped
 from tuner.engine._storage import StudyStore
@@ -17,22 +17,22 @@ from tuner.fmt import fmt_bytes
 from tuner.model import UsageError
 from tuner.summary import Preload, PreloadedDb
 
-Build = Callable[[Workload, Path], Preloaded]  # builds a workload's preloaded DB, its logs in the path
-Describe = Callable[[Workload], Description]  # what the backend says of a workload (Backend.describe)
+Build = Callable[[Task, Path], Preloaded]  # builds a workload's preloaded DB, its logs in the path
+Describe = Callable[[Task], Description]  # what the backend says of a workload (Backend.describe)
 
 
-def run_preload(store: StudyStore, bus: EventBus, build: Build, describe: Describe, workload: Workload, out: Path,
+def run_preload(store: StudyStore, bus: EventBus, build: Build, describe: Describe, workload: Task, out: Path,
                 role: str = "trials") -> None:
     """Build the DB every run of ``workload`` starts from (``role``: the trials', or the target's for the
     re-validation), or reuse the one a killed run of this study left; ``describe``: the backend's words
     for how it is built. Its machine time is saved in the study (``preload``) and counts toward the
     --budget."""
-    assert workload.preload is not None
+    assert workload.kind == "preloaded"
     said = describe(workload)
     saved = store.stored("preload", Preload) or Preload.from_dict({"seconds": 0.0, "builds": 0})
     logs = out / f"preload-{role}"
     bus.note(f"preloading the DB every {'run' if role == 'trials' else 'run at the target'} starts from: "
-             f"{said.preload or ', '.join(workload.preload.benchmarks)}; each run works on a hard-linked checkpoint "
+             f"{said.preload or workload.name}; each run works on a hard-linked checkpoint "
              "of it")
     try:
         done = build(workload, logs)
@@ -51,7 +51,7 @@ class Preloading:
     """The study's executor, building the preloaded DB a job starts from just before the first job that
     needs it: a study with nothing left to measure (one resumed to re-report) builds none."""
 
-    def __init__(self, inner: Executor, workload: Workload, store: StudyStore, bus: EventBus, out: Path,
+    def __init__(self, inner: Executor, workload: Task, store: StudyStore, bus: EventBus, out: Path,
                  build: Build | None, describe: Describe, given: str | None = None):
         self.inner, self.workload, self.store, self.bus, self.out = inner, workload, store, bus, out
         self.slots = inner.slots

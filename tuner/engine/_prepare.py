@@ -15,10 +15,11 @@ from pathlib import Path
 import optuna
 
 from objectives import workdir
+from objectives.contract import Task
+from objectives.flags import Flag
 from objectives.open_loop import Rate, parse_slo
 from objectives.scores import Score
-from objectives.workdir import snapshot_files
-from objectives.workloads import Flag, Workload, WorkloadError, load_workload
+from objectives.workdir import SnapshotError, snapshot_files
 from search_spaces import Config, Context, GiB, MiB, SearchSpace, load_space
 from search_spaces.catalogue import catalogue, held_bytes, holding
 from tuner.backends import BACKENDS, Backend, Found, default_flags
@@ -40,7 +41,7 @@ from tuner.model import (
 )
 from tuner.pruners import PrunerError, make_pruner
 from tuner.samplers import choose, make_sampler, study_seed
-from tuner.target import MIN_MEMORY_LIMIT, Target, check_memory, make_target, shaped
+from tuner.target import MIN_MEMORY_LIMIT, Target, check_memory, make_target
 from tuner.trials import TrialRecord
 
 
@@ -54,7 +55,7 @@ class Prepared:
     pruner: optuna.pruners.BasePruner
     sampler: optuna.samplers.BaseSampler
     found: Found  # what the backend found: its build (None when it runs no db_bench: nothing is probed), its defaults
-    workload: Workload
+    workload: Task  # what its trials run (the backend's: db_bench's workload, a program's run)
     space: SearchSpace
     trials_wanted: int
     repair_rejected: bool
@@ -67,7 +68,7 @@ class Prepared:
     plan: Plan  # the re-validation's
     reference: Reference  # what gains are measured against
     user_baseline: tuple[dict[str, Flag], str] | None  # --baseline's flags and description
-    rungs: tuple[Workload, ...] = ()  # --fidelity: the workload at each rung's data size, the last the full one
+    rungs: tuple[Task, ...] = ()  # --fidelity: the task at each rung's data size, the last the full one
     target: Target | None = None  # what the study tunes for (tuner.target)
     widened: tuple[str, ...] = ()  # what of the space was widened to hold the references, in words
     breaks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # references breaking the user's constraints
@@ -296,7 +297,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     measurement = config.measurement
     workload = replace(workload, drain=workload.drain and measurement.drain)
     if confirm_scale is not None:
-        confirm = replace(workload_of(config).resolve(confirm_scale, host), drain=workload.drain)
+        confirm = replace(backend.sized(backend.task(config), confirm_scale, host), drain=workload.drain)
     elif confirm is not None:  # at the target, in its memory
         confirm = replace(confirm, drain=workload.drain, memory=target.memory or (max(
             MIN_MEMORY_LIMIT, int(confirm.data_bytes() / confirm.data_to_memory)) if confirm.data_to_memory else None))
@@ -338,7 +339,7 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
 
 
 def space_for(config: TuneConfig, unresolved: SearchSpace, found: Found, slot: Slot, target: Target,
-              workload: Workload) -> tuple[SearchSpace, int | None, tuple[int, str] | None]:
+              workload: Task) -> tuple[SearchSpace, int | None, tuple[int, str] | None]:
     """The space as a study's trials search it (the slot's cores, the trials' memory, the target's data,
     :func:`memory_plan`'s budget, the backend's names), with the trials' memory limit and what
     rocksdb-default needs of it (:func:`baseline_memory`)."""
@@ -360,8 +361,8 @@ def _direct_io(space: SearchSpace, work_dir: Path) -> tuple[SearchSpace, tuple[s
                    "(give --work-dir on a disk filesystem such as ext4 or xfs to search it)",)
 
 
-def _work_dir(config: TuneConfig, found: Found, target: Target, workload: Workload,
-              confirm: Workload | None) -> tuple[Path, Workload, Workload | None]:
+def _work_dir(config: TuneConfig, found: Found, target: Target, workload: Task,
+              confirm: Task | None) -> tuple[Path, Task, Task | None]:
     """The work dir, checked to hold the trials' DBs; preloaded workloads with their DB's place in it
     (where the backend builds it, else --db-snapshot's)."""
     try:
@@ -374,7 +375,7 @@ def _work_dir(config: TuneConfig, found: Found, target: Target, workload: Worklo
     snapshot = config.measurement.db_snapshot
     given = Path(snapshot).resolve() if snapshot else None  # the user's DB, never written: the target
 
-    def preloaded(w: Workload) -> Workload:
+    def preloaded(w: Task) -> Task:
         return replace(w, snapshot=str(given or BACKENDS[config.measurement.backend].preload_path(found, work_dir, w,
                                                                                                    seed)))
 
@@ -402,7 +403,7 @@ def _reference(config: TuneConfig, space: SearchSpace,
     return None, Reference(DEFAULT_BASELINE, {})
 
 
-def baseline_memory(found: Found, workload: Workload) -> tuple[int, str] | None:
+def baseline_memory(found: Found, workload: Task) -> tuple[int, str] | None:
     """(the trials' memory rocksdb-default needs, what it holds in words): its memtables and block cache
     as it runs them (:func:`tuner.backends.default_flags`), as the memory budget's 3/4 of the trials'
     memory (the rest db_bench itself and the page cache: :func:`memory_plan`); None with no db_bench, or
@@ -444,7 +445,7 @@ def _memory_note(deployment: TargetConfig, limit: int | None, needs: tuple[int, 
             "its runs may be killed for memory, and it is then reported as failed")
 
 
-def memory_plan(deployment: TargetConfig, workload: Workload, slot: Slot,
+def memory_plan(deployment: TargetConfig, workload: Task, slot: Slot,
                 target: Target | None = None, floor: int = 0) -> tuple[int | None, int]:
     """(memory limit of the scored phases, memory budget of the space).
 
@@ -481,7 +482,7 @@ def memory_plan(deployment: TargetConfig, workload: Workload, slot: Slot,
 
 
 def target_workload(config: TuneConfig, space: SearchSpace, host: Context,
-                    defaults: dict[str, Flag]) -> tuple[Target, Workload, Workload | None]:
+                    defaults: dict[str, Flag]) -> tuple[Target, Task, Task | None]:
     """What the study tunes for; its workload as the trials run it: at the target's data (or at
     --scale times it) in the target's LSM shape with the base options the space does not search, or,
     with no --target-data, at --scale as the workload itself is shaped; and, when the trials are
@@ -489,10 +490,10 @@ def target_workload(config: TuneConfig, space: SearchSpace, host: Context,
     memory the target's); when the search runs shorter phases (--search-duration), the workload in
     the full ones, at the target or at the trials' size without one. ``defaults``: the flags every
     run starts from (the target's shape follows them)."""
-    m, d = config.measurement, config.target
-    named, shapes = workload_of(config), BACKENDS[m.backend].workloads  # the target's shape reaches db_bench only
+    m, d, backend = config.measurement, config.target, BACKENDS[config.measurement.backend]
+    named = backend.task(config)
     for flag, given in (("--duration", m.duration), ("--search-duration", m.search_duration)):
-        if given is not None and shapes and not uses_duration(named):
+        if given is not None and not backend.timed(named):
             raise UsageError(f"{flag}: workload {named.name} has no timed phase (its phases run a set number "
                              "of operations); the preloaded workloads (rocksdb-tuner workloads) have")
     if m.duration is not None:
@@ -509,19 +510,19 @@ def target_workload(config: TuneConfig, space: SearchSpace, host: Context,
             if value and (flag != "--fidelity" or named.kind == "preloaded"):
                 raise UsageError(f"{flag}: not with {'a preloaded workload' if named.kind == 'preloaded' else '--target-data'}"
                                  f" ({why})")
-    one = named.resolve(1.0, host)
+    one = backend.sized(named, 1.0, host)
     data, base_options = d.target_data, d.base_options
     if m.db_snapshot and named.kind == "preloaded":  # the user's DB: the target, its OPTIONS the base
         data, base_options = _snapshot_target(m, d)
     target = make_target(data, d.target_memory, base_options, int(one.data_bytes() * (m.scale or 1.0)), host.ram,
                          defaults)
     if target.assumed:  # with shorter search phases, confirmed at the workload's own
-        return target, short.resolve(m.scale or 1.0, host), named.resolve(m.scale or 1.0, host) if seconds else None
-    searched = {p.flag for p in space.parameters}
+        scale = m.scale or 1.0
+        return target, backend.sized(short, scale, host), backend.sized(named, scale, host) if seconds else None
+    searched = frozenset(p.flag for p in space.parameters)
 
-    def there(workload: Workload, share: float) -> Workload:  # at a share of the target's data, in its shape
-        resolved = workload.resolve(share * target.data / one.data_bytes(), host)
-        return replace(resolved, flags=shaped(resolved.flags, target, searched)) if shapes else resolved
+    def there(task: Task, share: float) -> Task:  # at a share of the target's data, in its shape
+        return backend.sized(task, share * target.data / one.data_bytes(), host, target, searched)
 
     at_target = replace(there(named, 1.0), memory=target.memory)
     if m.scale is not None and m.scale > 1:
@@ -533,7 +534,7 @@ def target_workload(config: TuneConfig, space: SearchSpace, host: Context,
     return target, there(short, m.scale), at_target
 
 
-def _search_duration(m: MeasurementConfig, workload: Workload, confirms: bool) -> float | None:
+def _search_duration(m: MeasurementConfig, workload: Task, confirms: bool) -> float | None:
     """The seconds of the search's trials' timed phases when shorter than those the answer is
     confirmed in (--search-duration, else the workload's ``search_duration``); None when the same, or
     when nothing confirms (``confirms``: a re-validation runs)."""
@@ -551,8 +552,8 @@ def _search_duration(m: MeasurementConfig, workload: Workload, confirms: bool) -
     return seconds
 
 
-def _rungs(config: TuneConfig, workload: Workload, target: Target, searched: set[str], host: Context,
-           limit: int | None, floor: int) -> tuple[Workload, ...]:
+def _rungs(config: TuneConfig, workload: Task, target: Target, searched: set[str], host: Context,
+           limit: int | None, floor: int) -> tuple[Task, ...]:
     """--fidelity: the workload at each rung's fraction of the trials' data, the last the trials' own;
     with a target, each in the target's shape and within the same fraction of the trials' memory (the
     target's memory:data ratio at every size), at least 64 MiB and ``floor`` (what rocksdb-default
@@ -560,12 +561,12 @@ def _rungs(config: TuneConfig, workload: Workload, target: Target, searched: set
     fractions = config.search.fidelity
     if not fractions:
         return ()
-    rungs = []
+    backend, rungs = BACKENDS[config.measurement.backend], []
     for f in fractions[:-1]:
-        rung = replace(workload_of(config).resolve(workload.scale * f, host), drain=workload.drain)
+        shape = (None, frozenset()) if target.assumed else (target, frozenset(searched))
+        rung = replace(backend.sized(backend.task(config), workload.scale * f, host, *shape), drain=workload.drain)
         if not target.assumed:
-            rung = replace(rung, flags=shaped(rung.flags, target, searched),
-                           memory=max(MIN_MEMORY_LIMIT, min(floor, limit), int(limit * f)) if limit else None)
+            rung = replace(rung, memory=max(MIN_MEMORY_LIMIT, min(floor, limit), int(limit * f)) if limit else None)
         rungs.append(rung)
     return (*rungs, workload)
 
@@ -579,20 +580,13 @@ def _snapshot_target(m: MeasurementConfig, d: TargetConfig) -> tuple[int, Path |
                          f"target's), not from {m.scale:g} of it")
     try:
         size, options = snapshot_files(Path(m.db_snapshot))
-    except WorkloadError as exc:
+    except SnapshotError as exc:
         raise UsageError(str(exc)) from None
     return (d.target_data if d.target_data is not None else size,
             d.base_options if d.base_options is not None else options)
 
 
-def uses_duration(workload: Workload) -> bool:
-    """Whether a phase's flags use the name ``duration`` (a timed phase)."""
-    values = [v for p in (*workload.phases, *((workload.preload,) if workload.preload else ()))
-              for v in p.flags.values()] + list(workload.flags.values())
-    return any(isinstance(v, dict) and "duration" in v.get("expr", "") for v in values)
-
-
-def check_disk(work_dir: Path, workload: Workload, target: Target, confirm: Workload | None) -> None:
+def check_disk(work_dir: Path, workload: Task, target: Target, confirm: Task | None) -> None:
     """The work dir's disk holds a trial's DB (and a preloaded one), else one line naming the flag."""
     largest = max(workload.data_bytes(), confirm.data_bytes() if confirm else 0)
     factor = workdir.PRELOADED_FACTOR if workload.kind == "preloaded" else workdir.SPACE_FACTOR
@@ -605,33 +599,6 @@ def check_disk(work_dir: Path, workload: Workload, target: Target, confirm: Work
         raise UsageError(f"--target-data: {target.data / GiB:,.1f} GiB does not fit this machine: {exc}; the "
                          f"largest target its disk holds is about {fits / GiB:,.1f} GiB (or give a --work-dir "
                          "on a bigger disk)") from None
-
-
-DEFAULT_WORKLOAD = "fillrandom"
-TARGET_WORKLOAD = "steady-overwrite"  # with --target-data: a load of the target's size in every run would cost minutes
-
-
-def workload_of(config: TuneConfig) -> Workload:
-    """The workload a request names: the one its backend runs whatever --workload says (the command
-    backend's program), a preset, a file, or one its backend names (db_bench's ``trace:TRACE`` on
-    --db-snapshot); none named, fillrandom, or with a --target-data the preloaded steady-overwrite. A
-    preload each run runs (``each_run``) is its first phase, but on --db-snapshot, where runs start
-    from the user's DB."""
-    m = config.measurement
-    backend = BACKENDS[m.backend]
-    runs = backend.own_workload(config)  # e.g. the command backend's program
-    if runs is not None:
-        return runs
-    chosen = m.workload if m.workload is not None else \
-        TARGET_WORKLOAD if config.target.target_data is not None else DEFAULT_WORKLOAD
-    own = backend.workload_named(str(chosen), m.db_snapshot)  # e.g. db_bench's trace:TRACE
-    if own is not None:
-        return own
-    named = load_workload(chosen)
-    if m.db_snapshot and named.kind != "preloaded":
-        raise UsageError(f"--db-snapshot: workload {named.name} loads its DB from empty; a snapshot is where a "
-                         "trace workload (trace:TRACE) or a preloaded one (rocksdb-tuner workloads) starts")
-    return named if m.db_snapshot else named.loading_each_run()  # the user's DB is as its options wrote it
 
 
 def prepare_out(out: Path) -> None:

@@ -44,8 +44,8 @@ from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 
+from objectives.contract import Task
 from objectives.scores import Score, label
-from objectives.workloads import Workload
 from search_spaces import SearchSpace
 from search_spaces.config import Config
 from search_spaces.parameters import Parameter
@@ -61,7 +61,7 @@ from tuner.stats import Ratio, Rounds, gain, rank_correlation, relative_width, s
 from tuner.summary import Ablation, Measured, Revalidation, ServedReport
 
 ATTR = "revalidation"
-Measure = Callable[[str, Config, Path, Workload | None], Measurement]
+Measure = Callable[[str, Config, Path, Task | None], Measurement]
 Serve = Callable[[str, Config], ServedReport]  # a finalist served beside rocksdb-default at --serve-rate
 
 
@@ -236,7 +236,7 @@ class Revalidator:
         return self.interleaved(entries, rounds, f"{ATTR}:{stage}", f"{stage} round", plan.seed, plan.workload)
 
     def interleaved(self, entries: dict[str, dict[str, Any]], rounds: int, attr: str, what: str, seed: int = 0,
-                    workload: Workload | None = None) -> Rounds:
+                    workload: Task | None = None) -> Rounds:
         """Each entry's ``flags`` measured once per round, in a fresh random order; logs in OUT/<attr>/<entry>/round-<i>."""
         saved = attrs.rounds(self.store, attr)
         if saved is None or saved.entries != sorted(entries):

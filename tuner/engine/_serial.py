@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from objectives.workloads import Workload
+from objectives.contract import Task
 from search_spaces.config import Config
 from tuner.backends import Measurement, RunFailed
 from tuner.executors import Job, Jobs, Outcome, failure_reason, settle
@@ -32,7 +32,7 @@ class SerialRuns:
                 raise RunFailed(failure_reason(outcome))
             return outcome.measurement
 
-    def once(self, key: str, config: Config, log_dir: Path, workload: Workload | None = None) -> Measurement:
+    def once(self, key: str, config: Config, log_dir: Path, workload: Task | None = None) -> Measurement:
         """One run of a configuration (re-validation rounds), of another workload when given."""
         return self.run(Job(key, config, log_dir, 1, workload=workload))
 

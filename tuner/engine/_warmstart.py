@@ -41,7 +41,7 @@ from optuna.distributions import BaseDistribution
 from optuna.trial import FrozenTrial, TrialState, create_trial
 
 from objectives.configurations import benchmark_sh
-from objectives.workloads import Workload
+from objectives.contract import Task
 from search_spaces import SearchSpace
 from tuner import ranking
 from tuner.backends import Found
@@ -112,7 +112,7 @@ def warm_start(store: StudyStore, source: str) -> int:
     return copied
 
 
-def starts(space: SearchSpace, found: Found, workload: Workload,
+def starts(space: SearchSpace, found: Found, workload: Task,
            user: Reference | None = None) -> list[tuple[str, dict[str, Any]]]:
     """The references (the rocksdb-default baseline's configuration; the ``user``'s, when given) and the
     benchmark.sh-style configuration on top of the first, projected onto ``space`` (which holds the
@@ -133,7 +133,7 @@ def start_words(name: str, program: bool) -> str:
     return _TO_A_PROGRAM.get(name, name) if program else name
 
 
-def named_starts(space: SearchSpace, found: Found, workload: Workload, *, defaults: bool, hand_found: bool,
+def named_starts(space: SearchSpace, found: Found, workload: Task, *, defaults: bool, hand_found: bool,
                  user: Reference | None = None) -> list[Start]:
     """The required starts, in order: the defaults (as the backend ``found`` them), the ``user``'s configuration and the
     benchmark.sh style (``defaults``), then each hand-found baseline's configuration (``hand_found``),

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from objectives.workloads import Workload
+from objectives.contract import Task
 from tuner.backends import Backend, Config, EnvironmentFault, Found, IntervalObserver, Measurement
 from tuner.model import ExecutionConfig, TuneConfig
 from tuner.summary import Build
@@ -31,7 +31,7 @@ class Job:
     repeats: int
     observer: IntervalObserver | None = None  # per-second throughput watcher (a pruner); local only
     attempt: int = 0
-    workload: Workload | None = None  # another than the study's (--confirm-scale's scale)
+    workload: Task | None = None  # another than the study's (--confirm-scale's scale)
 
 
 @dataclass
