@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from objectives import workdir
-from objectives.contract import IntervalObserver, Measurement
-from objectives.workloads import Workload
-from tuner.backends import BACKENDS, Backend, Config, Setup
+from objectives.contract import IntervalObserver, Measurement, Task
+from tuner.backends import Backend, Config, Setup
 from tuner.executors import TaskSpec, measure_task
 from tuner.executors._task import LOGS_PREFIX, remove_node_copies
 from tuner.model import ExecutionConfig
@@ -28,7 +27,7 @@ class Logger(Backend):
     running: ClassVar[Path]
 
     def _measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None,
-                 workload: Workload | None) -> Measurement:
+                 workload: Task | None) -> Measurement:
         (log_dir / "run.log").write_text("measured\n")
         if config.values().get("hang"):
             self.running.write_text(str(log_dir))
@@ -37,7 +36,7 @@ class Logger(Backend):
 
 
 def _task(work_dir: Path, hang: bool = False) -> dict[str, Any]:
-    spec = TaskSpec("logger", Setup(work_dir, 60.0, 1), Config.of({"hang": True} if hang else {}), 1, None, 1,
+    spec = TaskSpec(Logger, Setup(work_dir, 60.0, 1), Config.of({"hang": True} if hang else {}), 1, None, 1,
                     ExecutionConfig(work_dir=work_dir))
     return measure_task(spec, {"node_id": "this process"})
 
@@ -57,7 +56,6 @@ def _killed_mid_run(work_dir: Path) -> Path:
 
 
 def test_a_killed_workers_logs_are_removed_by_the_next_run_and_at_the_studys_end(tmp_path, monkeypatch):
-    monkeypatch.setitem(BACKENDS, "logger", Logger)
     monkeypatch.setattr(Logger, "running", tmp_path / "running", raising=False)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # the core leases' lock files, and formerly the logs
     (tmp_path / "tmp").mkdir()

@@ -40,7 +40,7 @@ def _where() -> dict[str, Any]:
     return {"node_id": ray.get_runtime_context().get_node_id(), "ip": ray.util.get_node_ip_address()}
 
 
-def _probe_node(backend: str, execution: ExecutionConfig) -> dict[str, Any]:
+def _probe_node(backend: type[Backend], execution: ExecutionConfig) -> dict[str, Any]:
     """A Ray task: the node's facts, and what it has for the study's backend (its db_bench)."""
     return node_facts(backend, execution, _where())
 
@@ -149,7 +149,7 @@ class RayExecutor:
         alive = [n for n in ray.nodes() if n.get("Alive")]
         probe_task = ray.remote(_probe_node)
         refs = [probe_task.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
-                .remote(self.found.backend, self.execution) for n in alive]
+                .remote(BACKENDS[self.found.backend], self.execution) for n in alive]
         try:
             self.nodes = ray.get(refs, timeout=120)
         except Exception as exc:  # noqa: BLE001

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from objectives import workdir
-from objectives.workloads import Workload
+from objectives.contract import Task
 from search_spaces import host_ram_bytes
-from tuner.backends import BACKENDS, STOPPED, Backend, Config, EnvironmentFault, RunFailed, Setup
+from tuner.backends import STOPPED, Backend, Config, EnvironmentFault, RunFailed, Setup
 from tuner.executors.base import Job, Outcome, keep_options
 from tuner.model import ExecutionConfig
 from tuner.summary import Build
@@ -74,28 +74,28 @@ class CoreLease:
 @dataclass
 class TaskSpec:
     """Everything a worker needs to measure one configuration (pickled to the node): the job, and the
-    study's backend as its name and setup (typed and picklable: the worker rebuilds the backend from
+    study's backend as its class and setup (typed and picklable: the worker rebuilds the backend from
     them, with what its node has, :meth:`Backend.on_node`)."""
 
-    backend: str  # a name of tuner.backends.BACKENDS
+    backend: type[Backend]  # the study's backend class (pickled by reference: the node imports it)
     setup: Setup
     config: Config
     repeats: int
-    workload: Workload | None  # the job's, else the study's
+    workload: Task | None  # the job's, else the study's
     cpus: int
     execution: ExecutionConfig  # --db-bench, --work-dir and --rocksdb-version, which a node resolves on its own
 
     @classmethod
     def of(cls, job: Job, backend: Backend, cpus: int, execution: ExecutionConfig) -> TaskSpec:
         """A job as a task, for ``backend`` (the study's, prepared on the driver)."""
-        return cls(backend.name, backend.setup, job.config, job.repeats, job.workload or backend.setup.workload, cpus,
+        return cls(type(backend), backend.setup, job.config, job.repeats, job.workload or backend.setup.workload, cpus,
                    execution)
 
 
-def node_facts(backend: str, execution: ExecutionConfig, where: dict[str, Any] | None = None) -> dict[str, Any]:
+def node_facts(backend: type[Backend], execution: ExecutionConfig, where: dict[str, Any] | None = None) -> dict[str, Any]:
     """This node: ``where`` (the executor's name for it, e.g. Ray's node id and IP), host name,
     cores, memory and what it has for ``backend`` (its db_bench, or why there is none)."""
-    return {**_host(where), **BACKENDS[backend].node_facts(execution)}
+    return {**_host(where), **backend.node_facts(execution)}
 
 
 def _host(where: dict[str, Any] | None) -> dict[str, Any]:
@@ -109,7 +109,7 @@ def measure_task(spec: TaskSpec, where: dict[str, Any] | None = None,
     ``stop`` is set (the driver stops the study), the run is killed, its DB removed and the task returns
     a failure."""
     started = time.monotonic()
-    backend_class = BACKENDS[spec.backend]
+    backend_class = spec.backend
     here = backend_class.on_node(spec.setup, spec.execution)
     node = {**_host(where), **here.facts}
     if here.setup is None:
@@ -161,7 +161,7 @@ def _take_logs(logs: Path | None) -> dict[str, bytes]:
     return files
 
 
-def node_workload(backend: Backend, spec: TaskSpec, work_dir: Path, logs: Path) -> Workload | None:
+def node_workload(backend: Backend, spec: TaskSpec, work_dir: Path, logs: Path) -> Task | None:
     """The job's workload as this node runs it: one whose runs start from a DB the study built (not a
     --db-snapshot, the user's) starts from the node's own copy, in the node's work dir under the driver's
     DB's name: the driver's itself where they share a work dir, else built here once (Backend.preload, its
