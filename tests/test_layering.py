@@ -31,11 +31,15 @@ DATA_MODEL = ("tuner.model", "tuner.events")
 # db_bench's own modules: reached only through its backend (tuner.backends), behind the measurement
 # contract (tuner/backends/base.py), never by what runs, observes or reports a study whatever measures it.
 # Its workloads (db_bench phases) are its own too: what runs, observes or reports a study knows the task a backend
-# runs as objectives.contract.Task. (objectives.contract, .flags, .scores, .workdir, .memory and .configurations
-# serve every backend.)
+# runs as objectives.contract.Task (what serves every backend: NEUTRAL).
 DB_BENCH = ("objectives.dbbench", "objectives.runner", "objectives.measurement", "objectives.defaults",
             "objectives.parser", "objectives.metrics", "objectives.trace", "objectives.workloads")
 BACKEND_BLIND = ("tuner.engine", "tuner.executors", "tuner.observers", "tuner.outputs", "tuner.api")
+# What of objectives/ serves every backend, the one part of it what runs, observes or reports a study imports: the
+# contract (a Task, a Measurement, what a run raises), flags, scores, runs at a rate, the work directory and the
+# benchmark.sh-style configuration.
+NEUTRAL = ("objectives.contract", "objectives.flags", "objectives.scores", "objectives.rates", "objectives.workdir",
+           "objectives.configurations")
 # A generic record (a dataclass of tuner/ outside the backends) names what measured its ``build``, never
 # db_bench (issue: one opaque backend record). The one exception: the db_bench backend's own flags, which
 # the CLI and study files give in ExecutionConfig (--db-bench, --allow-mixed-db-bench).
@@ -148,6 +152,15 @@ def test_the_study_knows_db_bench_only_through_its_backend(module):
     wrong = [f"{_shown(MODULES[module])}:{line} imports {target}" for line, target, _ in _imports(module, MODULES[module])
              if target.startswith(DB_BENCH)]
     assert not wrong, "imports of db_bench's modules, not through its backend:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(BACKEND_BLIND)))
+def test_above_the_backends_only_what_serves_every_backend_is_imported_of_objectives(module):
+    """The engine, executors, observers, outputs and the API import of objectives/ only its NEUTRAL modules: the
+    rest is a backend's own (db_bench's, the open-loop driver's), reached through tuner.backends."""
+    wrong = [f"{_shown(MODULES[module])}:{line} imports {target}" for line, target, _ in _imports(module, MODULES[module])
+             if (target == "objectives" or target.startswith("objectives.")) and not target.startswith(NEUTRAL)]
+    assert not wrong, "imports of a backend's own modules of objectives/:\n" + "\n".join(wrong)
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(("tuner.observers", "tuner.outputs"))))

@@ -19,8 +19,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from objectives.open_loop import PERCENTILES, Capacity, OpenLoopError, Rate, RateRun, capacity, find, parse, parse_slo
+from objectives.open_loop import OpenLoopError, find, parse
 from objectives.parser import parse as parse_db_bench
+from objectives.rates import PERCENTILES, Capacity, Rate, RateRun, capacity, parse_slo
 from objectives.scores import Score
 from tests.conftest import leftovers
 from tuner import options_file

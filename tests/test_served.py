@@ -15,7 +15,7 @@ from typing import Any, cast
 import pytest
 
 from objectives.defaults import LIBRARY
-from objectives.open_loop import Capacity, Rate, RateRun
+from objectives.rates import Capacity, Rate, RateRun
 from tests.conftest import leftovers
 from tests.test_open_loop import _Store
 from tuner.backends import BACKENDS, Config, Found, RunFailed, Setup

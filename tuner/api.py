@@ -14,7 +14,7 @@ from typing import Any
 import optuna
 
 from objectives.contract import Task
-from objectives.open_loop import Capacity, Rate
+from objectives.rates import Capacity, Rate
 from objectives.scores import Bound
 from objectives.workdir import sweep_stale
 from tuner.backends import BACKENDS, Backend, Config, Found, Setup

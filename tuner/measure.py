@@ -15,21 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from objectives import workdir
-from objectives.open_loop import (
-    KEY_SIZE,
-    PERCENTILES,
-    VALUE_SIZE,
-    Capacity,
-    Driver,
-    Loaded,
-    OpenLoopError,
-    Rate,
-    RateRun,
-    capacity,
-    find,
-    holds,
-    parse_slo,
-)
+from objectives.open_loop import KEY_SIZE, VALUE_SIZE, Driver, Loaded, OpenLoopError, find
+from objectives.rates import PERCENTILES, Capacity, Rate, RateRun, capacity, holds, parse_slo
 from search_spaces import Context
 from tuner.fmt import fmt_bytes
 from tuner.target import check_memory

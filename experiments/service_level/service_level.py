@@ -13,7 +13,7 @@ the target with its own options. Then ``--rounds`` paired rounds at ``--rate``: 
 configuration once, in a fresh random order, on a fresh checkpoint of its DB within the target's memory;
 per configuration its figures per round and, for P99.9, P99.99 and the stall time, its ratio to the
 defaults' (tuner.stats.paired_ratio: above 1 is a worse tail). With ``--capacity``, each configuration's
-capacity at ``--slo`` after the rounds (objectives.open_loop.capacity, from ``--rate``; once each).
+capacity at ``--slo`` after the rounds (objectives.rates.capacity, from ``--rate``; once each).
 Every run settles (the load goes on while RocksDB catches up with what the window left) unless
 ``--no-settle``, which a bound with compaction switched off needs (it never catches up). ``--age``
 ages each DB after its ordered load with random overwrites of that much data (``open_loop load
@@ -41,7 +41,8 @@ from experiments._host import machine_info
 from experiments._script import entry
 from experiments.held_out import project_commit
 from objectives import workdir
-from objectives.open_loop import Loaded, Rate, capacity, find, parse_slo
+from objectives.open_loop import Loaded, find
+from objectives.rates import Rate, capacity, parse_slo
 from objectives.scores import Bound
 from search_spaces import Context
 from tuner.cli import parse_size

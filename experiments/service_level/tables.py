@@ -24,7 +24,7 @@ RESULTS = Path(__file__).with_name("results")
 ROOT = Path(__file__).resolve().parents[2]  # the record's configs name their OPTIONS files from here
 # What measures a run at a rate: the driver, its Python side and `rocksdb-tuner measure`.
 MEASURE_CODE = ("objectives/build/open_loop.cc", "objectives/build/latency_histogram.h", "objectives/open_loop.py",
-                "tuner/measure.py")
+                "objectives/rates.py", "tuner/measure.py")
 WINDOWS_CODE = (*MEASURE_CODE, "experiments/service_level/service_level.py")
 
 

@@ -14,7 +14,7 @@ from objectives.dbbench import DbBench, DbBenchError, probe
 from objectives.defaults import LIBRARY, DefaultsError, db_bench_defaults, defaults_of
 from objectives.flags import OUTSIDE_FLAGS, RESERVED_FLAGS, Baseline
 from objectives.measurement import measure
-from objectives.open_loop import Rate
+from objectives.rates import Rate
 from objectives.runner import RUNNER_FLAGS, Runner, preload_dir
 from objectives.trace import trace_workload
 from objectives.workloads import Workload, load_workload

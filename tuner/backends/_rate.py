@@ -28,18 +28,8 @@ from typing import Any
 from objectives.contract import RunTask, Task
 from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, db_bench_defaults, defaults_of
-from objectives.open_loop import (
-    ARRIVALS,
-    BACKGROUND,
-    BINARY,
-    KEY_SIZE,
-    VALUE_SIZE,
-    Capacity,
-    Rate,
-    RateRun,
-    capacity,
-    run_timeout,
-)
+from objectives.open_loop import BINARY, KEY_SIZE, VALUE_SIZE, run_timeout
+from objectives.rates import ARRIVALS, BACKGROUND, Capacity, Rate, RateRun, capacity
 from objectives.runner import PRELOAD_PREFIX
 from objectives.scores import Bound
 from objectives.workdir import latest_options
@@ -94,7 +84,7 @@ class RateBackend(CommandBackend):
     def capacity(self, config: Config, slo: Bound, log_dir: Path, workload: Task | None = None,
                  say: Callable[[str], None] = lambda _: None, start: float | None = None) -> Capacity:
         """From the study's rate up or down by doubling or halving, or from ``start`` ops/s (writes and
-        reads in the study's proportion) by two resolution steps (objectives.open_loop.capacity), each
+        reads in the study's proportion) by two resolution steps (objectives.rates.capacity), each
         rate one run of ``workload`` (the study's by default) on a checkpoint of the loaded DB, logs in
         ``log_dir/<rate>``."""
         assert self.setup.rate is not None

@@ -57,7 +57,7 @@ from objectives.contract import (
 from objectives.dbbench import DbBench
 from objectives.defaults import LIBRARY, Defaults
 from objectives.flags import Baseline
-from objectives.open_loop import Capacity, Rate
+from objectives.rates import Capacity, Rate
 from objectives.scores import Bound
 from objectives.workdir import remove_owned
 from search_spaces import Context, SearchSpace

@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from objectives.contract import Task
-from objectives.open_loop import Capacity, holds, parse_slo
+from objectives.rates import Capacity, holds, parse_slo
 from objectives.scores import Bound
 from search_spaces.config import Config
 from tuner.backends import EnvironmentFault, RunFailed

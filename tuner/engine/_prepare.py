@@ -17,7 +17,7 @@ import optuna
 from objectives import workdir
 from objectives.contract import Task
 from objectives.flags import Flag
-from objectives.open_loop import Rate, parse_slo
+from objectives.rates import Rate, parse_slo
 from objectives.scores import Score
 from objectives.workdir import SnapshotError, snapshot_files
 from search_spaces import Config, Context, GiB, MiB, SearchSpace, load_space
