@@ -20,7 +20,8 @@ from objectives.defaults import LIBRARY, DefaultsError, defaults_of
 from objectives.defaults import MODES as DEFAULTS_MODES
 from objectives.flags import FlagError
 from objectives.memory import MemoryLimitError
-from objectives.open_loop import ARRIVALS, BACKGROUND, KEY_SIZE, VALUE_SIZE, DriverFailed, OpenLoopError, Rate
+from objectives.open_loop import KEY_SIZE, VALUE_SIZE, DriverFailed, OpenLoopError
+from objectives.rates import ARRIVALS, BACKGROUND, Rate
 from objectives.scores import OBJECTIVES, Bound, Score
 from objectives.workloads import load_workload
 from objectives.workloads import preset_names as workload_presets
@@ -329,19 +330,6 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
                    help="what measures a configuration: db_bench runs --workload; command runs --command, your own "
                         "program; rate runs RocksDB at --rate, open loop (default db_bench, or rate with --rate)")
     _rate_arguments(g)
-    g.add_argument("--command", metavar="TEMPLATE", dest="program",  # args.command names the subcommand
-                   help="--backend command: the program run on each configuration, split as a shell would split it; "
-                        "{options} becomes its OPTIONS file, {db} a fresh DB directory (a checkpoint of the DB --load "
-                        "built), {seed} the seed, {data_bytes} --target-data in bytes, {duration} the run's seconds "
-                        "(--search-duration in the search, --duration in the re-validation). It prints its metrics as "
-                        "a JSON line on stdout: ops_per_sec, and p99_us or any other number (--objective and "
-                        "--constraint may name them)")
-    g.add_argument("--load", metavar="TEMPLATE",
-                   help="--backend command: the program that builds its DB once per study, before the first run, "
-                        "as --command is given ({db}: the DB directory to fill, {options}: RocksDB's default OPTIONS "
-                        "file, {seed}, {data_bytes}), outside any memory limit, its time counted toward --budget; "
-                        "every run's {db} is then a hard-linked checkpoint of it, never the DB itself "
-                        "(default none: every run starts on an empty DB)")
     g.add_argument("--duration", type=_duration, metavar="TIME",
                    help="length of each timed phase of a preloaded workload where the answer is confirmed (the "
                         "re-validation), e.g. 30s; with --backend command, each run's {duration} (default the "
@@ -361,11 +349,6 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     g.add_argument("--no-drain", action="store_true",
                    help="score burst ops/s: do not flush and wait for compaction after each phase, so deferred work "
                         "is free (faster trials; the default charges it: docs/metrics.md)")
-    g.add_argument("--defaults", choices=DEFAULTS_MODES, default=LIBRARY,
-                   help="what every run starts from, rocksdb-default included: library, what an application that "
-                        "opens a DB with default options gets from the RocksDB version that measures (dynamic level "
-                        "sizes from 8.4, its block cache, format and readahead); db_bench-7.8.3, RocksDB 7.8.3's "
-                        "db_bench defaults pinned on every version, for comparing versions (default library)")
     g.add_argument("--no-baselines", action="store_true", help="skip hand-found baselines (defaults still run)")
     g.add_argument("--repeats", type=at_least(1), default=1,
                    help="measure each trial (and baseline) R times, one after the other; its score is the median")
@@ -425,6 +408,38 @@ def _search_args(t: argparse.ArgumentParser) -> None:
     _revalidation_args(t)
 
 
+def _backend_args(t: argparse.ArgumentParser) -> None:
+    """`tune`'s options of one backend only: db_bench's build and defaults, the command backend's program."""
+    g = t.add_argument_group('the db_bench backend', 'which db_bench build measures (on each node), and what its runs '
+                             'start from (--backend db_bench, the default)')
+    g.add_argument("--rocksdb-version", metavar="V",
+                   help="measure with the db_bench of RocksDB V (e.g. 9.11 or 7.8; `rocksdb-tuner doctor` lists them)")
+    g.add_argument("--allow-mixed-db-bench", action="store_true",
+                   help="accept nodes whose db_bench version or build differs from this host's")
+    g.add_argument("--db-bench", help="db_bench binary (default $ROCKSDB_TUNER_DB_BENCH, else the newest release "
+                   "build of 'make db_bench', else db_bench on PATH)")
+    g.add_argument("--defaults", choices=DEFAULTS_MODES, default=LIBRARY,
+                   help="what every run starts from, rocksdb-default included: library, what an application that "
+                        "opens a DB with default options gets from the RocksDB version that measures (dynamic level "
+                        "sizes from 8.4, its block cache, format and readahead); db_bench-7.8.3, RocksDB 7.8.3's "
+                        "db_bench defaults pinned on every version, for comparing versions (default library)")
+    g = t.add_argument_group('your program', '--backend command: the program run on each configuration, and what builds '
+                             'its DB')
+    g.add_argument("--command", metavar="TEMPLATE", dest="program",  # args.command names the subcommand
+                   help="--backend command: the program run on each configuration, split as a shell would split it; "
+                        "{options} becomes its OPTIONS file, {db} a fresh DB directory (a checkpoint of the DB --load "
+                        "built), {seed} the seed, {data_bytes} --target-data in bytes, {duration} the run's seconds "
+                        "(--search-duration in the search, --duration in the re-validation). It prints its metrics as "
+                        "a JSON line on stdout: ops_per_sec, and p99_us or any other number (--objective and "
+                        "--constraint may name them)")
+    g.add_argument("--load", metavar="TEMPLATE",
+                   help="--backend command: the program that builds its DB once per study, before the first run, "
+                        "as --command is given ({db}: the DB directory to fill, {options}: RocksDB's default OPTIONS "
+                        "file, {seed}, {data_bytes}), outside any memory limit, its time counted toward --budget; "
+                        "every run's {db} is then a hard-linked checkpoint of it, never the DB itself "
+                        "(default none: every run starts on an empty DB)")
+
+
 def _revalidation_args(t: argparse.ArgumentParser) -> None:
     """`tune`'s options on the re-validation, where trials run and what is kept."""
     g = t.add_argument_group('re-validation', 'how the answer and its gain are confirmed after the search')
@@ -461,12 +476,10 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
     g.add_argument("--serve-duration", type=_duration, default=60.0, metavar="TIME",
                    help="with --serve-rate, and --slo on a db_bench study: each run's length, then its settle "
                         "(default 60s)")
-    g = t.add_argument_group('execution', 'where trials run: this process or Ray workers, with which db_bench, '
-                             'in which directory')
+    _backend_args(t)
+    g = t.add_argument_group('execution', 'where trials run: this process or Ray workers, in which directory')
     g.add_argument("--parallel", type=at_least(1), default=1, metavar="N",
                    help="run up to N trials at once on Ray (default 1: one at a time, in this process)")
-    g.add_argument("--rocksdb-version", metavar="V",
-                   help="measure with the db_bench of RocksDB V (e.g. 9.11 or 7.8; `rocksdb-tuner doctor` lists them)")
     g.add_argument("--executor", choices=sorted(EXECUTORS), metavar="NAME",
                    help=f"where trials run: {', '.join(sorted(EXECUTORS))} (default ray with --parallel > 1 or "
                         "--ray-address, else local: one at a time in this process)")
@@ -477,10 +490,6 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
                    help="cores reserved and pinned for each parallel trial (default the cluster's CPUs / N)")
     g.add_argument("--one-trial-per-node", action="store_true",
                    help="never run two trials on one node (measurement-grade: no shared disk or caches)")
-    g.add_argument("--allow-mixed-db-bench", action="store_true",
-                   help="accept nodes whose db_bench version or build differs from this host's")
-    g.add_argument("--db-bench", help="db_bench binary (default $ROCKSDB_TUNER_DB_BENCH, else the newest release "
-                   "build of 'make db_bench', else db_bench on PATH)")
     g.add_argument("--work-dir", type=Path,
                    help="where trial DBs are created (default $TMPDIR/rocksdb-tuner-work-<uid>, /tmp without TMPDIR)")
     g = t.add_argument_group('tracking and outputs', 'where the study is kept and what it writes')
