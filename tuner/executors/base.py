@@ -146,7 +146,7 @@ class Executor(Jobs, Protocol):
 
     def bind(self, backend: Backend) -> None:
         """What every job measures with: the study's backend, prepared on this host (a remote executor
-        rebuilds it on each worker from its name and setup, :class:`~tuner.executors.TaskSpec`).
+        rebuilds it on each worker from its class and setup, :class:`~tuner.executors.TaskSpec`).
         The study tears it down, not the executor."""
 
 
