@@ -15,7 +15,8 @@ from tuner.model import PARTS, MeasurementConfig, RevalidationConfig, SearchConf
 
 # tune --help's group titles, in order, and the part of TuneConfig each stands for
 GROUPS = {"measurement": "measurement", "the target": "target", "search": "search",
-          "re-validation": "revalidation", "execution": "execution", "tracking and outputs": "tracking"}
+          "re-validation": "revalidation", "the db_bench backend": "execution", "your program": "measurement",
+          "execution": "execution", "tracking and outputs": "tracking"}  # --help's groups, in order, by the part they set
 START = "start here"  # tune --help's first group: the flags a study sets first, each a setting of one part
 NOT_CONFIG = {"help", "json", "study_file"}  # tune's options that are not settings of the study
 

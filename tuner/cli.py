@@ -349,6 +349,11 @@ def _tune_parser(t: argparse.ArgumentParser) -> None:
     g.add_argument("--no-drain", action="store_true",
                    help="score burst ops/s: do not flush and wait for compaction after each phase, so deferred work "
                         "is free (faster trials; the default charges it: docs/metrics.md)")
+    g.add_argument("--defaults", choices=DEFAULTS_MODES, default=LIBRARY,
+                   help="what every run starts from, rocksdb-default included: library, what an application that "
+                        "opens a DB with default options gets from the RocksDB version that measures (dynamic level "
+                        "sizes from 8.4, its block cache, format and readahead); db_bench-7.8.3, RocksDB 7.8.3's "
+                        "db_bench defaults pinned on every version, for comparing versions (default library)")
     g.add_argument("--no-baselines", action="store_true", help="skip hand-found baselines (defaults still run)")
     g.add_argument("--repeats", type=at_least(1), default=1,
                    help="measure each trial (and baseline) R times, one after the other; its score is the median")
@@ -410,19 +415,14 @@ def _search_args(t: argparse.ArgumentParser) -> None:
 
 def _backend_args(t: argparse.ArgumentParser) -> None:
     """`tune`'s options of one backend only: db_bench's build and defaults, the command backend's program."""
-    g = t.add_argument_group('the db_bench backend', 'which db_bench build measures (on each node), and what its runs '
-                             'start from (--backend db_bench, the default)')
+    g = t.add_argument_group('the db_bench backend', 'which db_bench build measures, on each node (--backend db_bench, '
+                             'the default)')
     g.add_argument("--rocksdb-version", metavar="V",
                    help="measure with the db_bench of RocksDB V (e.g. 9.11 or 7.8; `rocksdb-tuner doctor` lists them)")
     g.add_argument("--allow-mixed-db-bench", action="store_true",
                    help="accept nodes whose db_bench version or build differs from this host's")
     g.add_argument("--db-bench", help="db_bench binary (default $ROCKSDB_TUNER_DB_BENCH, else the newest release "
                    "build of 'make db_bench', else db_bench on PATH)")
-    g.add_argument("--defaults", choices=DEFAULTS_MODES, default=LIBRARY,
-                   help="what every run starts from, rocksdb-default included: library, what an application that "
-                        "opens a DB with default options gets from the RocksDB version that measures (dynamic level "
-                        "sizes from 8.4, its block cache, format and readahead); db_bench-7.8.3, RocksDB 7.8.3's "
-                        "db_bench defaults pinned on every version, for comparing versions (default library)")
     g = t.add_argument_group('your program', '--backend command: the program run on each configuration, and what builds '
                              'its DB')
     g.add_argument("--command", metavar="TEMPLATE", dest="program",  # args.command names the subcommand
