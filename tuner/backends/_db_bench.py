@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from objectives.contract import RunTask, Task
+from objectives.contract import Task
 from objectives.dbbench import DbBench, DbBenchError, probe
 from objectives.defaults import LIBRARY, DefaultsError, db_bench_defaults, defaults_of
 from objectives.flags import OUTSIDE_FLAGS, RESERVED_FLAGS, Baseline
@@ -229,8 +229,7 @@ class DbBenchBackend(Backend):
             raise UsageError(f"{flag}: the driver runs on its RocksDB's library defaults; this study's runs "
                              f"start from another's (--defaults {found.mode})")
         driver_beside(found.db_bench.path, flag)
-        task = RunTask(RateBackend.name, f"open_loop at {rate.writes:g} writes/s", data, duration, preloaded=True,
-                       memory=memory)
+        task = RateBackend.run_task(rate.writes, data, duration, memory)
         snapshot = RateBackend.preload_path(found, self.setup.work_dir, task, self.setup.seed)
         return RateBackend(replace(self.setup, workload=replace(task, snapshot=str(snapshot)), rate=rate,
                                    command=None, load=None, needs=("p99.9_us",), preloaded=(snapshot,),

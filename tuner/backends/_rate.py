@@ -149,7 +149,13 @@ class RateBackend(CommandBackend):
                              f"same ops/s; name a latency or a cost, e.g. --objective {DEFAULT_OBJECTIVE} (the default "
                              "with --rate), stall_micros or write_amp")
         data = d.target_data or DEFAULT_DATA
-        return RunTask(cls.name, f"open_loop at {m.rate:g} writes/s", data, m.duration or DEFAULT_DURATION, preloaded=True)
+        return cls.run_task(m.rate, data, m.duration or DEFAULT_DURATION)
+
+    @classmethod
+    def run_task(cls, writes: float, data: int, duration: float, memory: int | None = None) -> RunTask:
+        """A run of the driver offering ``writes`` per second for ``duration`` seconds on a DB of ``data`` bytes it
+        loads once, within ``memory`` bytes when given."""
+        return RunTask(cls.name, f"open_loop at {writes:g} writes/s", data, duration, preloaded=True, memory=memory)
 
     @classmethod
     def context_names(cls, config: TuneConfig) -> dict[str, float]:
