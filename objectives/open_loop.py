@@ -174,12 +174,29 @@ class Loaded:
             if cgroup is None:  # for_run evicts the DB's files
                 evict(db)
             out, memory = run([str(self.driver.path), "run", "--db", str(db), "--data", str(self.data),
-                               *self.sizes, *self._options(), *rate.argv()],
+                               *self.sizes, *self._options(), *driver_flags(rate)],
                                timeout=run_timeout(rate.duration, rate.settle), cgroup=cgroup)
         finally:
             remove_tree(db)
         result = parse(out)
         return dataclasses.replace(result, load_seconds=self.seconds, memory=memory)
+
+
+def offered(rate: Rate, rates: tuple[str, str] | None = None) -> list[str]:
+    """The driver's flags for what ``rate`` offers: the rates (or the words ``rates`` for them), their threads,
+    the arrivals, and the background threads' priority they compete with."""
+    writes, reads = rates or (f"{rate.writes:g}", f"{rate.reads:g}")
+    return ["--rate", writes, "--read_rate", reads, "--threads", str(rate.threads),
+            "--read_threads", str(rate.read_threads), "--arrivals", rate.arrivals,
+            "--background_priority", rate.background]
+
+
+def driver_flags(rate: Rate) -> list[str]:
+    """The driver's flags for a run of ``rate``: what it offers, for how long, its --settle (as long as the
+    window at most, with ``settle``), its seed and the windows whose tails it reports."""
+    return [*offered(rate), "--duration", f"{rate.duration:g}",
+            *(["--settle", f"{rate.duration:g}"] if rate.settle else []), "--seed", str(rate.seed),
+            *(["--windows", ",".join(map(str, rate.windows))] if rate.windows else [])]
 
 
 def remove_tree(path: Path) -> None:

@@ -110,22 +110,6 @@ class Rate:
     windows: tuple[int, ...] = ()  # lengths (s) of the consecutive windows whose tails the run reports
     background: str = "normal"  # or "low": RocksDB's background threads at nice 19
 
-    def offered(self, rates: tuple[str, str] | None = None) -> list[str]:
-        """The driver's flags for what is offered: the rates (or the words ``rates`` for them), their
-        threads, the arrivals, and the background threads' priority they compete with."""
-        writes, reads = rates or (f"{self.writes:g}", f"{self.reads:g}")
-        return ["--rate", writes, "--read_rate", reads, "--threads", str(self.threads),
-                "--read_threads", str(self.read_threads), "--arrivals", self.arrivals,
-                "--background_priority", self.background]
-
-    def argv(self) -> list[str]:
-        return [*self.offered(), "--duration", f"{self.duration:g}", *self.settling(), "--seed", str(self.seed),
-                *(["--windows", ",".join(map(str, self.windows))] if self.windows else [])]
-
-    def settling(self) -> list[str]:
-        """The driver's --settle: as long as the window at most, or nothing without ``settle``."""
-        return ["--settle", f"{self.duration:g}"] if self.settle else []
-
 
 # The share of due requests a run must complete for a rate to count as held, beside the SLO itself.
 DELIVERED = 0.99

@@ -13,7 +13,9 @@ from search_spaces import Context, GiB, IntParam, MiB, SearchSpace, SpaceError, 
 from search_spaces.catalogue import held_bytes, holding
 from search_spaces.config import Setting
 from search_spaces.context import ExpressionError, evaluate
+from tuner.engine._baseline_file import load_baseline
 from tuner.engine._prepare import _direct_io
+from tuner.model import UsageError
 from tuner.options_file import decode, encode
 from tuner.outputs._export import ExportError, as_python
 
@@ -88,6 +90,25 @@ def test_a_configuration_names_each_option_as_every_backend_does(ctx):
     choices = SearchSpace.from_dict({"parameters": {"cache_index_and_filter_blocks": {
         "type": "categorical", "choices": ["0", "1"]}}})
     assert choices.config_of({"cache_index_and_filter_blocks": True}).flags() == {"cache_index_and_filter_blocks": "true"}
+
+
+def test_a_baseline_file_of_flags_reads_as_the_configuration_it_names(tmp_path: Path):
+    """--baseline FILE of db_bench flags: its values of the searched options typed as the space's parameters
+    (as a study's record of flags reads back), the flags kept as given; a searched number that is none is
+    refused naming the flag."""
+    space = load_space("default")
+    given = tmp_path / "flags.txt"
+    given.write_text("--max_background_jobs=4 --compression_type=zstd  # today's\n--cache_size=1048576\n"
+                     "--bloom_bits=9.5 --num_levels=7\n")
+    flags, values, words = load_baseline(given, space)
+    assert flags == {"max_background_jobs": "4", "compression_type": "zstd", "cache_size": "1048576",
+                     "bloom_bits": "9.5", "num_levels": "7"}
+    # typed where that renders the same: an int parameter's 9.5 stays as given, as db_bench gets it
+    assert values == {"max_background_jobs": 4, "compression_type": "zstd", "cache_size": 1 << 20, "bloom_bits": "9.5"}
+    assert words == f"your configuration: the db_bench flags in {given}"
+    given.write_text("--max_background_jobs=four\n")
+    with pytest.raises(UsageError, match=r"--baseline .*: --max_background_jobs=four is not a number"):
+        load_baseline(given, space)
 
 
 def test_yaml_and_toml_give_the_same_space(tmp_path: Path, ctx):

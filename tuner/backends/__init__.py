@@ -9,8 +9,6 @@ contract's types (what a run returns or raises) are exported here, for the engin
 
 from __future__ import annotations
 
-from typing import Any
-
 from objectives.flags import Baseline
 from tuner.backends._command import CommandBackend
 from tuner.backends._db_bench import DbBenchBackend
@@ -49,13 +47,13 @@ def hand_found(found: Found, workload: Task) -> tuple[Baseline, ...]:
     return BACKENDS[found.backend].hand_found(workload)
 
 
-def default_flags(flags: list[str], found: Found, workload: Task) -> dict[str, Any]:
-    """What the rocksdb-default baseline runs each of ``flags`` with, as the study's backend says
-    (:meth:`Backend.default_flags`, from what it ``found``): db_bench's defaults every run starts from
-    under the ``workload``'s own flags; a program's own defaults: no flag."""
-    return BACKENDS[found.backend].default_flags(found, flags, workload)
+def default_config(found: Found, task: Task, flags: list[str]) -> Config:
+    """The configuration the rocksdb-default baseline runs, each of ``flags`` at its value, as the study's
+    backend says (:meth:`Backend.default_config`, from what it ``found``): db_bench's defaults every run starts
+    from under the ``task``'s own flags; a program's own defaults: none."""
+    return BACKENDS[found.backend].default_config(found, task, flags)
 
 
 __all__ = ["BACKENDS", "as_workload", "DISK_FULL", "STOPPED", "Backend", "Config", "ContractBroken", "Description",
            "EnvironmentFault", "Found", "IntervalObserver", "Measurement", "Node", "Preloaded", "RunFailed",
-           "RunStopped", "Setup", "Task", "check_metrics", "default_flags", "hand_found", "missing_metric"]
+           "RunStopped", "Setup", "Task", "check_metrics", "default_config", "hand_found", "missing_metric"]

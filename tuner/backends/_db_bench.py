@@ -126,13 +126,14 @@ class DbBenchBackend(Backend):
         return scaled(flags, target), {**target.shape, **{k: v for k, v in flags.items() if k in SHAPE}}
 
     @classmethod
-    def default_flags(cls, found: Found, flags: list[str], workload_: Task) -> dict[str, Any]:
+    def default_config(cls, found: Found, task: Task, flags: list[str]) -> Config:
         """The defaults every run starts from (those found, else the library's of db_bench's version),
         else db_bench's own, under the workload's own flags (which come along), as S0's scaled
         memtable."""
         db_bench = found.db_bench
         assert db_bench is not None, "Backend.find first"
-        return {**db_bench_defaults(flags, db_bench, found.defaults or defaults_of(db_bench)), **workload(workload_).flags}
+        return Config.of({**db_bench_defaults(flags, db_bench, found.defaults or defaults_of(db_bench)),
+                          **workload(task).flags})
 
     @classmethod
     def hand_found(cls, workload_: Task) -> tuple[Baseline, ...]:

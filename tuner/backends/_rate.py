@@ -23,12 +23,11 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from objectives.contract import RunTask, Task
 from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, db_bench_defaults, defaults_of
-from objectives.open_loop import BINARY, KEY_SIZE, VALUE_SIZE, run_timeout
+from objectives.open_loop import BINARY, KEY_SIZE, VALUE_SIZE, offered, run_timeout
 from objectives.rates import ARRIVALS, BACKGROUND, Capacity, Rate, RateRun, capacity
 from objectives.runner import PRELOAD_PREFIX
 from objectives.scores import Bound
@@ -68,7 +67,7 @@ class RateBackend(CommandBackend):
         driver = str(driver_beside(found.db_bench.path))
         return ([driver, "run", "--db", "{db}", "--options", "{options}", "--data", "{data_bytes}",
                  "--duration", "{duration}", "--settle", "{duration}", "--seed", "{seed}", *SIZES,
-                 *setup.rate.offered(RATES)],
+                 *offered(setup.rate, RATES)],
                 [driver, "load", "--db", "{db}", "--data", "{data_bytes}", *SIZES])
 
     def _words(self) -> dict[str, str]:
@@ -105,12 +104,12 @@ class RateBackend(CommandBackend):
         return capacity(Runs(), rate, slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, say, step)
 
     @classmethod
-    def default_flags(cls, found: Found, flags: list[str], workload: Task) -> dict[str, Any]:
+    def default_config(cls, found: Found, task: Task, flags: list[str]) -> Config:
         """The library's defaults the driver's runs start from, as the searched options' values (read by
         the release db_bench's library_defaults beside it, block cache included): rocksdb-default runs
         first among the trials, and the space holds it."""
         assert found.db_bench is not None, "Backend.find first"
-        return db_bench_defaults(flags, found.db_bench, defaults_of(found.db_bench))
+        return Config.of(db_bench_defaults(flags, found.db_bench, defaults_of(found.db_bench)))
 
     def base_options(self) -> str:
         """The driver's library defaults, as its RocksDB writes them for a new DB."""

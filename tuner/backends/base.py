@@ -9,8 +9,8 @@ Its life in a study:
   they start from (db_bench: the probed binary and its defaults), as a :class:`Found`; while the
   request is prepared, :meth:`Backend.task` gives the :class:`Task` its runs run (db_bench: the workload
   --workload names; the command backend: the program), :meth:`Backend.sized` sizes it (and shapes it like the
-  target), :meth:`Backend.timed` says whether its length can be set, :meth:`Backend.default_flags` says what the
-  defaults' baseline runs each flag with, :meth:`Backend.hand_found` the configurations found by hand for the task,
+  target), :meth:`Backend.timed` says whether its length can be set, :meth:`Backend.default_config` says what the
+  defaults' baseline runs, :meth:`Backend.hand_found` the configurations found by hand for the task,
   :meth:`Backend.check` refuses what its runs cannot take and :meth:`Backend.preload_path` names where
   a preloaded DB is built;
 - ``Backend(setup)`` then :meth:`Backend.prepare` (per study on the driver, and per node on a
@@ -205,10 +205,11 @@ class Backend(abc.ABC):
         return [], dict(target.shape)
 
     @classmethod
-    def default_flags(cls, found: Found, flags: list[str], workload: Task) -> dict[str, Any]:
-        """What the defaults' baseline (rocksdb-default) runs each of ``flags`` with, as its runs are
-        given them: by default none (a program runs on its own defaults)."""
-        return {}
+    def default_config(cls, found: Found, task: Task, flags: list[str]) -> Config:
+        """The configuration the defaults' baseline (rocksdb-default) runs: each of ``flags`` at the value its
+        runs are given (named as the catalogue names it: :meth:`Config.of`); by default none (a program runs on
+        its own defaults)."""
+        return Config()
 
     @classmethod
     def hand_found(cls, workload: Task) -> tuple[Baseline, ...]:

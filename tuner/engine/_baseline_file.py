@@ -15,7 +15,6 @@ from typing import Any
 
 from objectives.flags import OUTSIDE_FLAGS, RESERVED_FLAGS, Flag
 from search_spaces import SearchSpace
-from search_spaces.parameters import CategoricalParam
 from tuner import options_file
 from tuner.model import UsageError
 
@@ -38,8 +37,13 @@ def load_baseline(path: Path, space: SearchSpace) -> tuple[dict[str, Flag], dict
             flags["cache_size"] = cache
         return flags, values, f"your configuration: the OPTIONS file {path}"
     flags = _flags(text, path)
-    values = {p.name: _typed(p, flags[p.flag]) for p in space.parameters if p.flag in flags}
-    return flags, values, f"your configuration: the db_bench flags in {path}"
+    given = {s.flag: s.value for s in space.config_of(flags).settings}  # typed as the space's parameters
+    typed = {p.name: given[p.flag] for p in space.parameters if p.flag in given}
+    wrong = [p for p in space.parameters if p.name in typed and p.value_of(typed[p.name]) is None]
+    if wrong:
+        raise UsageError(f"--baseline {path}: --{wrong[0].flag}={typed[wrong[0].name]} is not a number, as the "
+                         f"searched {wrong[0].name} takes")
+    return flags, typed, f"your configuration: the db_bench flags in {path}"
 
 
 def _flags(text: str, path: Path) -> dict[str, Flag]:
@@ -58,11 +62,3 @@ def _flags(text: str, path: Path) -> dict[str, Flag]:
         raise UsageError(f"--baseline {path}: no db_bench flag in it")
     return flags
 
-
-def _typed(param: Any, text: Flag) -> Any:
-    if isinstance(param, CategoricalParam):
-        return next((c for c in param.choices if str(c) == str(text)), text)
-    try:
-        return int(str(text))
-    except ValueError:
-        return float(str(text))

@@ -15,7 +15,7 @@ from objectives.contract import Task
 from search_spaces import SearchSpace
 from search_spaces.catalogue import by_flag
 from search_spaces.parameters import CategoricalParam
-from tuner.backends import Found, default_flags
+from tuner.backends import Found, default_config
 from tuner.engine._plan import Reference
 from tuner.fmt import fmt_bytes
 from tuner.model import DEFAULT_BASELINE
@@ -38,9 +38,9 @@ def project(space: SearchSpace, flags: dict[str, Any], clip: bool = True) -> dic
 def references(space: SearchSpace, found: Found, workload: Task,
                user: Reference | None) -> list[tuple[str, dict[str, Any]]]:
     """The flags of what gains are measured against, as their starts run them: the rocksdb-default
-    baseline's (:func:`tuner.backends.default_flags` of the searched options), then the user's configuration's
+    baseline's (:func:`tuner.backends.default_config` of the searched options), then the user's configuration's
     (``user``: its values of the searched options on top)."""
-    defaults = default_flags([p.flag for p in space.parameters], found, workload)
+    defaults = default_config(found, workload, [p.flag for p in space.parameters]).flags()
     named = [(DEFAULT_BASELINE, defaults)]
     if user is not None:
         named.append((user.name, {**defaults, **space.config({k: v for k, v in user.values.items() if v is not None}).flags()}))

@@ -20,9 +20,9 @@ from objectives.flags import Flag
 from objectives.rates import Rate, parse_slo
 from objectives.scores import Score
 from objectives.workdir import SnapshotError, snapshot_files
-from search_spaces import Config, Context, GiB, MiB, SearchSpace, load_space
+from search_spaces import Context, GiB, MiB, SearchSpace, load_space
 from search_spaces.catalogue import catalogue, held_bytes, holding
-from tuner.backends import BACKENDS, Backend, Found, default_flags
+from tuner.backends import BACKENDS, Backend, Found, default_config
 from tuner.engine._baseline_file import NAME as BASELINE_NAME
 from tuner.engine._baseline_file import load_baseline
 from tuner.engine._budget import Growth
@@ -405,11 +405,11 @@ def _reference(config: TuneConfig, space: SearchSpace,
 
 def baseline_memory(found: Found, workload: Task) -> tuple[int, str] | None:
     """(the trials' memory rocksdb-default needs, what it holds in words): its memtables and block cache
-    as it runs them (:func:`tuner.backends.default_flags`), as the memory budget's 3/4 of the trials'
+    as it runs them (:func:`tuner.backends.default_config`), as the memory budget's 3/4 of the trials'
     memory (the rest db_bench itself and the page cache: :func:`memory_plan`); None with no db_bench, or
     where its flags do not say."""
     options = [o.flag for o in catalogue().values() if o.holds is not None]  # what the catalogue says holds memory
-    held = holding(Config.of(default_flags(options, found, workload)).values())
+    held = holding(default_config(found, workload, options).values())
     if held is None:
         return None
     whole_mib = -(-held_bytes(held) * 4 // (3 * MiB))

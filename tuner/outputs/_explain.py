@@ -25,7 +25,7 @@ from objectives.scores import label
 from search_spaces.catalogue import by_flag
 from search_spaces.parameters import CategoricalParam, Parameter
 from tuner import options_file
-from tuner.backends import default_flags
+from tuner.backends import default_config
 from tuner.fmt import fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot
 from tuner.outputs._optuna_view import as_optuna
@@ -62,13 +62,13 @@ def not_applied(snapshot: StudySnapshot) -> set[str]:
 def _default_values(snapshot: StudySnapshot) -> dict[str, tuple[object | None, str]]:
     """Each parameter's value in the rocksdb-default baseline in its own terms, and in words: read back
     from that run's OPTIONS file (lz4, not kLZ4Compression; 0 bits per key, not nullptr), else the value
-    it ran (the block cache's capacity, which RocksDB does not write: tuner.backends.default_flags); None
+    it ran (the block cache's capacity, which RocksDB does not write: tuner.backends.default_config); None
     where the library chose (the default compression level), the file's text names no value of the
     parameter (said as written), or nothing says (a program's own cache)."""
     path = snapshot.out / "baselines" / DEFAULT_BASELINE / "OPTIONS"
     sections = options_file.parse_options(path.read_text()) if path.is_file() else {}
     params = snapshot.space.parameters
-    ran = default_flags([p.flag for p in params], snapshot.found, snapshot.workload)
+    ran = default_config(snapshot.found, snapshot.workload, [p.flag for p in params]).flags()
     values: dict[str, tuple[object | None, str]] = {}
     for p in params:
         text = None if p.options_key in options_file.NOT_SERIALIZED else options_file.lookup(sections, p.options_key)

@@ -15,7 +15,7 @@ from optuna.trial import FrozenTrial
 from objectives.scores import label
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
-from tuner.backends import default_flags
+from tuner.backends import default_config
 from tuner.fmt import fmt_bytes, fmt_ops, fmt_resolution, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
 from tuner.outputs._answer import (
@@ -436,7 +436,7 @@ def _write_changed(snapshot: StudySnapshot, best: BestTrial, reference: str) -> 
     the answer sets to other values than ``reference`` ran with, and nothing else, labelled not measured."""
     ref = next(b for b in snapshot.baselines if b.name == reference)
     text, params = (Path(best.log_dir) / "OPTIONS").read_text(), snapshot.space.parameters
-    ran = {**default_flags([p.flag for p in params], snapshot.found, snapshot.workload), **ref.flags}
+    ran = {**default_config(snapshot.found, snapshot.workload, [p.flag for p in params]).flags(), **ref.flags}
     unwritten = {p.options_key for p in params if p.options_key in options_file.NOT_SERIALIZED}
     written = options_file.differing(text, _kept_options(snapshot, ref, best),
                                      {p.options_key for p in params} - unwritten)
@@ -466,7 +466,7 @@ def _kept_options(snapshot: StudySnapshot, ref: BaselineRecord, best: BestTrial)
     if found is not None:
         return found.read_text()
     space = snapshot.space
-    ran = {**default_flags([p.flag for p in space.parameters], snapshot.found, snapshot.workload), **flags}
+    ran = {**default_config(snapshot.found, snapshot.workload, [p.flag for p in space.parameters]).flags(), **flags}
     values = {p.options_key: ran[p.flag] for p in space.parameters
               if p.flag in ran and p.options_key not in options_file.NOT_SERIALIZED}
     return (f"# {ref.name}: none of its runs left an OPTIONS file; this is the best's (trial {best.trial}) with "
