@@ -19,6 +19,7 @@ names), so a figure made by older code says so where it is quoted.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -84,17 +85,59 @@ def stamp(record: Path, commit: str | None, date: str, code: tuple[str, ...], br
     if commit is None:
         return f"Made by `make record` from `{record.relative_to(ROOT)}`, measured on {date[:10]}; the record names no commit."
     made = f"Made by `make record` from `{record.relative_to(ROOT)}`, measured at {commit.split()[0]} on {date[:10]}"
+    differ = changed_since(commit, code)
+    if differ is None:
+        return f"{made}; that commit is not in this checkout's history."
+    if not differ:
+        return f"{made}; the code that measured it ({', '.join(code)}) is unchanged since."
+    return f"{made}; the code that measured it has changed since, in {in_brief(differ) if brief else ', '.join(differ)}."
+
+
+def gathered(records: list[tuple[Path, str | None, str]], code: tuple[str, ...]) -> str:
+    """One line for several records of one folder that the same ``code`` measured (a block that quotes a job
+    run on several days), in place of a :func:`stamp` each: every record (its path in the folder, less a
+    ``summary.json``) with the commit and day it was measured at, and the top-level folders (:func:`in_brief`)
+    of the code changed since, those since the newest record's commit named apart when fewer."""
+    if len(records) == 1:
+        return stamp(*records[0], code, brief=True)
+    folder = Path(os.path.commonpath([path.parent for path, _, _ in records]))
+    named, since = [], {}
+    for path, commit, date in records:
+        name = str(path.relative_to(folder)).removesuffix("/summary.json")
+        if commit is None:
+            named.append(f"`{name}` (on {date[:10]}, the record names no commit)")
+            continue
+        differ = changed_since(commit, code)
+        named.append(f"`{name}` (at {commit.split()[0]} on {date[:10]}"
+                     + ("; that commit is not in this checkout's history)" if differ is None else ")"))
+        if differ is not None:
+            since[name] = differ
+    made = f"Made by `make record` from {len(records)} records in `{folder.relative_to(ROOT)}/`: {', '.join(named)}"
+    changed = [name for name, differ in since.items() if differ]
+    if not changed:
+        return f"{made}; the code that measured them ({', '.join(code)}) is unchanged since." if since else f"{made}."
+    every = in_brief(sorted({path for differ in since.values() for path in differ}))
+    newest = in_brief(list(since.values())[-1])
+    whose = "each" if len(changed) == len(since) else listed_names(changed)
+    return (f"{made}; the code that measured {whose} has changed since, in {every}"
+            + (f" (since the newest, in {newest})" if newest and newest != every else "") + ".")
+
+
+def listed_names(names: list[str]) -> str:
+    """Record names in a sentence, each in backticks: "`a`, `b` and `c`"."""
+    quoted = [f"`{name}`" for name in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
+
+
+def changed_since(commit: str, code: tuple[str, ...]) -> list[str] | None:
+    """The files of ``code`` that differ between ``commit`` (its first word, a commit id) and the working
+    tree; None when this checkout's history lacks that commit."""
     ref = re.match(r"[0-9a-f]{7,40}", commit)
     if ref is None or subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "-q", f"{ref[0]}^{{commit}}"],
                                      capture_output=True).returncode != 0:
-        return f"{made}; that commit is not in this checkout's history."
-    differ = subprocess.run(["git", "-C", str(ROOT), "diff", "--name-only", ref[0], "--", *code],
-                            capture_output=True, text=True, check=True).stdout.split()
-    if not differ:
-        return f"{made}; the code that measured it ({', '.join(code)}) is unchanged since."
-    if brief:
-        return f"{made}; the code that measured it has changed since, in {in_brief(differ)}."
-    return f"{made}; the code that measured it has changed since, in {', '.join(differ)}."
+        return None
+    return subprocess.run(["git", "-C", str(ROOT), "diff", "--name-only", ref[0], "--", *code],
+                          capture_output=True, text=True, check=True).stdout.split()
 
 
 def commit_before(started: str) -> str | None:

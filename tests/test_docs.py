@@ -350,6 +350,33 @@ def test_a_generated_blocks_stamp_says_whether_the_code_that_measured_it_changed
         "names no commit.")
 
 
+def test_the_records_of_one_folder_gather_into_one_stamp():
+    """Several records of one folder that the same code measured (a job run on several days) are stamped in one
+    line: each by its name in the folder with its commit and day, and the top-level folders of the code changed
+    since, those since the newest named apart when fewer; one record alone gets its stamp in brief."""
+    root = subprocess.run(["git", "-C", str(ROOT), "rev-list", "--max-parents=0", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.split()[0]
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    folder = ROOT / "experiments" / "default_job" / "results"
+    code = ("tuner/cli.py", "Makefile")
+    old, new = (folder / "a" / "summary.json", root[:7], "2026-11-29 01:04:22 UTC"), (folder / "b.json", head[:7], "2026-12-05")
+    line = record.gathered([old, new], code)
+    assert line.startswith(f"Made by `make record` from 2 records in `experiments/default_job/results/`: `a` (at "
+                           f"{root[:7]} on 2026-11-29), `b.json` (at {head[:7]} on 2026-12-05); the code that measured ")
+    # the first commit's code is not today's; HEAD's is the working tree's unless it is edited
+    whose = "each" if record.changed_since(head, code) else "`a`"
+    assert f"; the code that measured {whose} has changed since, in Makefile, tuner/" in line
+    assert record.gathered([old], code) == record.stamp(*old, code, brief=True)
+    unchanged = record.gathered([(folder / "a.json", head[:7], "2026-12-05"), (folder / "b.json", None, "2026-11-24")],
+                                ("no/such/path",))
+    assert unchanged == ("Made by `make record` from 2 records in `experiments/default_job/results/`: `a.json` (at "
+                         f"{head[:7]} on 2026-12-05), `b.json` (on 2026-11-24, the record names no commit); the code "
+                         "that measured them (no/such/path) is unchanged since.")
+    assert record.gathered([old, (folder / "c.json", "0000000", "2026-12-01")], code).count(
+        "`c.json` (at 0000000 on 2026-12-01; that commit is not in this checkout's history)") == 1
+
+
 def test_a_brief_stamp_names_the_top_level_folders_of_the_changed_files():
     """For code as wide as the tuner (the default job's headline), the stamp gives the top-level folders the
     changed files are in (a file at the top by its name), not each file nor how many, which would change with

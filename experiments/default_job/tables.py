@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.headroom import tables as headroom
-from experiments.record import commit_before, stamp
+from experiments.record import commit_before, gathered, stamp
 from objectives.defaults import LIBRARY
 from tuner.model import DEFAULT_BASELINE
 from tuner.outputs import answer as answer_now
@@ -207,8 +207,8 @@ def now_words(summary: Summary) -> str:
 
 def earlier_words() -> tuple[str, list[str]]:
     """The job's answers on older code, each with its gain in its paired rounds and held out; and the stamps
-    of the records read."""
-    words, stamps = [], []
+    of the records read, one line for the jobs' and one for the held-out rounds' (:func:`gathered`)."""
+    words, jobs, helds = [], [], []
     for name, held_name in EARLIER:
         path, summary = job(name)
         assert summary.best is not None and summary.when is not None and summary.when.first_trial_started
@@ -219,9 +219,10 @@ def earlier_words() -> tuple[str, list[str]]:
         used = summary.answer is None or summary.answer.recommend == "best"
         words.append(f"trial {summary.best.trial} on {started[:10]}, {said}" if used else
                      f"on {started[:10]} kept the defaults over its best, trial {summary.best.trial}, {said}")
-        stamps += [stamp(path, commit_of(summary), started, CODE, brief=True),
-                   stamp(held_path, held["commit"], held["when"], headroom.CODE)]
-    return "On older code the same job answered " + listed(words) + ".", stamps
+        jobs.append((path, commit_of(summary), started))
+        helds.append((held_path, held["commit"], held["when"]))
+    return ("On older code the same job answered " + listed(words) + ".",
+            [gathered(jobs, CODE), gathered(helds, headroom.CODE)])
 
 
 def passed_over(folder: Path, summary: Summary) -> list[str]:
@@ -315,7 +316,7 @@ def expect() -> str:
     defaults, what its fastest configuration would have cost), what the job's best ran in each run on older code,
     what that says for a host like it, and how to read a tie; the stamps of the records."""
     runs = [job(name) for name in (*(n for n, _ in EARLIER), JOB)]
-    said, stamps, ties, rates = [], [], 0, []
+    said, records, ties, rates = [], [], 0, []
     for path, summary in runs:
         r, baseline = gain(summary), summary.baseline(DEFAULT_BASELINE)
         assert baseline is not None
@@ -324,7 +325,7 @@ def expect() -> str:
         assert summary.when is not None and summary.when.first_trial_started and r.ci95
         started = summary.when.first_trial_started
         said.append((f"{r.ratio:.2f}x", started[:10], f"({r.ci95[0]:.2f}-{r.ci95[1]:.2f})"))
-        stamps.append(stamp(path, commit_of(summary), started, CODE, brief=True))
+        records.append((path, commit_of(summary), started))
         ties += r.verdict == "tie"
     now_path, now = runs[-1]
     assert now.host is not None and now.build is not None and now.answer is not None and now.revalidation
@@ -367,7 +368,7 @@ def expect() -> str:
             f"{1 + SERVED_MARGINS['p99.99_us'][0]:g}x the defaults' (or stalls there), or costs more than the cost "
             "guard allows, is not recommended (`--any-cost` recommends the fastest). Another host, version or "
             "workload moves these figures: the study measures yours.")
-    return "\n".join([fill(text), "", *stamps])
+    return "\n".join([fill(text), "", gathered(records, CODE)])
 
 
 TABLES: dict[str, Callable[[], str]] = {"headline": headline, "expect": expect}  # block name -> its generator
