@@ -3860,6 +3860,35 @@ def test_the_second_study_at_an_slo_is_quoted_as_its_summary_gives_it():
     _quoted(f"paired ratio came out {_ratio(cap.vs_default['trial 0'])}", doc)
 
 
+def test_one_configurations_capacity_by_round_is_quoted_as_its_summary_gives_it():
+    """docs/measure.md's "One configuration's capacity, round by round": the defaults' capacity in 3 rounds (their
+    own start the study's best, so searched once a round), the runs at the rate held in two rounds and missed in
+    one, and how many paired rounds two configurations that noisy would need for a 1.3x ratio's interval to
+    clear 1 (a t interval on log ratios, each side with the spread of these rounds)."""
+    doc = ("docs/measure.md",)
+    folder = "experiments/service_level/results/capacity-defaults-rounds-60k-11.8.1-2026-12-05"
+    summary = Summary.load(ROOT / folder / "summary.json")
+    command = (ROOT / folder / "console.log").read_text().splitlines()[0]
+    assert _without_names(command).startswith("rocksdb-tuner tune --rate 60000 --slo p99.9<=10ms ")
+    cap = summary.capacity
+    assert cap is not None and cap.rounds == 3 and cap.vs_default == {}
+    defaults = cap.of(DEFAULT_BASELINE)
+    held = defaults.held_by_round
+    _quoted(", ".join(f"{h:,.0f}" for h in held[:-1]) + f" and {held[-1]:,.0f} ops/s by round", doc)
+    at = {p.round: p for p in defaults.probes if round(p.offered) == round(held[0])}
+    assert at[1].held and not at[2].held and at[3].held and set(at) == {1, 2, 3}
+    _quoted(f"{held[0]:,.0f} ops/s rounds 1 and 3 held P99.9 at {at[1].value / 1e3:.1f} and {at[3].value / 1e3:.1f} ms, and round 2's run "
+            f"at the same rate missed it at {at[2].value / 1e3:.1f} ms", doc)
+    spread = statistics.stdev(math.log(h) for h in held)
+    _quoted(f"log capacities over the three rounds is {spread:.2f}", doc)
+    needed = next(n for n in range(2, 50)
+                  if scipy_stats.t.ppf(0.975, n - 1) * spread * math.sqrt(2 / n) < math.log(1.3))
+    _quoted(f"would need at least {needed} rounds for the 95 % interval of a true 1.3x capacity ratio to clear 1", doc)
+    _quoted("tells a 1.3x ratio from a tie only when the rounds' noise is lower", doc)
+    assert "--capacity-rounds 5 " in (ROOT / "README.md").read_text()  # "The README's example asks for 5"
+    _quoted(f"at least {needed} were needed to tell a 1.3x ratio from a tie", ("docs/cli.md",))
+
+
 def test_the_service_level_at_the_default_jobs_target_is_quoted_as_its_json_gives_it():
     """docs/measure.md's "What it showed at the default job's target": the paired rounds at a rate and the
     capacities at an SLO, from experiments/service_level/results/."""
