@@ -3877,8 +3877,8 @@ def test_one_configurations_capacity_by_round_is_quoted_as_its_summary_gives_it(
     _quoted(", ".join(f"{h:,.0f}" for h in held[:-1]) + f" and {held[-1]:,.0f} ops/s by round", doc)
     at = {p.round: p for p in defaults.probes if round(p.offered) == round(held[0])}
     assert at[1].held and not at[2].held and at[3].held and set(at) == {1, 2, 3}
-    _quoted(f"{held[0]:,.0f} ops/s rounds 1 and 3 held P99.9 at {at[1].value / 1e3:.1f} and {at[3].value / 1e3:.1f} ms, and round 2's run "
-            f"at the same rate missed it at {at[2].value / 1e3:.1f} ms", doc)
+    _quoted(f"{held[0]:,.0f} ops/s rounds 1 and 3 held P99.9 at {at[1].value / 1e3:.1f} and {at[3].value / 1e3:.1f} "
+            f"ms, and round 2's run at the same rate missed it at {at[2].value / 1e3:.1f} ms", doc)
     spread = statistics.stdev(math.log(h) for h in held)
     _quoted(f"log capacities over the three rounds is {spread:.2f}", doc)
     needed = next(n for n in range(2, 50)
