@@ -8,11 +8,13 @@ import math
 import statistics
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
+from scipy import stats as scipy_stats
 
 from objectives.defaults import LIBRARY
 from objectives.rates import Capacity, Rate, RateRun
@@ -26,7 +28,8 @@ from tuner.engine._served import finalists_served, serve, serve_rate
 from tuner.model import TuneConfig, UsageError
 from tuner.observers._mlflow import _served_metrics
 from tuner.outputs._answer import capacity_line, served_line
-from tuner.summary import Revalidation, ServedReport, Summary
+from tuner.stats import paired_ratio
+from tuner.summary import CapacityOf, CapacityReport, Ratio, Revalidation, ServedReport, Summary
 
 
 def _stage(tmp_path: Path, rounds: int, serve_at: float | str | None = 40_000.0, start: str | None = None,
@@ -512,3 +515,32 @@ def test_a_throughput_study_finds_the_capacity_of_its_answer_and_the_defaults_at
     assert f"capacity at p99.9<=50ms (one 2 s run per offered rate, each run and its settle, from {cap.start:,.0f} " \
            f"ops/s ({cap.how}); a bracket, not an interval): rocksdb-default " in r.stdout
     assert leftovers(work_dir) == []
+
+
+def test_a_capacity_ratio_that_is_a_tie_says_what_its_rounds_could_tell():
+    """A capacity ratio over rounds whose interval holds 1 says, as the gain's tie does, the smallest ratio those
+    rounds of that spread tell from 1 and how many rounds would tell its estimate (synthetic rounds: the t
+    interval's half-width on the log ratios, worked out here from their standard deviation)."""
+    defaults, best = [100_000.0, 83_000.0, 100_000.0], [118_000.0, 120_000.0, 104_000.0]
+    logs = [math.log(b / a) for a, b in zip(defaults, best)]
+    sd, estimate = statistics.stdev(logs), math.exp(statistics.fmean(logs))
+
+    def half(k: int) -> float:
+        return scipy_stats.t.ppf(0.975, k - 1) * sd / math.sqrt(k)
+
+    assert math.exp(statistics.fmean(logs) - half(3)) < 1  # a tie in 3 rounds
+    needed = next(k for k in range(2, 200) if half(k) < math.log(estimate))
+    report = CapacityReport(slo="p99.9<=10ms", metric="p99.9_us", bound=10_000.0, rounds=3, duration=60.0,
+                            configurations=[CapacityOf("rocksdb-default", statistics.median(defaults), None, [],
+                                                       list(defaults)),
+                                            CapacityOf("trial 5", statistics.median(best), None, [], list(best))],
+                            vs_default={"trial 5": Ratio.from_dict({"against": "rocksdb-default",
+                                                                    **paired_ratio(best, defaults).to_dict()})})
+    line = capacity_line(Summary.from_dict({"capacity": report.to_dict()}))
+    assert line is not None
+    assert (f"the defaults' capacity, paired by round; resolution: 3 paired rounds of this spread tell apart only "
+            f"differences of {math.exp(half(3)):.2f}x or more; an estimate of {estimate:.2f}x would need about "
+            f"{needed} rounds of this spread to tell (--capacity-rounds {needed}). A tail") in line
+    clear = replace(report, vs_default={"trial 5": Ratio.from_dict({"against": "rocksdb-default", **paired_ratio(
+        [2 * d * (1 + i / 100) for i, d in enumerate(defaults)], defaults).to_dict()})})
+    assert "resolution" not in (capacity_line(Summary.from_dict({"capacity": clear.to_dict()})) or "")

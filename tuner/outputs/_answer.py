@@ -9,9 +9,9 @@ from typing import Any
 from objectives.scores import Bound
 from tuner import ranking
 from tuner.backends import BACKENDS
-from tuner.fmt import AT_RATE_METRICS, fmt_at_rate, fmt_bytes, fmt_cost, fmt_duration, fmt_value
+from tuner.fmt import AT_RATE_METRICS, fmt_at_rate, fmt_bytes, fmt_cost, fmt_duration, fmt_resolution, fmt_value
 from tuner.model import DEFAULT_BASELINE, Answer
-from tuner.stats import improvement
+from tuner.stats import MOST_ROUNDS, improvement, tie_resolution
 from tuner.summary import CapacityOf, Measured, Ratio, StudyAnswer, Summary, TargetInfo
 
 
@@ -294,7 +294,8 @@ def _held(c: CapacityOf) -> str:
 
 def capacity_line(summary: Summary) -> str | None:
     """--slo: how far rocksdb-default and the best hold the SLO, in one line: how long each run was and
-    where the searches started, and the ratio of their capacities when both have one. None without --slo."""
+    where the searches started, the ratio of their capacities when both have one, and for a ratio over rounds that
+    is a tie what those rounds could tell (tuner.stats.resolution, as for the gain). None without --slo."""
     cap = summary.capacity
     if cap is None or not cap.configurations:
         return None
@@ -303,7 +304,8 @@ def capacity_line(summary: Summary) -> str | None:
     others = [c for c in cap.configurations if c.name != DEFAULT_BASELINE]
     ratio = ""
     if others and others[0].name in cap.vs_default:
-        ratio = f": {ratio_text(cap.vs_default[others[0].name])} the defaults' capacity, paired by round"
+        paired = cap.vs_default[others[0].name]
+        ratio = f": {ratio_text(paired)} the defaults' capacity, paired by round{_capacity_resolution(paired)}"
     elif default is not None and default.held and others and others[0].held:
         ratio = f": {others[0].held / default.held:.2f}x the defaults' capacity"
     seconds = cap.duration or (summary.target.confirm_duration_seconds if summary.target is not None else None)
@@ -316,6 +318,17 @@ def capacity_line(summary: Summary) -> str | None:
     return (f"capacity at {cap.slo} ({how}): " + "; ".join(parts) + ratio
             + ". A tail over runs this short moves from run to run and flatters a DB that serves for longer "
               "(docs/measure.md, 'How long a run at a rate must be')")
+
+
+def _capacity_resolution(paired: Ratio) -> str:
+    """For a capacity ratio over rounds that is a tie, what its rounds could tell and how many would tell its
+    estimate from 1 (``; resolution: ...``); empty otherwise."""
+    can = tie_resolution(paired.verdict, paired.ratio, paired.ci95, paired.n)
+    if can is None or paired.ratio is None:
+        return ""
+    text = fmt_resolution(f"{paired.n} paired rounds", "rounds", paired.ratio, can.smallest, can.rounds_needed,
+                          MOST_ROUNDS)
+    return f"; resolution: {text}" + (f" (--capacity-rounds {can.rounds_needed})" if can.rounds_needed else "")
 
 
 def served_line(summary: Summary) -> str | None:
