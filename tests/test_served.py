@@ -26,7 +26,7 @@ from tuner.engine._capacity import capacities, search_start
 from tuner.engine._prepare import check_backend
 from tuner.engine._served import finalists_served, serve, serve_rate
 from tuner.model import TuneConfig, UsageError
-from tuner.observers._mlflow import _served_metrics
+from tuner.observers._mlflow import _capacity_metrics, _served_metrics
 from tuner.outputs._answer import capacity_line, served_line
 from tuner.stats import paired_ratio
 from tuner.summary import CapacityOf, CapacityReport, Ratio, Revalidation, ServedReport, Summary
@@ -541,6 +541,10 @@ def test_a_capacity_ratio_that_is_a_tie_says_what_its_rounds_could_tell():
     assert (f"the defaults' capacity, paired by round; resolution: 3 paired rounds of this spread tell apart only "
             f"differences of {math.exp(half(3)):.2f}x or more; an estimate of {estimate:.2f}x would need about "
             f"{needed} rounds of this spread to tell (--capacity-rounds {needed}). A tail") in line
+    logged = {m.key: m.value for m in _capacity_metrics(report)}
+    assert logged["capacity/trial 5/vs_default.resolution"] == pytest.approx(math.exp(half(3)))
+    assert logged["capacity/trial 5/vs_default.rounds_needed"] == needed
     clear = replace(report, vs_default={"trial 5": Ratio.from_dict({"against": "rocksdb-default", **paired_ratio(
         [2 * d * (1 + i / 100) for i, d in enumerate(defaults)], defaults).to_dict()})})
     assert "resolution" not in (capacity_line(Summary.from_dict({"capacity": clear.to_dict()})) or "")
+    assert not any("resolution" in m.key for m in _capacity_metrics(clear))

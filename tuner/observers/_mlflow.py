@@ -548,8 +548,9 @@ def _finish_metrics(summary: Summary) -> list[Any]:
 
 def _capacity_metrics(capacity: CapacityReport | None) -> list[Any]:
     """--slo: ``capacity/<configuration>/held_ops_per_sec`` (and ``failed_ops_per_sec``; medians over
-    --capacity-rounds), ``capacity/<configuration>/vs_default`` (the paired ratio, 2+ rounds), and the
-    curve: ``capacity/<configuration>/<metric>`` at each offered rate tried (step = the rate in ops/s)."""
+    --capacity-rounds), ``capacity/<configuration>/vs_default`` (the paired ratio, 2+ rounds; for a tie, what its
+    rounds could tell: ``.../vs_default.resolution``, ``.../vs_default.rounds_needed``), and the curve:
+    ``capacity/<configuration>/<metric>`` at each offered rate tried (step = the rate in ops/s)."""
     if capacity is None:
         return []
     now = int(time.time() * 1000)
@@ -562,6 +563,10 @@ def _capacity_metrics(capacity: CapacityReport | None) -> list[Any]:
         ratio = capacity.vs_default.get(c.name)
         if ratio is not None and ratio.ratio is not None:
             out.append(_metric(f"capacity/{c.name}/vs_default", ratio.ratio, now))
+            can = tie_resolution(ratio.verdict, ratio.ratio, ratio.ci95, ratio.n)
+            if can is not None:
+                out += [_metric(f"capacity/{c.name}/vs_default.{key}", value, now) for key, value in
+                        (("resolution", can.smallest), ("rounds_needed", can.rounds_needed)) if value is not None]
     return out
 
 
