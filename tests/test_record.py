@@ -3889,6 +3889,37 @@ def test_one_configurations_capacity_by_round_is_quoted_as_its_summary_gives_it(
     _quoted(f"at least {needed} were needed to tell a 1.3x ratio from a tie", ("docs/cli.md",))
 
 
+def test_the_throughput_jobs_answer_at_the_slo_is_quoted_as_its_summary_gives_it():
+    """docs/measure.md's "The throughput job's answer at the SLO" and README: the headline's answer (its
+    configuration the record's one trial) beside the defaults at p99.9<=10ms in 5 paired rounds, each one's
+    capacity by round and the ratio; the headline's own figures it is set against."""
+    doc, readme = ("docs/measure.md",), ("README.md",)
+    folder = "experiments/service_level/results/capacity-trial41-60k-11.8.1-2026-12-05"
+    summary, (_, job) = Summary.load(ROOT / folder / "summary.json"), default_job.job(default_job.JOB)
+    assert summary.best is not None and job.best is not None and summary.best.params == job.best.params
+    assert _without_names((ROOT / folder / "console.log").read_text().splitlines()[0]).startswith(
+        "rocksdb-tuner tune --rate 60000 --slo p99.9<=10ms ")
+    cap = summary.capacity
+    assert cap is not None and cap.rounds == 5 and cap.slo == "p99.9<=10ms"
+    for name in (DEFAULT_BASELINE, "trial 0"):
+        held = cap.of(name).held_by_round
+        _quoted(", ".join(f"{h:,.0f}" for h in held[:-1]) + f" and {held[-1]:,.0f}", doc)
+    ratio = cap.vs_default["trial 0"]
+    assert ratio.verdict == "slower" and ratio.ci95 is not None
+    said = f"{ratio.ratio:.2f}x the defaults' capacity (95 % CI {ratio.ci95[0]:.2f}-{ratio.ci95[1]:.2f}, {ratio.n} paired rounds)"
+    _quoted(said, doc)
+    _quoted(f"held {ratio.ratio:.2f}x the defaults' capacity at `p99.9<=10ms` (95 % CI {ratio.ci95[0]:.2f}-"
+            f"{ratio.ci95[1]:.2f}, {ratio.n} paired rounds)", readme)
+    served = job.served
+    assert served is not None
+    _quoted(f"trial {job.best.trial} of the job at {default_job.commit_of(job)}: {default_job.answer_words(job)}; it "
+            f"served {served.rate:,.0f} writes/s with the defaults' median P99.99", doc)
+    _quoted(f"ran {default_job.gain(job).ratio:.2f}x the defaults at full speed and served {served.rate:,.0f} writes/s", doc)
+    _quoted(f"served {served.rate:,.0f} writes/s with their P99.99", readme)
+    assert 0.75 <= ratio.ratio <= 0.85  # "about a fifth less"
+    _quoted(f"holds about a fifth less than they do at a P99.9 of {cap.bound / 1e3:.0f} ms", doc)
+
+
 def test_the_service_level_at_the_default_jobs_target_is_quoted_as_its_json_gives_it():
     """docs/measure.md's "What it showed at the default job's target": the paired rounds at a rate and the
     capacities at an SLO, from experiments/service_level/results/."""
