@@ -3908,6 +3908,7 @@ def test_the_throughput_jobs_answer_at_the_slo_is_quoted_as_its_summary_gives_it
     assert ratio.verdict == "slower" and ratio.ci95 is not None
     said = f"{ratio.ratio:.2f}x the defaults' capacity (95 % CI {ratio.ci95[0]:.2f}-{ratio.ci95[1]:.2f}, {ratio.n} paired rounds)"
     _quoted(said, doc)
+    _quoted(f"a rate study of that one configuration, was {ratio.ratio:.2f}x the defaults'", doc)
     _quoted(f"held {ratio.ratio:.2f}x the defaults' capacity at `p99.9<=10ms` (95 % CI {ratio.ci95[0]:.2f}-"
             f"{ratio.ci95[1]:.2f}, {ratio.n} paired rounds)", readme)
     served = job.served
