@@ -305,7 +305,8 @@ def capacity_line(summary: Summary) -> str | None:
     ratio = ""
     if others and others[0].name in cap.vs_default:
         paired = cap.vs_default[others[0].name]
-        ratio = f": {ratio_text(paired)} the defaults' capacity, paired by round{_capacity_resolution(paired)}"
+        tie = resolution_words(paired, "--capacity-rounds")
+        ratio = f": {ratio_text(paired)} the defaults' capacity, paired by round{'; ' + tie if tie else ''}"
     elif default is not None and default.held and others and others[0].held:
         ratio = f": {others[0].held / default.held:.2f}x the defaults' capacity"
     seconds = cap.duration or (summary.target.confirm_duration_seconds if summary.target is not None else None)
@@ -320,15 +321,16 @@ def capacity_line(summary: Summary) -> str | None:
               "(docs/measure.md, 'How long a run at a rate must be')")
 
 
-def _capacity_resolution(paired: Ratio) -> str:
-    """For a capacity ratio over rounds that is a tie, what its rounds could tell and how many would tell its
-    estimate from 1 (``; resolution: ...``); empty otherwise."""
+def resolution_words(paired: Ratio, flag: str, hint: str = "") -> str | None:
+    """For a ratio over paired rounds that is a tie (a gain's, a capacity's), what its rounds could tell and how
+    many would tell its estimate from 1, as ``flag`` asks for them (``hint`` after): ``resolution: ...``; None
+    for any other verdict."""
     can = tie_resolution(paired.verdict, paired.ratio, paired.ci95, paired.n)
     if can is None or paired.ratio is None:
-        return ""
+        return None
     text = fmt_resolution(f"{paired.n} paired rounds", "rounds", paired.ratio, can.smallest, can.rounds_needed,
                           MOST_ROUNDS)
-    return f"; resolution: {text}" + (f" (--capacity-rounds {can.rounds_needed})" if can.rounds_needed else "")
+    return f"resolution: {text}" + (f" ({flag} {can.rounds_needed}{hint})" if can.rounds_needed else "")
 
 
 def served_line(summary: Summary) -> str | None:

@@ -16,19 +16,20 @@ from objectives.scores import label
 from search_spaces import host_cores, host_ram_bytes
 from tuner import options_file, ranking
 from tuner.backends import default_config
-from tuner.fmt import fmt_bytes, fmt_ops, fmt_resolution, fmt_value
+from tuner.fmt import fmt_bytes, fmt_ops, fmt_value
 from tuner.model import DEFAULT_BASELINE, StudySnapshot, TuneResult, measured_here
 from tuner.outputs._answer import (
     answer,
     answer_of,
     gain_lines,
     ratio_text,
+    resolution_words,
     runs_workloads,
     side_by_side,
     target_lines,
 )
 from tuner.outputs._explain import explain
-from tuner.stats import MOST_ROUNDS, gain, improvement, tie_resolution
+from tuner.stats import gain, improvement
 from tuner.summary import BaselineRun, BestTrial, ComparisonRow, CostlyBest, Ratio, Revalidation, Summary, TrialRow
 from tuner.trials import BaselineRecord, TrialRecord
 
@@ -157,13 +158,8 @@ def _better(summary: Summary) -> dict[str, str]:
 
 def _resolution_lines(found: Ratio) -> list[str]:
     """For a tie, what its rounds could tell: a tie of rounds too noisy to see the estimate is not a "no gain"."""
-    can = tie_resolution(found.verdict, found.ratio, found.ci95, found.n)
-    if can is None or found.ratio is None:
-        return []
-    text = fmt_resolution(f"{found.n} paired rounds", "rounds", found.ratio, can.smallest, can.rounds_needed, MOST_ROUNDS)
-    hint = (f" (--revalidate-rounds {can.rounds_needed}; with --budget, one that fits them)" if can.rounds_needed
-            else "")
-    return [f"resolution: {text}{hint}"]
+    words = resolution_words(found, "--revalidate-rounds", "; with --budget, one that fits them")
+    return [words] if words else []
 
 
 NOISY_AT_RATE = 0.5  # the reference's coefficient of variation over the rounds above which a rate study says so
