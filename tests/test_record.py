@@ -158,9 +158,16 @@ def _job_quoted(summary: Summary, answer: str, doc: str = "docs/results.md") -> 
             f"a {p['cache_size'] / 2**20:.1f} MiB block cache and a {p['bloom_bits']}-bit Bloom filter", (doc,))
 
 
+def _before_capacity() -> str:
+    """make tune's arguments before its study file measured capacity at an SLO: the served default jobs'."""
+    args = _tune_args()
+    assert " --slo p99.9<=10ms --capacity-rounds 5" in args
+    return args.replace(" --slo p99.9<=10ms --capacity-rounds 5", "")
+
+
 def _before_serving() -> str:
     """make tune's arguments before its study file served the answer at a rate (72cac39): the older default jobs'."""
-    args = _tune_args()
+    args = _before_capacity()
     assert " --serve-rate auto" in args
     return args.replace(" --serve-rate auto", "")
 
@@ -371,11 +378,12 @@ def test_the_default_job_at_3c6b445_is_quoted_as_its_summary_gives_it():
 
 
 def _served_job(name: str, whose: str) -> tuple[Summary, Ratio, ServedReport]:
-    """A default job of experiments/default_job/README.md served at the auto rate: its command is make tune's as
-    now, the page names its commit with ``whose`` after it; its summary, re-validated gain and served report."""
+    """A default job of experiments/default_job/README.md served at the auto rate: its command is make tune's before
+    it measured capacity, the page names its commit with ``whose`` after it; its summary, re-validated gain and
+    served report."""
     summary = _summary(name)
     command = (RESULTS / name / "console.log").read_text().splitlines()[0]
-    assert _without_names(command) == _without_names(f"rocksdb-tuner tune {_tune_args()}")
+    assert _without_names(command) == _without_names(f"rocksdb-tuner tune {_before_capacity()}")
     assert summary.answer is not None and summary.best is not None
     assert _shallow() or f"at commit {default_job.commit_of(summary)}, {whose}" in " ".join(_places(JOBS))
     served = summary.served

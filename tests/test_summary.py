@@ -4,6 +4,8 @@ loads, reads back as it was written, and a schema this version does not know is 
 from __future__ import annotations
 
 import json
+import math
+import statistics
 import subprocess
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from tuner.observers._mlflow import _answer_marks
 from tuner.outputs import closing_table
 from tuner.outputs._answer import answer, answer_of, gain_lines
 from tuner.outputs._report import verdict_lines
-from tuner.stats import resolution
+from tuner.stats import paired_ratio, resolution
 from tuner.summary import SCHEMA_VERSION, BestTrial, Build, Summary, SummaryError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,6 +219,41 @@ def test_an_answer_that_costs_more_at_the_target_or_serves_a_worse_tail_keeps_th
                          "answers trial 74)")
     lifted = answer(_beat(stalls, tails, guard=False, served_stalls=served_stalls))
     assert lifted is not None and (lifted.recommend, lifted.name) == ("best", "trial 74")
+
+
+def _with_capacity(summary: Summary, best: list[float], defaults: list[float]) -> Summary:
+    """``summary`` with --slo's capacities of trial 74 and rocksdb-default at p99.9<=10ms over paired rounds."""
+    ratio = {"against": "rocksdb-default", **paired_ratio(best, defaults).to_dict()}
+    return Summary.from_dict({**summary.to_dict(), "capacity": {
+        "slo": "p99.9<=10ms", "metric": "p99.9_us", "bound": 10_000.0, "rounds": len(best), "duration": 60.0,
+        "configurations": [{"name": "rocksdb-default", "held_by_round": defaults},
+                           {"name": "trial 74", "held_by_round": best}],
+        "vs_default": {"trial 74": ratio}}})
+
+
+def test_an_answer_that_holds_less_of_a_rate_at_the_slo_keeps_the_defaults():
+    """With --slo, a capacity at it below the defaults' (the paired ratio's interval under 1) is a cost beyond the
+    guard, as a worse served tail is: the throughput job's answer of 2026-12-05 ran 1.13x the defaults at full
+    speed and served its rate within the served guard, but held 0.79x their capacity at p99.9<=10ms in 5 paired
+    rounds (experiments/service_level, capacity-trial41 record). A tie keeps the answer: its rounds could not tell.
+    Synthetic rounds; the ratio is their geometric mean, worked out here."""
+    defaults = [84_853.0, 94_970.0, 86_336.0, 82_319.0, 86_336.0]
+    lower = [0.75 * d for d in defaults[:4]] + [0.80 * defaults[4]]
+    ratio = paired_ratio(lower, defaults)
+    assert ratio.verdict == "slower" and ratio.ratio == pytest.approx(
+        math.exp(statistics.fmean(math.log(b / a) for a, b in zip(defaults, lower))))
+    found = answer(_with_capacity(_beat(0.0), lower, defaults))
+    assert found is not None and (found.recommend, found.name) == ("reference", "rocksdb-default")
+    low, high = ratio.ci95
+    assert found.why.endswith(f"costs more than the cost guard allows: capacity at p99.9<=10ms {ratio.ratio:.2f}x "
+                              f"(95 % CI {low:.2f}-{high:.2f}, p = {ratio.p_value:.2g}, 5 paired rounds) the "
+                              "defaults'; keep the defaults (--any-cost answers trial 74)")
+    lifted = answer(_with_capacity(_beat(0.0, guard=False), lower, defaults))
+    assert lifted is not None and (lifted.recommend, lifted.name) == ("best", "trial 74")
+    tied = [0.70 * defaults[0], 1.2 * defaults[1], 0.8 * defaults[2], 1.1 * defaults[3], 0.9 * defaults[4]]
+    assert paired_ratio(tied, defaults).verdict == "tie"
+    kept = answer(_with_capacity(_beat(0.0), tied, defaults))
+    assert kept is not None and (kept.recommend, kept.name) == ("best", "trial 74")
 
 
 @pytest.mark.parametrize("stalls, tails", [

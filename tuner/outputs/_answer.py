@@ -65,7 +65,9 @@ def answer(summary: Summary) -> StudyAnswer | None:
 def beyond_guard(summary: Summary, best: str) -> list[str]:
     """What ``best`` costs beyond the cost guard beside rocksdb-default, in words: each ranking.COST_MARGINS
     metric whose median over the re-validation's rounds exceeds the defaults' beyond its margin, and each
-    ranking.SERVED_MARGINS metric whose median at --serve-rate does (the P99.99, the stalls); empty when within."""
+    ranking.SERVED_MARGINS metric whose median at --serve-rate does (the P99.99, the stalls), and with --slo a capacity
+    at it below the defaults' (the paired ratio's 95 % interval under 1: a tie or a bracket of single runs is not);
+    empty when within."""
     ran, default = _rows(summary, best)
     over = []
     if ran is not None and default is not None:
@@ -75,6 +77,10 @@ def beyond_guard(summary: Summary, best: str) -> list[str]:
     if served is not None and best in served.names:
         over += [f"served at {served.rate:,.0f} writes/s, {words}"
                  for words in ranking.served_beyond_words(served, best, DEFAULT_BASELINE)]
+    cap = summary.capacity
+    paired = cap.vs_default.get(best) if cap is not None else None
+    if cap is not None and paired is not None and paired.verdict == "slower":
+        over.append(f"capacity at {cap.slo} {ratio_text(paired)} the defaults'")
     return over
 
 
