@@ -172,14 +172,36 @@ def _before_serving() -> str:
     return args.replace(" --serve-rate auto", "")
 
 
+def _answered_quoted(record: Path, summary: Summary, best: Ratio, served: ServedReport,
+                     doc: tuple[str, ...]) -> tuple[str, str, str]:
+    """``doc`` quotes a default job's machine time and its best by its options; that best beat the defaults, served
+    within the served guard, was answered and is answered by the tuner as it is now on the same measurements: its
+    name, the job's console output and how long the whole job took."""
+    assert summary.best is not None and summary.answer is not None and summary.revalidation is not None
+    select = summary.revalidation.select
+    _quoted(_machine_time(summary), doc)
+    _quoted(f"Trial {summary.best.trial} runs {default_job.answer_words(summary)}", doc)
+    answer = f"trial {summary.best.trial}"
+    assert summary.answer.recommend == "best" and summary.answer.name == answer and best.verdict == "faster"
+    assert select is not None and not select.served_out and served_over_cost(served, answer, DEFAULT_BASELINE) == []
+    assert beyond_guard(summary, answer) == []
+    again = study_answer(replace(summary, answer=None))
+    assert again is not None and (again.recommend, again.name) == ("best", answer)
+    log = (record / "console.log").read_text()
+    done = re.search(r"^done in (\S+);", log, re.MULTILINE)
+    assert done is not None
+    return answer, log, done[1]
+
+
 def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     """README's headline (the block default_job.headline, experiments/default_job/tables.py) comes from the
     default job's record of the code as make tune runs it: the Makefile's TUNE_ARGS are the record's command
     (its study and folder named apart), on the newest build's library defaults, with the default space as it
-    is, served at the auto rate in --serve-rounds' default; the commit its stamp names is the one
-    docs/results.md says the job ran at, and the page quotes its answer, machine time, costs and served tails: the
-    selection's leader, served within the served guard and answered, as the tuner as it is now does on the same
-    measurements; and its held-out gain."""
+    is, served at the auto rate in --serve-rounds' default and its capacity at the study file's SLO in its rounds;
+    docs/results.md names the commit its stamp names and quotes its answer, machine time, costs, served tails and
+    capacities: the best finalist within the cost guard, served within the served guard, its capacity a tie, so
+    answered, as the tuner as it is now does on the same measurements; its curve below the capacities; and its
+    held-out gain."""
     record = RESULTS / default_job.JOB
     summary = _summary(record.name)
     command = (record / "console.log").read_text().splitlines()[0]
@@ -190,32 +212,81 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
     assert summary.defaults.mode == "library" and summary.build.kind == "release"
     assert set(summary.space_searched["parameters"]) == {p.name for p in load_space("default").parameters}
     assert search_gain(summary) == pytest.approx(default_job.search_gain(summary))
-    assert _shallow() or f"at commit {default_job.commit_of(summary)}, the code as it was" in \
+    assert _shallow() or f"at commit {default_job.commit_of(summary)}, the first whose" in \
         " ".join(_places("docs/results.md"))
-    best, served, reval = _gain(summary), summary.served, summary.revalidation
+    best, served, cap, reval = _gain(summary), summary.served, summary.capacity, summary.revalidation
     assert summary.best is not None and served is not None and served.how.startswith("--serve-rate auto")
     assert served.rounds == RevalidationConfig.serve_rounds and reval is not None and reval.select is not None
+    assert cap is not None and (cap.slo, cap.rounds) == ("p99.9<=10ms", 5) and f"--slo {cap.slo} " in command
     doc = ("docs/results.md",)
-    _quoted(_machine_time(summary), doc)
+    answer, log, took = _answered_quoted(record, summary, best, served, doc)
+    _quoted(f"The whole job took {took}, of which the capacity searches took {cap.seconds / 60:.0f} minutes.", doc)
+    rows = {c.name: c for c in reval.configurations}
+    amps, disks = ([rows[n].median(k) or 0.0 for n in (answer, DEFAULT_BASELINE)] for k in ("write_amp", "db_size_bytes"))
+    assert rows[answer].median("stall_micros") == 0
+    _quoted(f"It ran {best.ratio:.2f}x the defaults at the target without a write stall, at write amp {amps[0]:.2f} "
+            f"against {amps[1]:.2f} and {disks[0] / disks[1]:.2f}x their disk.", doc)
+    (leader,) = default_job.costly_words(record, summary)
+    assert leader.startswith(f"{reval.select.costly[0]} ") and leader.endswith("passed over for its write stalls beyond "
+                                                                                "the cost guard")
+    _quoted(f"The selection's rounds had led with {leader.split(', passed over')[0]}, which the cost guard passed over "
+            f"for its write stalls in those rounds; {answer} was the best finalist within the guard.", doc)
+    medians = [served.median(n, "p99.99_us") or 0.0 for n in (answer, DEFAULT_BASELINE)]
+    by_round = {(r.name, r.round): r.metrics["p99.99_us"] for r in served.runs}
+    ratios = [by_round[(answer, r)] / by_round[(DEFAULT_BASELINE, r)] for r in range(1, served.rounds + 1)]
+    _quoted(f"Served at {served.rate:,.0f} writes/s its P99.99 was {medians[0] / medians[1]:.2f}x the defaults' in the "
+            f"medians of {served.rounds} rounds (" + ", ".join(f"{r:.2f}x" for r in ratios[:-1])
+            + f" and {ratios[-1]:.2f}x by round), within the served guard's margin.", doc)
+    held, default, ratio = cap.of(answer), cap.of(DEFAULT_BASELINE), cap.vs_default[answer]
+    assert held is not None and default is not None and held.held and default.held and ratio.verdict == "tie"
+    smallest = re.search(r"tell apart only differences of ([\d.]+)x or more", log)
+    assert smallest is not None
+    _quoted(f"At a P99.9 of 10 ms it held {held.held:,.0f} ops/s against the defaults' {default.held:,.0f}, the medians "
+            f"of {cap.rounds} paired rounds: {_ratio(ratio)}, a tie, and {cap.rounds} rounds of that spread tell apart "
+            f"only differences of {smallest[1]}x or more", doc)
+
+    def below(name: str) -> str:
+        of = cap.of(name)
+        assert of is not None
+        values = [p.value / 1e3 for p in of.probes if p.offered < 60_000 and p.value is not None]
+        return f"{min(values):.1f}-{max(values):.1f} ms"
+    _quoted(f"below 60,000 ops/s the defaults' runs held a P99.9 of {below(DEFAULT_BASELINE)} and {answer}'s ran "
+            f"{below(answer)}", doc)
+    task = _summary(default_job.TASK)
+    assert task.revalidation is not None
+    _quoted(f"The defaults ran {rows[DEFAULT_BASELINE].median('ops_per_sec'):,.0f} ops/s in the gain's rounds on this "
+            f"machine, where the job at 07a2be9 ran them at "
+            f"{next(c for c in task.revalidation.configurations if c.name == DEFAULT_BASELINE).median('ops_per_sec'):,.0f}",
+            doc)
+    measured = _json(f"experiments/headroom/results/{default_job.JOB_HELD_OUT}.json")
+    kept = measured["over_default"][f"default job 2 GiB {answer}"]
+    assert measured["commit"].startswith("16469ce") and kept["n"] == 5
+    _kept_out_quoted(record.name, (default_job.TASK, "07a2be9"), doc)
+
+
+def test_the_default_job_at_07a2be9_is_quoted_as_its_summary_gives_it():
+    """experiments/default_job/README.md's default job at 07a2be9 (README's headline until the job that measured
+    capacity): make tune's command before it measured capacity, on the newest build's library defaults, with the
+    default space as it is, served at the auto rate in --serve-rounds' default; the page quotes its answer, machine
+    time, costs and served tails: the selection's leader, served within the served guard and answered, as the tuner
+    as it is now does on the same measurements; and its held-out gain. README's MLflow picture is of its study."""
+    summary, best, served = _served_job(default_job.TASK, "the code as it")
+    record, doc, reval = RESULTS / default_job.TASK, (JOBS,), summary.revalidation
+    assert summary.build is not None and summary.defaults is not None and summary.answer is not None
+    assert summary.defaults.mode == "library" and summary.build.kind == "release"
+    assert set(summary.space_searched["parameters"]) == {p.name for p in load_space("default").parameters}
+    assert summary.best is not None and served.how.startswith("--serve-rate auto")
+    assert served.rounds == RevalidationConfig.serve_rounds and reval is not None and reval.select is not None
     p = summary.best.params
     assert default_job.answer_words(summary).endswith(f", with {p['subcompactions']} subcompactions")
-    _quoted(f"Trial {summary.best.trial} runs {default_job.answer_words(summary)}", doc)
-    answer = f"trial {summary.best.trial}"
-    assert summary.answer.recommend == "best" and summary.answer.name == answer and best.verdict == "faster"
-    assert not reval.select.served_out and served_over_cost(served, answer, DEFAULT_BASELINE) == []
-    assert beyond_guard(summary, answer) == []
-    again = study_answer(replace(summary, answer=None))
-    assert again is not None and (again.recommend, again.name) == ("best", answer)
-    log = (record / "console.log").read_text()
-    done = re.search(r"^done in (\S+);", log, re.MULTILINE)
-    assert done is not None
-    _quoted(f"The whole job took {done[1]}.", doc)
+    answer, log, took = _answered_quoted(record, summary, best, served, doc)
+    _quoted(f"The whole job took {took}.", doc)
     _tail_quoted(summary, best, served, "within", doc)
     assert not reval.select.costly and reval.select.configurations[0].name == answer == reval.select.winner
     assert reval.select.rank_correlation is not None and reval.select.rank_correlation.search_best == answer
     _quoted(f"It led the selection's rounds and the search, and the served guard passed it: so `make tune` answered "
             f"{answer}", doc)
-    measured = _json(f"experiments/headroom/results/{default_job.JOB_HELD_OUT}.json")
+    measured = _json(f"experiments/headroom/results/{default_job.TASK_HELD_OUT}.json")
     held = measured["over_default"][f"default job 2 GiB {answer}"]
     assert measured["commit"].startswith("ed144e7") and held["n"] == 5
     _kept_out_quoted(record.name, (default_job.CONFIG, "7c62df5"), doc)
@@ -278,8 +349,7 @@ def test_the_default_job_at_7c62df5_is_quoted_as_its_summary_and_console_give_it
     measured = _json(f"experiments/headroom/results/{default_job.CONFIG_HELD_OUT}.json")
     held = measured["over_default"][f"default job 2 GiB {answer}"]
     assert measured["commit"].startswith("5a4bd03") and held["n"] == 5 and f"{held['ratio']:.2f}" == f"{best.ratio:.2f}"
-    _quoted(f"answered {answer} ({best.ratio:.2f}x in its rounds and held out", ("docs/results.md",),
-            at="the job at 7c62df5")
+    _quoted(f"answered {answer} ({best.ratio:.2f}x in its rounds and held out", doc, at="the job at 7c62df5")
     _kept_out_quoted(record.name, (default_job.CORES, "8e62c3f"), doc)
 
 
@@ -323,7 +393,7 @@ def test_the_default_job_at_8e62c3f_is_quoted_as_its_summary_gives_it():
     held = Ratio.from_dict(measured["over_default"][f"default job 2 GiB {answer}"])
     _quoted(f"found faster configurations ({answer}: {best.ratio:.2f}x the defaults in its rounds, {held.ratio:.2f}x "
             f"held out) whose tails at its rate were {math.floor(min(tails))}-{math.ceil(max(tails))}x the defaults'",
-            ("docs/results.md",), at="the job at 8e62c3f, on another machine")
+            (JOBS,), at="the job at 8e62c3f, on another machine")
 
 
 def _kept_out_quoted(name: str, before: tuple[str, str], doc: tuple[str, ...]) -> None:
@@ -1255,7 +1325,8 @@ def test_what_trials_under_half_the_defaults_cost_is_read_from_the_default_jobs_
     their answers' ratio to the defaults in the search."""
     kept = {d.name for d in RESULTS.iterdir() if "11.8.1" in d.name}
     assert kept == {*JOBS_11_8, CUT_JOB, default_job.SERVED, default_job.STALLED, default_job.GUARD,
-                    HEAD_JOB, default_job.JOB, default_job.CORES, default_job.CONFIG}  # before/after the cut, the headline
+                    HEAD_JOB, default_job.JOB, default_job.CORES, default_job.CONFIG,
+                    default_job.TASK}  # before/after the cut, the headline
     shares, answered = [], []
     for name in JOBS_11_8:
         log = (RESULTS / name / "console.log").read_text()
@@ -1404,7 +1475,7 @@ def test_the_default_jobs_answer_is_quoted_as_its_summary_gives_it():
             f"{seconds.revalidation:,.0f} s)", (JOBS,))
 
 
-@pytest.mark.parametrize("record", [default_job.JOB, "target-4g"])
+@pytest.mark.parametrize("record", [default_job.TASK, "target-4g"])
 def test_the_answers_mlflow_run_names_are_quoted_as_their_summaries_give_them(record):
     """docs/tracking.md's names of an answer's run, a trial's and a kept baseline's, are what the tracker
     names them from these records."""
@@ -1414,7 +1485,7 @@ def test_the_answers_mlflow_run_names_are_quoted_as_their_summaries_give_them(re
 
 
 def test_the_ui_example_shows_the_default_jobs_answer_as_its_summary_gives_it():
-    summary = _summary(default_job.JOB)
+    summary = _summary(default_job.TASK)
     best = _gain(summary)
     assert summary.best is not None and best.ci95 is not None
     _quoted(f"its answer: trial-{summary.best.trial:04d} {best.ratio:.2f}x rocksdb-default (95 % CI "
@@ -2464,7 +2535,9 @@ def test_s4s_sweep_and_searches_are_quoted_as_its_result_gives_them():
 
 
 @pytest.mark.parametrize("doc, intro, record", [
-    ("docs/results.md", "OPTIONS file in\n`experiments/default_job/results/default-job-task-11.8.1-2026-12-05/`",
+    ("docs/results.md", "and the SLO curve in\n`experiments/default_job/results/default-job-slo-11.8.1-2026-12-05/`",
+     "default-job-slo-11.8.1-2026-12-05"),
+    (JOBS, "OPTIONS file in\n`experiments/default_job/results/default-job-task-11.8.1-2026-12-05/`",
      "default-job-task-11.8.1-2026-12-05"),
     (JOBS, "OPTIONS file in\n`experiments/default_job/results/default-job-config-11.8.1-2026-12-05/`",
      "default-job-config-11.8.1-2026-12-05"),
@@ -3903,7 +3976,7 @@ def test_the_throughput_jobs_answer_at_the_slo_is_quoted_as_its_summary_gives_it
     capacity by round and the ratio; the headline's own figures it is set against."""
     doc, readme = ("docs/measure.md",), ("README.md",)
     folder = "experiments/service_level/results/capacity-trial41-60k-11.8.1-2026-12-05"
-    summary, (_, job) = Summary.load(ROOT / folder / "summary.json"), default_job.job(default_job.JOB)
+    summary, (_, job) = Summary.load(ROOT / folder / "summary.json"), default_job.job(default_job.TASK)
     assert summary.best is not None and job.best is not None and summary.best.params == job.best.params
     assert _without_names((ROOT / folder / "console.log").read_text().splitlines()[0]).startswith(
         "rocksdb-tuner tune --rate 60000 --slo p99.9<=10ms ")
@@ -3921,8 +3994,8 @@ def test_the_throughput_jobs_answer_at_the_slo_is_quoted_as_its_summary_gives_it
             f"{ratio.ci95[1]:.2f}, {ratio.n} paired rounds)", readme)
     served = job.served
     assert served is not None
-    _quoted(f"trial {job.best.trial} of the job at {default_job.commit_of(job)}: {default_job.answer_words(job)}; it "
-            f"served {served.rate:,.0f} writes/s with the defaults' median P99.99", doc)
+    _quoted(f"The answer of the job at {default_job.commit_of(job)}, README's headline then (trial {job.best.trial}: "
+            f"{default_job.answer_words(job)}; it served {served.rate:,.0f} writes/s with the defaults' median P99.99", doc)
     _quoted(f"ran {default_job.gain(job).ratio:.2f}x the defaults at full speed and served {served.rate:,.0f} writes/s", doc)
     _quoted(f"served {served.rate:,.0f} writes/s with their P99.99", readme)
     assert 0.75 <= ratio.ratio <= 0.85  # "about a fifth less"

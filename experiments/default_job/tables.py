@@ -27,7 +27,7 @@ from tuner.stats import improvement
 from tuner.summary import BestTrial, Ratio, Summary
 
 RESULTS = Path(__file__).with_name("results")
-JOB, JOB_HELD_OUT = "default-job-task-11.8.1-2026-12-05", "headroom-default-job-answer-task-11.8.1-2026-12-05"  # now
+JOB, JOB_HELD_OUT = "default-job-slo-11.8.1-2026-12-05", "headroom-default-job-answer-slo-11.8.1-2026-12-05"  # now
 FIRST, FIRST_HELD_OUT = "default-job-11.8.1-2026-11-29", "headroom-default-job-answer-11.8.1-2026-11-29"
 RERUN, RERUN_HELD_OUT = "default-job-rerun-11.8.1-2026-12-01", "headroom-rerun-answer-11.8.1-2026-12-01"
 SERVED, SERVED_HELD_OUT = "default-job-11.8.1-2026-12-04", "headroom-default-job-answer-11.8.1-2026-12-04"
@@ -35,9 +35,10 @@ STALLED, STALLED_HELD_OUT = "default-job-11.8.1-2026-12-05", "headroom-default-j
 GUARD, GUARD_HELD_OUT = "default-job-guard-11.8.1-2026-12-05", "headroom-default-job-answer-guard-11.8.1-2026-12-05"
 CORES, CORES_HELD_OUT = "default-job-cores-11.8.1-2026-12-05", "headroom-default-job-answer-cores-11.8.1-2026-12-05"
 CONFIG, CONFIG_HELD_OUT = "default-job-config-11.8.1-2026-12-05", "headroom-default-job-answer-config-11.8.1-2026-12-05"
+TASK, TASK_HELD_OUT = "default-job-task-11.8.1-2026-12-05", "headroom-default-job-answer-task-11.8.1-2026-12-05"
 EARLIER = ((FIRST, FIRST_HELD_OUT), (RERUN, RERUN_HELD_OUT), (SERVED, SERVED_HELD_OUT),
            (STALLED, STALLED_HELD_OUT), (GUARD, GUARD_HELD_OUT), (CORES, CORES_HELD_OUT),
-           (CONFIG, CONFIG_HELD_OUT))  # on older code, oldest first
+           (CONFIG, CONFIG_HELD_OUT), (TASK, TASK_HELD_OUT))  # on older code, oldest first
 CODE = ("tuner", "objectives", "search_spaces", "studies/default.toml", "Makefile")  # what `make tune` runs
 WORKLOADS = {"steady-overwrite": "steady-state random overwrites"}  # a workload as the headline words it
 COMPRESSION = {"none": "no compression", "snappy": "Snappy", "lz4": "LZ4", "zstd": "ZSTD"}
@@ -46,7 +47,7 @@ WIDTH = 110  # README's lines
 
 def fill(text: str) -> str:
     """``text`` wrapped to README's lines, a figure never parted from its unit (``0.77 s``, ``14.1 ms``)."""
-    kept = re.sub(r"(\d) (s|ms|GiB|MiB|MB|%)(?=\W)", "\\1\u00a0\\2", text)
+    kept = re.sub(r"(\d) (s|ms|GiB|MiB|MB|%|x)(?=\W)", "\\1\u00a0\\2", text)
     wrap = textwrap.TextWrapper(WIDTH, break_long_words=False, break_on_hyphens=False)
     return wrap.fill(kept).replace("\u00a0", " ")
 
@@ -80,6 +81,12 @@ def arguments(folder: Path) -> str:
     and --out, which name a study and hold no setting."""
     command = (folder / "console.log").read_text().splitlines()[0]
     return re.sub(r" --(study|out) \S+", "", " ".join(command.split()))
+
+
+def searched(command: str) -> str:
+    """A job's arguments without those of the stages after its search (--slo, --capacity-rounds): what its
+    search ran with."""
+    return re.sub(r" --(slo|capacity-rounds) \S+", "", command)
 
 
 def commit_of(summary: Summary) -> str | None:
@@ -195,6 +202,25 @@ def served_words(summary: Summary) -> str:
             f"{stalled} (medians)")
 
 
+def slo_words(slo: str) -> str:
+    """An SLO as a sentence says it: ``p99.9<=10ms`` is ``a P99.9 of 10 ms``."""
+    return re.sub(r"^p([\d.]+)<=(\d+)(\w+)$", r"a P\1 of \2 \3", slo)
+
+
+def capacity_words(summary: Summary) -> str:
+    """How far its best and the defaults held the job's --slo, searched open loop in paired rounds: the medians of
+    their rounds' capacities and their paired ratio, lower, higher or a tie; empty when the job measured none."""
+    cap = summary.capacity
+    if cap is None or summary.best is None:
+        return ""
+    answer = f"trial {summary.best.trial}"
+    best, default, ratio = cap.of(answer), cap.of(DEFAULT_BASELINE), cap.vs_default.get(answer)
+    assert best is not None and default is not None and best.held and default.held
+    return (f"At {slo_words(cap.slo)} it held {best.held:,.0f} ops/s against the defaults' {default.held:,.0f} (the medians of "
+            f"{cap.rounds} paired rounds of capacity searches open loop, one {cap.duration:g} s run per rate; paired "
+            f"by round {tail(ratio)})")
+
+
 def now_words(summary: Summary) -> str:
     """What the tuner as it is now answers on a job's measurements, when that is not what the job answered
     (the answer's rule changed since: the cost guard); empty when it is the same."""
@@ -248,14 +274,15 @@ def passed_over(folder: Path, summary: Summary) -> list[str]:
 
 
 def costly_words(folder: Path, summary: Summary) -> list[str]:
-    """The finalists that led the selection's rounds but that the cost guard passed over, each with its gain there and
-    what it cost beyond the guard, from the job's console output in its record's ``folder``: ``trial 68 (1.16x the
-    defaults there), passed over for its write stalls beyond the cost guard``. Empty when none was."""
+    """The finalists that led the selection's rounds but that the cost guard passed over (those beyond it that ran
+    faster there than the winner), each with its gain there and what it cost beyond the guard, from the job's console
+    output in its record's ``folder``: ``trial 68 (1.16x the defaults there), passed over for its write stalls beyond
+    the cost guard``. Empty when none was."""
     select = summary.revalidation.select if summary.revalidation else None
-    if select is None or not select.costly:
+    if select is None or not select.costly or select.winner is None:
         return []
-    log, words = (folder / "console.log").read_text(), []
-    for name in select.costly:
+    log, words, won = (folder / "console.log").read_text(), [], select.vs_reference[select.winner].ratio or 0.0
+    for name in (n for n in select.costly if (select.vs_reference[n].ratio or 0.0) > won):
         found = re.search(rf"^re-validation: {name} led the selection's rounds but cost more than {DEFAULT_BASELINE} in "
                           r"them beyond the cost guard \((.+?)\)", log, re.MULTILINE)
         assert found is not None, f"{folder}/console.log: no cost guard line for {name}"
@@ -301,11 +328,12 @@ def headline() -> str:
     costly = costly_words(job_path.parent, summary)
     led = f" The selection's rounds had led with {listed(costly)}." if costly else ""
     earlier, earlier_stamps = earlier_words()
+    capacity = f" {capacity_words(summary)}." if summary.capacity is not None else ""
     text = (f"{where(summary)}, {lead} at the target (95 % CI {first.ci95[0]:.2f}-{first.ci95[1]:.2f}, {first.n} "
             f"paired rounds that chose nothing); its search's single runs had said {search_gain(summary):.2f}x. "
             f"Held out in {held['rounds']} more rounds it ran {interval(kept)}"
             f"{', a tie' if kept.verdict == 'tie' else ''}: {held_out_words(held, answer)}. "
-            f"{served_words(summary)}.{led}{guarded}{served_too}{now_words(summary)} {earlier}")
+            f"{served_words(summary)}.{capacity}{led}{guarded}{served_too}{now_words(summary)} {earlier}")
     stamps = [stamp(job_path, commit_of(summary), started, CODE, brief=True),
               stamp(held_path, held["commit"], held["when"], headroom.CODE), *earlier_stamps]
     return "\n".join([fill(text), "", *stamps])
@@ -320,7 +348,7 @@ def expect() -> str:
     for path, summary in runs:
         r, baseline = gain(summary), summary.baseline(DEFAULT_BASELINE)
         assert baseline is not None
-        if arguments(path.parent) == arguments(runs[-1][0].parent):
+        if searched(arguments(path.parent)) == searched(arguments(runs[-1][0].parent)):
             rates.append(baseline.metrics[summary.objective_metric])
         assert summary.when is not None and summary.when.first_trial_started and r.ci95
         started = summary.when.first_trial_started
@@ -334,13 +362,13 @@ def expect() -> str:
         best, served = now.revalidation.best, now.served
         costs = [o for o in beyond_guard(now, best) if not o.startswith("served at")]
         others = passed_over(now_path.parent, now)
-        tail = ""
+        worse = ""
         if served is not None and "p99.99_us" in served_over_cost(served, best, DEFAULT_BASELINE):
             a, b = (served.median(n, "p99.99_us") or 0.0 for n in (best, DEFAULT_BASELINE))
-            tail = (f"served open loop at {served.rate:,.0f} writes/s its P99.99 was {a / b:.2f}x theirs ({a / 1e3:.1f} "
+            worse = (f"served open loop at {served.rate:,.0f} writes/s its P99.99 was {a / b:.2f}x theirs ({a / 1e3:.1f} "
                     f"ms against {b / 1e3:.1f} ms, medians of {served.rounds} paired rounds), beyond the served guard"
                     + (f", and so was each of its other {len(others)} finalists'" if others else ""))
-        why = [*([tail] if tail else []), *([f"it cost more than the cost guard allows: {'; '.join(costs)}"]
+        why = [*([worse] if worse else []), *([f"it cost more than the cost guard allows: {'; '.join(costs)}"]
                                            if costs else [])]
         lead = (f"`make tune` kept RocksDB's defaults on {day}: its fastest tuned configuration ran {ratio} their "
                 f"sustained ops/s {interval_}, but {'; and '.join(why) or now.answer.why}")
@@ -348,15 +376,18 @@ def expect() -> str:
         rows = {c.name: c for c in now.revalidation.configurations if c.failed is None}
         answered, defaults = rows[now.answer.name], rows[DEFAULT_BASELINE]
         disk, amp = ((answered.median(k) or 0.0) / (defaults.median(k) or 1.0) for k in ("db_size_bytes", "write_amp"))
+        cap = now.capacity.vs_default.get(now.answer.name) if now.capacity is not None else None
+        held = f", and held {interval(cap)} their capacity at {slo_words(now.capacity.slo)}, " \
+            f"{tail(cap).rsplit(', ', 1)[-1]}" if now.capacity is not None and cap is not None else ""
         lead = (f"`make tune`'s answer ran {ratio} the defaults' sustained ops/s on {day} {interval_}, at {disk:.2f}x "
-                f"their disk and {amp:.2f}x their bytes written")
+                f"their disk and {amp:.2f}x their bytes written{held}")
     older = listed([f"{r} on {d} {i}" for r, d, i in said[:-1]], ",")
     gains = sorted(float(r.rstrip("x")) for r, _, _ in said)
     text = (f"**What to expect.** On this project's {now.host.cores}-core virtual machine (RocksDB "
             f"{now.build.version}), {lead}. On older code the same job's best ran {older}; each figure comes from "
             f"paired rounds beside the defaults that chose nothing{f', {ties} of the {len(said)} a tie' if ties else ''}; "
             f"the defaults themselves ran {min(rates):,.0f}-{max(rates):,.0f} ops/s in the searches of the {len(rates)} "
-            "runs with its arguments as now, on machines of the same kind. "
+            "runs whose search had its arguments as now, on machines of the same kind. "
             f"So on a host like this one a configuration {gains[0]:.2f}x-{gains[-1]:.2f}x faster than the defaults at "
             "full speed is there to find, and what it costs a service at a fixed rate decides whether the tuner "
             "recommends it. A gain whose interval holds 1 is a tie: the rounds could not tell the answer from the "
@@ -365,8 +396,9 @@ def expect() -> str:
             "the answer line says why, and the `cost of` line beneath it what the best tuned configuration would "
             "cost. Under the table the `served at` line says what a service at a fixed rate would see of the answer "
             f"beside the defaults; an answer that is faster but serves a tail there more than "
-            f"{1 + SERVED_MARGINS['p99.99_us'][0]:g}x the defaults' (or stalls there), or costs more than the cost "
-            "guard allows, is not recommended (`--any-cost` recommends the fastest). Another host, version or "
+            f"{1 + SERVED_MARGINS['p99.99_us'][0]:g}x the defaults' (or stalls there), holds measurably less of a "
+            "rate than they do at its P99.9 bound (the `capacity at` line), or costs more than the cost guard allows, "
+            "is not recommended (`--any-cost` recommends the fastest). Another host, version or "
             "workload moves these figures: the study measures yours.")
     return "\n".join([fill(text), "", gathered(records, CODE)])
 
