@@ -29,7 +29,7 @@ from tuner.model import TuneConfig, UsageError
 from tuner.observers._mlflow import _capacity_metrics, _served_metrics
 from tuner.outputs._answer import capacity_line, served_line
 from tuner.stats import paired_ratio
-from tuner.summary import CapacityOf, CapacityReport, Ratio, Revalidation, ServedReport, Summary
+from tuner.summary import CapacityOf, CapacityProbe, CapacityReport, Ratio, Revalidation, ServedReport, Summary
 
 
 def _stage(tmp_path: Path, rounds: int, serve_at: float | str | None = 40_000.0, start: str | None = None,
@@ -548,3 +548,31 @@ def test_a_capacity_ratio_that_is_a_tie_says_what_its_rounds_could_tell():
         [2 * d * (1 + i / 100) for i, d in enumerate(defaults)], defaults).to_dict()})})
     assert "resolution" not in (capacity_line(Summary.from_dict({"capacity": clear.to_dict()})) or "")
     assert not any("resolution" in m.key for m in _capacity_metrics(clear))
+
+
+def test_the_slo_curve_draws_each_round_of_each_configuration_as_a_line_of_its_own(tmp_path):
+    """The latency-vs-rate curve of --capacity-rounds: one trace per configuration and round, in the plotly page
+    grouped by configuration, and the PNG beside it (synthetic probes: rounds try other rates, so a line joined
+    across rounds would jump at a rate two rounds tried)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tuner.outputs._plots import CURVE, _capacity_curve
+
+    def probes(values: dict[int, list[tuple[float, float]]]) -> list[CapacityProbe]:
+        return [CapacityProbe(offered=rate, value=value, held=value <= 10_000, round=r)
+                for r, pairs in values.items() for rate, value in pairs]
+
+    report = CapacityReport(slo="p99.9<=10ms", metric="p99.9_us", bound=10_000.0, rounds=2, configurations=[
+        CapacityOf("rocksdb-default", 60_000.0, None, probes({1: [(42_000.0, 2_700.0), (84_000.0, 31_000.0)],
+                                                              2: [(62_000.0, 5_800.0), (68_000.0, 11_900.0)]})),
+        CapacityOf("trial 5", 50_000.0, None, probes({1: [(42_000.0, 7_900.0), (50_000.0, 8_300.0)],
+                                                      2: [(62_000.0, 8_000.0), (68_000.0, 14_200.0)]}))])
+    html = _capacity_curve(cast(Any, SimpleNamespace(name="s", capacity=report)), tmp_path, plt, include_plotlyjs=False)
+    assert (tmp_path / f"{CURVE}.png").stat().st_size > 0
+    for name in ("rocksdb-default", "trial 5"):
+        assert html.count(f'"legendgroup":"{name}"') == 2
+        assert all(f'"name":"{name}, round {r}"' in html for r in (1, 2))
+    assert "a line per round of 2" in html

@@ -86,22 +86,31 @@ def write_plots(snapshot: StudySnapshot) -> tuple[Path, list[str]]:
 
 def _capacity_curve(snapshot: StudySnapshot, dest: Path, plt: Any, include_plotlyjs: bool) -> str:
     """``CURVE.png`` and its plotly section: each configuration's SLO metric at every offered rate its
-    capacity search tried (filled where the rate held the SLO), the SLO's bound as a line."""
+    capacity search tried (filled where the rate held the SLO), one line per round of --capacity-rounds in the
+    configuration's colour (rounds try other rates: joined across rounds, one rate's runs would read as a jump),
+    the SLO's bound as a line."""
     import plotly.graph_objects as go  # type: ignore[import-untyped]
 
     cap = snapshot.capacity
     assert cap is not None
-    title = f"{snapshot.name}: {cap.metric} against the offered rate ({cap.slo})"
+    rounds = sorted({p.round for c in cap.configurations for p in c.probes})
+    title = f"{snapshot.name}: {cap.metric} against the offered rate ({cap.slo}" + (
+        f", a line per round of {len(rounds)})" if len(rounds) > 1 else ")")
     figure, ax = plt.subplots(figsize=(9, 5))
     fig = go.Figure()
     for c in cap.configurations:
-        probes = sorted((p for p in c.probes if p.value is not None), key=lambda p: p.offered)
-        xs, ys = [p.offered for p in probes], [p.value for p in probes]
-        line = ax.plot(xs, ys, "-", label=c.name)[0]
-        ax.scatter(xs, ys, c=[line.get_color() if p.held else "white" for p in probes], edgecolors=line.get_color(),
-                   zorder=3)
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=c.name,
-                                 text=["held" if p.held else "did not hold" for p in probes]))
+        color: str | None = None
+        for r in rounds:
+            probes = sorted((p for p in c.probes if p.value is not None and p.round == r), key=lambda p: p.offered)
+            if not probes:
+                continue
+            xs, ys = [p.offered for p in probes], [p.value for p in probes]
+            line = ax.plot(xs, ys, "-", color=color, label=None if color else c.name)[0]
+            color = line.get_color()
+            ax.scatter(xs, ys, c=[color if p.held else "white" for p in probes], edgecolors=color, zorder=3)
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", legendgroup=c.name,
+                                     name=c.name + (f", round {r}" if len(rounds) > 1 else ""),
+                                     text=["held" if p.held else "did not hold" for p in probes]))
     ax.axhline(cap.bound, color="grey", linestyle="--", label=cap.slo)
     fig.add_hline(y=cap.bound, line_dash="dash", annotation_text=cap.slo)
     ax.set(xscale="linear", yscale="log", xlabel="offered ops/s", ylabel=cap.metric, title=title)
