@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh Debian machine:
 #   make tune   installs what is missing, then runs the default tuning study (40 min of machine time, then
-#               its answer and the defaults served at a rate, outside that budget)
+#               its answer and the defaults served at a rate and their capacity at an SLO, outside that budget)
 #   make test   installs what is missing, then runs ruff, mypy and the test suite
 # Both are idempotent: a second run installs nothing and resumes/re-reports the default study.
 

@@ -252,6 +252,9 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
         return f"{min(values):.1f}-{max(values):.1f} ms"
     _quoted(f"below 60,000 ops/s the defaults' runs held a P99.9 of {below(DEFAULT_BASELINE)} and {answer}'s ran "
             f"{below(answer)}", doc)
+    _quoted(f"{answer}'s capacities by round were " + ", ".join(f"{h:,.0f}" for h in held.held_by_round[:-1] if h)
+            + f" and {held.held_by_round[-1]:,.0f} ops/s", doc)
+    _quoted(f"in {cap.rounds} rounds that tell apart only differences of {smallest[1]}x or more", ("README.md",))
     task = _summary(default_job.TASK)
     assert task.revalidation is not None
     _quoted(f"The defaults ran {rows[DEFAULT_BASELINE].median('ops_per_sec'):,.0f} ops/s in the gain's rounds on this "
