@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import re
 import statistics
 import subprocess
 import sys
@@ -576,3 +577,5 @@ def test_the_slo_curve_draws_each_round_of_each_configuration_as_a_line_of_its_o
         assert html.count(f'"legendgroup":"{name}"') == 2
         assert all(f'"name":"{name}, round {r}"' in html for r in (1, 2))
     assert "a line per round of 2" in html
+    colours = re.findall(r'"legendgroup":"([^"]+)","line":\{"color":"([^"]+)"\}', html)
+    assert len(colours) == 4 and len(set(colours)) == 2  # a colour per configuration, its rounds alike

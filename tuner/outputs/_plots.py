@@ -90,6 +90,7 @@ def _capacity_curve(snapshot: StudySnapshot, dest: Path, plt: Any, include_plotl
     configuration's colour (rounds try other rates: joined across rounds, one rate's runs would read as a jump),
     the SLO's bound as a line."""
     import plotly.graph_objects as go  # type: ignore[import-untyped]
+    from matplotlib.colors import to_hex
 
     cap = snapshot.capacity
     assert cap is not None
@@ -106,9 +107,9 @@ def _capacity_curve(snapshot: StudySnapshot, dest: Path, plt: Any, include_plotl
                 continue
             xs, ys = [p.offered for p in probes], [p.value for p in probes]
             line = ax.plot(xs, ys, "-", color=color, label=None if color else c.name)[0]
-            color = line.get_color()
+            color = color or to_hex(line.get_color())
             ax.scatter(xs, ys, c=[color if p.held else "white" for p in probes], edgecolors=color, zorder=3)
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", legendgroup=c.name,
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", legendgroup=c.name, line={"color": color},
                                      name=c.name + (f", round {r}" if len(rounds) > 1 else ""),
                                      text=["held" if p.held else "did not hold" for p in probes]))
     ax.axhline(cap.bound, color="grey", linestyle="--", label=cap.slo)
