@@ -169,9 +169,14 @@ def tail(ratio: Ratio | None) -> str:
     its interval lies above or below 1."""
     if ratio is None or ratio.ratio is None or not ratio.ci95:
         return "no interval"
+    return f"{interval(ratio)}, {side(ratio)}"
+
+
+def side(ratio: Ratio) -> str:
+    """Where a ratio's 95 % interval lies: ``a tie`` when it holds 1, else ``higher`` or ``lower``."""
+    assert ratio.ci95 is not None
     low, high = ratio.ci95
-    said = "a tie" if low <= 1 <= high else "higher" if low > 1 else "lower"
-    return f"{interval(ratio)}, {said}"
+    return "a tie" if low <= 1 <= high else "higher" if low > 1 else "lower"
 
 
 def served_words(summary: Summary) -> str:
@@ -378,7 +383,7 @@ def expect() -> str:
         disk, amp = ((answered.median(k) or 0.0) / (defaults.median(k) or 1.0) for k in ("db_size_bytes", "write_amp"))
         cap = now.capacity.vs_default.get(now.answer.name) if now.capacity is not None else None
         held = f", and held {interval(cap)} their capacity at {slo_words(now.capacity.slo)}, " \
-            f"{tail(cap).rsplit(', ', 1)[-1]}" if now.capacity is not None and cap is not None else ""
+            f"{side(cap)}" if now.capacity is not None and cap is not None else ""
         lead = (f"`make tune`'s answer ran {ratio} the defaults' sustained ops/s on {day} {interval_}, at {disk:.2f}x "
                 f"their disk and {amp:.2f}x their bytes written{held}")
     older = listed([f"{r} on {d} {i}" for r, d, i in said[:-1]], ",")
