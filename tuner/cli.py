@@ -468,7 +468,7 @@ def _revalidation_args(t: argparse.ArgumentParser) -> None:
                    help="re-validate at --scale F (the size you run), and report how the finalists' order changed")
     g.add_argument("--serve-rate", type=_serve_rate, metavar="OPS|auto",
                    help="after the re-validation, run the answer and rocksdb-default open loop at OPS writes/s on a "
-                        "DB of the target's data (auto: 0.7 x the defaults' sustained ops/s): the tail, stalls and "
+                        "DB of the target's data (auto: 0.4 x the defaults' sustained ops/s): the tail, stalls and "
                         "share delivered a service at that rate would see of each (a release db_bench's open_loop)")
     g.add_argument("--serve-rounds", type=at_least(1), default=3, metavar="R",
                    help=f"with --serve-rate: paired rounds; an answer served with {served_margin_words()}, is not "

@@ -556,7 +556,7 @@ class CapacityReport(Record):
     vs_default: dict[str, Ratio] = field(default_factory=dict)  # 2+ rounds: each one's held rate over the defaults'
     duration: float = 0.0  # seconds of each run at a rate (then its settle); 0.0 in records from before it was kept
     start: float = 0.0  # ops/s the first round's searches started from; 0.0 in records from before it was kept
-    how: str = ""  # where that start came from, e.g. "--rate 60000" or "auto: 0.7 x rocksdb-default's 142,000 ops/s"
+    how: str = ""  # where that start came from, e.g. "--rate 60000" or "auto: 0.4 x rocksdb-default's 142,000 ops/s"
 
     def of(self, name: str) -> CapacityOf | None:
         return next((c for c in self.configurations if c.name == name), None)
@@ -578,7 +578,7 @@ class ServedReport(Record):
     re-validation, in paired rounds: what a service at that rate would see of each."""
 
     rate: float = 0.0  # writes offered per second
-    how: str = ""  # where the rate came from, e.g. "--serve-rate 50000" or "0.7 x rocksdb-default's 142,000 ops/s"
+    how: str = ""  # where the rate came from, e.g. "--serve-rate 50000" or "0.4 x rocksdb-default's 142,000 ops/s"
     duration: float = 0.0  # seconds of each run (then its settle)
     rounds: int = 1
     names: list[str] = field(default_factory=list)  # rocksdb-default first, then the answer (when it is not it)

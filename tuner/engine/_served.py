@@ -2,7 +2,7 @@
 
 A study that measured peak throughput says nothing of what a service at a fixed request rate would see
 of its answer: the tail, the stalls, whether the rate was delivered. With --serve-rate (writes/s, or
-``auto``: 0.7 of the defaults' sustained ops/s in the study, tuner.engine._capacity.serve_rate, where
+``auto``: 0.4 of the defaults' sustained ops/s in the study, tuner.engine._capacity.serve_rate, where
 --slo's searches of a db_bench study start too) configurations run at the rate for --serve-duration
 seconds beside rocksdb-default, in --serve-rounds paired rounds, each round in a fresh seeded order:
 
