@@ -91,6 +91,8 @@ def test_served_rounds_pair_the_answers_tail_with_the_defaults_and_resume_where_
     line = served_line(Summary.from_dict({"served": report.to_dict()}))
     assert line is not None and line.startswith("served at 40,000 writes/s, open loop (--serve-rate 40000; 60 s runs")
     assert "rocksdb-default delivered 100.0%, P99.9 2.0 ms, P99.99 10.0 ms, stalls 0.00 s" in line
+    assert f"; the answer's P99.9 1.00x (95 % CI 1.00-1.00, p = 1, 3 paired rounds) and P99.99 {expected:.2f}x (95 % CI " \
+        in line
     assert "medians of 3 paired rounds" in line and line.endswith(
         "its tail is WORSE than the defaults' (its median more than 3x theirs)")
     before = len(calls)

@@ -17,6 +17,7 @@ from tuner.backends import BACKENDS
 from tuner.engine import saved_rounds
 from tuner.model import TuneConfig
 from tuner.ranking import COST_NAMES, SERVED_MARGINS, over_cost, served_over_cost
+from tuner.stats import paired_ratio
 from tuner.summary import ServedReport, ServedRun, Summary
 from tuner.trials import TrialRecord
 
@@ -279,6 +280,40 @@ def served_guard() -> str:
     return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
+SERVED_LOW = "served-low-56k-11.8.1-2026-12-06.json"
+
+
+def served_low() -> str:
+    """make tune's answer at 4eb37f1 (trial 101), the defaults, and the defaults again at 0.4 x the defaults'
+    sustained rate in paired rounds: each round's P99.9 and P99.99; then each one's paired ratio to the defaults
+    (the record's own), and how many subsets of 3 rounds (--serve-rounds' default) the served guard calls beyond."""
+    path, record = _record(SERVED_LOW)
+    again, trial = "rocksdb-default, again", next(n for n in record["configs"] if n.startswith("make tune"))
+    by = {(r["round"], r["config"]): r for r in record["runs"]}
+    rounds = sorted({r["round"] for r in record["runs"]})
+    configs = ("rocksdb-default", again, trial)
+    labels = ("the defaults", "the defaults again", "trial 101")
+    rows = ["| round | " + " | ".join(f"{label}: P99.9 | P99.99" for label in labels) + " |", "|---" * 7 + "|"]
+    rows += [f"| {i} | " + " | ".join(f"{_ms(by[(i, c)]['p99.9_us'])} | {_ms(by[(i, c)]['p99.99_us'])}"
+                                      for c in configs) + " |" for i in rounds]
+    subsets = list(itertools.combinations(rounds, SUBSETS[0]))
+    side = {"faster": "above 1", "slower": "below 1"}  # paired_ratio's words are for ops/s; these ratios are a tail's
+    lines = []
+    for config, label in ((trial, "Trial 101"), (again, "The defaults again")):
+        ratios = []
+        for key, name in (("p99.9_us", "P99.9"), ("p99.99_us", "P99.99")):
+            r = record["paired"][config][key]
+            ratios.append(f"{name} {r['ratio']:.2f}x (95 % CI {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}, "
+                          f"{side.get(r['verdict'], r['verdict'])})")
+        called = sum(_beyond(by, config, s) for s in subsets)
+        decided = sum(paired_ratio([by[(i, config)]["p99.9_us"] for i in s],
+                                   [by[(i, "rocksdb-default")]["p99.9_us"] for i in s]).verdict != "tie" for s in subsets)
+        lines.append(f"{label} over the defaults, paired by round ({len(rounds)} rounds): {'; '.join(ratios)}. Over "
+                     f"the {len(subsets)} subsets of {SUBSETS[0]} of the rounds (--serve-rounds' default), the P99.9 ratio's "
+                     f"interval excludes 1 in {decided}, and the served guard calls it beyond in {called}.")
+    return "\n".join([*rows, "", *lines, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
 STALL_PREDICT = "stall-predict-140k-11.8.1-2026-12-05.json"
 
 
@@ -415,7 +450,7 @@ DEFAULTS_THRICE = "defaults-thrice-130k-11.8.1-2026-12-05.json"
 SUBSETS = (3, 5)  # --serve-rounds' default, and two more
 COPIES = ("served-guard-130k-11.8.1-2026-12-05.json", "background-jobs-140k-11.8.1-2026-12-05.json",
           "subcompactions-or-cache-140k-11.8.1-2026-12-05.json", "memtables-130k-11.8.1-2026-12-05.json",
-          DEFAULTS_THRICE)  # the records that served a copy of the defaults beside them
+          DEFAULTS_THRICE, SERVED_LOW)  # the records that served a copy of the defaults beside them
 COPY_NAMES = ("rocksdb-default, again", "rocksdb-default, from its OPTIONS file")
 
 
@@ -512,4 +547,4 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "limiter_study": limiter_study, "finalist": finalist, "write_amp_study": write_amp_study,
     "stalls": stalls, "served_guard": served_guard, "stall_predict": stall_predict,
     "background_jobs": background_jobs, "subcompactions_or_cache": subcompactions_or_cache, "memtables": memtables,
-    "defaults_thrice": defaults_thrice}
+    "defaults_thrice": defaults_thrice, "served_low": served_low}

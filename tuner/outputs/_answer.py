@@ -341,7 +341,7 @@ def resolution_words(paired: Ratio, flag: str, hint: str = "") -> str | None:
 
 def served_line(summary: Summary) -> str | None:
     """--serve-rate: what a service at that rate saw of rocksdb-default and the answer (medians of their
-    runs), and the answer's tail over the defaults', paired by round. None without --serve-rate."""
+    runs), and the answer's P99.9 and P99.99 over the defaults', paired by round. None without --serve-rate."""
     served = summary.served
     if served is None or not served.runs:
         return None
@@ -353,8 +353,9 @@ def served_line(summary: Summary) -> str | None:
         return f"{name} {fmt_at_rate(medians)}" + (f" ({len(failed)} of {len(runs)} runs failed: {failed[0].failed})"
                                                    if failed else "")
 
-    ratio = served.vs_default.get("p99.99_us")
-    vs = f"; the answer's P99.99 {ratio_text(ratio)} the defaults'" if ratio is not None else ""
+    ratios = [f"{name} {ratio_text(r)}" for key, name in (("p99.9_us", "P99.9"), ("p99.99_us", "P99.99"))
+              if (r := served.vs_default.get(key)) is not None and r.ratio is not None]
+    vs = f"; the answer's {' and '.join(ratios)} the defaults'" if ratios else ""
     answer = next((n for n in served.names if n != DEFAULT_BASELINE), None)
     if answer is not None and "p99.99_us" in ranking.served_over_cost(served, answer, DEFAULT_BASELINE):
         share = ranking.SERVED_MARGINS["p99.99_us"][0]
