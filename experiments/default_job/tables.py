@@ -27,7 +27,7 @@ from tuner.stats import improvement
 from tuner.summary import BestTrial, Ratio, Summary
 
 RESULTS = Path(__file__).with_name("results")
-JOB, JOB_HELD_OUT = "default-job-slo-11.8.1-2026-12-05", "headroom-default-job-answer-slo-11.8.1-2026-12-05"  # now
+JOB, JOB_HELD_OUT = "default-job-low-11.8.1-2026-12-06", "headroom-default-job-answer-low-11.8.1-2026-12-06"  # now
 FIRST, FIRST_HELD_OUT = "default-job-11.8.1-2026-11-29", "headroom-default-job-answer-11.8.1-2026-11-29"
 RERUN, RERUN_HELD_OUT = "default-job-rerun-11.8.1-2026-12-01", "headroom-rerun-answer-11.8.1-2026-12-01"
 SERVED, SERVED_HELD_OUT = "default-job-11.8.1-2026-12-04", "headroom-default-job-answer-11.8.1-2026-12-04"
@@ -36,9 +36,10 @@ GUARD, GUARD_HELD_OUT = "default-job-guard-11.8.1-2026-12-05", "headroom-default
 CORES, CORES_HELD_OUT = "default-job-cores-11.8.1-2026-12-05", "headroom-default-job-answer-cores-11.8.1-2026-12-05"
 CONFIG, CONFIG_HELD_OUT = "default-job-config-11.8.1-2026-12-05", "headroom-default-job-answer-config-11.8.1-2026-12-05"
 TASK, TASK_HELD_OUT = "default-job-task-11.8.1-2026-12-05", "headroom-default-job-answer-task-11.8.1-2026-12-05"
+SLO, SLO_HELD_OUT = "default-job-slo-11.8.1-2026-12-05", "headroom-default-job-answer-slo-11.8.1-2026-12-05"
 EARLIER = ((FIRST, FIRST_HELD_OUT), (RERUN, RERUN_HELD_OUT), (SERVED, SERVED_HELD_OUT),
            (STALLED, STALLED_HELD_OUT), (GUARD, GUARD_HELD_OUT), (CORES, CORES_HELD_OUT),
-           (CONFIG, CONFIG_HELD_OUT), (TASK, TASK_HELD_OUT))  # on older code, oldest first
+           (CONFIG, CONFIG_HELD_OUT), (TASK, TASK_HELD_OUT), (SLO, SLO_HELD_OUT))  # on older code, oldest first
 CODE = ("tuner", "objectives", "search_spaces", "studies/default.toml", "Makefile")  # what `make tune` runs
 WORKLOADS = {"steady-overwrite": "steady-state random overwrites"}  # a workload as the headline words it
 COMPRESSION = {"none": "no compression", "snappy": "Snappy", "lz4": "LZ4", "zstd": "ZSTD"}
