@@ -33,11 +33,11 @@ COST_MARGINS = {"db_size_bytes": (0.10, 0.0), "sst_bytes": (0.10, 0.0), "write_a
 # the runs, a share more and at least this much more. At 130,000 writes/s on the default job's target, the
 # defaults' P99.99 over their own second copy's, medians of any 2 of 6 paired rounds, ranged 0.81x-2.82x (of any 3,
 # 1.11x-2.47x) and an answer that served 10x the defaults' tail 9.99x-15.08x (experiments/service_level,
-# served-guard-130k-11.8.1-2026-12-05): the tail's margin lies beyond the first. At 56,000 writes/s (--serve-rate auto
-# now) the copy's ranged 1.00x-1.87x over any 3 of 6 rounds (served-low-56k-11.8.1-2026-12-06). Copies of the defaults
-# beside them stayed within it in 6 of the 7 served so far (defaults-thrice-130k: in none of 56 subsets of 3 of its 8
-# rounds), and one, in rounds of frequent long pauses, went beyond (memtables-130k): served_rounds_beyond says in how
-# many rounds.
+# served-guard-130k-11.8.1-2026-12-05): the tail's margin lies beyond the first. At 56,000 writes/s (0.4 x, the share
+# --serve-rate auto serves at now) the copy's ranged 1.00x-1.87x over any 3 of 6 rounds
+# (served-low-56k-11.8.1-2026-12-06). Copies of the defaults beside them stayed within it in 6 of the 7 served so far
+# (defaults-thrice-130k: in none of 56 subsets of 3 of its 8 rounds), and one, in rounds of frequent long pauses, went
+# beyond (memtables-130k): served_rounds_beyond says in how many rounds.
 SERVED_MARGINS = {"p99.99_us": (2.0, 1000.0), "stall_micros": COST_MARGINS["stall_micros"]}
 
 

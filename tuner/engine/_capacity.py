@@ -47,9 +47,10 @@ CapacityOfConfig = Callable[[Config, Bound, Path, Task | None, Callable[[str], N
 # The backend's capacity searches, given the rate (ops/s) the first round's start from.
 CapacityAt = Callable[[float], CapacityOfConfig]
 ATTR = "capacity"
-# --serve-rate auto: a service's rate, below both configurations' capacity at a tail bound. At 0.7 x on the default job's
-# target the defaults and the answer both queued (P99.9 55-130 ms); at 0.4 x the defaults held 1.3-9.0 ms and an answer
-# whose tail was higher in every round 9.3-12.6 ms (experiments/service_level, served-low-56k-11.8.1-2026-12-06).
+# --serve-rate auto: a service's rate, meant to lie below both configurations' capacity at a tail bound. At 0.7 x on the
+# default job's target the defaults and the answer both queued (P99.9 63-130 ms, the job at 4eb37f1); at 0.4 x the
+# defaults held 1.3-9.0 ms and an answer whose tail was higher in every round 9.3-12.6 ms (experiments/service_level,
+# served-low-56k-11.8.1-2026-12-06).
 AUTO_SHARE = 0.4
 
 
