@@ -1,6 +1,7 @@
 """Runs at a fixed offered rate, whatever runs them: the load offered (:class:`Rate`), what a run reports
 (:class:`RateRun`: its metrics, per-second series and windows), an SLO on its tail (:func:`parse_slo`,
-:func:`holds`) and the capacity search over rates (:func:`capacity`). The open-loop driver (objectives.open_loop)
+:func:`holds`) and the capacity search over rates (:func:`capacity`, rounds of it
+starting at :func:`shared_start`). The open-loop driver (objectives.open_loop)
 runs them; the engine reads them through the backends that serve a rate."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -191,3 +193,11 @@ def capacity(loaded: AtRate, rate: Rate, slo: Bound, resolution: float = 0.1, mo
         if offered < 1:
             break
     return Capacity(slo, held, failed, tuple(probes))
+
+
+def shared_start(held: list[float | None]) -> float | None:
+    """Where every capacity search of a round starts: the geometric mean of the rates the round before
+    held (None when none held). A configuration's own last capacity would carry an early lucky run into
+    all its later searches."""
+    rates = [r for r in held if r is not None]
+    return statistics.geometric_mean(rates) if rates else None

@@ -19,9 +19,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from experiments.service_level.service_level import capacity_rounds, never_compacts
 from objectives.open_loop import OpenLoopError, find, parse
 from objectives.parser import parse as parse_db_bench
-from objectives.rates import PERCENTILES, Capacity, Rate, RateRun, capacity, parse_slo
+from objectives.rates import PERCENTILES, Capacity, Rate, RateRun, capacity, parse_slo, shared_start
 from objectives.scores import Score
 from tests.conftest import leftovers
 from tuner import options_file
@@ -92,6 +93,34 @@ def test_capacity_says_when_no_rate_holds_or_none_fails():
     assert never.held is None and never.failed is not None
     always = capacity(_Threshold(1e12), Rate(1000), parse_slo("p99.9<=2ms"), most=4)
     assert always.failed is None and always.held == 8000
+
+
+def test_a_rounds_searches_start_where_the_round_befores_held_rates_meet():
+    assert shared_start([100_000.0, 160_000.0]) == pytest.approx(126_491.1, abs=0.1)
+    assert shared_start([None, 90_000.0]) == pytest.approx(90_000.0) and shared_start([None, None]) is None
+
+
+def test_the_experiments_capacity_rounds_pair_a_known_ratio(monkeypatch):
+    """Synthetic thresholds with a known answer: the defaults hold up to 80,000 ops/s, the bound up to
+    1.3 times that. Every round's searches past the first start where the round before's held rates
+    meet, and the paired ratio of the held rates lies within the searches' resolution of 1.3."""
+    monkeypatch.setattr("random.shuffle", lambda order: None)
+    loaded = {"rocksdb-default": _Threshold(80_000), "compaction off (a bound)": _Threshold(104_000)}
+    found, paired = capacity_rounds(loaded, {name: Rate(60_000) for name in loaded}, parse_slo("p99.9<=10ms"), 3)
+    assert [(c["round"], c["config"]) for c in found] == [(r, n) for r in (1, 2, 3) for n in loaded]
+    held = {(c["round"], c["config"]): c["held"] for c in found}
+    assert [c["start"] for c in found[:2]] == [60_000, 60_000]
+    assert found[2]["start"] == found[3]["start"] == pytest.approx(shared_start([held[(1, n)] for n in loaded]))
+    assert loaded["rocksdb-default"].offered[len(found[0]["probes"])] == found[2]["start"]
+    ratio = paired["compaction off (a bound)"]
+    assert ratio["n"] == 3 and 1.3 / 1.1 <= ratio["ratio"] <= 1.3 * 1.1
+
+
+def test_an_options_file_without_compaction_is_never_settled(tmp_path):
+    off, on = tmp_path / "off.ini", tmp_path / "on.ini"
+    off.write_text("[CFOptions \"default\"]\n  disable_auto_compactions = true\n")
+    on.write_text("[CFOptions \"default\"]\n  disable_auto_compactions=false\n")
+    assert never_compacts(off) and not never_compacts(on) and not never_compacts(None)
 
 
 @pytest.mark.parametrize("text, metric, limit", [("p99.9<=2ms", "p99.9_us", 2000), ("p99 <= 500us", "p99_us", 500),

@@ -4,7 +4,7 @@ each timed from when it was due.
 
     .venv/bin/python -m experiments.service_level.service_level --configs experiments/service_level/configs.json
         [--target-data 2GiB] [--target-memory 1GiB] [--rate 100000] [--duration 60] [--rounds 3]
-        [--slo 'p99.9<=2ms'] [--capacity] [--no-settle] [--windows 30,60,120] [--age 2GiB [--age-beside]]
+        [--slo 'p99.9<=2ms'] [--capacity [--capacity-rounds 5]] [--no-settle] [--windows 30,60,120] [--age 2GiB [--age-beside]]
         [--out experiments/service_level/results/NAME.json]
 
 ``--configs`` is a JSON object: name -> an OPTIONS file (a path from the checkout's root), or null for
@@ -13,9 +13,14 @@ the target with its own options. Then ``--rounds`` paired rounds at ``--rate``: 
 configuration once, in a fresh random order, on a fresh checkpoint of its DB within the target's memory;
 per configuration its figures per round and, for P99.9, P99.99 and the stall time, its ratio to the
 defaults' (tuner.stats.paired_ratio: above 1 is a worse tail). With ``--capacity``, each configuration's
-capacity at ``--slo`` after the rounds (objectives.rates.capacity, from ``--rate``; once each).
-Every run settles (the load goes on while RocksDB catches up with what the window left) unless
-``--no-settle``, which a bound with compaction switched off needs (it never catches up). ``--age``
+capacity at ``--slo`` after the rounds (objectives.rates.capacity, from ``--rate``); with
+``--capacity-rounds R`` in R paired rounds, the configurations in a fresh random order each round, every
+search of a round past the first starting where the round before's held rates meet
+(objectives.rates.shared_start, as a study's capacity stage does), and each configuration's held rates
+over the defaults', paired by round (above 1: a higher capacity). Every run settles (the load goes on
+while RocksDB catches up with what the window left) unless ``--no-settle``; a configuration whose
+OPTIONS file switches compaction off (``disable_auto_compactions=true``, a bound) never catches up, so
+its runs are their window alone. ``--age``
 ages each DB after its ordered load with random overwrites of that much data (``open_loop load
 --age``); with ``--age-beside`` each configuration runs on both, the aged one named "<name>, aged". With
 ``--windows`` each run also reports the tail of each consecutive window of those lengths (seconds), and
@@ -42,7 +47,7 @@ from experiments._script import entry
 from experiments.held_out import project_commit
 from objectives import workdir
 from objectives.open_loop import Loaded, find
-from objectives.rates import Rate, capacity, parse_slo
+from objectives.rates import Rate, capacity, parse_slo, shared_start
 from objectives.scores import Bound
 from search_spaces import Context
 from tuner.cli import parse_size
@@ -68,6 +73,12 @@ def read_configs(path: Path) -> dict[str, Path | None]:
     return configs
 
 
+def never_compacts(options: Path | None) -> bool:
+    """Whether an OPTIONS file switches compaction off: its runs cannot settle."""
+    return options is not None and any(line.replace(" ", "").lower() == "disable_auto_compactions=true"
+                                       for line in options.read_text().splitlines())
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--configs", type=Path, required=True)
@@ -78,6 +89,8 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--slo", default="p99.9<=2ms")
     p.add_argument("--capacity", action="store_true", help="each configuration's capacity at --slo, after the rounds")
+    p.add_argument("--capacity-rounds", type=int, default=1,
+                   help="with --capacity: that many paired rounds of the capacity searches")
     p.add_argument("--no-settle", action="store_true", help="each run is its window alone")
     p.add_argument("--age", type=parse_size, default=0,
                    help="after the ordered load, random overwrites of this much data (open_loop load --age)")
@@ -91,6 +104,8 @@ def main() -> None:
     p.add_argument("--work-dir", type=Path)
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
+    if args.capacity_rounds < 1 or (args.capacity_rounds > 1 and not args.capacity):
+        p.error("--capacity-rounds: at least 1, and with --capacity")
     configs = read_configs(args.configs)
     ages = {name: 0 if args.age_beside else args.age for name in configs}
     if args.age_beside:  # each configuration also on a DB aged by --age, as "<name>, aged"
@@ -104,7 +119,8 @@ def main() -> None:
     driver = find()
     where = workdir.prepare(args.work_dir)
     rate = Rate(args.rate, duration=args.duration, settle=not args.no_settle, windows=args.windows)
-    rates = {name: replace(rate, background="low") if low[name] else rate for name in configs}
+    rates = {name: replace(rate, background="low" if low[name] else rate.background,
+                           settle=rate.settle and not never_compacts(path)) for name, path in configs.items()}
     record: dict[str, Any] = {
         "question": "open loop at a fixed offered rate: the answers' tail, stalls and capacity against the defaults'",
         "commit": project_commit(), "machine": machine_info(Context.of_host(), where), "driver": str(driver.path),
@@ -131,7 +147,10 @@ def main() -> None:
         record["paired"] = paired(record["runs"], list(configs))
         if args.windows:
             record["windows"] = windows(record["runs"], slo)
-        if args.capacity:
+        if args.capacity_rounds > 1:
+            record["capacity_rounds"], record["capacity_paired"] = capacity_rounds(
+                loaded, rates, slo, args.capacity_rounds)
+        elif args.capacity:
             for name in configs:
                 print(f"[{name}] capacity at {slo.describe()}", flush=True)
                 record["capacity"][name] = capacity(loaded[name], rates[name], slo, say=print).to_dict()
@@ -139,6 +158,30 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {args.out}")
+
+
+def capacity_rounds(loaded: dict[str, Loaded], rates: dict[str, Rate], slo: Bound,
+                    rounds: int) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Each configuration's capacity at ``slo`` in ``rounds`` paired rounds (the first round's searches
+    from its rate, the later ones' from the round before's :func:`shared_start`), and each one's held
+    rates over the defaults', paired by round."""
+    found: list[dict[str, Any]] = []
+    for round_ in range(1, rounds + 1):
+        before = [c["held"] for c in found if c["round"] == round_ - 1]
+        start = shared_start(before) if before else None
+        order = list(loaded)
+        random.shuffle(order)
+        for name in order:
+            rate = rates[name] if start is None else replace(rates[name], writes=start)
+            print(f"[{name}] capacity at {slo.describe()}, round {round_}/{rounds}, from {rate.writes:,.0f} "
+                  "writes/s", flush=True)
+            found.append({"round": round_, "config": name, "start": rate.writes,
+                          **capacity(loaded[name], rate, slo, say=print).to_dict()})
+    held = {(c["round"], c["config"]): c["held"] for c in found}
+    paired_held = {name: paired_ratio([held[(r, name)] for r in range(1, rounds + 1)],
+                                      [held[(r, REFERENCE)] for r in range(1, rounds + 1)]).to_dict()
+                   for name in loaded if name != REFERENCE}
+    return found, paired_held
 
 
 def windows(runs: list[dict[str, Any]], slo: Bound) -> dict[str, dict[str, dict[str, Any]]]:

@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from objectives.contract import Task
-from objectives.rates import Capacity, holds, parse_slo
+from objectives.rates import Capacity, holds, parse_slo, shared_start
 from objectives.scores import Bound
 from search_spaces.config import Config
 from tuner.backends import EnvironmentFault, RunFailed
@@ -167,14 +167,12 @@ def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfConfig, slo: Bou
 
 
 def _shared_start(report: CapacityReport, r: int) -> float | None:
-    """Where every search of round ``r`` starts: the geometric mean of the capacities round ``r - 1``
-    found (None in the first round, or when no configuration held the SLO in the round before: the
-    study's rate)."""
+    """Where every search of round ``r`` starts (:func:`objectives.rates.shared_start` of the capacities
+    round ``r - 1`` found; None in the first round, or when no configuration held the SLO in the round
+    before: the study's rate)."""
     if r == 1:
         return None
-    last = [rate for c in report.configurations
-            if len(held := _rounds_of(report, c.name)) >= r - 1 and (rate := held[r - 2]) is not None]
-    return statistics.geometric_mean(last) if last else None
+    return shared_start([held[r - 2] for c in report.configurations if len(held := _rounds_of(report, c.name)) >= r - 1])
 
 
 def _rounds_of(report: CapacityReport, name: str) -> list[float | None]:
