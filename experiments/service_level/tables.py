@@ -343,6 +343,40 @@ def bound_rounds() -> str:
     return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
+GOAL_STUDY = "slo-goal-97k-11.8.1-2026-12-06"
+
+
+def goal_study() -> str:
+    """The study at the rate its answer must hold: each configuration's capacity by round and their median,
+    the answer's tail and capacity over the defaults' as the study reports them, and the defaults' capacities
+    beside those of the bound-rounds record, measured the hour before."""
+    path = RESULTS / GOAL_STUDY / "summary.json"
+    summary = Summary.load(path)
+    cap, reval = summary.capacity, summary.revalidation
+    answer = summary.answer
+    assert cap is not None and reval is not None and reval.best and summary.when is not None and answer is not None
+    best = next(c.name for c in cap.configurations if c.name != "rocksdb-default")
+    by = {c.name: [h for h in c.held_by_round if h is not None] for c in cap.configurations}
+    rows = ["| configuration | capacity by round (ops/s) | median |", "|---|---|---|"]
+    for name in ("rocksdb-default", best):
+        held = by[name]
+        rows.append(f"| {name} | {', '.join(f'{h:,.0f}' for h in held)} | {statistics.median(held):,.0f} |")
+    tail, ratio = reval.best_vs_reference, cap.vs_default[best]
+    assert tail is not None and tail.ci95 and ratio.ci95
+    _, bound = _record(BOUND_ROUNDS)
+    before = sorted(c["held"] for c in bound["capacity_rounds"] if c["config"] == "rocksdb-default")
+    now = sorted(by["rocksdb-default"])
+    said = f"keep {answer.name}" if answer.recommend == "reference" else f"use {reval.best}"
+    lines = [f"The study's answer: {said} ({answer.why}). Its best, {reval.best}: P99.9 over the defaults' in the "
+             f"re-validation, as the study reports it (above 1: a lower tail), {tail.ratio:.2f}x (95 % CI "
+             f"{tail.ci95[0]:.2f}-{tail.ci95[1]:.2f}, {tail.n} paired rounds); capacity over the defaults' "
+             f"{ratio.ratio:.2f}x (95 % CI {ratio.ci95[0]:.2f}-{ratio.ci95[1]:.2f}, {ratio.n} paired rounds).",
+             f"The defaults held {now[0]:,.0f}-{now[-1]:,.0f} ops/s here; {before[0]:,.0f}-{before[-1]:,.0f} "
+             f"(median {statistics.median(before):,.0f}) in the `bound-rounds` record the hour before."]
+    started = summary.when.first_trial_started or ""
+    return "\n".join([*rows, "", *lines, "", stamp(path, commit_before(started), started, STUDY_CODE, brief=True)])
+
+
 STALL_PREDICT = "stall-predict-140k-11.8.1-2026-12-05.json"
 
 
@@ -576,4 +610,5 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "limiter_study": limiter_study, "finalist": finalist, "write_amp_study": write_amp_study,
     "stalls": stalls, "served_guard": served_guard, "stall_predict": stall_predict,
     "background_jobs": background_jobs, "subcompactions_or_cache": subcompactions_or_cache, "memtables": memtables,
-    "defaults_thrice": defaults_thrice, "served_low": served_low, "bound_rounds": bound_rounds}
+    "defaults_thrice": defaults_thrice, "served_low": served_low, "bound_rounds": bound_rounds,
+    "goal_study": goal_study}
