@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from experiments.service_level.service_level import capacity_rounds, never_compacts
+from experiments.service_level.service_level import capacity_rounds, never_compacts, paired
 from objectives.open_loop import OpenLoopError, find, parse
 from objectives.parser import parse as parse_db_bench
 from objectives.rates import PERCENTILES, Capacity, Rate, RateRun, capacity, parse_slo, shared_start
@@ -106,13 +106,13 @@ def test_the_experiments_capacity_rounds_pair_a_known_ratio(monkeypatch):
     meet, and the paired ratio of the held rates lies within the searches' resolution of 1.3."""
     monkeypatch.setattr("random.shuffle", lambda order: None)
     loaded = {"rocksdb-default": _Threshold(80_000), "compaction off (a bound)": _Threshold(104_000)}
-    found, paired = capacity_rounds(loaded, {name: Rate(60_000) for name in loaded}, parse_slo("p99.9<=10ms"), 3)
+    found = capacity_rounds(loaded, {name: Rate(60_000) for name in loaded}, parse_slo("p99.9<=10ms"), 3)
     assert [(c["round"], c["config"]) for c in found] == [(r, n) for r in (1, 2, 3) for n in loaded]
     held = {(c["round"], c["config"]): c["held"] for c in found}
     assert [c["start"] for c in found[:2]] == [60_000, 60_000]
     assert found[2]["start"] == found[3]["start"] == pytest.approx(shared_start([held[(1, n)] for n in loaded]))
     assert loaded["rocksdb-default"].offered[len(found[0]["probes"])] == found[2]["start"]
-    ratio = paired["compaction off (a bound)"]
+    ratio = paired(found, list(loaded), ("held",))["compaction off (a bound)"]["held"]
     assert ratio["n"] == 3 and 1.3 / 1.1 <= ratio["ratio"] <= 1.3 * 1.1
 
 

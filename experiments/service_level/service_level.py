@@ -148,8 +148,9 @@ def main() -> None:
         if args.windows:
             record["windows"] = windows(record["runs"], slo)
         if args.capacity_rounds > 1:
-            record["capacity_rounds"], record["capacity_paired"] = capacity_rounds(
-                loaded, rates, slo, args.capacity_rounds)
+            record["capacity_rounds"] = capacity_rounds(loaded, rates, slo, args.capacity_rounds)
+            record["capacity_paired"] = {name: ratios["held"] for name, ratios in
+                                         paired(record["capacity_rounds"], list(configs), ("held",)).items()}
         elif args.capacity:
             for name in configs:
                 print(f"[{name}] capacity at {slo.describe()}", flush=True)
@@ -160,15 +161,13 @@ def main() -> None:
     print(f"wrote {args.out}")
 
 
-def capacity_rounds(loaded: dict[str, Loaded], rates: dict[str, Rate], slo: Bound,
-                    rounds: int) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+def capacity_rounds(loaded: dict[str, Loaded], rates: dict[str, Rate], slo: Bound, rounds: int) -> list[dict[str, Any]]:
     """Each configuration's capacity at ``slo`` in ``rounds`` paired rounds (the first round's searches
-    from its rate, the later ones' from the round before's :func:`shared_start`), and each one's held
-    rates over the defaults', paired by round."""
+    from its rate, the later ones' from the round before's :func:`shared_start`), a search per round and
+    configuration."""
     found: list[dict[str, Any]] = []
     for round_ in range(1, rounds + 1):
-        before = [c["held"] for c in found if c["round"] == round_ - 1]
-        start = shared_start(before) if before else None
+        start = shared_start([c["held"] for c in found if c["round"] == round_ - 1])
         order = list(loaded)
         random.shuffle(order)
         for name in order:
@@ -177,11 +176,7 @@ def capacity_rounds(loaded: dict[str, Loaded], rates: dict[str, Rate], slo: Boun
                   "writes/s", flush=True)
             found.append({"round": round_, "config": name, "start": rate.writes,
                           **capacity(loaded[name], rate, slo, say=print).to_dict()})
-    held = {(c["round"], c["config"]): c["held"] for c in found}
-    paired_held = {name: paired_ratio([held[(r, name)] for r in range(1, rounds + 1)],
-                                      [held[(r, REFERENCE)] for r in range(1, rounds + 1)]).to_dict()
-                   for name in loaded if name != REFERENCE}
-    return found, paired_held
+    return found
 
 
 def windows(runs: list[dict[str, Any]], slo: Bound) -> dict[str, dict[str, dict[str, Any]]]:
@@ -202,8 +197,9 @@ def windows(runs: list[dict[str, Any]], slo: Bound) -> dict[str, dict[str, dict[
     return out
 
 
-def paired(runs: list[dict[str, Any]], names: list[str]) -> dict[str, dict[str, Any]]:
-    """Each configuration's figures over the defaults', paired by round (above 1: more than the defaults')."""
+def paired(runs: list[dict[str, Any]], names: list[str],
+           metrics: tuple[str, ...] = COMPARED) -> dict[str, dict[str, Any]]:
+    """Each configuration's ``metrics`` over the defaults', paired by round (above 1: more than the defaults')."""
     by = {(r["round"], r["config"]): r for r in runs}
     rounds = sorted({r["round"] for r in runs})
     out: dict[str, dict[str, Any]] = {}
@@ -211,7 +207,7 @@ def paired(runs: list[dict[str, Any]], names: list[str]) -> dict[str, dict[str, 
         if name == REFERENCE:
             continue
         out[name] = {metric: paired_ratio([by[(i, name)][metric] for i in rounds],
-                                          [by[(i, REFERENCE)][metric] for i in rounds]).to_dict() for metric in COMPARED}
+                                          [by[(i, REFERENCE)][metric] for i in rounds]).to_dict() for metric in metrics}
     return out
 
 

@@ -349,24 +349,24 @@ GOAL_STUDY = "slo-goal-97k-11.8.1-2026-12-06"
 def goal_study() -> str:
     """The study at the rate its answer must hold: each configuration's capacity by round ("-" where a round
     held no rate) and their median, the best tuned configuration's tail and capacity over the defaults' as the
-    study reports them, and the defaults' capacities
-    beside those of the bound-rounds record, measured the hour before."""
+    study reports them, and the defaults' capacities beside those of the bound-rounds record, measured the hour
+    before."""
     path = RESULTS / GOAL_STUDY / "summary.json"
     summary = Summary.load(path)
     cap, reval = summary.capacity, summary.revalidation
     answer = summary.answer
     assert cap is not None and reval is not None and reval.best and summary.when is not None and answer is not None
     best = next(c.name for c in cap.configurations if c.name != "rocksdb-default")
-    by = {c.name: list(c.held_by_round) for c in cap.configurations}
+    by = {c.name: c.held_by_round for c in cap.configurations}
+    held = {name: sorted(h for h in rounds if h is not None) for name, rounds in by.items()}
     rows = ["| configuration | capacity by round (ops/s) | median |", "|---|---|---|"]
     for name in ("rocksdb-default", best):
-        held = [h for h in by[name] if h is not None]
-        rows.append(f"| {name} | {', '.join(_rate(h) for h in by[name])} | {statistics.median(held):,.0f} |")
+        rows.append(f"| {name} | {', '.join(_rate(h) for h in by[name])} | {statistics.median(held[name]):,.0f} |")
     tail, ratio = reval.best_vs_reference, cap.vs_default[best]
     assert tail is not None and tail.ci95 and ratio.ci95
     _, bound = _record(BOUND_ROUNDS)
-    before = sorted(c["held"] for c in bound["capacity_rounds"] if c["config"] == "rocksdb-default")
-    now = sorted(h for h in by["rocksdb-default"] if h is not None)
+    before = sorted(c["held"] for c in bound["capacity_rounds"] if c["config"] == "rocksdb-default" and c["held"])
+    now = held["rocksdb-default"]
     said = f"keep {answer.name}" if answer.recommend == "reference" else f"use {reval.best}"
     lines = [f"The study's answer: {said} ({answer.why}). Its best, {reval.best}: P99.9 over the defaults' in the "
              f"re-validation, as the study reports it (above 1: a lower tail), {tail.ratio:.2f}x (95 % CI "
