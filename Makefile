@@ -14,7 +14,7 @@ EXTRAS   ?= test
 # (auto). Resumable by name: re-running `make tune` continues or re-reports it. The search's trials
 # run the preset's 10 s phases (search_duration), the re-validation chooses the answer and measures
 # its gain in 30 s ones (duration): docs/scale.md, "How long a phase". Its flags are in the study file
-# studies/default.toml; flags after it override the file's (make tune TUNE_ARGS="--from
+# studies/default.toml; flags given with it override the file's (make tune TUNE_ARGS="--from
 # studies/default.toml --no-mlflow"), or give your own (make tune TUNE_ARGS="--from studies/mine.toml").
 TUNE_ARGS ?= --from studies/default.toml
 PYTEST_ARGS ?=
