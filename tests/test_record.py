@@ -4146,6 +4146,31 @@ def test_the_service_level_at_the_default_jobs_target_is_quoted_as_its_json_give
             f"({probes[25000] / 1e3:.1f} ms)".replace("\n", " "), doc)
 
 
+def test_the_levers_at_the_slo_are_quoted_as_their_record_gives_them():
+    """docs/measure.md's "Do known levers move the capacity?": universal compaction never settled at the
+    two rates it failed below what it held, with the disk it then had, held 103,047 writes/s in round 3, and
+    the limiter settled at no rate from 103,047 writes/s up."""
+    doc = ("docs/measure.md",)
+    record = _json("experiments/service_level/results/levers-10ms-11.8.1-2026-12-06.json")
+    probes = {name: [(c["round"], p) for c in record["capacity_rounds"] if c["config"] == name for p in c["probes"]]
+              for name in record["configs"]}
+    universal = probes["universal compaction"]
+    unsettled = sorted({round(p["offered"]) for _, p in universal if not p["settled"] and p["offered"] < 100000})
+    assert unsettled == [48631, 53033]
+    rounds = {r for r, p in universal if round(p["offered"]) in unsettled}
+    assert all(not p["settled"] for r, p in universal if round(p["offered"]) in unsettled) and len(rounds) == 3
+    disk = sorted(p["sst_bytes"] / 2**30 for _, p in universal if round(p["offered"]) in unsettled)
+    _quoted(f"at {unsettled[0]:,} and {unsettled[1]:,} writes/s it was still compacting when the 60 s settle ran "
+            f"out, with {disk[0]:.2f}-{disk[-1]:.2f} GiB on disk", doc)
+    held = {c["round"]: c["held"] for c in record["capacity_rounds"] if c["config"] == "universal compaction"}
+    assert max(held.values()) == held[3]
+    _quoted(f"in round 3 it held {held[3]:,.0f} writes/s", doc)
+    limiter = [p for _, p in probes["rate limiter 128 MiB/s"]]
+    first = min(p["offered"] for p in limiter if not p["settled"])
+    assert all(not p["settled"] for p in limiter if p["offered"] >= first)
+    _quoted(f"{first:,.0f} writes/s and above left a debt", doc)
+
+
 def test_the_served_guards_margin_is_quoted_as_its_record_gives_it():
     """docs/measure.md's "How much worse a served tail must be to count" and SERVED_MARGINS' comment: make
     tune at 96595c6 (HEAD_JOB) served trial 93 at 12.98x the defaults' P99.99 in 2 rounds, which that code's

@@ -343,6 +343,43 @@ def bound_rounds() -> str:
     return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
+LEVERS = "levers-10ms-11.8.1-2026-12-06.json"
+
+
+def _held_probe(found: dict[str, Any]) -> dict[str, Any] | None:
+    """The run of a capacity search at the rate it held (None when it held none)."""
+    return next((p for p in found["probes"] if p["offered"] == found["held"]), None)
+
+
+def levers() -> str:
+    """Known levers on the defaults' OPTIONS file beside the defaults, in paired capacity rounds: each round's
+    start and each configuration's held rate; each lever's held rates over the defaults' (the record's paired
+    ratio) against the goal, and what the runs at the held rates wrote and kept (medians over the rounds)."""
+    path, record = _record(LEVERS)
+    found = record["capacity_rounds"]
+    by = {(c["round"], c["config"]): c for c in found}
+    rounds = sorted({c["round"] for c in found})
+    names = list(record["configs"])
+    rows = ["| round | searches from (ops/s) | " + " | ".join(f"{n} held (ops/s)" for n in names) + " |",
+            "|---" * (len(names) + 2) + "|"]
+    rows += [f"| {i} | {_rate(by[(i, names[0])]['start'])} | "
+             + " | ".join(_rate(by[(i, n)]["held"]) for n in names) + " |" for i in rounds]
+    lines = []
+    for name in names:
+        probes = [p for p in (_held_probe(by[(i, name)]) for i in rounds) if p is not None]
+        cost = (f"write amp {statistics.median(p['write_amp'] for p in probes):.2f}, disk after "
+                f"{statistics.median(p['sst_bytes'] for p in probes) / 2**30:.2f} GiB") if probes else "no run held"
+        if name == "rocksdb-default":
+            lines.append(f"- {name}: at its held rates {cost}.")
+            continue
+        r = record["capacity_paired"][name]
+        low, high = r["ci95"]
+        where = "above" if low > GOAL else "below" if high < GOAL else "on both sides of"
+        lines.append(f"- {name}: capacity over the defaults', paired by round ({r['n']} rounds), {r['ratio']:.2f}x "
+                     f"(95 % CI {low:.2f}-{high:.2f}; the interval lies {where} {GOAL:g}); at its held rates {cost}.")
+    return "\n".join([*rows, "", *lines, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
 GOAL_STUDY = "slo-goal-97k-11.8.1-2026-12-06"
 
 
@@ -612,4 +649,4 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "stalls": stalls, "served_guard": served_guard, "stall_predict": stall_predict,
     "background_jobs": background_jobs, "subcompactions_or_cache": subcompactions_or_cache, "memtables": memtables,
     "defaults_thrice": defaults_thrice, "served_low": served_low, "bound_rounds": bound_rounds,
-    "goal_study": goal_study}
+    "goal_study": goal_study, "levers": levers}
