@@ -134,11 +134,23 @@ def parse_slo(text: str, rate: Rate | None = None) -> Bound:
     return Bound(f"{match[1]}_us", float(match[3]) * scale, flag="--slo")
 
 
+def missed(run: RateRun, slo: Bound) -> list[str]:
+    """Why ``run`` did not hold ``slo`` (empty when it held): fewer than DELIVERED of the requests due
+    completed, a tail beyond the bound, or, for a run with a settle, RocksDB still behind on the window's
+    flushes and compactions when the settle ended."""
+    why = []
+    if run["delivered"] < DELIVERED:
+        why.append(f"delivered under {DELIVERED:.0%}")
+    if slo.excess(run[slo.metric]) > 0:
+        why.append(f"{slo.metric} over {slo.limit:,.0f}")
+    if run.metrics.get("settled", 1.0) <= 0:
+        why.append(f"compaction behind after a {run.metrics.get('settle_s', 0.0):.0f} s settle")
+    return why
+
+
 def holds(run: RateRun, slo: Bound) -> bool:
-    """A rate is held when the run completed DELIVERED of the requests due, its tail is within ``slo`` and,
-    when it settled, RocksDB caught up with the window's flushes and compactions within the settle."""
-    settled = run.metrics.get("settled", 1.0) > 0
-    return run["delivered"] >= DELIVERED and slo.excess(run[slo.metric]) <= 0 and settled
+    """A rate is held when nothing was :func:`missed`."""
+    return not missed(run, slo)
 
 
 @dataclass(frozen=True)
@@ -177,9 +189,11 @@ def capacity(loaded: AtRate, rate: Rate, slo: Bound, resolution: float = 0.1, mo
         scale = offered / total
         result = loaded.run(dataclasses.replace(rate, writes=rate.writes * scale, reads=rate.reads * scale))
         probes.append((offered, result))
-        ok = holds(result, slo)
+        why = missed(result, slo)
+        ok = not why
         say(f"{offered:,.0f} ops/s: {'holds' if ok else 'does not hold'} {slo.describe()} "
-            f"({slo.metric} {result[slo.metric]:,.0f}, delivered {result['delivered']:.1%})")
+            f"({slo.metric} {result[slo.metric]:,.0f}, delivered {result['delivered']:.1%}"
+            + ("" if ok else f"; {', '.join(why)}") + ")")
         if ok:
             held = offered
         else:

@@ -22,7 +22,7 @@ import pytest
 from experiments.service_level.service_level import capacity_rounds, never_compacts, paired
 from objectives.open_loop import OpenLoopError, find, parse
 from objectives.parser import parse as parse_db_bench
-from objectives.rates import PERCENTILES, Capacity, Rate, RateRun, capacity, parse_slo, shared_start
+from objectives.rates import PERCENTILES, Capacity, Rate, RateRun, capacity, holds, missed, parse_slo, shared_start
 from objectives.scores import Score
 from tests.conftest import leftovers
 from tuner import options_file
@@ -409,6 +409,38 @@ def test_the_curve_says_the_capacity_in_the_slos_own_unit():
     assert text.splitlines()[0] == f"holds p99.9 <= 2.00 ms up to {cap.held:,.0f} ops/s; {cap.failed:,.0f} ops/s did not"
     rates = [float(line.split()[0].replace(",", "")) for line in text.splitlines()[2:]]
     assert rates == sorted(float(round(r)) for r, _ in cap.probes)
+
+
+def test_a_rate_not_held_says_why_in_the_search_and_the_curve():
+    """A run whose tail is within the bound but whose compaction was still behind when its settle ended is
+    not held, and the progress line and the curve name the settle; a short delivery and a tail beyond the
+    bound are named too; a held run names nothing."""
+    slo = parse_slo("p99.9<=10ms")
+    base = {"delivered": 1.0, "p99.9_us": 3_000.0, "settled": 1.0, "settle_s": 4.0}
+    runs = {"held": base, "settle": {**base, "settled": 0.0, "settle_s": 60.0},
+            "short": {**base, "delivered": 0.95}, "tail": {**base, "p99.9_us": 20_000.0}}
+    why = {name: missed(RateRun(dict(m), (), "synthetic"), slo) for name, m in runs.items()}
+    assert why == {"held": [], "settle": ["compaction behind after a 60 s settle"], "short": ["delivered under 99%"],
+                   "tail": ["p99.9_us over 10,000"]}
+    assert [holds(RateRun(dict(m), (), "synthetic"), slo) for m in runs.values()] == [True, False, False, False]
+
+    class _Settles:  # holds the tail at every rate; compaction keeps up to 50,000 ops/s only
+        def run(self, rate: Rate) -> RateRun:
+            behind = rate.writes > 50_000
+            return RateRun({**base, "settled": 0.0 if behind else 1.0, "settle_s": 60.0 if behind else 4.0},
+                           (), "synthetic")
+
+    said: list[str] = []
+    cap = capacity(_Settles(), Rate(40_000), slo, say=said.append)
+    assert cap.held is not None and cap.failed is not None and cap.held <= 50_000 < cap.failed
+    assert any(line.startswith(f"{cap.failed:,.0f} ops/s: does not hold") and
+               line.endswith("; compaction behind after a 60 s settle)") for line in said)
+    for _, run in cap.probes:
+        run.metrics.update({name: 1.0 for name in PERCENTILES} | {"stall_micros": 0.0, "l0_files": 0.0,
+                                                                  "pending_compaction_bytes": 0.0})
+    rows = {line.split()[0]: line for line in curve(cap).splitlines()[2:]}
+    assert rows[f"{cap.failed:,.0f}"].endswith("compaction behind after a 60 s settle")
+    assert rows[f"{cap.held:,.0f}"].endswith("yes")
 
 
 @pytest.mark.parametrize("metric, sense", [

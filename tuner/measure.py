@@ -16,7 +16,7 @@ from pathlib import Path
 
 from objectives import workdir
 from objectives.open_loop import KEY_SIZE, VALUE_SIZE, Driver, Loaded, OpenLoopError, find
-from objectives.rates import PERCENTILES, Capacity, Rate, RateRun, capacity, holds, parse_slo
+from objectives.rates import PERCENTILES, Capacity, Rate, RateRun, capacity, missed, parse_slo
 from search_spaces import Context
 from tuner.fmt import fmt_bytes
 from tuner.target import check_memory
@@ -99,12 +99,12 @@ def curve(cap: Capacity) -> str:
     else:
         head = f"holds {slo} up to {cap.held:,.0f} ops/s; {cap.failed:,.0f} ops/s did not"
     rows = [f"{'offered ops/s':>14} {'delivered':>9} " + " ".join(f"{n.removesuffix('_us'):>9}" for n in PERCENTILES)
-            + f" {'stalls':>8} {'L0':>4} {'pending':>9}  holds"]
+            + f" {'stalls':>8} {'L0':>4} {'pending':>9}  held, or why not"]
     for offered, run in sorted(cap.probes, key=lambda p: p[0]):
         m = run.metrics
         rows.append(f"{offered:>14,.0f} {m['delivered']:>9.1%} " + " ".join(f"{_us(m[n]):>9}" for n in PERCENTILES)
                     + f" {m['stall_micros'] / 1e6:>7.2f}s {m['l0_files']:>4.0f} "
-                    f"{fmt_bytes(int(m['pending_compaction_bytes'])):>9}  {'yes' if holds(run, cap.slo) else 'no'}")
+                    f"{fmt_bytes(int(m['pending_compaction_bytes'])):>9}  {', '.join(missed(run, cap.slo)) or 'yes'}")
     return "\n".join([head, *rows])
 
 
