@@ -4148,8 +4148,9 @@ def test_the_service_level_at_the_default_jobs_target_is_quoted_as_its_json_give
 
 def test_the_levers_at_the_slo_are_quoted_as_their_record_gives_them():
     """docs/measure.md's "Do known levers move the capacity?": universal compaction never settled at the
-    two rates it failed below what it held, with the disk it then had, held 103,047 writes/s in round 3, and
-    the limiter settled at no rate from 103,047 writes/s up."""
+    two rates it failed below what it held, with the disk it then had, missed the bound with the settle done
+    at rates between two it held in round 3 (not monotone in the rate), and the limiter settled at no rate
+    from 103,047 writes/s up."""
     doc = ("docs/measure.md",)
     record = _json("experiments/service_level/results/levers-10ms-11.8.1-2026-12-06.json")
     probes = {name: [(c["round"], p) for c in record["capacity_rounds"] if c["config"] == name for p in c["probes"]]
@@ -4162,9 +4163,13 @@ def test_the_levers_at_the_slo_are_quoted_as_their_record_gives_them():
     disk = sorted(p["sst_bytes"] / 2**30 for _, p in universal if round(p["offered"]) in unsettled)
     _quoted(f"at {unsettled[0]:,} and {unsettled[1]:,} writes/s it was still compacting when the 60 s settle ran "
             f"out, with {disk[0]:.2f}-{disk[-1]:.2f} GiB on disk", doc)
+    missed_tail = sorted(p["offered"] for _, p in universal if p["settled"] and p["p99.9_us"] > 10_000
+                         and p["offered"] < 100_000)
+    _quoted(f"with the settle done it missed the bound at {missed_tail[0]:,.0f}-{missed_tail[-1]:,.0f} writes/s", doc)
+    third = sorted(p["offered"] for r, p in universal if r == 3 and p["settled"] and p["p99.9_us"] <= 10_000)
     held = {c["round"]: c["held"] for c in record["capacity_rounds"] if c["config"] == "universal compaction"}
-    assert max(held.values()) == held[3]
-    _quoted(f"in round 3 it held {held[3]:,.0f} writes/s", doc)
+    assert len(third) == 2 and max(held.values()) == held[3] == third[-1] and third[0] < missed_tail[-1]  # not monotone
+    _quoted(f"in round 3 it held {third[0]:,.0f} and {third[1]:,.0f}\nwrites/s".replace("\n", " "), doc)
     limiter = [p for _, p in probes["rate limiter 128 MiB/s"]]
     first = min(p["offered"] for p in limiter if not p["settled"])
     assert all(not p["settled"] for p in limiter if p["offered"] >= first)
