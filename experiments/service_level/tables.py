@@ -322,6 +322,11 @@ def _rate(ops: float | None) -> str:
     return "-" if ops is None else f"{ops:,.0f}"
 
 
+def _against_goal(low: float, high: float) -> str:
+    """Where a capacity ratio's 95 % interval lies against GOAL: "above 1.3", "below 1.3" or "on both sides of 1.3"."""
+    return f"{'above' if low > GOAL else 'below' if high < GOAL else 'on both sides of'} {GOAL:g}"
+
+
 def bound_rounds() -> str:
     """The defaults' capacity at the SLO beside the compaction-off bound's, in paired rounds: each round's
     start, held and failed rates; the bound's held rates over the defaults' (the record's paired ratio), and
@@ -337,9 +342,8 @@ def bound_rounds() -> str:
              + " |" for i in rounds]
     r = record["capacity_paired"][bound]
     low, high = r["ci95"]
-    where = "above" if low > GOAL else "below" if high < GOAL else "on both sides of"
     line = (f"The bound's capacity over the defaults', paired by round ({r['n']} rounds): {r['ratio']:.2f}x "
-            f"(95 % CI {low:.2f}-{high:.2f}); the interval lies {where} {GOAL:g}.")
+            f"(95 % CI {low:.2f}-{high:.2f}); the interval lies {_against_goal(low, high)}.")
     return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
@@ -374,9 +378,9 @@ def levers() -> str:
             continue
         r = record["capacity_paired"][name]
         low, high = r["ci95"]
-        where = "above" if low > GOAL else "below" if high < GOAL else "on both sides of"
         lines.append(f"- {name}: capacity over the defaults', paired by round ({r['n']} rounds), {r['ratio']:.2f}x "
-                     f"(95 % CI {low:.2f}-{high:.2f}; the interval lies {where} {GOAL:g}); at its held rates {cost}.")
+                     f"(95 % CI {low:.2f}-{high:.2f}; the interval lies {_against_goal(low, high)}); at its held "
+                     f"rates {cost}.")
     return "\n".join([*rows, "", *lines, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
