@@ -163,6 +163,18 @@ class Capacity:
     failed: float | None
     probes: tuple[tuple[float, RateRun], ...]
 
+    def metrics(self) -> dict[str, float]:
+        """The search as one run's metrics (--objective capacity): ``held_ops_per_sec`` (0 when no rate
+        tried held), ``failed_ops_per_sec`` (when one failed), ``capacity_runs``, ``wall_seconds`` (all
+        its runs'), and the rest from the run at the held rate (else the lowest rate tried): its tail,
+        delivery, stalls and costs."""
+        held = [run for offered, run in self.probes if offered == self.held]
+        shown = held[0] if held else min(self.probes, key=lambda p: p[0])[1]
+        return {**shown.metrics, "held_ops_per_sec": self.held or 0.0,
+                **({"failed_ops_per_sec": self.failed} if self.failed is not None else {}),
+                "capacity_runs": float(len(self.probes)),
+                "wall_seconds": sum(run.metrics.get("wall_seconds", 0.0) for _, run in self.probes)}
+
     def to_dict(self) -> dict[str, object]:
         return {"slo": self.slo.describe(), "delivered_at_least": DELIVERED, "held": self.held, "failed": self.failed,
                 "probes": [{"offered": offered, **run.to_dict()} for offered, run in self.probes]}

@@ -1,8 +1,9 @@
 """Scores: what the optimizer sees of a trial's metrics, and the budgets it must respect.
 
 ``throughput`` maximizes ops/s of the scored phases. ``multi`` is a Pareto study over
-(ops/s up, P99 down, write amplification down). Any other objective names one metric the runs
-report: ``METRIC`` (maximized, or minimized when it is a latency, a time, a size or write
+(ops/s up, P99 down, write amplification down). ``capacity`` maximizes the highest offered rate a
+configuration holds an SLO at (``held_ops_per_sec``: the rate backend's runs with --slo). Any other
+objective names one metric the runs report: ``METRIC`` (maximized, or minimized when it is a latency, a time, a size or write
 amplification: :func:`sense_alone`), ``METRIC:max`` or ``METRIC:min``. Budgets (``max_p99_us``, ``max_write_amp`` and any
 :class:`Bound`, ``--constraint METRIC<=VALUE``) are Optuna constraints: a value <= 0 means
 satisfied; they are never folded into the score.
@@ -16,13 +17,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 Direction = Literal["maximize", "minimize"]  # an objective value's, as Optuna takes it
-OBJECTIVES = ("throughput", "multi")  # or a metric: METRIC, METRIC:max, METRIC:min
+OBJECTIVES = ("throughput", "multi", "capacity")  # or a metric: METRIC, METRIC:max, METRIC:min
 _TERMS: dict[str, tuple[tuple[str, Direction], ...]] = {
     "throughput": (("ops_per_sec", "maximize"),),
     "multi": (("ops_per_sec", "maximize"), ("p99_us", "minimize"), ("write_amp", "minimize")),
+    "capacity": (("held_ops_per_sec", "maximize"),),
 }
-_SENSE: dict[str, Direction] = dict(_TERMS["multi"])  # the direction a metric named alone takes
-_UNITS = {"ops_per_sec": "ops/s", "p99_us": "P99 us", "write_amp": "write amp", "db_size_bytes": "disk"}
+_SENSE: dict[str, Direction] = {**dict(_TERMS["multi"]), **dict(_TERMS["capacity"])}  # the direction a metric named alone takes
+_UNITS = {"ops_per_sec": "ops/s", "p99_us": "P99 us", "write_amp": "write amp", "db_size_bytes": "disk",
+          "held_ops_per_sec": "held ops/s"}
 _NAMED = re.compile(r"([A-Za-z_][\w.]*)(?::(min|max))?")  # p99.9_us: a dot in a percentile
 _BOUND = re.compile(r"\s*([A-Za-z_][\w.]*)\s*(<=|>=)\s*(\S+)\s*")
 
@@ -84,7 +87,7 @@ class Score:
 
     def __post_init__(self) -> None:
         if self.objective not in _TERMS and not _NAMED.fullmatch(self.objective):
-            raise ValueError(f"--objective: {self.objective!r} is not throughput, multi or a metric the runs report: "
+            raise ValueError(f"--objective: {self.objective!r} is not throughput, multi, capacity or a metric the runs report: "
                              "METRIC, METRIC:max or METRIC:min (e.g. p99_us:min)")
         for name, value in (("--max-p99-us", self.max_p99_us), ("--max-write-amp", self.max_write_amp)):
             if value is not None and not value > 0:

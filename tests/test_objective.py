@@ -116,8 +116,8 @@ def test_a_metric_the_program_does_not_report_is_one_clear_error(tmp_path, args,
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--objective", "p99 us"), "argument --objective: 'p99 us' is not throughput, multi or a metric"),
-    (("--objective", "p99_us:down"), "argument --objective: 'p99_us:down' is not throughput, multi or a metric"),
+    (("--objective", "p99 us"), "argument --objective: 'p99 us' is not throughput, multi, capacity or a metric"),
+    (("--objective", "p99_us:down"), "argument --objective: 'p99_us:down' is not throughput, multi, capacity or a metric"),
     (("--constraint", "p99_us<500"), "argument --constraint: 'p99_us<500' is not METRIC<=NUMBER or METRIC>=NUMBER"),
     (("--constraint", "p99_us<=fast"), "argument --constraint: 'p99_us<=fast' is not METRIC<=NUMBER"),
 ])

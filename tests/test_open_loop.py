@@ -27,6 +27,7 @@ from objectives.scores import Score
 from tests.conftest import leftovers
 from tuner import options_file
 from tuner.backends import BACKENDS, Config
+from tuner.backends._rate import CAPACITY_RESOLUTION, STEP, TRIAL_RUNS
 from tuner.engine._capacity import capacities
 from tuner.engine._prepare import check_backend
 from tuner.measure import curve
@@ -93,6 +94,22 @@ def test_capacity_says_when_no_rate_holds_or_none_fails():
     assert never.held is None and never.failed is not None
     always = capacity(_Threshold(1e12), Rate(1000), parse_slo("p99.9<=2ms"), most=4)
     assert always.failed is None and always.held == 8000
+
+
+def test_a_trials_capacity_search_is_one_runs_metrics_from_its_held_rate():
+    """--objective capacity: from --rate by STEP, at most TRIAL_RUNS runs; the score is the rate held, the
+    tail and costs are the held run's, and a search that held nothing scores 0 with the lowest rate's."""
+    slo = parse_slo("p99.9<=2ms")
+    near = capacity(_Threshold(26_000), Rate(20_000), slo, CAPACITY_RESOLUTION, TRIAL_RUNS, step=STEP)
+    assert [round(o) for o, _ in near.probes] == [20_000, 24_200, 29_282, 26_620]  # up, up, over, then between
+    held = near.metrics()
+    assert held["held_ops_per_sec"] == pytest.approx(24_200) and held["failed_ops_per_sec"] == pytest.approx(26_620)
+    assert held["p99.9_us"] == 1000 and held["capacity_runs"] == 4
+    none = capacity(_Threshold(1.0), Rate(20_000), slo, CAPACITY_RESOLUTION, TRIAL_RUNS, step=STEP)
+    assert none.metrics()["held_ops_per_sec"] == 0 and none.metrics()["p99.9_us"] == 50_000
+    assert len(none.probes) == TRIAL_RUNS and none.metrics()["failed_ops_per_sec"] == pytest.approx(20_000 / STEP ** 3)
+    score = Score("capacity")
+    assert score.terms == (("held_ops_per_sec", "maximize"),) and score.values(near.metrics()) == [near.held]
 
 
 def test_a_rounds_searches_start_where_the_round_befores_held_rates_meet():
@@ -463,6 +480,9 @@ def test_a_metric_named_alone_is_minimized_when_it_is_a_latency_a_time_or_a_size
     ({"backend": "rate", "rate": 1000.0, "capacity_rounds": 3}, "--capacity-rounds: 3: goes with --slo"),
     ({"backend": "rate", "rate": 1000.0, "slo": "p99.9<=10ms", "capacity_rounds": 0}, "--capacity-rounds: 0: 1 or more"),
     ({"backend": "rate", "rate": 1000.0, "slo": "read_p99.9<=2ms"}, "--slo: 'read_p99.9<=2ms' bounds the reads'"),
+    ({"backend": "rate", "rate": 1000.0, "objective": "capacity"},
+     "--objective capacity: each trial's score is the highest rate it holds --slo at"),
+    ({"objective": "capacity", "slo": "p99.9<=10ms"}, "--objective capacity: each trial's score"),
 ])
 def test_what_the_rate_backend_cannot_take_is_refused_naming_the_flag(fields, message):
     with pytest.raises(UsageError) as refused:
@@ -578,6 +598,34 @@ def test_tune_with_an_slo_measures_the_capacity_of_the_best_and_the_defaults(tmp
     assert "capacity at p99.9<=1us" in r.stdout and "rocksdb-default held it at no rate tried" in r.stdout
     assert (out / "plots" / "slo_curve.png").is_file()
     assert sorted(p.name for p in (out / "capacity" / "rocksdb-default").iterdir())[:2] == ["1000", "125"]
+    assert leftovers(work_dir) == []
+
+
+@pytest.mark.release_build
+def test_tune_for_capacity_scores_each_trial_by_the_rate_it_holds(tmp_path, work_dir):
+    """`tune --objective capacity`: each trial is a capacity search from --rate (a bound every run holds:
+    up by STEP, TRIAL_RUNS runs of --search-duration), its score the highest rate held, each rate's logs
+    in the trial's directory beside capacity.json; the capacity stage, without a re-validation, confirms
+    at --duration; nothing is left in the work dir."""
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "tuner.cli", "tune", "--rate", "2000", "--slo", "p99.9<=1s",
+                        "--objective", "capacity", "--target-data", "16MiB", "--search-duration", "1s", "--duration",
+                        "2s", "--trials", "1", "--no-starts", "--revalidate", "0", "--no-mlflow", "--no-plots", "--out",
+                        str(out), "--work-dir", str(work_dir)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    summary = Summary.load(out / "summary.json")
+    assert summary.objective_metric == "held_ops_per_sec" and summary.objective_maximize
+    best = summary.best
+    assert best is not None and best.metrics["held_ops_per_sec"] == pytest.approx(2000 * STEP ** 3)
+    assert "failed_ops_per_sec" not in best.metrics and best.metrics["capacity_runs"] == TRIAL_RUNS
+    logs = Path(TrialRecord.of(summary.optuna_study().trials[0]).log_dir)
+    assert sorted(int(p.name) for p in logs.iterdir() if p.is_dir()) == [2000, 2420, 2928, 3543]
+    assert json.loads((logs / "capacity.json").read_text())["held"] == pytest.approx(2000 * STEP ** 3)
+    assert [line.split(" ops/s: ")[1].split(" (")[0] for line in (logs / "capacity.log").read_text().splitlines()] \
+        == ["holds p99.9_us <= 1e+06"] * TRIAL_RUNS
+    assert all(" --duration 1 " in c.read_text() for c in logs.rglob("command.command"))
+    staged = list((out / "capacity").rglob("command.command"))
+    assert staged and all(" --duration 2 " in c.read_text() for c in staged)
     assert leftovers(work_dir) == []
 
 

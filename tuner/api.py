@@ -14,7 +14,7 @@ from typing import Any
 import optuna
 
 from objectives.contract import Task
-from objectives.rates import Capacity, Rate
+from objectives.rates import Capacity, Rate, parse_slo
 from objectives.scores import Bound
 from objectives.workdir import sweep_stale
 from tuner.backends import BACKENDS, Backend, Config, Found, Setup
@@ -83,7 +83,8 @@ class Study:
                      p.score.needed, measurement.load, found, p.memory_limit, tuple(self._preloaded),
                      Rate(measurement.rate, measurement.read_rate, arrivals=measurement.arrivals,
                           background=measurement.background_priority)
-                     if measurement.rate is not None else None)
+                     if measurement.rate is not None else None,
+                     parse_slo(measurement.slo) if p.score.objective == "capacity" and measurement.slo else None)
 
     def _memory(self) -> MemoryLimit | None:
         limit = self.parts.memory_limit

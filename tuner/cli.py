@@ -226,7 +226,7 @@ def _weights(text: str) -> dict[str, float]:
 
 
 def _objective(text: str) -> str:
-    """throughput, multi, or a metric with its direction spelled out: ``p99_us`` -> ``p99_us:min``;
+    """throughput, multi, capacity, or a metric with its direction spelled out: ``p99_us`` -> ``p99_us:min``;
     ``ops_per_sec`` (maximized) is throughput."""
     try:
         score = Score(text.strip())
@@ -313,9 +313,10 @@ def _start_here(t: argparse.ArgumentParser) -> None:
     g.add_argument("--space", metavar="NAME|FILE",
                    help="preset name (`rocksdb-tuner spaces`) or TOML/YAML file (default default; with --rate, service)")
     g.add_argument("--objective", type=_objective, metavar="OBJECTIVE",
-                   help="throughput (max ops/s), multi (Pareto: ops/s, P99, write amp), or any metric the runs "
-                        "report, METRIC:max or METRIC:min, e.g. p99_us:min; METRIC alone: max, min for a latency, "
-                        "time or size (default throughput; with --rate, p99.9_us)")
+                   help="throughput (max ops/s), multi (Pareto: ops/s, P99, write amp), capacity (with --rate and "
+                        "--slo: each trial a search for the highest rate it holds --slo at, from --rate), or any "
+                        "metric the runs report, METRIC:max or METRIC:min, e.g. p99_us:min; METRIC alone: max, min "
+                        "for a latency, time or size (default throughput; with --rate, p99.9_us)")
     g.add_argument("--study", metavar="NAME",
                    help="study name; an existing one is resumed (default <workload>-<time>)")
     g.add_argument("--out", type=Path, metavar="DIR", help="output directory (default runs/<study>)")

@@ -92,7 +92,7 @@ class SearchConfig:
     budget: float | None = None  # seconds of machine time (db_bench wall time) for the whole study
     fidelity: tuple[float, ...] | None = None  # multi-fidelity rungs: fractions of the data size, the last 1
     sampler: str = "auto"  # see tuner.samplers.choose
-    objective: str | None = None  # throughput, multi or a metric the runs report; None: the backend's (Backend.objective)
+    objective: str | None = None  # throughput, multi, capacity or a metric the runs report; None: Backend.objective
     prefer: dict[str, float] | None = None  # --objective multi: weights of ops_per_sec, p99_us, write_amp (1 each)
     max_p99_us: float | None = None
     max_write_amp: float | None = None

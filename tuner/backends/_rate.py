@@ -11,12 +11,14 @@ backend writes it).
 
 A run reports ``p99.9_us`` (the default objective), the other percentiles, ``delivered``,
 ``stall_micros``, ``write_amp``, ``sst_bytes``, ... (docs/measure.md), any of which --objective and
---constraint may name.
+--constraint may name. With --objective capacity a trial is a search over rates instead, its score
+``held_ops_per_sec``, the highest rate it held --slo at.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import subprocess
 import tempfile
@@ -24,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from objectives.contract import RunTask, Task
+from objectives.contract import IntervalObserver, Measurement, RunTask, Task
 from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, db_bench_defaults, defaults_of
 from objectives.open_loop import BINARY, KEY_SIZE, VALUE_SIZE, offered, run_timeout
@@ -45,6 +47,8 @@ SIZES = ["--key_size", str(KEY_SIZE), "--value_size", str(VALUE_SIZE)]  # the de
 RATES = ("{rate}", "{read_rate}")  # the template's words for the offered rates: the study's, or a capacity probe's
 CAPACITY_RUNS = 8  # at most, per configuration: a bracket within CAPACITY_RESOLUTION from a start a few times off
 CAPACITY_RESOLUTION = 0.1
+STEP = (1 + CAPACITY_RESOLUTION) ** 2  # a search near a capacity already known: two resolution steps at a time
+TRIAL_RUNS = 4  # --objective capacity: at most, per trial: from --rate, 1.77x up or 0.56x down, or a bracket
 
 
 class RateBackend(CommandBackend):
@@ -56,8 +60,8 @@ class RateBackend(CommandBackend):
     program = None  # open_loop is the tuner's own: a run of it that prints no metrics fails as any failed run
     objective = DEFAULT_OBJECTIVE
     space = "service"  # the default space and when writes slow or stop (search_spaces/presets/service.toml)
-    shown = ("delivered", "p50_us", "p99_us", "p99.9_us", "p99.99_us", "max_us", "stall_micros", "l0_files", "settle_s",
-             "write_amp")
+    shown = ("failed_ops_per_sec", "delivered", "p50_us", "p99_us", "p99.9_us", "p99.99_us", "max_us", "stall_micros",
+             "l0_files", "settle_s", "write_amp")
 
     @staticmethod
     def templates(setup: Setup) -> tuple[list[str], list[str] | None]:
@@ -89,19 +93,30 @@ class RateBackend(CommandBackend):
         assert self.setup.rate is not None
         rate, step = self.setup.rate, 2.0
         if start is not None:  # near an earlier round's capacity: a bracket in about three runs
-            step = (1 + CAPACITY_RESOLUTION) ** 2
+            step = STEP
             share = start / (rate.writes + rate.reads)
             rate = replace(rate, writes=rate.writes * share, reads=rate.reads * share)
-        options = self.options_text(config)
-        backend = self
+        return capacity(_Runs(self, self.options_text(config), log_dir, workload), rate, slo, CAPACITY_RESOLUTION,
+                        CAPACITY_RUNS, say, step)
 
-        class Runs:
-            def run(self, rate: Rate) -> RateRun:
-                metrics, _, _, _ = backend._run(options, log_dir / f"{rate.writes + rate.reads:.0f}",
-                                                workload or backend.setup.workload, rate_words(rate))
-                return RateRun({k: v for k, v in metrics.items() if v is not None}, (), "")
-
-        return capacity(Runs(), rate, slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, say, step)
+    def _measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None,
+                 workload: Task | None) -> Measurement:
+        """A run at the study's rate, as the command backend's; with --objective capacity (``Setup.slo``) a
+        search instead: from the study's rate up or down by STEP, then halving the gap to CAPACITY_RESOLUTION,
+        at most TRIAL_RUNS runs (logs in ``log_dir/<rate>``, a line per rate in ``capacity.log``), as one run's
+        metrics (:meth:`Capacity.metrics`)."""
+        slo = self.setup.slo
+        if slo is None:
+            return super()._measure(config, log_dir, repeats, observer, workload)
+        assert self.setup.rate is not None
+        runs = _Runs(self, self.options_text(config), log_dir, workload)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        with open(log_dir / "capacity.log", "a") as said:  # a line per rate as it ends
+            found = capacity(runs, self.setup.rate, slo, CAPACITY_RESOLUTION, TRIAL_RUNS,
+                             lambda line: print(line, file=said, flush=True), STEP)
+        (log_dir / "capacity.json").write_text(json.dumps(found.to_dict(), indent=1) + "\n")
+        metrics: dict[str, float | None] = {**found.metrics()}
+        return Measurement(metrics, [], runs.written, runs.argv)
 
     @classmethod
     def default_config(cls, found: Found, task: Task, flags: list[str]) -> Config:
@@ -175,6 +190,23 @@ class RateBackend(CommandBackend):
                                      f"of data, {workload.duration:g} s per run", "runs at the rate",
                            f"open_loop load of {fmt_bytes(workload.data_bytes())} (keys in order, the library's defaults)",
                            "--target-data")
+
+
+class _Runs:
+    """A configuration's runs at the rates a capacity search offers, on a checkpoint of the loaded DB each,
+    logs in ``log_dir/<rate>``: what RocksDB wrote as its OPTIONS and the command lines, kept."""
+
+    def __init__(self, backend: RateBackend, options: str, log_dir: Path, workload: Task | None):
+        self.backend, self.options, self.log_dir, self.workload = backend, options, log_dir, workload
+        self.written = options
+        self.argv: list[list[str]] = []
+
+    def run(self, rate: Rate) -> RateRun:
+        metrics, self.written, argv, _ = self.backend._run(
+            self.options, self.log_dir / f"{rate.writes + rate.reads:.0f}", self.workload or self.backend.setup.workload,
+            rate_words(rate))
+        self.argv.append(argv)
+        return RateRun({k: v for k, v in metrics.items() if v is not None}, (), "")
 
 
 def rate_words(rate: Rate) -> dict[str, str]:

@@ -100,6 +100,7 @@ class Setup:
     memory_limit: int | None = None  # runs (db_bench: its scored phases) run within a memory cgroup of this size
     preloaded: tuple[Path, ...] = ()  # the preloaded DBs the study's runs start from, removed at teardown
     rate: Rate | None = None  # what the rate backend offers (--rate, --read-rate, --arrivals)
+    slo: Bound | None = None  # --objective capacity: each measurement is a search for the rate that holds it
 
     @property
     def metric(self) -> str:

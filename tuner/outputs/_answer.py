@@ -177,9 +177,13 @@ def _program_lines(summary: Summary, t: TargetInfo) -> list[str]:
     else:
         runs = "runs: each on an empty DB (no --load)"
     if t.duration_seconds:
-        runs += f", {t.duration_seconds:g} s each ({duration})" + (" and its settle" if rate else "")
-        if _shorter_search(t):
-            runs += (f"; the re-validation confirms the answer in {t.confirm_duration_seconds:g} s runs (--duration; the "
+        shorter = _shorter_search(t)
+        runs += f", {t.duration_seconds:g} s each ({'--search-duration' if shorter and rate else duration})" \
+            + (" and its settle" if rate else "")
+        if shorter:
+            who = "the re-validation confirms" if summary.revalidation is not None or not summary.capacity else \
+                "the capacity searches (--slo) confirm"
+            runs += (f"; {who} the answer in {t.confirm_duration_seconds:g} s runs (--duration; the "
                      "search's shorter ones, --search-duration, try more configurations)")
     return [*lines, runs]
 
