@@ -128,7 +128,8 @@ def test_bad_objectives_and_constraints_are_refused_naming_the_flag(tmp_path, ar
 
 @pytest.mark.parametrize("given, taken", [("p99_us", "p99_us:min"), ("scan_rows_per_sec", "scan_rows_per_sec:max"),
                                           ("ops_per_sec", "throughput"), ("ops_per_sec:max", "throughput"),
-                                          ("ops_per_sec:min", "ops_per_sec:min"), ("multi", "multi")])
+                                          ("ops_per_sec:min", "ops_per_sec:min"), ("multi", "multi"),
+                                          ("held_ops_per_sec", "capacity"), ("capacity", "capacity")])
 def test_the_objective_is_recorded_with_its_direction(given, taken):
     assert build_parser().parse_args(["tune", "--objective", given]).objective == taken
 

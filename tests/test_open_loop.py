@@ -483,6 +483,8 @@ def test_a_metric_named_alone_is_minimized_when_it_is_a_latency_a_time_or_a_size
     ({"backend": "rate", "rate": 1000.0, "objective": "capacity"},
      "--objective capacity: each trial's score is the highest rate it holds --slo at"),
     ({"objective": "capacity", "slo": "p99.9<=10ms"}, "--objective capacity: each trial's score"),
+    ({"backend": "rate", "rate": 1000.0, "objective": "capacity", "slo": "p99.9<=10ms", "repeats": 3},
+     "--repeats 3: with --objective capacity a trial is one search over rates"),
 ])
 def test_what_the_rate_backend_cannot_take_is_refused_naming_the_flag(fields, message):
     with pytest.raises(UsageError) as refused:

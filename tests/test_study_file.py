@@ -124,6 +124,21 @@ def test_the_resume_line_serves_the_answer_as_the_command_line_asked(serving):
     assert build_parser().parse_args(shlex.split(_resume(args, study))[1:]) == args
 
 
+def test_the_resume_line_of_a_rate_study_keeps_what_measures_and_what_chooses():
+    """A study at a rate started with its build, seed, sampler, no re-validation, its background at nice 19 and
+    no MLflow: the resume command starts it again with each (a resume without --revalidate 0 would add a
+    re-validation; without --rocksdb-version it could measure on another build)."""
+    args = build_parser().parse_args(["tune", "--backend", "rate", "--rate", "130000", "--slo", "p99.9<=10ms",
+                                      "--objective", "capacity", "--capacity-rounds", "4", "--search-duration", "30s",
+                                      "--duration", "60s",
+                                      "--revalidate", "0", "--seed", "1", "--sampler", "tpe", "--rocksdb-version", "11.8",
+                                      "--background-priority", "low", "--no-mlflow", "--budget", "50m", "--study", "s",
+                                      "--out", "o"])
+    study = SimpleNamespace(name="s", out="o", config=SimpleNamespace(measurement=SimpleNamespace(backend="rate")),
+                            parts=SimpleNamespace(workload=SimpleNamespace(name="rate")))
+    assert build_parser().parse_args(shlex.split(_resume(args, study))[1:]) == args
+
+
 def test_docs_cli_shows_the_default_study_file_as_it_is():
     block = (ROOT / "docs" / "cli.md").read_text().split("```toml\n")[1].split("```")[0]
     flags = [line for line in DEFAULT.read_text().splitlines() if line and not line.startswith("#")]

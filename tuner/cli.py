@@ -227,13 +227,14 @@ def _weights(text: str) -> dict[str, float]:
 
 def _objective(text: str) -> str:
     """throughput, multi, capacity, or a metric with its direction spelled out: ``p99_us`` -> ``p99_us:min``;
-    ``ops_per_sec`` (maximized) is throughput."""
+    ``ops_per_sec`` (maximized) is throughput, ``held_ops_per_sec`` capacity."""
     try:
         score = Score(text.strip())
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--objective: ")) from None
-    if score.objective in OBJECTIVES or score.terms == Score().terms:
-        return score.objective if score.objective in OBJECTIVES else "throughput"
+    named = next((name for name in OBJECTIVES if Score(name).terms == score.terms), None)
+    if named is not None:  # ops_per_sec is throughput, held_ops_per_sec capacity
+        return named
     return f"{score.metric}:{'max' if score.maximize else 'min'}"
 
 
@@ -296,7 +297,7 @@ def _start_here(t: argparse.ArgumentParser) -> None:
     g.add_argument("--rate", type=_positive_float, metavar="OPS",
                    help="writes offered per second, open loop (--backend rate), on a DB of --target-data (2 GiB when "
                         "not given): the score is then p99.9_us at that rate, unless --objective names another "
-                        "metric (docs/measure.md)")
+                        "metric or capacity (docs/measure.md)")
     g.add_argument("--target-data", type=parse_size, metavar="SIZE",
                    help="raw data of the DB you deploy, e.g. 4GiB: trials run in its LSM shape, the answer is "
                         "confirmed at it (default: none, the workload's own size)")
@@ -663,13 +664,23 @@ def _stopped(exc: EnvironmentFault, resume: str) -> str:
 
 def _resume(args: argparse.Namespace, study: Study) -> str:
     """The command that resumes ``study`` as ``args`` started it: its study file, if any, and the flags that
-    decide what it measures, as they came out (the command line's over the file's)."""
+    decide what it measures and how it chooses, as they came out (the command line's over the file's)."""
     m = study.config.measurement
     measured = f"--workload {args.workload or study.parts.workload.name}" if BACKENDS[m.backend].workloads else \
         f"--backend {m.backend}" + (f" --command {shlex.quote(args.program)}" if args.program else "") \
         + (f" --load {shlex.quote(args.load)}" if args.load else "") \
         + "".join(f" {flag} {value:g}" for flag, value in (("--rate", args.rate), ("--read-rate", args.read_rate)) if value) \
-        + (f" --arrivals {args.arrivals}" if args.rate and args.arrivals != "constant" else "")
+        + (f" --arrivals {args.arrivals}" if args.rate and args.arrivals != "constant" else "") \
+        + (f" --background-priority {args.background_priority}" if args.rate and args.background_priority != "normal"
+           else "")
+    # what measures and what chooses: the build, what runs start from, the sampler, the re-validation
+    measured += (f" --rocksdb-version {args.rocksdb_version}" if args.rocksdb_version else "") \
+        + (f" --db-bench {shlex.quote(args.db_bench)}" if args.db_bench else "") \
+        + (f" --defaults {args.defaults}" if args.defaults != LIBRARY else "") \
+        + (f" --seed {args.seed}" if args.seed is not None else "") \
+        + (f" --sampler {args.sampler}" if args.sampler != "auto" else "") \
+        + (f" --revalidate {args.revalidate}" if args.revalidate is not None else "") \
+        + (" --no-mlflow" if args.no_mlflow else "")
     if args.slo:  # the capacity searches
         measured += f" --slo {shlex.quote(args.slo)}" \
             + (f" --capacity-rounds {args.capacity_rounds}" if args.capacity_rounds != 1 else "")

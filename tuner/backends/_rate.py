@@ -161,7 +161,7 @@ class RateBackend(CommandBackend):
         if config.search.objective == "throughput":
             raise UsageError("--objective throughput: at a fixed rate every configuration that keeps up delivers the "
                              f"same ops/s; name a latency or a cost, e.g. --objective {DEFAULT_OBJECTIVE} (the default "
-                             "with --rate), stall_micros or write_amp")
+                             "with --rate), stall_micros or write_amp, or capacity with --slo")
         data = d.target_data or DEFAULT_DATA
         return cls.run_task(m.rate, data, m.duration or DEFAULT_DURATION)
 

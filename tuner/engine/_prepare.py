@@ -188,6 +188,9 @@ def check_backend(config: TuneConfig) -> None:
     if config.search.objective == "capacity" and (not backend.needs_rate or m.slo is None):
         raise UsageError("--objective capacity: each trial's score is the highest rate it holds --slo at, from "
                          "--rate up or down (the rate backend): give --rate OPS and --slo BOUND (e.g. 'p99.9<=10ms')")
+    if config.search.objective == "capacity" and m.repeats > 1:
+        raise UsageError(f"--repeats {m.repeats}: with --objective capacity a trial is one search over rates; the "
+                         "capacity stage's --capacity-rounds repeat the best's and the defaults'")
     if m.capacity_rounds != MeasurementConfig.capacity_rounds and (m.slo is None or m.capacity_rounds < 1):
         raise UsageError(f"--capacity-rounds: {m.capacity_rounds}: " + (
             "goes with --slo (the capacity searches it repeats)" if m.slo is None else "1 or more"))
@@ -501,8 +504,8 @@ def target_workload(config: TuneConfig, space: SearchSpace, host: Context,
                              "of operations); the preloaded workloads (rocksdb-tuner workloads) have")
     if m.duration is not None:
         named = replace(named, duration=m.duration)
-    # what confirms at --duration: the re-validation, or a rate study's capacity searches at --slo
-    seconds = _search_duration(m, named, bool(config.revalidation.revalidate) or (m.slo is not None and backend.needs_rate))
+    # what confirms at --duration: the re-validation, or a capacity study's capacity stage (--slo)
+    seconds = _search_duration(m, named, bool(config.revalidation.revalidate) or config.search.objective == "capacity")
     short = replace(named, duration=seconds) if seconds else named  # the search's trials' phases
     if d.target_data is not None and named.kind == "replay":
         raise UsageError("--target-data: a trace replays on its --db-snapshot as it is; the snapshot is the target")
@@ -541,11 +544,12 @@ def target_workload(config: TuneConfig, space: SearchSpace, host: Context,
 def _search_duration(m: MeasurementConfig, workload: Task, confirms: bool) -> float | None:
     """The seconds of the search's trials' timed phases when shorter than those the answer is
     confirmed in (--search-duration, else the workload's ``search_duration``); None when the same, or
-    when nothing confirms (``confirms``: a re-validation, or a rate study's capacity searches, runs)."""
+    when nothing confirms (``confirms``: a re-validation, or a capacity study's capacity searches, runs)."""
     if not confirms:
         if m.search_duration is not None:
-            raise UsageError("--search-duration: the re-validation confirms the answer at --duration (or, at --rate, "
-                             "--slo's capacity searches); with --revalidate 0 nothing would (give --duration alone)")
+            raise UsageError("--search-duration: the re-validation confirms the answer at --duration (or, with "
+                             "--objective capacity, --slo's capacity searches); with --revalidate 0 nothing would (give "
+                             "--duration alone)")
         return None
     if m.search_duration is not None and workload.duration is not None and m.search_duration > workload.duration:
         raise UsageError(f"--search-duration: at most the {workload.duration:g} s phases the answer is confirmed in "
