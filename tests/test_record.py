@@ -4263,3 +4263,16 @@ def test_the_guards_rounds_beyond_are_as_the_records_give_them():
     _quoted(f"there the copy's own run was beyond the margin in {words[copy]} of its three rounds, trial 59's in "
             f"{words[trial]} of three in both its records, and the job's other two finalists' in "
             f"{'all three' if others == {3} else words[others.pop()]}", ("docs/measure.md",))
+
+
+def test_the_stopped_start_of_the_capacity_study_is_quoted_as_its_baseline_searched():
+    """experiments/service_level/README.md: the capacity study's first start, at 90,000 ops/s, stopped after its
+    baseline's search, whose 30 s runs held every rate up to the last but one and missed the bound at the last,
+    the highest a trial's search from there could try."""
+    record = _json("experiments/service_level/results/slo-capacity-90k-stopped-11.8.1-2026-12-06/baseline-capacity.json")
+    offered = [p["offered"] for p in record["probes"]]
+    assert offered[0] == 90_000 and record["failed"] == max(offered) and record["held"] == sorted(offered)[-2]
+    _quoted(f"whose 30 s runs held every rate to {record['held']:,.0f} ops/s and\nmissed the bound at "
+            f"{record['failed']:,.0f}".replace("\n", " "), ("experiments/service_level/README.md",))
+    _quoted(f"could not tell apart configurations above\n{record['failed']:,.0f}".replace("\n", " "),
+            ("experiments/service_level/README.md",))

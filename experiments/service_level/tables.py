@@ -419,6 +419,61 @@ def goal_study() -> str:
     return "\n".join([*rows, "", *lines, "", stamp(path, commit_before(started), started, STUDY_CODE, brief=True)])
 
 
+CAPACITY_STUDY = "slo-capacity-130k-11.8.1-2026-12-06"
+
+
+def capacity_study() -> str:
+    """The first study that scored each trial by its capacity (--objective capacity): the defaults' two
+    searches in it (the baseline's and trial 0's, one configuration), the trials' held rates against them and
+    what the best's search run cost beside the baseline's; then its capacity stage: each configuration's
+    capacity by round and the median of the rounds that held, the paired ratio against the goal, and the
+    study's answer."""
+    path = RESULTS / CAPACITY_STUDY / "summary.json"
+    summary = Summary.load(path)
+    cap, default, best, target = summary.capacity, summary.baseline("rocksdb-default"), summary.best, summary.target
+    assert cap is not None and default is not None and best is not None and target is not None
+    assert summary.when is not None
+    numbered = {t.number: TrialRecord.of(t) for t in summary.optuna_study(path.parent).trials}
+    trials = list(numbered.values())
+    complete = [t for t in trials if t.outcome == "complete" and t.metrics]
+    first = next(n for n, t in numbered.items() if t in complete and t.enqueued == "rocksdb-default")
+    base, again = default.metrics["held_ops_per_sec"], (numbered[first].metrics or {})["held_ops_per_sec"]
+    held = sorted((t.metrics or {})["held_ops_per_sec"] for t in complete)
+
+    def cost(metrics: dict[str, Any]) -> str:
+        return f"write amp {metrics['write_amp']:.2f}, disk after {metrics['sst_bytes'] / 2**30:.2f} GiB"
+    lines = [f"The search: {len(complete)} of {len(trials)} trials complete, each a capacity search of "
+             f"{target.duration_seconds:g} s runs from {cap.start:,.0f} ops/s; the defaults' own searches held "
+             f"{base:,.0f} (the baseline) and {again:,.0f} (trial {first}, the same configuration); "
+             f"{sum(h > base for h in held)} trials held more than the baseline, {sum(h > again for h in held)} more "
+             f"than trial {first}, {sum(h == 0 for h in held)} held no rate tried; the most any held, {held[-1]:,.0f} "
+             f"(trial {best.trial}: at its held rate {cost(best.metrics)}; the baseline at its own, "
+             f"{cost(default.metrics)})."]
+    rows = ["| configuration | capacity by round (ops/s) | median of the rounds that held |", "|---|---|---|"]
+    for c in cap.configurations:
+        rounds = c.held_by_round or [c.held]
+        held_ones = [h for h in rounds if h is not None]
+        rows.append(f"| {c.name} | {', '.join(_rate(h) for h in rounds)} | "
+                    f"{_rate(statistics.median(held_ones) if held_ones else None)} |")
+    named = next((c.name for c in cap.configurations if c.name != "rocksdb-default"), None)
+    if best.trial == first:
+        lines.append(f"The search's best, trial {first}, is rocksdb-default's own start: the capacity stage "
+                     f"({cap.duration:g} s runs, each with its settle, from {cap.start:,.0f} ops/s) measured the "
+                     f"defaults alone, in {cap.rounds} rounds.")
+    if named is not None and named in cap.vs_default:
+        ratio = cap.vs_default[named]
+        assert ratio.ci95
+        low, high = ratio.ci95
+        lines.append(f"The capacity stage ({cap.duration:g} s runs, each with its settle, {ratio.n} paired rounds "
+                     f"that chose nothing): {named}'s capacity over the defaults' {ratio.ratio:.2f}x (95 % CI "
+                     f"{low:.2f}-{high:.2f}; the interval lies {_against_goal(low, high)}).")
+    if summary.answer is not None:
+        said = f"keep {summary.answer.name}" if summary.answer.recommend == "reference" else f"use {summary.answer.name}"
+        lines.append(f"The study's answer: {said} ({summary.answer.why}).")
+    started = summary.when.first_trial_started or ""
+    return "\n".join([*rows, "", *lines, "", stamp(path, commit_before(started), started, STUDY_CODE, brief=True)])
+
+
 STALL_PREDICT = "stall-predict-140k-11.8.1-2026-12-05.json"
 
 
@@ -653,4 +708,4 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "stalls": stalls, "served_guard": served_guard, "stall_predict": stall_predict,
     "background_jobs": background_jobs, "subcompactions_or_cache": subcompactions_or_cache, "memtables": memtables,
     "defaults_thrice": defaults_thrice, "served_low": served_low, "bound_rounds": bound_rounds,
-    "goal_study": goal_study, "levers": levers}
+    "goal_study": goal_study, "levers": levers, "capacity_study": capacity_study}
