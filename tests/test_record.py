@@ -4276,3 +4276,15 @@ def test_the_stopped_start_of_the_capacity_study_is_quoted_as_its_baseline_searc
             f"{record['failed']:,.0f}".replace("\n", " "), ("experiments/service_level/README.md",))
     _quoted(f"could not tell apart configurations above\n{record['failed']:,.0f}".replace("\n", " "),
             ("experiments/service_level/README.md",))
+
+
+def test_the_capacity_studys_trials_that_held_nothing_are_described_as_they_ran():
+    """docs/measure.md, "A study that scores capacity": every trial that held no rate tried compressed otherwise
+    than LZ4, and most of them ran a rate limiter."""
+    path = ROOT / "experiments/service_level/results/slo-capacity-130k-11.8.1-2026-12-06/summary.json"
+    trials = [t for t in Summary.load(path).optuna_study(path.parent).trials if TrialRecord.of(t).outcome == "complete"]
+    nothing = [t for t in trials if (TrialRecord.of(t).metrics or {})["held_ops_per_sec"] == 0]
+    assert nothing and all(t.params["compression_type"] != "lz4" for t in nothing)
+    assert 2 * sum(t.params["rate_limiter_bytes_per_sec"] > 0 for t in nothing) > len(nothing)
+    _quoted("each of them compressed otherwise than the defaults' LZ4 (ZSTD, Snappy or not at all) and most also ran "
+            "a rate limiter", ("docs/measure.md",))
