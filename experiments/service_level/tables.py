@@ -436,7 +436,7 @@ def capacity_study() -> str:
     numbered = {t.number: TrialRecord.of(t) for t in summary.optuna_study(path.parent).trials}
     trials = list(numbered.values())
     complete = [t for t in trials if t.outcome == "complete" and t.metrics]
-    first = next(n for n, t in numbered.items() if t in complete and t.enqueued == "rocksdb-default")
+    first = next(n for n, t in numbered.items() if t.outcome == "complete" and t.enqueued == "rocksdb-default")
     base, again = default.metrics["held_ops_per_sec"], (numbered[first].metrics or {})["held_ops_per_sec"]
     held = sorted((t.metrics or {})["held_ops_per_sec"] for t in complete)
 
