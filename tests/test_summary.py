@@ -326,3 +326,16 @@ def test_a_rate_study_whose_reference_is_noisy_over_the_rounds_says_so():
     calm = {**data, "revalidation": {**data["revalidation"], "noise_cv_reference": 0.17}}
     quiet = verdict_lines(Summary.from_dict({**calm, "backend": "rate"}))
     assert not any("more than half its mean" in ln for ln in quiet)
+
+
+def test_a_best_that_is_the_defaults_own_start_is_said_under_the_table():
+    """The capacity study's best was trial 0, rocksdb-default's start: its 1.95x over the baseline compares
+    one configuration with itself, and the closing table says so; a best of another start, or none named,
+    gets no such line."""
+    data = json.loads((ROOT / "experiments/service_level/results/slo-capacity-130k-11.8.1-2026-12-06/summary.json").read_text())
+    said = "best (trial 0) is rocksdb-default's own configuration (its start): its row and rocksdb-default's measure"
+    assert said not in closing_table(Summary.from_dict(data))  # written before the summary named the start
+    data["best"]["start"] = "rocksdb-default"
+    assert said in closing_table(Summary.from_dict(data))
+    data["best"]["start"] = "benchmark.sh"
+    assert "own configuration" not in closing_table(Summary.from_dict(data))

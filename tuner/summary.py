@@ -258,6 +258,7 @@ class BestTrial(Record):
     feasible: bool = True
     log_dir: str = ""  # its db_bench logs and OPTIONS file
     provenance: str | None = None
+    start: str | None = None  # the named start it ran as (rocksdb-default: the defaults' own configuration)
     options_mismatch: list[str] | None = None
 
 

@@ -145,6 +145,11 @@ def _measured_as(summary: Summary) -> list[str]:
         lines.append(f"vs default: how many times better {metric} is than rocksdb-default's ("
                      + ("this row's / the default's: higher is better)" if maximize else
                         "the default's / this row's: lower is better)"))
+    best = summary.best
+    if best and best.start == DEFAULT_BASELINE and any(row.name == DEFAULT_BASELINE for row in summary.comparison):
+        lines.append(f"best (trial {best.trial}) is {DEFAULT_BASELINE}'s own configuration (its start): its row and "
+                     f"{DEFAULT_BASELINE}'s measure one configuration twice, and their ratio is how far its measurements "
+                     "move")
     return lines
 
 
@@ -320,6 +325,8 @@ def _best(snapshot: StudySnapshot) -> BestTrial | None:
         "log_dir": r.log_dir,
         "provenance": r.provenance,
     }
+    if r.enqueued is not None:
+        best["start"] = r.enqueued
     if r.options_mismatch is not None:
         best["options_mismatch"] = r.options_mismatch
     return BestTrial.from_dict(best, "best")
