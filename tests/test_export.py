@@ -16,6 +16,7 @@ from objectives.dbbench import probe, release_builds
 from tests.conftest import TINY, fast
 from tuner import apply
 from tuner.options_file import encode, lookup, parse_options
+from tuner.outputs import verify
 from tuner.summary import BestTrial, Summary
 
 pytestmark = pytest.mark.dbbench
@@ -213,3 +214,15 @@ def test_export_gives_the_answer_and_best_the_configuration_it_kept_the_defaults
     (tmp_path / "summary.json").write_text(json.dumps(unkept.to_dict()))
     unanswered = cli("export", "--summary", summary, "--format", "flags")
     assert unanswered.returncode == 0 and unanswered.stdout == best.stdout and unanswered.stderr == ""
+
+
+def test_verify_checks_every_catalogued_option_not_only_the_default_spaces():
+    """An answer of a study at a rate sets the service space's options: verify reads each of them back
+    (here from a 9.11.2 study's answer, which rocksdict's RocksDB opens), the default space's too."""
+    answer = Path(__file__).resolve().parents[1] / "experiments/default_job/results/default-job-9.11.2-2026-11-28/OPTIONS.ini"
+    checks, verdict, _ = verify(answer)
+    checked = {c.key: c for c in checks}
+    for key in ("CFOptions.level0_slowdown_writes_trigger", "CFOptions.soft_pending_compaction_bytes_limit",
+                "DBOptions.delayed_write_rate", "DBOptions.max_background_jobs", "CFOptions.write_buffer_size"):
+        assert checked[key].ok and checked[key].read_back is not None, key
+    assert verdict == "not run" and all(c.ok for c in checks)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from search_spaces import load_space
 from search_spaces.catalogue import catalogue
 from tuner import options_file
 from tuner.summary import Summary, SummaryError
@@ -143,7 +142,8 @@ class Check:
 
 def verify(path: Path, binary: str | None = None) -> tuple[list[Check], str, list[str]]:
     """Open a fresh DB with the OPTIONS file via rocksdict, compare the DB's own OPTIONS file with
-    it for every key the tuner sets, and (if ``binary``, a db_bench, is given) run it with ``--options_file``.
+    it for every key the option catalogue knows (what any space can tune), and (if ``binary``, a db_bench,
+    is given) run it with ``--options_file``.
     Returns the checks, db_bench's verdict and notes.
 
     A file written by a newer RocksDB than rocksdict's may hold options rocksdict's does not know
@@ -181,7 +181,7 @@ def verify(path: Path, binary: str | None = None) -> tuple[list[Check], str, lis
             verdict = "accepted" if run.returncode == 0 else f"rejected (exit {run.returncode}): {last[0]}"
     source, back = options_file.parse_options(text), options_file.parse_options(written)
     checks = []
-    for key in (p.options_key for p in load_space("default").parameters):
+    for key in dict.fromkeys(o.options_key for o in catalogue().values() if o.options_key):
         want, got = options_file.lookup(source, key), options_file.lookup(back, key)
         if key in options_file.NOT_SERIALIZED:
             checks.append(Check(key, want, got, True, "RocksDB does not write it to OPTIONS files; not checked"))
