@@ -356,10 +356,15 @@ def _held_probe(found: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def levers() -> str:
-    """Known levers on the defaults' OPTIONS file beside the defaults, in paired capacity rounds: each round's
-    start and each configuration's held rate; each lever's held rates over the defaults' (the record's paired
-    ratio) against the goal, and what the runs at the held rates wrote and kept (medians over the rounds)."""
-    path, record = _record(LEVERS)
+    """Known levers on the defaults' OPTIONS file beside the defaults, in paired capacity rounds."""
+    return _paired_capacities(LEVERS)
+
+
+def _paired_capacities(name: str) -> str:
+    """Configurations beside the defaults in paired capacity rounds: each round's start and each
+    configuration's held rate; each one's held rates over the defaults' (the record's paired ratio) against
+    the goal, and what the runs at the held rates wrote and kept (medians over the rounds)."""
+    path, record = _record(name)
     found = record["capacity_rounds"]
     by = {(c["round"], c["config"]): c for c in found}
     rounds = sorted({c["round"] for c in found})
@@ -382,6 +387,14 @@ def levers() -> str:
                      f"(95 % CI {low:.2f}-{high:.2f}; the interval lies {_against_goal(low, high)}); at its held "
                      f"rates {cost}.")
     return "\n".join([*rows, "", *lines, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+FINALIST_CAPACITY = "finalist-capacity-110k-11.8.1-2026-12-06.json"
+
+
+def finalist_capacity() -> str:
+    """The capacity study's runner-up (trial 12) beside the defaults, in paired capacity rounds."""
+    return _paired_capacities(FINALIST_CAPACITY)
 
 
 GOAL_STUDY = "slo-goal-97k-11.8.1-2026-12-06"
@@ -708,4 +721,5 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "stalls": stalls, "served_guard": served_guard, "stall_predict": stall_predict,
     "background_jobs": background_jobs, "subcompactions_or_cache": subcompactions_or_cache, "memtables": memtables,
     "defaults_thrice": defaults_thrice, "served_low": served_low, "bound_rounds": bound_rounds,
-    "goal_study": goal_study, "levers": levers, "capacity_study": capacity_study}
+    "goal_study": goal_study, "levers": levers, "capacity_study": capacity_study,
+    "finalist_capacity": finalist_capacity}
