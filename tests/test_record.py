@@ -4336,3 +4336,20 @@ def test_the_capacity_studys_runner_up_is_quoted_as_its_records_give_it():
     _quoted(f"runner-up, which had held {held[12] / baseline:.2f} times the defaults' first search, held "
             f"{paired['ratio']:.2f}x their capacity in 5 paired rounds (95 % CI {paired['ci95'][0]:.2f}-"
             f"{paired['ci95'][1]:.2f}", ("README.md",))
+
+
+def test_the_first_capacity_search_after_a_load_is_described_as_the_records_give_it():
+    """docs/measure.md, "One configuration's capacity searches of 30 s runs": the A/A record's first search held
+    about half of each of the others; the capacity study's baseline about half of its trial 0's; in the
+    bound-rounds record the first search was not its configuration's lowest."""
+    aa = _json("experiments/service_level/results/capacity-aa-30s-110k-11.8.1-2026-12-06.json")["capacity_rounds"]
+    first, rest = aa[0]["held"], [c["held"] for c in aa[1:]]
+    assert 0.4 < first / min(rest) and first / max(rest) < 0.6 and max(rest) / min(rest) < 1.2
+    path = ROOT / "experiments/service_level/results/slo-capacity-130k-11.8.1-2026-12-06/summary.json"
+    summary = Summary.load(path)
+    trial0 = next(TrialRecord.of(t).metrics or {} for t in summary.optuna_study(path.parent).trials if t.number == 0)
+    assert 0.45 < summary.baselines[0].metrics["held_ops_per_sec"] / trial0["held_ops_per_sec"] < 0.55
+    bound = _json("experiments/service_level/results/bound-rounds-10ms-11.8.1-2026-12-06.json")["capacity_rounds"]
+    assert bound[0]["held"] > min(c["held"] for c in bound if c["config"] == bound[0]["config"])
+    _quoted("in the\n`bound-rounds` record the first search was not its configuration's lowest".replace("\n", " "),
+            ("docs/measure.md",))

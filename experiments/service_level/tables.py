@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 import statistics
 from collections.abc import Callable
@@ -397,6 +398,49 @@ def finalist_capacity() -> str:
     return _paired_capacities(FINALIST_CAPACITY)
 
 
+CAPACITY_AA = "capacity-aa-30s-110k-11.8.1-2026-12-06.json"
+
+
+def _log_spread(held: list[float]) -> float:
+    """The standard deviation of the natural logs of capacities (a relative spread)."""
+    return statistics.stdev(math.log(h) for h in held)
+
+
+def capacity_aa() -> str:
+    """The defaults beside themselves in paired capacity rounds of 30 s runs: each round's held rates, what the
+    first search (right after the loads) held against the others, their paired ratio (an A/A: the truth is 1),
+    how far one round's two searches were apart at most, and each one's spread over the rounds beside the
+    defaults' in the 60 s runs of the finalist-capacity record."""
+    path, record = _record(CAPACITY_AA)
+    again = next(n for n in record["configs"] if n != "rocksdb-default")
+    held = {(c["round"], c["config"]): c["held"] for c in record["capacity_rounds"]}
+    rounds = sorted({r for r, _ in held})
+    if any(held[(i, n)] is None for i in rounds for n in ("rocksdb-default", again)):
+        raise ValueError(f"{CAPACITY_AA}: a round held no rate tried; the spread of logs needs each round's capacity")
+    starts = {c["round"]: c["start"] for c in record["capacity_rounds"]}
+    rows = ["| round | searches from (ops/s) | rocksdb-default held (ops/s) | the defaults again held (ops/s) |",
+            "|---" * 4 + "|"]
+    rows += [f"| {i} | {_rate(starts[i])} | {_rate(held[(i, 'rocksdb-default')])} | {_rate(held[(i, again)])} |"
+             for i in rounds]
+    r = record["capacity_paired"][again]
+    apart = max(max(held[(i, again)], held[(i, "rocksdb-default")]) / min(held[(i, again)], held[(i, "rocksdb-default")])
+                for i in rounds)
+    _, longer = _record(FINALIST_CAPACITY)
+    sixty = [c["held"] for c in longer["capacity_rounds"] if c["config"] == "rocksdb-default"]
+    first, rest = record["capacity_rounds"][0], record["capacity_rounds"][1:]  # in the order they ran
+    lines = [f"The record's first search ({first['config']}, round {first['round']}), the first runs after its loads, "
+             f"held {_rate(first['held'])}; the other {len(rest)} held {_rate(min(c['held'] for c in rest))}-"
+             f"{_rate(max(c['held'] for c in rest))}.",
+             f"The defaults again over the defaults, paired by round ({r['n']} rounds): {r['ratio']:.2f}x (95 % CI "
+             f"{r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}); the same configuration's two searches of one round were up to "
+             f"{apart:.2f} times apart.",
+             f"Spread of the log capacities over the rounds (standard deviation): in these 30 s runs rocksdb-default "
+             f"{_log_spread([held[(i, 'rocksdb-default')] for i in rounds]):.2f}, the defaults again "
+             f"{_log_spread([held[(i, again)] for i in rounds]):.2f}; in the 60 s runs of the `finalist-capacity` "
+             f"record, measured just before, rocksdb-default {_log_spread(sixty):.2f}."]
+    return "\n".join([*rows, "", *lines, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
 GOAL_STUDY = "slo-goal-97k-11.8.1-2026-12-06"
 
 
@@ -722,4 +766,4 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "background_jobs": background_jobs, "subcompactions_or_cache": subcompactions_or_cache, "memtables": memtables,
     "defaults_thrice": defaults_thrice, "served_low": served_low, "bound_rounds": bound_rounds,
     "goal_study": goal_study, "levers": levers, "capacity_study": capacity_study,
-    "finalist_capacity": finalist_capacity}
+    "finalist_capacity": finalist_capacity, "capacity_aa": capacity_aa}
