@@ -361,19 +361,28 @@ def levers() -> str:
     return _paired_capacities(LEVERS)
 
 
+def _by_round(record: dict[str, Any]) -> tuple[dict[tuple[int, str], dict[str, Any]], list[int], list[str]]:
+    """A record's capacity searches by (round, configuration), its rounds and its configurations' names."""
+    found = record["capacity_rounds"]
+    return {(c["round"], c["config"]): c for c in found}, sorted({c["round"] for c in found}), list(record["configs"])
+
+
+def _capacity_rows(record: dict[str, Any]) -> list[str]:
+    """A table of paired capacity rounds: each round's start and each configuration's held rate."""
+    by, rounds, names = _by_round(record)
+    rows = ["| round | searches from (ops/s) | " + " | ".join(f"{n} held (ops/s)" for n in names) + " |",
+            "|---" * (len(names) + 2) + "|"]
+    return rows + [f"| {i} | {_rate(by[(i, names[0])]['start'])} | "
+                   + " | ".join(_rate(by[(i, n)]["held"]) for n in names) + " |" for i in rounds]
+
+
 def _paired_capacities(name: str) -> str:
     """Configurations beside the defaults in paired capacity rounds: each round's start and each
     configuration's held rate; each one's held rates over the defaults' (the record's paired ratio) against
     the goal, and what the runs at the held rates wrote and kept (medians over the rounds)."""
     path, record = _record(name)
-    found = record["capacity_rounds"]
-    by = {(c["round"], c["config"]): c for c in found}
-    rounds = sorted({c["round"] for c in found})
-    names = list(record["configs"])
-    rows = ["| round | searches from (ops/s) | " + " | ".join(f"{n} held (ops/s)" for n in names) + " |",
-            "|---" * (len(names) + 2) + "|"]
-    rows += [f"| {i} | {_rate(by[(i, names[0])]['start'])} | "
-             + " | ".join(_rate(by[(i, n)]["held"]) for n in names) + " |" for i in rounds]
+    by, rounds, names = _by_round(record)
+    rows = _capacity_rows(record)
     lines = []
     for name in names:
         probes = [p for p in (_held_probe(by[(i, name)]) for i in rounds) if p is not None]
@@ -412,16 +421,12 @@ def capacity_aa() -> str:
     how far one round's two searches were apart at most, and each one's spread over the rounds beside the
     defaults' in the 60 s runs of the finalist-capacity record."""
     path, record = _record(CAPACITY_AA)
-    again = next(n for n in record["configs"] if n != "rocksdb-default")
-    held = {(c["round"], c["config"]): c["held"] for c in record["capacity_rounds"]}
-    rounds = sorted({r for r, _ in held})
-    if any(held[(i, n)] is None for i in rounds for n in ("rocksdb-default", again)):
+    by, rounds, names = _by_round(record)
+    again = next(n for n in names if n != "rocksdb-default")
+    held = {key: c["held"] for key, c in by.items()}
+    if None in held.values():
         raise ValueError(f"{CAPACITY_AA}: a round held no rate tried; the spread of logs needs each round's capacity")
-    starts = {c["round"]: c["start"] for c in record["capacity_rounds"]}
-    rows = ["| round | searches from (ops/s) | rocksdb-default held (ops/s) | the defaults again held (ops/s) |",
-            "|---" * 4 + "|"]
-    rows += [f"| {i} | {_rate(starts[i])} | {_rate(held[(i, 'rocksdb-default')])} | {_rate(held[(i, again)])} |"
-             for i in rounds]
+    rows = _capacity_rows(record)
     r = record["capacity_paired"][again]
     apart = max(max(held[(i, again)], held[(i, "rocksdb-default")]) / min(held[(i, again)], held[(i, "rocksdb-default")])
                 for i in rounds)
