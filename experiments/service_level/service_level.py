@@ -5,6 +5,7 @@ each timed from when it was due.
     .venv/bin/python -m experiments.service_level.service_level --configs experiments/service_level/configs.json
         [--target-data 2GiB] [--target-memory 1GiB] [--rate 100000] [--duration 60] [--rounds 3]
         [--slo 'p99.9<=2ms'] [--capacity [--capacity-rounds 5]] [--no-settle] [--windows 30,60,120] [--age 2GiB [--age-beside]]
+        [--warm-up 4]
         [--out experiments/service_level/results/NAME.json]
 
 ``--configs`` is a JSON object: name -> an OPTIONS file (a path from the checkout's root), or null for
@@ -25,7 +26,9 @@ ages each DB after its ordered load with random overwrites of that much data (``
 --age``); with ``--age-beside`` each configuration runs on both, the aged one named "<name>, aged". With
 ``--windows`` each run also reports the tail of each consecutive window of those lengths (seconds), and
 the record says, per configuration and length, how many windows held ``--slo`` and how their P99.9
-spread: how long a run must be for its tail to rank configurations. The
+spread: how long a run must be for its tail to rank configurations. With ``--warm-up N``, after the
+loads and before the rounds, N runs of the defaults at ``--rate`` whose figures the record keeps apart
+(``warm_up``) and pairs with nothing: whether the first runs after a load differ from the later ones. The
 record (machine, RocksDB, date, commit, arguments, every run) is written when the last run ends; Ctrl-C
 stops the driver and removes the DBs.
 """
@@ -101,11 +104,15 @@ def main() -> None:
                         "(open_loop run --background_priority low)")
     p.add_argument("--windows", type=lambda t: tuple(int(x) for x in t.split(",")), default=(),
                    help="lengths in seconds of the windows whose tails each run reports, e.g. 30,60,120")
+    p.add_argument("--warm-up", type=int, default=0, metavar="N",
+                   help="after the loads, N runs of the defaults at --rate, kept apart in the record (warm_up)")
     p.add_argument("--work-dir", type=Path)
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
     if args.capacity_rounds < 1 or (args.capacity_rounds > 1 and not args.capacity):
         p.error("--capacity-rounds: at least 1, and with --capacity")
+    if args.warm_up < 0:
+        p.error("--warm-up: a number of runs, 0 or more")
     configs = read_configs(args.configs)
     ages = {name: 0 if args.age_beside else args.age for name in configs}
     if args.age_beside:  # each configuration also on a DB aged by --age, as "<name>, aged"
@@ -127,22 +134,23 @@ def main() -> None:
         "rocksdb_version": driver.version, "arguments": {k: str(v) for k, v in vars(args).items()},
         "configs": {name: str(path.relative_to(ROOT)) if path else None for name, path in configs.items()},
         "age_bytes": ages, "low_background": low,
-        "runs": [], "capacity": {}}
+        "warm_up": [], "runs": [], "capacity": {}}
     with ExitStack() as stack:
         loaded: dict[str, Loaded] = {}
         for name, options in configs.items():
             print(f"[{name}] ", end="", flush=True)
             loaded[name] = stack.enter_context(Loaded(driver, where, args.target_data, options, args.target_memory, print,
                                                       age=ages[name]))
+        for i in range(1, args.warm_up + 1):  # kept apart: paired with nothing
+            run = loaded[REFERENCE].run(rates[REFERENCE])
+            print(f"warm-up {i}/{args.warm_up} {REFERENCE}: {said(run.metrics)}", flush=True)
+            record["warm_up"].append({"warm_up": i, "config": REFERENCE, **run.to_dict()})
         for round_ in range(1, args.rounds + 1):
             order = list(configs)
             random.shuffle(order)
             for name in order:
                 run = loaded[name].run(rates[name])
-                m = run.metrics
-                print(f"round {round_} {name}: delivered {m['delivered']:.1%}, p99.9 {m['p99.9_us']:,.0f} us, "
-                      f"p99.99 {m['p99.99_us']:,.0f} us, max {m['max_us']:,.0f} us, stalls {m['stall_micros'] / 1e6:.2f} s, "
-                      f"L0 {m['l0_files']:.0f}, write amp {m['write_amp']:.2f}", flush=True)
+                print(f"round {round_} {name}: {said(run.metrics)}", flush=True)
                 record["runs"].append({"round": round_, "config": name, **run.to_dict()})
         record["paired"] = paired(record["runs"], list(configs))
         if args.windows:
@@ -159,6 +167,13 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {args.out}")
+
+
+def said(m: dict[str, float]) -> str:
+    """A run's figures in a progress line."""
+    return (f"delivered {m['delivered']:.1%}, p99.9 {m['p99.9_us']:,.0f} us, p99.99 {m['p99.99_us']:,.0f} us, "
+            f"max {m['max_us']:,.0f} us, stalls {m['stall_micros'] / 1e6:.2f} s, L0 {m['l0_files']:.0f}, "
+            f"write amp {m['write_amp']:.2f}")
 
 
 def capacity_rounds(loaded: dict[str, Loaded], rates: dict[str, Rate], slo: Bound, rounds: int) -> list[dict[str, Any]]:
