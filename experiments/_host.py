@@ -6,19 +6,11 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from search_spaces import Context
+from search_spaces import Context, host_cpu
 
 
 def machine_info(ctx: Context, work_dir: Path) -> dict[str, Any]:
     """CPU model, cores, RAM, kernel and the trial disk's filesystem, for the record."""
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     fs = ""
     try:
         best = ""
@@ -29,5 +21,5 @@ def machine_info(ctx: Context, work_dir: Path) -> dict[str, Any]:
     except OSError:
         pass
     budget = {"memory_budget_bytes": ctx.budget} if ctx.budget else {}  # a study's; a bare host has none
-    return {"cpu": model, "cores": ctx.cores, "ram_bytes": ctx.ram, **budget,
+    return {"cpu": host_cpu(), "cores": ctx.cores, "ram_bytes": ctx.ram, **budget,
             "kernel": platform.release(), "python": platform.python_version(), "work_dir_fs": fs}

@@ -19,6 +19,8 @@ names), so a figure made by older code says so where it is quoted.
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import os
 import re
 import subprocess
@@ -82,15 +84,34 @@ def stamp(record: Path, commit: str | None, date: str, code: tuple[str, ...], br
     that names no commit (those written before the scripts kept one). ``brief`` names the changed files
     by their top-level folders, not one by one (:func:`in_brief`: for code as wide as the tuner itself,
     whose list would be a long line where the block is quoted)."""
+    on = host_of(record)
     if commit is None:
-        return f"Made by `make record` from `{record.relative_to(ROOT)}`, measured on {date[:10]}; the record names no commit."
-    made = f"Made by `make record` from `{record.relative_to(ROOT)}`, measured at {commit.split()[0]} on {date[:10]}"
+        return (f"Made by `make record` from `{record.relative_to(ROOT)}`, measured on {date[:10]}{on}; the record "
+                "names no commit.")
+    made = f"Made by `make record` from `{record.relative_to(ROOT)}`, measured at {commit.split()[0]} on {date[:10]}{on}"
     differ = changed_since(commit, code)
     if differ is None:
         return f"{made}; that commit is not in this checkout's history."
     if not differ:
         return f"{made}; the code that measured it ({', '.join(code)}) is unchanged since."
     return f"{made}; the code that measured it has changed since, in {in_brief(differ) if brief else ', '.join(differ)}."
+
+
+@functools.cache
+def host_of(record: Path) -> str:
+    """", on a 2-core AMD EPYC": the host whose CPU the record names (an experiment's ``machine``, a study
+    summary's ``host``), for a stamp; "" for a record that names none."""
+    try:
+        data = json.loads(record.read_text()) if record.suffix == ".json" and record.is_file() else None
+    except (OSError, ValueError):
+        return ""
+    host = (data.get("machine") or data.get("host")) if isinstance(data, dict) else None
+    cpu = host.get("cpu") if isinstance(host, dict) else None
+    if not isinstance(cpu, str) or not cpu:
+        return ""
+    model = " ".join(re.sub(r"\((R|TM)\)", "", cpu).split())
+    cores = host.get("cores") if isinstance(host, dict) else None
+    return f", on a {cores}-core {model}" if isinstance(cores, int) else f", on {model}"
 
 
 def gathered(records: list[tuple[Path, str | None, str]], code: tuple[str, ...]) -> str:
@@ -101,18 +122,22 @@ def gathered(records: list[tuple[Path, str | None, str]], code: tuple[str, ...])
     if len(records) == 1:
         return stamp(*records[0], code, brief=True)
     folder = Path(os.path.commonpath([path.parent for path, _, _ in records]))
+    hosts = {host_of(path) for path, _, _ in records}
+    each = len(hosts) > 1  # the host named per record where they differ, once where one host ran them all
     named, since = [], {}
     for path, commit, date in records:
         name = str(path.relative_to(folder)).removesuffix("/summary.json")
+        on = host_of(path) if each else ""
         if commit is None:
-            named.append(f"`{name}` (on {date[:10]}, the record names no commit)")
+            named.append(f"`{name}` (on {date[:10]}{on}, the record names no commit)")
             continue
         differ = changed_since(commit, code)
-        named.append(f"`{name}` (at {commit.split()[0]} on {date[:10]}"
+        named.append(f"`{name}` (at {commit.split()[0]} on {date[:10]}{on}"
                      + ("; that commit is not in this checkout's history)" if differ is None else ")"))
         if differ is not None:
             since[name] = differ
-    made = f"Made by `make record` from {len(records)} records in `{folder.relative_to(ROOT)}/`: {', '.join(named)}"
+    made = (f"Made by `make record` from {len(records)} records in `{folder.relative_to(ROOT)}/`: {', '.join(named)}"
+            + ("" if each or not hosts - {""} else f"; all{hosts.pop().removeprefix(',')}"))
     changed = [name for name, differ in since.items() if differ]
     if not changed:
         return f"{made}; the code that measured them ({', '.join(code)}) is unchanged since." if since else f"{made}."

@@ -2,7 +2,7 @@
 
 from search_spaces.config import Config, Setting
 from search_spaces.constraints import Constraint
-from search_spaces.context import Context, GiB, KiB, MiB, host_cores, host_ram_bytes
+from search_spaces.context import Context, GiB, KiB, MiB, host_cores, host_cpu, host_ram_bytes
 from search_spaces.errors import SpaceError
 from search_spaces.parameters import CategoricalParam, FloatParam, IntParam, Parameter
 from search_spaces.space import SearchSpace, load_space, preset_names
@@ -22,6 +22,7 @@ __all__ = [
     "Setting",
     "SpaceError",
     "host_cores",
+    "host_cpu",
     "host_ram_bytes",
     "load_space",
     "preset_names",

@@ -55,6 +55,15 @@ def host_ram_bytes() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
+def host_cpu() -> str:
+    """The CPU's model name as /proc/cpuinfo gives it ("" where it gives none)."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            return next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), "")
+    except OSError:
+        return ""
+
+
 @dataclass(frozen=True)
 class Context:
     """What ranges scale with: host cores and RAM, the workload's data size, the memory budget."""

@@ -4325,12 +4325,14 @@ def test_the_capacity_studys_runner_up_is_quoted_as_its_records_give_it():
             f"at most {max(p['p99.9_us'] for p in missed) / 1e3:.0f} ms", doc)
     caps = [c["held"] for c in record["capacity_rounds"] if c["config"] == "rocksdb-default"]
     assert caps[0] == min(caps) and baseline < min(caps) and max(caps) < held[0]
-    levers = [c["held"] for c in _json("experiments/service_level/results/levers-10ms-11.8.1-2026-12-06.json")
-              ["capacity_rounds"] if c["config"] == "rocksdb-default"]
-    assert max(levers) < min(caps)
+    other = _json("experiments/service_level/results/levers-10ms-11.8.1-2026-12-06.json")
+    levers = [c["held"] for c in other["capacity_rounds"] if c["config"] == "rocksdb-default"]
+    assert other["machine"]["cpu"] == "AMD EPYC" and record["machine"]["cpu"].startswith("Intel(R) Xeon(R)")
+    assert summary.host.ram_bytes == record["machine"]["ram_bytes"] != other["machine"]["ram_bytes"]
     _quoted(f"The defaults' own capacities here, {min(caps):,.0f}-{max(caps):,.0f} ops/s (their first round the lowest), "
-            f"lie between the study's two searches of them ({baseline:,.0f} and {held[0]:,.0f}) and above the "
-            f"{min(levers):,.0f}-{max(levers):,.0f} of the `levers` record the same morning", doc)
+            f"lie between the study's two searches of them ({baseline:,.0f} and {held[0]:,.0f}, most likely on this "
+            f"host too); the {min(levers):,.0f}-{max(levers):,.0f} of the `levers` record were measured on the AMD EPYC "
+            "host and do not compare", doc)
     paired = record["capacity_paired"]["trial 12"]
     assert paired["n"] == 5 and paired["ci95"][1] < 1
     _quoted(f"runner-up, which had held {held[12] / baseline:.2f} times the defaults' first search, held "
@@ -4351,5 +4353,5 @@ def test_the_first_capacity_search_after_a_load_is_described_as_the_records_give
     assert 0.45 < summary.baselines[0].metrics["held_ops_per_sec"] / trial0["held_ops_per_sec"] < 0.55
     bound = _json("experiments/service_level/results/bound-rounds-10ms-11.8.1-2026-12-06.json")["capacity_rounds"]
     assert bound[0]["held"] > min(c["held"] for c in bound if c["config"] == bound[0]["config"])
-    _quoted("in the\n`bound-rounds` record the first search was not its configuration's lowest".replace("\n", " "),
+    _quoted("in the `bound-rounds` record, on the AMD EPYC host, the first search was not its configuration's lowest",
             ("docs/measure.md",))

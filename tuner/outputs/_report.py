@@ -13,7 +13,7 @@ from typing import Any
 from optuna.trial import FrozenTrial
 
 from objectives.scores import label
-from search_spaces import host_cores, host_ram_bytes
+from search_spaces import host_cores, host_cpu, host_ram_bytes
 from tuner import options_file, ranking
 from tuner.backends import default_config
 from tuner.fmt import fmt_bytes, fmt_ops, fmt_value
@@ -381,7 +381,8 @@ def summarize(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None) -> 
         "data_bytes": snapshot.workload.data_bytes(),
         "build": snapshot.build,
         "defaults": snapshot.defaults.to_dict() if snapshot.defaults is not None else None,
-        "host": {"cores": host_cores(), "ram_bytes": host_ram_bytes(), "memory_budget_bytes": host.budget},
+        "host": {"cpu": host_cpu(), "cores": host_cores(), "ram_bytes": host_ram_bytes(),
+                 "memory_budget_bytes": host.budget},
         "slot": snapshot.slot,
         "memory": snapshot.memory,
         "storage": snapshot.storage,
