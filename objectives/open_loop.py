@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from objectives.dbbench import CACHE_DIR
-from objectives.memory import Cgroups, MemoryCgroup, evict
+from objectives.memory import Cgroups, MemoryCgroup, evict, read_through
 from objectives.rates import Rate, RateRun, Second, Window
 from objectives.workdir import clone_snapshot, make_owned, remove_owned, tree_size
 
@@ -131,12 +131,14 @@ class Loaded:
     """A DB of ``data`` bytes the driver built with ``options`` (the library's defaults when None), aged
     by ``age`` bytes of random overwrites (the driver's --age), in a directory of the work dir this
     process owns; each run gets a checkpoint of it (hard-linked SST files),
-    so one load serves many rates. A context manager: the directory is removed on exit."""
+    so one load serves many rates. With ``read_once`` every file of it is read once after the load
+    (objectives.memory.read_through). A context manager: the directory is removed on exit."""
 
     def __init__(self, driver: Driver, work_dir: Path, data: int, options: Path | None = None,
                  memory_limit: int | None = None, say: Callable[[str], None] = lambda _: None,
-                 key_size: int = KEY_SIZE, value_size: int = VALUE_SIZE, age: int = 0):
+                 key_size: int = KEY_SIZE, value_size: int = VALUE_SIZE, age: int = 0, read_once: bool = False):
         self.driver, self.work_dir, self.data, self.options, self.age = driver, work_dir, data, options, age
+        self.read_once = read_once
         self.memory_limit, self.say = memory_limit, say
         self.sizes = ["--key_size", str(key_size), "--value_size", str(value_size)]
         self.cgroups = Cgroups.detect() if memory_limit else None
@@ -152,6 +154,10 @@ class Loaded:
                  *(["--age", str(self.age)] if self.age else []), *self.sizes, *self._options()], timeout=6 * 3600)
             self.seconds = time.monotonic() - started
             self.say(f"loaded in {self.seconds:.0f} s ({tree_size(self.dir / 'db') / 2**30:.2f} GiB on disk)")
+            if self.read_once:
+                started = time.monotonic()
+                read = read_through(self.dir / "db")
+                self.say(f"read its {read / 2**30:.2f} GiB once in {time.monotonic() - started:.0f} s")
         except BaseException:
             remove_owned(self.dir)
             raise

@@ -5,7 +5,7 @@ each timed from when it was due.
     .venv/bin/python -m experiments.service_level.service_level --configs experiments/service_level/configs.json
         [--target-data 2GiB] [--target-memory 1GiB] [--rate 100000] [--duration 60] [--rounds 3]
         [--slo 'p99.9<=2ms'] [--capacity [--capacity-rounds 5]] [--no-settle] [--windows 30,60,120] [--age 2GiB [--age-beside]]
-        [--warm-up 4]
+        [--warm-up 4] [--read-once-beside]
         [--out experiments/service_level/results/NAME.json]
 
 ``--configs`` is a JSON object: name -> an OPTIONS file (a path from the checkout's root), or null for
@@ -21,14 +21,17 @@ search of a round past the first starting where the round before's held rates me
 over the defaults', paired by round (above 1: a higher capacity). Every run settles (the load goes on
 while RocksDB catches up with what the window left) unless ``--no-settle``; a configuration whose
 OPTIONS file switches compaction off (``disable_auto_compactions=true``, a bound) never catches up, so
-its runs are their window alone. ``--age``
+its runs are their window alone. With ``--read-once-beside`` each configuration also runs on a DB whose
+files were read once after its load (objectives.memory.read_through), as "<name>, read once", next to it in
+the order. ``--age``
 ages each DB after its ordered load with random overwrites of that much data (``open_loop load
 --age``); with ``--age-beside`` each configuration runs on both, the aged one named "<name>, aged". With
 ``--windows`` each run also reports the tail of each consecutive window of those lengths (seconds), and
 the record says, per configuration and length, how many windows held ``--slo`` and how their P99.9
 spread: how long a run must be for its tail to rank configurations. With ``--warm-up N``, after the
-loads and before the rounds, N runs of the defaults at ``--rate`` whose figures the record keeps apart
-(``warm_up``) and pairs with nothing: whether the first runs after a load differ from the later ones. The
+loads and before the rounds, N runs at ``--rate`` on each configuration's DB in turn (in the order they were
+loaded), whose figures the record keeps apart (``warm_up``) and pairs with nothing: whether the first runs on a
+DB after its load differ from the later ones, and whether that follows the DB or the time since the loads. The
 record (machine, RocksDB, date, commit, arguments, every run) is written when the last run ends; Ctrl-C
 stops the driver and removes the DBs.
 """
@@ -40,6 +43,7 @@ import datetime
 import json
 import random
 import statistics
+import time
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -59,6 +63,7 @@ from tuner.stats import paired_ratio
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).with_name("results")
 REFERENCE = "rocksdb-default"
+READ = "read once"  # --read-once-beside's configurations: "<name>, read once"
 LOW = "background at nice 19"  # --low-background-beside's configurations: "<name>, background at nice 19"
 COMPARED = ("p99.9_us", "p99.99_us", "max_us", "stall_micros")
 
@@ -102,10 +107,13 @@ def main() -> None:
     p.add_argument("--low-background-beside", action="store_true",
                    help="measure each configuration also with RocksDB's flush and compaction threads at nice 19 "
                         "(open_loop run --background_priority low)")
+    p.add_argument("--read-once-beside", action="store_true",
+                   help="measure each configuration also on a DB whose files were read once after its load, "
+                        "\"<name>, read once\" (objectives.memory.read_through)")
     p.add_argument("--windows", type=lambda t: tuple(int(x) for x in t.split(",")), default=(),
                    help="lengths in seconds of the windows whose tails each run reports, e.g. 30,60,120")
     p.add_argument("--warm-up", type=int, default=0, metavar="N",
-                   help="after the loads, N runs of the defaults at --rate, kept apart in the record (warm_up)")
+                   help="after the loads, N runs at --rate on each configuration's DB, kept apart in the record (warm_up)")
     p.add_argument("--work-dir", type=Path)
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
@@ -122,6 +130,11 @@ def main() -> None:
     if args.low_background_beside:  # each configuration also with its background threads at nice 19
         for name, path in list(configs.items()):
             configs[f"{name}, {LOW}"], ages[f"{name}, {LOW}"], low[f"{name}, {LOW}"] = path, ages[name], True
+    read = {name: False for name in configs}
+    if args.read_once_beside:  # each configuration also on a DB read once after its load, next to it in the order
+        configs = {k: v for name, path in configs.items() for k, v in ((name, path), (f"{name}, {READ}", path))}
+        for name in list(ages):
+            ages[f"{name}, {READ}"], low[f"{name}, {READ}"], read[f"{name}, {READ}"] = ages[name], low[name], True
     slo = parse_slo(args.slo)
     driver = find()
     where = workdir.prepare(args.work_dir)
@@ -133,18 +146,21 @@ def main() -> None:
         "commit": project_commit(), "machine": machine_info(Context.of_host(), where), "driver": str(driver.path),
         "rocksdb_version": driver.version, "arguments": {k: str(v) for k, v in vars(args).items()},
         "configs": {name: str(path.relative_to(ROOT)) if path else None for name, path in configs.items()},
-        "age_bytes": ages, "low_background": low,
+        "age_bytes": ages, "low_background": low, "read_once": read,
         "warm_up": [], "runs": [], "capacity": {}}
     with ExitStack() as stack:
         loaded: dict[str, Loaded] = {}
         for name, options in configs.items():
             print(f"[{name}] ", end="", flush=True)
             loaded[name] = stack.enter_context(Loaded(driver, where, args.target_data, options, args.target_memory, print,
-                                                      age=ages[name]))
-        for i in range(1, args.warm_up + 1):  # kept apart: paired with nothing
-            run = loaded[REFERENCE].run(rates[REFERENCE])
-            print(f"warm-up {i}/{args.warm_up} {REFERENCE}: {said(run.metrics)}", flush=True)
-            record["warm_up"].append({"warm_up": i, "config": REFERENCE, **run.to_dict()})
+                                                      age=ages[name], read_once=read[name]))
+        loads_ended = time.monotonic()
+        for name in configs:  # --warm-up runs on each DB, kept apart: paired with nothing
+            for i in range(1, args.warm_up + 1):
+                since = time.monotonic() - loads_ended  # when it started, in seconds after the last load ended
+                run = loaded[name].run(rates[name])
+                print(f"warm-up {i}/{args.warm_up} {name}, {since:.0f} s after the loads: {said(run.metrics)}", flush=True)
+                record["warm_up"].append({"warm_up": i, "config": name, "after_loads_s": since, **run.to_dict()})
         for round_ in range(1, args.rounds + 1):
             order = list(configs)
             random.shuffle(order)

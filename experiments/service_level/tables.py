@@ -12,8 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from experiments.record import commit_before, stamp
+from scipy.stats import binomtest
+
+from experiments.record import commit_before, gathered, stamp
 from objectives.options_ini import parse_options
+from objectives.rates import parse_slo
 from tuner.backends import BACKENDS
 from tuner.engine import saved_rounds
 from tuner.model import TuneConfig
@@ -446,6 +449,87 @@ def capacity_aa() -> str:
     return "\n".join([*rows, "", *lines, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
+WARM_UP_AA = "warm-up-aa-30s-110k-11.8.1-2026-12-06.json"
+
+
+def _on_the_db(record: dict[str, Any], name: str) -> list[tuple[str, dict[str, Any]]]:
+    """The runs on one configuration's DB in the order they ran: its --warm-up runs ("warm-up"), then each of
+    its capacity searches' runs ("round N")."""
+    warm = [("warm-up", run) for run in record.get("warm_up", []) if run["config"] == name]
+    return warm + [(f"round {c['round']}", probe) for c in record["capacity_rounds"] if c["config"] == name
+                   for probe in c["probes"]]
+
+
+def warm_up_aa() -> str:
+    """The defaults on two DBs loaded alike, one given 4 runs after the loads before the capacity rounds: every
+    run on each DB in the order it ran (its rate and P99.9), and what each round's searches held."""
+    path, record = _record(WARM_UP_AA)
+    by, rounds, names = _by_round(record)
+    slo = parse_slo(record["arguments"]["slo"])
+    rows = ["| DB | runs on it in the order they ran: rate (ops/s), P99.9 (ms) |", "|---|---|"]
+    for name in names:
+        runs = _on_the_db(record, name)
+        rows.append(f"| {name} | " + "; ".join(
+            f"{'*' if part == 'warm-up' else ''}{_rate(run['offered_ops_per_sec'])} {run['p99.9_us'] / 1e3:.1f}"
+            + ("" if slo.excess(run[slo.metric]) <= 0 else " (over)") for part, run in runs
+            if part in ("warm-up", "round 1")) + " |")
+    first = record["capacity_rounds"][:len(names)]
+    rest = record["capacity_rounds"][len(names):]
+    lines = [f"Starred: the {record['arguments']['warm_up']} runs after the loads (`--warm-up`), on "
+             f"{record['warm_up'][0]['config']}'s DB only, kept apart; then each DB's first capacity search "
+             f"(round 1), from {_rate(first[0]['start'])} ops/s; \"(over)\": P99.9 over the bound of "
+             f"{slo.limit / 1e3:g} ms.",
+             "Round 1's searches held: " + ", ".join(f"{c['config']} {_rate(c['held'])}" for c in first)
+             + f"; the later rounds' {len(rest)} held {_rate(min(c['held'] for c in rest))}-"
+             f"{_rate(max(c['held'] for c in rest))}."]
+    return "\n".join([*rows, "", *_capacity_rows(record), "", *lines, "",
+                      stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def _first_run_ratios(record: dict[str, Any]) -> dict[str, float]:
+    """Per configuration of a record of paired rounds at a rate with 3 rounds or more and no --warm-up: its
+    round 1 run's P99.9 (its first run on its DB after the load) over the median of its later rounds'."""
+    tails: dict[str, dict[int, float]] = {}
+    for run in record.get("runs", []):
+        tails.setdefault(run["config"], {})[run["round"]] = run["p99.9_us"]
+    return {name: by[1] / statistics.median(v for i, v in by.items() if i != 1) for name, by in tails.items()
+            if len(by) >= 3 and 1 in by and not record.get("warm_up")}
+
+
+def first_runs() -> str:
+    """Across the records of paired rounds at a rate: each configuration's first run on its DB against its
+    later rounds (P99.9), per record, and how many of them ran their first run above the median of their later
+    rounds, with the sign test's p (were the first run like the others, half would)."""
+    found = []
+    for path in sorted(RESULTS.glob("*.json")):
+        record = json.loads(path.read_text())
+        if isinstance(record.get("runs"), list) and (ratios := _first_run_ratios(record)):
+            found.append((path, record, ratios))
+    rows = ["| record | CPU | rate (ops/s) | first run's P99.9 over the median of the later rounds', per configuration |",
+            "|---|---|---|---|"]
+    every: list[float] = []
+    for path, record, ratios in found:
+        every += ratios.values()
+        rows.append(f"| `{path.name.removesuffix('.json')}` | {record['machine']['cpu']} | "
+                    f"{_rate(float(record['arguments']['rate']))} | "
+                    + ", ".join(f"{r:.2f}" for r in ratios.values()) + " |")
+    above = sum(r > 1 for r in every)
+    p = binomtest(above, len(every)).pvalue
+    lines = [f"{above} of {len(every)} configurations ran their first run's P99.9 above the median of their later "
+             f"rounds' (median ratio {statistics.median(every):.2f}); were a first run like the later ones, about half "
+             f"would (sign test, two-sided p = {p:.3f})."]
+    dated = [(path, record["commit"], record.get("date") or _named_day(path)) for path, record, _ in found]
+    return "\n".join([*rows, "", *lines, "", gathered(dated, WINDOWS_CODE)])
+
+
+def _named_day(path: Path) -> str:
+    """The day a record's name gives (those written before the script kept a date)."""
+    day = re.search(r"\d{4}-\d{2}-\d{2}", path.name)
+    if day is None:
+        raise ValueError(f"{path}: no date in the record nor in its name")
+    return day[0]
+
+
 GOAL_STUDY = "slo-goal-97k-11.8.1-2026-12-06"
 
 
@@ -771,4 +855,5 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "background_jobs": background_jobs, "subcompactions_or_cache": subcompactions_or_cache, "memtables": memtables,
     "defaults_thrice": defaults_thrice, "served_low": served_low, "bound_rounds": bound_rounds,
     "goal_study": goal_study, "levers": levers, "capacity_study": capacity_study,
-    "finalist_capacity": finalist_capacity, "capacity_aa": capacity_aa}
+    "finalist_capacity": finalist_capacity, "capacity_aa": capacity_aa, "warm_up_aa": warm_up_aa,
+    "first_runs": first_runs}
