@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import pytest
 
 from experiments.service_level.service_level import capacity_rounds, never_compacts, paired
-from objectives.open_loop import OpenLoopError, find, parse
+from objectives.open_loop import OpenLoopError, find, parse, warm_up_runs
 from objectives.parser import parse as parse_db_bench
 from objectives.rates import PERCENTILES, Capacity, Rate, RateRun, capacity, holds, missed, parse_slo, shared_start
 from objectives.scores import Score
@@ -394,7 +394,7 @@ def test_measure_within_a_memory_limit(memory_cgroup, work_dir):
         assert name in record
     assert 0 < record["memory_peak_bytes"] <= 64 * 2**20 and record["oom_kills"] == 0
     assert record["host"]["cores"] >= 1 and record["rocksdb_version"]
-    assert "loading" in done.stderr
+    assert "loading" in done.stderr and "warming up: 4 runs of 3 s" in done.stderr and record["warm_up_runs"] == 4
     assert leftovers(work_dir) == []
 
 
@@ -414,6 +414,11 @@ def test_measure_stopped_with_ctrl_c_removes_its_db(work_dir):
     assert "interrupted" in err
     assert leftovers(work_dir) == []
     assert subprocess.run(["pgrep", "-f", f"open_loop run --db {work_dir}"], capture_output=True).returncode == 1
+
+
+def test_a_warm_up_is_two_minutes_of_runs_in_one_to_four_runs():
+    """Runs of 60 s warm up in 2, of 45 s in 3, of 30 s or less in 4, of 2 minutes or more in 1."""
+    assert [warm_up_runs(d) for d in (600.0, 120.0, 60.0, 45.0, 40.0, 30.0, 3.0, 0.5)] == [1, 1, 2, 3, 3, 4, 4, 4]
 
 
 def test_the_curve_says_the_capacity_in_the_slos_own_unit():
@@ -531,6 +536,9 @@ def test_tune_at_a_rate_minimizes_the_tail_of_runs_on_copies_of_one_load(tmp_pat
     commands = sorted(out.rglob("command.command"))
     assert commands and all("--rate 2000" in c.read_text() and " run " in c.read_text() for c in commands)
     assert all("--background_priority low" in c.read_text() for c in commands)
+    warm = sorted((out / "preload-trials").glob("warm-up-*"))  # the defaults' runs before the baseline, not scored
+    assert len(warm) == warm_up_runs(3.0) == 4 and all("--rate 2000" in (w / "command.command").read_text() for w in warm)
+    assert "then 4 runs of them at the rate, not scored" in r.stdout + r.stderr
     assert leftovers(work_dir) == []
 
 

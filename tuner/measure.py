@@ -15,9 +15,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from objectives import workdir
-from objectives.open_loop import KEY_SIZE, VALUE_SIZE, Driver, Loaded, OpenLoopError, find
+from objectives.open_loop import KEY_SIZE, VALUE_SIZE, Driver, Loaded, OpenLoopError, find, warm_up_runs
 from objectives.rates import PERCENTILES, Capacity, Rate, RateRun, capacity, missed, parse_slo
-from search_spaces import Context
+from search_spaces import Context, host_cpu
 from tuner.fmt import fmt_bytes
 from tuner.target import check_memory
 
@@ -82,10 +82,10 @@ def stamp(rate: Rate, driver: Driver, data: int, memory_limit: int | None, optio
     """What ran, where and when, for a record of one run or of a capacity search."""
     host = Context.of_host()
     return {"rate": asdict(rate), "data_bytes": data, "key_size": sizes[0], "value_size": sizes[1],
-            "memory_limit_bytes": memory_limit,
+            "memory_limit_bytes": memory_limit, "warm_up_runs": warm_up_runs(rate.duration),
             "options": str(options) if options else None, "driver": str(driver.path),
             "rocksdb_version": driver.version,
-            "host": {"name": socket.gethostname(), "cores": host.cores, "memory_bytes": host.ram},
+            "host": {"name": socket.gethostname(), "cpu": host_cpu(), "cores": host.cores, "memory_bytes": host.ram},
             "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
 
 
@@ -123,6 +123,9 @@ def measure_command(options: Path | None, rate: Rate, data: int, memory_limit: i
     workdir.check_space(where, data, "measure")
     say = (lambda line: print(line, file=sys.stderr)) if as_json else print
     with Loaded(driver, where, data, options.resolve() if options else None, memory_limit, say, *sizes) as loaded:
+        say(f"warming up: {warm_up_runs(rate.duration)} runs of {rate.duration:g} s at {rate.writes + rate.reads:,.0f} "
+            "ops/s, not scored (a DB's first minutes of runs after its load miss tails later runs hold)")
+        loaded.warm_up(rate)
         if bound is not None:
             cap = capacity(loaded, rate, bound, say=say)
             if as_json:

@@ -28,10 +28,10 @@ ages each DB after its ordered load with random overwrites of that much data (``
 --age``); with ``--age-beside`` each configuration runs on both, the aged one named "<name>, aged". With
 ``--windows`` each run also reports the tail of each consecutive window of those lengths (seconds), and
 the record says, per configuration and length, how many windows held ``--slo`` and how their P99.9
-spread: how long a run must be for its tail to rank configurations. With ``--warm-up N``, after the
-loads and before the rounds, N runs at ``--rate`` on each configuration's DB in turn (in the order they were
-loaded), whose figures the record keeps apart (``warm_up``) and pairs with nothing: whether the first runs on a
-DB after its load differ from the later ones, and whether that follows the DB or the time since the loads. The
+spread: how long a run must be for its tail to rank configurations. After the loads and before the rounds,
+``--warm-up N`` runs at ``--rate`` on each configuration's DB in turn, in the order they were loaded (by default
+as many as the tool runs to warm a DB up, objectives.open_loop.warm_up_runs; 0 for none), whose figures the
+record keeps apart (``warm_up``, each with when it started after the loads) and pairs with nothing. The
 record (machine, RocksDB, date, commit, arguments, every run) is written when the last run ends; Ctrl-C
 stops the driver and removes the DBs.
 """
@@ -53,7 +53,7 @@ from experiments._host import machine_info
 from experiments._script import entry
 from experiments.held_out import project_commit
 from objectives import workdir
-from objectives.open_loop import Loaded, find
+from objectives.open_loop import Loaded, find, warm_up_runs
 from objectives.rates import Rate, capacity, parse_slo, shared_start
 from objectives.scores import Bound
 from search_spaces import Context
@@ -112,13 +112,16 @@ def main() -> None:
                         "\"<name>, read once\" (objectives.memory.read_through)")
     p.add_argument("--windows", type=lambda t: tuple(int(x) for x in t.split(",")), default=(),
                    help="lengths in seconds of the windows whose tails each run reports, e.g. 30,60,120")
-    p.add_argument("--warm-up", type=int, default=0, metavar="N",
-                   help="after the loads, N runs at --rate on each configuration's DB, kept apart in the record (warm_up)")
+    p.add_argument("--warm-up", type=int, metavar="N",
+                   help="after the loads, N runs at --rate on each configuration's DB, kept apart in the record "
+                        "(warm_up); default: as the tool warms a DB up (objectives.open_loop.warm_up_runs), 0: none")
     p.add_argument("--work-dir", type=Path)
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
     if args.capacity_rounds < 1 or (args.capacity_rounds > 1 and not args.capacity):
         p.error("--capacity-rounds: at least 1, and with --capacity")
+    if args.warm_up is None:
+        args.warm_up = warm_up_runs(args.duration)
     if args.warm_up < 0:
         p.error("--warm-up: a number of runs, 0 or more")
     configs = read_configs(args.configs)

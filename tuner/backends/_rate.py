@@ -22,14 +22,15 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from objectives.contract import IntervalObserver, Measurement, RunTask, Task
+from objectives.contract import IntervalObserver, Measurement, Preloaded, RunTask, Task
 from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, db_bench_defaults, defaults_of
-from objectives.open_loop import BINARY, KEY_SIZE, VALUE_SIZE, offered, run_timeout
+from objectives.open_loop import BINARY, KEY_SIZE, VALUE_SIZE, offered, run_timeout, warm_up_runs
 from objectives.rates import ARRIVALS, BACKGROUND, Capacity, Rate, RateRun, capacity
 from objectives.runner import PRELOAD_PREFIX
 from objectives.scores import Bound
@@ -177,6 +178,18 @@ class RateBackend(CommandBackend):
         size), what a rate limiter on flush and compaction is scaled to (the service space)."""
         return {"write_bytes": (config.measurement.rate or 0) * (KEY_SIZE + VALUE_SIZE)}
 
+    def preload(self, workload: Task, log_dir: Path) -> Preloaded:
+        """The command backend's load, then the library's defaults at the study's rate for WARM_UP_SECONDS of
+        runs on checkpoints of it (objectives.open_loop.warm_up_runs), scored nowhere, logs in
+        ``log_dir/warm-up-<i>``: a DB's first minutes of runs after its load miss tails its later runs hold, and
+        the baseline, the first to run on it, would carry them. Their time counts as the preload's."""
+        built = super().preload(workload, log_dir)
+        started = time.monotonic()
+        ready = replace(workload, snapshot=str(built.path))
+        for i in range(1, warm_up_runs(workload.duration or DEFAULT_DURATION) + 1):
+            self._run(self.base_options(), log_dir / f"warm-up-{i}", ready)
+        return replace(built, seconds=built.seconds + time.monotonic() - started)
+
     @classmethod
     def preload_path(cls, found: Found, work_dir: Path, workload: Task, seed: int) -> Path:
         return work_dir / f"{PRELOAD_PREFIX}rate-{os.getpid()}-{workload.data_bytes()}-{seed}" / "db"
@@ -188,7 +201,9 @@ class RateBackend(CommandBackend):
         return Description(cls.name, f"open loop at {measurement.rate or 0:,.0f} writes/s{reads} ({measurement.arrivals} "
                                      f"arrivals, latency from each request's due time{nice}), {fmt_bytes(workload.data_bytes())} "
                                      f"of data, {workload.duration:g} s per run", "runs at the rate",
-                           f"open_loop load of {fmt_bytes(workload.data_bytes())} (keys in order, the library's defaults)",
+                           f"open_loop load of {fmt_bytes(workload.data_bytes())} (keys in order, the library's defaults), "
+                           f"then {warm_up_runs(workload.duration or DEFAULT_DURATION)} runs of them at the rate, not "
+                           "scored (a DB's first minutes of runs miss tails later runs hold)",
                            "--target-data")
 
 
