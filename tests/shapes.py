@@ -53,10 +53,11 @@ def describing(path: Path) -> Path:
         return path
     stems = [path.name.rsplit(".", n)[0] for n in range(1, path.name.count(".") + 1)]  # X.console.log: X.console, X
     for candidate in (*(path.with_name(f"{stem}.json") for stem in stems), path.parent / "summary.json",
-                      path.parent / "result.json"):
-        if candidate.is_file():
+                      path.parent / "result.json", *(up / "summary.json" for up in path.parents[1:4])):
+        if candidate.is_file():  # a file deep in a study's OUT (its preload's logs): the study's summary.json
             return candidate
-    raise ShapeError(f"{path}: no JSON of its name nor summary.json or result.json beside it says its shape")
+    raise ShapeError(f"{path}: no JSON of its name nor summary.json or result.json beside it or a study's summary.json "
+                     "above it says its shape")
 
 
 @functools.cache

@@ -15,6 +15,7 @@ from typing import Any
 from scipy.stats import binomtest
 
 from experiments.record import commit_before, gathered, stamp
+from objectives.open_loop import parse
 from objectives.options_ini import parse_options
 from objectives.rates import parse_slo
 from tuner.backends import BACKENDS
@@ -486,6 +487,28 @@ def warm_up_aa() -> str:
                       stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
+FIRST_RUNS_READ_ONCE = "first-runs-read-once-110k-11.8.1-2026-12-06.json"
+
+
+def first_runs_read_once() -> str:
+    """Four DBs of the defaults loaded alike, two of them read once from the disk after the load, each given
+    its runs in a row, one DB after another: when each DB's first run started after the loads, and every run's
+    P99.9 in order."""
+    path, record = _record(FIRST_RUNS_READ_ONCE)
+    slo = parse_slo(record["arguments"]["slo"])
+    rows = ["| DB | read once after its load | its first run started after the loads | P99.9 of its runs in order (ms) |",
+            "|---|---|---|---|"]
+    for name in record["configs"]:
+        runs = [r for r in record["warm_up"] if r["config"] == name]
+        rows.append(f"| {name} | {'yes' if record['read_once'][name] else 'no'} | {runs[0]['after_loads_s']:.0f} s | "
+                    + ", ".join(f"{r['p99.9_us'] / 1e3:.1f}" + ("" if slo.excess(r[slo.metric]) <= 0 else " (over)")
+                                for r in runs) + " |")
+    rate = record["warm_up"][0]["offered_ops_per_sec"]
+    line = (f"Each run {float(record['arguments']['duration']):g} s at {_rate(rate)} ops/s with its settle; \"(over)\": "
+            f"P99.9 over {slo.limit / 1e3:g} ms.")
+    return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
 def _first_run_ratios(record: dict[str, Any]) -> dict[str, float]:
     """Per configuration of a record of paired rounds at a rate with 3 rounds or more and no --warm-up: its
     round 1 run's P99.9 (its first run on its DB after the load) over the median of its later rounds'."""
@@ -569,12 +592,40 @@ CAPACITY_STUDY = "slo-capacity-130k-11.8.1-2026-12-06"
 
 
 def capacity_study() -> str:
-    """The first study that scored each trial by its capacity (--objective capacity): the defaults' two
-    searches in it (the baseline's and trial 0's, one configuration), the trials' held rates against them and
-    what the best's search run cost beside the baseline's; then its capacity stage: each configuration's
-    capacity by round and the median of the rounds that held, the paired ratio against the goal, and the
-    study's answer."""
-    path = RESULTS / CAPACITY_STUDY / "summary.json"
+    """The first study that scored each trial by its capacity (--objective capacity): :func:`_capacity_study`."""
+    return _capacity_study(CAPACITY_STUDY)
+
+
+WARM_STUDY = "warm-capacity-120k-11.8.1-2026-12-06"
+
+
+def warm_study() -> str:
+    """A capacity study whose preload was warmed up: the warm-up runs' P99.9, then :func:`_capacity_study`, and
+    the ratio of the defaults' two searches in it beside that in the first capacity study, whose was not."""
+    folder = RESULTS / WARM_STUDY
+    warm = [parse((d / "command.stdout").read_text()).metrics for d in sorted((folder / "preload-trials").glob("warm-up-*"))]
+    offered = {w["offered_ops_per_sec"] for w in warm}
+    lines = [f"The preload's warm-up, {len(warm)} runs at {_rate(offered.pop())} ops/s, not scored: P99.9 "
+             + ", ".join(f"{w['p99.9_us'] / 1e3:.1f}" for w in warm) + " ms."]
+    ratios = []
+    for name in (WARM_STUDY, CAPACITY_STUDY):
+        summary = Summary.load(RESULTS / name / "summary.json")
+        default = summary.baseline("rocksdb-default")
+        assert default is not None
+        again = next(TrialRecord.of(t) for t in sorted(summary.optuna_study(RESULTS / name).trials, key=lambda t: t.number)
+                     if TrialRecord.of(t).enqueued == "rocksdb-default" and TrialRecord.of(t).outcome == "complete")
+        ratios.append(f"{(again.metrics or {})['held_ops_per_sec'] / default.metrics['held_ops_per_sec']:.2f}")
+    lines.append(f"The defaults' second search (trial 0) over their first (the baseline's): {ratios[0]} here; "
+                 f"{ratios[1]} in the `slo-capacity-130k` study, whose preload had no warm-up.")
+    return "\n".join([*lines, "", _capacity_study(WARM_STUDY)])
+
+
+def _capacity_study(name: str) -> str:
+    """A study that scored each trial by its capacity (--objective capacity): the defaults' two searches in it
+    (the baseline's and trial 0's, one configuration), the trials' held rates against them and what the best's
+    search run cost beside the baseline's; then its capacity stage: each configuration's capacity by round and
+    the median of the rounds that held, the paired ratio against the goal, and the study's answer."""
+    path = RESULTS / name / "summary.json"
     summary = Summary.load(path)
     cap, default, best, target = summary.capacity, summary.baseline("rocksdb-default"), summary.best, summary.target
     assert cap is not None and default is not None and best is not None and target is not None
@@ -605,7 +656,7 @@ def capacity_study() -> str:
     if best.trial == first:
         lines.append(f"The search's best, trial {first}, is rocksdb-default's own start: the capacity stage "
                      f"({cap.duration:g} s runs, each with its settle, from {cap.start:,.0f} ops/s) measured the "
-                     f"defaults alone, in {cap.rounds} rounds.")
+                     f"defaults alone, in {cap.rounds} round{'s' if cap.rounds != 1 else ''}.")
     if named is not None and named in cap.vs_default:
         ratio = cap.vs_default[named]
         assert ratio.ci95
@@ -856,4 +907,4 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "defaults_thrice": defaults_thrice, "served_low": served_low, "bound_rounds": bound_rounds,
     "goal_study": goal_study, "levers": levers, "capacity_study": capacity_study,
     "finalist_capacity": finalist_capacity, "capacity_aa": capacity_aa, "warm_up_aa": warm_up_aa,
-    "first_runs": first_runs}
+    "first_runs": first_runs, "first_runs_read_once": first_runs_read_once, "warm_study": warm_study}
