@@ -333,10 +333,23 @@ def _against_goal(low: float, high: float) -> str:
 
 
 def bound_rounds() -> str:
+    """The bound in paired rounds on the AMD EPYC host: :func:`_bound_rounds`."""
+    return _bound_rounds(BOUND_ROUNDS)
+
+
+BOUND_ROUNDS_INTEL = "bound-rounds-intel-130k-11.8.1-2026-12-06.json"
+
+
+def bound_rounds_intel() -> str:
+    """The bound in paired rounds on the Intel Xeon host: :func:`_bound_rounds`."""
+    return _bound_rounds(BOUND_ROUNDS_INTEL)
+
+
+def _bound_rounds(name: str) -> str:
     """The defaults' capacity at the SLO beside the compaction-off bound's, in paired rounds: each round's
     start, held and failed rates; the bound's held rates over the defaults' (the record's paired ratio), and
     where the interval lies against the goal."""
-    path, record = _record(BOUND_ROUNDS)
+    path, record = _record(name)
     by = {(c["round"], c["config"]): c for c in record["capacity_rounds"]}
     rounds = sorted({c["round"] for c in record["capacity_rounds"]})
     bound = next(name for name in record["configs"] if name != "rocksdb-default")
@@ -907,4 +920,5 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "defaults_thrice": defaults_thrice, "served_low": served_low, "bound_rounds": bound_rounds,
     "goal_study": goal_study, "levers": levers, "capacity_study": capacity_study,
     "finalist_capacity": finalist_capacity, "capacity_aa": capacity_aa, "warm_up_aa": warm_up_aa,
-    "first_runs": first_runs, "first_runs_read_once": first_runs_read_once, "warm_study": warm_study}
+    "first_runs": first_runs, "first_runs_read_once": first_runs_read_once, "warm_study": warm_study,
+    "bound_rounds_intel": bound_rounds_intel}
