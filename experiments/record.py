@@ -97,6 +97,11 @@ def stamp(record: Path, commit: str | None, date: str, code: tuple[str, ...], br
     return f"{made}; the code that measured it has changed since, in {in_brief(differ) if brief else ', '.join(differ)}."
 
 
+def cpu_name(cpu: str) -> str:
+    """A CPU's model name as prose gives it: without the (R) and (TM) marks."""
+    return " ".join(re.sub(r"\((R|TM)\)", "", cpu).split())
+
+
 @functools.cache
 def host_of(record: Path) -> str:
     """", on a 2-core AMD EPYC": the host whose CPU the record names (an experiment's ``machine``, a study
@@ -109,7 +114,7 @@ def host_of(record: Path) -> str:
     cpu = host.get("cpu") if isinstance(host, dict) else None
     if not isinstance(cpu, str) or not cpu:
         return ""
-    model = " ".join(re.sub(r"\((R|TM)\)", "", cpu).split())
+    model = cpu_name(cpu)
     cores = host.get("cores") if isinstance(host, dict) else None
     return f", on a {cores}-core {model}" if isinstance(cores, int) else f", on {model}"
 

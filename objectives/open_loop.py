@@ -175,12 +175,10 @@ class Loaded:
     def _options(self) -> list[str]:
         return ["--options", str(self.options)] if self.options else []
 
-    def warm_up(self, rate: Rate) -> int:
-        """:func:`warm_up_runs` runs of ``rate`` on it, their figures thrown away; how many ran."""
-        runs = warm_up_runs(rate.duration)
-        for _ in range(runs):
+    def warm_up(self, rate: Rate) -> None:
+        """:func:`warm_up_runs` runs of ``rate`` on it with its own options, their figures thrown away."""
+        for _ in range(warm_up_runs(rate.duration)):
             self.run(rate)
-        return runs
 
     def run(self, rate: Rate) -> RateRun:
         """``rate`` on a fresh checkpoint of the DB, its files dropped from the page cache, within the

@@ -150,7 +150,7 @@ class DefaultsInfo(Record):
 
 @dataclass(frozen=True)
 class Host(Record):
-    cpu: str | None = None  # its model name (summaries before it was kept: None)
+    cpu: str | None = None  # the model name of the host that wrote the summary (before it was kept: None)
     cores: int | None = None
     ram_bytes: int | None = None
     memory_budget_bytes: int | None = None

@@ -14,7 +14,7 @@ from typing import Any
 
 from scipy.stats import binomtest
 
-from experiments.record import commit_before, gathered, stamp
+from experiments.record import commit_before, cpu_name, gathered, stamp
 from objectives.open_loop import parse
 from objectives.options_ini import parse_options
 from objectives.rates import parse_slo
@@ -475,10 +475,11 @@ def _on_the_db(record: dict[str, Any], name: str) -> list[tuple[str, dict[str, A
 
 
 def warm_up_aa() -> str:
-    """The defaults on two DBs loaded alike, one given 4 runs after the loads before the capacity rounds: every
-    run on each DB in the order it ran (its rate and P99.9), and what each round's searches held."""
+    """The defaults on two DBs loaded alike, one given 4 runs after the loads before the capacity rounds: each
+    DB's runs up to the end of its first search in the order they ran (rate and P99.9), and what each round's
+    searches held."""
     path, record = _record(WARM_UP_AA)
-    by, rounds, names = _by_round(record)
+    by, _, names = _by_round(record)
     slo = parse_slo(record["arguments"]["slo"])
     rows = ["| DB | runs on it in the order they ran: rate (ops/s), P99.9 (ms) |", "|---|---|"]
     for name in names:
@@ -487,8 +488,8 @@ def warm_up_aa() -> str:
             f"{'*' if part == 'warm-up' else ''}{_rate(run['offered_ops_per_sec'])} {run['p99.9_us'] / 1e3:.1f}"
             + ("" if slo.excess(run[slo.metric]) <= 0 else " (over)") for part, run in runs
             if part in ("warm-up", "round 1")) + " |")
-    first = record["capacity_rounds"][:len(names)]
-    rest = record["capacity_rounds"][len(names):]
+    first = [by[(1, name)] for name in names]
+    rest = [c for c in record["capacity_rounds"] if c["round"] > 1]
     lines = [f"Starred: the {record['arguments']['warm_up']} runs after the loads (`--warm-up`), on "
              f"{record['warm_up'][0]['config']}'s DB only, kept apart; then each DB's first capacity search "
              f"(round 1), from {_rate(first[0]['start'])} ops/s; \"(over)\": P99.9 over the bound of "
@@ -517,7 +518,8 @@ def first_runs_read_once() -> str:
                     + ", ".join(f"{r['p99.9_us'] / 1e3:.1f}" + ("" if slo.excess(r[slo.metric]) <= 0 else " (over)")
                                 for r in runs) + " |")
     rate = record["warm_up"][0]["offered_ops_per_sec"]
-    line = (f"Each run {float(record['arguments']['duration']):g} s at {_rate(rate)} ops/s with its settle; \"(over)\": "
+    settle = "its window alone" if record["arguments"]["no_settle"] == "True" else "with its settle"
+    line = (f"Each run {float(record['arguments']['duration']):g} s at {_rate(rate)} ops/s, {settle}; \"(over)\": "
             f"P99.9 over {slo.limit / 1e3:g} ms.")
     return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
@@ -546,7 +548,7 @@ def first_runs() -> str:
     every: list[float] = []
     for path, record, ratios in found:
         every += ratios.values()
-        rows.append(f"| `{path.name.removesuffix('.json')}` | {record['machine']['cpu']} | "
+        rows.append(f"| `{path.name.removesuffix('.json')}` | {cpu_name(record.get('machine', {}).get('cpu', ''))} | "
                     f"{_rate(float(record['arguments']['rate']))} | "
                     + ", ".join(f"{r:.2f}" for r in ratios.values()) + " |")
     above = sum(r > 1 for r in every)
@@ -554,7 +556,7 @@ def first_runs() -> str:
     lines = [f"{above} of {len(every)} configurations ran their first run's P99.9 above the median of their later "
              f"rounds' (median ratio {statistics.median(every):.2f}); were a first run like the later ones, about half "
              f"would (sign test, two-sided p = {p:.3f})."]
-    dated = [(path, record["commit"], record.get("date") or _named_day(path)) for path, record, _ in found]
+    dated = [(path, record.get("commit"), record.get("date") or _named_day(path)) for path, record, _ in found]
     return "\n".join([*rows, "", *lines, "", gathered(dated, WINDOWS_CODE)])
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from objectives.contract import IntervalObserver, Measurement, Preloaded, RunTask, Task
+from objectives.contract import IntervalObserver, Measurement, Preloaded, RunFailed, RunTask, Task
 from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, db_bench_defaults, defaults_of
 from objectives.open_loop import BINARY, KEY_SIZE, VALUE_SIZE, offered, run_timeout, warm_up_runs
@@ -185,9 +185,13 @@ class RateBackend(CommandBackend):
         the baseline, the first to run on it, would carry them. Their time counts as the preload's."""
         built = super().preload(workload, log_dir)
         started = time.monotonic()
-        ready = replace(workload, snapshot=str(built.path))
-        for i in range(1, warm_up_runs(workload.duration or DEFAULT_DURATION) + 1):
-            self._run(self.base_options(), log_dir / f"warm-up-{i}", ready)
+        assert workload.duration, "a rate study's runs have a length"
+        for i in range(1, warm_up_runs(workload.duration) + 1):
+            try:
+                self._run(self.base_options(), log_dir / f"warm-up-{i}", workload)
+            except RunFailed as exc:
+                raise RunFailed(f"warm-up run {i} (the library's defaults at --rate, within --target-memory): "
+                                f"{exc.reason}") from None
         return replace(built, seconds=built.seconds + time.monotonic() - started)
 
     @classmethod
@@ -198,11 +202,12 @@ class RateBackend(CommandBackend):
     def describe(cls, workload: Task, measurement: MeasurementConfig) -> Description:
         reads = f" + {measurement.read_rate:,.0f} reads/s" if measurement.read_rate else ""
         nice = ", flush and compaction at nice 19" if measurement.background_priority == "low" else ""
+        assert workload.duration, "a rate study's runs have a length"
         return Description(cls.name, f"open loop at {measurement.rate or 0:,.0f} writes/s{reads} ({measurement.arrivals} "
                                      f"arrivals, latency from each request's due time{nice}), {fmt_bytes(workload.data_bytes())} "
                                      f"of data, {workload.duration:g} s per run", "runs at the rate",
                            f"open_loop load of {fmt_bytes(workload.data_bytes())} (keys in order, the library's defaults), "
-                           f"then {warm_up_runs(workload.duration or DEFAULT_DURATION)} runs of them at the rate, not "
+                           f"then {warm_up_runs(workload.duration)} runs of them at the rate, not "
                            "scored (a DB's first minutes of runs miss tails later runs hold)",
                            "--target-data")
 
