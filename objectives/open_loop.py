@@ -177,7 +177,10 @@ class Loaded:
 
     def warm_up(self, rate: Rate) -> None:
         """:func:`warm_up_runs` runs of ``rate`` on it with its own options, their figures thrown away."""
-        for _ in range(warm_up_runs(rate.duration)):
+        runs = warm_up_runs(rate.duration)
+        self.say(f"warming up: {runs} runs of {rate.duration:g} s at {rate.writes + rate.reads:,.0f} ops/s, not scored "
+                 "(a DB's first minutes of runs after its load miss tails later runs hold)")
+        for _ in range(runs):
             self.run(rate)
 
     def run(self, rate: Rate) -> RateRun:

@@ -123,8 +123,6 @@ def measure_command(options: Path | None, rate: Rate, data: int, memory_limit: i
     workdir.check_space(where, data, "measure")
     say = (lambda line: print(line, file=sys.stderr)) if as_json else print
     with Loaded(driver, where, data, options.resolve() if options else None, memory_limit, say, *sizes) as loaded:
-        say(f"warming up: {warm_up_runs(rate.duration)} runs of {rate.duration:g} s at {rate.writes + rate.reads:,.0f} "
-            "ops/s, not scored (a DB's first minutes of runs after its load miss tails later runs hold)")
         loaded.warm_up(rate)
         if bound is not None:
             cap = capacity(loaded, rate, bound, say=say)

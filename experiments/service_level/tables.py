@@ -624,15 +624,22 @@ def warm_study() -> str:
              + ", ".join(f"{w['p99.9_us'] / 1e3:.1f}" for w in warm) + " ms."]
     ratios = []
     for name in (WARM_STUDY, CAPACITY_STUDY):
-        summary = Summary.load(RESULTS / name / "summary.json")
-        default = summary.baseline("rocksdb-default")
-        assert default is not None
-        again = next(TrialRecord.of(t) for t in sorted(summary.optuna_study(RESULTS / name).trials, key=lambda t: t.number)
-                     if TrialRecord.of(t).enqueued == "rocksdb-default" and TrialRecord.of(t).outcome == "complete")
-        ratios.append(f"{(again.metrics or {})['held_ops_per_sec'] / default.metrics['held_ops_per_sec']:.2f}")
+        path = RESULTS / name / "summary.json"
+        base, _, again = _defaults_searches(Summary.load(path), path.parent)
+        ratios.append(f"{again / base:.2f}")
     lines.append(f"The defaults' second search (trial 0) over their first (the baseline's): {ratios[0]} here; "
                  f"{ratios[1]} in the `slo-capacity-130k` study, whose preload had no warm-up.")
     return "\n".join([*lines, "", _capacity_study(WARM_STUDY)])
+
+
+def _defaults_searches(summary: Summary, folder: Path) -> tuple[float, int, float]:
+    """A capacity study's two searches of the defaults: the baseline's held rate, and the number and held rate
+    of the first complete trial that ran rocksdb-default's start."""
+    default = summary.baseline("rocksdb-default")
+    assert default is not None
+    numbered = {t.number: TrialRecord.of(t) for t in summary.optuna_study(folder).trials}
+    first = min(n for n, t in numbered.items() if t.outcome == "complete" and t.enqueued == "rocksdb-default")
+    return default.metrics["held_ops_per_sec"], first, (numbered[first].metrics or {})["held_ops_per_sec"]
 
 
 def _capacity_study(name: str) -> str:
@@ -645,11 +652,9 @@ def _capacity_study(name: str) -> str:
     cap, default, best, target = summary.capacity, summary.baseline("rocksdb-default"), summary.best, summary.target
     assert cap is not None and default is not None and best is not None and target is not None
     assert summary.when is not None
-    numbered = {t.number: TrialRecord.of(t) for t in summary.optuna_study(path.parent).trials}
-    trials = list(numbered.values())
+    trials = [TrialRecord.of(t) for t in summary.optuna_study(path.parent).trials]
     complete = [t for t in trials if t.outcome == "complete" and t.metrics]
-    first = next(n for n, t in numbered.items() if t.outcome == "complete" and t.enqueued == "rocksdb-default")
-    base, again = default.metrics["held_ops_per_sec"], (numbered[first].metrics or {})["held_ops_per_sec"]
+    base, first, again = _defaults_searches(summary, path.parent)
     held = sorted((t.metrics or {})["held_ops_per_sec"] for t in complete)
 
     def cost(metrics: dict[str, Any]) -> str:
