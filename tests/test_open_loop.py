@@ -27,7 +27,7 @@ from objectives.scores import Score
 from tests.conftest import leftovers
 from tuner import options_file
 from tuner.backends import BACKENDS, Config
-from tuner.backends._rate import CAPACITY_RESOLUTION, STEP, TRIAL_RUNS
+from tuner.backends._rate import CAPACITY_RESOLUTION, CAPACITY_RUNS, STEP, TRIAL_RUNS
 from tuner.engine._capacity import capacities
 from tuner.engine._prepare import check_backend
 from tuner.measure import curve
@@ -96,6 +96,46 @@ def test_capacity_says_when_no_rate_holds_or_none_fails():
     assert always.failed is None and always.held == 8000
 
 
+class _OnePause(_Threshold):
+    """A threshold at ``limit`` whose ``nth`` run misses whatever its rate, as a run a host pause hit does."""
+
+    def __init__(self, limit: float, nth: int):
+        super().__init__(limit)
+        self.nth = nth
+
+    def run(self, rate: Rate) -> RateRun:
+        run = super().run(rate)
+        return RateRun({**run.metrics, "p99.9_us": 150_000.0}, (), "synthetic") if len(self.offered) == self.nth else run
+
+
+def test_a_miss_below_a_rate_held_before_runs_again_and_counts_only_if_it_misses_again():
+    """A configuration that holds up to 100,000 ops/s, one run paused: without confirm_below the pause's
+    miss caps the search below it; with it (the configuration held 95,000 before), the rate runs again,
+    holds, and the search brackets the true threshold, its held run's figures the score's. A real miss
+    at or below confirm_below runs twice and counts; one above it runs once; ``most`` counts rates."""
+    slo = parse_slo("p99.9<=10ms")
+    capped = capacity(_OnePause(100_000, 1), Rate(90_000), slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, step=STEP)
+    assert capped.held is not None and capped.held < 90_000 and capped.again == ()
+    said: list[str] = []
+    fake = _OnePause(100_000, 1)
+    found = capacity(fake, Rate(90_000), slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, said.append, STEP,
+                     confirm_below=95_000)
+    assert found.held is not None and found.failed is not None and found.held <= 100_000 < found.failed
+    assert found.again == (90_000,) and fake.offered[:2] == [90_000, 90_000]
+    assert said[0].endswith("; it held 95,000 ops/s before: running it again") and "holds" in said[1]
+    assert found.metrics()["p99.9_us"] == 1000 and found.to_dict()["again"] == [90_000]
+    real = _Threshold(80_000)
+    twice = capacity(real, Rate(90_000), slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, step=STEP, confirm_below=105_000)
+    assert real.offered[:3] == [90_000, 90_000, pytest.approx(90_000 / STEP)] and twice.again[0] == 90_000
+    assert twice.held is not None and twice.failed is not None and twice.held <= 80_000 < twice.failed
+    assert all([o for o, _ in twice.probes].count(rate) == 2 for rate in twice.again)
+    assert len(twice.probes) - len(twice.again) <= CAPACITY_RUNS
+    above = _Threshold(80_000)
+    capacity(above, Rate(110_000), slo, CAPACITY_RESOLUTION, 2, step=STEP, confirm_below=105_000)
+    # 110,000, above what it held, once; 90,909 below it twice, the rates (``most`` 2) counted once each
+    assert above.offered == [110_000, pytest.approx(110_000 / STEP), pytest.approx(110_000 / STEP)]
+
+
 def test_a_trials_capacity_search_is_one_runs_metrics_from_its_held_rate():
     """--objective capacity: from --rate by STEP, at most TRIAL_RUNS runs; the score is the rate held, the
     tail and costs are the held run's, and a search that held nothing scores 0 with the lowest rate's."""
@@ -131,6 +171,17 @@ def test_the_experiments_capacity_rounds_pair_a_known_ratio(monkeypatch):
     assert loaded["rocksdb-default"].offered[len(found[0]["probes"])] == found[2]["start"]
     ratio = paired(found, list(loaded), ("held",))["compaction off (a bound)"]["held"]
     assert ratio["n"] == 3 and 1.3 / 1.1 <= ratio["ratio"] <= 1.3 * 1.1
+
+
+def test_the_experiments_capacity_rounds_run_a_miss_below_an_earlier_rounds_capacity_again(monkeypatch):
+    """Round 2's first run of the defaults is paused: a miss below what round 1 held, so it runs again and
+    round 2 brackets the same threshold round 1 did, not half of it."""
+    monkeypatch.setattr("random.shuffle", lambda order: None)
+    first = len(capacity(_Threshold(80_000), Rate(60_000), parse_slo("p99.9<=10ms")).probes)
+    loaded = {"rocksdb-default": _OnePause(80_000, first + 1)}
+    found = capacity_rounds(loaded, {"rocksdb-default": Rate(60_000)}, parse_slo("p99.9<=10ms"), 2)
+    assert found[0]["again"] == [] and len(found[1]["again"]) == 1
+    assert found[1]["held"] is not None and found[1]["held"] >= found[0]["held"] / 1.1
 
 
 def test_an_options_file_without_compaction_is_never_settled(tmp_path):
@@ -689,15 +740,17 @@ def test_capacity_rounds_pair_each_rounds_capacity_into_a_ratio_and_resume_where
     nothing measured: the resume runs only what is missing."""
     truth = {"rocksdb-default": [100_000, 90_000, 110_000], "trial 5": [130_000, 121_000, 140_000]}
     calls: list[tuple[str, float | None, str]] = []
+    confirmed: dict[str, list[float | None]] = {name: [] for name in truth}
     stop_at: list[int] = [4]
 
-    def measured(config, slo, log_dir, workload, say, start):
+    def measured(config, slo, log_dir, workload, say, start, confirm_below):
         flags = config.flags()
         name = "trial 5" if flags else "rocksdb-default"
         r = sum(1 for c in calls if c[0] == name)
         if len(calls) == stop_at[0]:
             raise KeyboardInterrupt
         calls.append((name, start, log_dir.name))
+        confirmed[name].append(confirm_below)
         held = float(truth[name][r])
         return Capacity(slo, held, held * 1.1, ((held, RateRun({"delivered": 1.0, "p99.9_us": 5000.0}, (), "")),))
 
@@ -720,6 +773,8 @@ def test_capacity_rounds_pair_each_rounds_capacity_into_a_ratio_and_resume_where
         assert [start for _, start, _ in runs] == pytest.approx(
             [None, *(math.sqrt(truth["rocksdb-default"][r] * truth["trial 5"][r]) for r in (0, 1))])
         assert [d for _, _, d in runs] == [name.replace(" ", "-"), "round-2", "round-3"]
+        # a miss at or below the most it held in an earlier round runs again: none in round 1, a resume included
+        assert confirmed[name] == [None, truth[name][0], max(truth[name][:2])]
     report = study.store.kept["capacity"]
     assert report.rounds == 3 and report.of("trial 5").held_by_round == [130_000, 121_000, 140_000]
     assert report.of("rocksdb-default").held == 100_000 and [p.round for p in report.of("trial 5").probes] == [1, 2, 3]
@@ -737,7 +792,7 @@ def test_one_capacity_round_is_a_bracket_from_the_studys_rate_as_before(tmp_path
     study = _capacity_stage(tmp_path, 1)
     starts: list[float | None] = []
 
-    def measured(config, slo, log_dir, workload, say, start):
+    def measured(config, slo, log_dir, workload, say, start, confirm_below):
         starts.append(start)
         return Capacity(slo, 60_000.0, 66_000.0, ())
 
@@ -756,7 +811,7 @@ def test_a_best_that_is_the_defaults_start_is_measured_once(tmp_path):
     study = _capacity_stage(tmp_path, 1, start="rocksdb-default")
     measured: list[dict] = []
 
-    def capacity_of(config, slo, log_dir, workload, say, start):
+    def capacity_of(config, slo, log_dir, workload, say, start, confirm_below):
         measured.append(config.flags())
         return Capacity(slo, 60_000.0, 66_000.0, ())
 

@@ -182,8 +182,9 @@ class Study:
         served = self._on_driver(start, self.config.revalidation.serve_duration, "capacity")
 
         def capacity(config: Config, slo: Bound, log_dir: Path, workload: Task | None,
-                     say: Callable[[str], None], last: float | None) -> Capacity:
-            return served().capacity(config, slo, log_dir, None, say, last)  # its own runs: never the study's workload
+                     say: Callable[[str], None], last: float | None, confirm_below: float | None) -> Capacity:
+            # its own runs: never the study's workload
+            return served().capacity(config, slo, log_dir, None, say, last, confirm_below)
         return capacity
 
     def _at_rate(self, rate: float, duration: float) -> ServeConfig:

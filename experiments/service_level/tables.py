@@ -369,8 +369,10 @@ LEVERS = "levers-10ms-11.8.1-2026-12-06.json"
 
 
 def _held_probe(found: dict[str, Any]) -> dict[str, Any] | None:
-    """The run of a capacity search at the rate it held (None when it held none)."""
-    return next((p for p in found["probes"] if p["offered"] == found["held"]), None)
+    """The run of a capacity search at the rate it held (None when it held none): the last at that rate, a
+    rate run again after a miss holding in its second run."""
+    at = [p for p in found["probes"] if p["offered"] == found["held"]]
+    return at[-1] if at else None
 
 
 def levers() -> str:

@@ -86,11 +86,13 @@ class RateBackend(CommandBackend):
         return max(self.setup.timeout, run_timeout(duration))
 
     def capacity(self, config: Config, slo: Bound, log_dir: Path, workload: Task | None = None,
-                 say: Callable[[str], None] = lambda _: None, start: float | None = None) -> Capacity:
+                 say: Callable[[str], None] = lambda _: None, start: float | None = None,
+                 confirm_below: float | None = None) -> Capacity:
         """From the study's rate up or down by doubling or halving, or from ``start`` ops/s (writes and
         reads in the study's proportion) by two resolution steps (objectives.rates.capacity), each
         rate one run of ``workload`` (the study's by default) on a checkpoint of the loaded DB, logs in
-        ``log_dir/<rate>``."""
+        ``log_dir/<rate>`` (a rate run again in ``log_dir/<rate>-again``), a miss at or below
+        ``confirm_below`` run again before it counts."""
         assert self.setup.rate is not None
         rate, step = self.setup.rate, 2.0
         if start is not None:  # near an earlier round's capacity: a bracket in about three runs
@@ -98,7 +100,7 @@ class RateBackend(CommandBackend):
             share = start / (rate.writes + rate.reads)
             rate = replace(rate, writes=rate.writes * share, reads=rate.reads * share)
         return capacity(_Runs(self, self.options_text(config), log_dir, workload), rate, slo, CAPACITY_RESOLUTION,
-                        CAPACITY_RUNS, say, step)
+                        CAPACITY_RUNS, say, step, confirm_below)
 
     def _measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Task | None) -> Measurement:
@@ -214,17 +216,21 @@ class RateBackend(CommandBackend):
 
 class _Runs:
     """A configuration's runs at the rates a capacity search offers, on a checkpoint of the loaded DB each,
-    logs in ``log_dir/<rate>``: what RocksDB wrote as its OPTIONS and the command lines, kept."""
+    logs in ``log_dir/<rate>`` (a rate run again: ``<rate>-again``): what RocksDB wrote as its OPTIONS and
+    the command lines, kept."""
 
     def __init__(self, backend: RateBackend, options: str, log_dir: Path, workload: Task | None):
         self.backend, self.options, self.log_dir, self.workload = backend, options, log_dir, workload
         self.written = options
         self.argv: list[list[str]] = []
+        self.ran: set[str] = set()
 
     def run(self, rate: Rate) -> RateRun:
+        name = f"{rate.writes + rate.reads:.0f}"
+        name = f"{name}-again" if name in self.ran else name
+        self.ran.add(name)
         metrics, self.written, argv, _ = self.backend._run(
-            self.options, self.log_dir / f"{rate.writes + rate.reads:.0f}", self.workload or self.backend.setup.workload,
-            rate_words(rate))
+            self.options, self.log_dir / name, self.workload or self.backend.setup.workload, rate_words(rate))
         self.argv.append(argv)
         return RateRun({k: v for k, v in metrics.items() if v is not None}, (), "")
 

@@ -41,9 +41,10 @@ from tuner.summary import CapacityOf, CapacityProbe, CapacityReport, Ratio
 from tuner.trials import TrialRecord
 
 # One configuration's search over offered rates: the configuration, the SLO, a log directory, the workload, a
-# line-per-rate callback, and where to start (None: the study's rate; else an earlier round's capacity).
-CapacityOfConfig = Callable[[Config, Bound, Path, Task | None, Callable[[str], None], float | None],
-                             Capacity]
+# line-per-rate callback, where to start (None: the study's rate; else an earlier round's capacity) and the
+# most it held in earlier rounds (a miss at or below it runs again: objectives.rates.capacity's confirm_below).
+CapacityOfConfig = Callable[[Config, Bound, Path, Task | None, Callable[[str], None], float | None, float | None],
+                            Capacity]
 # The backend's capacity searches, given the rate (ops/s) the first round's start from.
 CapacityAt = Callable[[float], CapacityOfConfig]
 ATTR = "capacity"
@@ -151,8 +152,10 @@ def answer_and_default(parts: Prepared, snapshot: StudySnapshot, bus: EventBus, 
 def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfConfig, slo: Bound, config: Config,
             name: str, r: int, report: CapacityReport, workload: Task | None) -> Capacity:
     """One configuration's search in round ``r``: from the report's start in the first, near the round
-    before's capacities (:func:`_shared_start`) after, on ``workload`` (None: the backend's own runs)."""
+    before's capacities (:func:`_shared_start`) after, on ``workload`` (None: the backend's own runs); a
+    miss at or below the most it held in an earlier round runs again before it counts."""
     last = _shared_start(report, r)
+    before = [held for held in _rounds_of(report, name)[:r - 1] if held is not None]
     where = f"near {last:,.0f} ops/s, the last round's capacities" if last else \
         f"from {report.start:,.0f} ops/s ({report.how}) up or down"
     rounds, run = report.rounds, f"one {report.duration:g} s run" if report.duration else "one run"
@@ -163,7 +166,8 @@ def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfConfig, slo: Bou
         bus.note(f"capacity {name}" + (f" (round {r})" if rounds > 1 else "") + f": {line}")
 
     logs = parts.out / "capacity" / name.replace(" ", "-")
-    return capacity(config, slo, logs if r == 1 else logs / f"round-{r}", workload, say, last)
+    return capacity(config, slo, logs if r == 1 else logs / f"round-{r}", workload, say, last,
+                    max(before) if before else None)
 
 
 def _shared_start(report: CapacityReport, r: int) -> float | None:
