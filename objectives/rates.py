@@ -162,7 +162,7 @@ class Capacity:
     held: float | None
     failed: float | None
     probes: tuple[tuple[float, RateRun], ...]
-    again: tuple[float, ...] = ()  # rates whose miss was run again (confirm_below), in the order run
+    again: tuple[float, ...] = ()  # rates whose miss was run again (far below held_before), in the order run
 
     def metrics(self) -> dict[str, float]:
         """The search as one run's metrics (--objective capacity): ``held_ops_per_sec`` (0 when no rate
@@ -190,13 +190,14 @@ class AtRate(Protocol):
 
 def capacity(loaded: AtRate, rate: Rate, slo: Bound, resolution: float = 0.1, most: int = 12,
              say: Callable[[str], None] = lambda _: None, step: float = 2.0,
-             confirm_below: float | None = None) -> Capacity:
+             held_before: float | None = None) -> Capacity:
     """The highest offered rate whose run holds ``slo``: from ``rate`` (writes and reads scaled together),
     up or down by ``step`` times (doubling or halving) until one holds and one does not, then halving the
     gap (geometrically) until the two are within ``resolution`` of each other, or ``most`` rates. Each
-    rate runs once, but for a miss at or below ``confirm_below`` (a rate the configuration held before, in
-    an earlier round), which runs again and counts only if it misses again: what else runs on a host
-    only ever lengthens a tail, so one miss where the configuration held more is as likely the host's."""
+    rate runs once, but for a miss more than ``resolution`` below ``held_before`` (the most the
+    configuration held in an earlier round), which runs again and counts only if it misses again: what
+    else runs on a host only ever lengthens a tail, so such a miss is as likely the host's. A miss nearer
+    is within the search's own resolution and runs once, as every rate near a capacity does."""
     held: float | None = None
     failed: float | None = None
     probes: list[tuple[float, RateRun]] = []
@@ -209,11 +210,12 @@ def capacity(loaded: AtRate, rate: Rate, slo: Bound, resolution: float = 0.1, mo
         probes.append((offered, result))
         why = missed(result, slo)
         ok = not why
-        repeat = not ok and confirm_below is not None and offered <= confirm_below and offered not in again
+        repeat = not ok and held_before is not None and offered * (1 + resolution) <= held_before \
+            and offered not in again
         say(f"{offered:,.0f} ops/s: {'holds' if ok else 'does not hold'} {slo.describe()} "
             f"({slo.metric} {result[slo.metric]:,.0f}, delivered {result['delivered']:.1%}"
             + ("" if ok else f"; {', '.join(why)}") + ")"
-            + (f"; it held {confirm_below:,.0f} ops/s before: running it again" if repeat else ""))
+            + (f"; it held {held_before:,.0f} ops/s in an earlier round: running it again" if repeat else ""))
         if repeat:
             again.append(offered)
             continue

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -33,7 +34,7 @@ from tuner.engine._prepare import check_backend
 from tuner.measure import curve
 from tuner.model import TuneConfig, UsageError
 from tuner.outputs._answer import capacity_line
-from tuner.summary import Summary
+from tuner.summary import CapacityOf, CapacityProbe, CapacityReport, Summary
 from tuner.trials import TrialRecord
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,31 +109,34 @@ class _OnePause(_Threshold):
         return RateRun({**run.metrics, "p99.9_us": 150_000.0}, (), "synthetic") if len(self.offered) == self.nth else run
 
 
-def test_a_miss_below_a_rate_held_before_runs_again_and_counts_only_if_it_misses_again():
-    """A configuration that holds up to 100,000 ops/s, one run paused: without confirm_below the pause's
-    miss caps the search below it; with it (the configuration held 95,000 before), the rate runs again,
-    holds, and the search brackets the true threshold, its held run's figures the score's. A real miss
-    at or below confirm_below runs twice and counts; one above it runs once; ``most`` counts rates."""
+def test_a_miss_far_below_a_rate_held_before_runs_again_and_counts_only_if_it_misses_again():
+    """A configuration that holds up to 100,000 ops/s, one run paused: without held_before the pause's miss
+    caps the search below it; with it (the configuration held 105,000 in an earlier round), 90,000 is more
+    than the resolution below, so it runs again, holds, and the search brackets the true threshold, its
+    held run's figures the score's. A miss within the resolution of held_before runs once, as any near a
+    capacity; a real miss far below runs twice and counts; ``most`` counts rates, not runs."""
     slo = parse_slo("p99.9<=10ms")
     capped = capacity(_OnePause(100_000, 1), Rate(90_000), slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, step=STEP)
     assert capped.held is not None and capped.held < 90_000 and capped.again == ()
     said: list[str] = []
     fake = _OnePause(100_000, 1)
     found = capacity(fake, Rate(90_000), slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, said.append, STEP,
-                     confirm_below=95_000)
+                     held_before=105_000)
     assert found.held is not None and found.failed is not None and found.held <= 100_000 < found.failed
     assert found.again == (90_000,) and fake.offered[:2] == [90_000, 90_000]
-    assert said[0].endswith("; it held 95,000 ops/s before: running it again") and "holds" in said[1]
+    assert said[0].endswith("; it held 105,000 ops/s in an earlier round: running it again") and "holds" in said[1]
     assert found.metrics()["p99.9_us"] == 1000 and found.to_dict()["again"] == [90_000]
+    near = capacity(_OnePause(100_000, 1), Rate(100_000), slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, step=STEP,
+                    held_before=105_000)
+    assert near.again == () and near.failed == 100_000  # within 0.1 of 105,000: its miss counts at once
     real = _Threshold(80_000)
-    twice = capacity(real, Rate(90_000), slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, step=STEP, confirm_below=105_000)
+    twice = capacity(real, Rate(90_000), slo, CAPACITY_RESOLUTION, CAPACITY_RUNS, step=STEP, held_before=105_000)
     assert real.offered[:3] == [90_000, 90_000, pytest.approx(90_000 / STEP)] and twice.again[0] == 90_000
     assert twice.held is not None and twice.failed is not None and twice.held <= 80_000 < twice.failed
     assert all([o for o, _ in twice.probes].count(rate) == 2 for rate in twice.again)
-    assert len(twice.probes) - len(twice.again) <= CAPACITY_RUNS
     above = _Threshold(80_000)
-    capacity(above, Rate(110_000), slo, CAPACITY_RESOLUTION, 2, step=STEP, confirm_below=105_000)
-    # 110,000, above what it held, once; 90,909 below it twice, the rates (``most`` 2) counted once each
+    capacity(above, Rate(110_000), slo, CAPACITY_RESOLUTION, 2, step=STEP, held_before=105_000)
+    # 110,000, above what it held, once; 90,909 far below it twice, the rates (``most`` 2) counted once each
     assert above.offered == [110_000, pytest.approx(110_000 / STEP), pytest.approx(110_000 / STEP)]
 
 
@@ -173,15 +177,18 @@ def test_the_experiments_capacity_rounds_pair_a_known_ratio(monkeypatch):
     assert ratio["n"] == 3 and 1.3 / 1.1 <= ratio["ratio"] <= 1.3 * 1.1
 
 
-def test_the_experiments_capacity_rounds_run_a_miss_below_an_earlier_rounds_capacity_again(monkeypatch):
-    """Round 2's first run of the defaults is paused: a miss below what round 1 held, so it runs again and
-    round 2 brackets the same threshold round 1 did, not half of it."""
+def test_the_experiments_capacity_rounds_run_a_miss_far_below_an_earlier_rounds_capacity_again(monkeypatch):
+    """The defaults hold up to 80,000 ops/s, the other configuration 160,000. Round 2's searches start near
+    113,000; the defaults' second run there (near 56,000) is paused: far below what round 1 held, so it
+    runs again and round 2 brackets the same threshold round 1 did, not half of it."""
     monkeypatch.setattr("random.shuffle", lambda order: None)
-    first = len(capacity(_Threshold(80_000), Rate(60_000), parse_slo("p99.9<=10ms")).probes)
-    loaded = {"rocksdb-default": _OnePause(80_000, first + 1)}
-    found = capacity_rounds(loaded, {"rocksdb-default": Rate(60_000)}, parse_slo("p99.9<=10ms"), 2)
-    assert found[0]["again"] == [] and len(found[1]["again"]) == 1
-    assert found[1]["held"] is not None and found[1]["held"] >= found[0]["held"] / 1.1
+    slo = parse_slo("p99.9<=10ms")
+    first = len(capacity(_Threshold(80_000), Rate(60_000), slo).probes)
+    loaded = {"rocksdb-default": _OnePause(80_000, first + 2), "other": _Threshold(160_000)}
+    found = capacity_rounds(loaded, {name: Rate(60_000) for name in loaded}, slo, 2)
+    defaults = [c for c in found if c["config"] == "rocksdb-default"]
+    assert defaults[0]["again"] == [] and defaults[1]["again"] == [pytest.approx(defaults[1]["start"] / 2)]
+    assert defaults[1]["held"] is not None and defaults[1]["held"] >= defaults[0]["held"] / 1.1
 
 
 def test_an_options_file_without_compaction_is_never_settled(tmp_path):
@@ -743,14 +750,14 @@ def test_capacity_rounds_pair_each_rounds_capacity_into_a_ratio_and_resume_where
     confirmed: dict[str, list[float | None]] = {name: [] for name in truth}
     stop_at: list[int] = [4]
 
-    def measured(config, slo, log_dir, workload, say, start, confirm_below):
+    def measured(config, slo, log_dir, workload, say, start, held_before):
         flags = config.flags()
         name = "trial 5" if flags else "rocksdb-default"
         r = sum(1 for c in calls if c[0] == name)
         if len(calls) == stop_at[0]:
             raise KeyboardInterrupt
         calls.append((name, start, log_dir.name))
-        confirmed[name].append(confirm_below)
+        confirmed[name].append(held_before)
         held = float(truth[name][r])
         return Capacity(slo, held, held * 1.1, ((held, RateRun({"delivered": 1.0, "p99.9_us": 5000.0}, (), "")),))
 
@@ -788,11 +795,29 @@ def test_capacity_rounds_pair_each_rounds_capacity_into_a_ratio_and_resume_where
     assert f": {expected:.2f}x (95 % CI " in line and "3 paired rounds) the defaults' capacity, paired by round" in line
 
 
+def test_the_capacity_line_says_which_rates_ran_again_and_how_many_held_then():
+    """Round 2's search of the defaults missed 90,000 where round 1 held 100,000, ran it again and it held; a
+    search that ran no rate again says nothing of it."""
+    def probes(round_: int, *runs: tuple[float, bool]) -> list[CapacityProbe]:
+        return [CapacityProbe(offered=o, value=1.0, held=h, round=round_) for o, h in runs]
+
+    report = CapacityReport(slo="p99.9<=10ms", metric="p99.9_us", bound=10_000.0, rounds=2, duration=30.0,
+                            start=100_000.0, how="--rate 100000", configurations=[CapacityOf(
+                                name="rocksdb-default", held=100_000.0, held_by_round=[100_000.0, 100_000.0],
+                                probes=probes(1, (100_000, True), (110_000, False))
+                                + probes(2, (90_000, False), (90_000, True), (100_000, True)))])
+    line = capacity_line(Summary.from_dict({"capacity": report.to_dict()})) or ""
+    assert "; 1 rate missed far below what the configuration held in an earlier round ran again, 1 held then)" in line
+    once = replace(report, configurations=[replace(report.configurations[0],
+                                                   probes=report.configurations[0].probes[:2])])
+    assert "ran again" not in (capacity_line(Summary.from_dict({"capacity": once.to_dict()})) or "")
+
+
 def test_one_capacity_round_is_a_bracket_from_the_studys_rate_as_before(tmp_path):
     study = _capacity_stage(tmp_path, 1)
     starts: list[float | None] = []
 
-    def measured(config, slo, log_dir, workload, say, start, confirm_below):
+    def measured(config, slo, log_dir, workload, say, start, held_before):
         starts.append(start)
         return Capacity(slo, 60_000.0, 66_000.0, ())
 
@@ -811,7 +836,7 @@ def test_a_best_that_is_the_defaults_start_is_measured_once(tmp_path):
     study = _capacity_stage(tmp_path, 1, start="rocksdb-default")
     measured: list[dict] = []
 
-    def capacity_of(config, slo, log_dir, workload, say, start, confirm_below):
+    def capacity_of(config, slo, log_dir, workload, say, start, held_before):
         measured.append(config.flags())
         return Capacity(slo, 60_000.0, 66_000.0, ())
 

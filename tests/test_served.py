@@ -361,7 +361,7 @@ def test_a_db_bench_studys_capacities_start_at_auto_pair_by_round_and_resume_whe
     def capacity_at(start):
         at.append(start)
 
-        def search(config, slo, log_dir, workload, say, last, confirm_below):
+        def search(config, slo, log_dir, workload, say, last, held_before):
             flags = config.flags()
             name = "trial 5" if flags else "rocksdb-default"
             if len(calls) == stop_at[0]:
@@ -419,7 +419,7 @@ def test_a_db_bench_studys_capacities_start_at_a_given_serve_rate_and_a_failed_r
     study.bus.note = notes.append
     assert search_start(study.parts, study.snapshot) == (2000.0, "--serve-rate 2000")
 
-    def search(config, slo, log_dir, workload, say, last, confirm_below):
+    def search(config, slo, log_dir, workload, say, last, held_before):
         flags = config.flags()
         if not flags:
             raise RunFailed("phase run: killed by SIGKILL (out of memory)")

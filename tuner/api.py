@@ -182,9 +182,9 @@ class Study:
         served = self._on_driver(start, self.config.revalidation.serve_duration, "capacity")
 
         def capacity(config: Config, slo: Bound, log_dir: Path, workload: Task | None,
-                     say: Callable[[str], None], last: float | None, confirm_below: float | None) -> Capacity:
+                     say: Callable[[str], None], last: float | None, held_before: float | None) -> Capacity:
             # its own runs: never the study's workload
-            return served().capacity(config, slo, log_dir, None, say, last, confirm_below)
+            return served().capacity(config, slo, log_dir, None, say, last, held_before)
         return capacity
 
     def _at_rate(self, rate: float, duration: float) -> ServeConfig:

@@ -198,8 +198,8 @@ def said(m: dict[str, float]) -> str:
 def capacity_rounds(loaded: dict[str, Loaded], rates: dict[str, Rate], slo: Bound, rounds: int) -> list[dict[str, Any]]:
     """Each configuration's capacity at ``slo`` in ``rounds`` paired rounds (the first round's searches
     from its rate, the later ones' from the round before's :func:`shared_start`), a search per round and
-    configuration, a miss at or below the most it held in an earlier round run again before it counts (as
-    a study's capacity stage does)."""
+    configuration, a miss far below the most it held in an earlier round run again before it counts (as a
+    study's capacity stage does)."""
     found: list[dict[str, Any]] = []
     for round_ in range(1, rounds + 1):
         start = shared_start([c["held"] for c in found if c["round"] == round_ - 1])
@@ -212,7 +212,7 @@ def capacity_rounds(loaded: dict[str, Loaded], rates: dict[str, Rate], slo: Boun
             before = [c["held"] for c in found if c["config"] == name and c["held"] is not None]
             found.append({"round": round_, "config": name, "start": rate.writes,
                           **capacity(loaded[name], rate, slo, say=print,
-                                     confirm_below=max(before) if before else None).to_dict()})
+                                     held_before=max(before) if before else None).to_dict()})
     return found
 
 

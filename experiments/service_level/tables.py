@@ -17,7 +17,8 @@ from scipy.stats import binomtest
 from experiments.record import commit_before, cpu_name, gathered, stamp
 from objectives.open_loop import parse
 from objectives.options_ini import parse_options
-from objectives.rates import parse_slo
+from objectives.rates import RateRun, holds, parse_slo
+from objectives.scores import Bound
 from tuner.backends import BACKENDS
 from tuner.engine import saved_rounds
 from tuner.model import TuneConfig
@@ -415,7 +416,27 @@ def _paired_capacities(name: str) -> str:
         lines.append(f"- {name}: capacity over the defaults', paired by round ({r['n']} rounds), {r['ratio']:.2f}x "
                      f"(95 % CI {low:.2f}-{high:.2f}; the interval lies {_against_goal(low, high)}); at its held "
                      f"rates {cost}.")
+    lines += _run_again(record)
     return "\n".join([*rows, "", *lines, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def _run_again(record: dict[str, Any]) -> list[str]:
+    """A line on the rates the record's searches ran again after a miss where the configuration held more in an
+    earlier round, and how many of them held the second time (none for a record made before it)."""
+    slo = parse_slo(record["arguments"]["slo"])
+    second = [next(p for p in reversed(c["probes"]) if p["offered"] == rate)
+              for c in record["capacity_rounds"] for rate in c.get("again", [])]
+    if not any("again" in c for c in record["capacity_rounds"]):
+        return []
+    held = sum(_holds(p, slo) for p in second)
+    return [f"{len(second)} rates were run again after a miss where their configuration held more in an earlier round "
+            f"({sum(len(c['probes']) for c in record['capacity_rounds'])} runs in all); {held} of them held the second "
+            "time."]
+
+
+def _holds(probe: dict[str, Any], slo: Bound) -> bool:
+    """Whether a recorded capacity run held ``slo`` (objectives.rates.holds on its figures)."""
+    return holds(RateRun({k: v for k, v in probe.items() if isinstance(v, int | float)}, (), ""), slo)
 
 
 FINALIST_CAPACITY = "finalist-capacity-110k-11.8.1-2026-12-06.json"
@@ -424,6 +445,15 @@ FINALIST_CAPACITY = "finalist-capacity-110k-11.8.1-2026-12-06.json"
 def finalist_capacity() -> str:
     """The capacity study's runner-up (trial 12) beside the defaults, in paired capacity rounds."""
     return _paired_capacities(FINALIST_CAPACITY)
+
+
+COMPACTION_WORK = "compaction-work-30s-130k-11.8.1-2026-12-06.json"
+
+
+def compaction_work() -> str:
+    """Two ways to compact less per byte written (L0 compaction at 8 files, 128 MiB memtables), each on the
+    defaults' OPTIONS file, beside the defaults in paired capacity rounds of 30 s runs."""
+    return _paired_capacities(COMPACTION_WORK)
 
 
 CAPACITY_AA = "capacity-aa-30s-110k-11.8.1-2026-12-06.json"
@@ -558,6 +588,56 @@ def first_runs() -> str:
     lines = [f"{above} of {len(every)} configurations ran their first run's P99.9 above the median of their later "
              f"rounds' (median ratio {statistics.median(every):.2f}); were a first run like the later ones, about half "
              f"would (sign test, two-sided p = {p:.3f})."]
+    dated = [(path, record.get("commit"), record.get("date") or _named_day(path)) for path, record, _ in found]
+    return "\n".join([*rows, "", *lines, "", gathered(dated, WINDOWS_CODE)])
+
+
+FAR_BELOW = 0.9  # a rate at most this share of its configuration's median capacity over the rounds
+
+
+def _far_below(record: dict[str, Any]) -> list[tuple[int, float, bool]]:
+    """A record's capacity runs at rates at most FAR_BELOW of their configuration's median capacity over its
+    rounds (a configuration with a round that held no rate has no median): each one's round, its rate over
+    that median and whether it held the record's SLO (a rate run again counted as its first run)."""
+    slo = parse_slo(record["arguments"]["slo"])
+    held: dict[str, list[float | None]] = {}
+    for c in record["capacity_rounds"]:
+        held.setdefault(c["config"], []).append(c["held"])
+    medians = {name: statistics.median(h for h in rounds if h is not None) for name, rounds in held.items()
+               if None not in rounds and len(rounds) >= 2}
+    found = []
+    for c in record["capacity_rounds"]:
+        median, seen = medians.get(c["config"]), set()
+        for probe in c["probes"]:
+            if median is None or probe["offered"] > FAR_BELOW * median or probe["offered"] in seen:
+                continue
+            seen.add(probe["offered"])
+            found.append((c["round"], probe["offered"] / median, _holds(probe, slo)))
+    return found
+
+
+def far_misses() -> str:
+    """Across the records of paired capacity rounds: how many runs at rates far below their configuration's
+    median capacity missed the SLO, and in which round (round 1: the first search on the configuration's DB)."""
+    found = []
+    for path in sorted(RESULTS.glob("*.json")):
+        record = json.loads(path.read_text())
+        if isinstance(record.get("capacity_rounds"), list) and (runs := _far_below(record)):
+            found.append((path, record, runs))
+    rows = [f"| record | CPU | rounds | runs at or below {FAR_BELOW:g}x the median capacity | missed | of them in round 1 |",
+            "|---|---|---|---|---|---|"]
+    every: list[tuple[int, float, bool]] = []
+    for path, record, runs in found:
+        every += runs
+        misses = [r for r in runs if not r[2]]
+        rows.append(f"| `{path.name.removesuffix('.json')}` | {cpu_name(record.get('machine', {}).get('cpu', ''))} | "
+                    f"{max(c['round'] for c in record['capacity_rounds'])} | {len(runs)} | {len(misses)} | "
+                    f"{sum(r[0] == 1 for r in misses)} |")
+    misses = [r for r in every if not r[2]]
+    lines = [f"Of {len(every)} runs at rates at or below {FAR_BELOW:g} times their configuration's median capacity, "
+             f"{len(misses)} missed the SLO ({sum(r[0] == 1 for r in misses)} of them in round 1), at "
+             + ", ".join(f"{share:.2f}" for _, share, _ in sorted(misses, key=lambda r: r[1]))
+             + " times that median; a search takes each such miss as the highest rate it may try."]
     dated = [(path, record.get("commit"), record.get("date") or _named_day(path)) for path, record, _ in found]
     return "\n".join([*rows, "", *lines, "", gathered(dated, WINDOWS_CODE)])
 
@@ -930,4 +1010,4 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "goal_study": goal_study, "levers": levers, "capacity_study": capacity_study,
     "finalist_capacity": finalist_capacity, "capacity_aa": capacity_aa, "warm_up_aa": warm_up_aa,
     "first_runs": first_runs, "first_runs_read_once": first_runs_read_once, "warm_study": warm_study,
-    "bound_rounds_intel": bound_rounds_intel}
+    "bound_rounds_intel": bound_rounds_intel, "far_misses": far_misses, "compaction_work": compaction_work}

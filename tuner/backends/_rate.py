@@ -87,12 +87,12 @@ class RateBackend(CommandBackend):
 
     def capacity(self, config: Config, slo: Bound, log_dir: Path, workload: Task | None = None,
                  say: Callable[[str], None] = lambda _: None, start: float | None = None,
-                 confirm_below: float | None = None) -> Capacity:
+                 held_before: float | None = None) -> Capacity:
         """From the study's rate up or down by doubling or halving, or from ``start`` ops/s (writes and
         reads in the study's proportion) by two resolution steps (objectives.rates.capacity), each
         rate one run of ``workload`` (the study's by default) on a checkpoint of the loaded DB, logs in
-        ``log_dir/<rate>`` (a rate run again in ``log_dir/<rate>-again``), a miss at or below
-        ``confirm_below`` run again before it counts."""
+        ``log_dir/<rate>`` (a rate run again in ``log_dir/<rate>-again``), a miss far below ``held_before``
+        run again before it counts."""
         assert self.setup.rate is not None
         rate, step = self.setup.rate, 2.0
         if start is not None:  # near an earlier round's capacity: a bracket in about three runs
@@ -100,7 +100,7 @@ class RateBackend(CommandBackend):
             share = start / (rate.writes + rate.reads)
             rate = replace(rate, writes=rate.writes * share, reads=rate.reads * share)
         return capacity(_Runs(self, self.options_text(config), log_dir, workload), rate, slo, CAPACITY_RESOLUTION,
-                        CAPACITY_RUNS, say, step, confirm_below)
+                        CAPACITY_RUNS, say, step, held_before)
 
     def _measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Task | None) -> Measurement:

@@ -282,11 +282,11 @@ class Backend(abc.ABC):
 
     def capacity(self, config: Config, slo: Bound, log_dir: Path, workload: Task | None = None,
                  say: Callable[[str], None] = lambda _: None, start: float | None = None,
-                 confirm_below: float | None = None) -> Capacity:
+                 held_before: float | None = None) -> Capacity:
         """--slo: the highest offered rate at which ``config`` holds ``slo``, from the study's rate, or near
-        ``start`` ops/s (an earlier round's capacity), a miss at or below ``confirm_below`` (the most it held
-        in an earlier round) run again before it counts, runs logged under ``log_dir`` (a backend that
-        offers a rate, ``needs_rate``)."""
+        ``start`` ops/s (an earlier round's capacity), a miss far below ``held_before`` (the most it held in
+        an earlier round) run again before it counts, runs logged under ``log_dir`` (a backend that offers a
+        rate, ``needs_rate``)."""
         raise NotImplementedError(f"the {self.name} backend offers no rate to search")
 
     def at_rate(self, rate: Rate, duration: float, data: int, memory: int | None,

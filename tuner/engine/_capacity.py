@@ -42,7 +42,7 @@ from tuner.trials import TrialRecord
 
 # One configuration's search over offered rates: the configuration, the SLO, a log directory, the workload, a
 # line-per-rate callback, where to start (None: the study's rate; else an earlier round's capacity) and the
-# most it held in earlier rounds (a miss at or below it runs again: objectives.rates.capacity's confirm_below).
+# most it held in earlier rounds (a miss far below it runs again: objectives.rates.capacity's held_before).
 CapacityOfConfig = Callable[[Config, Bound, Path, Task | None, Callable[[str], None], float | None, float | None],
                             Capacity]
 # The backend's capacity searches, given the rate (ops/s) the first round's start from.
@@ -153,7 +153,8 @@ def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfConfig, slo: Bou
             name: str, r: int, report: CapacityReport, workload: Task | None) -> Capacity:
     """One configuration's search in round ``r``: from the report's start in the first, near the round
     before's capacities (:func:`_shared_start`) after, on ``workload`` (None: the backend's own runs); a
-    miss at or below the most it held in an earlier round runs again before it counts."""
+    miss more than the search's resolution below the most it held in an earlier round runs again before it
+    counts."""
     last = _shared_start(report, r)
     before = [held for held in _rounds_of(report, name)[:r - 1] if held is not None]
     where = f"near {last:,.0f} ops/s, the last round's capacities" if last else \

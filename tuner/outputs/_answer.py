@@ -12,7 +12,7 @@ from tuner.backends import BACKENDS
 from tuner.fmt import AT_RATE_METRICS, fmt_at_rate, fmt_bytes, fmt_cost, fmt_duration, fmt_resolution, fmt_value
 from tuner.model import DEFAULT_BASELINE, Answer
 from tuner.stats import MOST_ROUNDS, improvement, tie_resolution
-from tuner.summary import CapacityOf, Measured, Ratio, StudyAnswer, Summary, TargetInfo
+from tuner.summary import CapacityOf, CapacityProbe, CapacityReport, Measured, Ratio, StudyAnswer, Summary, TargetInfo
 
 
 def answer(summary: Summary) -> StudyAnswer | None:
@@ -302,6 +302,23 @@ def _held(c: CapacityOf) -> str:
                                                    else " (every rate tried)")
 
 
+def _again(cap: CapacityReport) -> str:
+    """The rates a search missed far below what its configuration held in an earlier round and ran again, and
+    how many held the second time ("" when none: a rate runs again only then)."""
+    again = [probes[1].held for c in cap.configurations
+             for probes in _by_rate(c.probes).values() if len(probes) == 2]
+    return (f"; {len(again)} {'rate' if len(again) == 1 else 'rates'} missed far below what the configuration held "
+            f"in an earlier round ran again, {sum(again)} held then") if again else ""
+
+
+def _by_rate(probes: list[CapacityProbe]) -> dict[tuple[int, float], list[CapacityProbe]]:
+    """A configuration's capacity runs by round and offered rate, in the order run."""
+    out: dict[tuple[int, float], list[CapacityProbe]] = {}
+    for p in probes:
+        out.setdefault((p.round, p.offered), []).append(p)
+    return out
+
+
 def capacity_line(summary: Summary) -> str | None:
     """--slo: how far rocksdb-default and the best hold the SLO, in one line: how long each run was and
     where the searches started, the ratio of their capacities when both have one, and for a ratio over rounds that
@@ -324,7 +341,7 @@ def capacity_line(summary: Summary) -> str | None:
     start = f", {'the first round ' if cap.rounds > 1 else ''}from {cap.start:,.0f} ops/s ({cap.how})" \
         if cap.start else ""  # records from before it was kept say none
     how = (f"{cap.rounds} paired rounds, in each a search over offered rates, {run} per rate, each run and its "
-           f"settle{start}" if cap.rounds > 1 else
+           f"settle{start}{_again(cap)}" if cap.rounds > 1 else
            f"{run} per offered rate, each run and its settle{start}; a bracket, not an interval")
     return (f"capacity at {cap.slo} ({how}): " + "; ".join(parts) + ratio
             + ". A tail over runs this short moves from run to run and flatters a DB that serves for longer "
