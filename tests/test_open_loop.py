@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from experiments.service_level.service_level import capacity_rounds, never_compacts, paired
+from experiments.service_level.service_level import capacity_rounds, never_compacts, paired, read_configs
 from objectives.open_loop import OpenLoopError, find, parse, warm_up_runs
 from objectives.parser import parse as parse_db_bench
 from objectives.rates import PERCENTILES, Capacity, Rate, RateRun, capacity, holds, missed, parse_slo, shared_start
@@ -189,6 +189,20 @@ def test_the_experiments_capacity_rounds_run_a_miss_far_below_an_earlier_rounds_
     defaults = [c for c in found if c["config"] == "rocksdb-default"]
     assert defaults[0]["again"] == [] and defaults[1]["again"] == [pytest.approx(defaults[1]["start"] / 2)]
     assert defaults[1]["held"] is not None and defaults[1]["held"] >= defaults[0]["held"] / 1.1
+
+
+def test_the_experiments_configs_name_options_files_and_which_run_their_background_at_nice_19(tmp_path):
+    """A configuration is an OPTIONS file (or null: the library's defaults), or an object naming one and its
+    background threads' priority; anything else is refused naming the entry."""
+    path = tmp_path / "configs.json"
+    path.write_text(json.dumps({"limiter": "experiments/service_level/levers/rate-limiter-128MiB.ini",
+                                "defaults at nice 19": {"options": None, "background": "low"}}))
+    configs, low = read_configs(path)
+    assert list(configs) == ["rocksdb-default", "limiter", "defaults at nice 19"]
+    assert configs["defaults at nice 19"] is None and low == {"defaults at nice 19"}
+    path.write_text(json.dumps({"odd": {"options": None, "background": "idle"}}))
+    with pytest.raises(SystemExit, match="odd: an object is"):
+        read_configs(path)
 
 
 def test_an_options_file_without_compaction_is_never_settled(tmp_path):

@@ -68,17 +68,28 @@ LOW = "background at nice 19"  # --low-background-beside's configurations: "<nam
 COMPARED = ("p99.9_us", "p99.99_us", "max_us", "stall_micros")
 
 
-def read_configs(path: Path) -> dict[str, Path | None]:
-    """name -> OPTIONS file (None: the library's defaults), the defaults first."""
+def read_configs(path: Path) -> tuple[dict[str, Path | None], set[str]]:
+    """name -> OPTIONS file (None: the library's defaults), the defaults first; and the names whose entry is
+    ``{"options": FILE or null, "background": "low"}``: run with RocksDB's flush and compaction threads at
+    nice 19 (open_loop run --background_priority low)."""
     raw = json.loads(path.read_text())
     if not isinstance(raw, dict):
         raise SystemExit(f"--configs {path}: a JSON object of name -> OPTIONS file (or null)")
     configs: dict[str, Path | None] = {REFERENCE: None}
-    for name, file in raw.items():
+    low: set[str] = set()
+    for name, given in raw.items():
+        file = given
+        if isinstance(given, dict):
+            if set(given) != {"options", "background"} or given["background"] not in ("normal", "low"):
+                raise SystemExit(f"--configs {path}: {name}: an object is {{\"options\": FILE or null, "
+                                 "\"background\": \"normal\" or \"low\"}")
+            file = given["options"]
+            if given["background"] == "low":
+                low.add(name)
         if file is not None and not (ROOT / file).is_file():
             raise SystemExit(f"--configs {path}: {name}: {file}: no such file")
         configs[name] = ROOT / file if file is not None else None
-    return configs
+    return configs, low
 
 
 def never_compacts(options: Path | None) -> bool:
@@ -124,12 +135,12 @@ def main() -> None:
         args.warm_up = warm_up_runs(args.duration)
     if args.warm_up < 0:
         p.error("--warm-up: a number of runs, 0 or more")
-    configs = read_configs(args.configs)
+    configs, low_named = read_configs(args.configs)
     ages = {name: 0 if args.age_beside else args.age for name in configs}
     if args.age_beside:  # each configuration also on a DB aged by --age, as "<name>, aged"
         configs.update({f"{name}, aged": path for name, path in list(configs.items())})
         ages.update({f"{name}, aged": args.age for name in list(ages)})
-    low = {name: False for name in configs}
+    low = {name: name in low_named for name in configs}
     if args.low_background_beside:  # each configuration also with its background threads at nice 19
         for name, path in list(configs.items()):
             configs[f"{name}, {LOW}"], ages[f"{name}, {LOW}"], low[f"{name}, {LOW}"] = path, ages[name], True

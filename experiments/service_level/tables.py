@@ -401,6 +401,11 @@ def _paired_capacities(name: str) -> str:
     configuration's held rate; each one's held rates over the defaults' (the record's paired ratio) against
     the goal, and what the runs at the held rates wrote and kept (medians over the rounds)."""
     path, record = _record(name)
+    return "\n".join([*_paired_lines(record), "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def _paired_lines(record: dict[str, Any]) -> list[str]:
+    """:func:`_paired_capacities`' table and lines, without the stamp."""
     by, rounds, names = _by_round(record)
     rows = _capacity_rows(record)
     lines = []
@@ -416,8 +421,7 @@ def _paired_capacities(name: str) -> str:
         lines.append(f"- {name}: capacity over the defaults', paired by round ({r['n']} rounds), {r['ratio']:.2f}x "
                      f"(95 % CI {low:.2f}-{high:.2f}; the interval lies {_against_goal(low, high)}); at its held "
                      f"rates {cost}.")
-    lines += _run_again(record)
-    return "\n".join([*rows, "", *lines, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+    return [*rows, "", *lines, *_run_again(record)]
 
 
 def _run_again(record: dict[str, Any]) -> list[str]:
@@ -454,6 +458,48 @@ def compaction_work() -> str:
     """Two ways to compact less per byte written (L0 compaction at 8 files, 128 MiB memtables), each on the
     defaults' OPTIONS file, beside the defaults in paired capacity rounds of 30 s runs."""
     return _paired_capacities(COMPACTION_WORK)
+
+
+def _seconds_rows(record: dict[str, Any], bound_us: float) -> list[str]:
+    """Over every run of a record's capacity searches, per configuration: the seconds whose slowest request
+    waited over ``bound_us`` beside the others, by what the runs' series saw in them (a compaction running at
+    the second's end, flush and compaction writes, the request threads' wait for a core, the host's CPU)."""
+    rows = ["| configuration | seconds | count | with a compaction running | flush MB/s | compaction MB/s | "
+            "request threads' wait for a core | host CPU busy | stolen |", "|---" * 9 + "|"]
+    for name in record["configs"]:
+        series = [second for c in record["capacity_rounds"] if c["config"] == name for p in c["probes"]
+                  for second in p["series"]]
+        for label, of in ((f"a request over {bound_us / 1e3:g} ms", [x for x in series if x["max_us"] > bound_us]),
+                          ("the others", [x for x in series if x["max_us"] <= bound_us])):
+            def mean(key: str, of: list[dict[str, Any]] = of) -> float:
+                return statistics.fmean(x[key] for x in of) if of else 0.0
+            running = 100 * statistics.fmean(x["compactions_running"] > 0 for x in of) if of else 0.0
+            rows.append(f"| {name} | {label} | {len(of)} | {running:.0f} % | "
+                        f"{mean('flush_bytes') / 1e6:.1f} | {mean('compaction_bytes') / 1e6:.1f} | "
+                        f"{mean('run_delay_ms'):.0f} ms/s | {mean('host_busy_ms'):.0f} ms/s | "
+                        f"{mean('host_steal_ms'):.1f} ms/s |")
+    return rows
+
+
+def compaction_work_seconds() -> str:
+    """The compaction-work record's seconds with a request over the SLO's bound beside the others
+    (:func:`_seconds_rows`)."""
+    path, record = _record(COMPACTION_WORK)
+    bound = parse_slo(record["arguments"]["slo"]).limit
+    return "\n".join([*_seconds_rows(record, bound), "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+NICE_CAPACITY = "nice-capacity-30s-130k-11.8.1-2026-12-06.json"
+
+
+def nice_capacity() -> str:
+    """The defaults with their flush and compaction threads at nice 19 beside the defaults in paired capacity
+    rounds of 30 s runs (:func:`_paired_lines`), and their seconds with a request over the bound beside the
+    others (:func:`_seconds_rows`)."""
+    path, record = _record(NICE_CAPACITY)
+    bound = parse_slo(record["arguments"]["slo"]).limit
+    return "\n".join([*_paired_lines(record), "", *_seconds_rows(record, bound), "",
+                      stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
 CAPACITY_AA = "capacity-aa-30s-110k-11.8.1-2026-12-06.json"
@@ -1010,4 +1056,5 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "goal_study": goal_study, "levers": levers, "capacity_study": capacity_study,
     "finalist_capacity": finalist_capacity, "capacity_aa": capacity_aa, "warm_up_aa": warm_up_aa,
     "first_runs": first_runs, "first_runs_read_once": first_runs_read_once, "warm_study": warm_study,
-    "bound_rounds_intel": bound_rounds_intel, "far_misses": far_misses, "compaction_work": compaction_work}
+    "bound_rounds_intel": bound_rounds_intel, "far_misses": far_misses, "compaction_work": compaction_work,
+    "compaction_work_seconds": compaction_work_seconds, "nice_capacity": nice_capacity}
