@@ -17,7 +17,7 @@ from scipy.stats import binomtest
 from experiments.record import commit_before, cpu_name, gathered, stamp
 from objectives.open_loop import parse
 from objectives.options_ini import parse_options
-from objectives.rates import RateRun, holds, parse_slo
+from objectives.rates import RateRun, holds, missed, parse_slo
 from objectives.scores import Bound
 from tuner.backends import BACKENDS
 from tuner.engine import saved_rounds
@@ -404,8 +404,8 @@ def _paired_capacities(name: str) -> str:
     return "\n".join([*_paired_lines(record), "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
-def _paired_lines(record: dict[str, Any]) -> list[str]:
-    """:func:`_paired_capacities`' table and lines, without the stamp."""
+def _paired_lines(record: dict[str, Any], more: tuple[str, ...] = ()) -> list[str]:
+    """:func:`_paired_capacities`' table and lines (``more`` after them), without the stamp."""
     by, rounds, names = _by_round(record)
     rows = _capacity_rows(record)
     lines = []
@@ -421,7 +421,7 @@ def _paired_lines(record: dict[str, Any]) -> list[str]:
         lines.append(f"- {name}: capacity over the defaults', paired by round ({r['n']} rounds), {r['ratio']:.2f}x "
                      f"(95 % CI {low:.2f}-{high:.2f}; the interval lies {_against_goal(low, high)}); at its held "
                      f"rates {cost}.")
-    return [*rows, "", *lines, *_run_again(record)]
+    return [*rows, "", *lines, *more, *_run_again(record)]
 
 
 def _run_again(record: dict[str, Any]) -> list[str]:
@@ -433,6 +433,9 @@ def _run_again(record: dict[str, Any]) -> list[str]:
     if not any("again" in c for c in record["capacity_rounds"]):
         return []
     held = sum(_holds(p, slo) for p in second)
+    if not second:
+        return [f"No rate was run again after a miss (none missed far below what its configuration held in an "
+                f"earlier round; {sum(len(c['probes']) for c in record['capacity_rounds'])} runs in all)."]
     return [f"{len(second)} rates were run again after a miss where their configuration held more in an earlier round "
             f"({sum(len(c['probes']) for c in record['capacity_rounds'])} runs in all); {held} of them held the second "
             "time."]
@@ -494,12 +497,47 @@ NICE_CAPACITY = "nice-capacity-30s-130k-11.8.1-2026-12-06.json"
 
 def nice_capacity() -> str:
     """The defaults with their flush and compaction threads at nice 19 beside the defaults in paired capacity
-    rounds of 30 s runs (:func:`_paired_lines`), and their seconds with a request over the bound beside the
-    others (:func:`_seconds_rows`)."""
-    path, record = _record(NICE_CAPACITY)
+    rounds of 30 s runs: :func:`_capacity_why`."""
+    return _capacity_why(NICE_CAPACITY)
+
+
+AT_NICE_19 = "at-nice-19-30s-130k-11.8.1-2026-12-06.json"
+
+
+def at_nice_19() -> str:
+    """128 MiB memtables, 2 subcompactions and 4 background jobs at nice 19 beside the defaults in paired
+    capacity rounds of 30 s runs: :func:`_capacity_why`."""
+    return _capacity_why(AT_NICE_19)
+
+
+def _capacity_why(name: str) -> str:
+    """Configurations beside the defaults in paired capacity rounds (:func:`_paired_lines`), why their runs
+    missed (:func:`_misses`), and their seconds with a request over the bound beside the others
+    (:func:`_seconds_rows`)."""
+    path, record = _record(name)
     bound = parse_slo(record["arguments"]["slo"]).limit
-    return "\n".join([*_paired_lines(record), "", *_seconds_rows(record, bound), "",
+    return "\n".join([*_paired_lines(record, tuple(_misses(record))), "", *_seconds_rows(record, bound), "",
                       stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def _misses(record: dict[str, Any]) -> list[str]:
+    """Per configuration of a record's capacity rounds: the median tail at its held rates, and of its runs that
+    missed, how many ran a tail beyond the bound and how many held the tail but not the settle."""
+    slo = parse_slo(record["arguments"]["slo"])
+    by, rounds, names = _by_round(record)
+    lines = []
+    for name in names:
+        held = [p[slo.metric] for p in (_held_probe(by[(i, name)]) for i in rounds) if p is not None]
+        runs = [RateRun({k: v for k, v in p.items() if isinstance(v, int | float)}, (), "")
+                for i in rounds for p in by[(i, name)]["probes"]]
+        why = [missed(run, slo) for run in runs]
+        over = sum(any(w.startswith(slo.metric) for w in ws) for ws in why)
+        settle = sum(bool(ws) and not any(w.startswith(("delivered", slo.metric)) for w in ws) for ws in why)
+        lines.append(f"- {name}: {slo.metric.removesuffix('_us').upper()} at its held rates, median "
+                     f"{_ms(statistics.median(held)) if held else '-'}; of its {sum(bool(w) for w in why)} runs that "
+                     f"missed, {over} ran a tail beyond the bound, {settle} held the tail and all requests but not "
+                     "the settle (compaction behind when it ended).")
+    return lines
 
 
 CAPACITY_AA = "capacity-aa-30s-110k-11.8.1-2026-12-06.json"
@@ -1057,4 +1095,5 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "finalist_capacity": finalist_capacity, "capacity_aa": capacity_aa, "warm_up_aa": warm_up_aa,
     "first_runs": first_runs, "first_runs_read_once": first_runs_read_once, "warm_study": warm_study,
     "bound_rounds_intel": bound_rounds_intel, "far_misses": far_misses, "compaction_work": compaction_work,
-    "compaction_work_seconds": compaction_work_seconds, "nice_capacity": nice_capacity}
+    "compaction_work_seconds": compaction_work_seconds, "nice_capacity": nice_capacity,
+    "at_nice_19": at_nice_19}
