@@ -18,7 +18,6 @@ from experiments.record import commit_before, cpu_name, gathered, stamp
 from objectives.open_loop import parse
 from objectives.options_ini import parse_options
 from objectives.rates import RateRun, holds, missed, parse_slo
-from objectives.scores import Bound
 from tuner.backends import BACKENDS
 from tuner.engine import saved_rounds
 from tuner.model import TuneConfig
@@ -432,18 +431,17 @@ def _run_again(record: dict[str, Any]) -> list[str]:
               for c in record["capacity_rounds"] for rate in c.get("again", [])]
     if not any("again" in c for c in record["capacity_rounds"]):
         return []
-    held = sum(_holds(p, slo) for p in second)
+    runs = sum(len(c["probes"]) for c in record["capacity_rounds"])
     if not second:
         return [f"No rate was run again after a miss (none missed far below what its configuration held in an "
-                f"earlier round; {sum(len(c['probes']) for c in record['capacity_rounds'])} runs in all)."]
+                f"earlier round; {runs} runs in all)."]
     return [f"{len(second)} rates were run again after a miss where their configuration held more in an earlier round "
-            f"({sum(len(c['probes']) for c in record['capacity_rounds'])} runs in all); {held} of them held the second "
-            "time."]
+            f"({runs} runs in all); {sum(holds(_run_of(p), slo) for p in second)} of them held the second time."]
 
 
-def _holds(probe: dict[str, Any], slo: Bound) -> bool:
-    """Whether a recorded capacity run held ``slo`` (objectives.rates.holds on its figures)."""
-    return holds(RateRun({k: v for k, v in probe.items() if isinstance(v, int | float)}, (), ""), slo)
+def _run_of(probe: dict[str, Any]) -> RateRun:
+    """A recorded capacity run's figures as the run objectives.rates judges (holds, missed)."""
+    return RateRun({k: v for k, v in probe.items() if isinstance(v, int | float)}, (), "")
 
 
 FINALIST_CAPACITY = "finalist-capacity-110k-11.8.1-2026-12-06.json"
@@ -528,9 +526,7 @@ def _misses(record: dict[str, Any]) -> list[str]:
     lines = []
     for name in names:
         held = [p[slo.metric] for p in (_held_probe(by[(i, name)]) for i in rounds) if p is not None]
-        runs = [RateRun({k: v for k, v in p.items() if isinstance(v, int | float)}, (), "")
-                for i in rounds for p in by[(i, name)]["probes"]]
-        why = [missed(run, slo) for run in runs]
+        why = [missed(_run_of(p), slo) for i in rounds for p in by[(i, name)]["probes"]]
         over = sum(any(w.startswith(slo.metric) for w in ws) for ws in why)
         settle = sum(bool(ws) and not any(w.startswith(("delivered", slo.metric)) for w in ws) for ws in why)
         lines.append(f"- {name}: {slo.metric.removesuffix('_us').upper()} at its held rates, median "
@@ -696,7 +692,7 @@ def _far_below(record: dict[str, Any]) -> list[tuple[int, float, bool]]:
             if median is None or probe["offered"] > FAR_BELOW * median or probe["offered"] in seen:
                 continue
             seen.add(probe["offered"])
-            found.append((c["round"], probe["offered"] / median, _holds(probe, slo)))
+            found.append((c["round"], probe["offered"] / median, holds(_run_of(probe), slo)))
     return found
 
 
