@@ -218,10 +218,12 @@ def offered(rate: Rate, rates: tuple[str, str] | None = None) -> list[str]:
 
 def driver_flags(rate: Rate) -> list[str]:
     """The driver's flags for a run of ``rate``: what it offers, for how long, its --settle (as long as the
-    window at most, with ``settle``), its seed and the windows whose tails it reports."""
+    window at most, with ``settle``), its seed, the windows whose tails it reports and the calls whose time it
+    breaks down."""
     return [*offered(rate), "--duration", f"{rate.duration:g}",
             *(["--settle", f"{rate.duration:g}"] if rate.settle else []), "--seed", str(rate.seed),
-            *(["--windows", ",".join(map(str, rate.windows))] if rate.windows else [])]
+            *(["--windows", ",".join(map(str, rate.windows))] if rate.windows else []),
+            *(["--slow_call_us", f"{rate.slow_call_us:g}"] if rate.slow_call_us else [])]
 
 
 def remove_tree(path: Path) -> None:

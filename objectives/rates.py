@@ -111,10 +111,13 @@ class Rate:
     settle: bool = True
     windows: tuple[int, ...] = ()  # lengths (s) of the consecutive windows whose tails the run reports
     background: str = "normal"  # or "low": RocksDB's background threads at nice 19
+    slow_call_us: float = 0.0  # RocksDB calls slower than this: where their time went (the driver's --slow_call_us)
 
 
 # The share of due requests a run must complete for a rate to count as held, beside the SLO itself.
 DELIVERED = 0.99
+_US_PER = {"us": 1.0, None: 1.0, "ms": 1e3, "s": 1e6}  # microseconds per unit of a latency
+_LATENCY = re.compile(r"^\s*([\d.]+)\s*(us|ms|s)?\s*$")
 _SLO = re.compile(r"^\s*((?:read_|write_)?(?:p\d+(?:\.\d+)?|max|mean))(_us)?\s*<=\s*([\d.]+)\s*(us|ms|s)?\s*$")
 
 
@@ -130,8 +133,19 @@ def parse_slo(text: str, rate: Rate | None = None) -> Bound:
     if rate is not None and match[1].startswith(("read_", "write_")) and not (rate.writes and rate.reads):
         raise ValueError(f"--slo: {text!r} bounds the {match[1].split('_')[0]}s' own tail, which a run tells apart "
                          "only with both writes and reads offered: give --read-rate")
-    scale = {"us": 1.0, None: 1.0, "ms": 1e3, "s": 1e6}[match[4]]
-    return Bound(f"{match[1]}_us", float(match[3]) * scale, flag="--slo")
+    return Bound(f"{match[1]}_us", float(match[3]) * _US_PER[match[4]], flag="--slo")
+
+
+def parse_latency(text: str) -> float:
+    """``1ms``, ``500us``, ``0.5s`` or ``2000`` (microseconds) in microseconds, > 0; ValueError otherwise."""
+    match = _LATENCY.match(text)
+    try:
+        value = float(match[1]) * _US_PER[match[2]] if match else 0.0
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ValueError(f"{text!r} is not a latency above 0 such as 1ms (us, ms or s)")
+    return value
 
 
 def missed(run: RateRun, slo: Bound) -> list[str]:

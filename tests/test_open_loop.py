@@ -23,7 +23,18 @@ import pytest
 from experiments.service_level.service_level import capacity_rounds, never_compacts, paired, read_configs
 from objectives.open_loop import OpenLoopError, find, parse, warm_up_runs
 from objectives.parser import parse as parse_db_bench
-from objectives.rates import PERCENTILES, Capacity, Rate, RateRun, capacity, holds, missed, parse_slo, shared_start
+from objectives.rates import (
+    PERCENTILES,
+    Capacity,
+    Rate,
+    RateRun,
+    capacity,
+    holds,
+    missed,
+    parse_latency,
+    parse_slo,
+    shared_start,
+)
 from objectives.scores import Score
 from tests.conftest import leftovers
 from tuner import options_file
@@ -31,7 +42,7 @@ from tuner.backends import BACKENDS, Config
 from tuner.backends._rate import CAPACITY_RESOLUTION, CAPACITY_RUNS, STEP, TRIAL_RUNS
 from tuner.engine._capacity import capacities
 from tuner.engine._prepare import check_backend
-from tuner.measure import curve
+from tuner.measure import curve, slow_calls
 from tuner.model import TuneConfig, UsageError
 from tuner.outputs._answer import capacity_line
 from tuner.summary import CapacityOf, CapacityProbe, CapacityReport, Summary
@@ -232,6 +243,29 @@ def test_an_slo_that_is_not_a_latency_bound_is_refused_naming_the_flag():
         parse_slo("ops>=5")
 
 
+def test_a_latency_is_read_in_microseconds_and_anything_else_is_refused():
+    assert [parse_latency(t) for t in ("1ms", "500us", "0.5s", "2000", " 2 ms ")] == [1000, 500, 500_000, 2000, 2000]
+    for bad in ("0", "fast", "-1ms", "1h", "1.2.3ms"):
+        with pytest.raises(ValueError, match="is not a latency above 0 such as 1ms"):
+            parse_latency(bad)
+
+
+def test_a_slow_calls_line_gives_each_part_its_share_of_their_time():
+    """Figures of known shares: 1 s of slow calls, 600 ms in the WAL (500 of them in write()), 300 ms switching
+    memtables, 100 ms in the memtable, 5 ms delayed (under 1 %: left out), 200 ms on a CPU; the slowest call
+    85 ms, 80 of them switching memtables, 79 opening a file."""
+    metrics = {"slow_calls": 40, "slow_calls_us": 1e6, "slowest_call_us": 85e3,
+               "slow_calls.write_wal_us": 6e5, "slow_calls.io_write_us": 5e5, "slow_calls.write_scheduling_us": 3e5,
+               "slow_calls.write_memtable_us": 1e5, "slow_calls.write_delay_us": 5e3, "slow_calls.cpu_us": 2e5,
+               "slowest_call.write_scheduling_us": 8e4, "slowest_call.io_open_us": 7.9e4, "slowest_call.cpu_us": 1e3}
+    assert slow_calls(RateRun(metrics, (), "11.8.1"), 1000) == [
+        "slow calls:  40 over 1.00 ms, 1.00 s in all: WAL 60%, switching memtables 30%, memtable 10% (within them: "
+        "write() 50%); on a CPU 20%",
+        "  the slowest, 85.00 ms: switching memtables 94% (within them: file opens 93%); on a CPU 1%"]
+    assert slow_calls(RateRun({**metrics, "slow_calls": 0}, (), ""), 1000) == ["slow calls:  none over 1.00 ms"]
+    assert slow_calls(RateRun(metrics, (), ""), 0) == []
+
+
 def test_find_says_how_to_build_a_missing_driver():
     with pytest.raises(OpenLoopError, match=r"make db_bench ROCKSDB_VERSION=0\.1"):
         find("0.1")
@@ -402,6 +436,30 @@ def test_a_rate_limiter_in_the_options_file_reaches_the_db(tmp_path):
     assert seen == {"limited": (True, True), "none": (False, False)}
 
 
+@pytest.mark.release_build
+def test_slow_calls_break_each_call_into_rocksdbs_parts_and_its_cpu_time(loaded, tmp_path):
+    """--slow_call_us 0.001 takes every call as slow: as many as completed, RocksDB's disjoint parts of a write
+    adding up to no more than their time, the WAL and the memtable in them, a CPU time no longer than the calls
+    (but for the timer reads after a call, well under a microsecond each), the slowest call's parts within the
+    sums. Without the flag, no such figures."""
+    argv = [str(find().path), "run", "--db", str(_copy(loaded, tmp_path)), "--data", str(DATA), "--rate", "20000",
+            "--duration", "2"]
+    m = parse(subprocess.run([*argv, "--slow_call_us", "0.001"], check=True, capture_output=True, text=True).stdout).metrics
+    calls, total = m["slow_calls"], m["slow_calls_us"]
+    assert calls == m["completed_ops"] > 30_000
+    writes = sum(m[f"slow_calls.{part}_us"] for part in ("write_wal", "write_memtable", "write_delay",
+                                                          "write_scheduling", "write_pre_and_post", "write_thread_wait"))
+    assert m["slow_calls.write_wal_us"] > 0 and m["slow_calls.write_memtable_us"] > 0 and 0 < writes <= total
+    assert 0 < m["slow_calls.cpu_us"] <= total + 0.5 * calls
+    assert m["slowest_call_us"] <= total
+    assert all(m[f"slowest_call.{part}_us"] <= m[f"slow_calls.{part}_us"] for part in ("write_wal", "cpu", "io_write"))
+    shutil.rmtree(tmp_path / "db")
+    plain = [*argv[:3], str(_copy(loaded, tmp_path)), *argv[4:]]
+    assert "slow_calls" not in parse(subprocess.run(plain, check=True, capture_output=True, text=True).stdout).metrics
+    bad = subprocess.run([*argv, "--slow_call_us", "soon"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--slow_call_us: not a number >= 0: soon" in bad.stderr
+
+
 def _nice_of_threads(pid: int) -> dict[str, int]:
     """Each thread's name -> its nice value (the lowest of threads that share a name), from /proc."""
     nice: dict[str, int] = {}
@@ -444,6 +502,7 @@ def test_low_background_priority_puts_flush_and_compaction_threads_at_nice_19(lo
     (["--rate", "1000", "--options", "/nonexistent/OPTIONS"], "--options /nonexistent/OPTIONS: no such file"),
     (["--rate", "1000", "--rocksdb-version", "0.1"], "no open_loop driver of RocksDB 0.1"),
     (["--rate", "1000", "--windows", "1.5"], "--windows: whole seconds only, got '1.5'"),
+    (["--rate", "1000", "--slow-calls", "fast"], "--slow-calls: 'fast' is not a latency above 0"),
 ])
 def test_measure_refuses_bad_input_in_one_line(args, message):
     done = subprocess.run([sys.executable, "-m", "tuner.cli", "measure", *args], capture_output=True, text=True)

@@ -21,7 +21,7 @@ from objectives.defaults import MODES as DEFAULTS_MODES
 from objectives.flags import FlagError
 from objectives.memory import MemoryLimitError
 from objectives.open_loop import KEY_SIZE, VALUE_SIZE, DriverFailed, OpenLoopError
-from objectives.rates import ARRIVALS, BACKGROUND, Rate
+from objectives.rates import ARRIVALS, BACKGROUND, Rate, parse_latency
 from objectives.scores import OBJECTIVES, Bound, Score
 from objectives.workloads import load_workload
 from objectives.workloads import preset_names as workload_presets
@@ -177,6 +177,14 @@ def _windows(text: str) -> tuple[int, ...]:
     if any(length != int(length) for length in lengths):
         raise argparse.ArgumentTypeError(f"whole seconds only, got {text!r}")
     return tuple(int(length) for length in lengths)
+
+
+def parse_latency_arg(text: str) -> float:
+    """Microseconds from '1ms', '500us', '0.5s', '2000' (objectives.rates.parse_latency)."""
+    try:
+        return parse_latency(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _fractions(text: str) -> tuple[float, ...]:
@@ -570,12 +578,16 @@ def _measure_parser(m: argparse.ArgumentParser) -> None:
     m.add_argument("--background-priority", choices=BACKGROUND, default="normal",
                    help="RocksDB's flush and compaction threads at the request threads' CPU priority, or at the "
                         "lowest (nice 19, Env::LowerThreadPoolCPUPriority), as a service on few cores may run them")
+    m.add_argument("--slow-calls", type=parse_latency_arg, default=0.0, metavar="TIME",
+                   help="where the time of each RocksDB call slower than TIME (e.g. 1ms) went: WAL, memtable, write "
+                        "delay, switching memtables, ..., and on a CPU or waiting (RocksDB's PerfContext; its timers "
+                        "add to every call's time)")
     m.add_argument("--json", action="store_true", help="print every figure and the per-second series as JSON")
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
     rate = Rate(args.rate, args.read_rate or 0.0, args.duration, args.threads, args.read_threads, args.arrivals,
-                args.seed, windows=args.windows, background=args.background_priority)
+                args.seed, windows=args.windows, background=args.background_priority, slow_call_us=args.slow_calls)
     try:
         return measure_command(args.options, rate, args.target_data, args.target_memory, args.rocksdb_version,
                                args.work_dir, args.json, args.slo, (args.key_size, args.value_size))

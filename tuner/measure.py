@@ -11,6 +11,7 @@ import json
 import socket
 import statistics
 import sys
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 
@@ -59,6 +60,7 @@ def report(run: RateRun, rate: Rate, data: int, memory_limit: int | None, option
     lines.append(f"written:     write amp {m['write_amp']:.2f} (flushes and compactions over the "
                  f"{fmt_bytes(int(m['user_bytes']))} written by requests)")
     lines += windows(run, rate.windows)
+    lines += slow_calls(run, rate.slow_call_us)
     if run.memory.get("memory_peak_bytes"):
         lines.append(f"memory:      peak {fmt_bytes(int(run.memory['memory_peak_bytes'] or 0))}, page cache included")
     return "\n".join(lines)
@@ -75,6 +77,40 @@ def windows(run: RateRun, lengths: tuple[int, ...]) -> list[str]:
         lines.append(f"{length} s windows: {len(tails)}, p99.9 from {_us(tails[0])} to {_us(tails[-1])}, "
                      f"median {_us(statistics.median(tails))}")
     return lines
+
+
+# The driver's breakdown of a slow call (--slow_call_us), in words: the disjoint parts RocksDB times of a write
+# (and a Get's two), what lies within them, and the thread's time on a CPU.
+CALL_PARTS = {"write_wal": "WAL", "write_memtable": "memtable", "write_delay": "write delay or stop",
+              "write_scheduling": "switching memtables", "write_pre_and_post": "the write's rest",
+              "write_thread_wait": "waiting for its batch", "get_from_memtable": "memtable reads",
+              "get_from_files": "SST reads"}
+WITHIN_PARTS = {"db_mutex_lock": "DB mutex", "db_condition_wait": "DB condition wait", "block_read": "block reads",
+                "io_write": "write()", "io_read": "read()", "io_fsync": "fsync", "io_range_sync": "range sync",
+                "io_prepare_write": "preallocation", "io_allocate": "fallocate", "io_open": "file opens"}
+
+
+def call_parts(metrics: Mapping[str, float], prefix: str, total_us: float) -> str:
+    """Where ``total_us`` of calls went, from the driver's ``<prefix>.<part>_us`` figures: each part of at least
+    1 %, what lies within them, and the share on a CPU."""
+    def shares(names: dict[str, str]) -> str:
+        got = [(metrics.get(f"{prefix}.{k}_us", 0.0) / total_us, said) for k, said in names.items()]
+        return ", ".join(f"{said} {share:.0%}" for share, said in sorted(got, reverse=True) if share >= 0.01) or "-"
+    cpu = metrics.get(f"{prefix}.cpu_us", 0.0) / total_us
+    return f"{shares(CALL_PARTS)} (within them: {shares(WITHIN_PARTS)}); on a CPU {cpu:.0%}"
+
+
+def slow_calls(run: RateRun, over_us: float) -> list[str]:
+    """With --slow-calls: how many RocksDB calls took longer than ``over_us`` and where their time went, and
+    the slowest's."""
+    m = run.metrics
+    if not over_us or "slow_calls" not in m:
+        return []
+    if not m["slow_calls"]:
+        return [f"slow calls:  none over {_us(over_us)}"]
+    return [f"slow calls:  {m['slow_calls']:,.0f} over {_us(over_us)}, {_us(m['slow_calls_us'])} in all: "
+            + call_parts(m, "slow_calls", m["slow_calls_us"]),
+            f"  the slowest, {_us(m['slowest_call_us'])}: " + call_parts(m, "slowest_call", m["slowest_call_us"])]
 
 
 def stamp(rate: Rate, driver: Driver, data: int, memory_limit: int | None, options: Path | None,

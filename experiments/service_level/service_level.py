@@ -5,7 +5,7 @@ each timed from when it was due.
     .venv/bin/python -m experiments.service_level.service_level --configs experiments/service_level/configs.json
         [--target-data 2GiB] [--target-memory 1GiB] [--rate 100000] [--duration 60] [--rounds 3]
         [--slo 'p99.9<=2ms'] [--capacity [--capacity-rounds 5]] [--no-settle] [--windows 30,60,120] [--age 2GiB [--age-beside]]
-        [--warm-up 4] [--read-once-beside]
+        [--warm-up 4] [--read-once-beside] [--slow-calls 1ms]
         [--out experiments/service_level/results/NAME.json]
 
 ``--configs`` is a JSON object: name -> an OPTIONS file (a path from the checkout's root), or null for
@@ -26,14 +26,14 @@ files were read once after its load (objectives.memory.read_through), as "<name>
 the order. ``--age``
 ages each DB after its ordered load with random overwrites of that much data (``open_loop load
 --age``); with ``--age-beside`` each configuration runs on both, the aged one named "<name>, aged". With
-``--windows`` each run also reports the tail of each consecutive window of those lengths (seconds), and
-the record says, per configuration and length, how many windows held ``--slo`` and how their P99.9
-spread: how long a run must be for its tail to rank configurations. After the loads and before the rounds,
+``--windows`` each run also reports the tail of each consecutive window of those lengths (seconds), and the record
+says, per configuration and length, how many windows held ``--slo`` and how their P99.9 spread: how long a run
+must be for its tail to rank configurations. With ``--slow-calls 1ms`` each run also says where the time of its
+RocksDB calls slower than that went (the driver's ``--slow_call_us``). After the loads and before the rounds,
 ``--warm-up N`` runs at ``--rate`` on each configuration's DB in turn, in the order they were loaded (by default
-as many as the tool runs to warm a DB up, objectives.open_loop.warm_up_runs; 0 for none), whose figures the
-record keeps apart (``warm_up``, each with when it started after the loads) and pairs with nothing. The
-record (machine, RocksDB, date, commit, arguments, every run) is written when the last run ends; Ctrl-C
-stops the driver and removes the DBs.
+as many as the tool runs to warm a DB up, objectives.open_loop.warm_up_runs; 0 for none), whose figures the record
+keeps apart (``warm_up``, each with when it started after the loads) and pairs with nothing. The record (machine,
+RocksDB, date, commit, arguments, every run) is written when the last run ends; Ctrl-C stops the driver and removes the DBs.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from objectives.open_loop import Loaded, find, warm_up_runs
 from objectives.rates import Rate, capacity, parse_slo, shared_start
 from objectives.scores import Bound
 from search_spaces import Context
-from tuner.cli import parse_size
+from tuner.cli import parse_latency_arg, parse_size
 from tuner.stats import paired_ratio
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,6 +123,9 @@ def main() -> None:
                         "\"<name>, read once\" (objectives.memory.read_through)")
     p.add_argument("--windows", type=lambda t: tuple(int(x) for x in t.split(",")), default=(),
                    help="lengths in seconds of the windows whose tails each run reports, e.g. 30,60,120")
+    p.add_argument("--slow-calls", type=parse_latency_arg, default=0.0, metavar="TIME",
+                   help="where the time of each RocksDB call slower than TIME (e.g. 1ms) went (open_loop run "
+                        "--slow_call_us): RocksDB's PerfContext, and on a CPU or waiting")
     p.add_argument("--warm-up", type=int, metavar="N",
                    help="after the loads, N runs at --rate on each configuration's DB, kept apart in the record "
                         "(warm_up); default: as the tool warms a DB up (objectives.open_loop.warm_up_runs), 0: none")
@@ -152,7 +155,8 @@ def main() -> None:
     slo = parse_slo(args.slo)
     driver = find()
     where = workdir.prepare(args.work_dir)
-    rate = Rate(args.rate, duration=args.duration, settle=not args.no_settle, windows=args.windows)
+    rate = Rate(args.rate, duration=args.duration, settle=not args.no_settle, windows=args.windows,
+                slow_call_us=args.slow_calls)
     rates = {name: replace(rate, background="low" if low[name] else rate.background,
                            settle=rate.settle and not never_compacts(path)) for name, path in configs.items()}
     record: dict[str, Any] = {

@@ -26,7 +26,11 @@
 //       pays for it (settle_s says how long it took, settled whether it finished). With --windows 60 a
 //       {"windows": [...]} line gives the tail of each consecutive 60-second window of the run. With
 //       --background_priority low, RocksDB's flush and compaction threads run at the lowest CPU priority
-//       (Env::LowerThreadPoolCPUPriority, nice 19): a host with few cores serves the requests first.
+//       (Env::LowerThreadPoolCPUPriority, nice 19): a host with few cores serves the requests first. With
+//       --slow_call_us T, where the time of each RocksDB call slower than T went: RocksDB's PerfContext and
+//       IOStatsContext of the calling thread (PerfLevel kEnableTime) and the thread's CPU time, summed over
+//       the slow calls (slow_calls.<part>_us) and for the slowest call alone (slowest_call.<part>_us); its
+//       timers add to every call's time, so it is off by default.
 //
 // Without --options the DB opens with a default-constructed rocksdb::Options (the library's defaults);
 // with it, with the file's DBOptions and default column family (ignoring keys this version lacks).
@@ -40,6 +44,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
@@ -60,7 +65,10 @@
 #include "rocksdb/cache.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/db.h"
+#include "rocksdb/iostats_context.h"
 #include "rocksdb/options.h"
+#include "rocksdb/perf_context.h"
+#include "rocksdb/perf_level.h"
 #include "rocksdb/statistics.h"
 #include "rocksdb/utilities/options_util.h"
 #include "rocksdb/version.h"
@@ -79,6 +87,7 @@ struct Args {
   double compression_ratio = 0.5;
   bool poisson = false;
   bool background_low = false;  // --background_priority low: RocksDB's flush and compaction threads at nice 19
+  uint64_t slow_call_ns = 0;  // --slow_call_us: calls slower than this have their time broken down (0: none)
   uint64_t seed = 1;
   std::vector<int> windows;  // --windows: lengths in seconds of the consecutive windows to report the tail of
 };
@@ -89,6 +98,7 @@ struct Args {
                "       open_loop run --db DIR [--options FILE] --data BYTES --rate OPS [--duration S] [--threads N]\n"
                "                     [--read_rate OPS] [--read_threads N] [--arrivals constant|poisson] [--seed N]\n"
                "                     [--settle S] [--windows S[,S...]] [--background_priority normal|low]\n"
+               "                     [--slow_call_us T]\n"
                "                     [--key_size 16] [--value_size 100] [--compression_ratio 0.5]\n",
                why.c_str());
   std::exit(2);
@@ -124,6 +134,7 @@ Args Parse(int argc, char** argv) {
     else if (flag == "--value_size") a.value_size = static_cast<int>(Number(flag, v));
     else if (flag == "--compression_ratio") a.compression_ratio = Number(flag, v);
     else if (flag == "--seed") a.seed = static_cast<uint64_t>(Number(flag, v));
+    else if (flag == "--slow_call_us") a.slow_call_ns = static_cast<uint64_t>(Number(flag, v) * 1000);
     else if (flag == "--windows") {
       for (const char* p = v; *p;) {
         const char* comma = std::strchr(p, ',');
@@ -307,6 +318,52 @@ int Load(const Args& a) {
   return 0;
 }
 
+// How much a counter grew between two samples; 0 where the later one could not be read (a thread gone).
+uint64_t Gain(uint64_t before, uint64_t after) { return after > before ? after - before : 0; }
+
+// --slow_call_us: what a call's time is broken into. The write_ parts are RocksDB's disjoint breakdown of a
+// Put (the WAL, the memtable, a write delay, switching memtables and scheduling flushes, the rest, and the
+// wait for the other writers of its batch); the mutex, Get and io_ parts lie within them; cpu is the
+// thread's CPU time, the rest of a call's time it was waiting (blocked, or runnable on no core).
+struct Part {
+  const char* name;
+  uint64_t (*read)();  // ns so far on the calling thread
+};
+uint64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000 + static_cast<uint64_t>(ts.tv_nsec);
+}
+const Part kParts[] = {
+    {"write_wal", [] { return rdb::get_perf_context()->write_wal_time; }},
+    {"write_memtable", [] { return rdb::get_perf_context()->write_memtable_time; }},
+    {"write_delay", [] { return rdb::get_perf_context()->write_delay_time; }},
+    {"write_scheduling", [] { return rdb::get_perf_context()->write_scheduling_flushes_compactions_time; }},
+    {"write_pre_and_post", [] { return rdb::get_perf_context()->write_pre_and_post_process_time; }},
+    {"write_thread_wait", [] { return rdb::get_perf_context()->write_thread_wait_nanos; }},
+    {"db_mutex_lock", [] { return rdb::get_perf_context()->db_mutex_lock_nanos; }},
+    {"db_condition_wait", [] { return rdb::get_perf_context()->db_condition_wait_nanos; }},
+    {"get_from_memtable", [] { return rdb::get_perf_context()->get_from_memtable_time; }},
+    {"get_from_files", [] { return rdb::get_perf_context()->get_from_output_files_time; }},
+    {"block_read", [] { return rdb::get_perf_context()->block_read_time; }},
+    {"io_write", [] { return rdb::get_iostats_context()->write_nanos; }},
+    {"io_read", [] { return rdb::get_iostats_context()->read_nanos; }},
+    {"io_fsync", [] { return rdb::get_iostats_context()->fsync_nanos; }},
+    {"io_range_sync", [] { return rdb::get_iostats_context()->range_sync_nanos; }},
+    {"io_prepare_write", [] { return rdb::get_iostats_context()->prepare_write_nanos; }},
+    {"io_allocate", [] { return rdb::get_iostats_context()->allocate_nanos; }},
+    {"io_open", [] { return rdb::get_iostats_context()->open_nanos; }},
+    {"cpu", ThreadCpuNs},
+};
+constexpr size_t kNParts = std::size(kParts);
+using Parts = std::array<uint64_t, kNParts>;
+
+Parts ReadParts() {
+  Parts p{};
+  for (size_t i = 0; i < kNParts; ++i) p[i] = kParts[i].read();
+  return p;
+}
+
 // One second of the run, as one thread saw it: requests due in it and their latencies, and those
 // completed in it.
 struct Second {
@@ -325,6 +382,8 @@ struct Worker {
   uint64_t due = 0, completed = 0, unfinished = 0, errors = 0;
   double late_at_end_s = 0;  // how far behind schedule the thread was when the window closed
   std::atomic<long> tid{0};  // the thread's id, for the sampler to read its scheduler statistics
+  uint64_t slow_calls = 0, slow_ns = 0, slowest_ns = 0;  // --slow_call_us: the calls over it, their time
+  Parts slow{}, slowest{};  // where it went: summed over them, and the slowest call's
 };
 
 // The window's end, which the main thread may move earlier (when the settle finishes).
@@ -344,6 +403,8 @@ void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point s
   const size_t n_seconds = static_cast<size_t>(std::ceil(Seconds(EndOf(*end_at) - start))) + 1;
   w->seconds.resize(n_seconds);
   w->tid.store(syscall(SYS_gettid));
+  if (a.slow_call_ns) rdb::SetPerfLevel(rdb::PerfLevel::kEnableTime);
+  Parts before{};
   // the first request of each thread falls at a random point of its first gap, so threads do not align
   double offset = a.poisson ? gap_exp(rng) : std::uniform_real_distribution<double>(0, gap)(rng);
   for (;;) {
@@ -379,15 +440,24 @@ void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point s
       w->woke.Record(late);
       at.woke_max = std::max(at.woke_max, late);
     }
+    if (a.slow_call_ns) before = ReadParts();
     rdb::Status s = w->write ? db->Put(wo, key, values.Next(static_cast<size_t>(a.value_size)))
                              : db->Get(ro, key, &got);
     const auto done = Clock::now();
+    const uint64_t service = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(done - issued).count());
+    if (a.slow_call_ns && service >= a.slow_call_ns) {  // where it went: what the parts gained over the call
+      const Parts after = ReadParts();
+      Parts spent{};
+      for (size_t i = 0; i < kNParts; ++i) spent[i] = Gain(before[i], after[i]);
+      for (size_t i = 0; i < kNParts; ++i) w->slow[i] += spent[i];
+      ++w->slow_calls, w->slow_ns += service;
+      if (service > w->slowest_ns) w->slowest_ns = service, w->slowest = spent;
+    }
     if (!s.ok() && !s.IsNotFound()) {
       if (++w->errors == 1) std::fprintf(stderr, "open_loop: %s: %s\n", w->write ? "put" : "get", s.ToString().c_str());
     }
     const uint64_t latency = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(done - due).count());
     w->latency.Record(latency);
-    const uint64_t service = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(done - issued).count());
     w->service.Record(service);
     at.service_max = std::max(at.service_max, service);
     w->seconds[std::min(n_seconds - 1, static_cast<size_t>(Seconds(due - start)))].latency.Record(latency);
@@ -412,9 +482,6 @@ uint64_t RunDelay(long tid) {
   uint64_t on_cpu = 0, waited = 0;
   return tid && (in >> on_cpu >> waited) ? waited : 0;
 }
-
-// How much a counter grew between two samples; 0 where the later one could not be read (a thread gone).
-uint64_t Gain(uint64_t before, uint64_t after) { return after > before ? after - before : 0; }
 
 // The host's CPU time busy (user, nice, system, irq, softirq) and stolen by the hypervisor, in USER_HZ.
 std::pair<uint64_t, uint64_t> HostTicks() {
@@ -536,6 +603,8 @@ int RunAtRate(const Args& a) {
   db->GetMapProperty(rdb::DB::Properties::kCFStats, &stalls1);
 
   LatencyHistogram all, writes, reads, service, woke;
+  uint64_t slow_calls = 0, slow_ns = 0, slowest_ns = 0;
+  Parts slow{}, slowest{};
   uint64_t due = 0, completed = 0, unfinished = 0, errors = 0, write_due = 0, read_due = 0;
   double late = 0;
   const size_t n_seconds = workers.empty() ? 0 : workers[0].seconds.size();
@@ -549,6 +618,9 @@ int RunAtRate(const Args& a) {
     due += w.due, completed += w.completed, unfinished += w.unfinished, errors += w.errors;
     (w.write ? write_due : read_due) += w.due;
     late = std::max(late, w.late_at_end_s);
+    slow_calls += w.slow_calls, slow_ns += w.slow_ns;
+    for (size_t i = 0; i < kNParts; ++i) slow[i] += w.slow[i];
+    if (w.slowest_ns > slowest_ns) slowest_ns = w.slowest_ns, slowest = w.slowest;
     for (size_t s = 0; s < n_seconds; ++s) {
       per_second[s].completed += w.seconds[s].completed;
       per_second[s].latency.Merge(w.seconds[s].latency);
@@ -606,6 +678,15 @@ int RunAtRate(const Args& a) {
   Print("write_ops", static_cast<double>(write_due), &first);
   Print("read_ops", static_cast<double>(read_due), &first);
   Print("stall_micros", static_cast<double>(stall_micros), &first);
+  if (a.slow_call_ns) {  // where the slow calls' time went, and the slowest's
+    Print("slow_calls", static_cast<double>(slow_calls), &first);
+    Print("slow_calls_us", slow_ns * 1e-3, &first);
+    Print("slowest_call_us", slowest_ns * 1e-3, &first);
+    for (size_t i = 0; i < kNParts; ++i) {
+      Print(("slow_calls." + std::string(kParts[i].name) + "_us").c_str(), slow[i] * 1e-3, &first);
+      Print(("slowest_call." + std::string(kParts[i].name) + "_us").c_str(), slowest[i] * 1e-3, &first);
+    }
+  }
   for (const auto& [name, value] : stalls1) {  // RocksDB's count of stalls and stops by cause, this window's
     if (name.rfind("io_stalls.", 0) != 0) continue;
     const double before = stalls0.count(name) ? std::atof(stalls0[name].c_str()) : 0.0;
