@@ -20,6 +20,7 @@ from objectives.options_ini import parse_options
 from objectives.rates import RateRun, holds, missed, parse_slo
 from tuner.backends import BACKENDS
 from tuner.engine import saved_rounds
+from tuner.measure import call_parts
 from tuner.model import TuneConfig
 from tuner.ranking import COST_NAMES, SERVED_MARGINS, over_cost, served_over_cost
 from tuner.stats import paired_ratio
@@ -506,6 +507,87 @@ def at_nice_19() -> str:
     """128 MiB memtables, 2 subcompactions and 4 background jobs at nice 19 beside the defaults in paired
     capacity rounds of 30 s runs: :func:`_capacity_why`."""
     return _capacity_why(AT_NICE_19)
+
+
+BOUND_AT_NICE_19 = "bound-at-nice-19-60s-120k-11.8.1-2026-12-07.json"
+
+
+def bound_at_nice_19() -> str:
+    """The bound with flushes at nice 19 (compaction off) and the at-nice-19 configuration beside the defaults in
+    paired capacity rounds of 60 s runs (:func:`_capacity_why`), and the configuration's capacity over the
+    bound's, paired by round: how much of what the bound leaves the writer it holds."""
+    path, record = _record(BOUND_AT_NICE_19)
+    by, rounds, names = _by_round(record)
+    bound, config = (n for n in names if n != "rocksdb-default")
+    r = paired_ratio([by[(i, config)]["held"] for i in rounds], [by[(i, bound)]["held"] for i in rounds])
+    assert r.ci95 is not None and r.ratio is not None, "a record of two rounds or more"
+    line = (f"{config} over {bound}, paired by round ({r.n} rounds): {r.ratio:.2f}x (95 % CI {r.ci95[0]:.2f}-"
+            f"{r.ci95[1]:.2f}).")
+    slo = parse_slo(record["arguments"]["slo"]).limit
+    return "\n".join([*_paired_lines(record, (*_misses(record), line)), "", *_seconds_rows(record, slo), "",
+                      stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+SLOW_CALLS = "slow-calls-120k-11.8.1-2026-12-07.json"
+
+
+def slow_calls() -> str:
+    """Paired rounds at one rate with the driver's --slow_call_us: per configuration and round, the tail, the
+    calls over the threshold and where their time went (tuner.measure.call_parts), and the slowest call's; then
+    each configuration's slow calls over all its rounds."""
+    path, record = _record(SLOW_CALLS)
+    over = _ms(float(record["arguments"]["slow_calls"]))
+    rows = [f"| configuration | round | P99.9 | calls over {over} | their time | where it went | the slowest | "
+            "where it went |", "|---" * 8 + "|"]
+    lines = []
+    for name in record["configs"]:
+        runs = sorted((r for r in record["runs"] if r["config"] == name), key=lambda r: r["round"])
+        for r in runs:
+            went = ((call_parts(r, "slow_calls", r["slow_calls_us"]), call_parts(r, "slowest_call", r["slowest_call_us"]))
+                    if r["slow_calls"] else ("-", "-"))
+            rows.append(f"| {name} | {r['round']} | {_ms(r['p99.9_us'])} | {r['slow_calls']:,.0f} | "
+                        f"{_ms(r['slow_calls_us'])} | {went[0]} | {_ms(r['slowest_call_us'])} | {went[1]} |")
+        summed = {k: sum(r[k] for r in runs) for k in runs[0] if k.startswith("slow_calls")}
+        if summed["slow_calls"]:
+            lines.append(f"- {name}, its {summed['slow_calls']:,.0f} calls over {over} in {len(runs)} runs, "
+                         f"{_ms(summed['slow_calls_us'])} in all: {call_parts(summed, 'slow_calls', summed['slow_calls_us'])}.")
+    rate = float(record["arguments"]["rate"])
+    _, before = _record(BOUND_AT_NICE_19)
+    plain = [p["service_mean_us"] for c in before["capacity_rounds"] for p in c["probes"] if p["offered"] == rate]
+    timed = [r["service_mean_us"] for r in record["runs"]]
+    lines.append(f"RocksDB's mean time per call, median over the runs: {statistics.median(timed):.2f} us here, with the "
+                 f"timers; {statistics.median(plain):.2f} us without them in the `bound-at-nice-19` record's "
+                 f"{len(plain)} runs at {_rate(rate)} ops/s.")
+    return "\n".join([*rows, "", *lines, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+WAL_SPACE = "wal-space-120k-11.8.1-2026-12-07.json"
+
+
+def wal_space() -> str:
+    """The defaults, and their OPTIONS file with WAL space not preallocated and with WAL files recycled, in paired
+    rounds at one rate: each run's tail and its longest RocksDB call, and each one's tail over the defaults'."""
+    path, record = _record(WAL_SPACE)
+    names = list(record["configs"])
+    by = {(r["round"], r["config"]): r for r in record["runs"]}
+    rounds = sorted({r["round"] for r in record["runs"]})
+    rows = ["| round | configuration | P99.9 | P99.99 | max | longest RocksDB call | write stalls | write amp |",
+            "|---" * 8 + "|"]
+    for i in rounds:
+        for name in names:
+            run = by[(i, name)]
+            rows.append(f"| {i} | {name} | {_ms(run['p99.9_us'])} | {_ms(run['p99.99_us'])} | {_ms(run['max_us'])} | "
+                        f"{_ms(run['service_max_us'])} | {run['stall_micros'] / 1e6:.2f} s | {run['write_amp']:.2f} |")
+    lines = []
+    for name in names[1:]:
+        ratios = []
+        for metric, words in (("p99.9_us", "P99.9"), ("p99.99_us", "P99.99"), ("max_us", "max")):
+            r = record["paired"][name][metric]
+            interval = f", 95 % CI {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}" if r["ci95"] else ""
+            ratios.append(f"{words} {r['ratio']:.2f}x{interval}")
+        lines.append(f"- {name} over the defaults, paired by round ({len(rounds)} rounds; above 1: a worse tail): "
+                     + "; ".join(ratios) + ".")
+    return "\n".join([*rows, "", *lines, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
 def _capacity_why(name: str) -> str:
@@ -1092,4 +1174,4 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "first_runs": first_runs, "first_runs_read_once": first_runs_read_once, "warm_study": warm_study,
     "bound_rounds_intel": bound_rounds_intel, "far_misses": far_misses, "compaction_work": compaction_work,
     "compaction_work_seconds": compaction_work_seconds, "nice_capacity": nice_capacity,
-    "at_nice_19": at_nice_19}
+    "at_nice_19": at_nice_19, "bound_at_nice_19": bound_at_nice_19, "slow_calls": slow_calls, "wal_space": wal_space}
