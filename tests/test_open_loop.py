@@ -263,6 +263,8 @@ def test_a_slow_calls_line_gives_each_part_its_share_of_their_time():
         "write() 50%); on a CPU 20%",
         "  the slowest, 85.00 ms: switching memtables 94% (within them: file opens 93%); on a CPU 1%"]
     assert slow_calls(RateRun({**metrics, "slow_calls": 0}, (), ""), 1000) == ["slow calls:  none over 1.00 ms"]
+    untimed = {**metrics, "slowest_call.write_scheduling_us": 0.0, "slowest_call.io_open_us": 0.0}
+    assert slow_calls(RateRun(untimed, (), ""), 1000)[1] == "  the slowest, 85.00 ms: outside RocksDB's timed parts; on a CPU 1%"
     assert slow_calls(RateRun(metrics, (), ""), 0) == []
 
 

@@ -92,12 +92,14 @@ WITHIN_PARTS = {"db_mutex_lock": "DB mutex", "db_condition_wait": "DB condition 
 
 def call_parts(metrics: Mapping[str, float], prefix: str, total_us: float) -> str:
     """Where ``total_us`` of calls went, from the driver's ``<prefix>.<part>_us`` figures: each part of at least
-    1 %, what lies within them, and the share on a CPU."""
+    1 %, what lies within them (or that none did), and the share on a CPU."""
     def shares(names: dict[str, str]) -> str:
         got = [(metrics.get(f"{prefix}.{k}_us", 0.0) / total_us, said) for k, said in names.items()]
         return ", ".join(f"{said} {share:.0%}" for share, said in sorted(got, reverse=True) if share >= 0.01) or "-"
     cpu = metrics.get(f"{prefix}.cpu_us", 0.0) / total_us
-    return f"{shares(CALL_PARTS)} (within them: {shares(WITHIN_PARTS)}); on a CPU {cpu:.0%}"
+    parts = shares(CALL_PARTS)
+    where = f"{parts} (within them: {shares(WITHIN_PARTS)})" if parts != "-" else "outside RocksDB's timed parts"
+    return f"{where}; on a CPU {cpu:.0%}"
 
 
 def slow_calls(run: RateRun, over_us: float) -> list[str]:

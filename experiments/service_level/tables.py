@@ -529,13 +529,25 @@ def bound_at_nice_19() -> str:
 
 
 SLOW_CALLS = "slow-calls-120k-11.8.1-2026-12-07.json"
+SLOW_CALLS_NO_FALLOCATE = "slow-calls-no-fallocate-120k-11.8.1-2026-12-07.json"
 
 
 def slow_calls() -> str:
+    """The three configurations of the bound-at-nice-19 record with --slow_call_us: :func:`_slow_calls`."""
+    return _slow_calls(SLOW_CALLS)
+
+
+def slow_calls_no_fallocate() -> str:
+    """The defaults and their OPTIONS file with WAL space not preallocated, with --slow_call_us: :func:`_slow_calls`."""
+    return _slow_calls(SLOW_CALLS_NO_FALLOCATE)
+
+
+def _slow_calls(name: str) -> str:
     """Paired rounds at one rate with the driver's --slow_call_us: per configuration and round, the tail, the
     calls over the threshold and where their time went (tuner.measure.call_parts), and the slowest call's; then
-    each configuration's slow calls over all its rounds."""
-    path, record = _record(SLOW_CALLS)
+    each configuration's slow calls over all its rounds, and RocksDB's time per call with the timers and without
+    them (the bound-at-nice-19 record's runs at the same rate)."""
+    path, record = _record(name)
     over = _ms(float(record["arguments"]["slow_calls"]))
     rows = [f"| configuration | round | P99.9 | calls over {over} | their time | where it went | the slowest | "
             "where it went |", "|---" * 8 + "|"]
@@ -1174,4 +1186,5 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "first_runs": first_runs, "first_runs_read_once": first_runs_read_once, "warm_study": warm_study,
     "bound_rounds_intel": bound_rounds_intel, "far_misses": far_misses, "compaction_work": compaction_work,
     "compaction_work_seconds": compaction_work_seconds, "nice_capacity": nice_capacity,
-    "at_nice_19": at_nice_19, "bound_at_nice_19": bound_at_nice_19, "slow_calls": slow_calls, "wal_space": wal_space}
+    "at_nice_19": at_nice_19, "bound_at_nice_19": bound_at_nice_19, "slow_calls": slow_calls, "wal_space": wal_space,
+    "slow_calls_no_fallocate": slow_calls_no_fallocate}
