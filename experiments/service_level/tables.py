@@ -238,13 +238,18 @@ def _paired(file: str, label: str) -> str:
                         f"{sum(t <= 10_000 for t in minutes)} of {len(minutes)} | {100 * run['delivered']:.2f} % | "
                         f"{run['stall_micros'] / 1e6:.2f} s | {run['write_amp']:.2f} | "
                         f"{run['sst_bytes'] / 2**30:.2f} GiB | {run['settle_s']:.0f} s | {busy:.0f} ms/s |")
+    line = f"Over the defaults, paired by round ({len(rounds)} rounds): {_tail_ratios(record, name)}."
+    return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+def _tail_ratios(record: dict[str, Any], name: str) -> str:
+    """``name``'s P99.9, P99.99 and max over the defaults' in a record of paired rounds, each with its interval."""
     ratios = []
     for metric, words in (("p99.9_us", "P99.9"), ("p99.99_us", "P99.99"), ("max_us", "max")):
         r = record["paired"][name][metric]
         interval = f", 95 % CI {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}" if r["ci95"] else ""
         ratios.append(f"{words} {r['ratio']:.2f}x{interval}")
-    line = f"Over the defaults, paired by round ({len(rounds)} rounds): " + "; ".join(ratios) + "."
-    return "\n".join([*rows, "", line, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+    return "; ".join(ratios)
 
 
 def limiter() -> str:
@@ -516,16 +521,13 @@ def bound_at_nice_19() -> str:
     """The bound with flushes at nice 19 (compaction off) and the at-nice-19 configuration beside the defaults in
     paired capacity rounds of 60 s runs (:func:`_capacity_why`), and the configuration's capacity over the
     bound's, paired by round: how much of what the bound leaves the writer it holds."""
-    path, record = _record(BOUND_AT_NICE_19)
+    _, record = _record(BOUND_AT_NICE_19)
     by, rounds, names = _by_round(record)
     bound, config = (n for n in names if n != "rocksdb-default")
     r = paired_ratio([by[(i, config)]["held"] for i in rounds], [by[(i, bound)]["held"] for i in rounds])
     assert r.ci95 is not None and r.ratio is not None, "a record of two rounds or more"
-    line = (f"{config} over {bound}, paired by round ({r.n} rounds): {r.ratio:.2f}x (95 % CI {r.ci95[0]:.2f}-"
-            f"{r.ci95[1]:.2f}).")
-    slo = parse_slo(record["arguments"]["slo"]).limit
-    return "\n".join([*_paired_lines(record, (*_misses(record), line)), "", *_seconds_rows(record, slo), "",
-                      stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+    return _capacity_why(BOUND_AT_NICE_19, (f"{config} over {bound}, paired by round ({r.n} rounds): {r.ratio:.2f}x "
+                                            f"(95 % CI {r.ci95[0]:.2f}-{r.ci95[1]:.2f}).",))
 
 
 SLOW_CALLS = "slow-calls-120k-11.8.1-2026-12-07.json"
@@ -542,12 +544,12 @@ def slow_calls_no_fallocate() -> str:
     return _slow_calls(SLOW_CALLS_NO_FALLOCATE)
 
 
-def _slow_calls(name: str) -> str:
+def _slow_calls(file: str) -> str:
     """Paired rounds at one rate with the driver's --slow_call_us: per configuration and round, the tail, the
     calls over the threshold and where their time went (tuner.measure.call_parts), and the slowest call's; then
     each configuration's slow calls over all its rounds, and RocksDB's time per call with the timers and without
     them (the bound-at-nice-19 record's runs at the same rate)."""
-    path, record = _record(name)
+    path, record = _record(file)
     over = _ms(float(record["arguments"]["slow_calls"]))
     rows = [f"| configuration | round | P99.9 | calls over {over} | their time | where it went | the slowest | "
             "where it went |", "|---" * 8 + "|"]
@@ -577,8 +579,8 @@ WAL_SPACE = "wal-space-120k-11.8.1-2026-12-07.json"
 
 
 def wal_space() -> str:
-    """The defaults, and their OPTIONS file with WAL space not preallocated and with WAL files recycled, in paired
-    rounds at one rate: each run's tail and its longest RocksDB call, and each one's tail over the defaults'."""
+    """The defaults, and their OPTIONS file with WAL space not preallocated, in paired rounds at one rate: each
+    run's tail and its longest RocksDB call, and each one's tail over the defaults'."""
     path, record = _record(WAL_SPACE)
     names = list(record["configs"])
     by = {(r["round"], r["config"]): r for r in record["runs"]}
@@ -592,23 +594,18 @@ def wal_space() -> str:
                         f"{_ms(run['service_max_us'])} | {run['stall_micros'] / 1e6:.2f} s | {run['write_amp']:.2f} |")
     lines = []
     for name in names[1:]:
-        ratios = []
-        for metric, words in (("p99.9_us", "P99.9"), ("p99.99_us", "P99.99"), ("max_us", "max")):
-            r = record["paired"][name][metric]
-            interval = f", 95 % CI {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}" if r["ci95"] else ""
-            ratios.append(f"{words} {r['ratio']:.2f}x{interval}")
         lines.append(f"- {name} over the defaults, paired by round ({len(rounds)} rounds; above 1: a worse tail): "
-                     + "; ".join(ratios) + ".")
+                     f"{_tail_ratios(record, name)}.")
     return "\n".join([*rows, "", *lines, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
-def _capacity_why(name: str) -> str:
+def _capacity_why(name: str, more: tuple[str, ...] = ()) -> str:
     """Configurations beside the defaults in paired capacity rounds (:func:`_paired_lines`), why their runs
-    missed (:func:`_misses`), and their seconds with a request over the bound beside the others
-    (:func:`_seconds_rows`)."""
+    missed (:func:`_misses`; ``more`` lines after them), and their seconds with a request over the bound beside
+    the others (:func:`_seconds_rows`)."""
     path, record = _record(name)
     bound = parse_slo(record["arguments"]["slo"]).limit
-    return "\n".join([*_paired_lines(record, tuple(_misses(record))), "", *_seconds_rows(record, bound), "",
+    return "\n".join([*_paired_lines(record, (*_misses(record), *more)), "", *_seconds_rows(record, bound), "",
                       stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
 
 
