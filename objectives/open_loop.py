@@ -80,10 +80,11 @@ def find(version: str | None = None) -> Driver:
 
 
 def parse(stdout: str) -> RateRun:
-    """A run's stdout: its ``{"series": ...}`` line, its ``{"windows": ...}`` line when asked for, and its
-    metrics line (the last with ops_per_sec)."""
+    """A run's stdout: its ``{"series": ...}`` line, its ``{"windows": ...}`` and ``{"kernel_waits": ...}``
+    lines when asked for, and its metrics line (the last with ops_per_sec)."""
     series: list[Second] = []
     windows: list[Window] = []
+    kernel_waits: dict[str, int] = {}
     version = ""
     metrics: dict[str, float] | None = None
     for line in stdout.splitlines():
@@ -95,11 +96,13 @@ def parse(stdout: str) -> RateRun:
             version = record.get("rocksdb_version", "")
         elif "windows" in record:
             windows = [Window.of(w) for w in record["windows"]]
+        elif "kernel_waits" in record:
+            kernel_waits = {w["stack"]: int(w["samples"]) for w in record["kernel_waits"]}
         elif "ops_per_sec" in record:
             metrics = {k: float(v) for k, v in record.items()}
     if metrics is None:
         raise OpenLoopError(f"open_loop printed no metrics line: {stdout[-300:]!r}")
-    return RateRun(metrics, tuple(series), version, windows=tuple(windows))
+    return RateRun(metrics, tuple(series), version, windows=tuple(windows), kernel_waits=kernel_waits)
 
 
 def run_timeout(duration: float, settle: bool = True) -> float:

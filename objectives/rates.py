@@ -83,6 +83,7 @@ class RateRun:
     load_seconds: float | None = None
     memory: dict[str, int | None] = field(default_factory=dict)
     windows: tuple[Window, ...] = ()
+    kernel_waits: dict[str, int] = field(default_factory=dict)  # --slow_call_us: kernel stack -> samples
 
     def __getitem__(self, name: str) -> float:
         return self.metrics[name]
@@ -90,7 +91,8 @@ class RateRun:
     def to_dict(self) -> dict[str, object]:
         return {**self.metrics, "rocksdb_version": self.rocksdb_version, "load_seconds": self.load_seconds,
                 **self.memory, "series": [vars(s) for s in self.series],
-                **({"windows": [w.to_dict() for w in self.windows]} if self.windows else {})}
+                **({"windows": [w.to_dict() for w in self.windows]} if self.windows else {}),
+                **({"kernel_waits": self.kernel_waits} if self.kernel_waits else {})}
 
 
 @dataclass(frozen=True)

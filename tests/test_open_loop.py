@@ -42,7 +42,7 @@ from tuner.backends import BACKENDS, Config
 from tuner.backends._rate import CAPACITY_RESOLUTION, CAPACITY_RUNS, STEP, TRIAL_RUNS
 from tuner.engine._capacity import capacities
 from tuner.engine._prepare import check_backend
-from tuner.measure import curve, slow_calls
+from tuner.measure import curve, kernel_stack, kernel_waits, slow_calls
 from tuner.model import TuneConfig, UsageError
 from tuner.outputs._answer import capacity_line
 from tuner.summary import CapacityOf, CapacityProbe, CapacityReport, Summary
@@ -268,6 +268,25 @@ def test_a_slow_calls_line_gives_each_part_its_share_of_their_time():
     assert slow_calls(RateRun(metrics, (), ""), 0) == []
 
 
+def test_a_kernel_waits_line_groups_stacks_by_their_innermost_frames_and_system_call():
+    """Samples of known counts: two stacks that differ only past their third frame are one wait (60 of 100
+    samples), then a 5-frame stack of 30 cut to its 3 innermost frames and its system call, a short one of 6,
+    and the rest (4) elsewhere."""
+    journal = "wait_transaction_locked < add_transaction_credits < start_this_handle < jbd2__journal_start"
+    samples = {f"{journal} < ext4_dirty_inode < __x64_sys_write": 45, f"{journal} < ext4_da_write_end < __x64_sys_write": 15,
+               "folio_wait_bit_common < folio_wait_writeback < a < b < __x64_sys_write": 30,
+               "futex_wait < __x64_sys_futex": 6, "(none)": 4}
+    assert kernel_stack("a < b < c < d < e") == "a < b < c < .. < e" and kernel_stack("a < b < c < d") == "a < b < c < d"
+    assert kernel_waits(samples) == ("60% wait_transaction_locked < add_transaction_credits < start_this_handle < .. < "
+                                     "__x64_sys_write; 30% folio_wait_bit_common < folio_wait_writeback < a < .. < "
+                                     "__x64_sys_write; 6% futex_wait < __x64_sys_futex; 4% elsewhere")
+    assert kernel_waits({}) == ""
+    metrics = {"slow_calls": 3, "slow_calls_us": 5e3, "slowest_call_us": 3e3, "slow_calls.cpu_us": 50.0}
+    lines = slow_calls(RateRun(metrics, (), "", kernel_waits=samples), 1000)
+    assert lines[-1] == "  in the kernel, 100 samples of 1.00 ms each: " + kernel_waits(samples)
+    assert len(slow_calls(RateRun(metrics, (), ""), 1000)) == 2
+
+
 def test_find_says_how_to_build_a_missing_driver():
     with pytest.raises(OpenLoopError, match=r"make db_bench ROCKSDB_VERSION=0\.1"):
         find("0.1")
@@ -457,9 +476,32 @@ def test_slow_calls_break_each_call_into_rocksdbs_parts_and_its_cpu_time(loaded,
     assert all(m[f"slowest_call.{part}_us"] <= m[f"slow_calls.{part}_us"] for part in ("write_wal", "cpu", "io_write"))
     shutil.rmtree(tmp_path / "db")
     plain = [*argv[:3], str(_copy(loaded, tmp_path)), *argv[4:]]
-    assert "slow_calls" not in parse(subprocess.run(plain, check=True, capture_output=True, text=True).stdout).metrics
+    run = parse(subprocess.run(plain, check=True, capture_output=True, text=True).stdout)
+    assert "slow_calls" not in run.metrics and run.kernel_waits == {}
     bad = subprocess.run([*argv, "--slow_call_us", "soon"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--slow_call_us: not a number >= 0: soon" in bad.stderr
+
+
+def test_a_slow_calls_kernel_stacks_say_where_it_waited(loaded, tmp_path):
+    """Two 1 MiB memtables filled at 8 MB/s and flushed at 1 MB/s (a rate limiter): writes stop for most of each
+    second while the flush runs, the writer waiting on RocksDB's condition variable, a futex. Sampled at each
+    whole millisecond of a call, the slow calls' kernel stacks are mostly that wait, a call of D ms giving
+    floor(D) samples: between their time in ms past each one's first and that plus one a call (less where
+    the watcher woke late)."""
+    options = tmp_path / "OPTIONS"
+    options.write_text("[Version]\n  rocksdb_version=7.8.3\n  options_file_version=1.1\n[DBOptions]\n"
+                       "  rate_limiter_bytes_per_sec=1048576\n[CFOptions \"default\"]\n  write_buffer_size=1048576\n"
+                       "  max_write_buffer_number=2\n")
+    run = parse(subprocess.run([str(find().path), "run", "--db", str(_copy(loaded, tmp_path)), "--data", str(DATA),
+                                "--options", str(options), "--rate", "20000", "--duration", "3", "--slow_call_us", "1000"],
+                               check=True, capture_output=True, text=True).stdout)
+    waits, m = run.kernel_waits, run.metrics
+    assert m["slow_calls"] > 0 and m["slow_calls.write_delay_us"] > 0.5 * m["slow_calls_us"]
+    samples = sum(waits.values())
+    futex = sum(n for stack, n in waits.items() if "futex" in stack)
+    assert futex > 0.8 * samples, waits
+    past_first_ms = (m["slow_calls_us"] - 1000 * m["slow_calls"]) / 1000
+    assert 0.8 * past_first_ms <= samples <= past_first_ms + m["slow_calls"], (samples, past_first_ms)
 
 
 def _nice_of_threads(pid: int) -> dict[str, int]:
@@ -473,6 +515,25 @@ def _nice_of_threads(pid: int) -> dict[str, int]:
             continue
         nice[name] = max(nice.get(name, -20), int(fields[16]))  # field 19 of stat, 17 after "state"
     return nice
+
+
+def test_a_configuration_that_recycles_wal_files_loads_with_the_wal_and_runs(tmp_path):
+    """RocksDB refuses writes without a WAL where WAL files are recycled: the load writes with the WAL
+    there (and says so), without it otherwise, and a run at a rate on the DB it made completes."""
+    options = tmp_path / "OPTIONS"
+    options.write_text("[Version]\n  rocksdb_version=7.8.3\n  options_file_version=1.1\n[DBOptions]\n"
+                       "  recycle_log_file_num=4\n[CFOptions \"default\"]\n  write_buffer_size=1048576\n")
+    loads = {}
+    for name, extra in (("recycled", ["--options", str(options)]), ("defaults", [])):
+        r = subprocess.run([str(find().path), "load", "--db", str(tmp_path / name), "--data", str(4 << 20), *extra],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        loads[name] = json.loads(r.stdout)
+    assert loads["recycled"]["wal"] is True and loads["defaults"]["wal"] is False
+    run = subprocess.run([str(find().path), "run", "--db", str(tmp_path / "recycled"), "--data", str(4 << 20),
+                          "--options", str(options), "--rate", "5000", "--duration", "2"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert parse(run.stdout)["delivered"] > 0.9
 
 
 def test_low_background_priority_puts_flush_and_compaction_threads_at_nice_19(loaded, tmp_path):

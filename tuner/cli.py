@@ -580,8 +580,8 @@ def _measure_parser(m: argparse.ArgumentParser) -> None:
                         "lowest (nice 19, Env::LowerThreadPoolCPUPriority), as a service on few cores may run them")
     m.add_argument("--slow-calls", type=parse_latency_arg, default=0.0, metavar="TIME",
                    help="where the time of each RocksDB call slower than TIME (e.g. 1ms) went: WAL, memtable, write "
-                        "delay, switching memtables, ..., and on a CPU or waiting (RocksDB's PerfContext; its timers "
-                        "add to every call's time)")
+                        "delay, switching memtables, ..., on a CPU or waiting (RocksDB's PerfContext; its timers "
+                        "add to every call's time), and the kernel stacks it waited in (root only)")
     m.add_argument("--json", action="store_true", help="print every figure and the per-second series as JSON")
 
 

@@ -110,9 +110,34 @@ def slow_calls(run: RateRun, over_us: float) -> list[str]:
         return []
     if not m["slow_calls"]:
         return [f"slow calls:  none over {_us(over_us)}"]
+    waits = kernel_waits(run.kernel_waits)
     return [f"slow calls:  {m['slow_calls']:,.0f} over {_us(over_us)}, {_us(m['slow_calls_us'])} in all: "
             + call_parts(m, "slow_calls", m["slow_calls_us"]),
-            f"  the slowest, {_us(m['slowest_call_us'])}: " + call_parts(m, "slowest_call", m["slowest_call_us"])]
+            f"  the slowest, {_us(m['slowest_call_us'])}: " + call_parts(m, "slowest_call", m["slowest_call_us"]),
+            *([f"  in the kernel, {sum(run.kernel_waits.values()):,} samples of {_us(over_us)} each: {waits}"]
+              if waits else [])]
+
+
+def kernel_stack(stack: str, inner: int = 3) -> str:
+    """A kernel stack of the driver's (innermost first, `` < `` between frames) cut to its ``inner`` innermost
+    frames and its outermost (the system call)."""
+    frames = stack.split(" < ")
+    return " < ".join([*frames[:inner], "..", frames[-1]]) if len(frames) > inner + 1 else stack
+
+
+def kernel_waits(samples: Mapping[str, int], top: int = 3) -> str:
+    """The driver's samples of slow calls' kernel stacks (stack -> samples), grouped by :func:`kernel_stack`:
+    the ``top`` commonest with their shares, and the share of the rest; empty without samples."""
+    grouped: dict[str, int] = {}
+    for stack, n in samples.items():
+        grouped[kernel_stack(stack)] = grouped.get(kernel_stack(stack), 0) + n
+    total = sum(grouped.values())
+    if not total:
+        return ""
+    ranked = sorted(grouped.items(), key=lambda kv: (-kv[1], kv[0]))
+    said = [f"{n / total:.0%} {stack}" for stack, n in ranked[:top]]
+    rest = sum(n for _, n in ranked[top:])
+    return "; ".join([*said, *([f"{rest / total:.0%} elsewhere"] if rest else [])])
 
 
 def stamp(rate: Rate, driver: Driver, data: int, memory_limit: int | None, options: Path | None,

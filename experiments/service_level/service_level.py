@@ -29,11 +29,12 @@ ages each DB after its ordered load with random overwrites of that much data (``
 ``--windows`` each run also reports the tail of each consecutive window of those lengths (seconds), and the record
 says, per configuration and length, how many windows held ``--slo`` and how their P99.9 spread: how long a run
 must be for its tail to rank configurations. With ``--slow-calls 1ms`` each run also says where the time of its
-RocksDB calls slower than that went (the driver's ``--slow_call_us``). After the loads and before the rounds,
-``--warm-up N`` runs at ``--rate`` on each configuration's DB in turn, in the order they were loaded (by default
-as many as the tool runs to warm a DB up, objectives.open_loop.warm_up_runs; 0 for none), whose figures the record
-keeps apart (``warm_up``, each with when it started after the loads) and pairs with nothing. The record (machine,
-RocksDB, date, commit, arguments, every run) is written when the last run ends; Ctrl-C stops the driver and removes the DBs.
+RocksDB calls slower than that went and the kernel stacks they waited in (the driver's ``--slow_call_us``).
+After the loads and before the rounds, ``--warm-up N`` runs at ``--rate`` on each configuration's DB in turn, in
+the order they were loaded (by default as many as the tool runs to warm a DB up, objectives.open_loop.warm_up_runs;
+0 for none), whose figures the record keeps apart (``warm_up``, each with when it started after the loads) and
+pairs with nothing. The record (machine, RocksDB, date, commit, arguments, every run) is written when the last run
+ends; Ctrl-C stops the driver and removes the DBs.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from objectives.options_ini import parse_options
 from objectives.rates import RateRun, holds, missed, parse_slo
 from tuner.backends import BACKENDS
 from tuner.engine import saved_rounds
-from tuner.measure import call_parts
+from tuner.measure import call_parts, kernel_waits
 from tuner.model import TuneConfig
 from tuner.ranking import COST_NAMES, SERVED_MARGINS, over_cost, served_over_cost
 from tuner.stats import paired_ratio
@@ -547,8 +547,9 @@ def slow_calls_no_fallocate() -> str:
 def _slow_calls(file: str) -> str:
     """Paired rounds at one rate with the driver's --slow_call_us: per configuration and round, the tail, the
     calls over the threshold and where their time went (tuner.measure.call_parts), and the slowest call's; then
-    each configuration's slow calls over all its rounds, and RocksDB's time per call with the timers and without
-    them (the bound-at-nice-19 record's runs at the same rate)."""
+    each configuration's slow calls over all its rounds (and the kernel stacks they waited in, where the record
+    has them: tuner.measure.kernel_waits), and RocksDB's time per call with the timers and without them (the
+    bound-at-nice-19 record's runs at the same rate)."""
     path, record = _record(file)
     over = _ms(float(record["arguments"]["slow_calls"]))
     rows = [f"| configuration | round | P99.9 | calls over {over} | their time | where it went | the slowest | "
@@ -565,6 +566,12 @@ def _slow_calls(file: str) -> str:
         if summed["slow_calls"]:
             lines.append(f"- {name}, its {summed['slow_calls']:,.0f} calls over {over} in {len(runs)} runs, "
                          f"{_ms(summed['slow_calls_us'])} in all: {call_parts(summed, 'slow_calls', summed['slow_calls_us'])}.")
+        stacks: dict[str, int] = {}
+        for r in runs:
+            for stack, n in r.get("kernel_waits", {}).items():
+                stacks[stack] = stacks.get(stack, 0) + n
+        if stacks:
+            lines.append(f"  In the kernel, {sum(stacks.values()):,} samples of {over} each: {kernel_waits(stacks)}.")
     rate = float(record["arguments"]["rate"])
     _, before = _record(BOUND_AT_NICE_19)
     plain = [p["service_mean_us"] for c in before["capacity_rounds"] for p in c["probes"] if p["offered"] == rate]

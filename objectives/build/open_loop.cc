@@ -9,7 +9,8 @@
 // it in its tail and in "delivered" (completed / due).
 //
 //   open_loop load --db DIR [--options FILE] --data BYTES [--age BYTES]
-//       keys 0..N-1 in order (N = BYTES / (key_size + value_size)), WAL off, then flush and wait for
+//       keys 0..N-1 in order (N = BYTES / (key_size + value_size)), WAL off (on where the configuration
+//       recycles WAL files, which RocksDB refuses writes without a WAL with), then flush and wait for
 //       compaction: the DB a run starts from. With --age, then random overwrites of that many bytes, as
 //       fast as they go, and flush and compaction again: the levels of a DB that has served overwrites
 //       (a DB loaded in order keeps one sorted run in its last level, and its first minute at a rate
@@ -29,8 +30,11 @@
 //       (Env::LowerThreadPoolCPUPriority, nice 19): a host with few cores serves the requests first. With
 //       --slow_call_us T, where the time of each RocksDB call slower than T went: RocksDB's PerfContext and
 //       IOStatsContext of the calling thread (PerfLevel kEnableTime) and the thread's CPU time, summed over
-//       the slow calls (slow_calls.<part>_us) and for the slowest call alone (slowest_call.<part>_us); its
-//       timers add to every call's time, so it is off by default.
+//       the slow calls (slow_calls.<part>_us) and for the slowest call alone (slowest_call.<part>_us); and
+//       where in the kernel they waited: a watcher thread reads a request thread's kernel stack
+//       (/proc/self/task/TID/stack, readable by root) as its call passes each whole multiple of T, and a
+//       {"kernel_waits": [...]} line counts the samples by stack (each stands for T of a call's time).
+//       Its timers add to every call's time and the watcher wakes every T/4, so it is off by default.
 //
 // Without --options the DB opens with a default-constructed rocksdb::Options (the library's defaults);
 // with it, with the file's DBOptions and default column family (ignoring keys this version lacks).
@@ -290,7 +294,7 @@ int Load(const Args& a) {
   const uint64_t keys = a.data / static_cast<uint64_t>(a.key_size + a.value_size);
   Values values(a.compression_ratio, a.seed);
   rdb::WriteOptions wo;
-  wo.disableWAL = true;
+  wo.disableWAL = db->GetDBOptions().recycle_log_file_num == 0;
   std::string key(static_cast<size_t>(a.key_size), '0');
   const auto started = Clock::now();
   for (uint64_t n = 0; n < keys; ++n) {
@@ -314,7 +318,8 @@ int Load(const Args& a) {
   const double seconds = Seconds(Clock::now() - started);
   Check(db->Close(), "closing the DB");
   std::printf("{\"mode\": \"load\", \"keys\": %" PRIu64 ", \"aged_keys\": %" PRIu64 ", \"put_seconds\": %.3f, "
-              "\"age_seconds\": %.3f, \"seconds\": %.3f}\n", keys, aged, put_seconds, age_seconds, seconds);
+              "\"age_seconds\": %.3f, \"seconds\": %.3f, \"wal\": %s}\n", keys, aged, put_seconds, age_seconds, seconds,
+              wo.disableWAL ? "false" : "true");
   return 0;
 }
 
@@ -384,6 +389,7 @@ struct Worker {
   std::atomic<long> tid{0};  // the thread's id, for the sampler to read its scheduler statistics
   uint64_t slow_calls = 0, slow_ns = 0, slowest_ns = 0;  // --slow_call_us: the calls over it, their time
   Parts slow{}, slowest{};  // where it went: summed over them, and the slowest call's
+  std::atomic<Clock::rep> in_call{0};  // --slow_call_us: when the call in flight was issued, 0 between calls
 };
 
 // The window's end, which the main thread may move earlier (when the settle finishes).
@@ -440,10 +446,11 @@ void Run(Worker* w, rdb::DB* db, const Args& a, double rate, Clock::time_point s
       w->woke.Record(late);
       at.woke_max = std::max(at.woke_max, late);
     }
-    if (a.slow_call_ns) before = ReadParts();
+    if (a.slow_call_ns) before = ReadParts(), w->in_call.store(issued.time_since_epoch().count());
     rdb::Status s = w->write ? db->Put(wo, key, values.Next(static_cast<size_t>(a.value_size)))
                              : db->Get(ro, key, &got);
     const auto done = Clock::now();
+    if (a.slow_call_ns) w->in_call.store(0);
     const uint64_t service = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(done - issued).count());
     if (a.slow_call_ns && service >= a.slow_call_ns) {  // where it went: what the parts gained over the call
       const Parts after = ReadParts();
@@ -490,6 +497,48 @@ std::pair<uint64_t, uint64_t> HostTicks() {
   uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
   if (!(in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal)) return {0, 0};
   return {user + nice + system + irq + softirq, steal};
+}
+
+// A thread's kernel stack as /proc/self/task/TID/stack gives it, innermost first, each frame's function
+// without its offsets and without the system call entry's two frames common to all; "(unreadable)" where
+// the file cannot be read (it needs root), "(none)" where it is empty.
+std::string KernelStack(long tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stack");
+  if (!in) return "(unreadable)";
+  std::string line, stack;
+  while (std::getline(in, line)) {  // "[<0>] ext4_buffered_write_iter+0x64/0x140"
+    const size_t from = line.find("] ");
+    if (from == std::string::npos) continue;
+    const std::string frame = line.substr(from + 2, line.find('+', from) - from - 2);
+    if (frame == "do_syscall_64" || frame == "entry_SYSCALL_64_after_hwframe") continue;
+    stack += (stack.empty() ? "" : " < ") + frame;
+  }
+  return stack.empty() ? "(none)" : stack;
+}
+
+// --slow_call_us: while `running`, each request thread's call in flight has its kernel stack sampled as
+// it passes each whole multiple of `every` since it was issued (on the watcher's next wake-up, every
+// quarter of `every`): a call of D has floor(D / every) samples, each standing for `every` of its time.
+std::map<std::string, uint64_t> WatchSlowCalls(const std::vector<Worker>& workers, Clock::duration every,
+                                               const std::atomic<bool>& running) {
+  std::map<std::string, uint64_t> samples;
+  std::vector<Clock::rep> due(workers.size(), 0);  // per thread: when its call's next sample is due
+  const Clock::duration tick = std::max<Clock::duration>(every / 4, std::chrono::microseconds(100));
+  while (running.load()) {
+    std::this_thread::sleep_for(tick);
+    const Clock::rep now = Clock::now().time_since_epoch().count();
+    for (size_t i = 0; i < workers.size(); ++i) {
+      const Clock::rep issued = workers[i].in_call.load();
+      if (!issued) continue;
+      if (due[i] <= issued) due[i] = issued + every.count();  // a new call
+      if (now < due[i]) continue;
+      const std::string stack = KernelStack(workers[i].tid.load());
+      if (workers[i].in_call.load() != issued) continue;  // the call ended while its stack was read
+      ++samples[stack];
+      due[i] += every.count();
+    }
+  }
+  return samples;
 }
 
 void Print(const char* name, double value, bool* first) {
@@ -563,6 +612,12 @@ int RunAtRate(const Args& a) {
   }
   std::vector<Sample> samples;
   std::atomic<bool> running{true};
+  std::map<std::string, uint64_t> kernel_waits;
+  std::thread watcher;
+  if (a.slow_call_ns)
+    watcher = std::thread([&] {
+      kernel_waits = WatchSlowCalls(workers, std::chrono::nanoseconds(a.slow_call_ns), running);
+    });
   std::thread sampler([&] {
     for (auto t = start; running.load(); t += std::chrono::seconds(1)) {  // samples[0]: as the window began
       std::this_thread::sleep_until(t);
@@ -593,6 +648,7 @@ int RunAtRate(const Args& a) {
   const double window = Seconds(EndOf(end_at) - start);
   running.store(false);
   sampler.join();
+  if (watcher.joinable()) watcher.join();
 
   const uint64_t sst_bytes = IntProperty(db.get(), "rocksdb.live-sst-files-size");
   const uint64_t stall_micros = stats->getTickerCount(rdb::STALL_MICROS) - stall0;
@@ -651,6 +707,15 @@ int RunAtRate(const Args& a) {
   }
   std::printf("], \"rocksdb_version\": \"%d.%d.%d\"}\n", ROCKSDB_MAJOR, ROCKSDB_MINOR, ROCKSDB_PATCH);
   if (!a.windows.empty()) PrintWindows(a.windows, per_second, std::min(whole, n_seconds));
+  if (a.slow_call_ns) {
+    std::printf("{\"kernel_waits\": [");
+    bool any = false;
+    for (const auto& [stack, n] : kernel_waits) {
+      std::printf("%s{\"stack\": \"%s\", \"samples\": %" PRIu64 "}", any ? ", " : "", stack.c_str(), n);
+      any = true;
+    }
+    std::printf("]}\n");
+  }
 
   bool first = true;
   std::printf("{");
