@@ -571,7 +571,7 @@ def _slow_calls(file: str) -> str:
             for stack, n in r.get("kernel_waits", {}).items():
                 stacks[stack] = stacks.get(stack, 0) + n
         if stacks:
-            lines.append(f"  In the kernel, {sum(stacks.values()):,} samples of {over} each: {kernel_waits(stacks)}.")
+            lines.append(f"- {name}, in the kernel: {sum(stacks.values()):,} samples of {over} each, {kernel_waits(stacks)}.")
     rate = float(record["arguments"]["rate"])
     _, before = _record(BOUND_AT_NICE_19)
     plain = [p["service_mean_us"] for c in before["capacity_rounds"] for p in c["probes"] if p["offered"] == rate]
@@ -604,6 +604,24 @@ def wal_space() -> str:
         lines.append(f"- {name} over the defaults, paired by round ({len(rounds)} rounds; above 1: a worse tail): "
                      f"{_tail_ratios(record, name)}.")
     return "\n".join([*rows, "", *lines, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
+WAL_SPACE_CAPACITY = "wal-space-capacity-60s-120k-11.8.1-2026-12-07.json"
+
+
+def wal_space_capacity() -> str:
+    """The defaults, and their OPTIONS file with WAL space not preallocated, in paired capacity rounds of 60 s
+    runs: :func:`_capacity_why`."""
+    return _capacity_why(WAL_SPACE_CAPACITY)
+
+
+WAL_WAITS = "wal-waits-120k-11.8.1-2026-12-07.json"
+
+
+def wal_waits() -> str:
+    """The defaults, with flushes and compactions past the page cache, and with 4 WAL files recycled, with
+    --slow_call_us: :func:`_slow_calls`."""
+    return _slow_calls(WAL_WAITS)
 
 
 def _capacity_why(name: str, more: tuple[str, ...] = ()) -> str:
@@ -1191,4 +1209,4 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "bound_rounds_intel": bound_rounds_intel, "far_misses": far_misses, "compaction_work": compaction_work,
     "compaction_work_seconds": compaction_work_seconds, "nice_capacity": nice_capacity,
     "at_nice_19": at_nice_19, "bound_at_nice_19": bound_at_nice_19, "slow_calls": slow_calls, "wal_space": wal_space,
-    "slow_calls_no_fallocate": slow_calls_no_fallocate}
+    "slow_calls_no_fallocate": slow_calls_no_fallocate, "wal_space_capacity": wal_space_capacity, "wal_waits": wal_waits}
