@@ -586,9 +586,24 @@ WAL_SPACE = "wal-space-120k-11.8.1-2026-12-07.json"
 
 
 def wal_space() -> str:
-    """The defaults, and their OPTIONS file with WAL space not preallocated, in paired rounds at one rate: each
-    run's tail and its longest RocksDB call, and each one's tail over the defaults'."""
-    path, record = _record(WAL_SPACE)
+    """The defaults, and their OPTIONS file with WAL space not preallocated, in paired rounds at one rate:
+    :func:`_tails`."""
+    return _tails(WAL_SPACE)
+
+
+DIRECT_IO = "direct-io-120k-11.8.1-2026-12-07.json"
+
+
+def direct_io() -> str:
+    """The defaults, and their OPTIONS file with flushes and compactions past the page cache, in paired rounds at
+    one rate: :func:`_tails`."""
+    return _tails(DIRECT_IO)
+
+
+def _tails(file: str) -> str:
+    """Configurations beside the defaults in paired rounds at one rate: each run's tail and its longest RocksDB
+    call, and each one's tail over the defaults'."""
+    path, record = _record(file)
     names = list(record["configs"])
     by = {(r["round"], r["config"]): r for r in record["runs"]}
     rounds = sorted({r["round"] for r in record["runs"]})
@@ -1209,4 +1224,5 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "bound_rounds_intel": bound_rounds_intel, "far_misses": far_misses, "compaction_work": compaction_work,
     "compaction_work_seconds": compaction_work_seconds, "nice_capacity": nice_capacity,
     "at_nice_19": at_nice_19, "bound_at_nice_19": bound_at_nice_19, "slow_calls": slow_calls, "wal_space": wal_space,
-    "slow_calls_no_fallocate": slow_calls_no_fallocate, "wal_space_capacity": wal_space_capacity, "wal_waits": wal_waits}
+    "slow_calls_no_fallocate": slow_calls_no_fallocate, "wal_space_capacity": wal_space_capacity, "wal_waits": wal_waits,
+    "direct_io": direct_io}
