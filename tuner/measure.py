@@ -11,6 +11,7 @@ import json
 import socket
 import statistics
 import sys
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
@@ -128,10 +129,10 @@ def kernel_stack(stack: str, inner: int = 3) -> str:
 def kernel_waits(samples: Mapping[str, int], top: int = 3) -> str:
     """The driver's samples of slow calls' kernel stacks (stack -> samples), grouped by :func:`kernel_stack`:
     the ``top`` commonest with their shares, and the share of the rest; empty without samples."""
-    grouped: dict[str, int] = {}
+    grouped: Counter[str] = Counter()
     for stack, n in samples.items():
-        grouped[kernel_stack(stack)] = grouped.get(kernel_stack(stack), 0) + n
-    total = sum(grouped.values())
+        grouped[kernel_stack(stack)] += n
+    total = grouped.total()
     if not total:
         return ""
     ranked = sorted(grouped.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -8,6 +8,7 @@ import json
 import math
 import re
 import statistics
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -81,8 +82,7 @@ def aged() -> str:
     """The ordered load against one aged by random overwrites: each round's P99.9 and write amp, and the
     paired ratio of the aged DB's P99.9 to the ordered one's."""
     path, record = _record("aged-40k-11.8.1-2026-12-04.json")
-    by = {(r["round"], r["config"]): r for r in record["runs"]}
-    rounds = sorted({r["round"] for r in record["runs"]})
+    by, rounds, _ = _by_round(record, "runs")
     plain, old = "rocksdb-default", "rocksdb-default, aged"
     rows = ["| round | P99.9, loaded in key order | P99.9, aged | write amp, loaded in key order | write amp, aged |",
             "|---|---|---|---|---|"]
@@ -225,8 +225,7 @@ def _paired(file: str, label: str) -> str:
     disk, and its figures over the defaults', paired by round. ``label``: the configuration in words."""
     path, record = _record(file)
     name = next(n for n in record["configs"] if n != "rocksdb-default")
-    by = {(r["round"], r["config"]): r for r in record["runs"]}
-    rounds = sorted({r["round"] for r in record["runs"]})
+    by, rounds, _ = _by_round(record, "runs")
     rows = ["| round | configuration | P99.9 | P99.99 | max | minutes that held p99.9 <= 10 ms | delivered | write stalls | "
             "write amp | disk after | settle | host CPU busy |", "|---" * 12 + "|"]
     for i in rounds:
@@ -300,8 +299,7 @@ def served_low() -> str:
     (the record's own), and how many subsets of 3 rounds (--serve-rounds' default) the served guard calls beyond."""
     path, record = _record(SERVED_LOW)
     again, trial = "rocksdb-default, again", next(n for n in record["configs"] if n.startswith("make tune"))
-    by = {(r["round"], r["config"]): r for r in record["runs"]}
-    rounds = sorted({r["round"] for r in record["runs"]})
+    by, rounds, _ = _by_round(record, "runs")
     configs = ("rocksdb-default", again, trial)
     labels = ("the defaults", "the defaults again", "trial 101")
     rows = ["| round | " + " | ".join(f"{label}: P99.9 | P99.99" for label in labels) + " |", "|---" * 7 + "|"]
@@ -356,8 +354,7 @@ def _bound_rounds(name: str) -> str:
     start, held and failed rates; the bound's held rates over the defaults' (the record's paired ratio), and
     where the interval lies against the goal."""
     path, record = _record(name)
-    by = {(c["round"], c["config"]): c for c in record["capacity_rounds"]}
-    rounds = sorted({c["round"] for c in record["capacity_rounds"]})
+    by, rounds, _ = _by_round(record)
     bound = next(name for name in record["configs"] if name != "rocksdb-default")
     rows = ["| round | searches from (ops/s) | the defaults held (ops/s) | did not hold | compaction off held | did not hold |",
             "|---" * 6 + "|"]
@@ -386,9 +383,11 @@ def levers() -> str:
     return _paired_capacities(LEVERS)
 
 
-def _by_round(record: dict[str, Any]) -> tuple[dict[tuple[int, str], dict[str, Any]], list[int], list[str]]:
-    """A record's capacity searches by (round, configuration), its rounds and its configurations' names."""
-    found = record["capacity_rounds"]
+def _by_round(record: dict[str, Any], kind: str = "capacity_rounds") -> tuple[dict[tuple[int, str], dict[str, Any]],
+                                                                             list[int], list[str]]:
+    """A record's capacity searches (or, with ``kind`` "runs", its runs at a rate) by (round, configuration), its
+    rounds and its configurations' names."""
+    found = record[kind]
     return {(c["round"], c["config"]): c for c in found}, sorted({c["round"] for c in found}), list(record["configs"])
 
 
@@ -566,10 +565,7 @@ def _slow_calls(file: str) -> str:
         if summed["slow_calls"]:
             lines.append(f"- {name}, its {summed['slow_calls']:,.0f} calls over {over} in {len(runs)} runs, "
                          f"{_ms(summed['slow_calls_us'])} in all: {call_parts(summed, 'slow_calls', summed['slow_calls_us'])}.")
-        stacks: dict[str, int] = {}
-        for r in runs:
-            for stack, n in r.get("kernel_waits", {}).items():
-                stacks[stack] = stacks.get(stack, 0) + n
+        stacks: Counter[str] = sum((Counter(r.get("kernel_waits", {})) for r in runs), Counter())
         if stacks:
             lines.append(f"- {name}, in the kernel: {sum(stacks.values()):,} samples of {over} each, {kernel_waits(stacks)}.")
     rate = float(record["arguments"]["rate"])
@@ -604,9 +600,7 @@ def _tails(file: str) -> str:
     """Configurations beside the defaults in paired rounds at one rate: each run's tail and its longest RocksDB
     call, and each one's tail over the defaults'."""
     path, record = _record(file)
-    names = list(record["configs"])
-    by = {(r["round"], r["config"]): r for r in record["runs"]}
-    rounds = sorted({r["round"] for r in record["runs"]})
+    by, rounds, names = _by_round(record, "runs")
     rows = ["| round | configuration | P99.9 | P99.99 | max | longest RocksDB call | write stalls | write amp |",
             "|---" * 8 + "|"]
     for i in rounds:
@@ -991,8 +985,7 @@ def _served_rows(record: dict[str, Any]) -> tuple[list[str], dict[str, list[str]
     """A row per configuration of a served record, the defaults first: its P99.99 by round, their median and
     its ratio to the defaults' median, its write stalls' median, and the served guard's verdict on those
     medians (ranking.served_over_cost); then the metrics each configuration served beyond the guard on."""
-    by = {(r["round"], r["config"]): r for r in record["runs"]}
-    rounds = sorted({r["round"] for r in record["runs"]})
+    by, rounds, _ = _by_round(record, "runs")
 
     def median(config: str, metric: str) -> float:
         return statistics.median(by[(i, config)][metric] for i in rounds)
@@ -1072,8 +1065,7 @@ def defaults_thrice() -> str:
     served record holds, over all its rounds."""
     path, record = _record(DEFAULTS_THRICE)
     copies = [c for c in record["configs"] if c != "rocksdb-default"]
-    by = {(r["round"], r["config"]): r for r in record["runs"]}
-    rounds = sorted({r["round"] for r in record["runs"]})
+    by, rounds, _ = _by_round(record, "runs")
     rows = ["| round | " + " | ".join(["the defaults", *copies]) + " |", "|---" * (len(copies) + 2) + "|"]
     rows += [f"| {i} | " + " | ".join(_ms(by[(i, c)]["p99.99_us"]) for c in ["rocksdb-default", *copies]) + " |"
              for i in rounds]
