@@ -522,7 +522,8 @@ std::string KernelStack(long tid) {
 std::map<std::string, uint64_t> WatchSlowCalls(const std::vector<Worker>& workers, Clock::duration every,
                                                const std::atomic<bool>& running) {
   std::map<std::string, uint64_t> samples;
-  std::vector<Clock::rep> due(workers.size(), 0);  // per thread: when its call's next sample is due
+  // per thread: when the call watched was issued, and when its next sample is due
+  std::vector<Clock::rep> call(workers.size(), 0), due(workers.size(), 0);
   const Clock::duration tick = std::max<Clock::duration>(every / 4, std::chrono::microseconds(100));
   while (running.load()) {
     std::this_thread::sleep_for(tick);
@@ -530,7 +531,7 @@ std::map<std::string, uint64_t> WatchSlowCalls(const std::vector<Worker>& worker
     for (size_t i = 0; i < workers.size(); ++i) {
       const Clock::rep issued = workers[i].in_call.load();
       if (!issued) continue;
-      if (due[i] <= issued) due[i] = issued + every.count();  // a new call
+      if (call[i] != issued) call[i] = issued, due[i] = issued + every.count();  // a new call
       if (now < due[i]) continue;
       const std::string stack = KernelStack(workers[i].tid.load());
       if (workers[i].in_call.load() != issued) continue;  // the call ended while its stack was read
