@@ -440,8 +440,12 @@ def _run_again(record: dict[str, Any]) -> list[str]:
     if not second:
         return [f"No rate was run again after a miss (none missed far below what its configuration held in an "
                 f"earlier round; {runs} runs in all)."]
+    held = sum(holds(_run_of(p), slo) for p in second)
+    if len(second) == 1:
+        return [f"1 rate was run again after a miss where its configuration held more in an earlier round ({runs} runs "
+                f"in all); it {'held' if held else 'missed again'} the second time."]
     return [f"{len(second)} rates were run again after a miss where their configuration held more in an earlier round "
-            f"({runs} runs in all); {sum(holds(_run_of(p), slo) for p in second)} of them held the second time."]
+            f"({runs} runs in all); {held} of them held the second time."]
 
 
 def _run_of(probe: dict[str, Any]) -> RateRun:
@@ -625,12 +629,19 @@ def wal_space_capacity() -> str:
 
 
 WAL_WAITS = "wal-waits-120k-11.8.1-2026-12-07.json"
+DIRECT_IO_CAPACITY = "direct-io-capacity-60s-120k-11.8.1-2026-12-07.json"
 
 
 def wal_waits() -> str:
     """The defaults, with flushes and compactions past the page cache, and with 4 WAL files recycled, with
     --slow_call_us: :func:`_slow_calls`."""
     return _slow_calls(WAL_WAITS)
+
+
+def direct_io_capacity() -> str:
+    """The defaults, and their OPTIONS file with flushes and compactions past the page cache, alone and with
+    the background at nice 19, in paired capacity rounds of 60 s runs: :func:`_capacity_why`."""
+    return _capacity_why(DIRECT_IO_CAPACITY)
 
 
 def _capacity_why(name: str, more: tuple[str, ...] = ()) -> str:
@@ -1217,4 +1228,5 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "compaction_work_seconds": compaction_work_seconds, "nice_capacity": nice_capacity,
     "at_nice_19": at_nice_19, "bound_at_nice_19": bound_at_nice_19, "slow_calls": slow_calls, "wal_space": wal_space,
     "slow_calls_no_fallocate": slow_calls_no_fallocate, "wal_space_capacity": wal_space_capacity, "wal_waits": wal_waits,
+    "direct_io_capacity": direct_io_capacity,
     "direct_io": direct_io}
