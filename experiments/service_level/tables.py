@@ -644,6 +644,36 @@ def direct_io_capacity() -> str:
     return _capacity_why(DIRECT_IO_CAPACITY)
 
 
+DIRECT_IO_LEVERS = "direct-io-levers-175k-11.8.1-2026-12-07.json"
+
+
+def direct_io_levers() -> str:
+    """The defaults, direct I/O at nice 19, and that with less compaction work or more threads, in paired rounds
+    at one rate: :func:`_held_at_rate`."""
+    return _held_at_rate(DIRECT_IO_LEVERS)
+
+
+def _held_at_rate(file: str) -> str:
+    """Configurations beside the defaults in paired rounds at one rate, judged as a capacity search judges a rate
+    (objectives.rates.missed): each run's tail, its settle and whether it held, and in how many rounds each held."""
+    path, record = _record(file)
+    slo = parse_slo(record["arguments"]["slo"])
+    by, rounds, names = _by_round(record, "runs")
+    rows = ["| round | configuration | P99.9 | P99.99 | max | settle | held | write amp |", "|---" * 8 + "|"]
+    held: dict[str, int] = {name: 0 for name in names}
+    for i in rounds:
+        for name in names:
+            run = by[(i, name)]
+            why = missed(_run_of(run), slo)
+            held[name] += not why
+            settle = f"{run['settle_s']:.0f} s" if run["settled"] > 0 else f"behind after {run['settle_s']:.0f} s"
+            rows.append(f"| {i} | {name} | {_ms(run['p99.9_us'])} | {_ms(run['p99.99_us'])} | {_ms(run['max_us'])} | "
+                        f"{settle} | {'yes' if not why else 'no: ' + ', '.join(why)} | {run['write_amp']:.2f} |")
+    at = f"{record['arguments']['slo']} at {_rate(float(record['arguments']['rate']))} ops/s"
+    lines = [f"- {name}: held {at} in {held[name]} of {len(rounds)} rounds." for name in names]
+    return "\n".join([*rows, "", *lines, "", stamp(path, record["commit"], record["date"], WINDOWS_CODE)])
+
+
 def _capacity_why(name: str, more: tuple[str, ...] = ()) -> str:
     """Configurations beside the defaults in paired capacity rounds (:func:`_paired_lines`), why their runs
     missed (:func:`_misses`; ``more`` lines after them), and their seconds with a request over the bound beside
@@ -1228,5 +1258,5 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "compaction_work_seconds": compaction_work_seconds, "nice_capacity": nice_capacity,
     "at_nice_19": at_nice_19, "bound_at_nice_19": bound_at_nice_19, "slow_calls": slow_calls, "wal_space": wal_space,
     "slow_calls_no_fallocate": slow_calls_no_fallocate, "wal_space_capacity": wal_space_capacity, "wal_waits": wal_waits,
-    "direct_io_capacity": direct_io_capacity,
+    "direct_io_capacity": direct_io_capacity, "direct_io_levers": direct_io_levers,
     "direct_io": direct_io}
