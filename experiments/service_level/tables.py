@@ -629,13 +629,15 @@ def wal_space_capacity() -> str:
 
 
 WAL_WAITS = "wal-waits-120k-11.8.1-2026-12-07.json"
-DIRECT_IO_CAPACITY = "direct-io-capacity-60s-120k-11.8.1-2026-12-07.json"
 
 
 def wal_waits() -> str:
     """The defaults, with flushes and compactions past the page cache, and with 4 WAL files recycled, with
     --slow_call_us: :func:`_slow_calls`."""
     return _slow_calls(WAL_WAITS)
+
+
+DIRECT_IO_CAPACITY = "direct-io-capacity-60s-120k-11.8.1-2026-12-07.json"
 
 
 def direct_io_capacity() -> str:
@@ -1258,5 +1260,4 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "compaction_work_seconds": compaction_work_seconds, "nice_capacity": nice_capacity,
     "at_nice_19": at_nice_19, "bound_at_nice_19": bound_at_nice_19, "slow_calls": slow_calls, "wal_space": wal_space,
     "slow_calls_no_fallocate": slow_calls_no_fallocate, "wal_space_capacity": wal_space_capacity, "wal_waits": wal_waits,
-    "direct_io_capacity": direct_io_capacity, "direct_io_levers": direct_io_levers,
-    "direct_io": direct_io}
+    "direct_io": direct_io, "direct_io_capacity": direct_io_capacity, "direct_io_levers": direct_io_levers}
