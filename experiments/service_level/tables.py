@@ -655,6 +655,15 @@ def direct_io_levers() -> str:
     return _held_at_rate(DIRECT_IO_LEVERS)
 
 
+LESS_WORK_CAPACITY = "less-work-capacity-60s-150k-11.8.1-2026-12-07.json"
+
+
+def less_work_capacity() -> str:
+    """The direct-io-levers screen's winner (direct I/O, 128 MiB memtables, L0 compaction at 8 files, at nice 19),
+    the same without direct I/O, and the defaults, in paired capacity rounds of 60 s runs: :func:`_capacity_why`."""
+    return _capacity_why(LESS_WORK_CAPACITY)
+
+
 def _held_at_rate(file: str) -> str:
     """Configurations beside the defaults in paired rounds at one rate, judged as a capacity search judges a rate
     (objectives.rates.missed): each run's tail, its settle and whether it held, and in how many rounds each held."""
@@ -1260,4 +1269,5 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "compaction_work_seconds": compaction_work_seconds, "nice_capacity": nice_capacity,
     "at_nice_19": at_nice_19, "bound_at_nice_19": bound_at_nice_19, "slow_calls": slow_calls, "wal_space": wal_space,
     "slow_calls_no_fallocate": slow_calls_no_fallocate, "wal_space_capacity": wal_space_capacity, "wal_waits": wal_waits,
-    "direct_io": direct_io, "direct_io_capacity": direct_io_capacity, "direct_io_levers": direct_io_levers}
+    "direct_io": direct_io, "direct_io_capacity": direct_io_capacity, "direct_io_levers": direct_io_levers,
+    "less_work_capacity": less_work_capacity}
