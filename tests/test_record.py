@@ -4403,6 +4403,25 @@ def test_a_warmed_study_runs_the_defaults_within_a_search_step():
     _quoted("which brought them within a search step in the study that checked it", ("README.md",))
 
 
+def test_the_less_work_configurations_capacity_is_quoted_as_its_record_gives_it():
+    """README's SLO job paragraph: direct I/O, 128 MiB memtables and L0 compaction at 8 files, at nice 19, beside
+    the defaults in 5 paired capacity rounds (the less-work-capacity record): its ratio and interval, above 1, and
+    the write amp at each one's held rates as the record's table says it."""
+    record = _json(f"experiments/service_level/results/{service_level_tables.LESS_WORK_CAPACITY}")
+    assert record["machine"]["cpu"].startswith("Intel(R) Xeon(R)") and record["arguments"]["slo"] == "p99.9<=10ms"
+    winner = "past the page cache, 128 MiB memtables, L0 compaction at 8 files, at nice 19"
+    assert _json("experiments/service_level/less-work-capacity.json")[winner]["background"] == "low"
+    paired = record["capacity_paired"][winner]
+    assert paired["n"] == 5 and 1 < paired["ci95"][0] < paired["ci95"][1] < 1.35
+    table = service_level_tables.less_work_capacity()
+    amps = {name: float(re.search(rf"- {re.escape(name)}: .*?at its held rates write amp ([0-9.]+)", table)[1])
+            for name in (winner, "rocksdb-default")}
+    _quoted(f"held {_ratio(paired)} the defaults' capacity at `p99.9<=10ms` (the paired ratio of {paired['n']} rounds",
+            ("README.md",))
+    _quoted(f"writing {amps[winner]:.1f} bytes per byte against their {amps['rocksdb-default']:.1f}", ("README.md",),
+            at=_ratio(paired))
+
+
 def test_the_bound_on_the_intel_host_and_its_one_missed_run():
     """docs/measure.md, "On the Intel Xeon host": the bound held more than the defaults in every round; in round 2
     the defaults' search missed at a rate they held in every other round, with a P99.9 quoted, and held the rate

@@ -14,7 +14,7 @@ import pytest
 from tuner import ranking
 from tuner.observers._mlflow import _answer_marks
 from tuner.outputs import closing_table
-from tuner.outputs._answer import answer, answer_of, gain_lines
+from tuner.outputs._answer import answer, answer_of, gain_lines, target_lines
 from tuner.outputs._report import verdict_lines
 from tuner.stats import paired_ratio, resolution
 from tuner.summary import SCHEMA_VERSION, BestTrial, Build, Summary, SummaryError
@@ -326,6 +326,17 @@ def test_a_rate_study_whose_reference_is_noisy_over_the_rounds_says_so():
     calm = {**data, "revalidation": {**data["revalidation"], "noise_cv_reference": 0.17}}
     quiet = verdict_lines(Summary.from_dict({**calm, "backend": "rate"}))
     assert not any("more than half its mean" in ln for ln in quiet)
+
+
+@pytest.mark.parametrize("background", ["low", "normal"])
+def test_a_rate_study_at_nice_19_says_a_service_must_run_its_background_so(background):
+    """Nice 19 is no OPTIONS option: the runs line says a deployment must lower its own threads' priority."""
+    data = {"backend": "rate", "offered": {"writes": 150000.0, "background": background},
+            "target": {"data_bytes": 2 << 30, "kind": "preloaded", "duration_seconds": 60.0}}
+    runs = [ln for ln in target_lines(Summary.from_dict(data)) if ln.startswith("runs:")]
+    said = "at nice 19 (--background-priority low): a host setting OPTIONS.ini cannot carry"
+    assert len(runs) == 1 and (said in runs[0]) == (background == "low"), runs
+    assert ("Env::LowerThreadPoolCPUPriority" in runs[0]) == (background == "low")
 
 
 def test_a_best_that_is_the_defaults_own_start_is_said_under_the_table():

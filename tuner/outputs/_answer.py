@@ -185,6 +185,10 @@ def _program_lines(summary: Summary, t: TargetInfo) -> list[str]:
                 "the capacity searches (--slo) confirm"
             runs += (f"; {who} the answer in {t.confirm_duration_seconds:g} s runs (--duration; the "
                      "search's shorter ones, --search-duration, try more configurations)")
+    if rate and summary.offered and summary.offered.background == "low":
+        runs += ("; RocksDB's flush and compaction threads at nice 19 (--background-priority low): a host setting "
+                 "OPTIONS.ini cannot carry, so a service sees these figures only with its own RocksDB's at the lowest "
+                 "CPU priority too (Env::LowerThreadPoolCPUPriority on its LOW and HIGH pools)")
     return [*lines, runs]
 
 
