@@ -172,9 +172,10 @@ def changed_since(commit: str, code: tuple[str, ...]) -> list[str] | None:
 
 def commit_before(started: str) -> str | None:
     """The commit a record that names none was measured at: the last on this checkout's first-parent line
-    before ``started`` (when its first run began, "YYYY-MM-DD HH:MM:SS UTC"); None when there is none."""
-    found = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--first-parent", "--format=%h", f"--before={started}"],
-                           capture_output=True, text=True).stdout.strip()
+    before ``started`` (when its first run began, "YYYY-MM-DD HH:MM:SS UTC"), abbreviated to 7 characters as the
+    records' stamps are (git's own default grows with the clone's objects); None when there is none."""
+    found = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--first-parent", "--abbrev=7", "--format=%h",
+                            f"--before={started}"], capture_output=True, text=True).stdout.strip()
     return found or None
 
 
