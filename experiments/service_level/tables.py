@@ -991,19 +991,20 @@ def _capacity_study(name: str) -> str:
     cap, default, best, target = summary.capacity, summary.baseline("rocksdb-default"), summary.best, summary.target
     assert cap is not None and default is not None and best is not None and target is not None
     assert summary.when is not None
-    trials = [TrialRecord.of(t) for t in summary.optuna_study(path.parent).trials]
-    complete = [t for t in trials if t.outcome == "complete" and t.metrics]
+    numbered = {t.number: TrialRecord.of(t) for t in summary.optuna_study(path.parent).trials}
+    complete = {n: t for n, t in numbered.items() if t.outcome == "complete" and t.metrics}
     base, first, again = _defaults_searches(summary, path.parent)
-    held = sorted((t.metrics or {})["held_ops_per_sec"] for t in complete)
+    held = sorted((t.metrics or {})["held_ops_per_sec"] for t in complete.values())
+    top = max(complete, key=lambda n: ((complete[n].metrics or {})["held_ops_per_sec"], -n))
 
     def cost(metrics: dict[str, Any]) -> str:
         return f"write amp {metrics['write_amp']:.2f}, disk after {metrics['sst_bytes'] / 2**30:.2f} GiB"
-    lines = [f"The search: {len(complete)} of {len(trials)} trials complete, each a capacity search of "
+    lines = [f"The search: {len(complete)} of {len(numbered)} trials complete, each a capacity search of "
              f"{target.duration_seconds:g} s runs from {cap.start:,.0f} ops/s; the defaults' own searches held "
              f"{base:,.0f} (the baseline) and {again:,.0f} (trial {first}, the same configuration); "
              f"{sum(h > base for h in held)} trials held more than the baseline, {sum(h > again for h in held)} more "
              f"than trial {first}, {sum(h == 0 for h in held)} held no rate tried; the most any held, {held[-1]:,.0f} "
-             f"(trial {best.trial}: at its held rate {cost(best.metrics)}; the baseline at its own, "
+             f"(trial {top}: at its held rate {cost(complete[top].metrics or {})}; the baseline at its own, "
              f"{cost(default.metrics)})."]
     rows = ["| configuration | capacity by round (ops/s) | median of the rounds that held |", "|---|---|---|"]
     for c in cap.configurations:
@@ -1028,6 +1029,33 @@ def _capacity_study(name: str) -> str:
         lines.append(f"The study's answer: {said} ({summary.answer.why}).")
     started = summary.when.first_trial_started or ""
     return "\n".join([*rows, "", *lines, "", stamp(path, commit_before(started), started, STUDY_CODE, brief=True)])
+
+
+SLO_JOB = "tune-slo-capacity-60k-11.8.1-2026-12-07"
+
+
+def slo_job() -> str:
+    """The SLO job as a user runs it (--objective capacity, --revalidate 2, --background-priority low) on the
+    service space with direct I/O and L0 compaction up to 16 files: the finalists the re-validation chose among,
+    its choice's capacity over the defaults' in its own paired rounds, each round's held rates, then
+    :func:`_capacity_study`."""
+    path = RESULTS / SLO_JOB / "summary.json"
+    summary = Summary.load(path)
+    reval = summary.revalidation
+    assert reval is not None and reval.select is not None and reval.best_vs_reference is not None
+    gain, metric = reval.best_vs_reference, reval.metric or "held_ops_per_sec"
+    assert gain.ci95 is not None
+    chosen = ", ".join(f"{c.name} {_rate(c.median(metric))}" for c in reval.select.configurations)
+    rounds = "; ".join(f"{c.name} {', '.join(_rate(v) for v in c.samples(metric))}" for c in reval.configurations)
+    start = next(t for t in summary.optuna_study(path.parent).trials  # the defaults' own start, as the space holds it
+                 if TrialRecord.of(t).enqueued == "rocksdb-default")
+    best = next(c.flags for c in reval.configurations if c.name == reval.best)
+    changed = ", ".join(f"{k} {v}" for k, v in best.items() if str(start.params.get(k)).lower() != v.lower())
+    lines = [f"The re-validation: finalists in {reval.select.rounds} round ({chosen} ops/s held), the choice "
+             f"{reval.best}; beside the defaults in {gain.n} paired rounds of capacity searches ({rounds} ops/s "
+             f"held), {gain.ratio:.2f}x their capacity (95 % CI {gain.ci95[0]:.2f}-{gain.ci95[1]:.2f}).",
+             f"{reval.best} sets, where the defaults' start in the space differs: {changed}."]
+    return "\n".join([*lines, "", _capacity_study(SLO_JOB)])
 
 
 STALL_PREDICT = "stall-predict-140k-11.8.1-2026-12-05.json"
@@ -1270,4 +1298,4 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "at_nice_19": at_nice_19, "bound_at_nice_19": bound_at_nice_19, "slow_calls": slow_calls, "wal_space": wal_space,
     "slow_calls_no_fallocate": slow_calls_no_fallocate, "wal_space_capacity": wal_space_capacity, "wal_waits": wal_waits,
     "direct_io": direct_io, "direct_io_capacity": direct_io_capacity, "direct_io_levers": direct_io_levers,
-    "less_work_capacity": less_work_capacity}
+    "less_work_capacity": less_work_capacity, "slo_job": slo_job}
