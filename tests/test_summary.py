@@ -256,6 +256,30 @@ def test_an_answer_that_holds_less_of_a_rate_at_the_slo_keeps_the_defaults():
     assert kept is not None and (kept.recommend, kept.name) == ("best", "trial 74")
 
 
+def test_a_capacity_studys_answer_rests_on_its_capacity_stage_too():
+    """In a study that scores capacity (--objective capacity), the --slo capacity stage searches the same measure in
+    paired rounds of its own: a re-validated gain that stage finds a tie is not the answer, guard or no guard (the
+    SLO job of 2026-12-07 answered trial 5 at 1.27x in 3 rounds; its capacity stage's rounds, below, tied:
+    experiments/service_level, tune-slo-capacity-60k record), one it finds above the defaults is; a study of
+    another objective keeps its answer on a tie, as before."""
+    defaults = [55_020.0, 76_474.0, 72_915.0, 58_842.0]  # the record's capacity stage, recorded measurements
+    tied = [60_000.0, 69_522.0, 69_522.0, 71_198.0]
+    assert paired_ratio(tied, defaults).verdict == "tie"
+
+    def study(best: list[float], guard: bool = True) -> Summary:
+        summary = _with_capacity(_beat(0.0, guard=guard), best, defaults)
+        return Summary.from_dict({**summary.to_dict(), "objective_metric": "held_ops_per_sec"})
+    for guard in (True, False):
+        kept = answer(study(tied, guard))
+        assert kept is not None and (kept.recommend, kept.name) == ("reference", "rocksdb-default")
+        assert "the capacity stage, more paired rounds of the same measure, found 1.03x (95 % CI" in kept.why
+    above = [1.3 * d for d in defaults]  # synthetic: 1.3x in every round
+    used = answer(study(above))
+    assert used is not None and (used.recommend, used.name) == ("best", "trial 74")
+    throughput = answer(_with_capacity(_beat(0.0), tied, defaults))  # a tie is no cost to a throughput study
+    assert throughput is not None and throughput.recommend == "best"
+
+
 @pytest.mark.parametrize("stalls, tails", [
     (100_000.0, None),  # stalls at the margin
     (0.0, ([126_000.0, 63_600.0], [42_000.0, 21_200.0])),  # a tail three times the defaults': at the margin

@@ -10,6 +10,7 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from tuner.backends import BACKENDS
 from tuner.engine import saved_rounds
 from tuner.measure import call_parts, kernel_waits
 from tuner.model import TuneConfig
+from tuner.outputs import answer as study_answer
 from tuner.ranking import COST_NAMES, SERVED_MARGINS, over_cost, served_over_cost
 from tuner.stats import paired_ratio
 from tuner.summary import ServedReport, ServedRun, Summary
@@ -1055,6 +1057,11 @@ def slo_job() -> str:
              f"{reval.best}; beside the defaults in {gain.n} paired rounds of capacity searches ({rounds} ops/s "
              f"held), {gain.ratio:.2f}x their capacity (95 % CI {gain.ci95[0]:.2f}-{gain.ci95[1]:.2f}).",
              f"{reval.best} sets, where the defaults' start in the space differs: {changed}."]
+    again = study_answer(replace(summary, answer=None))  # the tuner's rule as it is now, on the same measurements
+    assert again is not None
+    said = f"keep {again.name}" if again.recommend == "reference" else f"use {again.name}"
+    lines.append(f"The tuner as it is now, on the same measurements (the study's own answer is under the table): "
+                 f"{said} ({again.why}).")
     return "\n".join([*lines, "", _capacity_study(SLO_JOB)])
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from objectives.scores import Bound
+from objectives.scores import HELD, Bound
 from tuner import ranking
 from tuner.backends import BACKENDS
 from tuner.fmt import AT_RATE_METRICS, fmt_at_rate, fmt_bytes, fmt_cost, fmt_duration, fmt_resolution, fmt_value
@@ -45,6 +45,11 @@ def answer(summary: Summary) -> StudyAnswer | None:
                                + (f", and {ref}'s too ({'; '.join(also)}): none measured there keeps it" if also else
                                   "")
                                + f"; keep {_yours(ref)}")
+    if gain.verdict == "faster" and (unconfirmed := capacity_unconfirmed(summary, best)):
+        return StudyAnswer(recommend="reference", name=ref,
+                           why=f"{best} beat {ref} {where} ({gain.ratio:.2f}x, its 95 % interval above 1) but the "
+                               f"capacity stage, more paired rounds of the same measure, found {unconfirmed}; keep "
+                               f"{_yours(ref)}")
     if gain.verdict == "faster":
         over = beyond_guard(summary, best) if summary.cost_guard else []
         if over:
@@ -82,6 +87,19 @@ def beyond_guard(summary: Summary, best: str) -> list[str]:
     if cap is not None and paired is not None and paired.verdict == "slower":
         over.append(f"capacity at {cap.slo} {ratio_text(paired)} the defaults'")
     return over
+
+
+def capacity_unconfirmed(summary: Summary, best: str) -> str | None:
+    """In a study that scores capacity (--objective capacity) against rocksdb-default, the --slo capacity stage's
+    paired ratio for ``best`` in words when its rounds (2 or more) do not find it above the defaults: that stage
+    searches the same capacity at the same bound, to a finer step, in rounds of its own, so a gain it cannot see
+    is not one to deploy (guard or no guard: it is the objective, not a cost); None when they do or did not run."""
+    cap = summary.capacity
+    paired = cap.vs_default.get(best) if cap is not None else None
+    if summary.objective_metric != HELD or summary.revalidation is None or \
+            summary.revalidation.reference != DEFAULT_BASELINE or paired is None or cap is None:
+        return None
+    return None if paired.verdict == "faster" else f"{ratio_text(paired)} the defaults' capacity at {cap.slo}"
 
 
 def out_of_bounds(summary: Summary, name: str) -> list[str]:
