@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from objectives.scores import HELD
 from tuner import ranking
 from tuner.observers._mlflow import _answer_marks
 from tuner.outputs import closing_table
@@ -268,7 +269,7 @@ def test_a_capacity_studys_answer_rests_on_its_capacity_stage_too():
 
     def study(best: list[float], guard: bool = True) -> Summary:
         summary = _with_capacity(_beat(0.0, guard=guard), best, defaults)
-        return Summary.from_dict({**summary.to_dict(), "objective_metric": "held_ops_per_sec"})
+        return Summary.from_dict({**summary.to_dict(), "objective_metric": HELD})
     for guard in (True, False):
         kept = answer(study(tied, guard))
         assert kept is not None and (kept.recommend, kept.name) == ("reference", "rocksdb-default")

@@ -20,6 +20,7 @@ from experiments.record import commit_before, cpu_name, gathered, stamp
 from objectives.open_loop import parse
 from objectives.options_ini import parse_options
 from objectives.rates import RateRun, holds, missed, parse_slo
+from objectives.scores import HELD
 from tuner.backends import BACKENDS
 from tuner.engine import saved_rounds
 from tuner.measure import call_parts, kernel_waits
@@ -1045,7 +1046,7 @@ def slo_job() -> str:
     summary = Summary.load(path)
     reval = summary.revalidation
     assert reval is not None and reval.select is not None and reval.best_vs_reference is not None
-    gain, metric = reval.best_vs_reference, reval.metric or "held_ops_per_sec"
+    gain, metric = reval.best_vs_reference, reval.metric or HELD
     assert gain.ci95 is not None
     chosen = ", ".join(f"{c.name} {_rate(c.median(metric))}" for c in reval.select.configurations)
     rounds = "; ".join(f"{c.name} {', '.join(_rate(v) for v in c.samples(metric))}" for c in reval.configurations)

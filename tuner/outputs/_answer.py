@@ -45,12 +45,12 @@ def answer(summary: Summary) -> StudyAnswer | None:
                                + (f", and {ref}'s too ({'; '.join(also)}): none measured there keeps it" if also else
                                   "")
                                + f"; keep {_yours(ref)}")
-    if gain.verdict == "faster" and (unconfirmed := capacity_unconfirmed(summary, best)):
-        return StudyAnswer(recommend="reference", name=ref,
-                           why=f"{best} beat {ref} {where} ({gain.ratio:.2f}x, its 95 % interval above 1) but the "
-                               f"capacity stage, more paired rounds of the same measure, found {unconfirmed}; keep "
-                               f"{_yours(ref)}")
     if gain.verdict == "faster":
+        if unconfirmed := capacity_unconfirmed(summary, best):
+            return StudyAnswer(recommend="reference", name=ref,
+                               why=f"{best} beat {ref} {where} ({gain.ratio:.2f}x, its 95 % interval above 1) but the "
+                                   f"capacity stage, more paired rounds of the same measure, found {unconfirmed}; "
+                                   f"keep {_yours(ref)}")
         over = beyond_guard(summary, best) if summary.cost_guard else []
         if over:
             return StudyAnswer(recommend="reference", name=ref,
@@ -82,11 +82,16 @@ def beyond_guard(summary: Summary, best: str) -> list[str]:
     if served is not None and best in served.names:
         over += [f"served at {served.rate:,.0f} writes/s, {words}"
                  for words in ranking.served_beyond_words(served, best, DEFAULT_BASELINE)]
-    cap = summary.capacity
-    paired = cap.vs_default.get(best) if cap is not None else None
+    cap, paired = _capacity_vs_default(summary, best)
     if cap is not None and paired is not None and paired.verdict == "slower":
         over.append(f"capacity at {cap.slo} {ratio_text(paired)} the defaults'")
     return over
+
+
+def _capacity_vs_default(summary: Summary, name: str) -> tuple[CapacityReport | None, Ratio | None]:
+    """The --slo capacity stage and ``name``'s capacity over the defaults' in its paired rounds (None below 2)."""
+    cap = summary.capacity
+    return cap, cap.vs_default.get(name) if cap is not None else None
 
 
 def capacity_unconfirmed(summary: Summary, best: str) -> str | None:
@@ -94,10 +99,9 @@ def capacity_unconfirmed(summary: Summary, best: str) -> str | None:
     paired ratio for ``best`` in words when its rounds (2 or more) do not find it above the defaults: that stage
     searches the same capacity at the same bound, to a finer step, in rounds of its own, so a gain it cannot see
     is not one to deploy (guard or no guard: it is the objective, not a cost); None when they do or did not run."""
-    cap = summary.capacity
-    paired = cap.vs_default.get(best) if cap is not None else None
+    cap, paired = _capacity_vs_default(summary, best)
     if summary.objective_metric != HELD or summary.revalidation is None or \
-            summary.revalidation.reference != DEFAULT_BASELINE or paired is None or cap is None:
+            summary.revalidation.reference != DEFAULT_BASELINE or cap is None or paired is None:
         return None
     return None if paired.verdict == "faster" else f"{ratio_text(paired)} the defaults' capacity at {cap.slo}"
 
