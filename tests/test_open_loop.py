@@ -156,13 +156,13 @@ def test_a_trials_capacity_search_is_one_runs_metrics_from_its_held_rate():
     tail and costs are the held run's, and a search that held nothing scores 0 with the lowest rate's."""
     slo = parse_slo("p99.9<=2ms")
     near = capacity(_Threshold(26_000), Rate(20_000), slo, CAPACITY_RESOLUTION, TRIAL_RUNS, step=STEP)
-    assert [round(o) for o, _ in near.probes] == [20_000, 24_200, 29_282, 26_620]  # up, up, over, then between
+    assert [round(o) for o, _ in near.probes] == [20_000, 24_200, 29_282]  # up, up, over: a bracket of STEP
     held = near.metrics()
-    assert held["held_ops_per_sec"] == pytest.approx(24_200) and held["failed_ops_per_sec"] == pytest.approx(26_620)
-    assert held["p99.9_us"] == 1000 and held["capacity_runs"] == 4
+    assert held["held_ops_per_sec"] == pytest.approx(24_200) and held["failed_ops_per_sec"] == pytest.approx(29_282)
+    assert held["p99.9_us"] == 1000 and held["capacity_runs"] == TRIAL_RUNS == 3
     none = capacity(_Threshold(1.0), Rate(20_000), slo, CAPACITY_RESOLUTION, TRIAL_RUNS, step=STEP)
     assert none.metrics()["held_ops_per_sec"] == 0 and none.metrics()["p99.9_us"] == 50_000
-    assert len(none.probes) == TRIAL_RUNS and none.metrics()["failed_ops_per_sec"] == pytest.approx(20_000 / STEP ** 3)
+    assert len(none.probes) == TRIAL_RUNS and none.metrics()["failed_ops_per_sec"] == pytest.approx(20_000 / STEP ** 2)
     score = Score("capacity")
     assert score.terms == (("held_ops_per_sec", "maximize"),) and score.values(near.metrics()) == [near.held]
 
@@ -827,11 +827,11 @@ def test_tune_for_capacity_scores_each_trial_by_the_rate_it_holds(tmp_path, work
     summary = Summary.load(out / "summary.json")
     assert summary.objective_metric == "held_ops_per_sec" and summary.objective_maximize
     best = summary.best
-    assert best is not None and best.metrics["held_ops_per_sec"] == pytest.approx(2000 * STEP ** 3)
+    assert best is not None and best.metrics["held_ops_per_sec"] == pytest.approx(2000 * STEP ** 2)
     assert "failed_ops_per_sec" not in best.metrics and best.metrics["capacity_runs"] == TRIAL_RUNS
     logs = Path(best.log_dir)
-    assert sorted(int(p.name) for p in logs.iterdir() if p.is_dir()) == [2000, 2420, 2928, 3543]
-    assert json.loads((logs / "capacity.json").read_text())["held"] == pytest.approx(2000 * STEP ** 3)
+    assert sorted(int(p.name) for p in logs.iterdir() if p.is_dir()) == [2000, 2420, 2928]
+    assert json.loads((logs / "capacity.json").read_text())["held"] == pytest.approx(2000 * STEP ** 2)
     assert [line.split(" ops/s: ")[1].split(" (")[0] for line in (logs / "capacity.log").read_text().splitlines()] \
         == ["holds p99.9_us <= 1e+06"] * TRIAL_RUNS
     assert all(" --duration 1 " in c.read_text() for c in logs.rglob("command.command"))

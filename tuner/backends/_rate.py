@@ -49,7 +49,7 @@ RATES = ("{rate}", "{read_rate}")  # the template's words for the offered rates:
 CAPACITY_RUNS = 8  # at most, per configuration: a bracket within CAPACITY_RESOLUTION from a start a few times off
 CAPACITY_RESOLUTION = 0.1
 STEP = (1 + CAPACITY_RESOLUTION) ** 2  # a search near a capacity already known: two resolution steps at a time
-TRIAL_RUNS = 4  # --objective capacity: at most, per trial: from --rate, 1.77x up or 0.56x down, or a bracket
+TRIAL_RUNS = 3  # --objective capacity: at most, per trial: from --rate, 1.46x up or 0.68x down, or a bracket of STEP
 
 
 class RateBackend(CommandBackend):
