@@ -83,12 +83,13 @@ class Measurement:
 @dataclass(frozen=True)
 class Preloaded:
     """A DB built once per study and node that runs start from: where (a RocksDB directory), how long
-    it took and its size."""
+    it took and its size; what its build found beside it, in words (``said``)."""
 
     path: Path
     seconds: float
     size_bytes: int
     reused: bool = False
+    said: str = ""
 
 
 class Task(Protocol):

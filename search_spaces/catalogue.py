@@ -17,7 +17,8 @@ FILE = Path(__file__).with_name("catalogue.toml")
 KINDS = ("int", "float", "bool", "choice")
 ROLES = ("option", "shape")
 HOLDS = ("memtable", "memtables", "cache")  # what an option counts of the memory a configuration holds
-_FIELDS = {"flag", "options_key", "rocksdict", "kind", "unit", "memory", "holds", "role", "default", "doc"}
+SERVES = ("reads",)  # what an option's benefit is to, where it is one kind of request's alone
+_FIELDS = {"flag", "options_key", "rocksdict", "kind", "unit", "memory", "holds", "role", "serves", "default", "doc"}
 _ROCKSDICT = re.compile(r"^(options|table)\.(set_\w+)\((.*)\)$")
 
 
@@ -35,6 +36,7 @@ class OptionInfo:
     memory: bool = False
     holds: str | None = None  # one of HOLDS
     role: str = "option"
+    serves: str | None = None  # one of SERVES: a study that offers none of those requests holds it at the defaults'
     default: int | float | bool | None = None
 
     def rocksdict_call(self) -> tuple[str, str, str]:
@@ -52,13 +54,14 @@ def catalogue() -> dict[str, OptionInfo]:
     for name, spec in tomllib.loads(FILE.read_text()).items():
         unknown = set(spec) - _FIELDS
         if (unknown or spec.get("kind") not in KINDS or spec.get("role", "option") not in ROLES
-                or spec.get("holds", HOLDS[0]) not in HOLDS):
+                or spec.get("holds", HOLDS[0]) not in HOLDS or spec.get("serves", SERVES[0]) not in SERVES):
             raise SpaceError(f"{FILE.name}: {name}: bad entry (unknown fields {sorted(unknown)}, kind "
-                             f"{spec.get('kind')!r}, role {spec.get('role')!r}, holds {spec.get('holds')!r})")
+                             f"{spec.get('kind')!r}, role {spec.get('role')!r}, holds {spec.get('holds')!r}, "
+                             f"serves {spec.get('serves')!r})")
         out[name] = OptionInfo(name=name, flag=spec.get("flag", name), kind=spec["kind"], unit=spec["unit"],
                                doc=spec["doc"], options_key=spec.get("options_key"), rocksdict=spec.get("rocksdict"),
                                memory=spec.get("memory", False), holds=spec.get("holds"), role=spec.get("role", "option"),
-                               default=spec.get("default"))
+                               serves=spec.get("serves"), default=spec.get("default"))
     held = sorted(o.holds for o in out.values() if o.holds is not None)
     if held != sorted(HOLDS):
         raise SpaceError(f"{FILE.name}: holds: each of {', '.join(HOLDS)} must be one option's, got {held}")

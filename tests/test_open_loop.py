@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import signal
 import statistics
@@ -39,7 +40,7 @@ from objectives.scores import Score
 from tests.conftest import leftovers
 from tuner import options_file
 from tuner.backends import BACKENDS, Config
-from tuner.backends._rate import CAPACITY_RESOLUTION, CAPACITY_RUNS, STEP, TRIAL_RUNS
+from tuner.backends._rate import CAPACITY_RESOLUTION, CAPACITY_RUNS, STEP, TRIAL_RUNS, scaled, trial_start
 from tuner.engine._capacity import capacities
 from tuner.engine._prepare import check_backend
 from tuner.measure import curve, kernel_stack, kernel_waits, slow_calls
@@ -165,6 +166,33 @@ def test_a_trials_capacity_search_is_one_runs_metrics_from_its_held_rate():
     assert len(none.probes) == TRIAL_RUNS and none.metrics()["failed_ops_per_sec"] == pytest.approx(20_000 / STEP ** 2)
     score = Score("capacity")
     assert score.terms == (("held_ops_per_sec", "maximize"),) and score.values(near.metrics()) == [near.held]
+
+
+@pytest.mark.parametrize("limit, rate", [(100_000, 20_000), (73_000, 150_000), (5_000, 60_000)])
+def test_a_capacity_studys_trials_search_around_the_defaults_capacity_wherever_the_rate_lies(limit, rate):
+    """The preload's search places a known capacity within a bracket of STEP from a --rate far off, and its
+    middle is where the trials start: a trial of the defaults' capacity then places it within a STEP too, in
+    TRIAL_RUNS runs at most, where one from --rate would hold every rate it tried (or none)."""
+    slo = parse_slo("p99.9<=2ms")
+    placed = capacity(_Threshold(limit), Rate(rate), slo, STEP - 1, CAPACITY_RUNS)
+    assert placed.held is not None and placed.failed is not None
+    assert placed.held <= limit < placed.failed and placed.failed / placed.held <= STEP
+    start = trial_start(placed, rate)
+    assert start == pytest.approx(math.sqrt(placed.held * placed.failed))
+    trial = capacity(_Threshold(limit), scaled(Rate(rate), start), slo, CAPACITY_RESOLUTION, TRIAL_RUNS, step=STEP)
+    assert trial.held is not None and trial.failed is not None and trial.held <= limit < trial.failed <= trial.held * STEP
+    unplaced = capacity(_Threshold(limit), Rate(rate), slo, CAPACITY_RESOLUTION, TRIAL_RUNS, step=STEP)
+    assert unplaced.held is None or unplaced.failed is None  # --rate 1.46 times off or more: no bracket
+
+
+def test_where_trials_start_when_the_defaults_search_found_no_bracket():
+    slo = parse_slo("p99.9<=2ms")
+    none = capacity(_Threshold(1.0), Rate(20_000), slo, STEP - 1, CAPACITY_RUNS)
+    assert trial_start(none, 20_000) == pytest.approx(none.failed / STEP)
+    every = capacity(_Threshold(1e12), Rate(20_000), slo, STEP - 1, 2)
+    assert trial_start(every, 20_000) == pytest.approx(40_000)  # the most it held
+    assert trial_start(replace(every, held=None, probes=()), 20_000) == 20_000
+    assert scaled(Rate(30_000, 10_000), 60_000) == Rate(45_000, 15_000)
 
 
 def test_a_rounds_searches_start_where_the_round_befores_held_rates_meet():
@@ -777,6 +805,8 @@ def test_the_reads_at_load_study_minimizes_the_reads_tail_beside_writes_at_a_rat
     assert best is not None and best.metrics["read_p99.9_us"] > 0 and best.metrics["read_ops"] > 0
     commands = sorted(out.rglob("command.command"))
     assert commands and all("--rate 30000 --read_rate 5000" in c.read_text() for c in commands if " run " in c.read_text())
+    assert all({"cache_size", "bloom_bits"} <= set(t.params) for t in summary.optuna_study().trials)  # reads: searched
+    assert "offer no reads" not in r.stderr
     assert leftovers(work_dir) == []
 
 
@@ -800,6 +830,8 @@ def test_tune_with_an_slo_measures_the_capacity_of_the_best_and_the_defaults(tmp
         assert c.probes[0].offered == 2000 and c.probes[1].offered == 1000  # down from --rate, halving
         assert not any(p.held for p in c.probes) and all(p.value and p.value > 1 for p in c.probes)
     assert "capacity at p99.9<=1us" in r.stdout and "rocksdb-default held it at no rate tried" in r.stdout
+    assert "space service: not searched, since the runs offer no reads: cache_size " in r.stderr
+    assert not {"cache_size", "bloom_bits"} & {n for t in summary.optuna_study().trials for n in t.params}
     assert (out / "plots" / "slo_curve.png").is_file()
     assert sorted(p.name for p in (out / "capacity" / "rocksdb-default").iterdir())[:2] == ["1000", "125"]
     assert leftovers(work_dir) == []
@@ -807,10 +839,11 @@ def test_tune_with_an_slo_measures_the_capacity_of_the_best_and_the_defaults(tmp
 
 @pytest.mark.release_build
 def test_tune_for_capacity_scores_each_trial_by_the_rate_it_holds(tmp_path, work_dir):
-    """`tune --objective capacity`: each trial is a capacity search from --rate (a bound every run holds:
-    up by STEP, TRIAL_RUNS runs of --search-duration), its score the highest rate held, each rate's logs
-    in the trial's directory beside capacity.json; the capacity stage, without a re-validation, confirms
-    at --duration; nothing is left in the work dir."""
+    """`tune --objective capacity`: the preload places the library's defaults' capacity by a search from
+    --rate (its runs logged in OUT/preload-trials/start/), and each trial is a capacity search from where it
+    put them (up or down by STEP, at most TRIAL_RUNS runs of --search-duration), its score the highest rate
+    held, each rate's logs in the trial's directory beside capacity.json; the capacity stage, without a
+    re-validation, confirms at --duration; nothing is left in the work dir."""
     out = tmp_path / "out"
     # A space whose every point keeps the library's 64 MiB memtables: the settle after each 1 s run
     # flushes one small memtable, which a random point of small memtables and one job could not
@@ -824,16 +857,24 @@ def test_tune_for_capacity_scores_each_trial_by_the_rate_it_holds(tmp_path, work
                         "--no-mlflow", "--no-plots", "--out", str(out), "--work-dir", str(work_dir)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
+    placed = re.search(r"the library's defaults (held [\d,]+ ops/s|held no rate tried) at .+? \((\d) runs "
+                       r"from --rate\): each trial searches from ([\d,]+) ops/s", r.stderr)
+    assert placed is not None, r.stderr[-2000:]
+    start = float(placed[3].replace(",", ""))
+    searched = sorted(int(p.name) for p in (out / "preload-trials" / "start").iterdir() if p.is_dir())
+    assert 2000 in searched and len(searched) == int(placed[2])  # from --rate, a run per rate
     summary = Summary.load(out / "summary.json")
     assert summary.objective_metric == "held_ops_per_sec" and summary.objective_maximize
     best = summary.best
-    assert best is not None and best.metrics["held_ops_per_sec"] == pytest.approx(2000 * STEP ** 2)
-    assert "failed_ops_per_sec" not in best.metrics and best.metrics["capacity_runs"] == TRIAL_RUNS
+    assert best is not None
     logs = Path(best.log_dir)
-    assert sorted(int(p.name) for p in logs.iterdir() if p.is_dir()) == [2000, 2420, 2928]
-    assert json.loads((logs / "capacity.json").read_text())["held"] == pytest.approx(2000 * STEP ** 2)
-    assert [line.split(" ops/s: ")[1].split(" (")[0] for line in (logs / "capacity.log").read_text().splitlines()] \
-        == ["holds p99.9_us <= 1e+06"] * TRIAL_RUNS
+    found = json.loads((logs / "capacity.json").read_text())
+    offered = [p["offered"] for p in found["probes"]]
+    assert offered[0] == pytest.approx(start, abs=0.5) and 1 <= len(offered) <= TRIAL_RUNS
+    assert all(b / a == pytest.approx(STEP) or b / a == pytest.approx(1 / STEP) or b / a == pytest.approx(STEP ** -0.5)
+               or b / a == pytest.approx(STEP ** 0.5) for a, b in zip(offered, offered[1:]))  # by STEP, or between
+    assert best.metrics["held_ops_per_sec"] == (found["held"] or 0) and best.metrics["capacity_runs"] == len(offered)
+    assert len((logs / "capacity.log").read_text().splitlines()) == len(offered)
     assert all(" --duration 1 " in c.read_text() for c in logs.rglob("command.command"))
     staged = list((out / "capacity").rglob("command.command"))
     assert staged and all(" --duration 2 " in c.read_text() for c in staged)

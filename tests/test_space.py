@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,11 +11,12 @@ import pytest
 
 from objectives import workdir
 from search_spaces import Context, GiB, IntParam, MiB, SearchSpace, SpaceError, load_space
-from search_spaces.catalogue import held_bytes, holding
-from search_spaces.config import Setting
+from search_spaces.catalogue import catalogue, held_bytes, holding
+from search_spaces.config import Config, Setting
 from search_spaces.context import ExpressionError, evaluate
+from tuner.engine import _prepare
 from tuner.engine._baseline_file import load_baseline
-from tuner.engine._prepare import _direct_io
+from tuner.engine._prepare import _direct_io, _unread
 from tuner.model import UsageError
 from tuner.options_file import decode, encode
 from tuner.outputs._export import ExportError, as_python
@@ -378,6 +380,51 @@ def test_a_work_dir_refusing_o_direct_leaves_direct_io_out_of_the_space(host, tm
     assert narrowed.parameter("use_direct_io_for_flush_and_compaction").choices == (False,)
     assert notes == (f"use_direct_io_for_flush_and_compaction left off: the work dir {tmp_path} refuses O_DIRECT "
                      "(give --work-dir on a disk filesystem such as ext4 or xfs to search it)",)
+
+
+def _service(host: Context) -> SearchSpace:
+    return load_space("service").resolve(replace(host, cores=2, data=2 * GiB, budget=768 * MiB,
+                                                   extra={"write_bytes": 7_200_000.0}))
+
+
+def test_a_space_without_a_parameter_holds_it_at_its_value_in_every_constraint(host):
+    """``without``: the held parameters leave the space and the constraints read their values: memtables that
+    fill the budget with a 32 MiB cache beside them break it; a parameter searched only by a held one's value
+    cannot be kept."""
+    service = _service(host)
+    held = service.without({"cache_size": 32.0 * MiB, "bloom_bits": None})
+    assert {p.name for p in service.parameters} - {p.name for p in held.parameters} == {"cache_size", "bloom_bits"}
+    fills = {**service.sample(random.Random(1)), "level0_file_num_compaction_trigger": 4,
+             "level0_slowdown_writes_trigger": 20, "level0_stop_writes_trigger": 36, "write_buffer_size": 94 * MiB,
+             "max_write_buffer_number": 8, "min_write_buffer_number_to_merge": 1}
+    assert service.violations({**fills, "cache_size": 4 * MiB}) == []
+    assert held.violations({k: v for k, v in fills.items() if k not in ("cache_size", "bloom_bits")}) == [
+        "memory_budget: write_buffer_size * max_write_buffer_number + cache_size <= budget is false for "
+        f"max_write_buffer_number=8, write_buffer_size={94 * MiB}, budget={768 * MiB}, cache_size={32.0 * MiB}"]
+    with pytest.raises(SpaceError, match="compression_level is searched only by a value of compression_type"):
+        service.without({"compression_type": None})
+
+
+def test_options_that_serve_reads_alone_are_held_at_the_defaults_when_no_read_is_offered(host, monkeypatch):
+    """A study whose runs read nothing holds the catalogue's read-only options at rocksdb-default's values
+    and says so; one whose default is not known stays searched where a constraint names it."""
+    assert {n for n, o in catalogue().items() if o.serves == "reads"} == {
+        "cache_size", "bloom_bits", "cache_index_and_filter_blocks", "partition_index_and_filters", "row_cache_size",
+        "compressed_cache_size"}
+    service = _service(host)
+    given = {"cache_size": 33554432, "bloom_bits": 0}
+    monkeypatch.setattr(_prepare, "default_config", lambda found, task, flags: Config.of(
+        {f: v for f, v in given.items() if f in flags}, service.parameters))
+    space, said = _unread(service, None, None)  # the defaults are given above
+    assert not {"cache_size", "bloom_bits"} & {p.name for p in space.parameters}
+    assert space.context is not None and space.context.extra["cache_size"] == 33554432
+    assert said == ("not searched, since the runs offer no reads: cache_size 33554432, bloom_bits 0 "
+                    "(rocksdb-default's; a search would see only what they cost the writes)",)
+    given = {"bloom_bits": 0}
+    space, said = _unread(service, None, None)
+    assert "cache_size" in {p.name for p in space.parameters} and "bloom_bits" not in {p.name for p in space.parameters}
+    plain = service.without({"cache_size": None, "bloom_bits": None})
+    assert _unread(plain, None, None) == (plain, ())
 
 
 def test_a_users_constraint_is_never_relaxed_a_presets_is(tmp_path, ctx):

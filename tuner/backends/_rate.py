@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import subprocess
 import tempfile
@@ -49,7 +50,8 @@ RATES = ("{rate}", "{read_rate}")  # the template's words for the offered rates:
 CAPACITY_RUNS = 8  # at most, per configuration: a bracket within CAPACITY_RESOLUTION from a start a few times off
 CAPACITY_RESOLUTION = 0.1
 STEP = (1 + CAPACITY_RESOLUTION) ** 2  # a search near a capacity already known: two resolution steps at a time
-TRIAL_RUNS = 3  # --objective capacity: at most, per trial: from --rate, 1.46x up or 0.68x down, or a bracket of STEP
+TRIAL_RUNS = 3  # --objective capacity: at most, per trial: from its start, 1.46x up or 0.68x down, or a bracket of STEP
+START_FILE = "start.json"  # --objective capacity: beside the preloaded DB, the rate the trials' searches start from
 
 
 class RateBackend(CommandBackend):
@@ -96,18 +98,16 @@ class RateBackend(CommandBackend):
         assert self.setup.rate is not None
         rate, step = self.setup.rate, 2.0
         if start is not None:  # near an earlier round's capacity: a bracket in about three runs
-            step = STEP
-            share = start / (rate.writes + rate.reads)
-            rate = replace(rate, writes=rate.writes * share, reads=rate.reads * share)
+            step, rate = STEP, scaled(rate, start)
         return capacity(_Runs(self, self.options_text(config), log_dir, workload), rate, slo, CAPACITY_RESOLUTION,
                         CAPACITY_RUNS, say, step, held_before)
 
     def _measure(self, config: Config, log_dir: Path, repeats: int, observer: IntervalObserver | None,
                  workload: Task | None) -> Measurement:
         """A run at the study's rate, as the command backend's; with --objective capacity (``Setup.slo``) a
-        search instead: from the study's rate up or down by STEP, then halving the gap to CAPACITY_RESOLUTION,
-        at most TRIAL_RUNS runs (logs in ``log_dir/<rate>``, a line per rate in ``capacity.log``), as one run's
-        metrics (:meth:`Capacity.metrics`)."""
+        search instead: from where the preload put the trials' searches (:meth:`_start`) up or down by STEP,
+        then halving the gap to CAPACITY_RESOLUTION, at most TRIAL_RUNS runs (logs in ``log_dir/<rate>``, a line
+        per rate in ``capacity.log``), as one run's metrics (:meth:`Capacity.metrics`)."""
         slo = self.setup.slo
         if slo is None:
             return super()._measure(config, log_dir, repeats, observer, workload)
@@ -115,7 +115,7 @@ class RateBackend(CommandBackend):
         runs = _Runs(self, self.options_text(config), log_dir, workload)
         log_dir.mkdir(parents=True, exist_ok=True)
         with open(log_dir / "capacity.log", "a") as said:  # a line per rate as it ends
-            found = capacity(runs, self.setup.rate, slo, CAPACITY_RESOLUTION, TRIAL_RUNS,
+            found = capacity(runs, self._start(workload), slo, CAPACITY_RESOLUTION, TRIAL_RUNS,
                              lambda line: print(line, file=said, flush=True), STEP)
         (log_dir / "capacity.json").write_text(json.dumps(found.to_dict(), indent=1) + "\n")
         metrics: dict[str, float | None] = {**found.metrics()}
@@ -175,6 +175,11 @@ class RateBackend(CommandBackend):
         return RunTask(cls.name, f"open_loop at {writes:g} writes/s", data, duration, preloaded=True, memory=memory)
 
     @classmethod
+    def offers_reads(cls, config: TuneConfig) -> bool:
+        """Only with --read-rate: the driver's runs offer writes alone otherwise."""
+        return config.measurement.read_rate > 0
+
+    @classmethod
     def context_names(cls, config: TuneConfig) -> dict[str, float]:
         """``write_bytes``: the bytes per second the offered writes carry (--rate x the key and value
         size), what a rate limiter on flush and compaction is scaled to (the service space)."""
@@ -194,7 +199,38 @@ class RateBackend(CommandBackend):
             except RunFailed as exc:
                 raise RunFailed(f"warm-up run {i} (the library's defaults at --rate, within --target-memory): "
                                 f"{exc.reason}") from None
-        return replace(built, seconds=built.seconds + time.monotonic() - started)
+        said = self._place(workload, built.path.parent, log_dir / "start") if self.setup.slo is not None else ""
+        return replace(built, seconds=built.seconds + time.monotonic() - started, said=said)
+
+    def _place(self, workload: Task, beside: Path, log_dir: Path) -> str:
+        """--objective capacity: the library's defaults' capacity search from --rate (doubling or halving, then
+        halving the gap to a bracket of STEP, at most CAPACITY_RUNS runs; logs in ``log_dir/<rate>``), and
+        where it puts the trials' searches (:func:`trial_start`), kept in ``beside/START_FILE``; that, in words.
+        A trial's few runs then tell configurations apart around the defaults' capacity on this host and DB,
+        wherever --rate lies."""
+        assert self.setup.rate is not None and self.setup.slo is not None
+        rate, slo = self.setup.rate, self.setup.slo
+        try:
+            found = capacity(_Runs(self, self.base_options(), log_dir, workload), rate, slo, STEP - 1, CAPACITY_RUNS)
+        except RunFailed as exc:
+            raise RunFailed(f"the library's defaults' capacity search from --rate: {exc.reason}") from None
+        start = trial_start(found, rate.writes + rate.reads)
+        (beside / START_FILE).write_text(json.dumps({"start": start, **found.to_dict()}, indent=1) + "\n")
+        held = f"held {found.held:,.0f} ops/s" if found.held is not None else "held no rate tried"
+        failed = f", not {found.failed:,.0f}" if found.failed is not None else ""
+        return (f"the library's defaults {held} at {slo.describe()}{failed} ({len(found.probes)} runs from --rate): "
+                f"each trial searches from {start:,.0f} ops/s")
+
+    def _start(self, workload: Task | None) -> Rate:
+        """The study's rate, scaled to where the preload put the trials' searches (its START_FILE beside the
+        DB ``workload`` starts from), else as given."""
+        assert self.setup.rate is not None
+        task = workload or self.setup.workload
+        snapshot = task.snapshot if task is not None else None
+        placed = Path(snapshot).parent / START_FILE if snapshot else None
+        if placed is None or not placed.is_file():
+            return self.setup.rate
+        return scaled(self.setup.rate, float(json.loads(placed.read_text())["start"]))
 
     @classmethod
     def preload_path(cls, found: Found, work_dir: Path, workload: Task, seed: int) -> Path:
@@ -212,6 +248,23 @@ class RateBackend(CommandBackend):
                            f"then {warm_up_runs(workload.duration)} runs of them at the rate, not "
                            "scored (a DB's first minutes of runs miss tails later runs hold)",
                            "--target-data")
+
+
+def scaled(rate: Rate, total: float) -> Rate:
+    """``rate`` with its writes and reads scaled together to ``total`` ops/s."""
+    share = total / (rate.writes + rate.reads)
+    return replace(rate, writes=rate.writes * share, reads=rate.reads * share)
+
+
+def trial_start(found: Capacity, rate: float) -> float:
+    """Where a capacity study's trials search from: the middle (geometric) of the defaults' bracket, the
+    rate they held when none tried failed, the lowest that failed over STEP when none held (``rate``, the
+    study's, when nothing ran)."""
+    if found.held is not None and found.failed is not None:
+        return math.sqrt(found.held * found.failed)
+    if found.held is not None:
+        return found.held
+    return found.failed / STEP if found.failed is not None else rate
 
 
 class _Runs:

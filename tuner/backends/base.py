@@ -219,6 +219,12 @@ class Backend(abc.ABC):
         return ()
 
     @classmethod
+    def offers_reads(cls, config: TuneConfig) -> bool:
+        """Whether a study's runs may read (what db_bench's workloads or a program do is theirs to say): by
+        default yes, and the options that serve reads alone are searched."""
+        return True
+
+    @classmethod
     def context_names(cls, config: TuneConfig) -> dict[str, float]:
         """Names this backend's studies give a space's expressions beside the host's and the target's
         (search_spaces.context); none by default."""

@@ -44,7 +44,8 @@ def run_preload(store: StudyStore, bus: EventBus, build: Build, describe: Descri
                         data_bytes=workload.data_bytes())
     store.keep("preload", saved.updated(**{role: built}))
     bus.note(f"preloaded DB: {fmt_bytes(done.size_bytes)} on disk, "
-             + ("reused from a stopped run of this study" if done.reused else f"built in {done.seconds:,.0f} s"))
+             + ("reused from a stopped run of this study" if done.reused else f"built in {done.seconds:,.0f} s")
+             + (f"; {done.said}" if done.said else ""))
 
 
 class Preloading:

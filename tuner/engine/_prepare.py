@@ -22,6 +22,7 @@ from objectives.scores import Score
 from objectives.workdir import SnapshotError, snapshot_files
 from search_spaces import Context, GiB, MiB, SearchSpace, load_space
 from search_spaces.catalogue import catalogue, held_bytes, holding
+from search_spaces.parameters import flag_text
 from tuner.backends import BACKENDS, Backend, Found, default_config
 from tuner.engine._baseline_file import NAME as BASELINE_NAME
 from tuner.engine._baseline_file import load_baseline
@@ -311,6 +312,9 @@ def prepare(config: TuneConfig, score: Score, pruner: optuna.pruners.BasePruner,
     resolved, limit, needs = space_for(config, unresolved, found, slot, target, workload)
     floor = needs[0] if needs else 0
     space, narrowed = _direct_io(resolved, work_dir)
+    if not backend.offers_reads(config):
+        space, unread = _unread(space, found, workload)
+        narrowed += unread
     backend.check(found, workload, space)
     user, reference = _reference(config, space, target)
     sampler_name = choose(search.sampler, multi_objective=len(score.directions) > 1, constrained=score.constrained)
@@ -365,6 +369,25 @@ def _direct_io(space: SearchSpace, work_dir: Path) -> tuple[SearchSpace, tuple[s
         space = space.without_choice(name, True)
     return space, (f"{', '.join(names)} left off: the work dir {work_dir} refuses O_DIRECT "
                    "(give --work-dir on a disk filesystem such as ext4 or xfs to search it)",)
+
+
+def _unread(space: SearchSpace, found: Found, workload: Task) -> tuple[SearchSpace, tuple[str, ...]]:
+    """The space without the options that serve reads alone (the catalogue's ``serves = "reads"``), each held
+    at rocksdb-default's value, for a study whose runs read nothing: a search would see only their cost (a
+    filter's build, a cache's memory) and answer the cheapest, which a service's reads would pay for; and
+    that, in words. One whose default value is not known stays searched when a constraint names it."""
+    options = catalogue()
+    reads = [p for p in space.parameters if (info := options.get(p.name)) is not None and info.serves == "reads"]
+    given = {s.flag: s.value for s in default_config(found, workload, [p.flag for p in reads]).settings}
+    values = {p.name: given.get(p.flag) for p in reads}
+    named = {n for c in space.constraints for n in c.names()}
+    held = {name: v for name, v in values.items() if isinstance(v, (int, float)) or name not in named}
+    if not held:
+        return space, ()
+    said = ", ".join(f"{name} {'at its default' if v is None else flag_text(v)}" for name, v in held.items())
+    return space.without({k: float(v) if isinstance(v, (int, float)) else None for k, v in held.items()}), (
+        f"not searched, since the runs offer no reads: {said} (rocksdb-default's; a search would see only what "
+        "they cost the writes)",)
 
 
 def _work_dir(config: TuneConfig, found: Found, target: Target, workload: Task,
