@@ -1002,8 +1002,10 @@ def _capacity_study(name: str) -> str:
 
     def cost(metrics: dict[str, Any]) -> str:
         return f"write amp {metrics['write_amp']:.2f}, disk after {metrics['sst_bytes'] / 2**30:.2f} GiB"
+    searched = json.loads((path.parent / "baselines" / "rocksdb-default" / "capacity.json").read_text())
+    start = searched["probes"][0]["offered"]  # --rate, or where the preload placed the defaults' capacity
     lines = [f"The search: {len(complete)} of {len(numbered)} trials complete, each a capacity search of "
-             f"{target.duration_seconds:g} s runs from {cap.start:,.0f} ops/s; the defaults' own searches held "
+             f"{target.duration_seconds:g} s runs from {start:,.0f} ops/s; the defaults' own searches held "
              f"{base:,.0f} (the baseline) and {again:,.0f} (trial {first}, the same configuration); "
              f"{sum(h > base for h in held)} trials held more than the baseline, {sum(h > again for h in held)} more "
              f"than trial {first}, {sum(h == 0 for h in held)} held no rate tried; the most any held, {held[-1]:,.0f} "
@@ -1035,14 +1037,26 @@ def _capacity_study(name: str) -> str:
 
 
 SLO_JOB = "tune-slo-capacity-60k-11.8.1-2026-12-07"
+SLO_PLACED = "tune-slo-placed-60k-11.8.1-2026-12-07"
 
 
 def slo_job() -> str:
     """The SLO job as a user runs it (--objective capacity, --revalidate 2, --background-priority low) on the
-    service space with direct I/O and L0 compaction up to 16 files: the finalists the re-validation chose among,
-    its choice's capacity over the defaults' in its own paired rounds, each round's held rates, then
-    :func:`_capacity_study`."""
-    path = RESULTS / SLO_JOB / "summary.json"
+    service space with direct I/O and L0 compaction up to 16 files, each trial 4 runs from --rate: :func:`_slo_job`."""
+    return _slo_job(SLO_JOB)
+
+
+def slo_placed() -> str:
+    """The same job with each trial 3 runs from where the preload placed the defaults' capacity, the read path
+    held at the defaults' values: :func:`_slo_job`."""
+    return _slo_job(SLO_PLACED)
+
+
+def _slo_job(name: str) -> str:
+    """An SLO job's record: the finalists the re-validation chose among, its choice's capacity over the
+    defaults' in its own paired rounds, each round's held rates, what the tuner as it is now answers on the
+    same measurements, then :func:`_capacity_study`."""
+    path = RESULTS / name / "summary.json"
     summary = Summary.load(path)
     reval = summary.revalidation
     assert reval is not None and reval.select is not None and reval.best_vs_reference is not None
@@ -1063,7 +1077,7 @@ def slo_job() -> str:
     said = f"keep {again.name}" if again.recommend == "reference" else f"use {again.name}"
     lines.append(f"The tuner as it is now, on the same measurements (the study's own answer is under the table): "
                  f"{said} ({again.why}).")
-    return "\n".join([*lines, "", _capacity_study(SLO_JOB)])
+    return "\n".join([*lines, "", _capacity_study(name)])
 
 
 STALL_PREDICT = "stall-predict-140k-11.8.1-2026-12-05.json"
@@ -1306,4 +1320,4 @@ TABLES: dict[str, Callable[[], str]] = {  # block name (after ``service_level.``
     "at_nice_19": at_nice_19, "bound_at_nice_19": bound_at_nice_19, "slow_calls": slow_calls, "wal_space": wal_space,
     "slow_calls_no_fallocate": slow_calls_no_fallocate, "wal_space_capacity": wal_space_capacity, "wal_waits": wal_waits,
     "direct_io": direct_io, "direct_io_capacity": direct_io_capacity, "direct_io_levers": direct_io_levers,
-    "less_work_capacity": less_work_capacity, "slo_job": slo_job}
+    "less_work_capacity": less_work_capacity, "slo_job": slo_job, "slo_placed": slo_placed}

@@ -124,7 +124,8 @@ def starts(space: SearchSpace, found: Found, workload: Task,
     return [(name, params) for name, flags in named if (params := project(space, flags))]
 
 
-_TO_A_PROGRAM = {"benchmark.sh": "RocksDB's tuning-guide configuration (zstd, 10 bloom bits, memtables sized to the memory)"}
+_TO_A_PROGRAM = {"benchmark.sh": "RocksDB's tuning-guide configuration (zstd, 10 bloom bits, memtables sized to the memory; "
+                                "what of it the space searches)"}
 
 
 def start_words(name: str, program: bool) -> str:
