@@ -863,6 +863,8 @@ def test_tune_for_capacity_scores_each_trial_by_the_rate_it_holds(tmp_path, work
     start = float(placed[3].replace(",", ""))
     searched = sorted(int(p.name) for p in (out / "preload-trials" / "start").iterdir() if p.is_dir())
     assert 2000 in searched and len(searched) == int(placed[2])  # from --rate, a run per rate
+    kept = json.loads((out / "preload-trials" / "start" / "capacity.json").read_text())
+    assert kept["start"] == pytest.approx(start, abs=0.5) and kept["probes"][0]["offered"] == 2000
     summary = Summary.load(out / "summary.json")
     assert summary.objective_metric == "held_ops_per_sec" and summary.objective_maximize
     best = summary.best

@@ -4426,6 +4426,27 @@ def test_the_less_work_configurations_capacity_is_quoted_as_its_record_gives_it(
             f"against their {theirs[2]}", ("README.md",), at=_ratio(paired))
 
 
+def test_the_placed_slo_jobs_answer_is_quoted_as_its_record_gives_it():
+    """README's capacity study paragraph: the SLO job whose trials searched from where its preload placed the
+    defaults' capacity (2 GiB within 1 GiB, RocksDB 11.8.1, at nice 19, no re-validation): its best's capacity over
+    the defaults' in 4 paired rounds, above 1, and its costs at each one's held rate as the record's block says them."""
+    path = ROOT / "experiments" / "service_level" / "results" / service_level_tables.SLO_PLACED / "summary.json"
+    summary = Summary.load(path)
+    assert summary.capacity is not None and summary.build is not None and summary.best is not None
+    assert summary.capacity.slo == "p99.9<=10ms" and (summary.build.version or "").startswith("11.8.1")
+    assert summary.offered is not None and summary.offered.background == "low"
+    paired = summary.capacity.vs_default[f"trial {summary.best.trial}"]
+    assert paired.n == 4 and paired.ci95 is not None and 1 < paired.ci95[0]
+    block = service_level_tables.slo_placed()
+    costs = re.search(r"at its held rate write amp ([0-9.]+), disk after ([0-9.]+) GiB; the baseline at its own, "
+                      r"write amp ([0-9.]+), disk after ([0-9.]+) GiB", block)
+    assert costs, block
+    _quoted(f"held {_ratio(paired)} the defaults' capacity at `p99.9<=10ms` in its capacity stage's {paired.n} paired "
+            "rounds", ("README.md",))
+    _quoted(f"write amp {costs[1]} against their {costs[3]}, its DB {costs[2]} GiB on disk after against their "
+            f"{costs[4]}", ("README.md",), at=_ratio(paired))
+
+
 def test_the_bound_on_the_intel_host_and_its_one_missed_run():
     """docs/measure.md, "On the Intel Xeon host": the bound held more than the defaults in every round; in round 2
     the defaults' search missed at a rate they held in every other round, with a P99.9 quoted, and held the rate

@@ -1037,26 +1037,14 @@ def _capacity_study(name: str) -> str:
 
 
 SLO_JOB = "tune-slo-capacity-60k-11.8.1-2026-12-07"
-SLO_PLACED = "tune-slo-placed-60k-11.8.1-2026-12-07"
 
 
 def slo_job() -> str:
     """The SLO job as a user runs it (--objective capacity, --revalidate 2, --background-priority low) on the
-    service space with direct I/O and L0 compaction up to 16 files, each trial 4 runs from --rate: :func:`_slo_job`."""
-    return _slo_job(SLO_JOB)
-
-
-def slo_placed() -> str:
-    """The same job with each trial 3 runs from where the preload placed the defaults' capacity, the read path
-    held at the defaults' values: :func:`_slo_job`."""
-    return _slo_job(SLO_PLACED)
-
-
-def _slo_job(name: str) -> str:
-    """An SLO job's record: the finalists the re-validation chose among, its choice's capacity over the
-    defaults' in its own paired rounds, each round's held rates, what the tuner as it is now answers on the
-    same measurements, then :func:`_capacity_study`."""
-    path = RESULTS / name / "summary.json"
+    service space with direct I/O and L0 compaction up to 16 files: the finalists the re-validation chose among,
+    its choice's capacity over the defaults' in its own paired rounds, each round's held rates, then
+    :func:`_capacity_study`."""
+    path = RESULTS / SLO_JOB / "summary.json"
     summary = Summary.load(path)
     reval = summary.revalidation
     assert reval is not None and reval.select is not None and reval.best_vs_reference is not None
@@ -1077,7 +1065,27 @@ def _slo_job(name: str) -> str:
     said = f"keep {again.name}" if again.recommend == "reference" else f"use {again.name}"
     lines.append(f"The tuner as it is now, on the same measurements (the study's own answer is under the table): "
                  f"{said} ({again.why}).")
-    return "\n".join([*lines, "", _capacity_study(name)])
+    return "\n".join([*lines, "", _capacity_study(SLO_JOB)])
+
+
+SLO_PLACED = "tune-slo-placed-140k-11.8.1-2026-12-07"
+
+
+def slo_placed() -> str:
+    """The SLO job with its trials placed (each 3 runs from where the preload's search placed the library
+    defaults' capacity; the block cache and bloom filter held at the defaults' values) and no re-validation:
+    that search's runs, rate by rate, then :func:`_capacity_study`."""
+    folder = RESULTS / SLO_PLACED
+    summary = Summary.load(folder / "summary.json")
+    assert summary.capacity is not None
+    slo = parse_slo(summary.capacity.slo)
+    metrics = {float(d.name): parse((d / "command.stdout").read_text()).metrics
+               for d in (folder / "preload-trials" / "start").iterdir() if d.is_dir()}
+    runs = [(rate, RateRun({k: v for k, v in m.items() if v is not None}, (), "")) for rate, m in sorted(metrics.items())]
+    said = "; ".join(f"{rate:,.0f} {'held' if holds(run, slo) else 'did not hold'} (P99.9 {run['p99.9_us'] / 1e3:,.1f} ms)"
+                     for rate, run in runs)
+    lines = [f"The preload's search of the library's defaults, one run per rate, from --rate: {said}."]
+    return "\n".join([*lines, "", _capacity_study(SLO_PLACED)])
 
 
 STALL_PREDICT = "stall-predict-140k-11.8.1-2026-12-05.json"

@@ -205,7 +205,8 @@ class RateBackend(CommandBackend):
     def _place(self, workload: Task, beside: Path, log_dir: Path) -> str:
         """--objective capacity: the library's defaults' capacity search from --rate (doubling or halving, then
         halving the gap to a bracket of STEP, at most CAPACITY_RUNS runs; logs in ``log_dir/<rate>``), and
-        where it puts the trials' searches (:func:`trial_start`), kept in ``beside/START_FILE``; that, in words.
+        where it puts the trials' searches (:func:`trial_start`), kept in ``beside/START_FILE`` and, with the
+        search, in ``log_dir/capacity.json``; that, in words.
         A trial's few runs then tell configurations apart around the defaults' capacity on this host and DB,
         wherever --rate lies."""
         assert self.setup.rate is not None and self.setup.slo is not None
@@ -215,7 +216,9 @@ class RateBackend(CommandBackend):
         except RunFailed as exc:
             raise RunFailed(f"the library's defaults' capacity search from --rate: {exc.reason}") from None
         start = trial_start(found, rate.writes + rate.reads)
-        (beside / START_FILE).write_text(json.dumps({"start": start, **found.to_dict()}, indent=1) + "\n")
+        placed = json.dumps({"start": start, **found.to_dict()}, indent=1) + "\n"
+        for where in (beside / START_FILE, log_dir / "capacity.json"):  # the runs', and the study's logs
+            where.write_text(placed)
         held = f"held {found.held:,.0f} ops/s" if found.held is not None else "held no rate tried"
         failed = f", not {found.failed:,.0f}" if found.failed is not None else ""
         return (f"the library's defaults {held} at {slo.describe()}{failed} ({len(found.probes)} runs from --rate): "
