@@ -158,18 +158,6 @@ class SearchSpace:
             params.append(p)
         return replace(self, parameters=tuple(params))
 
-    def without(self, held: Mapping[str, float | None]) -> SearchSpace:
-        """This resolved space without the parameters ``held`` names, each held at its value there (None: not
-        known here): a constraint that names one reads that value. SpaceError when a parameter kept depends on
-        one."""
-        ctx = self._ctx()
-        dependent = next((p for p in self.parameters if p.name not in held and set(p.when) & set(held)), None)
-        if dependent is not None:
-            raise SpaceError(f"space {self.name!r}: {dependent.name} is searched only by a value of "
-                             f"{', '.join(sorted(set(dependent.when) & set(held)))}, which would be held")
-        return replace(self, parameters=tuple(p for p in self.parameters if p.name not in held),
-                       context=replace(ctx, extra={**ctx.extra, **{k: v for k, v in held.items() if v is not None}}))
-
     def distance(self, a: dict[str, Value], b: dict[str, Value]) -> float:
         """How far apart two configurations are, 0 to 1: the mean over parameters of the gap along each
         one's (log) range, 0/1 for a choice; a parameter active in one only counts as 1."""
@@ -232,6 +220,18 @@ class SearchSpace:
             if p.name == name:
                 return p
         raise KeyError(name)
+
+
+def without(space: SearchSpace, held: Mapping[str, float | None]) -> SearchSpace:
+    """The resolved ``space`` without the parameters ``held`` names, each held at its value there (None: not
+    known here): a constraint that names one reads that value. SpaceError when a parameter kept depends on one."""
+    ctx = space._ctx()
+    dependent = next((p for p in space.parameters if p.name not in held and set(p.when) & set(held)), None)
+    if dependent is not None:
+        raise SpaceError(f"space {space.name!r}: {dependent.name} is searched only by a value of "
+                         f"{', '.join(sorted(set(dependent.when) & set(held)))}, which would be held")
+    return replace(space, parameters=tuple(p for p in space.parameters if p.name not in held),
+                   context=replace(ctx, extra={**ctx.extra, **{k: v for k, v in held.items() if v is not None}}))
 
 
 def preset_names() -> list[str]:

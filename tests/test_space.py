@@ -14,6 +14,7 @@ from search_spaces import Context, GiB, IntParam, MiB, SearchSpace, SpaceError, 
 from search_spaces.catalogue import catalogue, held_bytes, holding
 from search_spaces.config import Config, Setting
 from search_spaces.context import ExpressionError, evaluate
+from search_spaces.space import without
 from tuner.engine import _prepare
 from tuner.engine._baseline_file import load_baseline
 from tuner.engine._prepare import _direct_io, _unread
@@ -392,7 +393,7 @@ def test_a_space_without_a_parameter_holds_it_at_its_value_in_every_constraint(h
     fill the budget with a 32 MiB cache beside them break it; a parameter searched only by a held one's value
     cannot be kept."""
     service = _service(host)
-    held = service.without({"cache_size": 32.0 * MiB, "bloom_bits": None})
+    held = without(service, {"cache_size": 32.0 * MiB, "bloom_bits": None})
     assert {p.name for p in service.parameters} - {p.name for p in held.parameters} == {"cache_size", "bloom_bits"}
     fills = {**service.sample(random.Random(1)), "level0_file_num_compaction_trigger": 4,
              "level0_slowdown_writes_trigger": 20, "level0_stop_writes_trigger": 36, "write_buffer_size": 94 * MiB,
@@ -402,7 +403,7 @@ def test_a_space_without_a_parameter_holds_it_at_its_value_in_every_constraint(h
         "memory_budget: write_buffer_size * max_write_buffer_number + cache_size <= budget is false for "
         f"max_write_buffer_number=8, write_buffer_size={94 * MiB}, budget={768 * MiB}, cache_size={32.0 * MiB}"]
     with pytest.raises(SpaceError, match="compression_level is searched only by a value of compression_type"):
-        service.without({"compression_type": None})
+        without(service, {"compression_type": None})
 
 
 def test_options_that_serve_reads_alone_are_held_at_the_defaults_when_no_read_is_offered(host, monkeypatch):
@@ -423,7 +424,7 @@ def test_options_that_serve_reads_alone_are_held_at_the_defaults_when_no_read_is
     given = {"bloom_bits": 0}
     space, said = _unread(service, None, None)
     assert "cache_size" in {p.name for p in space.parameters} and "bloom_bits" not in {p.name for p in space.parameters}
-    plain = service.without({"cache_size": None, "bloom_bits": None})
+    plain = without(service, {"cache_size": None, "bloom_bits": None})
     assert _unread(plain, None, None) == (plain, ())
 
 

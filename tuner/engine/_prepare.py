@@ -23,6 +23,7 @@ from objectives.workdir import SnapshotError, snapshot_files
 from search_spaces import Context, GiB, MiB, SearchSpace, load_space
 from search_spaces.catalogue import catalogue, held_bytes, holding
 from search_spaces.parameters import flag_text
+from search_spaces.space import without
 from tuner.backends import BACKENDS, Backend, Found, default_config
 from tuner.engine._baseline_file import NAME as BASELINE_NAME
 from tuner.engine._baseline_file import load_baseline
@@ -385,7 +386,7 @@ def _unread(space: SearchSpace, found: Found, workload: Task) -> tuple[SearchSpa
     if not held:
         return space, ()
     said = ", ".join(f"{name} {'at its default' if v is None else flag_text(v)}" for name, v in held.items())
-    return space.without({k: float(v) if isinstance(v, (int, float)) else None for k, v in held.items()}), (
+    return without(space, {k: float(v) if isinstance(v, (int, float)) else None for k, v in held.items()}), (
         f"not searched, since the runs offer no reads: {said} (rocksdb-default's; a search would see only what "
         "they cost the writes)",)
 
