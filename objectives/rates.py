@@ -204,6 +204,12 @@ class AtRate(Protocol):
     def run(self, rate: Rate) -> RateRun: ...
 
 
+def scaled(rate: Rate, total: float) -> Rate:
+    """``rate`` with its writes and reads scaled together to ``total`` ops/s."""
+    share = total / (rate.writes + rate.reads)
+    return dataclasses.replace(rate, writes=rate.writes * share, reads=rate.reads * share)
+
+
 def capacity(loaded: AtRate, rate: Rate, slo: Bound, resolution: float = 0.1, most: int = 12,
              say: Callable[[str], None] = lambda _: None, step: float = 2.0,
              held_before: float | None = None) -> Capacity:
@@ -218,11 +224,9 @@ def capacity(loaded: AtRate, rate: Rate, slo: Bound, resolution: float = 0.1, mo
     failed: float | None = None
     probes: list[tuple[float, RateRun]] = []
     again: list[float] = []
-    total = rate.writes + rate.reads
-    offered = total
+    offered = rate.writes + rate.reads
     while len(probes) - len(again) < most:
-        scale = offered / total
-        result = loaded.run(dataclasses.replace(rate, writes=rate.writes * scale, reads=rate.reads * scale))
+        result = loaded.run(scaled(rate, offered))
         probes.append((offered, result))
         why = missed(result, slo)
         ok = not why

@@ -34,13 +34,14 @@ from objectives.rates import (
     missed,
     parse_latency,
     parse_slo,
+    scaled,
     shared_start,
 )
 from objectives.scores import Score
 from tests.conftest import leftovers
 from tuner import options_file
 from tuner.backends import BACKENDS, Config
-from tuner.backends._rate import CAPACITY_RESOLUTION, CAPACITY_RUNS, STEP, TRIAL_RUNS, scaled, trial_start
+from tuner.backends._rate import CAPACITY_RESOLUTION, CAPACITY_RUNS, STEP, TRIAL_RUNS, trial_start
 from tuner.engine._capacity import capacities
 from tuner.engine._prepare import check_backend
 from tuner.measure import curve, kernel_stack, kernel_waits, slow_calls

@@ -32,7 +32,7 @@ from objectives.contract import IntervalObserver, Measurement, Preloaded, RunFai
 from objectives.dbbench import DbBenchError, probe
 from objectives.defaults import LIBRARY, db_bench_defaults, defaults_of
 from objectives.open_loop import BINARY, KEY_SIZE, VALUE_SIZE, offered, run_timeout, warm_up_runs
-from objectives.rates import ARRIVALS, BACKGROUND, Capacity, Rate, RateRun, capacity
+from objectives.rates import ARRIVALS, BACKGROUND, Capacity, Rate, RateRun, capacity, scaled
 from objectives.runner import PRELOAD_PREFIX
 from objectives.scores import Bound
 from objectives.workdir import latest_options
@@ -251,12 +251,6 @@ class RateBackend(CommandBackend):
                            f"then {warm_up_runs(workload.duration)} runs of them at the rate, not "
                            "scored (a DB's first minutes of runs miss tails later runs hold)",
                            "--target-data")
-
-
-def scaled(rate: Rate, total: float) -> Rate:
-    """``rate`` with its writes and reads scaled together to ``total`` ops/s."""
-    share = total / (rate.writes + rate.reads)
-    return replace(rate, writes=rate.writes * share, reads=rate.reads * share)
 
 
 def trial_start(found: Capacity, rate: float) -> float:
