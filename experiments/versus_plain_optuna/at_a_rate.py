@@ -4,21 +4,28 @@ open loop at the rate in paired rounds that chose nothing.
 
     .venv/bin/python -m experiments.versus_plain_optuna.at_a_rate --rate 40000 --budget 2400
         [--target-data 2GiB] [--target-memory 1GiB] [--seed 1] [--search-duration 60] [--duration 600]
-        [--rounds 3] [--tuner-flags '--objective p99.99_us'] --out experiments/versus_plain_optuna/results/NAME
+        [--rounds 3] [--tuner-flags '--objective p99.99_us'] [--tuner-out DIR] [--slo 'p99.9<=10ms']
+        [--background-priority low] --out experiments/versus_plain_optuna/results/NAME
 
 1. The tuner, as a user runs it: ``rocksdb-tuner tune --rate R --target-data D --target-memory M --budget
    B --seed N --search-duration S --duration L`` (the service space, its open-loop runs, its re-validation
-   within the budget); its answer is ``OUT/tuner/OPTIONS.ini``.
+   within the budget); its answer is ``OUT/tuner/OPTIONS.ini``. ``--tuner-out DIR`` takes a study already run
+   instead (its OUT, under the checkout: its ``summary.json`` and ``OPTIONS.ini``), as the record says.
 2. The plain script gets the machine time the tuner spent: the few lines a user with db_bench would write
    (:func:`plain_search`): Optuna's default TPE over the same space (resolved as the tuner resolves it at
    that target and rate), each trial db_bench's ``overwrite`` at the rate (``--benchmark_write_rate_limit``,
    the offered writes' bytes per second) for S seconds on a copy of a DB db_bench loaded once at the
    target (``fillseq``, the library's defaults), scored by db_bench's own P99.9 per write; no memory limit,
-   no repeats, no re-validation. Its answer is its best trial, written as an OPTIONS file (the driver's
-   library defaults with its values set): ``OUT/plain-OPTIONS.ini``.
+   no repeats, no re-validation. It searches what the tuner searched: an option the tuner's study held (the
+   read path, when the runs offer no reads) is held at the library's default here too. Its answer is its
+   best trial, written as an OPTIONS file (the driver's library defaults with its values set):
+   ``OUT/plain-OPTIONS.ini``.
 3. Held out: ``experiments.service_level`` serves the defaults and both answers at the rate for L seconds
    each, in ``--rounds`` paired rounds in fresh random orders (open loop: each request timed from when it
-   was due), into ``OUT/held-out.json``.
+   was due), into ``OUT/held-out.json``; with ``--slo`` it measures each one's capacity at that SLO instead, in
+   ``--rounds`` paired rounds of capacity searches from the rate (one run of ``--duration`` per rate), as a
+   capacity study's stage does. ``--background-priority low`` runs the three with RocksDB's flush and
+   compaction threads at nice 19 (and gives the tuner that flag), so the held-out rounds compare options alone.
 
 ``OUT/record.json`` holds the machine, the build, the date, the commit, the arguments, the tuner's summary
 figures and the plain search (every trial's flags and P99.9); it is written after each step, and a step
@@ -36,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +61,7 @@ from objectives.parser import parse
 from objectives.workdir import clone_snapshot
 from search_spaces import Context, SearchSpace, load_space
 from search_spaces.parameters import flag_text
+from search_spaces.space import without
 from tuner import options_file
 from tuner.backends import BACKENDS, Found
 from tuner.backends._rate import driver_beside, library_options
@@ -66,13 +75,26 @@ ROOT = Path(__file__).resolve().parents[2]
 SCORED = "overwrite"
 
 
-def service_space(rate: float, data: int, memory: int, found: Found) -> SearchSpace:
-    """The space ``tune --rate`` searches at this target on this host, as the engine resolves it
-    (:func:`tuner.engine.space_for`: its memory plan, the rate backend's names)."""
+def service_space(rate: float, data: int, memory: int, found: Found, searched: Iterable[str] | None,
+                  defaults: Mapping[str, str]) -> SearchSpace:
+    """The space ``tune --rate`` searched at this target on this host, as the engine resolves it
+    (:func:`tuner.engine.space_for`: its memory plan, the rate backend's names), the parameters the tuner's
+    study did not search (``searched``: its summary's; None: it searched them all) held at their library defaults
+    (``defaults``, by flag)."""
     config = TuneConfig(backend="rate", rate=rate, target_data=data, target_memory=memory)
     host, unresolved = Context.of_host(), load_space("service")
     target, workload, _ = target_workload(config, unresolved, host, {})
-    return space_for(config, unresolved, found, Slot(host.cores, host.ram), target, workload)[0]
+    space = space_for(config, unresolved, found, Slot(host.cores, host.ram), target, workload)[0]
+    kept = set(searched) if searched is not None else {p.name for p in space.parameters}
+    return without(space, {p.name: _number(defaults.get(p.flag)) for p in space.parameters if p.name not in kept})
+
+
+def _number(text: str | None) -> float | None:
+    """A flag's value as a number, or None when it is not one (a constraint cannot read it)."""
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
 
 
 def plain_search(db_bench: DbBench, space: SearchSpace, rate: float, data: int, duration: float, budget: float,
@@ -141,6 +163,13 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3, help="held-out paired rounds")
     p.add_argument("--tuner-flags", type=shlex.split, default=[], metavar="FLAGS",
                    help="more flags for the tuner's tune command, e.g. --tuner-flags='--objective p99.99_us'")
+    p.add_argument("--tuner-out", type=Path, help="a tune's OUT already run at this rate and target, under the "
+                                                  "checkout: its answer and machine time, instead of running one")
+    p.add_argument("--slo", help="held out: each configuration's capacity at this SLO (e.g. 'p99.9<=10ms') in "
+                                 "--rounds paired rounds, instead of its tail at --rate")
+    p.add_argument("--background-priority", choices=("normal", "low"), default="normal",
+                   help="RocksDB's flush and compaction threads in the held-out runs (low: nice 19), and the "
+                        "tuner's --background-priority")
     p.add_argument("--out", type=Path, required=True, help="a directory under the checkout")
     args = p.parse_args()
     out = args.out.resolve()
@@ -158,21 +187,29 @@ def main() -> None:
     def save() -> None:
         path.write_text(json.dumps(record, indent=2, default=str) + "\n")
 
-    tuner = out / "tuner"
+    tuner = args.tuner_out.resolve() if args.tuner_out else out / "tuner"
+    if args.tuner_out and not (tuner / "summary.json").is_file():
+        p.error(f"--tuner-out: {args.tuner_out} has no summary.json (a tune's OUT)")
+    if not tuner.is_relative_to(ROOT):
+        p.error(f"--tuner-out: {args.tuner_out} is not under the checkout {ROOT}")
     if not (tuner / "summary.json").exists():
         command = [str(Path(sys.executable).with_name("rocksdb-tuner")), "tune", "--rate", f"{args.rate:g}",
                    "--target-data", str(args.target_data), "--target-memory", str(args.target_memory),
                    "--budget", f"{args.budget:g}s", "--seed", str(args.seed),
                    "--search-duration", f"{args.search_duration:g}s", "--duration", f"{args.duration:g}s",
-                   "--study", f"versus-plain-at-a-rate-{args.seed}", "--out", str(tuner), "--no-mlflow", *args.tuner_flags]
+                   "--study", f"versus-plain-at-a-rate-{args.seed}", "--out", str(tuner), "--no-mlflow",
+                   "--background-priority", args.background_priority, *args.tuner_flags]
         print("$ " + shlex.join(command), flush=True)
         run_child(command, check=True)
     summary = Summary.load(tuner / "summary.json")
     record["tuner"] = {"machine_seconds": summary.machine_seconds.total, "answer": summary.answer.to_dict()
-                       if summary.answer else None, "options": str((tuner / "OPTIONS.ini").relative_to(ROOT))}
+                       if summary.answer else None, "options": str((tuner / "OPTIONS.ini").relative_to(ROOT)),
+                       "out": str(tuner.relative_to(ROOT)), "ran_here": args.tuner_out is None}
     save()
-    space = service_space(args.rate, args.target_data, args.target_memory, BACKENDS["rate"].find(
-        TuneConfig(backend="rate", rate=args.rate, db_bench=str(db_bench.path))))
+    found = BACKENDS["rate"].find(TuneConfig(backend="rate", rate=args.rate, db_bench=str(db_bench.path)))
+    space = service_space(args.rate, args.target_data, args.target_memory, found,
+                          (summary.space_searched or {}).get("parameters"),
+                          {k: flag_text(v) for k, v in defaults_of(db_bench).flags.items()})
     if "plain" not in record:
         print(f"the tuner spent {summary.machine_seconds.total:.0f} s; the plain script gets as much", flush=True)
         with tempfile.TemporaryDirectory(prefix="rocksdb-tuner-plain-at-a-rate-") as work:
@@ -181,12 +218,16 @@ def main() -> None:
         (out / "plain-OPTIONS.ini").write_text(plain_options(driver, space, record["plain"]["best"]["params"]))
         save()
     configs = out / "configs.json"
-    configs.write_text(json.dumps({"rocksdb-default": None, "tuner": record["tuner"]["options"],
-                                   "plain": str((out / "plain-OPTIONS.ini").relative_to(ROOT))}, indent=2) + "\n")
+    files = {"rocksdb-default": None, "tuner": record["tuner"]["options"],
+             "plain": str((out / "plain-OPTIONS.ini").relative_to(ROOT))}
+    configs.write_text(json.dumps({name: {"options": file, "background": args.background_priority}
+                                   for name, file in files.items()}, indent=2) + "\n")
+    rounds = ["--rounds", "0", "--capacity", "--capacity-rounds", str(args.rounds), "--slo", args.slo] if args.slo \
+        else ["--rounds", str(args.rounds)]
     if not (out / "held-out.json").exists():
         run_child([sys.executable, "-m", "experiments.service_level.service_level", "--configs", str(configs),
                    "--target-data", str(args.target_data), "--target-memory", str(args.target_memory),
-                   "--rate", f"{args.rate:g}", "--duration", f"{args.duration:g}", "--rounds", str(args.rounds),
+                   "--rate", f"{args.rate:g}", "--duration", f"{args.duration:g}", *rounds,
                    "--out", str(out / "held-out.json")], check=True)
     print(f"wrote {path} and {out / 'held-out.json'}")
 
