@@ -28,8 +28,9 @@ from tests.conftest import TINY, fast, printed_summary
 from tests.test_cli import tuner
 from tuner import rungs
 from tuner.engine import _loop as engine_loop
-from tuner.engine._budget import MIN_ROUNDS, MIN_SEARCH, Budget, Growth, usage
+from tuner.engine._budget import FEW_TRIALS, MIN_ROUNDS, MIN_SEARCH, Budget, Growth, usage
 from tuner.engine._plan import Plan, Reference
+from tuner.engine._proportion import few_trials
 from tuner.engine._revalidation import Revalidator, _with_reference
 from tuner.outputs import closing_table
 from tuner.outputs._answer import answer
@@ -615,6 +616,12 @@ def test_the_smallest_budget_is_the_first_that_holds_a_search_and_its_revalidati
     assert least % 5 == 0
     holds = [replace(budget, seconds=s).trials_left(spent, per_run, 0, per_run * 1.2) for s in (least - 5, least)]
     assert holds[0] < MIN_SEARCH <= holds[1]
+    more = budget.smallest(spent, per_run, revalidation_run=per_run * 1.2, trials=FEW_TRIALS)
+    holds = [replace(budget, seconds=s).trials_left(spent, per_run, 0, per_run * 1.2) for s in (more - 5, more)]
+    assert more > least and holds[0] < FEW_TRIALS <= holds[1]
+    said = few_trials(4, more)
+    assert said.startswith("the plan's 4 trials leave the search mostly its start-up") and f"--budget {more:g}s holds " \
+        f"{FEW_TRIALS} with the re-validation they owe, or --revalidate 0 gives the search all of it" in said
 
 
 @pytest.mark.dbbench

@@ -41,7 +41,7 @@ from objectives.scores import Score
 from tests.conftest import leftovers
 from tuner import options_file
 from tuner.backends import BACKENDS, Config
-from tuner.backends._rate import CAPACITY_RESOLUTION, CAPACITY_RUNS, STEP, TRIAL_RUNS, trial_start
+from tuner.backends._rate import CAPACITY_RESOLUTION, CAPACITY_RUNS, START_FILE, STEP, TRIAL_RUNS, trial_start
 from tuner.engine._capacity import capacities
 from tuner.engine._prepare import check_backend
 from tuner.measure import curve, kernel_stack, kernel_waits, slow_calls
@@ -879,6 +879,8 @@ def test_tune_for_capacity_scores_each_trial_by_the_rate_it_holds(tmp_path, work
     assert best.metrics["held_ops_per_sec"] == (found["held"] or 0) and best.metrics["capacity_runs"] == len(offered)
     assert len((logs / "capacity.log").read_text().splitlines()) == len(offered)
     assert all(" --duration 1 " in c.read_text() for c in logs.rglob("command.command"))
+    assert summary.capacity is not None and summary.capacity.placed  # the stage's first round starts there too
+    assert summary.capacity.start == pytest.approx(start, abs=0.5)
     staged = list((out / "capacity").rglob("command.command"))
     assert staged and all(" --duration 2 " in c.read_text() for c in staged)
     assert leftovers(work_dir) == []
@@ -912,14 +914,22 @@ class _Store:
         return self.kept.get(attr)
 
 
-def _capacity_stage(tmp_path: Path, rounds: int, start: str | None = None) -> SimpleNamespace:
+def _capacity_stage(tmp_path: Path, rounds: int, start: str | None = None,
+                    placed: float | None = None) -> SimpleNamespace:
     """What tuner.engine._capacity.capacities reads of a study: rocksdb-default and trial 5 (the named
-    ``start`` it ran as, if any), --slo, --rate."""
-    measurement = SimpleNamespace(slo="p99.9<=10ms", capacity_rounds=rounds, rate=60_000.0, read_rate=0.0)
+    ``start`` it ran as, if any), --slo, --rate, and a preloaded DB beside which the preload ``placed`` the
+    defaults' capacity (ops/s; None: it placed nothing)."""
+    measurement = SimpleNamespace(slo="p99.9<=10ms", capacity_rounds=rounds, rate=60_000.0, read_rate=0.0,
+                                  backend="rate")
+    snapshot = tmp_path / "preload" / "db"
+    if placed is not None:
+        snapshot.mkdir(parents=True)
+        (snapshot.parent / START_FILE).write_text(json.dumps({"start": placed}))
     best = SimpleNamespace(number=5, params={"x": 1}, user_attrs={"enqueued": start} if start else {})
     return SimpleNamespace(
         parts=SimpleNamespace(config=SimpleNamespace(measurement=measurement, search=SimpleNamespace(seed=1)),
-                              plan=SimpleNamespace(workload=None), workload=SimpleNamespace(duration=30.0), out=tmp_path,
+                              plan=SimpleNamespace(workload=None), out=tmp_path,
+                              workload=SimpleNamespace(duration=30.0, snapshot=str(snapshot)),
                               space=SimpleNamespace(config=lambda params: Config.of({"x": params["x"]}),
                                                     config_of=Config.of)),
         snapshot=SimpleNamespace(baselines=[SimpleNamespace(name="rocksdb-default", flags={})], best=lambda: best),
@@ -1015,6 +1025,31 @@ def test_one_capacity_round_is_a_bracket_from_the_studys_rate_as_before(tmp_path
     line = capacity_line(Summary.from_dict({"capacity": report.to_dict()})) or ""
     assert "(one 30 s run per offered rate, each run and its settle, from 60,000 ops/s (--rate 60000); a bracket, " \
            "not an interval)" in line
+
+
+def test_a_placed_capacity_stage_searches_its_first_round_near_the_placement(tmp_path):
+    """The preload placed the defaults' capacity at 75,000 ops/s from --rate 60000: the first round's searches
+    start near it, by STEP as a later round's do, and the capacity line says where that start came from."""
+    study = _capacity_stage(tmp_path, 2, placed=75_000.0)
+    starts: list[tuple[float | None, str]] = []
+
+    def measured(config, slo, log_dir, workload, say, start, held_before):
+        starts.append((start, log_dir.name))
+        return Capacity(slo, 70_000.0, 80_000.0, ())
+
+    at: list[float] = []
+    capacities(study.parts, study.store, study.bus, study.snapshot, lambda start: at.append(start) or measured)
+    report = study.store.kept["capacity"]
+    assert at == [75_000.0] and report.placed and report.start == 75_000.0
+    assert starts[:2] == [(75_000.0, "rocksdb-default"), (75_000.0, "trial-5")] or \
+        starts[:2] == [(75_000.0, "trial-5"), (75_000.0, "rocksdb-default")]
+    assert [s for s, _ in starts[2:]] == [pytest.approx(math.sqrt(70_000.0 * 70_000.0))] * 2  # round 2: the held ones'
+    line = capacity_line(Summary.from_dict({"capacity": report.to_dict()})) or ""
+    assert "the first round from 75,000 ops/s (where the preload placed rocksdb-default's capacity from --rate " \
+           "60000))" in line
+    unplaced = _capacity_stage(tmp_path / "unplaced", 1)
+    capacities(unplaced.parts, unplaced.store, unplaced.bus, unplaced.snapshot, lambda start: measured)
+    assert not unplaced.store.kept["capacity"].placed and starts[-1][0] is None  # no placement: from --rate
 
 
 def test_a_best_that_is_the_defaults_start_is_measured_once(tmp_path):

@@ -417,7 +417,7 @@ def test_a_db_bench_studys_capacities_start_at_a_given_serve_rate_and_a_failed_r
     study = _capacity_study(tmp_path, 1, serve_at=2000.0)
     notes: list[str] = []
     study.bus.note = notes.append
-    assert search_start(study.parts, study.snapshot) == (2000.0, "--serve-rate 2000")
+    assert search_start(study.parts, study.snapshot, None) == (2000.0, "--serve-rate 2000", False)
 
     def search(config, slo, log_dir, workload, say, last, held_before):
         flags = config.flags()

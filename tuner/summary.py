@@ -559,6 +559,7 @@ class CapacityReport(Record):
     duration: float = 0.0  # seconds of each run at a rate (then its settle); 0.0 in records from before it was kept
     start: float = 0.0  # ops/s the first round's searches started from; 0.0 in records from before it was kept
     how: str = ""  # where that start came from, e.g. "--rate 60000" or "auto: 0.4 x rocksdb-default's 142,000 ops/s"
+    placed: bool = False  # that start is where the preload placed rocksdb-default's capacity: searched as later rounds'
 
     def of(self, name: str) -> CapacityOf | None:
         return next((c for c in self.configurations if c.name == name), None)

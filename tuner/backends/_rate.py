@@ -225,15 +225,18 @@ class RateBackend(CommandBackend):
                 f"each trial searches from {start:,.0f} ops/s")
 
     def _start(self, workload: Task | None) -> Rate:
-        """The study's rate, scaled to where the preload put the trials' searches (its START_FILE beside the
-        DB ``workload`` starts from), else as given."""
+        """The study's rate, scaled to where the preload put the trials' searches (:meth:`placed`), else as given."""
         assert self.setup.rate is not None
         task = workload or self.setup.workload
-        snapshot = task.snapshot if task is not None else None
-        placed = Path(snapshot).parent / START_FILE if snapshot else None
-        if placed is None or not placed.is_file():
-            return self.setup.rate
-        return scaled(self.setup.rate, float(json.loads(placed.read_text())["start"]))
+        start = self.placed(task) if task is not None else None
+        return self.setup.rate if start is None else scaled(self.setup.rate, start)
+
+    @classmethod
+    def placed(cls, workload: Task) -> float | None:
+        """--objective capacity: where the preload put the trials' searches, its START_FILE beside the DB
+        ``workload`` starts from; None when there is none."""
+        placed = Path(workload.snapshot).parent / START_FILE if workload.snapshot else None
+        return float(json.loads(placed.read_text())["start"]) if placed is not None and placed.is_file() else None
 
     @classmethod
     def preload_path(cls, found: Found, work_dir: Path, workload: Task, seed: int) -> Path:

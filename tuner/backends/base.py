@@ -225,6 +225,13 @@ class Backend(abc.ABC):
         return True
 
     @classmethod
+    def placed(cls, workload: Task) -> float | None:
+        """Where the preload placed capacity searches on ``workload``'s DB, in ops/s (rocksdb-default's capacity
+        there, found after the DB's build: a search from it brackets in a few runs); None when it placed none, as
+        by default."""
+        return None
+
+    @classmethod
     def context_names(cls, config: TuneConfig) -> dict[str, float]:
         """Names this backend's studies give a space's expressions beside the host's and the target's
         (search_spaces.context); none by default."""

@@ -40,6 +40,9 @@ SHARE = 0.5  # the largest part of the budget reserved for the whole re-validati
 SPARE_ROUNDS = 1  # gain rounds the search leaves unspent beside the reserve, for runs longer than counted
 MIN_ROUNDS = 3  # the fewest paired rounds a shrunk re-validation measures the gain in (2 degrees of freedom)
 MIN_SEARCH = 3  # the fewest trials a --budget must hold: the two starts and one proposal
+# Fewer trials than this leave a search mostly its start-up (the model proposes after a quarter of the trials
+# expected, 3 at least: samplers.startup_size): the plan says so, and what budget would hold this many.
+FEW_TRIALS = 12
 
 
 class Usage(NamedTuple):
@@ -210,11 +213,11 @@ class Budget:
             return plan
         return replace(plan, ablation=False)
 
-    def smallest(self, spent: float, per_run: float, revalidation_run: float) -> float:
-        """The smallest budget (in whole 5 s) that holds ``MIN_SEARCH`` trials beside ``spent`` seconds
-        and the re-validation it owes."""
+    def smallest(self, spent: float, per_run: float, revalidation_run: float, trials: int = MIN_SEARCH) -> float:
+        """The smallest budget (in whole 5 s) that holds ``trials`` trials beside ``spent`` seconds and the
+        re-validation it owes."""
         seconds = 5.0 * math.ceil((spent + per_run) / 5)
-        while (replace(self, seconds=seconds).trials_left(spent, per_run, 0, revalidation_run) or 0) < MIN_SEARCH:
+        while (replace(self, seconds=seconds).trials_left(spent, per_run, 0, revalidation_run) or 0) < trials:
             seconds += 5.0
         return seconds
 

@@ -3,7 +3,9 @@
 Each configuration's capacity is found by the backend (``Backend.capacity``, handed in by tuner.api as a
 function of the rate the searches start from: the engine never knows how a rate is offered), its runs
 logged in OUT/capacity/<configuration>/<rate> (later rounds in .../round-<r>/<rate>). A rate study's
-searches run its own workload from its rate (--rate and --read-rate); a study without --rate (db_bench's)
+searches run its own workload from its rate (--rate and --read-rate), or, where its preload placed the
+defaults' capacity (``Backend.placed``, --objective capacity), from there as a later round's do; a study
+without --rate (db_bench's)
 searches open loop on the backend --serve-rate runs on (``Backend.at_rate``), each rate one
 --serve-duration run, from --serve-rate's rate (:func:`serve_rate`, which the served stage shares:
 ``auto`` when not given). With --capacity-rounds R
@@ -30,7 +32,7 @@ from objectives.contract import Task
 from objectives.rates import Capacity, holds, parse_slo, shared_start
 from objectives.scores import Bound
 from search_spaces.config import Config
-from tuner.backends import EnvironmentFault, RunFailed
+from tuner.backends import BACKENDS, EnvironmentFault, RunFailed
 from tuner.engine._prepare import Prepared
 from tuner.engine._signals import stop_signals
 from tuner.engine._storage import StudyStore
@@ -66,22 +68,22 @@ def capacities(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: Stud
     assert slo_text is not None
     slo = parse_slo(slo_text)
     entries = answer_and_default(parts, snapshot, bus, ATTR)
+    # a rate study's searches run its workload; a db_bench study's the served backend's own runs (None)
+    workload = (parts.plan.workload or parts.workload) if measurement.rate is not None else None
     try:
-        start, how = search_start(parts, snapshot)
+        start, how, placed = search_start(parts, snapshot, workload)
     except RunFailed as exc:
         bus.note(str(exc))
         return
-    # a rate study's searches run its workload; a db_bench study's the served backend's own runs (None)
-    workload = (parts.plan.workload or parts.workload) if measurement.rate is not None else None
     duration = (workload.duration or 0.0) if workload is not None else parts.config.revalidation.serve_duration
     kept = store.stored(ATTR, CapacityReport)
     if kept is not None and not kept.start:  # kept before its start and runs' length were: a rate study's
-        kept = kept.updated(duration=duration, start=start, how=how)
+        kept = kept.updated(duration=duration, start=start, how=how, placed=placed)
     report = kept if kept is not None and (kept.slo, kept.rounds, kept.duration) == (slo_text, rounds, duration) \
         and [c.name for c in kept.configurations] == list(entries) else \
         CapacityReport(slo=slo_text, metric=slo.metric, bound=slo.limit, rounds=rounds,
                        configurations=[CapacityOf(name=name) for name in entries], duration=duration, start=start,
-                       how=how)
+                       how=how, placed=placed)
     todo = [(r, name) for r in range(1, rounds + 1)
             for name in random.Random(f"{parts.config.search.seed or 0}:{ATTR}:{r}").sample(list(entries), len(entries))
             if len(_rounds_of(report, name)) < r]  # the others were measured before a resume
@@ -105,16 +107,21 @@ def capacities(parts: Prepared, store: StudyStore, bus: EventBus, snapshot: Stud
         raise
 
 
-def search_start(parts: Prepared, snapshot: StudySnapshot) -> tuple[float, str]:
-    """The ops/s the first round's searches start from, and where it came from: a rate study's offered
-    rate (--rate and --read-rate), else --serve-rate's (:func:`serve_rate`, ``auto`` when not given);
-    RunFailed when ``auto`` has no ops/s of rocksdb-default to go by."""
+def search_start(parts: Prepared, snapshot: StudySnapshot, workload: Task | None) -> tuple[float, str, bool]:
+    """The ops/s the first round's searches start from, where it came from, and whether the preload placed it:
+    where the preload of ``workload`` (a rate study's) placed rocksdb-default's capacity (``Backend.placed``),
+    else a rate study's offered rate (--rate and --read-rate), else --serve-rate's (:func:`serve_rate`,
+    ``auto`` when not given); RunFailed when ``auto`` has no ops/s of rocksdb-default to go by."""
     m = parts.config.measurement
+    placed = BACKENDS[m.backend].placed(workload) if workload is not None else None
+    if placed is not None:
+        return placed, f"where the preload placed {DEFAULT_BASELINE}'s capacity from --rate {m.rate or 0:g}", True
     if m.rate is not None:
-        return m.rate + m.read_rate, f"--rate {m.rate:g}" + (f" and --read-rate {m.read_rate:g}" if m.read_rate else "")
+        return (m.rate + m.read_rate, f"--rate {m.rate:g}" + (f" and --read-rate {m.read_rate:g}" if m.read_rate else ""),
+                False)
     given = parts.config.revalidation.serve_rate
     rate, how = serve_rate(given or "auto", snapshot)
-    return rate, how if given is not None else how.removeprefix("--serve-rate ")
+    return rate, how if given is not None else how.removeprefix("--serve-rate "), False
 
 
 def serve_rate(given: float | str | None, snapshot: StudySnapshot, ops: float | None = None) -> tuple[float, str]:
@@ -151,13 +158,14 @@ def answer_and_default(parts: Prepared, snapshot: StudySnapshot, bus: EventBus, 
 
 def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfConfig, slo: Bound, config: Config,
             name: str, r: int, report: CapacityReport, workload: Task | None) -> Capacity:
-    """One configuration's search in round ``r``: from the report's start in the first, near the round
-    before's capacities (:func:`_shared_start`) after, on ``workload`` (None: the backend's own runs); a
-    miss more than the search's resolution below the most it held in an earlier round runs again before it
-    counts."""
-    last = _shared_start(report, r)
+    """One configuration's search in round ``r``: from the report's start in the first (near it when the
+    preload placed it), near the round before's capacities (:func:`_shared_start`) after, on ``workload``
+    (None: the backend's own runs); a miss more than the search's resolution below the most it held in an
+    earlier round runs again before it counts."""
+    last = _shared_start(report, r) if r > 1 else (report.start if report.placed else None)
     before = [held for held in _rounds_of(report, name)[:r - 1] if held is not None]
-    where = f"near {last:,.0f} ops/s, the last round's capacities" if last else \
+    where = f"near {last:,.0f} ops/s, the last round's capacities" if last and r > 1 else \
+        f"near {report.start:,.0f} ops/s ({report.how})" if last else \
         f"from {report.start:,.0f} ops/s ({report.how}) up or down"
     rounds, run = report.rounds, f"one {report.duration:g} s run" if report.duration else "one run"
     bus.note(f"capacity of {name} at {report.slo}" + (f", round {r}/{rounds}" if rounds > 1 else "")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from tuner import ranking
 from tuner.backends import BACKENDS
 from tuner.engine import _attrs as attrs
-from tuner.engine._budget import MIN_SEARCH, Budget, usage
+from tuner.engine._budget import FEW_TRIALS, MIN_SEARCH, Budget, usage
 from tuner.engine._plan import Plan
 from tuner.engine._prepare import Prepared
 from tuner.engine._revalidation import Revalidator
@@ -102,6 +102,8 @@ class Proportion:
                 + f": {runs} runs at least, ~{fmt_duration(runs * used.revalidation_run)}, fitted to {fitted_to}")
         self.note(f"plan: {wanted} trial{'s' if wanted != 1 else ''} of ~{fmt_seconds(used.per_run)} "
                   f"(~{fmt_duration(wanted * used.per_run)}), then {what}")
+        if budget is not None and plan.k and not counted and wanted < min(FEW_TRIALS, self.parts.trials_wanted):
+            self.note(few_trials(wanted, self.budget.smallest(used.spent, used.per_run, used.revalidation_run, FEW_TRIALS)))
 
     @property
     def _runs(self) -> str:
@@ -123,6 +125,15 @@ class Proportion:
             return self.parts.plan, "the sizes given (--revalidate, --revalidate-rounds, --revalidate-max-rounds)"
         given = "--revalidation-time" if self.parts.config.revalidation.revalidation_time else "the search's machine time"
         return self.budget.within(allowance, per_run), f"{fmt_duration(allowance)} ({given})"
+
+
+def few_trials(wanted: int, more: float) -> str:
+    """What the plan says of a --budget that leaves the search ``wanted`` trials, fewer than FEW_TRIALS, beside its
+    re-validation, and the budget (``more`` seconds) that would hold FEW_TRIALS."""
+    return (f"the plan's {wanted} trials leave the search mostly its start-up (the sampler's model proposes after a "
+            f"quarter of them, {MIN_SEARCH} at least): --budget {more:g}s holds {FEW_TRIALS} with the re-validation "
+            "they owe, or --revalidate 0 gives the search all of it (with --slo and 2 or more --capacity-rounds the "
+            "capacity stage still measures the best against the defaults)")
 
 
 def _rounds(n: int) -> str:
