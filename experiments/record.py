@@ -193,9 +193,10 @@ def generators() -> dict[str, Callable[[], str]]:
     from experiments.scale_transfer import tables as scale_transfer
     from experiments.service_level import tables as service_level
     from experiments.studies import tables as studies
+    from experiments.versus_plain_optuna import tables as versus_plain_optuna
 
     modules = {"default_job": default_job, "headroom": headroom, "scale_transfer": scale_transfer,
-               "service_level": service_level, "studies": studies}
+               "service_level": service_level, "studies": studies, "versus_plain_optuna": versus_plain_optuna}
     return {f"{experiment}.{name}": table for experiment, module in modules.items() for name, table in module.TABLES.items()}
 
 

@@ -34,6 +34,7 @@ from typing import Any
 from objectives.defaults import LIBRARY, PINNED_7_8
 from tests.figures import Figure, Place, places
 
+ROOT = Path(__file__).resolve().parents[1]
 PINNED, DEPLOYED = "pinned", "deployed"
 PHRASES = {PINNED: re.compile(r"\bpinned[- ](?:db_bench )?shape", re.IGNORECASE),
            DEPLOYED: re.compile(r"\bdeployed[- ]shape", re.IGNORECASE)}
@@ -68,6 +69,10 @@ def shape(path: Path) -> str | None:
     record = json.loads(source.read_text())
     if record.get("backend") == "rate" and record.get("defaults") is None:
         return DEPLOYED  # the rate backend runs on its RocksDB's library defaults only (it refuses --defaults)
+    if "defaults" not in record and isinstance(record.get("tuner"), dict) and "out" in record["tuner"]:
+        # versus_plain_optuna.at_a_rate's, before it kept its defaults: the plain script's runs start from
+        # defaults_of's default mode, the library's, beside the build the study it compares with ran on
+        return shape(ROOT / record["tuner"]["out"] / "summary.json")
     if "defaults" in record:
         mode = record["defaults"].get("mode") if isinstance(record["defaults"], dict) else None
         if mode not in SHAPE_OF_MODE:

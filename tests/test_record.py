@@ -35,6 +35,7 @@ from experiments.held_out import Rounds
 from experiments.service_level import tables as service_level_tables
 from experiments.studies import runner
 from experiments.studies.writeup import write_overview
+from experiments.versus_plain_optuna import tables as versus_plain_optuna_tables
 from objectives.workloads import load_workload
 from search_spaces import Context, load_space
 from tests.figures import LABEL, Binding, documents, figures, places
@@ -4445,6 +4446,31 @@ def test_the_placed_slo_jobs_answer_is_quoted_as_its_record_gives_it():
             "rounds", ("README.md",))
     _quoted(f"write amp {costs[1]} against their {costs[3]}, its DB {costs[2]} GiB on disk after against their "
             f"{costs[4]}", ("README.md",), at=_ratio(paired))
+
+
+def test_the_slo_jobs_answer_held_out_beside_a_plain_scripts_is_quoted_as_its_record_gives_it():
+    """README and docs/measure.md: the SLO job's answer, the plain script's (the same machine time) and the defaults
+    in 4 paired rounds of capacity searches that chose nothing; the ratios as the record's block gives them."""
+    folder = ROOT / "experiments" / "versus_plain_optuna" / "results" / versus_plain_optuna_tables.SLO_PLACED
+    record, held = _json(folder / "record.json"), _json(folder / "held-out.json")
+    assert record["tuner"]["out"].endswith(service_level_tables.SLO_PLACED) and not record["tuner"]["ran_here"]
+    assert held["arguments"]["slo"] == "p99.9<=10ms" and held["arguments"]["capacity_rounds"] == "4"
+    assert record["plain"]["machine_seconds"] >= record["tuner"]["machine_seconds"]  # at least the tuner's time
+    block = versus_plain_optuna_tables.slo_placed()
+    over = {name: re.search(rf"- {name}: capacity over the defaults', paired by round \(4 rounds\), ([0-9.]+x) \(95 % CI "
+                            r"([0-9.]+)-([0-9.]+);", block) for name in ("tuner", "plain")}
+    versus = re.search(r"the tuner's answer over the plain script's, paired by round \(4 rounds\): ([0-9.]+x) \(95 % "
+                       r"CI ([0-9.]+)-([0-9.]+),", block)
+    assert all(over.values()) and versus, block
+    tuner, plain = over["tuner"], over["plain"]
+    assert tuner and plain and float(tuner[2]) > 1 and float(versus[2]) > 1
+    _quoted(f"it held {tuner[1]} ({tuner[2]}-{tuner[3]}) the defaults' capacity and\n{versus[1]} ({versus[2]}-"
+            f"{versus[3]}) the plain answer's".replace("\n", " "), ("README.md",))
+    _quoted(f"`{float(tuner[1][:-1]):.2f}` times the defaults' capacity (`{tuner[2]}` to `{tuner[3]}`)",
+            ("docs/measure.md",))
+    _quoted(f"held `{versus[1][:-1]}`", ("docs/results.md",), at="a plain script's answer found in the same machine time")
+    _quoted(f"`{float(plain[1][:-1]):.2f}` times the defaults' capacity, and\nthe study's answer `{versus[1][:-1]}` "
+            f"times the plain one's (`{versus[2]}` to `{versus[3]}`)".replace("\n", " "), ("docs/measure.md",))
 
 
 def test_the_bound_on_the_intel_host_and_its_one_missed_run():

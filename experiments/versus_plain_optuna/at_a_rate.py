@@ -181,7 +181,7 @@ def main() -> None:
     path = out / "record.json"
     record: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"), "commit": project_commit(),
-        "arguments": sys.argv[1:], "db_bench": db_bench.to_dict(),
+        "arguments": sys.argv[1:], "db_bench": db_bench.to_dict(), "defaults": defaults_of(db_bench).to_dict(),
         "machine": machine_info(Context.of_host(), out)}
 
     def save() -> None:
