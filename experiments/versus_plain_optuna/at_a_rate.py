@@ -75,8 +75,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCORED = "overwrite"
 
 
-def service_space(rate: float, data: int, memory: int, found: Found, searched: Iterable[str] | None,
-                  defaults: Mapping[str, str]) -> SearchSpace:
+def service_space(rate: float, data: int, memory: int, found: Found, searched: Iterable[str] | None = None,
+                  defaults: Mapping[str, str] | None = None) -> SearchSpace:
     """The space ``tune --rate`` searched at this target on this host, as the engine resolves it
     (:func:`tuner.engine.space_for`: its memory plan, the rate backend's names), the parameters the tuner's
     study did not search (``searched``: its summary's; None: it searched them all) held at their library defaults
@@ -86,7 +86,7 @@ def service_space(rate: float, data: int, memory: int, found: Found, searched: I
     target, workload, _ = target_workload(config, unresolved, host, {})
     space = space_for(config, unresolved, found, Slot(host.cores, host.ram), target, workload)[0]
     kept = set(searched) if searched is not None else {p.name for p in space.parameters}
-    return without(space, {p.name: _number(defaults.get(p.flag)) for p in space.parameters if p.name not in kept})
+    return without(space, {p.name: _number((defaults or {}).get(p.flag)) for p in space.parameters if p.name not in kept})
 
 
 def _number(text: str | None) -> float | None:
