@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh Debian machine:
-#   make tune   installs what is missing, then runs the default tuning study (40 min of machine time, then
-#               its answer and the defaults served at a rate and their capacity at an SLO, outside that budget)
+#   make tune   installs what is missing, then runs the default tuning study (45 min of runs at a rate, then
+#               the answer's and the defaults' capacity at the SLO in paired rounds, ~30 min outside that budget)
 #   make test   installs what is missing, then runs ruff, mypy and the test suite
 # Both are idempotent: a second run installs nothing and resumes/re-reports the default study.
 
@@ -8,14 +8,13 @@ PYTHON   ?= python3
 VENV     ?= .venv
 # gp (PyTorch for --sampler gp, with its CUDA wheels) is opt-in: make EXTRAS=gp,test
 EXTRAS   ?= test
-# The default study: steady-state overwrites on a preloaded 2 GiB DB within 1 GiB of memory, on the
-# newest release db_bench and its RocksDB's library defaults (dynamic level sizes from 8.4); 40
-# minutes of db_bench time, search and re-validation included; the sampler is the CLI's default
-# (auto). Resumable by name: re-running `make tune` continues or re-reports it. The search's trials
-# run the preset's 10 s phases (search_duration), the re-validation chooses the answer and measures
-# its gain in 30 s ones (duration): docs/scale.md, "How long a phase". Its flags are in the study file
-# studies/default.toml; flags given with it override the file's (make tune TUNE_ARGS="--from
-# studies/default.toml --no-mlflow"), or give your own (make tune TUNE_ARGS="--from studies/mine.toml").
+# The default study: the most writes per second RocksDB holds at a P99.9 of 10 ms, open loop (each
+# request timed from when it was due), on a preloaded 2 GiB DB within 1 GiB of memory, on the newest
+# release db_bench's RocksDB and its library defaults; 45 minutes of capacity searches, then the
+# answer's and the defaults' capacity in 4 paired rounds. Resumable by name: re-running `make tune`
+# continues or re-reports it. Its flags are in the study file studies/default.toml; flags given with it
+# override the file's (make tune TUNE_ARGS="--from studies/default.toml --no-mlflow"), or give your own:
+# make tune TUNE_ARGS="--from studies/throughput.toml" runs the throughput study that was the default.
 TUNE_ARGS ?= --from studies/default.toml
 PYTEST_ARGS ?=
 # 1: `make tune` and `make test` build a release db_bench once (cached in ~/.cache/rocksdb-tuner) and

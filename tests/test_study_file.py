@@ -15,10 +15,15 @@ from tuner.cli import _resume, build_parser, study_file_words
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "studies" / "default.toml"
-# `make tune`'s arguments before they moved to studies/default.toml
-MAKE_TUNE = ("--workload steady-overwrite --target-data 2GiB --target-memory 1GiB --space default --budget 40m "
-             "--seed 1 --serve-rate auto --slo p99.9<=10ms --capacity-rounds 5 --study default-steady-overwrite "
-             "--out runs/default-steady-overwrite")
+# `make tune`'s arguments, as README gives them
+MAKE_TUNE = ("--rate 140000 --slo p99.9<=10ms --objective capacity --capacity-rounds 4 --background-priority low "
+             "--target-data 2GiB --target-memory 1GiB --space service --search-duration 30s --duration 60s "
+             "--revalidate 0 --budget 45m --seed 1 --study default-slo --out runs/default-slo")
+THROUGHPUT = ROOT / "studies" / "throughput.toml"
+# the throughput study's arguments (`make tune`'s before the SLO study), as README gives them
+THROUGHPUT_ARGS = ("--workload steady-overwrite --target-data 2GiB --target-memory 1GiB --space default --budget 40m "
+                   "--seed 1 --serve-rate auto --slo p99.9<=10ms --capacity-rounds 5 --study default-steady-overwrite "
+                   "--out runs/default-steady-overwrite")
 
 
 def _parse(*argv: str) -> dict[str, Any]:
@@ -40,12 +45,15 @@ def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     return err
 
 
-def test_the_default_study_file_is_make_tunes_arguments_as_readme_gives_them():
-    assert _parse("--from", str(DEFAULT)) == {**_parse(*MAKE_TUNE.split()), "study_file": DEFAULT}
-    assert " ".join(study_file_words(DEFAULT)) == MAKE_TUNE  # in the same order, word for word
-    readme = (ROOT / "README.md").read_text().split("## What `make tune` runs")[1].split("```")[1]
-    commands = [shlex.split(line) for line in readme.replace("\\\n", " ").splitlines()[1:] if line.strip()]
-    assert ["rocksdb-tuner", "tune", *MAKE_TUNE.split()] in commands  # as a shell reads it: the SLO quoted
+@pytest.mark.parametrize("file, words", [(DEFAULT, MAKE_TUNE), (THROUGHPUT, THROUGHPUT_ARGS)])
+def test_the_study_files_are_the_arguments_readme_gives_them(file, words):
+    assert _parse("--from", str(file)) == {**_parse(*words.split()), "study_file": file}
+    assert " ".join(study_file_words(file)) == words  # in the same order, word for word
+    readme = (ROOT / "README.md").read_text().split("## What `make tune` runs")[1].split("## ")[0]
+    blocks = readme.split("```")[1::2]
+    commands = [shlex.split(line) for block in blocks for line in block.replace("\\\n", " ").splitlines()[1:]
+                if line.strip() and not line.startswith("#")]
+    assert ["rocksdb-tuner", "tune", *words.split()] in commands  # as a shell reads it: the SLO quoted
 
 
 def test_make_tune_runs_the_default_study_file():
@@ -58,7 +66,7 @@ def test_the_command_line_overrides_the_file_wherever_it_gives_its_flags():
     assert _parse("--from", file, "--seed", "2")["seed"] == 2
     assert _parse("--seed", "2", "--from", file)["seed"] == 2  # before --from too
     overridden = _parse("--from", file, "--budget", "2h", "--no-mlflow")
-    assert (overridden["budget"], overridden["no_mlflow"], overridden["workload"]) == (7200.0, True, "steady-overwrite")
+    assert (overridden["budget"], overridden["no_mlflow"], overridden["rate"]) == (7200.0, True, 140000.0)
 
 
 def test_switches_lists_and_numbers(tmp_path):
@@ -103,13 +111,15 @@ def test_a_missing_file_is_one_line(tmp_path, capsys):
     assert _refused(capsys, "--from", str(tmp_path / "nope.toml")).endswith(": no such file or directory\n")
 
 
-def test_the_resume_line_names_the_file_and_resumes_the_same_study():
-    args = build_parser().parse_args(["tune", "--from", str(DEFAULT), "--trials", "30"])
+@pytest.mark.parametrize("file, backend", [(DEFAULT, "rate"), (THROUGHPUT, "db_bench")])
+def test_the_resume_line_names_the_file_and_resumes_the_same_study(file, backend):
+    args = build_parser().parse_args(["tune", "--from", str(file), "--trials", "30"])
     study = SimpleNamespace(name=args.study, out=args.out, config=SimpleNamespace(
-        measurement=SimpleNamespace(backend="db_bench")), parts=SimpleNamespace(workload=SimpleNamespace(name="-")))
+        measurement=SimpleNamespace(backend=backend)), parts=SimpleNamespace(workload=SimpleNamespace(name="-")))
     line = _resume(args, study)
-    assert line.startswith(f"rocksdb-tuner tune --from {DEFAULT} --study default-steady-overwrite --out ")
-    assert build_parser().parse_args(shlex.split(line)[1:]) == args  # the study, as it was started
+    assert line.startswith(f"rocksdb-tuner tune --from {file} --study {args.study} --out ")
+    resumed = vars(build_parser().parse_args(shlex.split(line)[1:]))
+    assert resumed == {**vars(args), "backend": backend if args.rate else None}  # the study, as it was started
 
 
 @pytest.mark.parametrize("serving", [["--serve-rate", "auto"], ["--serve-rate", "120000", "--serve-rounds", "4",
