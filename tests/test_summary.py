@@ -7,6 +7,7 @@ import json
 import math
 import statistics
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -279,6 +280,48 @@ def test_a_capacity_studys_answer_rests_on_its_capacity_stage_too():
     assert used is not None and (used.recommend, used.name) == ("best", "trial 74")
     throughput = answer(_with_capacity(_beat(0.0), tied, defaults))  # a tie is no cost to a throughput study
     assert throughput is not None and throughput.recommend == "best"
+
+
+def test_a_capacity_study_without_a_re_validation_answers_from_its_capacity_stage():
+    """`make tune`'s study scores capacity with no re-validation (--revalidate 0): the --slo capacity stage's paired
+    rounds of the best and the defaults, which chose nothing, are its confirmation. Above the defaults (the interval
+    above 1) it answers the best; a tie or less keeps the defaults, saying the ratio; one round (no interval) gives
+    no answer; a best that is the defaults' own start (measured once, as rocksdb-default) keeps them. Synthetic
+    rounds whose ratio is known: about 1.2x and 0.8x in every round, and a tie."""
+    defaults = [120_000.0, 128_000.0, 133_000.0, 127_000.0]
+
+    def study(best: list[float] | None, rounds: int = 4) -> Summary:
+        data = {"objective_metric": HELD, "best": {"trial": 5}, "trials": {"complete": 12}}
+        if best is None:  # the best is trial 0, the defaults' own start: the stage measured rocksdb-default alone
+            data["capacity"] = {"slo": "p99.9<=10ms", "rounds": rounds,
+                                "configurations": [{"name": "rocksdb-default", "held_by_round": defaults[:rounds]}]}
+            return Summary.from_dict(data)
+        paired = {"trial 5": {"against": "rocksdb-default", **paired_ratio(best, defaults).to_dict()}} \
+            if rounds > 1 else {}
+        data["capacity"] = {"slo": "p99.9<=10ms", "rounds": rounds, "vs_default": paired,
+                            "configurations": [{"name": "rocksdb-default", "held_by_round": defaults[:rounds]},
+                                               {"name": "trial 5", "held_by_round": best[:rounds]}]}
+        return Summary.from_dict(data)
+
+    above = [r * d for r, d in zip((1.18, 1.22, 1.21, 1.19), defaults)]
+    used = answer(study(above))
+    assert used is not None and (used.recommend, used.name) == ("best", "trial 5")
+    assert used.why.startswith("trial 5 held more of a rate than rocksdb-default at p99.9<=10ms in the capacity "
+                               "stage's 4 paired rounds, which chose nothing (1.20x (95 % CI ")
+    of = answer_of(replace(study(above), answer=used))  # as the study's observers are told it
+    assert of is not None and (of.trial, of.ratio, of.verdict, of.rounds) == (5, pytest.approx(1.2, abs=0.001), "faster", 4)
+    below = answer(study([r * d for r, d in zip((0.79, 0.81, 0.80, 0.80), defaults)]))
+    assert below is not None and (below.recommend, below.name) == ("reference", "rocksdb-default")
+    assert "in the capacity stage's 4 paired rounds, which chose nothing: it held less (0.80x" in below.why
+    tied = [1.3 * defaults[0], 0.8 * defaults[1], 1.1 * defaults[2], 0.9 * defaults[3]]
+    assert paired_ratio(tied, defaults).verdict == "tie"
+    tie = answer(study(tied))
+    assert tie is not None and tie.recommend == "reference" and ": no measurable difference (" in tie.why
+    assert answer(study(above, rounds=1)) is None
+    start = answer(study(None))
+    assert start is not None and (start.recommend, start.name) == ("reference", "rocksdb-default")
+    assert "is rocksdb-default's own start" in start.why
+    assert answer(Summary.from_dict({**study(above).to_dict(), "objective_metric": "p99.9_us"})) is None
 
 
 @pytest.mark.parametrize("stalls, tails", [

@@ -16,8 +16,11 @@ from tuner.summary import CapacityOf, CapacityProbe, CapacityReport, Measured, R
 
 
 def answer(summary: Summary) -> StudyAnswer | None:
-    """Use the best, or keep the reference (and why), after a re-validation; else None."""
+    """Use the best, or keep the reference (and why), after a re-validation, or after the capacity stage of a study
+    that scores capacity without one (:func:`capacity_answer`); else None."""
     reval = summary.revalidation
+    if reval is None and summary.best:
+        return capacity_answer(summary)
     if reval is None or not summary.best:
         return None
     if not reval.best and reval.kept_out and str(reval.reference) not in summary.breaks:
@@ -106,6 +109,32 @@ def capacity_unconfirmed(summary: Summary, best: str) -> str | None:
     return None if paired.verdict == "faster" else f"{ratio_text(paired)} the defaults' capacity at {cap.slo}"
 
 
+def capacity_answer(summary: Summary) -> StudyAnswer | None:
+    """A study that scores capacity (--objective capacity) with no re-validation (--revalidate 0): its --slo capacity
+    stage measured the best and rocksdb-default in paired rounds that chose nothing, the confirmation a re-validation
+    would give: use the best when their ratio's 95 % interval lies above 1, else keep the defaults, saying why; the
+    defaults too when the best is their own start. None for any other study, or one round (a bracket, no interval)."""
+    cap, best = summary.capacity, summary.best
+    if summary.objective_metric != HELD or cap is None or best is None:
+        return None
+    name = f"trial {best.trial}"
+    if cap.of(name) is None and cap.of(DEFAULT_BASELINE) is not None:  # the best is the defaults' start, measured once
+        return StudyAnswer(recommend="reference", name=DEFAULT_BASELINE,
+                           why=f"the search's best, {name}, is {DEFAULT_BASELINE}'s own start: keep the defaults")
+    paired = cap.vs_default.get(name)
+    if paired is None:
+        return None
+    stage = f"the capacity stage's {paired.n} paired rounds, which chose nothing"
+    if paired.verdict == "faster":
+        return StudyAnswer(recommend="best", name=name,
+                           why=f"{name} held more of a rate than {DEFAULT_BASELINE} at {cap.slo} in {stage} "
+                               f"({ratio_text(paired)}, its 95 % interval above 1)")
+    how = "no measurable difference" if paired.verdict == "tie" else "it held less"
+    return StudyAnswer(recommend="reference", name=DEFAULT_BASELINE,
+                       why=f"{name}'s capacity at {cap.slo} against {DEFAULT_BASELINE}'s in {stage}: {how} "
+                           f"({ratio_text(paired)}); keep the defaults")
+
+
 def out_of_bounds(summary: Summary, name: str) -> list[str]:
     """The user's bounds on metrics (--constraint, --max-p99-us, --max-write-amp) that ``name``'s medians over the
     re-validation's rounds break, in words: ``p99.9_us <= 10000 (--constraint): 12,345 in its rounds``."""
@@ -131,11 +160,17 @@ def answer_of(summary: Summary) -> Answer | None:
     """The answer as the study's observers are told it: the re-validation's (:func:`answer`) with its
     gain, else the best trial; None when no trial completed."""
     found, best, reval = summary.answer, summary.best, summary.revalidation
-    if found is None or reval is None:
+    if found is None or best is None:
         return Answer(trial=best.trial, kept=None, why="the search's best trial (single runs, not re-validated)") \
             if best else None
-    gain = reval.best_vs_reference or Ratio()
     use = found.recommend == "best"
+    if reval is None:  # the capacity stage's answer (capacity_answer): the best's capacity over the defaults'
+        gain = _capacity_vs_default(summary, f"trial {best.trial}")[1] or Ratio()
+        return Answer(trial=best.trial if use else None, kept=None if use else found.name, why=found.why,
+                      best=f"trial {best.trial}", reference=DEFAULT_BASELINE, ratio=gain.ratio,
+                      ci95=(gain.ci95[0], gain.ci95[1]) if gain.ci95 else None, p_value=gain.p_value,
+                      verdict=gain.verdict, rounds=gain.n)
+    gain = reval.best_vs_reference or Ratio()
     return Answer(trial=reval.best_trial if use else None, kept=None if use else found.name, why=found.why,
                   best=reval.best, reference=reval.reference, ratio=gain.ratio,
                   ci95=(gain.ci95[0], gain.ci95[1]) if gain.ci95 else None, p_value=gain.p_value,

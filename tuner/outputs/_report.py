@@ -174,8 +174,8 @@ def verdict_lines(summary: Summary) -> list[str]:
     """What the study's answer is worth: the re-validated gain against the reference, said plainly."""
     reval = summary.revalidation
     if not reval or not reval.best:
-        if not summary.best or (reval and reval.kept_out):  # the cost guard kept every trial out: the answer says so
-            return []
+        if not summary.best or (reval and reval.kept_out) or summary.answer is not None:
+            return []  # the cost guard kept every trial out, or the capacity stage confirmed: the answer says so
         return [f"single runs, not re-validated: the best of {summary.trials.complete} single runs is "
                 "partly the luckiest; run with --revalidate K (the default) for a gain that holds up"]
     ref, found, words = reval.reference, reval.best_vs_reference or Ratio(), _better(summary)
@@ -515,9 +515,9 @@ def write_outputs(snapshot: StudySnapshot, mlflow: dict[str, Any] | None = None)
     if reval is not None and reval.minimal:  # the options that matter, the rest at the reference's: measured
         measured = snapshot.out / "revalidation-minimal" / "minimal" / "round-0" / "OPTIONS"
         _write_options(snapshot, measured.read_text(), reval.minimal.params, "OPTIONS.minimal.ini")
-    elif found is not None and found.recommend == "best" and best is not None and reval is not None \
-            and reval.reference and not reval.ablation:  # no ablation ran: what the answer changed, unmeasured
-        _write_changed(snapshot, best, reval.reference)
+    elif found is not None and found.recommend == "best" and best is not None and (
+            reval is None or reval.reference and not reval.ablation):  # no ablation ran: what it changed, unmeasured
+        _write_changed(snapshot, best, reval.reference if reval is not None and reval.reference else DEFAULT_BASELINE)
     trials = [_trial_row(t) for t in snapshot.trials if TrialRecord.of(t).outcome != "rejected"]
     return TuneResult(study_name=snapshot.name, out=snapshot.out, best_params=best.params if best else {},
                       best_metrics=best.metrics if best else {}, baselines=list(summary.baselines),
