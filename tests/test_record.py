@@ -133,6 +133,12 @@ def _tune_args() -> str:
     return " ".join(study_file_words(ROOT / study[1])) if study else args
 
 
+def _throughput_args() -> str:
+    """The throughput study's arguments (studies/throughput.toml, make tune's study file until the SLO study), on one
+    line: what the throughput jobs of experiments/default_job/results ran."""
+    return " ".join(study_file_words(ROOT / "studies" / "throughput.toml"))
+
+
 def _by_style(summary: Summary) -> re.Match[str]:
     """The why's line on the compaction style: median ops/s and trials of universal (1) then leveled (0)."""
     assert summary.explanation is not None
@@ -162,8 +168,8 @@ def _job_quoted(summary: Summary, answer: str, doc: str = "docs/results.md") -> 
 
 
 def _before_capacity() -> str:
-    """make tune's arguments before its study file measured capacity at an SLO: the served default jobs'."""
-    args = _tune_args()
+    """The throughput study's arguments before its study file measured capacity at an SLO: the served default jobs'."""
+    args = _throughput_args()
     assert " --slo p99.9<=10ms --capacity-rounds 5" in args
     return args.replace(" --slo p99.9<=10ms --capacity-rounds 5", "")
 
@@ -197,11 +203,11 @@ def _answered_quoted(record: Path, summary: Summary, best: Ratio, served: Served
 
 
 def _as_make_tune_runs(record: Path) -> tuple[Summary, str]:
-    """A default job's summary and console output, whose command (its first line) is make tune's arguments as the
-    Makefile and the study file give them now (study and folder named apart), on the release build of the Makefile's
+    """A throughput job's summary and console output, whose command (its first line) is the throughput study's
+    arguments as its study file gives them now (study and folder named apart), on the release build of the Makefile's
     version and its library defaults, with the default space as it is; its search gain as the headline computes it."""
     summary, log = _summary(record.name), (record / "console.log").read_text()
-    assert _without_names(log.splitlines()[0]) == _without_names(f"rocksdb-tuner tune {_tune_args()}")
+    assert _without_names(log.splitlines()[0]) == _without_names(f"rocksdb-tuner tune {_throughput_args()}")
     makefile = (ROOT / "Makefile").read_text()
     assert summary.build is not None and summary.defaults is not None and summary.answer is not None
     version = re.search(r"^ROCKSDB_VERSION \?= (\S+)", makefile, re.MULTILINE)
@@ -224,16 +230,56 @@ def _costs_quoted(summary: Summary, answer: str, best: Ratio, doc: tuple[str, ..
     return rows
 
 
-def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
-    """README's headline (the block default_job.headline, experiments/default_job/tables.py) comes from the
-    default job's record of the code as make tune runs it: the Makefile's TUNE_ARGS are the record's command
+def test_the_headline_is_the_default_job_as_make_tune_runs_it():
+    """README's headline and first screen (the blocks default_job.headline and default_job.expect) come from the
+    record of a fresh clone's `make tune` running the SLO study: its console output shows make running the study
+    file, which is make tune's arguments now and the same file as at the clone's commit; the release build of the
+    Makefile's version on its library defaults; the service space as it is, less the options that serve reads
+    alone (held: the runs offer none); the capacity stage in the study file's rounds at its SLO; and the answer the
+    tuner as it is now gives on the same measurements. docs/results.md quotes its answer, capacities, search and
+    costs."""
+    record = RESULTS / default_job.JOB
+    summary, log = _summary(record.name), (record / "console.log").read_text()
+    fresh = re.match(r"make tune \(fresh clone of (\w+),", log)
+    assert fresh is not None and re.search(r"^\S*rocksdb-tuner tune --from studies/default\.toml$", log, re.MULTILINE)
+    assert _tune_args() == " ".join(study_file_words(ROOT / "studies" / "default.toml"))
+    assert _shallow() or subprocess.run(["git", "-C", str(ROOT), "show", f"{fresh[1]}:studies/default.toml"],
+                                        capture_output=True, text=True, check=True).stdout == \
+        (ROOT / "studies" / "default.toml").read_text()
+    args = build_parser().parse_args(["tune", "--from", str(ROOT / "studies" / "default.toml")])
+    makefile = (ROOT / "Makefile").read_text()
+    version = re.search(r"^ROCKSDB_VERSION \?= (\S+)", makefile, re.MULTILINE)
+    assert summary.build is not None and summary.capacity is not None and summary.backend == "rate"
+    assert version is not None and version[1] == str(summary.build.version)[:4]
+    assert summary.defaults is None and summary.build.kind == "release" and summary.space_searched  # library's
+    held = {"cache_size", "bloom_bits"}  # the options that serve reads alone: held at the defaults' values
+    assert set(summary.space_searched["parameters"]) == {p.name for p in load_space(args.space).parameters} - held
+    cap = summary.capacity
+    assert (cap.slo, cap.rounds, cap.duration, cap.placed) == (args.slo, args.capacity_rounds, args.duration, True)
+    again = study_answer(replace(summary, answer=None))
+    assert summary.answer is not None and again is not None
+    assert (again.recommend, again.name, again.why) == (summary.answer.recommend, summary.answer.name, summary.answer.why)
+    doc = ("docs/results.md",)
+    name, ours, theirs, ratio = default_job.capacities(summary)
+    assert ratio.ratio is not None and ratio.ci95 is not None
+    _quoted(f"{name} held {ours:,.0f} ops/s at `p99.9<=10ms` against the defaults' {theirs:,.0f}", doc)
+    _quoted(f"{ratio.ratio:.2f}x (95 % CI {ratio.ci95[0]:.2f}-{ratio.ci95[1]:.2f}, {ratio.n} paired rounds)", doc)
+    done = re.search(r"^done in (\S+);", log, re.MULTILINE)
+    assert done is not None
+    _quoted(f"The whole study took {done[1]}, of which the capacity stage took {cap.seconds / 60:.0f} minutes", doc)
+
+
+def test_the_throughput_studys_last_run_is_quoted_as_its_record_gives_it():
+    """docs/results.md's throughput study (the block default_job.throughput, experiments/default_job/tables.py; README's
+    headline until make tune ran the SLO study) comes from the throughput job's last record: the throughput study
+    file's arguments are the record's command
     (its study and folder named apart), on the newest build's library defaults, with the default space as it
     is, served at the auto rate of the code as it is in --serve-rounds' default and its capacity at the study file's
     SLO in its rounds; docs/results.md names the commit its stamp names and quotes its best, machine time, costs,
     served tails and capacities: the selection's leader, faster at the target and served within the served guard,
     but holding measurably less of a rate at the SLO, so the defaults kept, as the tuner as it is now does on the
     same measurements; its curve below the capacities; and its held-out gain, smaller, its burst slower."""
-    record = RESULTS / default_job.JOB
+    record = RESULTS / default_job.THROUGHPUT
     summary, log = _as_make_tune_runs(record)
     command = log.splitlines()[0]
     assert summary.answer is not None
@@ -290,7 +336,7 @@ def test_the_headline_is_the_default_job_as_the_makefile_runs_it():
             f"machine, where the job at 4eb37f1 ran them at "
             f"{next(c for c in slo.revalidation.configurations if c.name == DEFAULT_BASELINE).median('ops_per_sec'):,.0f}",
             doc)
-    measured = _json(f"experiments/headroom/results/{default_job.JOB_HELD_OUT}.json")
+    measured = _json(f"experiments/headroom/results/{default_job.THROUGHPUT_HELD_OUT}.json")
     name = f"default job 2 GiB {answer}"
     kept = measured["over_default"][name]
     assert measured["commit"].startswith("1b8e1c1") and kept["n"] == 5 and kept["ratio"] < best.ratio
@@ -1420,7 +1466,7 @@ def test_what_trials_under_half_the_defaults_cost_is_read_from_the_default_jobs_
     their answers' ratio to the defaults in the search."""
     kept = {d.name for d in RESULTS.iterdir() if "11.8.1" in d.name}
     assert kept == {*JOBS_11_8, CUT_JOB, default_job.SERVED, default_job.STALLED, default_job.GUARD,
-                    HEAD_JOB, default_job.JOB, default_job.CORES, default_job.CONFIG,
+                    HEAD_JOB, default_job.THROUGHPUT, default_job.JOB, default_job.CORES, default_job.CONFIG,
                     default_job.TASK, default_job.SLO}  # before/after the cut, the headline
     shares, answered = [], []
     for name in JOBS_11_8:
@@ -3980,8 +4026,8 @@ def test_generated_blocks_are_as_their_records_make_them():
                 for binding, _ in held:
                     binding.reading = read
                 for line in block.body.splitlines():
-                    if line.strip() and not line.startswith("|---"):
-                        _quoted(line.replace("**", ""), (doc,))  # as _places reads the document: emphasis removed
+                    if line.strip() and not line.startswith(("|---", "```")):  # markup: a table rule, a fence
+                        _quoted(" ".join(line.replace("**", "").split()), (doc,))  # as _places reads it: no emphasis, one space
             finally:
                 for binding, reading in held:
                     binding.reading = reading

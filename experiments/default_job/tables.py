@@ -1,6 +1,8 @@
-"""README's headline, made from the default job's records by `make record` (experiments/record.py): what
-`make tune` as it runs now answered, how much faster than RocksDB's defaults it ran in the job's paired rounds
-and held out in more, what a service at a rate saw of it, and what the job answered on older code.
+"""README's headline and first screen, made from the default job's records by `make record` (experiments/record.py):
+what `make tune` as it runs now (the SLO study) answered, its capacity over RocksDB's defaults' in the paired rounds
+that chose nothing and what it costs; and docs/results.md's throughput study (`make tune`'s before it): how much
+faster than the defaults its answers ran in the job's paired rounds and held out in more, what a service at a rate
+saw of them, and what the job answered on older code.
 
 A job's summary.json names no commit: the one it ran from is taken as the last commit on this checkout's
 first-parent line before its first trial started (as docs/results.md and experiments/default_job/README.md name
@@ -24,10 +26,13 @@ from tuner.outputs import answer as answer_now
 from tuner.outputs import beyond_guard
 from tuner.ranking import SERVED_MARGINS, served_beyond_words, served_over_cost
 from tuner.stats import improvement
-from tuner.summary import BestTrial, Ratio, Summary
+from tuner.summary import BestTrial, CapacityOf, Ratio, Summary
 
 RESULTS = Path(__file__).with_name("results")
-JOB, JOB_HELD_OUT = "default-job-low-11.8.1-2026-12-06", "headroom-default-job-answer-low-11.8.1-2026-12-06"  # now
+JOB = "default-slo-11.8.1-2026-12-07"  # `make tune` now: the SLO study, studies/default.toml
+BY_HAND = Path(__file__).parents[1] / "service_level" / "results" / "tune-slo-placed-140k-11.8.1-2026-12-07"
+# the throughput study, `make tune`'s until the SLO study (studies/throughput.toml): its last run as make tune ran it
+THROUGHPUT, THROUGHPUT_HELD_OUT = "default-job-low-11.8.1-2026-12-06", "headroom-default-job-answer-low-11.8.1-2026-12-06"
 FIRST, FIRST_HELD_OUT = "default-job-11.8.1-2026-11-29", "headroom-default-job-answer-11.8.1-2026-11-29"
 RERUN, RERUN_HELD_OUT = "default-job-rerun-11.8.1-2026-12-01", "headroom-rerun-answer-11.8.1-2026-12-01"
 SERVED, SERVED_HELD_OUT = "default-job-11.8.1-2026-12-04", "headroom-default-job-answer-11.8.1-2026-12-04"
@@ -41,6 +46,7 @@ EARLIER = ((FIRST, FIRST_HELD_OUT), (RERUN, RERUN_HELD_OUT), (SERVED, SERVED_HEL
            (STALLED, STALLED_HELD_OUT), (GUARD, GUARD_HELD_OUT), (CORES, CORES_HELD_OUT),
            (CONFIG, CONFIG_HELD_OUT), (TASK, TASK_HELD_OUT), (SLO, SLO_HELD_OUT))  # on older code, oldest first
 CODE = ("tuner", "objectives", "search_spaces", "studies/default.toml", "Makefile")  # what `make tune` runs
+THROUGHPUT_CODE = ("tuner", "objectives", "search_spaces", "studies", "Makefile")  # what measured its runs
 WORKLOADS = {"steady-overwrite": "steady-state random overwrites"}  # a workload as the headline words it
 COMPRESSION = {"none": "no compression", "snappy": "Snappy", "lz4": "LZ4", "zstd": "ZSTD"}
 WIDTH = 110  # README's lines
@@ -127,22 +133,27 @@ def answer_words(summary: Summary) -> str:
                int(defaults.get("subcompactions", 1)) else ""))
 
 
-def where(summary: Summary) -> str:
-    """The host, day, build, defaults and target a job ran at, as the headline's first sentence words them."""
-    assert summary.build is not None and summary.defaults is not None and summary.target is not None
+def where(summary: Summary, doing: str | None = None) -> str:
+    """The host, day, build, defaults and target a job ran at, as the headline's first sentence words them;
+    ``doing``: what its runs did to the DB (else its workload's words)."""
+    assert summary.build is not None and summary.target is not None
     assert summary.when is not None and summary.when.first_trial_started and summary.host is not None
     built = "as `make db_bench` builds it" if "make db_bench" in (summary.build.details.get("source") or "") else \
         f"({summary.build.kind} build)"
-    flags = summary.defaults.flags
-    shape = [words for on, words in ((flags.get("level_compaction_dynamic_level_bytes") in (True, "true"),
-                                      "dynamic level sizes"),
-                                     (bool(flags.get("compression_type")),
-                                      COMPRESSION.get(str(flags.get("compression_type")), ""))) if on]
-    defaults = (f"on that version's library defaults, the deployed shape: {', '.join(shape)}"
-                if summary.defaults.mode == LIBRARY else f"on {summary.defaults.describe}")
-    assert summary.target.data_bytes and summary.target.memory_bytes and summary.workload
+    if summary.defaults is None:  # a study at a rate: open_loop, built with db_bench, opens its DB on them
+        defaults = "on that version's library defaults, as a program opening a DB gets them"
+    else:
+        flags = summary.defaults.flags
+        shape = [words for on, words in ((flags.get("level_compaction_dynamic_level_bytes") in (True, "true"),
+                                          "dynamic level sizes"),
+                                         (bool(flags.get("compression_type")),
+                                          COMPRESSION.get(str(flags.get("compression_type")), ""))) if on]
+        defaults = (f"on that version's library defaults, the deployed shape: {', '.join(shape)}"
+                    if summary.defaults.mode == LIBRARY else f"on {summary.defaults.describe}")
+    assert summary.target.data_bytes and summary.target.memory_bytes and (doing or summary.workload)
+    what = doing or WORKLOADS.get(str(summary.workload), str(summary.workload))
     return (f"On this project's {summary.host.cores}-core machine ({summary.when.first_trial_started[:10]}, RocksDB "
-            f"{summary.build.version} {built}, {defaults}), for {WORKLOADS.get(summary.workload, summary.workload)} "
+            f"{summary.build.version} {built}, {defaults}), for {what} "
             f"of a {summary.target.data_bytes / 2**30:g} GiB DB within {summary.target.memory_bytes / 2**30:g} GiB")
 
 
@@ -254,7 +265,7 @@ def earlier_words() -> tuple[str, list[str]]:
         jobs.append((path, commit_of(summary), started))
         helds.append((held_path, held["commit"], held["when"]))
     return ("On older code the same job answered " + listed(words) + ".",
-            [gathered(jobs, CODE), gathered(helds, headroom.CODE)])
+            [gathered(jobs, THROUGHPUT_CODE), gathered(helds, headroom.CODE)])
 
 
 def passed_over(folder: Path, summary: Summary) -> list[str]:
@@ -300,13 +311,14 @@ def costly_words(folder: Path, summary: Summary) -> list[str]:
 BRIEF, BRIEFLY = r"^P99\.99 ([\d.]+ ms against [\d.]+ ms) \(([\d.]+x)\), .*$", r"\1, \2"  # a served P99.99, in brief
 
 
-def headline() -> str:
-    """README's headline: `make tune`'s answer as it runs now (or the best it kept the defaults over, and why), its
-    gain in the job's paired rounds and held out, what a service at a rate saw of it and of the other finalists
-    served, and the job's answers on older code; then the stamps of the records it reads."""
-    job_path, summary = job(JOB)
+def throughput() -> str:
+    """docs/results.md's throughput study (`make tune`'s until the SLO study): its last run's answer (or the best it
+    kept the defaults over, and why), its gain in the job's paired rounds and held out, what a service at a rate saw
+    of it and of the other finalists served, and the job's answers on older code; then the stamps of the records it
+    reads."""
+    job_path, summary = job(THROUGHPUT)
     assert summary.best is not None and summary.answer is not None
-    held_path, held, answer = held_out(JOB_HELD_OUT, summary.best)
+    held_path, held, answer = held_out(THROUGHPUT_HELD_OUT, summary.best)
     first = gain(summary)
     kept = Ratio.from_dict(held["over_default"][answer])
     assert first.ratio is not None and first.ci95 is not None and summary.when is not None
@@ -340,73 +352,162 @@ def headline() -> str:
             f"Held out in {held['rounds']} more rounds it ran {interval(kept)}"
             f"{', a tie' if kept.verdict == 'tie' else ''}: {held_out_words(held, answer)}. "
             f"{served_words(summary)}.{capacity}{led}{guarded}{served_too}{now_words(summary)} {earlier}")
-    stamps = [stamp(job_path, commit_of(summary), started, CODE, brief=True),
+    stamps = [stamp(job_path, commit_of(summary), started, THROUGHPUT_CODE, brief=True),
               stamp(held_path, held["commit"], held["when"], headroom.CODE), *earlier_stamps]
     return "\n".join([fill(text), "", *stamps])
 
 
-def expect() -> str:
-    """README's first screen: what `make tune` answered on this project's host as it runs now (and, when it kept the
-    defaults, what its fastest configuration would have cost), what the job's best ran in each run on older code,
-    what that says for a host like it, and how to read a tie; the stamps of the records."""
-    runs = [job(name) for name in (*(n for n, _ in EARLIER), JOB)]
-    said, records, ties, rates = [], [], 0, []
-    for path, summary in runs:
-        r, baseline = gain(summary), summary.baseline(DEFAULT_BASELINE)
+SERVICE = {  # an option of the service space as the headline words its value (the memtables are worded together)
+    "max_background_jobs": lambda v: f"{v} background jobs",
+    "subcompactions": lambda v: f"{v} subcompactions",
+    "compression_type": lambda v: COMPRESSION.get(str(v), str(v)),
+    "compression_level": lambda v: f"level {v}",
+    "use_direct_io_for_flush_and_compaction": lambda v: "flush and compaction past the page cache (direct I/O)"
+    if str(v).lower() == "true" else "flush and compaction through the page cache",
+    "level0_file_num_compaction_trigger": lambda v: f"L0 compaction at {v} files",
+    "level0_slowdown_writes_trigger": lambda v: f"writes slowed at {v} L0 files",
+    "level0_stop_writes_trigger": lambda v: f"stopped at {v}",
+    "soft_pending_compaction_bytes_limit": lambda v: f"slowed at {float(v) / 2**30:.1f} GiB of compaction debt",
+    "delayed_write_rate": lambda v: f"to {float(v) / 2**20:.1f} MiB/s when slowed",
+    "rate_limiter_bytes_per_sec": lambda v: f"flush and compaction limited to {float(v) / 2**20:.0f} MiB/s"
+    if float(v) else "no rate limit on flush and compaction",
+}
+MEMTABLES = ("write_buffer_size", "max_write_buffer_number", "min_write_buffer_number_to_merge")
+
+
+def service_words(summary: Summary) -> str:
+    """An SLO study's best by what it sets apart from the defaults' values (the study's explanation): its memtables
+    beside theirs, then each other option it changed, in the space's order."""
+    assert summary.best is not None and summary.explanation is not None
+    p, defaults = summary.best.params, {o.param: o.default for o in summary.explanation.options}
+    size, number, merged = (p[k] for k in MEMTABLES)
+    their_size, their_number, their_merged = (defaults[k] for k in MEMTABLES)
+    merge = f", merged {merged} at a time (theirs {their_merged})" if str(merged) != str(their_merged) else ""
+    changed = [SERVICE[k](v) for k, v in p.items()
+               if k in SERVICE and str(v).lower() != str(defaults.get(k)).lower()]
+    return (f"{number} memtables of {float(size) / 2**20:.1f} MiB where the defaults keep {their_number} of "
+            f"{float(their_size) / 2**20:.1f} MiB{merge}" + (f"; {', '.join(changed)}" if changed else ""))
+
+
+def held_words(name: str, summary: Summary) -> str:
+    """What a configuration's held run in an SLO study's search cost: ``write amp 2.50, 1.42 GiB on disk after, no
+    write stall``."""
+    if name == DEFAULT_BASELINE:
+        baseline = summary.baseline(DEFAULT_BASELINE)
         assert baseline is not None
-        if searched(arguments(path.parent)) == searched(arguments(runs[-1][0].parent)):
-            rates.append(baseline.metrics[summary.objective_metric])
-        assert summary.when is not None and summary.when.first_trial_started and r.ci95
-        started = summary.when.first_trial_started
-        said.append((f"{r.ratio:.2f}x", started[:10], f"({r.ci95[0]:.2f}-{r.ci95[1]:.2f})"))
-        records.append((path, commit_of(summary), started))
-        ties += r.verdict == "tie"
-    now_path, now = runs[-1]
-    assert now.host is not None and now.build is not None and now.answer is not None and now.revalidation
-    ratio, day, interval_ = said[-1]
-    if now.answer.recommend == "reference" and now.revalidation.best:
-        best, served = now.revalidation.best, now.served
-        costs = [o for o in beyond_guard(now, best) if not o.startswith("served at")]
-        others = passed_over(now_path.parent, now)
-        worse = ""
-        if served is not None and "p99.99_us" in served_over_cost(served, best, DEFAULT_BASELINE):
-            a, b = (served.median(n, "p99.99_us") or 0.0 for n in (best, DEFAULT_BASELINE))
-            worse = (f"served open loop at {served.rate:,.0f} writes/s its P99.99 was {a / b:.2f}x theirs ({a / 1e3:.1f} "
-                    f"ms against {b / 1e3:.1f} ms, medians of {served.rounds} paired rounds), beyond the served guard"
-                    + (f", and so was each of its other {len(others)} finalists'" if others else ""))
-        why = [*([worse] if worse else []), *([f"it cost more than the cost guard allows: {'; '.join(costs)}"]
-                                           if costs else [])]
-        lead = (f"`make tune` kept RocksDB's defaults on {day}: its fastest tuned configuration ran {ratio} their "
-                f"sustained ops/s {interval_}, but {'; and '.join(why) or now.answer.why}")
+        m = baseline.metrics
     else:
-        rows = {c.name: c for c in now.revalidation.configurations if c.failed is None}
-        answered, defaults = rows[now.answer.name], rows[DEFAULT_BASELINE]
-        disk, amp = ((answered.median(k) or 0.0) / (defaults.median(k) or 1.0) for k in ("db_size_bytes", "write_amp"))
-        cap = now.capacity.vs_default.get(now.answer.name) if now.capacity is not None else None
-        held = f", and held {interval(cap)} their capacity at {slo_words(now.capacity.slo)}, " \
-            f"{side(cap)}" if now.capacity is not None and cap is not None else ""
-        lead = (f"`make tune`'s answer ran {ratio} the defaults' sustained ops/s on {day} {interval_}, at {disk:.2f}x "
-                f"their disk and {amp:.2f}x their bytes written{held}")
-    older = listed([f"{r} on {d} {i}" for r, d, i in said[:-1]], ",")
-    gains = sorted(float(r.rstrip("x")) for r, _, _ in said)
-    text = (f"**What to expect.** On this project's {now.host.cores}-core virtual machine (RocksDB "
-            f"{now.build.version}), {lead}. On older code the same job's best ran {older}; each figure comes from "
-            f"paired rounds beside the defaults that chose nothing{f', {ties} of the {len(said)} a tie' if ties else ''}; "
-            f"the defaults themselves ran {min(rates):,.0f}-{max(rates):,.0f} ops/s in the searches of the {len(rates)} "
-            "runs whose search had its arguments as now, on machines of the same kind. "
-            f"So on a host like this one a configuration {gains[0]:.2f}x-{gains[-1]:.2f}x faster than the defaults at "
-            "full speed is there to find, and what it costs a service at a fixed rate decides whether the tuner "
-            "recommends it. A gain whose interval holds 1 is a tie: the rounds could not tell the answer from the "
-            "defaults, the answer line then keeps them, and its `resolution:` line says how many rounds would tell. "
-            "When the answer keeps the defaults there is nothing to change: `OPTIONS.ini` holds RocksDB's defaults, "
-            "the answer line says why, and the `cost of` line beneath it what the best tuned configuration would "
-            "cost. Under the table the `served at` line says what a service at a fixed rate would see of the answer "
-            f"beside the defaults; an answer that is faster but serves a tail there more than "
-            f"{1 + SERVED_MARGINS['p99.99_us'][0]:g}x the defaults' (or stalls there), holds measurably less of a "
-            "rate than they do at its P99.9 bound (the `capacity at` line), or costs more than the cost guard allows, "
-            "is not recommended (`--any-cost` recommends the fastest). Another host, version or "
-            "workload moves these figures: the study measures yours.")
+        assert summary.best is not None
+        m = summary.best.metrics
+    stall = m.get("stall_micros") or 0.0
+    return (f"write amp {m['write_amp']:.2f}, {m['sst_bytes'] / 2**30:.2f} GiB on disk after, "
+            + ("no write stall" if not stall else f"writes stalled {stall / 1e6:.2f} s"))
+
+
+def capacities(summary: Summary) -> tuple[str, float, float, Ratio]:
+    """An SLO study's best (its name) and the defaults' capacities in its capacity stage (medians of the rounds)
+    and their paired ratio."""
+    cap, best = summary.capacity, summary.best
+    assert cap is not None and best is not None
+    name = f"trial {best.trial}"
+    ours, theirs, ratio = cap.of(name), cap.of(DEFAULT_BASELINE), cap.vs_default.get(name)
+    assert ours is not None and theirs is not None and ours.held and theirs.held and ratio is not None
+    return name, ours.held, theirs.held, ratio
+
+
+def headline() -> str:
+    """README's headline: `make tune`'s answer as it runs now (the SLO study: capacity at a P99.9 bound, open loop),
+    or the best it kept the defaults over: its capacity over the defaults' in the capacity stage's paired rounds,
+    what its search had said, what it costs at its held rate beside the defaults, and the throughput study that
+    was the default before; then the stamps of the records it reads."""
+    job_path, summary = job(JOB)
+    assert summary.answer is not None and summary.capacity is not None and summary.when is not None
+    started = summary.when.first_trial_started
+    assert started
+    cap = summary.capacity
+    name, ours, theirs, ratio = capacities(summary)
+    assert ratio.ratio is not None and ratio.ci95 is not None and ratio.p_value is not None
+    rounds = {c: ", ".join(f"{h:,.0f}" if h else "none held" for h in (cap.of(c) or CapacityOf()).held_by_round)
+              for c in (name, DEFAULT_BASELINE)}
+    said = (f"held **{ratio.ratio:.2f}x** the defaults' capacity at {slo_words(cap.slo)} (95 % CI {ratio.ci95[0]:.2f}-"
+            f"{ratio.ci95[1]:.2f}, p = {ratio.p_value:.3f}, {ratio.n} paired rounds of capacity searches that chose "
+            f"nothing, one {cap.duration:g} s run per rate and its settle): {ours:,.0f} ops/s against their "
+            f"{theirs:,.0f}, the medians of its rounds' ({rounds[name]}) and theirs ({rounds[DEFAULT_BASELINE]})")
+    lead = (f"`make tune` answered {name} ({service_words(summary)}), which {said}"
+            if summary.answer.recommend == "best" else
+            f"`make tune` kept RocksDB's defaults ({summary.answer.why}): its best, {name} "
+            f"({service_words(summary)}), {said}")
+    default = summary.baseline(DEFAULT_BASELINE)
+    assert default is not None and summary.best is not None and summary.target is not None and summary.budget_seconds
+    searched_ = (f"Its search ({summary.trials.complete} trials in {summary.budget_seconds / 60:.0f} minutes of runs, "
+                 f"each a capacity search of {summary.target.duration_seconds:g} s runs) had said "
+                 f"{search_gain(summary):.2f}x: {summary.best.metrics['held_ops_per_sec']:,.0f} ops/s held against "
+                 f"the defaults' {default.metrics['held_ops_per_sec']:,.0f}; at those held rates {held_words(name, summary)}, "
+                 f"against the defaults' {held_words(DEFAULT_BASELINE, summary)}.")
+    t_path, t = job(THROUGHPUT)
+    assert t.when is not None and t.when.first_trial_started and t.best is not None
+    t_name, _, _, t_ratio = capacities(t)
+    before = (f"The throughput study, `make tune`'s before it (`studies/throughput.toml`: the sustained ops/s of one "
+              f"writer at full speed, closed loop), kept the defaults on {t.when.first_trial_started[:10]}: its fastest "
+              f"configuration, {t_name}, ran {interval(gain(t))} them at full speed but held {interval(t_ratio)} their "
+              f"capacity at {slo_words(t.capacity.slo if t.capacity else cap.slo)}.")
+    doing = where(summary, "random overwrites offered open loop")
+    text = f"{doing}, flush and compaction at nice 19, {lead}. {searched_} {before}"
+    return "\n".join([fill(text), "", stamp(job_path, commit_of(summary), started, CODE, brief=True),
+                      stamp(t_path, commit_of(t), t.when.first_trial_started, THROUGHPUT_CODE, brief=True)])
+
+
+def slo_output() -> str:
+    """docs/results.md's SLO study as `make tune` printed it: its closing table, answer and capacity lines from the
+    record's console output (the last report in it: the re-report by the code that answers from the capacity
+    stage), as a block of output; then the record's stamp."""
+    job_path, summary = job(JOB)
+    assert summary.when is not None and summary.when.first_trial_started
+    lines = (job_path.parent / "console.log").read_text().splitlines()
+    start = max(i for i, line in enumerate(lines) if line.startswith("configuration "))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("capacity at "))
+    block = ["```", *lines[start:end + 1], "```"]
+    return "\n".join([*block, "", stamp(job_path, commit_of(summary), summary.when.first_trial_started, CODE,
+                                         brief=True)])
+
+
+def expect() -> str:
+    """README's first screen: what `make tune` (the SLO study) answered on this project's host as it runs now, and
+    the same study's arguments run by hand the day before, the defaults' capacity in each (the host's as much as
+    RocksDB's), how to read a tie and what the answer asks of a service; the stamps of the records."""
+    runs = [(BY_HAND / "summary.json", Summary.load(BY_HAND / "summary.json")), job(JOB)]
+    said, records, held = [], [], []
+    for path, summary in runs:
+        assert summary.when is not None and summary.when.first_trial_started and summary.capacity is not None
+        name, ours, theirs, ratio = capacities(summary)
+        said.append(f"{interval(ratio)} on {summary.when.first_trial_started[:10]}")
+        held.append(theirs)
+        records.append((path, commit_of(summary), summary.when.first_trial_started))
+    now_path, now = runs[-1]
+    assert now.host is not None and now.build is not None and now.answer is not None and now.capacity is not None
+    name, ours, theirs, ratio = capacities(now)
+    days = [s.when.first_trial_started[:10] for _, s in runs if s.when and s.when.first_trial_started]
+    earlier = "earlier the same day" if days[0] == days[-1] else f"on {days[0]}"
+    default = now.baseline(DEFAULT_BASELINE)
+    assert default is not None and now.best is not None
+    amp, disk = (now.best.metrics[k] / default.metrics[k] for k in ("write_amp", "sst_bytes"))
+    answered = (f"`make tune` answered a configuration that held {interval(ratio)} the defaults' capacity at "
+                f"{slo_words(now.capacity.slo)}, the most writes per second served with every request's latency "
+                f"timed from when it was due, at {amp:.2f}x their write amp and {disk:.2f}x their disk"
+                if now.answer.recommend == "best" else
+                f"`make tune` kept RocksDB's defaults ({now.answer.why})")
+    text = (f"**What to expect.** On this project's {now.host.cores}-core virtual machine (RocksDB {now.build.version}, "
+            f"on {now.when.first_trial_started[:10] if now.when and now.when.first_trial_started else ''}), {answered}. "
+            f"Its capacity over the defaults' comes from {ratio.n} paired rounds that chose nothing; the same study's "
+            f"arguments run by hand {earlier} answered {said[0].split(' on ')[0]}. The defaults themselves held "
+            f"{min(held):,.0f}-{max(held):,.0f} ops/s across the two, on machines of the same kind: a host's capacity "
+            "is the host's as much as RocksDB's, and the study measures yours. A ratio whose interval holds 1 is a "
+            "tie: the rounds could not tell the answer from the defaults, the answer line then keeps them "
+            "(`OPTIONS.ini` holds RocksDB's defaults) and says why. The `runs:` line says what the figures ask of "
+            "your service: its own flush and compaction at the lowest CPU priority, as the study ran them. Another "
+            "host, version or workload moves these figures.")
     return "\n".join([fill(text), "", gathered(records, CODE)])
 
 
-TABLES: dict[str, Callable[[], str]] = {"headline": headline, "expect": expect}  # block name -> its generator
+TABLES: dict[str, Callable[[], str]] = {"headline": headline, "expect": expect,
+                                         "throughput": throughput, "slo_output": slo_output}  # block -> generator
