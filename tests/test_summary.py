@@ -16,7 +16,7 @@ from objectives.scores import HELD
 from tuner import ranking
 from tuner.observers._mlflow import _answer_marks
 from tuner.outputs import closing_table
-from tuner.outputs._answer import answer, answer_of, gain_lines, target_lines
+from tuner.outputs._answer import answer, answer_of, cost_line, gain_lines, target_lines
 from tuner.outputs._report import verdict_lines
 from tuner.stats import paired_ratio, resolution
 from tuner.summary import SCHEMA_VERSION, BestTrial, Build, Summary, SummaryError
@@ -290,8 +290,11 @@ def test_a_capacity_study_without_a_re_validation_answers_from_its_capacity_stag
     rounds whose ratio is known: about 1.2x and 0.8x in every round, and a tie."""
     defaults = [120_000.0, 128_000.0, 133_000.0, 127_000.0]
 
-    def study(best: list[float] | None, rounds: int = 4) -> Summary:
-        data = {"objective_metric": HELD, "best": {"trial": 5}, "trials": {"complete": 12}}
+    def study(best: list[float] | None, rounds: int = 4, disk: float = 1.58e9, guard: bool = True) -> Summary:
+        data = {"objective_metric": HELD, "trials": {"complete": 12}, "cost_guard": guard,
+                "best": {"trial": 5, "metrics": {"write_amp": 2.30, "sst_bytes": disk, "stall_micros": 0.0}},
+                "baselines": [{"name": "rocksdb-default",
+                               "metrics": {"write_amp": 2.19, "sst_bytes": 1.50e9, "stall_micros": 0.0}}]}
         if best is None:  # the best is trial 0, the defaults' own start: the stage measured rocksdb-default alone
             data["capacity"] = {"slo": "p99.9<=10ms", "rounds": rounds,
                                 "configurations": [{"name": "rocksdb-default", "held_by_round": defaults[:rounds]}]}
@@ -322,6 +325,16 @@ def test_a_capacity_study_without_a_re_validation_answers_from_its_capacity_stag
     assert start is not None and (start.recommend, start.name) == ("reference", "rocksdb-default")
     assert "is rocksdb-default's own start" in start.why
     assert answer(Summary.from_dict({**study(above).to_dict(), "objective_metric": "p99.9_us"})) is None
+    # its costs: the best's search run at its held rate beside the defaults' at theirs, within the guard's margins
+    line = cost_line(replace(study(above), answer=used))
+    assert line == ("cost of trial 5 (the answer) beside rocksdb-default, each at its held rate in the search: "
+                    "disk (SST files) 1.5 GiB against 1.4 GiB (1.05x), write amp 2.30 against 2.19 (1.05x), write "
+                    "stalls 0.00 s against 0.00 s")
+    costly = answer(study(above, disk=1.80e9))  # 1.20x the defaults' SST files: beyond the guard's 10 %
+    assert costly is not None and (costly.recommend, costly.name) == ("reference", "rocksdb-default")
+    assert costly.why.endswith("beyond the cost guard: disk (SST files); keep the defaults (--any-cost answers trial 5)")
+    lifted = answer(study(above, disk=1.80e9, guard=False))
+    assert lifted is not None and (lifted.recommend, lifted.name) == ("best", "trial 5")
 
 
 @pytest.mark.parametrize("stalls, tails", [

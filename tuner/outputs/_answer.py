@@ -112,8 +112,10 @@ def capacity_unconfirmed(summary: Summary, best: str) -> str | None:
 def capacity_answer(summary: Summary) -> StudyAnswer | None:
     """A study that scores capacity (--objective capacity) with no re-validation (--revalidate 0): its --slo capacity
     stage measured the best and rocksdb-default in paired rounds that chose nothing, the confirmation a re-validation
-    would give: use the best when their ratio's 95 % interval lies above 1, else keep the defaults, saying why; the
-    defaults too when the best is their own start. None for any other study, or one round (a bracket, no interval)."""
+    would give: use the best when their ratio's 95 % interval lies above 1 and its search run at its held rate cost
+    no more than the defaults' at theirs beyond the cost guard (ranking.COST_MARGINS; --any-cost lifts it), else keep
+    the defaults, saying why; the defaults too when the best is their own start. None for any other study, or one
+    round (a bracket, no interval)."""
     cap, best = summary.capacity, summary.best
     if summary.objective_metric != HELD or cap is None or best is None:
         return None
@@ -125,6 +127,15 @@ def capacity_answer(summary: Summary) -> StudyAnswer | None:
     if paired is None:
         return None
     stage = f"the capacity stage's {paired.n} paired rounds, which chose nothing"
+    default = summary.baseline(DEFAULT_BASELINE)
+    over = ranking.over_cost(best.metrics, default.metrics) if summary.cost_guard and default is not None else []
+    if paired.verdict == "faster" and over:
+        costs = ", ".join(_COST_NAMES.get(k, k) for k in over)
+        return StudyAnswer(recommend="reference", name=DEFAULT_BASELINE,
+                           why=f"{name} held more of a rate than {DEFAULT_BASELINE} at {cap.slo} in {stage} "
+                               f"({ratio_text(paired)}) but its search run at its held rate cost more than "
+                               f"{DEFAULT_BASELINE}'s at theirs beyond the cost guard: {costs}; keep the defaults "
+                               f"(--any-cost answers {name})")
     if paired.verdict == "faster":
         return StudyAnswer(recommend="best", name=name,
                            why=f"{name} held more of a rate than {DEFAULT_BASELINE} at {cap.slo} in {stage} "
@@ -454,22 +465,43 @@ _COST_NAMES = {**ranking.COST_NAMES, "memory_peak_bytes": "memory peak"}
 def cost_line(summary: Summary) -> str | None:
     """What the re-validated best costs beside rocksdb-default, medians of the same rounds: disk, stored
     write amplification, write-stall time, memory peak (a program's: those of them it printed, by their
-    names); and which of them exceed the defaults' by more than COST_MARGINS. None without a
-    re-validation that measured both."""
+    names); and which of them exceed the defaults' by more than COST_MARGINS. A study answered by its capacity
+    stage (:func:`capacity_answer`): its best's search run at its held rate beside the defaults' at theirs. None
+    without either."""
     reval = summary.revalidation
-    if reval is None or not reval.best:
+    if reval is None:
+        return _held_cost_line(summary)
+    if not reval.best:
         return None
     best, default = _rows(summary, reval.best)
     if best is None or default is None:
         return None
-    parts, over = [], []
     program = not runs_workloads(summary)  # a program's metrics: by their names, those it printed
+    pairs = {}
     for key, name in _COST_NAMES.items():
         if program:
             name = key
             if not any(row.value(key) is not None for row in summary.comparison):
                 continue
-        a, b = best.median(key), default.median(key)
+        pairs[name] = (key, best.median(key), default.median(key))
+    return _cost_words(summary, reval.best, "medians of the rounds", pairs)
+
+
+def _held_cost_line(summary: Summary) -> str | None:
+    """cost_line of a study answered by its capacity stage: the best's search run at its held rate and the defaults'
+    at theirs (the runs the cost guard compared); None for any other study."""
+    default = summary.baseline(DEFAULT_BASELINE)
+    if capacity_answer(summary) is None or summary.best is None or default is None:
+        return None
+    pairs = {name: (key, summary.best.metrics.get(key), default.metrics.get(key)) for key, name in _COST_NAMES.items()}
+    return _cost_words(summary, f"trial {summary.best.trial}", "each at its held rate in the search", pairs)
+
+
+def _cost_words(summary: Summary, best: str, how: str, pairs: dict[str, tuple[str, Any, Any]]) -> str | None:
+    """``cost of NAME beside rocksdb-default, HOW: disk X against Y (Rx), ...``, and which exceed the defaults' by
+    more than COST_MARGINS; ``pairs``: each cost's words -> its metric, the best's value and the defaults'."""
+    parts, over = [], []
+    for name, (key, a, b) in pairs.items():
         if a is None or b is None:
             continue
         parts.append(f"{name} {fmt_cost(key, a)} against {fmt_cost(key, b)}" + (f" ({a / b:.2f}x)" if b else ""))
@@ -480,8 +512,7 @@ def cost_line(summary: Summary) -> str | None:
     if not parts:
         return None
     used = summary.answer is not None and summary.answer.recommend == "best"
-    line = f"cost of {reval.best}{' (the answer)' if used else ''} beside rocksdb-default, medians of the rounds: " \
-        + ", ".join(parts)
+    line = f"cost of {best}{' (the answer)' if used else ''} beside rocksdb-default, {how}: " + ", ".join(parts)
     return line + (f"; it costs MORE than the defaults: {', '.join(over)}" if over else "")
 
 
