@@ -164,9 +164,12 @@ def _search(parts: Prepared, bus: EventBus, capacity: CapacityOfConfig, slo: Bou
     earlier round runs again before it counts."""
     last = _shared_start(report, r) if r > 1 else (report.start if report.placed else None)
     before = [held for held in _rounds_of(report, name)[:r - 1] if held is not None]
-    where = f"near {last:,.0f} ops/s, the last round's capacities" if last and r > 1 else \
-        f"near {report.start:,.0f} ops/s ({report.how})" if last else \
-        f"from {report.start:,.0f} ops/s ({report.how}) up or down"
+    if last and r > 1:
+        where = f"near {last:,.0f} ops/s, the last round's capacities"
+    elif last:  # the first round of a placed start
+        where = f"near {report.start:,.0f} ops/s ({report.how})"
+    else:
+        where = f"from {report.start:,.0f} ops/s ({report.how}) up or down"
     rounds, run = report.rounds, f"one {report.duration:g} s run" if report.duration else "one run"
     bus.note(f"capacity of {name} at {report.slo}" + (f", round {r}/{rounds}" if rounds > 1 else "")
              + f": {where}, {run} per rate")
