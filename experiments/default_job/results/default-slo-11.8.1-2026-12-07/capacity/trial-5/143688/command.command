@@ -1,0 +1,1 @@
+/root/.cache/rocksdb-tuner/db_bench/11.8.1-release/open_loop run --db /tmp/rocksdb-tuner-work-0/rocksdb-tuner-1hnw6x9p/db --options /tmp/rocksdb-tuner-work-0/rocksdb-tuner-1hnw6x9p/OPTIONS --data 2147483648 --duration 60 --settle 60 --seed 1 --key_size 20 --value_size 400 --rate 143688 --read_rate 0 --threads 1 --read_threads 1 --arrivals constant --background_priority low
